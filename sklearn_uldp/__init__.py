@@ -1,0 +1,48 @@
+"""sklearn-uldp: utility-optimized local differential privacy, the scikit-learn way.
+
+Mechanisms (:mod:`sklearn_uldp.mechanisms`) privatize a categorical column on
+the users' side; estimators (:mod:`sklearn_uldp.estimators`) estimate the
+distribution of the true values from the reports on the collector's side;
+:mod:`sklearn_uldp.privacy` verifies the guarantees on the exact channel and
+:mod:`sklearn_uldp.metrics` measures and predicts the utility.
+"""
+
+from . import datasets, estimators, mechanisms, metrics, privacy
+from .estimators import (
+    DistributionEstimator,
+    EmpiricalEstimator,
+    EMEstimator,
+    ThresholdEstimator,
+)
+from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+from .mechanisms import (
+    RAPPOR,
+    NonPrivate,
+    RandomizedResponse,
+    UtilityOptimizedRAPPOR,
+    UtilityOptimizedRR,
+    get_channel,
+)
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "RandomizedResponse",
+    "RAPPOR",
+    "UtilityOptimizedRR",
+    "UtilityOptimizedRAPPOR",
+    "NonPrivate",
+    "DistributionEstimator",
+    "EmpiricalEstimator",
+    "ThresholdEstimator",
+    "EMEstimator",
+    "get_channel",
+    "PrivacyLeakWarning",
+    "BudgetError",
+    "ReportMismatchError",
+    "datasets",
+    "estimators",
+    "mechanisms",
+    "metrics",
+    "privacy",
+]

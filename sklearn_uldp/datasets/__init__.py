@@ -1,0 +1,5 @@
+"""Generated datasets for simulations and examples."""
+
+from ._location import grid_cell_labels, location_distribution, make_location_grid
+
+__all__ = ["make_location_grid", "grid_cell_labels", "location_distribution"]

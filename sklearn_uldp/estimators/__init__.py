@@ -1,0 +1,22 @@
+"""Distribution estimators: from reports to an estimate of the true distribution.
+
+Every estimator works with every mechanism through the channel contract
+(sufficient statistics, linear estimator, likelihood); see
+``docs/architecture.md``.
+"""
+
+from ._base import DistributionEstimator, as_channel
+from ._em import EMEstimator, maximize_likelihood
+from ._empirical import EmpiricalEstimator, ThresholdEstimator
+from ._projection import clip_and_normalize, project_to_simplex
+
+__all__ = [
+    "DistributionEstimator",
+    "EmpiricalEstimator",
+    "ThresholdEstimator",
+    "EMEstimator",
+    "as_channel",
+    "maximize_likelihood",
+    "project_to_simplex",
+    "clip_and_normalize",
+]

@@ -1,0 +1,46 @@
+"""Local privacy mechanisms (scikit-learn transformers) and their channels.
+
+A mechanism privatizes one categorical column; its fitted ``channel_`` is the
+public spec and the contract with every estimator (see
+``docs/architecture.md``).
+"""
+
+from ._base import BaseMechanism
+from ._channel import CategoricalChannel, Channel, ReportStatistics
+from ._randomized_response import (
+    IdentityChannel,
+    NonPrivate,
+    RandomizedResponse,
+    RandomizedResponseChannel,
+    UtilityOptimizedRR,
+    UtilityOptimizedRRChannel,
+)
+from ._rappor import (
+    RAPPOR,
+    RAPPORChannel,
+    UnaryEncodingChannel,
+    UtilityOptimizedRAPPOR,
+    basic_rappor_theta,
+)
+from ._reports import Reports, attach_channel, get_channel
+
+__all__ = [
+    "BaseMechanism",
+    "Channel",
+    "CategoricalChannel",
+    "ReportStatistics",
+    "Reports",
+    "attach_channel",
+    "get_channel",
+    "NonPrivate",
+    "RandomizedResponse",
+    "UtilityOptimizedRR",
+    "RAPPOR",
+    "UtilityOptimizedRAPPOR",
+    "IdentityChannel",
+    "RandomizedResponseChannel",
+    "UtilityOptimizedRRChannel",
+    "RAPPORChannel",
+    "UnaryEncodingChannel",
+    "basic_rappor_theta",
+]

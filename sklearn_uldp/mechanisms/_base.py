@@ -1,0 +1,287 @@
+"""Base class of the privacy mechanisms (scikit-learn transformers)."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn import get_config
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
+
+from ..exceptions import PrivacyLeakWarning
+from ..utils._random import check_seed_sequence
+from ..utils._validation import (
+    as_label_array,
+    check_categories,
+    check_epsilon,
+    is_missing,
+)
+from ._reports import CHANNEL_ATTR, Reports
+
+__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT"]
+
+RANDOM_STATE_CONSTRAINT = [
+    None,
+    Interval(Integral, 0, None, closed="left"),
+    np.random.Generator,
+    np.random.SeedSequence,
+    np.random.RandomState,
+]
+
+
+class BaseMechanism(TransformerMixin, BaseEstimator):
+    """Base class of the local privacy mechanisms.
+
+    A mechanism privatizes one categorical column: ``fit`` fixes the public
+    domain (``categories_``) and builds the channel (``channel_``, the public
+    spec a collector needs); ``transform`` privatizes each row independently
+    with fresh randomness and returns reports that carry the channel.
+
+    Subclasses implement :meth:`_make_channel` and, for bit-vector reports,
+    :meth:`_wrap_reports`.
+
+    Notes
+    -----
+    Every call to ``transform`` draws a new independent random stream
+    (``SeedSequence.spawn``), so privatizing data in chunks never re-uses noise.
+    With an integer ``random_state`` the sequence of ``transform`` calls after a
+    ``fit`` is reproducible. Privatizing the *same* user twice spends the
+    budget twice (sequential composition).
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "categories": [StrOptions({"auto"}), "array-like"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
+    # ------------------------------------------------------------------- hooks
+    def _make_channel(self):
+        raise NotImplementedError
+
+    def _check_params(self):
+        """Extra validation after the declarative constraints."""
+        if "epsilon" in self._parameter_constraints:
+            check_epsilon(self.epsilon)
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X=None, y=None):
+        """Fix the public domain and build the channel.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1), default=None
+            One column of categorical values. Required when
+            ``categories="auto"`` (the domain is then learned from it, which
+            emits a :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`); with
+            explicit categories it is only validated and may be omitted.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted mechanism.
+        """
+        self._validate_params()
+        self._check_params()
+        auto = isinstance(self.categories, str)
+        if X is None:
+            if auto:
+                raise ValueError(
+                    "categories='auto' learns the domain from X, so X is required. "
+                    "Pass categories=[...] (the public domain) to fit without data."
+                )
+            self.categories_ = check_categories(self.categories)
+        else:
+            column = self._validate_column(X, reset=True)
+            if auto:
+                missing = is_missing(column)
+                if missing.any():
+                    raise ValueError(
+                        f"X has {int(missing.sum())} missing values (NaN/None) and "
+                        "categories='auto'. Pass explicit categories that include a "
+                        "missing-value marker, or impute/drop missing values first."
+                    )
+                warnings.warn(
+                    "categories='auto' learns the domain from the private data, "
+                    "which reveals which values occur. Pass the public domain as "
+                    "categories=[...] in a deployment.",
+                    PrivacyLeakWarning,
+                    stacklevel=2,
+                )
+                uniques = pd.unique(column)
+                try:
+                    uniques = np.sort(uniques)
+                except TypeError:
+                    uniques = np.asarray(sorted(uniques, key=repr), dtype=object)
+                if uniques.size < 2:
+                    raise ValueError(
+                        f"X holds a single distinct value {uniques.tolist()}; "
+                        "categories='auto' needs at least two. Pass categories=[...]."
+                    )
+                self.categories_ = check_categories(uniques)
+            else:
+                self.categories_ = check_categories(self.categories)
+                self._encode(column)  # validates values against the domain
+        self._category_index = pd.Index(self.categories_)
+        self.channel_ = self._make_channel()
+        self._seed_sequence = check_seed_sequence(self.random_state)
+        return self
+
+    # -------------------------------------------------------------- transform
+    def transform(self, X):
+        """Privatize each value independently.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1)
+            One column of values from ``categories_``.
+
+        Returns
+        -------
+        reports : ndarray, DataFrame or sparse matrix
+            The reports, carrying the channel (see :func:`get_channel`).
+        """
+        check_is_fitted(self, "channel_")
+        column = self._validate_column(X, reset=False)
+        codes = self._encode(column)
+        rng = np.random.default_rng(self._seed_sequence.spawn(1)[0])
+        outputs = self.channel_.sample(codes, rng)
+        return self._wrap_reports(outputs, column, X)
+
+    def _wrap_reports(self, outputs, column, X):
+        """Wrap categorical outputs as a one-column report array/DataFrame."""
+        labels = self.channel_.decode(outputs)
+        if column.dtype != object and labels.dtype != column.dtype:
+            labels = labels.astype(column.dtype)
+        return self._container(labels.reshape(-1, 1), X)
+
+    def _container(self, data, X):
+        """Return reports as the configured output container."""
+        if _transform_output(self) == "pandas":
+            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            frame = pd.DataFrame(
+                data, columns=self.get_feature_names_out(), index=index
+            )
+            frame.attrs[CHANNEL_ATTR] = self.channel_
+            return frame
+        return Reports(data, self.channel_)
+
+    # ------------------------------------------------------------- encoding
+    def _validate_column(self, X, *, reset):
+        if X is None:
+            raise ValueError("X is required.")
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
+        if hasattr(X, "toarray"):
+            raise TypeError(
+                "Sparse input is not supported: pass one column of category values."
+            )
+        X = validate_data(
+            self,
+            X,
+            dtype=None,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            reset=reset,
+        )
+        if X.shape[1] != 1:
+            raise ValueError(
+                f"{type(self).__name__} privatizes one column, got {X.shape[1]}. "
+                "Use a ColumnTransformer (one mechanism per column) or "
+                "JointEncoder-style joint categories for several columns."
+            )
+        column = X[:, 0]
+        if column.dtype.kind not in "biuf":
+            column = as_label_array(column)
+        return column
+
+    def _encode(self, column):
+        """Map input values to codes 0..k-1, with clear errors."""
+        index = getattr(self, "_category_index", None)
+        if index is None:
+            index = pd.Index(check_categories(self.categories))
+        codes = index.get_indexer(column)
+        if (codes < 0).any():
+            bad = column[codes < 0]
+            missing = is_missing(bad)
+            if missing.any():
+                raise ValueError(
+                    f"X contains {int(missing.sum())} missing values (NaN/None), "
+                    "which are not a category of this mechanism. Impute or drop "
+                    "them, or add a missing-value marker to categories."
+                )
+            unknown = pd.unique(bad)
+            raise ValueError(
+                f"Found {len(unknown)} unknown categories "
+                f"{list(unknown[:10])} in X. The domain is fixed to "
+                f"{len(index)} categories; add the values to `categories` or "
+                "clean the data."
+            )
+        return codes.astype(np.intp, copy=False)
+
+    # ---------------------------------------------------------------- outputs
+    def get_feature_names_out(self, input_features=None):
+        """Names of the report columns.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Input feature name; defaults to ``feature_names_in_`` or ``x0``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self, "channel_")
+        return _check_feature_names_in(self, input_features)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = True
+        tags.requires_fit = True
+        return tags
+
+    # ------------------------------------------------------------ public spec
+    @property
+    def epsilon_spent_(self):
+        """Privacy budget one report spends (for budget accounting)."""
+        check_is_fitted(self, "channel_")
+        return self.channel_.epsilon
+
+    def spec(self):
+        """The public spec (a JSON-serialisable dict) a collector needs.
+
+        Returns
+        -------
+        spec : dict
+        """
+        check_is_fitted(self, "channel_")
+        return self.channel_.to_dict()
+
+    def channel_matrix(self):
+        """The exact channel Q(y | x) as a (k, |Y|) matrix (small domains).
+
+        Returns
+        -------
+        Q : ndarray of shape (n_categories, n_outputs)
+        """
+        check_is_fitted(self, "channel_")
+        return self.channel_.matrix()
+
+
+def _transform_output(estimator):
+    """The configured output container for ``transform`` ("default"/"pandas")."""
+    # ``_sklearn_output_config`` is set by ``set_output`` (stable since 1.2).
+    config = getattr(estimator, "_sklearn_output_config", {})
+    return config.get("transform", get_config()["transform_output"])

@@ -1,0 +1,422 @@
+"""The channel: a mechanism's public spec and its contract with the estimators.
+
+A *channel* is the conditional distribution Q(y | x) of a privacy mechanism,
+together with everything a data collector needs to estimate the distribution
+of the true values from reports: the domain, the budget and the structure of
+Q. It holds nothing private (no user data, no random state).
+
+The contract (see ``docs/architecture.md``) has three parts, which is all an
+estimator ever uses, so every estimator works with every mechanism:
+
+1. **Sufficient statistics** -- :meth:`Channel.statistics` turns a batch of
+   encoded reports into a :class:`ReportStatistics` that *adds up* across
+   chunks, machines and partitions.
+2. **The linear (unbiased) estimator** -- every mechanism here has a
+   per-category statistic whose observed frequency ``f`` gives the unbiased
+   estimate ``a * f + b`` (:meth:`Channel.observed_frequency`,
+   :attr:`Channel.coef_a`, :attr:`Channel.coef_b`). Its null variance sets the
+   significance threshold.
+3. **The likelihood** -- :meth:`Channel.em_gradient` returns, for a candidate
+   distribution ``p``, the vector ``g(x) = (1/n) sum_i Q(y_i|x) / m_p(y_i)``
+   (so that the EM update is ``p * g``) and the log-likelihood, computed with
+   the channel's structure (never an n-by-k posterior matrix);
+   :meth:`Channel.likelihood` gives Q(y_i | x) for a batch of reports (for
+   posteriors).
+
+Two families implement it: :class:`CategoricalChannel` (one output symbol per
+report; statistics = the histogram of outputs; EM through structured
+``forward``/``adjoint`` products) and the bit-vector channels of the RAPPOR
+family.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..exceptions import ReportMismatchError
+
+__all__ = ["Channel", "CategoricalChannel", "ReportStatistics", "CHANNEL_REGISTRY"]
+
+#: name -> Channel subclass, so that a spec can be rebuilt from JSON.
+CHANNEL_REGISTRY = {}
+
+#: Largest output space for which :meth:`Channel.matrix` builds the full matrix.
+MAX_MATRIX_OUTPUTS = 1 << 16
+
+
+@dataclass
+class ReportStatistics:
+    """Sufficient statistics of a batch of reports.
+
+    They add up: ``statistics(a) + statistics(b) == statistics(a ++ b)``, which
+    is what makes chunked, partitioned and distributed estimation exact.
+
+    Attributes
+    ----------
+    channel : Channel
+        The channel the reports came from.
+    n : int
+        Number of reports.
+    counts : ndarray
+        The additive counts: the histogram of outputs for categorical channels,
+        the number of reports with each bit set for bit-vector channels.
+    extra : object or None
+        Per-report data that some channels need for the exact likelihood
+        (bit-vector reports); ``None`` when the counts are sufficient.
+    """
+
+    channel: "Channel"
+    n: int
+    counts: np.ndarray
+    extra: object = field(default=None, repr=False)
+
+    def __add__(self, other):
+        if not isinstance(other, ReportStatistics):
+            return NotImplemented
+        if other.channel != self.channel:
+            raise ReportMismatchError(
+                "Cannot add statistics of reports from different mechanisms: "
+                f"{self.channel!r} vs {other.channel!r}."
+            )
+        extra = self.channel.merge_extra(self.extra, other.extra)
+        return ReportStatistics(
+            self.channel, self.n + other.n, self.counts + other.counts, extra
+        )
+
+
+class Channel:
+    """Base class of every channel (public mechanism spec).
+
+    Subclasses set :attr:`name` (the registry key), define their parameters in
+    :meth:`get_params`, and implement the estimation contract.
+
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+        The public domain X, in the order used by every array indexed by
+        category.
+    epsilon : float
+        The privacy budget the mechanism spends per report.
+    """
+
+    #: Registry key, also stored in the JSON spec.
+    name = None
+    #: "categorical" (one output symbol per report) or "bits" (a 0/1 vector).
+    report_format = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name is not None:
+            CHANNEL_REGISTRY[cls.name] = cls
+
+    def __init__(self, categories, epsilon):
+        self.categories = np.asarray(categories)
+        self.epsilon = float(epsilon)
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def n_categories(self):
+        """Size k of the domain."""
+        return len(self.categories)
+
+    def get_params(self):
+        """Parameters (besides categories) that define the channel."""
+        return {"epsilon": self.epsilon}
+
+    def to_dict(self):
+        """A JSON-serialisable description of the channel (the public spec)."""
+        cats = self.categories.tolist()
+        return {
+            "mechanism": self.name,
+            "categories": cats,
+            **{
+                key: (value.tolist() if isinstance(value, np.ndarray) else value)
+                for key, value in self.get_params().items()
+            },
+        }
+
+    def to_json(self, **kwargs):
+        """Serialise the public spec to a JSON string."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @staticmethod
+    def from_dict(spec):
+        """Rebuild a channel from :meth:`to_dict` output."""
+        spec = dict(spec)
+        name = spec.pop("mechanism")
+        if name not in CHANNEL_REGISTRY:
+            raise ValueError(
+                f"Unknown mechanism {name!r} in spec; known: {sorted(CHANNEL_REGISTRY)}."
+            )
+        return CHANNEL_REGISTRY[name](**spec)
+
+    @staticmethod
+    def from_json(text):
+        """Rebuild a channel from :meth:`to_json` output."""
+        return Channel.from_dict(json.loads(text))
+
+    def _key(self):
+        params = tuple(
+            (key, tuple(np.ravel(v).tolist()) if isinstance(v, np.ndarray) else v)
+            for key, v in sorted(self.get_params().items())
+        )
+        return (self.name, tuple(self.categories.tolist()), params)
+
+    def __eq__(self, other):
+        if not isinstance(other, Channel):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        params = ", ".join(
+            f"{key}={value!r}"
+            for key, value in self.get_params().items()
+            if not isinstance(value, np.ndarray)
+        )
+        return f"{type(self).__name__}(k={self.n_categories}, {params})"
+
+    def describe_difference(self, other):
+        """Human-readable list of what differs between two channels."""
+        if type(self) is not type(other):
+            return [f"mechanism {self.name!r} vs {other.name!r}"]
+        diffs = []
+        if not np.array_equal(
+            np.asarray(self.categories, dtype=object),
+            np.asarray(other.categories, dtype=object),
+        ):
+            diffs.append("categories")
+        mine, theirs = self.get_params(), other.get_params()
+        for key in mine:
+            a, b = mine[key], theirs.get(key)
+            equal = (
+                np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+            )
+            if not equal:
+                diffs.append(f"{key}: {a!r} vs {b!r}" if not isinstance(
+                    a, np.ndarray) else key)
+        return diffs
+
+    # ----------------------------------------------------------------- structure
+    @property
+    def sensitive_mask(self):
+        """Boolean mask of the sensitive categories X_S (all True for LDP)."""
+        return np.ones(self.n_categories, dtype=bool)
+
+    @property
+    def report_bits(self):
+        """Size of one report in bits (the communication cost per user)."""
+        raise NotImplementedError
+
+    @property
+    def n_outputs(self):
+        """Size of the output space Y."""
+        raise NotImplementedError
+
+    def matrix(self):
+        """The exact channel as a dense (k, |Y|) matrix of Q(y | x).
+
+        Only for small output spaces; rows are inputs in ``categories`` order,
+        columns are outputs in :meth:`output_labels` order.
+        """
+        raise NotImplementedError
+
+    def output_labels(self):
+        """Labels of the columns of :meth:`matrix`."""
+        raise NotImplementedError
+
+    def protected_outputs(self):
+        """Boolean mask over outputs: True for protected outputs Y_P."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, codes, rng):
+        """Privatize integer-coded inputs (0..k-1) with generator ``rng``."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- estimation
+    def encode_reports(self, reports):
+        """Validate reports and turn them into the channel's internal codes.
+
+        Raises :class:`~sklearn_uldp.exceptions.ReportMismatchError` for reports
+        this channel cannot have produced.
+        """
+        raise NotImplementedError
+
+    def statistics(self, codes, *, keep_reports=False):
+        """Sufficient statistics of encoded reports (a :class:`ReportStatistics`).
+
+        ``keep_reports=True`` asks for what the exact likelihood needs when the
+        counts alone are not sufficient (bit-vector reports).
+        """
+        raise NotImplementedError
+
+    def merge_extra(self, a, b):
+        """Combine the ``extra`` parts of two statistics."""
+        if a is None or b is None:
+            return None
+        raise NotImplementedError
+
+    def observed_frequency(self, stats):
+        """Observed frequency f(x) of each category's linear statistic."""
+        raise NotImplementedError
+
+    def expected_frequency(self, p):
+        """Expected frequency m(x) of each category's statistic under ``p``."""
+        raise NotImplementedError
+
+    @property
+    def coef_a(self):
+        """Slope a(x) of the unbiased estimator p_hat = a * f + b."""
+        raise NotImplementedError
+
+    @property
+    def coef_b(self):
+        """Intercept b(x) of the unbiased estimator p_hat = a * f + b."""
+        raise NotImplementedError
+
+    def unbiased_estimate(self, stats):
+        """The empirical (unbiased) estimate of p from sufficient statistics."""
+        if stats.n == 0:
+            raise ValueError("No reports: fit on at least one report.")
+        return self.coef_a * self.observed_frequency(stats) + self.coef_b
+
+    def estimator_variance(self, p, n):
+        """Exact Var[p_hat(x)] of the unbiased estimator, n users i.i.d. from p."""
+        m = self.expected_frequency(np.asarray(p, dtype=float))
+        return self.coef_a**2 * m * (1.0 - m) / n
+
+    def null_variance(self, n):
+        """Var[p_hat(x)] when p(x) = 0 (sets the significance threshold)."""
+        a, b = self.coef_a, self.coef_b
+        m0 = np.clip(-b / a, 0.0, 1.0)
+        return a**2 * m0 * (1.0 - m0) / n
+
+    def em_gradient(self, stats, p):
+        """Return ``(g, log_likelihood)`` at distribution ``p``.
+
+        ``g(x) = (1/n) sum_i Q(y_i | x) / sum_x' Q(y_i | x') p(x')``; the EM
+        update is ``p * g`` and ``max(g) - 1`` bounds the gap to the maximum
+        likelihood per report (the estimator's convergence certificate).
+        """
+        raise NotImplementedError
+
+    def log_likelihood(self, stats, p):
+        """Total log-likelihood of the reports under ``p``."""
+        return self.em_gradient(stats, p)[1]
+
+    def likelihood(self, codes):
+        """Q(y_i | x) for each report (rows) and category (columns).
+
+        Any factor that depends on the report only may be dropped (it cancels
+        in posteriors).
+        """
+        raise NotImplementedError
+
+
+class CategoricalChannel(Channel):
+    """A channel whose report is one symbol of a finite output space.
+
+    Subclasses implement :meth:`forward` (``m = Q^T p``) and :meth:`adjoint`
+    (``Q v``) with the mechanism's structure; the statistics (a histogram of
+    outputs), the EM gradient and the log-likelihood follow generically.
+    """
+
+    report_format = "categorical"
+
+    @property
+    def report_bits(self):
+        return float(np.log2(self.n_outputs))
+
+    def forward(self, p):
+        """Distribution of outputs m(y) = sum_x p(x) Q(y|x)."""
+        raise NotImplementedError
+
+    def adjoint(self, v):
+        """(Q v)(x) = sum_y Q(y|x) v(y)."""
+        raise NotImplementedError
+
+    def output_labels(self):
+        return np.arange(self.n_outputs)
+
+    def matrix(self):
+        if self.n_categories * self.n_outputs > MAX_MATRIX_OUTPUTS * 64:
+            raise ValueError(
+                f"The channel matrix would have {self.n_categories} x "
+                f"{self.n_outputs} entries; it is only built for small domains."
+            )
+        return np.stack([self.forward(row) for row in np.eye(self.n_categories)])
+
+    def likelihood(self, codes):
+        return self.matrix()[:, np.asarray(codes)].T
+
+    # The report <-> code translation: outputs are labelled 0..|Y|-1 unless a
+    # subclass maps them to other labels (uRR reports categories).
+    def encode_reports(self, reports):
+        codes = _as_report_column(reports)
+        try:
+            codes = np.asarray(codes, dtype=np.int64)
+        except (TypeError, ValueError):
+            raise ReportMismatchError(
+                f"Reports of {self!r} are integers in [0, {self.n_outputs}); got "
+                "non-integer values."
+            ) from None
+        bad = (codes < 0) | (codes >= self.n_outputs)
+        if bad.any():
+            raise ReportMismatchError(
+                f"Reports hold values {np.unique(codes[bad])[:5].tolist()} that "
+                f"{self!r} cannot produce (its outputs are 0..{self.n_outputs - 1}). "
+                "Were they produced by another mechanism?"
+            )
+        return codes
+
+    def decode(self, codes):
+        """Turn output codes into the reports a user sends."""
+        return codes
+
+    def statistics(self, codes, *, keep_reports=False):
+        counts = np.bincount(codes, minlength=self.n_outputs).astype(np.int64)
+        return ReportStatistics(self, int(codes.shape[0]), counts)
+
+    def merge_extra(self, a, b):
+        return None
+
+    def em_gradient(self, stats, p):
+        hist = stats.counts
+        m = self.forward(p)
+        seen = hist > 0
+        v = np.zeros_like(m)
+        with np.errstate(divide="ignore"):
+            v[seen] = hist[seen] / m[seen]
+            log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
+        return self.adjoint(v) / stats.n, log_lik
+
+
+def _as_report_column(reports):
+    """Accept reports as (n,), (n, 1) arrays, Series or one-column DataFrames."""
+    if hasattr(reports, "iloc") and getattr(reports, "ndim", 1) == 2:
+        if reports.shape[1] != 1:
+            raise ReportMismatchError(
+                f"Expected one column of reports, got a DataFrame with "
+                f"{reports.shape[1]} columns. Select the report column."
+            )
+        reports = reports.iloc[:, 0]
+    if hasattr(reports, "to_numpy"):
+        reports = reports.to_numpy()
+    if hasattr(reports, "toarray"):
+        raise ReportMismatchError(
+            "Got a sparse matrix, but these reports are one value per user "
+            "(sparse bit-vector reports come from the RAPPOR family)."
+        )
+    arr = np.asarray(reports)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ReportMismatchError(
+            f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}. "
+            "Bit-vector reports come from the RAPPOR family, not from this mechanism."
+        )
+    return arr

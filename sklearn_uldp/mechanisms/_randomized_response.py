@@ -1,0 +1,384 @@
+"""Randomized response: k-RR, utility-optimized RR (uRR) and the identity.
+
+References
+----------
+Kairouz, Bonawitz, Ramage, "Discrete distribution estimation under local
+privacy", ICML 2016 (k-ary RR).
+Murakami & Kawamoto, "Utility-Optimized Local Differential Privacy Mechanisms
+for Distribution Estimation", USENIX Security 2019, Def. 4 / Prop. 4 (uRR).
+"""
+
+import numpy as np
+import pandas as pd
+from sklearn.utils._param_validation import StrOptions
+
+from ..exceptions import ReportMismatchError
+from ..utils._validation import check_sensitive
+from ._base import BaseMechanism
+from ._channel import CategoricalChannel, _as_report_column
+
+__all__ = [
+    "UtilityOptimizedRRChannel",
+    "RandomizedResponseChannel",
+    "IdentityChannel",
+    "RandomizedResponse",
+    "UtilityOptimizedRR",
+    "NonPrivate",
+]
+
+
+class _LabelledOutputsChannel(CategoricalChannel):
+    """Outputs are the categories themselves (reports are category labels)."""
+
+    @property
+    def n_outputs(self):
+        return self.n_categories
+
+    def output_labels(self):
+        return self.categories
+
+    def encode_reports(self, reports):
+        column = _as_report_column(reports)
+        codes = pd.Index(self.categories).get_indexer(column)
+        if (codes < 0).any():
+            bad = pd.unique(np.asarray(column, dtype=object)[codes < 0])
+            raise ReportMismatchError(
+                f"Reports hold values {list(bad[:5])} that are not outputs of "
+                f"{self!r} (its outputs are its {self.n_categories} categories). "
+                "Were they produced by another mechanism or domain?"
+            )
+        return codes.astype(np.intp, copy=False)
+
+    def decode(self, codes):
+        return self.categories[codes]
+
+    def observed_frequency(self, stats):
+        return stats.counts / stats.n
+
+
+class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
+    """Channel of the (X_S, epsilon)-utility-optimized RR (SPEC 2.4).
+
+    With u = s + e^eps - 1: a sensitive x is kept w.p. e^eps/u and otherwise
+    replaced by another sensitive value (1/u each); a non-sensitive x is kept
+    w.p. (e^eps - 1)/u and otherwise replaced by a sensitive value (1/u each).
+    Outputs in X_N are invertible; outputs in X_S are protected.
+
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+    epsilon : float
+    sensitive : array-like of bool of shape (k,)
+        Mask of the sensitive categories.
+    """
+
+    name = "urr"
+
+    def __init__(self, categories, epsilon, sensitive):
+        super().__init__(categories, epsilon)
+        self._sensitive = np.asarray(sensitive, dtype=bool)
+        if self._sensitive.shape != (self.n_categories,):
+            raise ValueError("sensitive must be a boolean mask over categories.")
+        self._sensitive_codes = np.flatnonzero(self._sensitive)
+        E = np.exp(self.epsilon)
+        s = self._sensitive_codes.size
+        u = s + E - 1.0
+        self.c1, self.c2, self.c3 = E / u, 1.0 / u, (E - 1.0) / u
+        self._u, self._E = u, E
+
+    def get_params(self):
+        return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy()}
+
+    @property
+    def sensitive_mask(self):
+        return self._sensitive.copy()
+
+    def protected_outputs(self):
+        return self._sensitive.copy()
+
+    # Structure: Q = diag(c1 - c2 on S, c3 on N) + c2 * 1 (1_S)^T.
+    def forward(self, p):
+        p = np.asarray(p, dtype=float)
+        S = self._sensitive
+        return np.where(S, (self.c1 - self.c2) * p + self.c2 * p.sum(), self.c3 * p)
+
+    def adjoint(self, v):
+        v = np.asarray(v, dtype=float)
+        S = self._sensitive
+        v_s = v[S].sum()
+        return np.where(S, (self.c1 - self.c2) * v, self.c3 * v) + self.c2 * v_s
+
+    def expected_frequency(self, p):
+        return self.forward(p)
+
+    @property
+    def coef_a(self):
+        return np.full(self.n_categories, self._u / (self._E - 1.0))
+
+    @property
+    def coef_b(self):
+        return np.where(self._sensitive, -1.0 / (self._E - 1.0), 0.0)
+
+    def likelihood(self, codes):
+        codes = np.asarray(codes)
+        S = self._sensitive
+        report_sensitive = S[codes]
+        L = np.where(report_sensitive[:, None] & S[None, :], self.c2, 0.0)
+        L[np.arange(codes.size), codes] = np.where(report_sensitive, self.c1, self.c3)
+        return L
+
+    def sample(self, codes, rng):
+        codes = np.asarray(codes, dtype=np.intp)
+        n = codes.size
+        S_codes = self._sensitive_codes
+        s = S_codes.size
+        rank = np.full(self.n_categories, -1, dtype=np.intp)
+        rank[S_codes] = np.arange(s)
+        is_s = self._sensitive[codes]
+        keep = rng.random(n) < np.where(is_s, self.c1, self.c3)
+        out = codes.copy()
+        # Sensitive inputs that move: uniform over the s - 1 *other* sensitive
+        # values (a shift by 1..s-1 modulo s, which is exactly uniform).
+        move_s = ~keep & is_s
+        if s > 1 and move_s.any():
+            shift = rng.integers(1, s, size=int(move_s.sum()))
+            out[move_s] = S_codes[(rank[codes[move_s]] + shift) % s]
+        # Non-sensitive inputs that move: uniform over all s sensitive values.
+        move_n = ~keep & ~is_s
+        if move_n.any():
+            out[move_n] = S_codes[rng.integers(0, s, size=int(move_n.sum()))]
+        return out
+
+
+class RandomizedResponseChannel(UtilityOptimizedRRChannel):
+    """Channel of k-ary randomized response, epsilon-RR (SPEC 2.2).
+
+    Keeps the value w.p. e^eps/(k - 1 + e^eps), otherwise reports one of the
+    k - 1 other values uniformly. It is uRR with every category sensitive.
+    """
+
+    name = "rr"
+
+    def __init__(self, categories, epsilon):
+        super().__init__(categories, epsilon, np.ones(len(categories), dtype=bool))
+
+    def get_params(self):
+        return {"epsilon": self.epsilon}
+
+
+class IdentityChannel(_LabelledOutputsChannel):
+    """The identity channel (no privacy): y = x."""
+
+    name = "identity"
+
+    def __init__(self, categories):
+        super().__init__(categories, np.inf)
+
+    def get_params(self):
+        return {}
+
+    @property
+    def sensitive_mask(self):
+        return np.zeros(self.n_categories, dtype=bool)
+
+    def protected_outputs(self):
+        return np.zeros(self.n_categories, dtype=bool)
+
+    def forward(self, p):
+        return np.asarray(p, dtype=float).copy()
+
+    def adjoint(self, v):
+        return np.asarray(v, dtype=float).copy()
+
+    def expected_frequency(self, p):
+        return self.forward(p)
+
+    @property
+    def coef_a(self):
+        return np.ones(self.n_categories)
+
+    @property
+    def coef_b(self):
+        return np.zeros(self.n_categories)
+
+    def likelihood(self, codes):
+        codes = np.asarray(codes)
+        L = np.zeros((codes.size, self.n_categories))
+        L[np.arange(codes.size), codes] = 1.0
+        return L
+
+    def sample(self, codes, rng):
+        return np.asarray(codes, dtype=np.intp).copy()
+
+
+# ---------------------------------------------------------------- mechanisms
+class RandomizedResponse(BaseMechanism):
+    """k-ary randomized response (epsilon-RR), an epsilon-LDP mechanism.
+
+    Each user reports the true value with probability
+    ``e^eps / (k - 1 + e^eps)`` and otherwise one of the ``k - 1`` other
+    values uniformly at random (Kairouz et al. 2016; SPEC 2.2).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0); smaller is more private.
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain. ``"auto"`` learns it from the data in ``fit`` and
+        warns with :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        ``None`` draws OS entropy; an int makes runs reproducible.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+        The domain, in the order of every per-category array.
+    channel_ : RandomizedResponseChannel
+        The public spec: all a collector needs to estimate.
+    n_features_in_ : int
+        Always 1.
+    feature_names_in_ : ndarray of shape (1,)
+        Input column name, when fitted on a DataFrame.
+
+    See Also
+    --------
+    UtilityOptimizedRR : keeps non-sensitive values accurate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> X = np.array([["a"], ["b"], ["c"], ["a"]], dtype=object)
+    >>> mech = RandomizedResponse(epsilon=2.0, categories=["a", "b", "c"],
+    ...                           random_state=0).fit(X)
+    >>> reports = mech.transform(X)
+    >>> reports.shape
+    (4, 1)
+    >>> mech.channel_matrix().round(3)
+    array([[0.787, 0.107, 0.107],
+           [0.107, 0.787, 0.107],
+           [0.107, 0.107, 0.787]])
+    """
+
+    def __init__(self, epsilon=1.0, *, categories="auto", random_state=None):
+        self.epsilon = epsilon
+        self.categories = categories
+        self.random_state = random_state
+
+    def _make_channel(self):
+        return RandomizedResponseChannel(self.categories_, self.epsilon)
+
+
+class UtilityOptimizedRR(BaseMechanism):
+    """Utility-optimized randomized response, (X_S, epsilon)-uRR.
+
+    Provides (X_S, X_S, epsilon)-ULDP (Murakami & Kawamoto 2019, Def. 4):
+    sensitive values get epsilon-LDP protection among themselves, while a
+    non-sensitive value is either reported as itself (then it is released, as
+    non-sensitive data may be) or hidden among the sensitive values. With
+    u = s + e^eps - 1 (s = number of sensitive categories), a sensitive x is
+    kept w.p. e^eps/u, a non-sensitive x w.p. (e^eps - 1)/u; every other move
+    goes to a sensitive value with probability 1/u each (SPEC 2.4).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0).
+    sensitive : array-like, boolean mask or callable
+        The sensitive categories X_S: a list of values, a boolean mask aligned
+        with ``categories``, or a predicate ``f(category) -> bool``. Must be
+        non-empty (an empty X_S releases the raw data: use :class:`NonPrivate`).
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain (see :class:`RandomizedResponse`).
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    sensitive_mask_ : ndarray of bool of shape (k,)
+        Which categories are sensitive.
+    channel_ : UtilityOptimizedRRChannel
+        The public spec.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    See Also
+    --------
+    UtilityOptimizedRAPPOR : order-optimal in the high-privacy regime.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import UtilityOptimizedRR
+    >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=["divorced"],
+    ...     categories=["married", "single", "divorced"], random_state=0)
+    >>> X = np.array([["married"], ["divorced"]], dtype=object)
+    >>> mech.fit_transform(X).shape
+    (2, 1)
+    >>> mech.channel_matrix().round(3)   # rows: true value, columns: report
+    array([[0.632, 0.   , 0.368],
+           [0.   , 0.632, 0.368],
+           [0.   , 0.   , 1.   ]])
+    """
+
+    _parameter_constraints = {
+        **BaseMechanism._parameter_constraints,
+        "sensitive": ["array-like", callable],
+    }
+
+    def __init__(
+        self, epsilon=1.0, *, sensitive, categories="auto", random_state=None
+    ):
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.categories = categories
+        self.random_state = random_state
+
+    def _make_channel(self):
+        self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
+        return UtilityOptimizedRRChannel(
+            self.categories_, self.epsilon, self.sensitive_mask_
+        )
+
+
+class NonPrivate(BaseMechanism):
+    """The identity mechanism: reports the true value (no privacy).
+
+    The no-privacy baseline of every comparison; it spends an infinite budget.
+
+    Parameters
+    ----------
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The domain.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    channel_ : IdentityChannel
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import NonPrivate
+    >>> X = np.array([[1], [2], [2]])
+    >>> NonPrivate(categories=[1, 2]).fit_transform(X).ravel().tolist()
+    [1, 2, 2]
+    """
+
+    _parameter_constraints = {"categories": [StrOptions({"auto"}), "array-like"]}
+
+    def __init__(self, *, categories="auto"):
+        self.categories = categories
+
+    random_state = None  # the identity draws no randomness
+
+    def _make_channel(self):
+        return IdentityChannel(self.categories_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags

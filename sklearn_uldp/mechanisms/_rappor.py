@@ -1,0 +1,584 @@
+"""Unary-encoding mechanisms: RAPPOR, OUE and utility-optimized RAPPOR (uRAP).
+
+References
+----------
+Erlingsson, Pihur, Korolova, "RAPPOR", CCS 2014 (basic one-time RAPPOR).
+Wang, Blocki, Li, Jha, "Locally differentially private protocols for frequency
+estimation", USENIX Security 2017 (generalized RAPPOR, OUE).
+Murakami & Kawamoto, USENIX Security 2019, Def. 5 / Prop. 5 (uRAP).
+"""
+
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..exceptions import ReportMismatchError
+from ..utils._sampling import bernoulli_matrix
+from ..utils._validation import check_sensitive, check_theta
+from ._base import BaseMechanism
+from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
+
+__all__ = [
+    "UnaryEncodingChannel",
+    "RAPPORChannel",
+    "RAPPOR",
+    "UtilityOptimizedRAPPOR",
+    "basic_rappor_theta",
+]
+
+# Rows per sampling chunk are chosen so that one chunk draws about this many
+# random bytes, which bounds the temporary memory of transform.
+_CHUNK_CELLS = 1 << 25
+
+
+def basic_rappor_theta(epsilon):
+    """theta of basic one-time RAPPOR: e^(eps/2) / (e^(eps/2) + 1)."""
+    h = np.exp(epsilon / 2.0)
+    return float(h / (h + 1.0))
+
+
+def _rows_per_chunk(k):
+    return max(1, _CHUNK_CELLS // max(k, 1))
+
+
+def _count_rows(arr, columns):
+    """Per-row number of set bits among ``columns`` (None if no columns)."""
+    if columns.size == 0:
+        return None
+    step = _rows_per_chunk(arr.shape[1])
+    return np.concatenate([
+        np.count_nonzero(arr[lo:lo + step][:, columns], axis=1)
+        for lo in range(0, arr.shape[0], step)
+    ] or [np.zeros(0, dtype=np.intp)])
+
+
+class _BitRows:
+    """Set bits of protected reports, restricted to the sensitive columns.
+
+    Stored in CSR form (row pointers + column indices, no data array): the
+    exact likelihood of bit-vector reports needs each report, so this is the
+    per-report part of the sufficient statistics. Chunks are concatenated
+    lazily so that ``partial_fit`` appends in O(chunk).
+    """
+
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+
+    @property
+    def n_rows(self):
+        return sum(len(indptr) - 1 for indptr, _ in self.chunks)
+
+    def consolidate(self):
+        if len(self.chunks) > 1:
+            indptrs, indices = [], []
+            offset = 0
+            for i, (indptr, idx) in enumerate(self.chunks):
+                indptrs.append(indptr[(0 if i == 0 else 1):] + offset)
+                offset += indptr[-1]
+                indices.append(idx)
+            self.chunks = [(np.concatenate(indptrs), np.concatenate(indices))]
+        if not self.chunks:
+            return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        return self.chunks[0]
+
+    def matrix(self, n_cols):
+        """The rows as a CSR matrix with unit data (cached), for fast products."""
+        cached = getattr(self, "_matrix", None)
+        if cached is None or cached.shape[0] != self.n_rows:
+            indptr, indices = self.consolidate()
+            cached = sp.csr_array(
+                (np.ones(indices.size), indices, indptr),
+                shape=(indptr.size - 1, n_cols),
+            )
+            self._matrix = cached
+        return cached
+
+
+class UnaryEncodingChannel(Channel):
+    """Channel of (X_S, theta, epsilon)-utility-optimized RAPPOR (SPEC 2.5).
+
+    A report is a 0/1 vector with one bit per category. Bits of sensitive
+    categories follow generalized RAPPOR: the true category's bit is 1 w.p.
+    theta, every other sensitive bit w.p. d1 = theta / ((1 - theta) e^eps +
+    theta). A non-sensitive true category's bit is 1 w.p. 1 - d2 with
+    d2 = ((1 - theta) e^eps + theta) / e^eps; other non-sensitive bits are 0.
+    A report with a non-sensitive bit set is invertible.
+
+    Given x, the bits are independent, so Q(y | x) = C(y) f_x(y) where only
+    f_x depends on x: the EM step needs two sparse products over the set
+    bits (SPEC 3).
+
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+    epsilon : float
+    theta : float in (0, 1)
+    sensitive : array-like of bool of shape (k,)
+    """
+
+    name = "urap"
+    report_format = "bits"
+
+    def __init__(self, categories, epsilon, theta, sensitive):
+        super().__init__(categories, epsilon)
+        self.theta = float(theta)
+        self._sensitive = np.asarray(sensitive, dtype=bool)
+        if self._sensitive.shape != (self.n_categories,):
+            raise ValueError("sensitive must be a boolean mask over categories.")
+        E = np.exp(self.epsilon)
+        th = self.theta
+        self.d1 = th / ((1.0 - th) * E + th)
+        self.d2 = ((1.0 - th) * E + th) / E
+        self._s_codes = np.flatnonzero(self._sensitive)
+        self._n_codes = np.flatnonzero(~self._sensitive)
+        self._rank = np.full(self.n_categories, -1, dtype=np.int64)
+        self._rank[self._s_codes] = np.arange(self._s_codes.size)
+        # f_x(y) for a protected report: w_x when bit x is 0 (or x is not
+        # sensitive), r when the sensitive bit x is 1.
+        self._w_s = (1.0 - th) / (1.0 - self.d1)
+        self._r = th / self.d1
+        self._w = np.where(self._sensitive, self._w_s, self.d2)
+
+    def get_params(self):
+        return {
+            "epsilon": self.epsilon,
+            "theta": self.theta,
+            "sensitive": self._sensitive.copy(),
+        }
+
+    @property
+    def sensitive_mask(self):
+        return self._sensitive.copy()
+
+    @property
+    def report_bits(self):
+        return float(self.n_categories)
+
+    @property
+    def n_outputs(self):
+        return 2**self.n_categories
+
+    # ----------------------------------------------------------- exact matrix
+    def output_labels(self):
+        k = self.n_categories
+        if 2**k > MAX_MATRIX_OUTPUTS:
+            raise ValueError(
+                f"2^{k} outputs: the full channel matrix is only built for k <= 16."
+            )
+        y = np.arange(2**k)
+        return ((y[:, None] >> np.arange(k)[None, :]) & 1).astype(np.uint8)
+
+    def matrix(self):
+        Y = self.output_labels().astype(bool)  # (2^k, k)
+        k = self.n_categories
+        S = self._sensitive
+        Q = np.empty((k, Y.shape[0]))
+        for x in range(k):  # k <= 16 rows: the loop is over inputs, not users
+            p_one = np.where(S, self.d1, 0.0)
+            p_one[x] = self.theta if S[x] else 1.0 - self.d2
+            Q[x] = np.prod(np.where(Y, p_one, 1.0 - p_one), axis=1)
+        return Q
+
+    def protected_outputs(self):
+        Y = self.output_labels().astype(bool)
+        return ~Y[:, ~self._sensitive].any(axis=1)
+
+    # --------------------------------------------------------------- sampling
+    def sample(self, codes, rng):
+        codes = np.asarray(codes, dtype=np.intp)
+        n, k = codes.size, self.n_categories
+        out = np.zeros((n, k), dtype=np.uint8)
+        s = self._s_codes.size
+        all_sensitive = s == k
+        step = max(1, _CHUNK_CELLS // max(s, 1))
+        for lo in range(0, n, step):  # chunks of ~32M cells, not users
+            hi = min(n, lo + step)
+            block = bernoulli_matrix((hi - lo, s), self.d1, rng)
+            if all_sensitive:
+                out[lo:hi] = block
+            elif s:
+                out[lo:hi, self._s_codes] = block
+        is_s = self._sensitive[codes]
+        p_true = np.where(is_s, self.theta, 1.0 - self.d2)
+        out[np.arange(n), codes] = rng.random(n) < p_true
+        return out
+
+    # ------------------------------------------------------------- estimation
+    def encode_reports(self, reports):
+        k = self.n_categories
+        if sp.issparse(reports):
+            X = sp.csr_array(reports)
+            X.sum_duplicates()
+            if X.shape[1] != k:
+                raise ReportMismatchError(
+                    f"Reports have {X.shape[1]} columns, but {self!r} reports "
+                    f"one bit per category ({k}). Were they produced by another "
+                    "mechanism or domain?"
+                )
+            if X.nnz and not np.isin(X.data, (0, 1)).all():
+                raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
+            X.eliminate_zeros()
+        else:
+            if hasattr(reports, "to_numpy"):
+                reports = reports.to_numpy()
+            arr = np.asarray(reports)
+            if arr.ndim != 2 or arr.shape[1] != k:
+                raise ReportMismatchError(
+                    f"Reports of {self!r} are 0/1 matrices of shape (n, {k}); got "
+                    f"shape {arr.shape}. Were they produced by another mechanism "
+                    "or domain?"
+                )
+            if arr.dtype == bool:
+                arr = arr.view(np.uint8)
+            elif arr.dtype.kind == "f" or arr.dtype.kind in "iu" and arr.itemsize > 1:
+                if not np.isin(arr, (0, 1)).all():
+                    raise ReportMismatchError(
+                        "Bit-vector reports must hold only 0 and 1."
+                    )
+                arr = arr.astype(np.uint8)
+            elif arr.dtype.kind not in "biu":
+                raise ReportMismatchError(
+                    f"Bit-vector reports must be 0/1 integers, got dtype {arr.dtype}."
+                )
+            elif arr.size and arr.max() > 1:
+                raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
+            self._check_nonsensitive_bits(_count_rows(arr, self._n_codes))
+            return arr
+        X.indices = X.indices.astype(np.int32, copy=False)
+        if self._n_codes.size:
+            row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            self._check_nonsensitive_bits(np.bincount(
+                row_of[~self._sensitive[X.indices]], minlength=X.shape[0]))
+        return X
+
+    def _check_nonsensitive_bits(self, per_row):
+        if per_row is not None and (per_row > 1).any():
+            raise ReportMismatchError(
+                f"{int((per_row > 1).sum())} reports have several non-sensitive "
+                f"bits set, which {self!r} cannot produce (a non-sensitive bit "
+                "is only ever set for the true category). Were they produced "
+                "by another mechanism, or with other sensitive categories?"
+            )
+
+    def statistics(self, codes, *, keep_reports=False):
+        k = self.n_categories
+        if sp.issparse(codes):
+            counts = np.bincount(codes.indices, minlength=k).astype(np.int64)
+            chunks = [self._protected_rows(codes)] if keep_reports else None
+        else:  # dense 0/1 matrix: row chunks bound the temporaries
+            counts = np.zeros(k, dtype=np.int64)
+            chunks = [] if keep_reports else None
+            step = _rows_per_chunk(k)
+            for lo in range(0, codes.shape[0], step):
+                block = codes[lo:lo + step]
+                counts += block.sum(axis=0, dtype=np.int64)
+                if keep_reports:
+                    chunks.append(self._protected_rows(sp.csr_array(block)))
+        extra = _BitRows(chunks) if keep_reports else None
+        return ReportStatistics(self, int(codes.shape[0]), counts, extra)
+
+    def _protected_rows(self, X):
+        """CSR (indptr, sensitive-rank indices) of reports with no N bit set."""
+        indptr, indices = X.indptr, X.indices
+        if self._n_codes.size == 0:
+            return indptr.astype(np.int64), indices.astype(np.int32, copy=True)
+        row_of = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
+        nonsens = ~self._sensitive[indices]
+        invertible_rows = np.zeros(X.shape[0], dtype=bool)
+        invertible_rows[row_of[nonsens]] = True
+        keep_nz = ~invertible_rows[row_of]
+        kept_rows = ~invertible_rows
+        lengths = np.diff(indptr)[kept_rows]
+        new_indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=new_indptr[1:])
+        new_indices = self._rank[indices[keep_nz]].astype(np.int32)
+        return new_indptr, new_indices
+
+    def merge_extra(self, a, b):
+        if a is None or b is None:
+            return None
+        return _BitRows(a.chunks + b.chunks)
+
+    def observed_frequency(self, stats):
+        return stats.counts / stats.n
+
+    def expected_frequency(self, p):
+        p = np.asarray(p, dtype=float)
+        return np.where(
+            self._sensitive, self.d1 * p.sum() + (self.theta - self.d1) * p,
+            (1.0 - self.d2) * p,
+        )
+
+    @property
+    def coef_a(self):
+        return np.where(
+            self._sensitive, 1.0 / (self.theta - self.d1), 1.0 / (1.0 - self.d2)
+        )
+
+    @property
+    def coef_b(self):
+        return np.where(self._sensitive, -self.d1 / (self.theta - self.d1), 0.0)
+
+    def em_gradient(self, stats, p):
+        if stats.extra is None:
+            raise ValueError(
+                "The likelihood of bit-vector reports needs the reports themselves: "
+                "compute the statistics with keep_reports=True."
+            )
+        p = np.asarray(p, dtype=float)
+        Y = stats.extra.matrix(self._s_codes.size)
+        A = float(p @ self._w)
+        b_s = p[self._s_codes] * (self._r - self._w_s)
+        # Two sparse products per step (SPEC 3): D_i = A + sum_{j in y_i} b_j
+        # (the report's probability up to C(y)) and t = Y^T (1 / D).
+        D = A + Y @ b_s
+        inv = 1.0 / D
+        sum_inv = float(inv.sum())
+        sum_log = float(np.log(D).sum())
+        t = Y.T @ inv
+        g = self._w * sum_inv
+        g[self._s_codes] += (self._r - self._w_s) * t
+        log_lik = sum_log + self._log_c(stats)
+        inv_counts = stats.counts[self._n_codes]
+        if self._n_codes.size:
+            p_n = p[self._n_codes]
+            seen = inv_counts > 0
+            with np.errstate(divide="ignore"):
+                g[self._n_codes] += np.divide(
+                    inv_counts, p_n, out=np.zeros_like(p_n), where=seen
+                )
+                log_lik += float(np.sum(inv_counts[seen] * np.log(p_n[seen])))
+            log_lik += float(inv_counts.sum() * np.log(1.0 - self.d2))
+        return g / stats.n, float(log_lik)
+
+    def _log_c(self, stats):
+        """sum_i log C(y_i): the report-only factor of the likelihood."""
+        set_s = float(stats.counts[self._s_codes].sum())
+        unset_s = stats.n * self._s_codes.size - set_s
+        return set_s * np.log(self.d1) + unset_s * np.log(1.0 - self.d1)
+
+    def likelihood(self, codes):
+        X = codes if sp.issparse(codes) else sp.csr_array(codes)
+        n = X.shape[0]
+        L = np.broadcast_to(self._w, (n, self.n_categories)).copy()
+        row_of = np.repeat(np.arange(n), np.diff(X.indptr))
+        is_s = self._sensitive[X.indices]
+        L[row_of[is_s], X.indices[is_s]] = self._r
+        inv_rows, inv_cols = row_of[~is_s], X.indices[~is_s]
+        L[inv_rows] = 0.0
+        L[inv_rows, inv_cols] = 1.0
+        return L
+
+
+class RAPPORChannel(UnaryEncodingChannel):
+    """Channel of generalized RAPPOR, (theta, epsilon) (SPEC 2.3).
+
+    uRAP with every category sensitive: each bit is 1 w.p. theta for the true
+    category and d1 = theta / ((1 - theta) e^eps + theta) otherwise.
+    """
+
+    name = "rappor"
+
+    def __init__(self, categories, epsilon, theta):
+        super().__init__(
+            categories, epsilon, theta, np.ones(len(categories), dtype=bool)
+        )
+
+    def get_params(self):
+        return {"epsilon": self.epsilon, "theta": self.theta}
+
+
+class _UnaryEncodingMechanism(BaseMechanism):
+    """Shared transform output of the bit-vector mechanisms."""
+
+    def _resolved_theta(self):
+        if self.theta is None:
+            return basic_rappor_theta(self.epsilon)
+        return check_theta(self.theta)
+
+    def _check_params(self):
+        super()._check_params()
+        if self.theta is not None:
+            check_theta(self.theta)
+
+    def _wrap_reports(self, outputs, column, X):
+        if self.sparse_output:
+            from ._base import _transform_output
+
+            if _transform_output(self) == "pandas":
+                raise ValueError(
+                    "Pandas output does not support sparse reports: use "
+                    "sparse_output=False with set_output(transform='pandas')."
+                )
+            reports = sp.csr_array(outputs)
+            reports.uldp_channel = self.channel_
+            return reports
+        return self._container(outputs, X)
+
+    def get_feature_names_out(self, input_features=None):
+        """One name per report bit, ``<input>_<category>``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Input feature name; defaults to ``feature_names_in_`` or ``x0``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        (name,) = super().get_feature_names_out(input_features)
+        return np.asarray([f"{name}_{c}" for c in self.categories_], dtype=object)
+
+    @property
+    def theta_(self):
+        """The theta in use (resolved from ``theta=None``)."""
+        check_is_fitted(self, "channel_")
+        return self.channel_.theta
+
+
+class RAPPOR(_UnaryEncodingMechanism):
+    """Generalized RAPPOR (unary encoding), an epsilon-LDP mechanism.
+
+    Each user sends one bit per category: the true category's bit is 1 with
+    probability ``theta``, every other bit with probability
+    ``d1 = theta / ((1 - theta) e^eps + theta)`` (SPEC 2.3). ``theta=None`` is
+    basic one-time RAPPOR (theta = e^(eps/2) / (e^(eps/2) + 1)); ``theta=0.5``
+    is optimized unary encoding (OUE, Wang et al. 2017).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0).
+    theta : float in (0, 1) or None, default=None
+        Probability that the true category's bit is 1.
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain.
+    sparse_output : bool, default=False
+        Return a scipy CSR array instead of a dense uint8 array.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    channel_ : RAPPORChannel
+    theta_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RAPPOR
+    >>> X = np.array([["a"], ["b"], ["c"]], dtype=object)
+    >>> mech = RAPPOR(epsilon=1.0, theta=0.5, categories=["a", "b", "c"],
+    ...               random_state=0).fit(X)
+    >>> mech.transform(X).shape
+    (3, 3)
+    >>> mech.get_feature_names_out().tolist()
+    ['x0_a', 'x0_b', 'x0_c']
+    """
+
+    _parameter_constraints = {
+        **BaseMechanism._parameter_constraints,
+        "theta": [None, Interval(Real, 0, 1, closed="neither")],
+        "sparse_output": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        *,
+        theta=None,
+        categories="auto",
+        sparse_output=False,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.theta = theta
+        self.categories = categories
+        self.sparse_output = sparse_output
+        self.random_state = random_state
+
+    def _make_channel(self):
+        return RAPPORChannel(self.categories_, self.epsilon, self._resolved_theta())
+
+
+class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
+    """Utility-optimized RAPPOR, (X_S, theta, epsilon)-uRAP.
+
+    Provides (X_S, Y_P, epsilon)-ULDP (Murakami & Kawamoto 2019, Def. 5).
+    Bits of sensitive categories follow generalized RAPPOR; the bit of a
+    non-sensitive true category is 1 with probability 1 - d2 (then the report
+    reveals it), other non-sensitive bits are always 0 (SPEC 2.5). It is
+    order-optimal in the high-privacy regime: E[l1] = Theta(s / (eps sqrt n)).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0).
+    sensitive : array-like, boolean mask or callable
+        The sensitive categories X_S (non-empty).
+    theta : float in (0, 1) or None, default=None
+        ``None`` gives theta = e^(eps/2) / (e^(eps/2) + 1) (the paper's
+        default); ``0.5`` is utility-optimized OUE.
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain.
+    sparse_output : bool, default=False
+        Return a scipy CSR array instead of a dense uint8 array.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    sensitive_mask_ : ndarray of bool of shape (k,)
+    channel_ : UnaryEncodingChannel
+    theta_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import UtilityOptimizedRAPPOR
+    >>> mech = UtilityOptimizedRAPPOR(epsilon=1.0, sensitive=["c"],
+    ...     categories=["a", "b", "c"], random_state=0)
+    >>> X = np.array([["a"], ["c"]], dtype=object)
+    >>> bits = mech.fit_transform(X)
+    >>> bits.shape, bits.dtype
+    ((2, 3), dtype('uint8'))
+    """
+
+    _parameter_constraints = {
+        **RAPPOR._parameter_constraints,
+        "sensitive": ["array-like", callable],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        *,
+        sensitive,
+        theta=None,
+        categories="auto",
+        sparse_output=False,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.theta = theta
+        self.categories = categories
+        self.sparse_output = sparse_output
+        self.random_state = random_state
+
+    def _make_channel(self):
+        self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
+        return UnaryEncodingChannel(
+            self.categories_, self.epsilon, self._resolved_theta(),
+            self.sensitive_mask_,
+        )

@@ -1,0 +1,99 @@
+"""Distances between distributions (SPEC 5)."""
+
+import numpy as np
+
+__all__ = ["l1_loss", "total_variation", "l2_loss", "mean_squared_error"]
+
+
+def _pair(p_true, p_est):
+    p_true = np.asarray(p_true, dtype=float)
+    p_est = np.asarray(p_est, dtype=float)
+    if p_true.shape != p_est.shape or p_true.ndim != 1:
+        raise ValueError(
+            "Both distributions must be 1-D arrays over the same categories; "
+            f"got shapes {p_true.shape} and {p_est.shape}."
+        )
+    return p_true, p_est
+
+
+def l1_loss(p_true, p_est):
+    """l1 loss sum_x |p_est(x) - p_true(x)|.
+
+    Parameters
+    ----------
+    p_true, p_est : array-like of shape (k,)
+
+    Returns
+    -------
+    loss : float
+
+    Examples
+    --------
+    >>> from sklearn_uldp.metrics import l1_loss
+    >>> l1_loss([0.5, 0.5], [0.25, 0.75])
+    0.5
+    """
+    p_true, p_est = _pair(p_true, p_est)
+    return float(np.abs(p_est - p_true).sum())
+
+
+def total_variation(p_true, p_est):
+    """Total variation distance, half the l1 loss.
+
+    Parameters
+    ----------
+    p_true, p_est : array-like of shape (k,)
+
+    Returns
+    -------
+    distance : float
+
+    Examples
+    --------
+    >>> from sklearn_uldp.metrics import total_variation
+    >>> total_variation([0.5, 0.5], [0.25, 0.75])
+    0.25
+    """
+    return 0.5 * l1_loss(p_true, p_est)
+
+
+def l2_loss(p_true, p_est):
+    """Squared l2 loss sum_x (p_est(x) - p_true(x))^2 (the ULDP paper's "l2 loss").
+
+    Parameters
+    ----------
+    p_true, p_est : array-like of shape (k,)
+
+    Returns
+    -------
+    loss : float
+
+    Examples
+    --------
+    >>> from sklearn_uldp.metrics import l2_loss
+    >>> l2_loss([0.5, 0.5], [0.25, 0.75])
+    0.125
+    """
+    p_true, p_est = _pair(p_true, p_est)
+    return float(np.square(p_est - p_true).sum())
+
+
+def mean_squared_error(p_true, p_est):
+    """Mean squared error over categories, ``l2_loss / k``.
+
+    Parameters
+    ----------
+    p_true, p_est : array-like of shape (k,)
+
+    Returns
+    -------
+    mse : float
+
+    Examples
+    --------
+    >>> from sklearn_uldp.metrics import mean_squared_error
+    >>> mean_squared_error([0.5, 0.5], [0.25, 0.75])
+    0.0625
+    """
+    p_true, p_est = _pair(p_true, p_est)
+    return float(np.square(p_est - p_true).mean())

@@ -1,0 +1,3 @@
+"""Privacy/utility search (see the workflow issue; grows here)."""
+
+__all__ = []

@@ -1,0 +1,24 @@
+"""Verification of privacy guarantees on exact channels.
+
+Checks epsilon-LDP, (X_S, Y_P, epsilon)-ULDP and (X_S, epsilon)-OSLDP
+pointwise on a mechanism's exact channel matrix (SPEC 1), returning the worst
+log-ratio found and the invertible outputs.
+"""
+
+from ._checks import (
+    PrivacyCheck,
+    as_channel_matrix,
+    check_ldp,
+    check_osldp,
+    check_uldp,
+    invertible_outputs,
+)
+
+__all__ = [
+    "PrivacyCheck",
+    "as_channel_matrix",
+    "check_ldp",
+    "check_uldp",
+    "check_osldp",
+    "invertible_outputs",
+]
