@@ -67,13 +67,13 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
         n_eval += 1
         r = p1 - p
         v = (p2 - p1) - r
-        norm_v = np.linalg.norm(v)
+        norm_v = _norm(v)
         if norm_v == 0.0:
             p = p2
             g, ll = gradient(p)
             n_eval += 1
             continue
-        alpha = min(-1.0, -np.linalg.norm(r) / norm_v)
+        alpha = min(-1.0, -_norm(r) / norm_v)
         # Backtrack towards alpha = -1 (which gives p2, always feasible) until
         # the extrapolation stays strictly inside the simplex.
         while True:
@@ -109,6 +109,12 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
 
 def _normalize(p):
     return p / p.sum()
+
+
+def _norm(v):
+    # Not np.linalg.norm: BLAS dispatch of tiny dot products costs
+    # milliseconds when the BLAS threads compete for busy cores.
+    return float(np.sqrt(np.square(v).sum()))
 
 
 class EMEstimator(DistributionEstimator):

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ReportMismatchError
-from ..utils._sampling import bernoulli_matrix
+from ..utils._sampling import bernoulli_matrix, bernoulli_positions
 from ..utils._validation import check_sensitive, check_theta
 from ._base import BaseMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
@@ -44,15 +44,22 @@ def _rows_per_chunk(k):
     return max(1, _CHUNK_CELLS // max(k, 1))
 
 
-def _count_rows(arr, columns):
-    """Per-row number of set bits among ``columns`` (None if no columns)."""
-    if columns.size == 0:
-        return None
-    step = _rows_per_chunk(arr.shape[1])
-    return np.concatenate([
-        np.count_nonzero(arr[lo:lo + step][:, columns], axis=1)
-        for lo in range(0, arr.shape[0], step)
-    ] or [np.zeros(0, dtype=np.intp)])
+def _dense_bits_to_csr(bits):
+    """CSR array of a dense 0/1 uint8 matrix (faster than scipy's generic path)."""
+    n, k = bits.shape
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indices = []
+    step = _rows_per_chunk(k)
+    for lo in range(0, n, step):
+        flat = np.flatnonzero(bits[lo:lo + step].view(bool))
+        np.cumsum(np.bincount(flat // k, minlength=min(step, n - lo)),
+                  out=indptr[lo + 1:lo + step + 1])
+        indptr[lo + 1:lo + step + 1] += indptr[lo]
+        indices.append((flat % k).astype(np.int32))
+    indices = np.concatenate(indices) if indices else np.zeros(0, np.int32)
+    return sp.csr_array(
+        (np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k)
+    )
 
 
 class _BitRows:
@@ -187,115 +194,143 @@ class UnaryEncodingChannel(Channel):
         return ~Y[:, ~self._sensitive].any(axis=1)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng):
+    def sample(self, codes, rng, *, sparse=False):
+        """Privatize coded inputs; a dense uint8 (n, k) array or a CSR array.
+
+        Off-input sensitive bits are i.i.d. Bernoulli(d1). When they are rare
+        (d1 < 0.15) or the sensitive set is a small part of the domain, only
+        the positions of the ones are drawn (geometric gaps, cost ~ number of
+        ones); otherwise one random byte per cell decides (see
+        :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix`). Either way
+        the input's own bit is then redrawn with its own probability, so the
+        channel is exactly SPEC 2.5.
+        """
         codes = np.asarray(codes, dtype=np.intp)
         n, k = codes.size, self.n_categories
-        out = np.zeros((n, k), dtype=np.uint8)
         s = self._s_codes.size
-        all_sensitive = s == k
-        step = max(1, _CHUNK_CELLS // max(s, 1))
+        is_s = self._sensitive[codes]
+        own_bit = rng.random(n) < np.where(is_s, self.theta, 1.0 - self.d2)
+        if self.d1 < 0.15 or 2 * s < k:
+            # Positions in the (n, s) stream of off-input sensitive bits; the
+            # cells of each user's own sensitive bit are removed and redrawn.
+            pos = bernoulli_positions(n * s, self.d1, rng)
+            own_cell = np.flatnonzero(is_s) * s + self._rank[codes[is_s]]
+            hit = np.searchsorted(own_cell, pos)
+            hit = np.minimum(hit, max(own_cell.size - 1, 0))
+            if own_cell.size:
+                pos = pos[own_cell[hit] != pos]
+            rows = np.concatenate([pos // s, np.flatnonzero(own_bit)]) if s else (
+                np.flatnonzero(own_bit))
+            cols = np.concatenate([self._s_codes[pos % s], codes[own_bit]]) if s else (
+                codes[own_bit])
+            if sparse:
+                out = sp.csr_array(
+                    (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k)
+                )
+                out.sum_duplicates()
+                return out
+            out = np.zeros((n, k), dtype=np.uint8)
+            out[rows, cols] = 1
+            return out
+        out = np.empty((n, k), dtype=np.uint8)
+        mask = None if s == k else self._sensitive.view(np.uint8)
+        step = _rows_per_chunk(k)
         for lo in range(0, n, step):  # chunks of ~32M cells, not users
             hi = min(n, lo + step)
-            block = bernoulli_matrix((hi - lo, s), self.d1, rng)
-            if all_sensitive:
+            block = bernoulli_matrix((hi - lo, k), self.d1, rng).view(np.uint8)
+            if mask is not None:
+                np.multiply(block, mask, out=out[lo:hi])
+            else:
                 out[lo:hi] = block
-            elif s:
-                out[lo:hi, self._s_codes] = block
-        is_s = self._sensitive[codes]
-        p_true = np.where(is_s, self.theta, 1.0 - self.d2)
-        out[np.arange(n), codes] = rng.random(n) < p_true
-        return out
+        out[np.arange(n), codes] = own_bit
+        return _dense_bits_to_csr(out) if sparse else out
 
     # ------------------------------------------------------------- estimation
     def encode_reports(self, reports):
+        """Validate bit-vector reports: a dense 0/1 array or a CSR array.
+
+        The structural check (at most one non-sensitive bit per report) runs
+        with the statistics, where the set bits are enumerated anyway.
+        """
         k = self.n_categories
         if sp.issparse(reports):
             X = sp.csr_array(reports)
-            X.sum_duplicates()
             if X.shape[1] != k:
                 raise ReportMismatchError(
                     f"Reports have {X.shape[1]} columns, but {self!r} reports "
                     f"one bit per category ({k}). Were they produced by another "
                     "mechanism or domain?"
                 )
+            X.sum_duplicates()
             if X.nnz and not np.isin(X.data, (0, 1)).all():
                 raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
             X.eliminate_zeros()
-        else:
-            if hasattr(reports, "to_numpy"):
-                reports = reports.to_numpy()
-            arr = np.asarray(reports)
-            if arr.ndim != 2 or arr.shape[1] != k:
-                raise ReportMismatchError(
-                    f"Reports of {self!r} are 0/1 matrices of shape (n, {k}); got "
-                    f"shape {arr.shape}. Were they produced by another mechanism "
-                    "or domain?"
-                )
-            if arr.dtype == bool:
-                arr = arr.view(np.uint8)
-            elif arr.dtype.kind == "f" or arr.dtype.kind in "iu" and arr.itemsize > 1:
-                if not np.isin(arr, (0, 1)).all():
-                    raise ReportMismatchError(
-                        "Bit-vector reports must hold only 0 and 1."
-                    )
-                arr = arr.astype(np.uint8)
-            elif arr.dtype.kind not in "biu":
-                raise ReportMismatchError(
-                    f"Bit-vector reports must be 0/1 integers, got dtype {arr.dtype}."
-                )
-            elif arr.size and arr.max() > 1:
+            return X
+        if hasattr(reports, "to_numpy"):
+            reports = reports.to_numpy()
+        arr = np.asarray(reports)
+        if arr.ndim != 2 or arr.shape[1] != k:
+            raise ReportMismatchError(
+                f"Reports of {self!r} are 0/1 matrices of shape (n, {k}); got "
+                f"shape {arr.shape}. Were they produced by another mechanism "
+                "or domain?"
+            )
+        if arr.dtype == bool:
+            return np.ascontiguousarray(arr).view(np.uint8)
+        if arr.dtype.kind not in "biuf":
+            raise ReportMismatchError(
+                f"Bit-vector reports must be 0/1 numbers, got dtype {arr.dtype}."
+            )
+        if arr.dtype != np.uint8:
+            if not np.isin(arr, (0, 1)).all():
                 raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
-            self._check_nonsensitive_bits(_count_rows(arr, self._n_codes))
-            return arr
-        X.indices = X.indices.astype(np.int32, copy=False)
-        if self._n_codes.size:
-            row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            self._check_nonsensitive_bits(np.bincount(
-                row_of[~self._sensitive[X.indices]], minlength=X.shape[0]))
-        return X
+            return arr.astype(np.uint8)
+        if arr.size and arr.max() > 1:
+            raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
+        return np.ascontiguousarray(arr)
 
-    def _check_nonsensitive_bits(self, per_row):
-        if per_row is not None and (per_row > 1).any():
+    def _set_bits(self, codes):
+        """Yield ``(n_rows, rows, cols)`` of the set bits, chunk by chunk."""
+        k = self.n_categories
+        if sp.issparse(codes):
+            rows = np.repeat(np.arange(codes.shape[0]), np.diff(codes.indptr))
+            yield codes.shape[0], rows, codes.indices.astype(np.int64)
+            return
+        step = _rows_per_chunk(k)
+        for lo in range(0, codes.shape[0], step):  # ~32M cells per chunk
+            block = codes[lo:lo + step]
+            flat = np.flatnonzero(block.view(bool))
+            yield block.shape[0], flat // k, flat % k
+
+    def _check_rows(self, n_rows, rows, cols):
+        """Reports may set at most one non-sensitive bit; return invertible rows."""
+        if not self._n_codes.size:
+            return np.zeros(n_rows, dtype=bool)
+        per_row = np.bincount(rows[~self._sensitive[cols]], minlength=n_rows)
+        if (per_row > 1).any():
             raise ReportMismatchError(
                 f"{int((per_row > 1).sum())} reports have several non-sensitive "
                 f"bits set, which {self!r} cannot produce (a non-sensitive bit "
                 "is only ever set for the true category). Were they produced "
                 "by another mechanism, or with other sensitive categories?"
             )
+        return per_row == 1
 
     def statistics(self, codes, *, keep_reports=False):
         k = self.n_categories
-        if sp.issparse(codes):
-            counts = np.bincount(codes.indices, minlength=k).astype(np.int64)
-            chunks = [self._protected_rows(codes)] if keep_reports else None
-        else:  # dense 0/1 matrix: row chunks bound the temporaries
-            counts = np.zeros(k, dtype=np.int64)
-            chunks = [] if keep_reports else None
-            step = _rows_per_chunk(k)
-            for lo in range(0, codes.shape[0], step):
-                block = codes[lo:lo + step]
-                counts += block.sum(axis=0, dtype=np.int64)
-                if keep_reports:
-                    chunks.append(self._protected_rows(sp.csr_array(block)))
+        counts = np.zeros(k, dtype=np.int64)
+        chunks = []
+        for n_rows, rows, cols in self._set_bits(codes):
+            counts += np.bincount(cols, minlength=k)
+            invertible = self._check_rows(n_rows, rows, cols)
+            if keep_reports:
+                keep = ~invertible[rows]
+                per_row = np.bincount(rows[keep], minlength=n_rows)[~invertible]
+                indptr = np.zeros(per_row.size + 1, dtype=np.int64)
+                np.cumsum(per_row, out=indptr[1:])
+                chunks.append((indptr, self._rank[cols[keep]].astype(np.int32)))
         extra = _BitRows(chunks) if keep_reports else None
         return ReportStatistics(self, int(codes.shape[0]), counts, extra)
-
-    def _protected_rows(self, X):
-        """CSR (indptr, sensitive-rank indices) of reports with no N bit set."""
-        indptr, indices = X.indptr, X.indices
-        if self._n_codes.size == 0:
-            return indptr.astype(np.int64), indices.astype(np.int32, copy=True)
-        row_of = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
-        nonsens = ~self._sensitive[indices]
-        invertible_rows = np.zeros(X.shape[0], dtype=bool)
-        invertible_rows[row_of[nonsens]] = True
-        keep_nz = ~invertible_rows[row_of]
-        kept_rows = ~invertible_rows
-        lengths = np.diff(indptr)[kept_rows]
-        new_indptr = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=new_indptr[1:])
-        new_indices = self._rank[indices[keep_nz]].astype(np.int32)
-        return new_indptr, new_indices
 
     def merge_extra(self, a, b):
         if a is None or b is None:
@@ -330,7 +365,7 @@ class UnaryEncodingChannel(Channel):
             )
         p = np.asarray(p, dtype=float)
         Y = stats.extra.matrix(self._s_codes.size)
-        A = float(p @ self._w)
+        A = float((p * self._w).sum())
         b_s = p[self._s_codes] * (self._r - self._w_s)
         # Two sparse products per step (SPEC 3): D_i = A + sum_{j in y_i} b_j
         # (the report's probability up to C(y)) and t = Y^T (1 / D).
@@ -361,15 +396,18 @@ class UnaryEncodingChannel(Channel):
         return set_s * np.log(self.d1) + unset_s * np.log(1.0 - self.d1)
 
     def likelihood(self, codes):
-        X = codes if sp.issparse(codes) else sp.csr_array(codes)
-        n = X.shape[0]
+        n = codes.shape[0]
         L = np.broadcast_to(self._w, (n, self.n_categories)).copy()
-        row_of = np.repeat(np.arange(n), np.diff(X.indptr))
-        is_s = self._sensitive[X.indices]
-        L[row_of[is_s], X.indices[is_s]] = self._r
-        inv_rows, inv_cols = row_of[~is_s], X.indices[~is_s]
-        L[inv_rows] = 0.0
-        L[inv_rows, inv_cols] = 1.0
+        offset = 0
+        for n_rows, rows, cols in self._set_bits(codes):
+            invertible = self._check_rows(n_rows, rows, cols)
+            rows = rows + offset
+            is_s = self._sensitive[cols]
+            L[rows[is_s], cols[is_s]] = self._r
+            inv_rows = np.flatnonzero(invertible) + offset
+            L[inv_rows] = 0.0
+            L[rows[~is_s], cols[~is_s]] = 1.0
+            offset += n_rows
         return L
 
 
@@ -404,6 +442,9 @@ class _UnaryEncodingMechanism(BaseMechanism):
         if self.theta is not None:
             check_theta(self.theta)
 
+    def _sample(self, codes, rng):
+        return self.channel_.sample(codes, rng, sparse=self.sparse_output)
+
     def _wrap_reports(self, outputs, column, X):
         if self.sparse_output:
             from ._base import _transform_output
@@ -413,7 +454,7 @@ class _UnaryEncodingMechanism(BaseMechanism):
                     "Pandas output does not support sparse reports: use "
                     "sparse_output=False with set_output(transform='pandas')."
                 )
-            reports = sp.csr_array(outputs)
+            reports = outputs
             reports.uldp_channel = self.channel_
             return reports
         return self._container(outputs, X)

@@ -39,3 +39,45 @@ def bernoulli_matrix(shape, q, rng):
     if ties.size:
         bits[ties] = rng.random(ties.size) < (scaled - threshold)
     return bits.reshape(shape)
+
+
+def bernoulli_positions(length, q, rng):
+    """Sorted positions of the ones in ``length`` independent Bernoulli(q) cells.
+
+    Gaps between ones are geometric: with E ~ Exp(1) and lambda = -log(1 - q),
+    floor(E / lambda) is the number of zeros before the next one, exactly
+    Geometric(q). The cost is proportional to the number of ones (about
+    ``q * length``), not to ``length``, which makes sparse RAPPOR-type reports
+    (small q) cheap to sample.
+
+    Parameters
+    ----------
+    length : int
+    q : float in [0, 1)
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    positions : ndarray of int64
+    """
+    if q <= 0.0 or length == 0:
+        return np.zeros(0, dtype=np.int64)
+    if q >= 1.0:
+        return np.arange(length, dtype=np.int64)
+    lam = -np.log1p(-q)
+    parts = []
+    start = 0  # position of the next cell not yet decided
+    while start < length:
+        remaining = length - start
+        mean = remaining * q
+        draws = int(mean + 6.0 * np.sqrt(mean * (1.0 - q)) + 16)
+        gaps = np.floor(rng.standard_exponential(draws) / lam).astype(np.int64)
+        positions = start + np.cumsum(gaps + 1) - 1
+        inside = positions < length
+        if inside.all():
+            parts.append(positions)
+            start = int(positions[-1]) + 1
+        else:
+            parts.append(positions[inside])
+            break
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
