@@ -1,0 +1,218 @@
+"""Partition-wise privatization and reduction of sufficient statistics."""
+
+import copy
+from functools import reduce
+from operator import add
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..estimators._base import as_channel
+from ..utils._random import check_seed_sequence
+
+__all__ = ["statistics_of", "reduce_statistics", "privatize_partitions"]
+
+
+def statistics_of(reports, mechanism=None, *, keep_reports=False):
+    """Sufficient statistics of one batch of reports.
+
+    Parameters
+    ----------
+    reports : array-like, DataFrame or sparse matrix
+        Reports that carry their channel, or plain reports with ``mechanism``.
+    mechanism : fitted mechanism, Channel or spec dict, default=None
+        Needed when the reports do not carry their channel.
+    keep_reports : bool, default=False
+        Keep what the exact likelihood of bit-vector reports needs (for
+        :class:`~sklearn_uldp.EMEstimator`); counts alone suffice otherwise.
+
+    Returns
+    -------
+    statistics : ReportStatistics
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.parallel import statistics_of
+    >>> mech = RandomizedResponse(1.0, categories=[0, 1, 2], random_state=0).fit()
+    >>> stats = statistics_of(mech.transform(np.array([[0], [1], [2]])))
+    >>> stats.n, int(stats.counts.sum())
+    (3, 3)
+    """
+    from ..mechanisms._reports import get_channel
+
+    channel = get_channel(reports)
+    if channel is None:
+        if mechanism is None:
+            raise ValueError(
+                "These reports do not carry their mechanism; pass mechanism= "
+                "(the fitted mechanism or its spec)."
+            )
+        channel = as_channel(mechanism)
+    elif mechanism is not None and as_channel(mechanism) != channel:
+        from ..exceptions import ReportMismatchError
+
+        raise ReportMismatchError(
+            "The reports come from another mechanism than `mechanism`."
+        )
+    codes = channel.encode_reports(reports)
+    return channel.statistics(codes, keep_reports=keep_reports)
+
+
+def reduce_statistics(batches, mechanism=None, *, keep_reports=False, n_jobs=None):
+    """Sum the sufficient statistics of many batches of reports.
+
+    Parameters
+    ----------
+    batches : iterable of report batches, or a Dask DataFrame / Array
+        In-memory batches (arrays, DataFrames, CSR arrays) are reduced with
+        joblib (``n_jobs``); a Dask collection is reduced on its workers, one
+        task per partition, and only the statistics are gathered.
+    mechanism : fitted mechanism, Channel or spec dict, default=None
+        Required for plain reports and for Dask collections (partitions do not
+        carry attributes).
+    keep_reports : bool, default=False
+        See :func:`statistics_of`.
+    n_jobs : int, default=None
+        Parallel jobs for in-memory batches.
+
+    Returns
+    -------
+    statistics : ReportStatistics
+        Feed it to ``estimator.fit_statistics``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import UtilityOptimizedRR, EmpiricalEstimator
+    >>> from sklearn_uldp.parallel import reduce_statistics
+    >>> mech = UtilityOptimizedRR(1.0, sensitive=[0], categories=[0, 1, 2],
+    ...                           random_state=0).fit()
+    >>> X = np.random.default_rng(0).integers(0, 3, size=(3000, 1))
+    >>> batches = [mech.transform(chunk) for chunk in np.array_split(X, 3)]
+    >>> stats = reduce_statistics(batches)
+    >>> EmpiricalEstimator().fit_statistics(stats).n_reports_
+    3000
+    """
+    if _is_dask_collection(batches):
+        return _reduce_dask(batches, mechanism, keep_reports)
+    from joblib import Parallel, delayed
+
+    parts = Parallel(n_jobs=n_jobs)(
+        delayed(statistics_of)(batch, mechanism, keep_reports=keep_reports)
+        for batch in batches
+    )
+    if not parts:
+        raise ValueError("No batches of reports were given.")
+    return reduce(add, parts)
+
+
+def _is_dask_collection(obj):
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "to_delayed")
+
+
+def _reduce_dask(collection, mechanism, keep_reports):
+    import dask
+
+    if mechanism is None:
+        raise ValueError(
+            "Dask partitions do not carry the mechanism: pass mechanism= (the "
+            "fitted mechanism or its spec)."
+        )
+    channel = as_channel(mechanism)
+    parts = [
+        dask.delayed(statistics_of)(part, channel, keep_reports=keep_reports)
+        for part in np.ravel(collection.to_delayed())
+    ]
+    # A tree reduction: partial sums are added on the workers.
+    while len(parts) > 1:
+        parts = [
+            dask.delayed(add)(parts[i], parts[i + 1]) if i + 1 < len(parts)
+            else parts[i]
+            for i in range(0, len(parts), 2)
+        ]
+    return parts[0].compute()
+
+
+def _privatize_partition(frame, mechanism, seed):
+    # A shallow copy shares the public fitted state (domain, channel); only
+    # the random stream is the partition's own.
+    mech = copy.copy(mechanism)
+    # A fresh copy of the partition's seed: spawning mutates a SeedSequence,
+    # and a re-computed partition must draw the same stream again.
+    mech._seed_sequence = np.random.SeedSequence(
+        seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size
+    )
+    return mech.transform(frame)
+
+
+def privatize_partitions(partitions, mechanism, *, random_state=None):
+    """Privatize partitions independently, one random stream per partition.
+
+    Parameters
+    ----------
+    partitions : list of DataFrames/arrays, or a Dask DataFrame
+        Each partition holds the one input column of ``mechanism``.
+    mechanism : fitted mechanism
+        Its public state (domain, channel) is shared; its random stream is
+        not: partition ``i`` uses child ``i`` of
+        ``SeedSequence(random_state)``.
+    random_state : None, int or SeedSequence, default=None
+        ``None`` draws OS entropy.
+
+    Returns
+    -------
+    reports : list of report batches, or a Dask DataFrame of reports
+        Batches carry the channel; a Dask result holds plain values (pass the
+        mechanism to :func:`reduce_statistics`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.parallel import privatize_partitions
+    >>> mech = RandomizedResponse(1.0, categories=[0, 1], random_state=0).fit()
+    >>> parts = [np.zeros((4, 1), dtype=int), np.zeros((4, 1), dtype=int)]
+    >>> [r.shape for r in privatize_partitions(parts, mech, random_state=0)]
+    [(4, 1), (4, 1)]
+    """
+    check_is_fitted(mechanism, "channel_")
+    root = check_seed_sequence(random_state)
+    if _is_dask_collection(partitions):
+        return _map_dask(partitions, mechanism, root.spawn(partitions.npartitions))
+    partitions = list(partitions)
+    seeds = root.spawn(len(partitions))
+    return [
+        _privatize_partition(part, mechanism, seed)
+        for part, seed in zip(partitions, seeds)
+    ]
+
+
+def _map_dask(ddf, mechanism, seeds):
+    import pandas as pd
+
+    def run(frame, partition_info=None):
+        number = partition_info["number"] if partition_info else 0
+        out = _privatize_partition(frame, mechanism, seeds[number])
+        if isinstance(out, pd.DataFrame):
+            out = out.copy()
+            out.attrs = {}
+            return out
+        names = mechanism.get_feature_names_out()
+        return pd.DataFrame(np.asarray(out), columns=names, index=frame.index)
+
+    names = mechanism.get_feature_names_out()
+    meta = _dask_meta(mechanism, names)
+    return ddf.map_partitions(run, meta=meta)
+
+
+def _dask_meta(mechanism, names=None):
+    import pandas as pd
+
+    names = mechanism.get_feature_names_out() if names is None else names
+    channel = mechanism.channel_
+    if channel.report_format == "bits":
+        return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
+    return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype)
+                         for n in names})
