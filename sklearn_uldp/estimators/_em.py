@@ -131,11 +131,15 @@ class EMEstimator(DistributionEstimator):
 
     Parameters
     ----------
-    tol : float, default=1e-5
+    tol : float or "auto", default="auto"
         Stop when ``max_x g(x) - 1 <= tol``, which bounds the mean
-        log-likelihood gap to the maximum likelihood per report. The default
-        leaves at most ``1e-5 * n`` nats of log-likelihood, far below the
-        statistical fluctuation of the log-likelihood (about k / 2 nats).
+        log-likelihood gap to the maximum likelihood per report. ``"auto"``
+        sets it to 1% of the statistical scale of that gap, ``0.01 (k - 1) /
+        (2 n)`` (by Wilks' theorem the maximum likelihood exceeds the
+        likelihood of the truth by about (k - 1) / 2 nats), clipped to
+        [1e-8, 1e-3]: the optimization error is then about a tenth of the
+        statistical error in parameter space, at a fraction of the iterations
+        a fixed tiny tolerance costs.
     max_iter : int, default=10000
         Maximum number of (accelerated) iterations.
     init : {"threshold", "uniform", "empirical"} or array-like, default="threshold"
@@ -161,6 +165,8 @@ class EMEstimator(DistributionEstimator):
         Whether the duality gap reached ``tol``.
     duality_gap_ : float
         Final ``max(g) - 1``.
+    tol_ : float
+        The tolerance used (resolved from ``"auto"``).
     log_likelihood_ : float
         Mean log-likelihood per report at the estimate.
 
@@ -180,7 +186,7 @@ class EMEstimator(DistributionEstimator):
 
     _parameter_constraints = {
         **DistributionEstimator._parameter_constraints,
-        "tol": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"threshold", "uniform", "empirical"}), "array-like"],
         "acceleration": [None, StrOptions({"squarem"})],
@@ -188,7 +194,7 @@ class EMEstimator(DistributionEstimator):
 
     _needs_reports = True
 
-    def __init__(self, *, tol=1e-5, max_iter=10_000, init="threshold",
+    def __init__(self, *, tol="auto", max_iter=10_000, init="threshold",
                  acceleration="squarem", mechanism=None):
         self.tol = tol
         self.max_iter = max_iter
@@ -219,21 +225,31 @@ class EMEstimator(DistributionEstimator):
 
     def _estimate(self):
         channel, stats = self.channel_, self.statistics_
+        tol = self.tol
+        if tol == "auto":
+            tol = float(np.clip(
+                0.01 * (channel.n_categories - 1) / (2.0 * stats.n), 1e-8, 1e-3))
         p, info = maximize_likelihood(
             lambda q: channel.em_gradient(stats, q),
             self._initial_point(),
-            tol=self.tol,
+            tol=tol,
             max_iter=self.max_iter,
             acceleration=self.acceleration,
         )
         if not info["converged"]:
             warnings.warn(
                 f"EM stopped after {info['n_iter']} iterations with duality gap "
-                f"{info['gap']:.2e} > tol={self.tol}. Increase max_iter or tol.",
+                f"{info['gap']:.2e} > tol={tol:.2e}. Increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        info["tol"] = tol
         return p, info
+
+    @property
+    def tol_(self):
+        """The duality-gap tolerance used."""
+        return self._fitted_result()[1]["tol"]
 
     @property
     def n_iter_(self):

@@ -12,7 +12,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ReportMismatchError
@@ -307,6 +307,10 @@ class UnaryEncodingChannel(Channel):
         if not self._n_codes.size:
             return np.zeros(n_rows, dtype=bool)
         per_row = np.bincount(rows[~self._sensitive[cols]], minlength=n_rows)
+        self._check_rows_counts(per_row)
+        return per_row == 1
+
+    def _check_rows_counts(self, per_row):
         if (per_row > 1).any():
             raise ReportMismatchError(
                 f"{int((per_row > 1).sum())} reports have several non-sensitive "
@@ -314,11 +318,21 @@ class UnaryEncodingChannel(Channel):
                 "is only ever set for the true category). Were they produced "
                 "by another mechanism, or with other sensitive categories?"
             )
-        return per_row == 1
 
     def statistics(self, codes, *, keep_reports=False):
         k = self.n_categories
         counts = np.zeros(k, dtype=np.int64)
+        if not keep_reports and not sp.issparse(codes):
+            # Counts alone: column sums, no enumeration of the set bits.
+            nonsens = (~self._sensitive).view(np.uint8)
+            step = _rows_per_chunk(k)
+            for lo in range(0, codes.shape[0], step):
+                block = codes[lo:lo + step]
+                counts += block.sum(axis=0, dtype=np.int64)
+                if self._n_codes.size:
+                    per_row = (block & nonsens).sum(axis=1, dtype=np.int64)
+                    self._check_rows_counts(per_row)
+            return ReportStatistics(self, int(codes.shape[0]), counts)
         chunks = []
         for n_rows, rows, cols in self._set_bits(codes):
             counts += np.bincount(cols, minlength=k)
@@ -435,11 +449,18 @@ class _UnaryEncodingMechanism(BaseMechanism):
     def _resolved_theta(self):
         if self.theta is None:
             return basic_rappor_theta(self.epsilon)
+        if isinstance(self.theta, str):  # "optimal"
+            from ..model_selection._theta import optimal_theta
+
+            mask = getattr(self, "sensitive_mask_", None)
+            if mask is None:
+                mask = np.ones(len(self.categories_), dtype=bool)
+            return optimal_theta(self.epsilon, mask)
         return check_theta(self.theta)
 
     def _check_params(self):
         super()._check_params()
-        if self.theta is not None:
+        if self.theta is not None and not isinstance(self.theta, str):
             check_theta(self.theta)
 
     def _sample(self, codes, rng):
@@ -564,9 +585,12 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
         Privacy budget (> 0).
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S (non-empty).
-    theta : float in (0, 1) or None, default=None
+    theta : float in (0, 1), None or "optimal", default=None
         ``None`` gives theta = e^(eps/2) / (e^(eps/2) + 1) (the paper's
-        default); ``0.5`` is utility-optimized OUE.
+        default); ``0.5`` is utility-optimized OUE; ``"optimal"`` minimizes
+        the closed-form expected l2 loss of the empirical estimator under a
+        uniform prior (:func:`sklearn_uldp.model_selection.optimal_theta`;
+        pass ``theta=optimal_theta(eps, mask, prior=p)`` for another prior).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
     sparse_output : bool, default=False
@@ -598,6 +622,9 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
     _parameter_constraints = {
         **RAPPOR._parameter_constraints,
         "sensitive": ["array-like", callable],
+        "theta": [
+            None, Interval(Real, 0, 1, closed="neither"), StrOptions({"optimal"})
+        ],
     }
 
     def __init__(
