@@ -46,3 +46,32 @@ __all__ = [
     "metrics",
     "privacy",
 ]
+
+from .estimators import PersonalizedEstimator  # noqa: E402
+from .mechanisms import PersonalizedMechanism  # noqa: E402
+
+__all__ += ["PersonalizedMechanism", "PersonalizedEstimator"]
+
+from .mechanisms import (  # noqa: E402
+    BinaryOptimalResponse,
+    BlockHadamardResponse,
+    HadamardResponse,
+    HighLowHadamardResponse,
+    UtilityOptimizedBlockDesign,
+    UtilityOptimizedOUE,
+)
+
+__all__ += [
+    "BinaryOptimalResponse", "HadamardResponse", "HighLowHadamardResponse",
+    "BlockHadamardResponse", "UtilityOptimizedBlockDesign", "UtilityOptimizedOUE",
+]
+
+from . import compose, model_selection, plotting  # noqa: E402
+from .compose import DataFramePrivatizer, JointEncoder  # noqa: E402
+from .model_selection import PrivacyUtilitySearchCV  # noqa: E402
+from .privacy import BudgetAccountant  # noqa: E402
+
+__all__ += [
+    "DataFramePrivatizer", "JointEncoder", "PrivacyUtilitySearchCV",
+    "BudgetAccountant", "compose", "model_selection", "plotting",
+]

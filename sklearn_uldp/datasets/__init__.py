@@ -3,3 +3,7 @@
 from ._location import grid_cell_labels, location_distribution, make_location_grid
 
 __all__ = ["make_location_grid", "grid_cell_labels", "location_distribution"]
+
+from ._personalized import make_personalized_locations  # noqa: E402
+
+__all__ += ["make_personalized_locations"]

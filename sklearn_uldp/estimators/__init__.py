@@ -20,3 +20,7 @@ __all__ = [
     "project_to_simplex",
     "clip_and_normalize",
 ]
+
+from ._personalized import PersonalizedEstimator  # noqa: E402
+
+__all__ += ["PersonalizedEstimator"]

@@ -1,18 +1,84 @@
 """Base class of the distribution estimators."""
 
+import copy
+
+import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import (
+    _check_feature_names,
+    check_array,
+    check_is_fitted,
+)
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import get_channel
+from ..utils._validation import is_missing
 from ._projection import project_to_simplex
 
-import numpy as np
-
 __all__ = ["DistributionEstimator", "as_channel"]
+
+
+def _report_columns(X):
+    """Number of report columns (1 for a 1-D array of one value per user)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        shape = np.shape(X)
+    return 1 if len(shape) < 2 else int(shape[1])
+
+
+def _check_reports(X, channel, estimator):
+    """Generic checks of a batch of reports, before the channel decodes them.
+
+    The channel's ``encode_reports`` checks that the values are outputs it can
+    produce; this catches what is never a report, with scikit-learn's usual
+    messages: no reports, no columns, complex numbers, NaN/infinity (unless a
+    category is NaN/inf), 3-D arrays, a 1-D vector given for bit-vector
+    reports, sparse input for one-value-per-user reports.
+    """
+    bits = channel.report_format == "bits"
+    name = type(estimator).__name__
+    if sp.issparse(X) and not bits:
+        raise TypeError(
+            f"Got sparse reports, but {channel!r} sends one value per user, so its "
+            "reports are dense; sparse reports come from the RAPPOR family "
+            "(sparse_output=True). Pass the reports as a dense array."
+        )
+    if bits and not sp.issparse(X) and len(np.shape(X)) == 1:
+        raise ReportMismatchError(
+            f"Expected 2D array of bit-vector reports of shape (n, "
+            f"{channel.n_categories}), got 1D array instead. Reshape your data "
+            "using reports.reshape(1, -1) if it is a single report."
+        )
+    arr = check_array(
+        X,
+        accept_sparse="csr" if bits else False,
+        dtype=None,
+        ensure_2d=False,
+        ensure_all_finite=False,
+        ensure_min_samples=1,
+        ensure_min_features=1,
+        input_name="reports",
+        estimator=name,
+    )
+    if not sp.issparse(arr) and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        labels = np.asarray(channel.categories)
+        nan_ok = not bits and bool(is_missing(labels).any())
+        inf_ok = (
+            not bits and labels.dtype.kind == "f" and bool(np.isinf(labels).any())
+        )
+        bad = (np.isnan(arr).any() and not nan_ok) or (
+            np.isinf(arr).any() and not inf_ok
+        )
+        if bad:
+            raise ReportMismatchError(
+                f"Reports contain NaN or infinity, which {channel!r} cannot "
+                "produce (they are not among its outputs). Drop the corrupted "
+                "reports, or estimate with the mechanism that produced them."
+            )
 
 
 def as_channel(mechanism):
@@ -38,8 +104,11 @@ def as_channel(mechanism):
         if isinstance(mechanism.categories, str):
             raise ValueError(
                 f"mechanism={mechanism!r} is not fitted and has categories='auto', "
-                "so its domain is unknown. Pass the fitted mechanism (or its "
-                "spec), or give it explicit categories."
+                "so its domain is unknown. Pass the fitted mechanism's channel "
+                "(mechanism=fitted.channel_) or spec (fitted.spec()), or give it "
+                "explicit categories. (Cloning an estimator, as GridSearchCV and "
+                "cross_val_score do, also clones a fitted `mechanism` into an "
+                "unfitted one.)"
             )
         return clone(mechanism).fit().channel_
     raise TypeError(
@@ -59,10 +128,11 @@ class DistributionEstimator(BaseEstimator):
     contract (sufficient statistics, linear estimator, likelihood), so any
     estimator works with any mechanism.
 
-    ``fit``/``partial_fit`` only accumulate sufficient statistics (which add
-    up across chunks); the estimate is computed on first access to
+    ``partial_fit`` only accumulates sufficient statistics (which add up
+    across chunks); the estimate is computed on first access to
     ``distribution_`` and cached, so chunked fitting gives exactly the
-    one-shot result.
+    one-shot result. ``fit`` computes it at once (so ``predict_proba`` and
+    ``score`` never change the fitted estimator).
 
     Parameters
     ----------
@@ -82,6 +152,11 @@ class DistributionEstimator(BaseEstimator):
         Number of reports seen.
     distribution_ : ndarray of shape (k,)
         The estimate of the distribution of the true values.
+    n_features_in_ : int
+        Number of report columns (1 for one value per user, k for bit
+        vectors).
+    feature_names_in_ : ndarray of shape (n_report_columns,)
+        Report column names, when fitted on a DataFrame of reports.
     """
 
     _parameter_constraints = {"mechanism": [None, BaseMechanism, Channel, dict]}
@@ -92,6 +167,37 @@ class DistributionEstimator(BaseEstimator):
 
     def __init__(self, *, mechanism=None):
         self.mechanism = mechanism
+
+    def __sklearn_clone__(self):
+        mechanism = self.mechanism
+        if not isinstance(mechanism, Channel):
+            return super().__sklearn_clone__()
+        # A channel is an immutable public spec, not an estimator: the clone
+        # shares it. (sklearn's clone would call its get_params(deep=False),
+        # which Channel.get_params does not take.)
+        template = copy.copy(self)
+        template.mechanism = None
+        new = super(DistributionEstimator, template).__sklearn_clone__()
+        new.mechanism = mechanism
+        return new
+
+    def set_params(self, **params):
+        """Set parameters; a fitted estimate is recomputed on next access.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : object
+        """
+        super().set_params(**params)
+        # The cached estimate depends on the parameters (projection, alpha,
+        # tol, ...), the sufficient statistics do not.
+        self.__dict__.pop("_cache", None)
+        return self
 
     # --------------------------------------------------------------- fitting
     def fit(self, X, y=None):
@@ -108,9 +214,15 @@ class DistributionEstimator(BaseEstimator):
         -------
         self : object
         """
-        for attr in ("channel_", "statistics_", "n_reports_", "_cache"):
+        for attr in ("channel_", "statistics_", "n_reports_", "_cache",
+                     "n_features_in_", "feature_names_in_"):
             self.__dict__.pop(attr, None)
-        return self.partial_fit(X)
+        self.partial_fit(X)
+        # One-shot fit computes the estimate now (warnings such as EM's
+        # ConvergenceWarning come from fit, and predict_proba/score do not
+        # change the estimator); partial_fit stays lazy.
+        self._fitted_result()
+        return self
 
     def partial_fit(self, X, y=None):
         """Add a batch of reports to the sufficient statistics.
@@ -128,14 +240,21 @@ class DistributionEstimator(BaseEstimator):
         """
         self._validate_params()
         channel = self._resolve_channel(X)
+        first = not hasattr(self, "statistics_")
+        if first:
+            _check_reports(X, channel, self)
+        else:
+            self._check_later_batch(X, channel)
         codes = channel.encode_reports(X)
         stats = channel.statistics(codes, keep_reports=self._needs_reports)
-        if hasattr(self, "statistics_"):
-            self.statistics_ = self.statistics_ + stats
-        else:
+        if first:
             self.channel_ = channel
             self.categories_ = channel.categories
             self.statistics_ = stats
+            self.n_features_in_ = _report_columns(X)
+            _check_feature_names(self, X, reset=True)
+        else:
+            self.statistics_ = self.statistics_ + stats
         self.n_reports_ = self.statistics_.n
         self._cache = None
         return self
@@ -179,7 +298,7 @@ class DistributionEstimator(BaseEstimator):
             given if given is not None else fitted)
         for other, what in ((given, "the `mechanism` parameter"),
                             (fitted, "the reports this estimator was fitted on")):
-            if other is not None and other != channel:
+            if other is not None and other is not channel and other != channel:
                 raise ReportMismatchError(
                     f"The reports come from {channel!r}, but {what} describes "
                     f"{other!r} (differences: "
@@ -205,7 +324,7 @@ class DistributionEstimator(BaseEstimator):
 
     @property
     def distribution_(self):
-        """Estimated distribution of the true values, aligned with categories_."""
+        """Estimated distribution of the true values, aligned with ``categories_``."""
         return self._fitted_result()[0].copy()
 
     def _likelihood_distribution(self):
@@ -216,9 +335,24 @@ class DistributionEstimator(BaseEstimator):
         return project_to_simplex(p)
 
     # ----------------------------------------------------- report-level API
+    def _check_later_batch(self, X, channel):
+        """Checks of a later batch against the first: shape, names, values."""
+        _check_reports(X, channel, self)
+        n_features = _report_columns(X)
+        expected = getattr(self, "n_features_in_", n_features)
+        if n_features != expected:
+            raise ReportMismatchError(
+                f"X has {n_features} features, but {type(self).__name__} is "
+                f"expecting {expected} features as input (the report columns of "
+                f"{channel!r}). Were these reports produced by another mechanism "
+                "or domain?"
+            )
+        _check_feature_names(self, X, reset=False)
+
     def _codes(self, X):
         check_is_fitted(self, "statistics_")
         self._resolve_channel(X)
+        self._check_later_batch(X, self.channel_)
         return self.channel_.encode_reports(X)
 
     def predict_proba(self, X):
@@ -272,6 +406,19 @@ class DistributionEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        # Sparse reports are bit vectors (RAPPOR family): when the mechanism
+        # is known and sends one value per user, sparse input is refused.
         tags.input_tags.sparse = True
+        channel = None
+        if self.mechanism is not None:
+            try:
+                channel = as_channel(self.mechanism)
+            except (TypeError, ValueError):
+                channel = None
+        if channel is not None:
+            tags.input_tags.sparse = channel.report_format == "bits"
+            tags.input_tags.allow_nan = tags.input_tags.sparse is False and bool(
+                is_missing(np.asarray(channel.categories)).any()
+            )
         tags.requires_fit = True
         return tags

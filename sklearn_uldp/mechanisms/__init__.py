@@ -44,3 +44,34 @@ __all__ = [
     "UnaryEncodingChannel",
     "basic_rappor_theta",
 ]
+
+from ._personalized import PersonalizedMechanism, bot_label, split_bots  # noqa: E402
+
+__all__ += ["PersonalizedMechanism", "bot_label", "split_bots"]
+
+from ._binary import (  # noqa: E402
+    BinaryOptimalChannel,
+    BinaryOptimalResponse,
+    binary_optimal_matrix,
+)
+from ._block_design import (  # noqa: E402
+    UtilityOptimizedBlockDesign,
+    UtilityOptimizedBlockDesignChannel,
+    UtilityOptimizedOUE,
+)
+from ._hadamard import (  # noqa: E402
+    BlockHadamardChannel,
+    BlockHadamardResponse,
+    HadamardResponse,
+    HadamardResponseChannel,
+    HighLowHadamardChannel,
+    HighLowHadamardResponse,
+)
+
+__all__ += [
+    "BinaryOptimalResponse", "BinaryOptimalChannel", "binary_optimal_matrix",
+    "UtilityOptimizedBlockDesign", "UtilityOptimizedBlockDesignChannel",
+    "UtilityOptimizedOUE",
+    "HadamardResponse", "HighLowHadamardResponse", "BlockHadamardResponse",
+    "HadamardResponseChannel", "HighLowHadamardChannel", "BlockHadamardChannel",
+]

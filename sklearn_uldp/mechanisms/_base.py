@@ -1,6 +1,8 @@
 """Base class of the privacy mechanisms (scikit-learn transformers)."""
 
+import numbers
 import warnings
+import zlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,11 +22,42 @@ from ..utils._validation import (
     as_label_array,
     check_categories,
     check_epsilon,
+    encode_labels,
     is_missing,
+    validate_params_with_hints,
 )
-from ._reports import CHANNEL_ATTR, Reports
+from ._reports import Reports, attach_channel
 
-__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT"]
+__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS"]
+
+#: How to fix an invalid parameter (appended to scikit-learn's message, which
+#: says what is wrong).
+PARAMETER_HINTS = {
+    "epsilon": (
+        "epsilon is the privacy budget spent per report: pass a finite number "
+        "> 0 such as 1.0 (smaller is more private). For a no-privacy baseline "
+        "use NonPrivate()."
+    ),
+    "theta": (
+        "theta is the probability that the bit of the true category is "
+        "reported as 1: pass a number strictly between 0 and 1 (0.5 gives "
+        "OUE), or theta=None for basic one-time RAPPOR."
+    ),
+    "categories": (
+        "Pass the public domain as a list of values, e.g. "
+        "categories=['a', 'b', 'c'] (or 'auto' to learn it from X, which "
+        "reveals which values occur)."
+    ),
+    "sensitive": (
+        "Pass the sensitive categories as a list of values, a boolean mask "
+        "aligned with categories, or a predicate f(category) -> bool."
+    ),
+    "random_state": (
+        "Pass None (fresh OS entropy), a non-negative int (reproducible runs), "
+        "or a numpy Generator, SeedSequence or RandomState."
+    ),
+    "sparse_output": "Pass True (scipy CSR reports) or False (dense reports).",
+}
 
 RANDOM_STATE_CONSTRAINT = [
     None,
@@ -89,7 +122,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         self : object
             The fitted mechanism.
         """
-        self._validate_params()
+        validate_params_with_hints(self, PARAMETER_HINTS)
         self._check_params()
         auto = isinstance(self.categories, str)
         if X is None:
@@ -99,6 +132,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                     "Pass categories=[...] (the public domain) to fit without data."
                 )
             self.categories_ = check_categories(self.categories)
+            # A collector fits without data: the input is still one column.
+            self.n_features_in_ = 1
         else:
             column = self._validate_column(X, reset=True)
             if auto:
@@ -132,7 +167,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                 self._encode(column)  # validates values against the domain
         self._category_index = pd.Index(self.categories_)
         self.channel_ = self._make_channel()
-        self._seed_sequence = check_seed_sequence(self.random_state)
+        self._seed_sequence = _column_seed_sequence(
+            self.random_state, getattr(self, "feature_names_in_", None)
+        )
         return self
 
     # -------------------------------------------------------------- transform
@@ -153,8 +190,12 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         column = self._validate_column(X, reset=False)
         codes = self._encode(column)
         rng = np.random.default_rng(self._seed_sequence.spawn(1)[0])
-        outputs = self.channel_.sample(codes, rng)
+        outputs = self._sample(codes, rng)
         return self._wrap_reports(outputs, column, X)
+
+    def _sample(self, codes, rng):
+        """Draw the outputs for integer-coded inputs (hook for subclasses)."""
+        return self.channel_.sample(codes, rng)
 
     def _wrap_reports(self, outputs, column, X):
         """Wrap categorical outputs as a one-column report array/DataFrame."""
@@ -170,7 +211,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             frame = pd.DataFrame(
                 data, columns=self.get_feature_names_out(), index=index
             )
-            frame.attrs[CHANNEL_ATTR] = self.channel_
+            attach_channel(frame, self.channel_)
             return frame
         return Reports(data, self.channel_)
 
@@ -208,7 +249,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         index = getattr(self, "_category_index", None)
         if index is None:
             index = pd.Index(check_categories(self.categories))
-        codes = index.get_indexer(column)
+        codes = encode_labels(column, np.asarray(index), index)
         if (codes < 0).any():
             bad = column[codes < 0]
             missing = is_missing(bad)
@@ -270,7 +311,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         return self.channel_.to_dict()
 
     def channel_matrix(self):
-        """The exact channel Q(y | x) as a (k, |Y|) matrix (small domains).
+        """The exact channel Q(y | x) as a (k, n_outputs) matrix (small domains).
 
         Returns
         -------
@@ -278,6 +319,24 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "channel_")
         return self.channel_.matrix()
+
+
+def _column_seed_sequence(random_state, feature_names):
+    """The mechanism's root seed; an integer seed is made column-specific.
+
+    Several mechanisms of a ColumnTransformer are often given the same
+    integer ``random_state``; with one shared stream, two columns with the
+    same domain would receive identical noise. Mixing a stable hash of the
+    input column name into the seed (as a spawn key) gives each column its own
+    reproducible stream.
+    """
+    seed = check_seed_sequence(random_state)
+    if isinstance(random_state, numbers.Integral):
+        # Unnamed input is column "x0", its default feature name.
+        name = "x0" if feature_names is None else str(feature_names[0])
+        key = zlib.crc32(name.encode("utf-8"))
+        seed = np.random.SeedSequence(seed.entropy, spawn_key=(key,))
+    return seed
 
 
 def _transform_output(estimator):

@@ -41,6 +41,16 @@ __all__ = ["Channel", "CategoricalChannel", "ReportStatistics", "CHANNEL_REGISTR
 #: name -> Channel subclass, so that a spec can be rebuilt from JSON.
 CHANNEL_REGISTRY = {}
 
+_MISSING = ("sklearn_uldp", "missing category")
+
+
+def _is_missing_scalar(value):
+    try:
+        return value is None or bool(value != value)
+    except (TypeError, ValueError):
+        return False
+
+
 #: Largest output space for which :meth:`Channel.matrix` builds the full matrix.
 MAX_MATRIX_OUTPUTS = 1 << 16
 
@@ -161,7 +171,16 @@ class Channel:
             (key, tuple(np.ravel(v).tolist()) if isinstance(v, np.ndarray) else v)
             for key, v in sorted(self.get_params().items())
         )
-        return (self.name, tuple(self.categories.tolist()), params)
+        # NaN != NaN: a missing-value category gets a marker so that a channel
+        # with a NaN category still equals itself and its JSON round trip.
+        cats = tuple(
+            _MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist()
+        )
+        return (self.name, cats, params)
+
+    def __sklearn_clone__(self):
+        # A channel is an immutable public spec: cloning shares it.
+        return self
 
     def __eq__(self, other):
         if not isinstance(other, Channel):
@@ -217,7 +236,7 @@ class Channel:
         raise NotImplementedError
 
     def matrix(self):
-        """The exact channel as a dense (k, |Y|) matrix of Q(y | x).
+        """The exact channel as a dense (k, n_outputs) matrix of Q(y | x).
 
         Only for small output spaces; rows are inputs in ``categories`` order,
         columns are outputs in :meth:`output_labels` order.

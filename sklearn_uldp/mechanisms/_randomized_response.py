@@ -13,7 +13,7 @@ import pandas as pd
 from sklearn.utils._param_validation import StrOptions
 
 from ..exceptions import ReportMismatchError
-from ..utils._validation import check_sensitive
+from ..utils._validation import check_sensitive, encode_labels
 from ._base import BaseMechanism
 from ._channel import CategoricalChannel, _as_report_column
 
@@ -39,7 +39,7 @@ class _LabelledOutputsChannel(CategoricalChannel):
 
     def encode_reports(self, reports):
         column = _as_report_column(reports)
-        codes = pd.Index(self.categories).get_indexer(column)
+        codes = encode_labels(column, self.categories)
         if (codes < 0).any():
             bad = pd.unique(np.asarray(column, dtype=object)[codes < 0])
             raise ReportMismatchError(
@@ -123,7 +123,10 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
         codes = np.asarray(codes)
         S = self._sensitive
         report_sensitive = S[codes]
-        L = np.where(report_sensitive[:, None] & S[None, :], self.c2, 0.0)
+        # A sensitive report y is produced by every input: w.p. c1 by y itself
+        # and c2 by any other input, sensitive or not (SPEC 2.4); a
+        # non-sensitive report only by itself, w.p. c3.
+        L = np.where(report_sensitive[:, None], self.c2, np.zeros(S.size))
         L[np.arange(codes.size), codes] = np.where(report_sensitive, self.c1, self.c3)
         return L
 

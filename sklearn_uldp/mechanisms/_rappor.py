@@ -19,6 +19,7 @@ from ..exceptions import ReportMismatchError
 from ..utils._sampling import bernoulli_matrix, bernoulli_positions
 from ..utils._validation import check_sensitive, check_theta
 from ._base import BaseMechanism
+from ._reports import attach_channel
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 
 __all__ = [
@@ -32,6 +33,13 @@ __all__ = [
 # Rows per sampling chunk are chosen so that one chunk draws about this many
 # random bytes, which bounds the temporary memory of transform.
 _CHUNK_CELLS = 1 << 25
+
+
+_BITS_ONLY = (
+    "Bit-vector reports must hold only 0 and 1 (one bit per category, as "
+    "returned by the mechanism's transform). Pass the reports unchanged, or "
+    "check that these columns really are RAPPOR-type reports."
+)
 
 
 def basic_rappor_theta(epsilon):
@@ -263,7 +271,7 @@ class UnaryEncodingChannel(Channel):
                 )
             X.sum_duplicates()
             if X.nnz and not np.isin(X.data, (0, 1)).all():
-                raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
+                raise ReportMismatchError(_BITS_ONLY)
             X.eliminate_zeros()
             return X
         if hasattr(reports, "to_numpy"):
@@ -277,16 +285,22 @@ class UnaryEncodingChannel(Channel):
             )
         if arr.dtype == bool:
             return np.ascontiguousarray(arr).view(np.uint8)
+        if arr.dtype == object:
+            # e.g. a block of columns cut from a ColumnTransformer's output
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ReportMismatchError(_BITS_ONLY) from None
         if arr.dtype.kind not in "biuf":
             raise ReportMismatchError(
                 f"Bit-vector reports must be 0/1 numbers, got dtype {arr.dtype}."
             )
         if arr.dtype != np.uint8:
             if not np.isin(arr, (0, 1)).all():
-                raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
+                raise ReportMismatchError(_BITS_ONLY)
             return arr.astype(np.uint8)
         if arr.size and arr.max() > 1:
-            raise ReportMismatchError("Bit-vector reports must hold only 0 and 1.")
+            raise ReportMismatchError(_BITS_ONLY)
         return np.ascontiguousarray(arr)
 
     def _set_bits(self, codes):
@@ -475,9 +489,7 @@ class _UnaryEncodingMechanism(BaseMechanism):
                     "Pandas output does not support sparse reports: use "
                     "sparse_output=False with set_output(transform='pandas')."
                 )
-            reports = outputs
-            reports.uldp_channel = self.channel_
-            return reports
+            return attach_channel(outputs, self.channel_)
         return self._container(outputs, X)
 
     def get_feature_names_out(self, input_features=None):
@@ -494,6 +506,12 @@ class _UnaryEncodingMechanism(BaseMechanism):
         """
         (name,) = super().get_feature_names_out(input_features)
         return np.asarray([f"{name}_{c}" for c in self.categories_], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Reports are 0/1 bits, not values of the input's dtype.
+        tags.transformer_tags.preserves_dtype = []
+        return tags
 
     @property
     def theta_(self):

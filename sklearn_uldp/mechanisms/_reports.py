@@ -13,8 +13,9 @@ to the reports it returns, and every estimator reads it back:
 """
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["Reports", "attach_channel", "get_channel", "CHANNEL_ATTR"]
+__all__ = ["Reports", "SparseReports", "attach_channel", "get_channel", "CHANNEL_ATTR"]
 
 CHANNEL_ATTR = "sklearn_uldp_channel"
 
@@ -58,22 +59,75 @@ class Reports(np.ndarray):
         self.channel = channel
 
 
+class SparseReports(sp.csr_array):
+    """A CSR array of bit-vector reports carrying the producing channel.
+
+    Row slices (chunks of users) keep the channel, so a chunked
+    ``partial_fit`` over ``reports[i:j]`` works as with dense reports.
+    """
+
+    channel = None
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        if sp.issparse(out):
+            out = attach_channel(out, self.channel)
+        return out
+
+    def __reduce__(self):
+        return (_rebuild_sparse, (sp.csr_array(self), self.channel))
+
+
+def _rebuild_sparse(matrix, channel):
+    return attach_channel(matrix, channel)
+
+
 def attach_channel(reports, channel):
-    """Attach ``channel`` to ``reports`` (ndarray, DataFrame or sparse matrix)."""
+    """Attach ``channel`` to ``reports`` (ndarray, DataFrame or sparse matrix).
+
+    Pandas objects store the JSON-able spec (``channel.to_dict()``) in
+    ``attrs``, so reports can be written to Parquet/Feather with their spec.
+
+    Parameters
+    ----------
+    reports : ndarray, DataFrame or sparse matrix
+    channel : Channel
+
+    Returns
+    -------
+    reports : Reports, DataFrame or SparseReports
+        The reports with the channel attached (pandas objects in place).
+    """
     if hasattr(reports, "attrs"):  # pandas
-        reports.attrs[CHANNEL_ATTR] = channel
+        reports.attrs[CHANNEL_ATTR] = None if channel is None else channel.to_dict()
         return reports
-    if hasattr(reports, "tocsr"):  # scipy sparse
-        reports.uldp_channel = channel
-        return reports
+    if sp.issparse(reports):
+        out = SparseReports(reports.tocsr())
+        out.channel = channel
+        return out
     return Reports(reports, channel)
 
 
 def get_channel(reports):
-    """Return the channel attached to ``reports``, or None."""
-    if isinstance(reports, Reports):
+    """Return the channel attached to ``reports``, or None.
+
+    Parameters
+    ----------
+    reports : object
+        Reports as returned by a mechanism (or anything else).
+
+    Returns
+    -------
+    channel : Channel or None
+    """
+    if isinstance(reports, (Reports, SparseReports)):
         return reports.channel
     attrs = getattr(reports, "attrs", None)
     if isinstance(attrs, dict):
-        return attrs.get(CHANNEL_ATTR)
+        spec = attrs.get(CHANNEL_ATTR)
+        if isinstance(spec, dict):
+            from ._channel import Channel
+
+            return Channel.from_dict(spec)
+        return spec
     return getattr(reports, "uldp_channel", None)

@@ -12,3 +12,7 @@ __all__ = [
     "expected_l2_loss",
     "expected_total_variation",
 ]
+
+from ._personalized import personalized_loss_terms  # noqa: E402
+
+__all__ += ["personalized_loss_terms"]

@@ -22,3 +22,23 @@ __all__ = [
     "check_osldp",
     "invertible_outputs",
 ]
+
+from ._budget import BudgetAccountant  # noqa: E402
+
+__all__ += ["BudgetAccountant"]
+
+from ._context_aware import (  # noqa: E402
+    ContextAwareCheck,
+    PrivacyMatrix,
+    block_structured,
+    check_context_aware,
+    high_low,
+    ldp,
+    pairwise_log_ratio,
+    privacy_profile,
+)
+
+__all__ += [
+    "PrivacyMatrix", "ContextAwareCheck", "ldp", "high_low", "block_structured",
+    "check_context_aware", "pairwise_log_ratio", "privacy_profile",
+]

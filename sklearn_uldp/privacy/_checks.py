@@ -60,7 +60,7 @@ class PrivacyCheck:
 
 
 def as_channel_matrix(obj):
-    """Return the (k, |Y|) channel matrix of a mechanism, channel or array.
+    """Return the (k, n_outputs) channel matrix of a mechanism, channel or array.
 
     Parameters
     ----------
@@ -227,7 +227,10 @@ def check_uldp(mechanism, sensitive=None, epsilon=None, *, protected=None):
     invertible = ~protected
     reasons = []
     support = Q > 0
-    for y in np.flatnonzero(invertible & (support.sum(axis=0) != 1)):
+    # An output that no input can produce (e.g. a uRAP report with two
+    # non-sensitive bits set) is outside the mechanism's range: it constrains
+    # nothing, whichever side of the Y_P / Y_I split it is declared on.
+    for y in np.flatnonzero(invertible & (support.sum(axis=0) > 1)):
         reasons.append(
             f"output {y} is declared invertible but {int(support[:, y].sum())} "
             "inputs can produce it"

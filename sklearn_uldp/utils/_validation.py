@@ -10,12 +10,48 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "validate_params_with_hints",
     "check_epsilon",
     "check_theta",
     "check_categories",
     "check_sensitive",
     "is_missing",
+    "encode_labels",
 ]
+
+
+def validate_params_with_hints(estimator, hints):
+    """Validate ``estimator``'s parameters against its ``_parameter_constraints``.
+
+    Same check as ``BaseEstimator._validate_params`` (it raises scikit-learn's
+    ``InvalidParameterError``, whose message says what is wrong), but the
+    message of a parameter listed in ``hints`` is followed by that hint, which
+    says how to fix it.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    hints : dict of str -> str
+        Parameter name -> how to fix an invalid value.
+    """
+    from sklearn.utils._param_validation import (
+        InvalidParameterError,
+        validate_parameter_constraints,
+    )
+
+    params = estimator.get_params(deep=False)
+    caller = type(estimator).__name__
+    for name, constraints in estimator._parameter_constraints.items():
+        if name not in params:
+            continue
+        try:
+            validate_parameter_constraints(
+                {name: constraints}, {name: params[name]}, caller_name=caller
+            )
+        except InvalidParameterError as exc:
+            if name not in hints:
+                raise
+            raise InvalidParameterError(f"{exc} {hints[name]}") from None
 
 
 def check_epsilon(epsilon, name="epsilon", *, allow_inf=False):
@@ -64,6 +100,49 @@ def check_theta(theta, name="theta"):
 def is_missing(values):
     """Elementwise test for missing values (None, NaN, pd.NA, NaT)."""
     return np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
+
+
+def _missing_mask(values):
+    """Mask of missing values of a 1-D array, or None when there are none."""
+    kind = values.dtype.kind
+    if kind in "biuSU":
+        return None
+    mask = np.isnan(values) if kind in "fc" else is_missing(values)
+    return mask if mask.any() else None
+
+
+def encode_labels(values, categories, index=None):
+    """Position of each value in ``categories`` (-1 for values not in it).
+
+    Every missing-value marker (None, NaN, pd.NA, NaT) matches the missing
+    category of ``categories``, if it has one: ``pd.Index.get_indexer`` alone
+    does not (with pandas >= 3, ``Index(["a", None])`` has the ``str`` dtype
+    and does not find ``None`` in ``[None]``, but does in ``["a", None]``).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+    categories : ndarray of shape (k,)
+    index : pandas.Index, default=None
+        ``pd.Index(categories)``, if already built.
+
+    Returns
+    -------
+    codes : ndarray of intp, shape (n,)
+    """
+    values = np.asarray(values)
+    categories = np.asarray(categories)
+    if index is None:
+        index = pd.Index(categories)
+    missing = _missing_mask(values)
+    if missing is None:
+        return index.get_indexer(values).astype(np.intp, copy=False)
+    codes = np.full(values.shape[0], -1, dtype=np.intp)
+    codes[~missing] = index.get_indexer(values[~missing])
+    missing_categories = _missing_mask(categories)
+    if missing_categories is not None:
+        codes[missing] = np.flatnonzero(missing_categories)[0]
+    return codes
 
 
 def check_categories(categories):
@@ -151,8 +230,7 @@ def check_sensitive(sensitive, categories, *, name="sensitive"):
         ):
             mask = values.astype(bool)
         else:
-            index = pd.Index(categories)
-            positions = index.get_indexer(pd.Index(values))
+            positions = encode_labels(values, np.asarray(categories))
             unknown = values[positions < 0]
             if unknown.size:
                 raise ValueError(
@@ -161,12 +239,15 @@ def check_sensitive(sensitive, categories, *, name="sensitive"):
                     "the domain; add them to `categories` or fix their spelling."
                 )
             if len(set(positions.tolist())) != len(positions):
-                raise ValueError(f"{name} lists a category more than once.")
+                raise ValueError(
+                    f"{name} lists a category more than once: "
+                    f"{values.tolist()[:10]}. List each sensitive category once."
+                )
             mask = np.zeros(k, dtype=bool)
             mask[positions] = True
     if not mask.any():
         raise ValueError(
-            f"The sensitive set is empty: with no sensitive category a "
+            "The sensitive set is empty: with no sensitive category a "
             "utility-optimized mechanism releases every value unchanged. Mark at "
             "least one category sensitive, or use NonPrivate() if releasing raw "
             "data is really intended."

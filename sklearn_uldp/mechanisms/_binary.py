@@ -1,0 +1,223 @@
+"""The universally optimal binary mechanism under context-aware LDP.
+
+References
+----------
+Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-Aware Local Differential
+Privacy", ICML 2020, Theorem 2 (SPEC 2.6).
+Warner, "Randomized response", JASA 1965.
+Mangat, "An improved randomized response strategy", JRSS B 1994.
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, Options
+
+from ._base import BaseMechanism
+from ._randomized_response import _LabelledOutputsChannel
+
+__all__ = ["BinaryOptimalChannel", "BinaryOptimalResponse", "binary_optimal_matrix"]
+
+
+def binary_optimal_matrix(epsilon_12, epsilon_21):
+    """Theorem 2's channel for budgets eps_12 and eps_21 (SPEC 2.6).
+
+    With D = e^{eps_21} - e^{-eps_12}, rows = input (1, 2), columns = output::
+
+        Q(1|1) = (e^{eps_21} - 1) / D
+        Q(2|1) = (1 - e^{-eps_12}) / D
+        Q(1|2) = e^{-eps_12} (e^{eps_21} - 1) / D
+        Q(2|2) = e^{eps_21} (1 - e^{-eps_12}) / D
+
+    so ``Q(y|1) <= e^{eps_12} Q(y|2)`` and ``Q(y|2) <= e^{eps_21} Q(y|1)``,
+    both with equality. An infinite budget is allowed on one side.
+
+    Parameters
+    ----------
+    epsilon_12, epsilon_21 : float in (0, inf]
+        Not both infinite.
+
+    Returns
+    -------
+    Q : ndarray of shape (2, 2)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.mechanisms import binary_optimal_matrix
+    >>> binary_optimal_matrix(np.log(3), np.log(3))     # Warner, keep w.p. 3/4
+    array([[0.75, 0.25],
+           [0.25, 0.75]])
+    >>> binary_optimal_matrix(np.inf, np.log(4))        # Mangat, p = e^-eps21
+    array([[0.75, 0.25],
+           [0.  , 1.  ]])
+    """
+    e12, e21 = float(epsilon_12), float(epsilon_21)
+    for name, e in (("epsilon_12", e12), ("epsilon_21", e21)):
+        if not e > 0 or math.isnan(e):
+            raise ValueError(f"{name} must be > 0 (inf allowed), got {e}.")
+    if math.isinf(e12) and math.isinf(e21):
+        raise ValueError(
+            "epsilon_12 and epsilon_21 cannot both be infinite: that is no privacy "
+            "at all (use NonPrivate)."
+        )
+    if math.isinf(e21):  # by symmetry: swap the roles of the two elements
+        return binary_optimal_matrix(e21, e12)[::-1, ::-1].copy()
+    a = math.exp(e21)
+    b = 0.0 if math.isinf(e12) else math.exp(-e12)
+    D = a - b
+    return np.array([
+        [(a - 1.0) / D, (1.0 - b) / D],
+        [b * (a - 1.0) / D, a * (1.0 - b) / D],
+    ])
+
+
+class BinaryOptimalChannel(_LabelledOutputsChannel):
+    """Channel of Theorem 2's optimal binary mechanism (reports are categories).
+
+    Parameters
+    ----------
+    categories : array-like of shape (2,)
+        ``categories[0]`` is element 1, ``categories[1]`` element 2.
+    epsilon_12, epsilon_21 : float in (0, inf]
+        ``Q(y|1) <= e^{eps_12} Q(y|2)`` and ``Q(y|2) <= e^{eps_21} Q(y|1)``.
+
+    Notes
+    -----
+    ``epsilon`` (the budget reported to generic code) is the largest finite
+    one of the two; an element whose row budget is infinite is not
+    sensitive (:attr:`sensitive_mask`), and an output only it can produce is
+    invertible.
+    """
+
+    name = "binary_optimal"
+
+    def __init__(self, categories, epsilon_12, epsilon_21):
+        if len(categories) != 2:
+            raise ValueError(
+                f"The optimal binary mechanism has exactly two categories, got "
+                f"{len(categories)}."
+            )
+        self.epsilon_12 = float(epsilon_12)
+        self.epsilon_21 = float(epsilon_21)
+        self._Q = binary_optimal_matrix(self.epsilon_12, self.epsilon_21)
+        finite = [e for e in (self.epsilon_12, self.epsilon_21) if math.isfinite(e)]
+        super().__init__(categories, max(finite))
+
+    def get_params(self):
+        return {"epsilon_12": self.epsilon_12, "epsilon_21": self.epsilon_21}
+
+    @property
+    def sensitive_mask(self):
+        return np.array([math.isfinite(self.epsilon_12),
+                         math.isfinite(self.epsilon_21)])
+
+    def protected_outputs(self):
+        return (self._Q > 0).sum(axis=0) > 1
+
+    def matrix(self):
+        """The exact channel: a dense (k, n_outputs) array of Q(y | x)."""
+        return self._Q.copy()
+
+    def forward(self, p):
+        return np.asarray(p, dtype=float) @ self._Q
+
+    def adjoint(self, v):
+        return self._Q @ np.asarray(v, dtype=float)
+
+    def expected_frequency(self, p):
+        return self.forward(p)
+
+    # m(1) = Q(1|2) + p1 (Q(1|1) - Q(1|2)),  m(2) = Q(2|1) + p2 (Q(2|2) - Q(2|1))
+    @property
+    def coef_a(self):
+        gap = self._Q[0, 0] - self._Q[1, 0]
+        return np.full(2, 1.0 / gap)
+
+    @property
+    def coef_b(self):
+        gap = self._Q[0, 0] - self._Q[1, 0]
+        return np.array([-self._Q[1, 0], -self._Q[0, 1]]) / gap
+
+    def likelihood(self, codes):
+        return self._Q[:, np.asarray(codes)].T
+
+    def sample(self, codes, rng):
+        codes = np.asarray(codes, dtype=np.intp)
+        flip = rng.random(codes.size) < self._Q[codes, 1 - codes]
+        return np.where(flip, 1 - codes, codes)
+
+
+class BinaryOptimalResponse(BaseMechanism):
+    """Universally optimal binary mechanism for context-aware LDP (Thm. 2).
+
+    For a binary domain {1, 2} = ``categories`` and budgets ``epsilon_12``
+    (how much more likely an output may be under 1 than under 2) and
+    ``epsilon_21`` (the converse), the channel of SPEC 2.6 is optimal for
+    *every* utility that obeys the data-processing inequality (Acharya et
+    al. 2020, Thm. 2); both bounds hold with equality.
+
+    Special cases (tested):
+
+    * ``epsilon_12 == epsilon_21 == eps``: Warner's randomized response,
+      the true answer is kept w.p. e^eps / (e^eps + 1);
+    * ``epsilon_12 = inf``: Mangat's improved randomized response with
+      element 2 sensitive: x = 2 always reports 2, x = 1 reports 2 w.p.
+      e^(-epsilon_21) (reports of 1 reveal the non-sensitive element 1; it is
+      then (X_S = {2}, epsilon_21)-ULDP).
+
+    Parameters
+    ----------
+    epsilon_12 : float in (0, inf], default=1.0
+        Bound on ``log Q(y|1) / Q(y|2)``.
+    epsilon_21 : float in (0, inf], default=1.0
+        Bound on ``log Q(y|2) / Q(y|1)``. Not both infinite.
+    categories : "auto" or array-like of shape (2,), default="auto"
+        The two values, element 1 first.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (2,)
+    channel_ : BinaryOptimalChannel
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import BinaryOptimalResponse
+    >>> from sklearn_uldp.privacy import check_uldp
+    >>> mangat = BinaryOptimalResponse(np.inf, np.log(2),
+    ...                                categories=["no", "yes"]).fit()
+    >>> mangat.channel_matrix()
+    array([[0.5, 0.5],
+           [0. , 1. ]])
+    >>> bool(check_uldp(mangat))      # "yes" is the sensitive answer
+    True
+    """
+
+    _parameter_constraints = {
+        "epsilon_12": [Interval(Real, 0, None, closed="neither"),
+                       Options(Real, {np.inf})],
+        "epsilon_21": [Interval(Real, 0, None, closed="neither"),
+                       Options(Real, {np.inf})],
+        "categories": BaseMechanism._parameter_constraints["categories"],
+        "random_state": BaseMechanism._parameter_constraints["random_state"],
+    }
+
+    def __init__(self, epsilon_12=1.0, epsilon_21=1.0, *, categories="auto",
+                 random_state=None):
+        self.epsilon_12 = epsilon_12
+        self.epsilon_21 = epsilon_21
+        self.categories = categories
+        self.random_state = random_state
+
+    def _check_params(self):
+        binary_optimal_matrix(self.epsilon_12, self.epsilon_21)
+
+    def _make_channel(self):
+        return BinaryOptimalChannel(
+            self.categories_, self.epsilon_12, self.epsilon_21)

@@ -1,0 +1,552 @@
+"""Utility-optimized block design (uBD) and utility-optimized OUE (uOUE).
+
+References
+----------
+Utility-optimized block design: arXiv 2509.24173 (2025). Outputs are
+h-subsets of the sensitive set X_S or a non-sensitive value; with h = 1 it is
+the uRR of Murakami & Kawamoto (USENIX Security 2019).
+Utility-optimized OUE: uRAP (Murakami & Kawamoto 2019, Def. 5) with theta =
+1/2, the choice of optimized unary encoding (Wang, Blocki, Li & Jha, USENIX
+Security 2017).
+
+Derivation of the uBD channel and its unbiased estimator
+---------------------------------------------------------
+Let s = ``|X_S|``, E = e^eps, D = h E + s - h, C = binom(s, h) and c0 = s/(D C).
+
+* Sensitive x: x enters the subset T w.p. hE/D (the other h - 1 members
+  uniform among X_S minus x), otherwise T is a uniform h-subset of X_S minus
+  x. Since binom(s-1, h-1) = C h/s and binom(s-1, h) = C (s-h)/s, this gives
+  ``Q(T|x) = c0 E`` if x in T and ``c0`` otherwise.
+* Non-sensitive x: reported as itself w.p. h(E-1)/D (invertible), otherwise a
+  uniform h-subset: ``Q(T|x) = (s/D)/C = c0``.
+
+So every protected output T has ``max_x Q(T|x) / min_x Q(T|x) = E``: it is
+(X_S, Y_P, eps)-ULDP with Y_P the h-subsets. With h = 1, D = s + E - 1 is
+uRR's normaliser.
+
+Estimator. For sensitive x let P(x in T) be the chance that a report is a
+subset holding x. Another sensitive x' puts x in T w.p.
+``c_S = h (E (h-1) + s - h) / (D (s-1))`` and a non-sensitive x' w.p.
+``c_N = h/D``; since ``c_N - c_S = -(h/D)(h-1)(E-1)/(s-1)`` and a report is
+the non-sensitive x' w.p. ``h(E-1)/D p(x')``, the statistic
+
+    f(x) = q(x in T) + (h-1)/(s-1) q(report in X_N)
+
+has mean ``c_S + p(x) h (s-h)(E-1)/(D (s-1))`` (for a distribution p), so
+``p_hat(x) = a f(x) + b`` with ``a = D (s-1) / (h (s-h) (E-1))`` and
+``b = -(E (h-1) + s - h) / ((s-h)(E-1))`` (h = 1 gives uRR's u/(E-1) and
+-1/(E-1)). For non-sensitive x, ``p_hat(x) = D/(h(E-1)) q(x)``. The
+estimator needs h < s (for s = 1 only h = 1).
+
+Mixture over subset sizes (``subset_size={h: w_h}``): a user first draws h
+with probability w_h, then runs uBD with that h. Subsets of different sizes
+are different outputs, so every protected output keeps the ratio bound E. With
+pooled constants (sums over h weighted by w_h) the same statistic
+``f(x) = q(x in T) + beta q(report in X_N)``, ``beta = sum w_h (c_S,h - c_N,h)
+/ sum w_h h (E-1)/D_h``, is unbiased after the affine map, and the EM
+likelihood keeps its structure (the report-only factor is w_h c0_h).
+
+Sampling draws every choice from an independent uniform (the public MATLAB
+code of the paper reuses one uniform for two choices in its mixture path,
+which correlates them and breaks the privacy guarantee).
+"""
+
+import math
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..exceptions import ReportMismatchError
+from ..utils._validation import check_sensitive
+from ._channel import MAX_MATRIX_OUTPUTS
+from ._rappor import (
+    UnaryEncodingChannel,
+    UtilityOptimizedRAPPOR,
+    _UnaryEncodingMechanism,
+)
+
+__all__ = [
+    "UtilityOptimizedBlockDesignChannel",
+    "UtilityOptimizedBlockDesign",
+    "UtilityOptimizedOUE",
+]
+
+
+def _uniform_subsets(n, N, m, rng):
+    """``n`` independent uniform m-subsets of range(N), as an (n, m) array."""
+    if m == 0 or n == 0:
+        return np.zeros((n, m), dtype=np.int64)
+    if m * m <= 4 * N:
+        # Floyd's algorithm, vectorized over users: m passes, O(n m^2).
+        chosen = np.empty((n, m), dtype=np.int64)
+        for i, j in enumerate(range(N - m, N)):
+            t = rng.integers(0, j + 1, size=n, dtype=np.int64)
+            dup = (chosen[:, :i] == t[:, None]).any(axis=1)
+            chosen[:, i] = np.where(dup, j, t)
+        return chosen
+    # Large subsets: the m smallest of N i.i.d. uniform keys, by row chunks.
+    out = np.empty((n, m), dtype=np.int64)
+    step = max(1, (1 << 22) // N)
+    for lo in range(0, n, step):
+        keys = rng.random((min(n, lo + step) - lo, N))
+        out[lo:lo + step] = np.argpartition(keys, m - 1, axis=1)[:, :m]
+    return out
+
+
+def _check_mixture(subset_size, s):
+    """Resolve ``subset_size`` (int or {h: weight}) into (sizes, weights)."""
+    hmax = max(1, s - 1)
+    if isinstance(subset_size, dict):
+        items = sorted((int(h), float(w)) for h, w in subset_size.items()
+                       if float(w) != 0.0)
+        if not items:
+            raise ValueError("The subset-size mixture has no positive weight.")
+        sizes = np.array([h for h, _ in items], dtype=np.int64)
+        weights = np.array([w for _, w in items])
+        if (weights < 0).any() or not np.isfinite(weights).all():
+            raise ValueError("Mixture weights must be non-negative and finite.")
+        weights = weights / weights.sum()
+    else:
+        sizes, weights = np.array([int(subset_size)], dtype=np.int64), np.ones(1)
+    if sizes.min() < 1 or sizes.max() > hmax:
+        raise ValueError(
+            f"subset_size must be between 1 and s - 1 = {hmax} (s = {s} sensitive "
+            f"categories), got {subset_size}."
+        )
+    return sizes, weights
+
+
+class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
+    """Channel of utility-optimized block design, (X_S, h, epsilon)-uBD.
+
+    Reports are 0/1 vectors over the categories (like uRAP): a protected
+    report has exactly h sensitive bits set (the subset T), an invertible one
+    exactly one non-sensitive bit. The derivation of the channel and of the
+    unbiased estimator is in the module docstring. The likelihood of a
+    protected report is ``c0 E^{[x in T]}``, so EM runs with the two sparse
+    products of the RAPPOR family.
+
+    A *mixture* over subset sizes (``subset_size={h: w_h}``) first draws h
+    with probability w_h (its own uniform draw), then runs uBD with that h.
+    Each protected output keeps the ratio bound E (subsets of different sizes
+    are different outputs), and the unbiased statistic is the same with
+    pooled constants: ``f(x) = q(x in T) + beta q(report in X_N)`` with
+    ``beta = sum_h w_h (c_S,h - c_N,h) / sum_h w_h h (E-1)/D_h``, mean
+    ``sum_h w_h c_S,h + p(x) sum_h w_h (hE/D_h - c_S,h)``.
+
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+    epsilon : float
+    sensitive : array-like of bool of shape (k,)
+    subset_size : int or dict
+        h, with 1 <= h <= max(1, s - 1), or a mixture ``{h: weight}``.
+    """
+
+    name = "ubd"
+
+    def __init__(self, categories, epsilon, sensitive, subset_size):
+        super().__init__(categories, epsilon, 0.5, sensitive)
+        self.theta = None
+        s = int(self._s_codes.size)
+        if s == 0:
+            raise ValueError("uBD needs at least one sensitive category.")
+        if isinstance(subset_size, dict):  # JSON specs have string keys
+            subset_size = {int(h): float(w) for h, w in subset_size.items()}
+        sizes, weights = _check_mixture(subset_size, s)
+        self._sizes, self._weights = sizes, weights
+        self.subset_size = (
+            int(sizes[0]) if sizes.size == 1 and not isinstance(subset_size, dict)
+            else {int(h): float(w) for h, w in zip(sizes, weights, strict=True)})
+        self.s, self.t = s, int(self._n_codes.size)
+        E = np.exp(self.epsilon)
+        h = sizes.astype(float)
+        D = h * E + s - h
+        self._E, self._D_h = E, D
+        self._keep_s_h = h * E / D          # P(x in T | x sensitive, size h)
+        self._keep_n_h = h * (E - 1.0) / D  # P(report x | x non-sensitive, h)
+        # P(x in T | another sensitive x', size h); for h = 1 it equals
+        # c_N = 1/D (then right for s = 1 too, with no other sensitive x').
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c_s = np.where(h > 1, h * (E * (h - 1.0) + s - h) / (D * (s - 1.0)),
+                           1.0 / D)
+        c_n = h / D
+        w = weights
+        self._keep_s = float(w @ self._keep_s_h)
+        self._keep_n = float(w @ self._keep_n_h)
+        self._c_s = float(w @ c_s)
+        self._c_n = float(w @ c_n)
+        self._gamma = float(w @ (c_s - c_n)) / self._keep_n
+        # Likelihood structure reused by the RAPPOR-family EM: f_x(T) = E if
+        # x in T (x sensitive), 1 otherwise; C(T) = w_h c0_h for |T| = h.
+        self._w = np.ones(self.n_categories)
+        self._w_s, self._r = 1.0, E
+        self.d2 = 1.0 - self._keep_n
+        self._log_c0_h = (np.log(w) + math.log(s) - np.log(D)
+                          - (gammaln(s + 1) - gammaln(h + 1) - gammaln(s - h + 1)))
+
+    def get_params(self):
+        return {
+            "epsilon": self.epsilon,
+            "sensitive": self._sensitive.copy(),
+            "subset_size": self.subset_size,
+        }
+
+    def _key(self):
+        name, cats, params = super()._key()
+        params = tuple(
+            (key, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+            for key, v in params
+        )
+        return name, cats, params
+
+    @property
+    def n_subsets(self):
+        """Number of protected outputs: binom(s, h) summed over the sizes used."""
+        return sum(math.comb(self.s, int(h)) for h in self._sizes)
+
+    @property
+    def n_outputs(self):
+        return self.n_subsets + self.t
+
+    @property
+    def report_bits(self):
+        """log2(number of outputs): the size of one report, encoded compactly.
+
+        (The 0/1 vectors returned by ``transform`` are a convenient, not a
+        compact, encoding; a client sends the index of its output.)
+        """
+        return float(math.log2(self.n_outputs))
+
+    # ----------------------------------------------------------- exact matrix
+    def output_labels(self):
+        if self.n_outputs > MAX_MATRIX_OUTPUTS:
+            raise ValueError(
+                f"{self.n_outputs} outputs: the full channel matrix is only built "
+                "for small designs."
+            )
+        from itertools import combinations
+
+        k = self.n_categories
+        Y = np.zeros((self.n_outputs, k), dtype=np.uint8)
+        i = 0
+        for h in self._sizes:
+            for T in combinations(self._s_codes.tolist(), int(h)):
+                Y[i, list(T)] = 1
+                i += 1
+        Y[self.n_subsets + np.arange(self.t), self._n_codes] = 1
+        return Y
+
+    def matrix(self):
+        """The exact channel: a dense (k, n_outputs) array of Q(y | x)."""
+        Y = self.output_labels().astype(bool)
+        C = self.n_subsets
+        size_of = Y[:C].sum(axis=1)
+        pos = np.searchsorted(self._sizes, size_of)
+        c0 = np.exp(self._log_c0_h[pos])  # w_h c0_h per protected output
+        Q = np.zeros((self.n_categories, self.n_outputs))
+        Q[:, :C] = c0 * np.where(Y[:C].T & self._sensitive[:, None], self._E, 1.0)
+        Q[self._n_codes, C + np.arange(self.t)] = self._keep_n
+        return Q
+
+    def protected_outputs(self):
+        mask = np.zeros(self.n_outputs, dtype=bool)
+        mask[:self.n_subsets] = True
+        return mask
+
+    # --------------------------------------------------------------- sampling
+    def sample(self, codes, rng, *, sparse=False):
+        """Privatize coded inputs: a dense uint8 (n, k) array or a CSR array.
+
+        Each choice uses its own uniform draws (the subset size of a mixture,
+        the membership of x, then the subset members), never one uniform for
+        two choices.
+        """
+        codes = np.asarray(codes, dtype=np.intp)
+        n, k, s = codes.size, self.n_categories, self.s
+        if self._sizes.size == 1:
+            comp = np.zeros(n, dtype=np.intp)
+        else:
+            comp = rng.choice(self._sizes.size, size=n, p=self._weights)
+        is_s = self._sensitive[codes]
+        u_keep = rng.random(n)  # a fresh uniform: membership / self-report
+        keep = u_keep < np.where(is_s, self._keep_s_h[comp], self._keep_n_h[comp])
+        S = self._s_codes
+        own = np.flatnonzero(~is_s & keep)
+        rows, cols = [own], [codes[own]]
+        for c, h in enumerate(self._sizes):
+            h = int(h)
+            mine = comp == c
+            s_in = np.flatnonzero(mine & is_s & keep)
+            s_out = np.flatnonzero(mine & is_s & ~keep)
+            n_sub = np.flatnonzero(mine & ~is_s & ~keep)
+            # x in T: x plus h-1 others; the ranks of others skip x's own rank
+            for users, m, include in ((s_in, h - 1, True), (s_out, h, False)):
+                if users.size == 0:
+                    continue
+                rank_x = self._rank[codes[users]]
+                others = _uniform_subsets(users.size, s - 1, m, rng)
+                others = others + (others >= rank_x[:, None])
+                rows.append(np.repeat(users, m))
+                cols.append(S[others].ravel())
+                if include:
+                    rows.append(users)
+                    cols.append(codes[users])
+            if n_sub.size:
+                sub = _uniform_subsets(n_sub.size, s, h, rng)
+                rows.append(np.repeat(n_sub, h))
+                cols.append(S[sub].ravel())
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        if sparse:
+            out = sp.csr_array(
+                (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k))
+            out.sum_duplicates()
+            return out
+        out = np.zeros((n, k), dtype=np.uint8)
+        out[rows, cols] = 1
+        return out
+
+    # ------------------------------------------------------------- estimation
+    def encode_reports(self, reports):
+        X = super().encode_reports(reports)
+        if sp.issparse(X):
+            row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            n_s = np.bincount(row_of[self._sensitive[X.indices]],
+                              minlength=X.shape[0])
+            n_n = np.bincount(row_of[~self._sensitive[X.indices]],
+                              minlength=X.shape[0])
+        else:
+            n_s = X[:, self._s_codes].sum(axis=1, dtype=np.int64)
+            n_n = X[:, self._n_codes].sum(axis=1, dtype=np.int64)
+        ok = ((n_n == 1) & (n_s == 0)) | ((n_n == 0) & np.isin(n_s, self._sizes))
+        if not ok.all():
+            raise ReportMismatchError(
+                f"{int((~ok).sum())} reports are neither an h-subset of the "
+                f"sensitive categories (h in {self._sizes.tolist()}) nor one "
+                f"non-sensitive category, so {self!r} cannot have produced them."
+            )
+        return X
+
+    def observed_frequency(self, stats):
+        f = stats.counts / stats.n
+        q_n = float(stats.counts[self._n_codes].sum()) / stats.n
+        return np.where(self._sensitive, f + self._gamma * q_n, f)
+
+    def expected_frequency(self, p):
+        p = np.asarray(p, dtype=float)
+        slope_s = self._keep_s - self._c_s
+        return np.where(self._sensitive, self._c_s * p.sum() + slope_s * p,
+                        self._keep_n * p)
+
+    @property
+    def coef_a(self):
+        return np.where(self._sensitive, 1.0 / (self._keep_s - self._c_s),
+                        1.0 / self._keep_n)
+
+    @property
+    def coef_b(self):
+        return np.where(self._sensitive, -self._c_s / (self._keep_s - self._c_s), 0.0)
+
+    def estimator_variance(self, p, n):
+        """Exact Var[p_hat(x)] (the sensitive statistic takes values 0, gamma, 1).
+
+        :meth:`null_variance` keeps the generic ``a^2 m0 (1 - m0) / n``: with
+        p(x) = 0 the exact value is that minus a non-negative term
+        proportional to p(X_N), so it is the worst case over distributions.
+        """
+        p = np.asarray(p, dtype=float)
+        P_n = p[self._n_codes].sum()
+        m = self.expected_frequency(p)
+        p_in = (self._keep_s * p + self._c_s * (p[self._s_codes].sum() - p)
+                + self._c_n * P_n)
+        p_inv = self._keep_n * P_n
+        second = np.where(self._sensitive, p_in + self._gamma**2 * p_inv, m)
+        return self.coef_a**2 * (second - m**2) / n
+
+    def _log_c(self, stats):
+        """sum_i log(w_h c0_h) over the protected reports (h = their size)."""
+        if self._sizes.size == 1:
+            n_protected = stats.n - int(stats.counts[self._n_codes].sum())
+            return n_protected * float(self._log_c0_h[0])
+        indptr, _ = stats.extra.consolidate()
+        per_size = np.bincount(
+            np.searchsorted(self._sizes, np.diff(indptr)), minlength=self._sizes.size)
+        return float(per_size @ self._log_c0_h)
+
+
+class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
+    """Utility-optimized block design (uBD), an (X_S, Y_P, epsilon)-ULDP mechanism.
+
+    The output is an h-subset of the sensitive categories X_S or a
+    non-sensitive value (arXiv 2509.24173, 2025). With D = h e^eps + s - h, a
+    sensitive x enters the subset with probability h e^eps / D, the rest of
+    the subset being uniform; a non-sensitive x is reported as itself with
+    probability h (e^eps - 1) / D and otherwise as a uniform h-subset. With
+    ``subset_size=1`` it is exactly :class:`UtilityOptimizedRR`; larger h
+    spread a sensitive value over several reported values, like the block
+    designs that are optimal for LDP frequency estimation in the
+    medium-privacy regime. The channel and its unbiased estimator are derived
+    in the module docstring of ``sklearn_uldp.mechanisms._block_design``.
+
+    Reports are 0/1 vectors over the categories (h sensitive bits, or one
+    non-sensitive bit), so every estimator, including EM, works unchanged.
+    ``channel_.report_bits`` is log2(binom(s, h) + k - s), the size of a
+    compactly encoded report.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0).
+    sensitive : array-like, boolean mask or callable
+        The sensitive categories X_S (non-empty).
+    subset_size : int, dict or "auto", default=1
+        h, between 1 and max(1, s - 1); or a mixture over subset sizes
+        ``{h: weight}`` (each user first draws h, with its own uniform draw,
+        then runs uBD with that h); ``"auto"`` picks the single h with the
+        smallest expected l2 loss of the empirical estimator at the uniform
+        distribution (a simple stand-in for the paper's design optimizer,
+        which is not implemented).
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain.
+    sparse_output : bool, default=False
+        Return a scipy CSR array instead of a dense uint8 array.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness. Every random choice uses its own uniform draw.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    sensitive_mask_ : ndarray of bool of shape (k,)
+    subset_size_ : int or dict
+        The h (or the mixture ``{h: weight}``) in use.
+    channel_ : UtilityOptimizedBlockDesignChannel
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    See Also
+    --------
+    UtilityOptimizedRR : the case h = 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import UtilityOptimizedBlockDesign, EmpiricalEstimator
+    >>> from sklearn_uldp.privacy import check_uldp
+    >>> cats = list(range(8))
+    >>> mech = UtilityOptimizedBlockDesign(epsilon=1.0, sensitive=[0, 1, 2, 3, 4],
+    ...     subset_size=2, categories=cats, random_state=0).fit()
+    >>> bool(check_uldp(mech)), mech.channel_.n_outputs
+    (True, 13)
+    >>> X = np.random.default_rng(0).choice(8, size=(100000, 1))
+    >>> est = EmpiricalEstimator().fit(mech.transform(X))
+    >>> bool(np.abs(est.distribution_ - 1 / 8).max() < 0.03)
+    True
+    >>> mixture = UtilityOptimizedBlockDesign(epsilon=1.0, sensitive=[0, 1, 2, 3, 4],
+    ...     subset_size={1: 0.5, 2: 0.5}, categories=cats).fit()
+    >>> bool(check_uldp(mixture)), mixture.channel_.n_outputs
+    (True, 18)
+    """
+
+    _parameter_constraints = {
+        **_UnaryEncodingMechanism._parameter_constraints,
+        "epsilon": UtilityOptimizedRAPPOR._parameter_constraints["epsilon"],
+        "categories": UtilityOptimizedRAPPOR._parameter_constraints["categories"],
+        "random_state": UtilityOptimizedRAPPOR._parameter_constraints["random_state"],
+        "sparse_output": ["boolean"],
+        "sensitive": ["array-like", callable],
+        "subset_size": [Interval(Integral, 1, None, closed="left"),
+                        StrOptions({"auto"}), dict],
+    }
+
+    def __init__(self, epsilon=1.0, *, sensitive, subset_size=1,
+                 categories="auto", sparse_output=False, random_state=None):
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.subset_size = subset_size
+        self.categories = categories
+        self.sparse_output = sparse_output
+        self.random_state = random_state
+
+    theta = None  # no theta: keep the shared RAPPOR-family checks happy
+
+    def _make_channel(self):
+        self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
+        h = self.subset_size
+        if isinstance(h, str):
+            s = int(self.sensitive_mask_.sum())
+            k = self.sensitive_mask_.size
+            uniform = np.full(k, 1.0 / k)
+            losses = [
+                UtilityOptimizedBlockDesignChannel(
+                    self.categories_, self.epsilon, self.sensitive_mask_, hh
+                ).estimator_variance(uniform, 1).sum()
+                for hh in range(1, max(1, s - 1) + 1)
+            ]
+            h = int(np.argmin(losses)) + 1
+        channel = UtilityOptimizedBlockDesignChannel(
+            self.categories_, self.epsilon, self.sensitive_mask_, h)
+        self.subset_size_ = channel.subset_size
+        return channel
+
+    @property
+    def theta_(self):
+        raise AttributeError("uBD has no theta.")
+
+
+class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
+    """Utility-optimized OUE (uOUE): uRAP with theta = 1/2.
+
+    Optimized unary encoding (OUE, Wang et al. 2017) reports the true
+    category's bit with probability 1/2 and flips every other bit to 1 with
+    probability 1 / (e^eps + 1), which minimizes the variance of unary
+    encoding. Its utility-optimized version is exactly
+    ``UtilityOptimizedRAPPOR(theta=0.5)`` (Murakami & Kawamoto 2019, Def. 5):
+    the channels are equal (same spec, same ``channel_``), so reports of
+    either can be estimated with the other.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0).
+    sensitive : array-like, boolean mask or callable
+        The sensitive categories X_S (non-empty).
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain.
+    sparse_output : bool, default=False
+        Return a scipy CSR array instead of a dense uint8 array.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    sensitive_mask_ : ndarray of bool of shape (k,)
+    channel_ : UnaryEncodingChannel
+    theta_ : float
+        Always 0.5.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    Examples
+    --------
+    >>> from sklearn_uldp import UtilityOptimizedOUE, UtilityOptimizedRAPPOR
+    >>> cats = ["a", "b", "c"]
+    >>> uoue = UtilityOptimizedOUE(epsilon=1.0, sensitive=["a"], categories=cats).fit()
+    >>> urap = UtilityOptimizedRAPPOR(epsilon=1.0, sensitive=["a"], theta=0.5,
+    ...                               categories=cats).fit()
+    >>> uoue.channel_ == urap.channel_, uoue.theta_
+    (True, 0.5)
+    """
+
+    theta = 0.5
+
+    def __init__(self, epsilon=1.0, *, sensitive, categories="auto",
+                 sparse_output=False, random_state=None):
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.categories = categories
+        self.sparse_output = sparse_output
+        self.random_state = random_state

@@ -1,0 +1,510 @@
+"""The privacy/utility search and simulation scorers."""
+
+import inspect
+import numbers
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+from ..estimators._base import DistributionEstimator
+from ..mechanisms._base import BaseMechanism
+from ..metrics import l1_loss, l2_loss, mean_squared_error, total_variation
+from ..utils._random import check_seed_sequence
+from ..utils._validation import as_label_array
+
+__all__ = [
+    "PrivacyUtilitySearchCV",
+    "make_simulation_scorer",
+    "true_distribution",
+    "LOSSES",
+]
+
+#: Name -> loss(p_true, p_est), lower is better.
+LOSSES = {
+    "tv": total_variation,
+    "l1": l1_loss,
+    "l2": l2_loss,
+    "mse": mean_squared_error,
+}
+
+
+def _check_loss(scoring):
+    if callable(scoring):
+        return scoring, getattr(scoring, "__name__", "loss")
+    if isinstance(scoring, str) and scoring in LOSSES:
+        return LOSSES[scoring], scoring
+    raise ValueError(
+        f"scoring must be one of {sorted(LOSSES)} or a callable "
+        f"loss(p_true, p_est) -> float; got {scoring!r}."
+    )
+
+
+def _column(X):
+    if isinstance(X, pd.DataFrame):
+        if X.shape[1] != 1:
+            raise ValueError(f"Expected one column of true values, got {X.shape[1]}.")
+        X = X.iloc[:, 0]
+    if isinstance(X, pd.Series):
+        X = X.astype(object).to_numpy()
+    arr = np.asarray(X)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"Expected one column of true values, got shape {arr.shape}.")
+    return as_label_array(arr)
+
+
+def true_distribution(X, categories):
+    """The empirical distribution of the true values ``X`` over ``categories``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n,) or (n, 1), Series or one-column DataFrame
+    categories : array-like of shape (k,)
+
+    Returns
+    -------
+    p : ndarray of shape (k,)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.model_selection import true_distribution
+    >>> true_distribution(["a", "b", "b", "b"], ["a", "b", "c"]).tolist()
+    [0.25, 0.75, 0.0]
+    """
+    column = _column(X)
+    codes = pd.Index(as_label_array(categories)).get_indexer(column)
+    if (codes < 0).any():
+        raise ValueError(
+            f"{int((codes < 0).sum())} true values are not in the categories, e.g. "
+            f"{pd.unique(column[codes < 0])[:5].tolist()}."
+        )
+    return np.bincount(codes, minlength=len(categories)) / codes.size
+
+
+def _final_estimator(model):
+    return model[-1] if isinstance(model, Pipeline) else model
+
+
+def _mechanism(model):
+    return model[0] if isinstance(model, Pipeline) else None
+
+
+class _SimulationScorer:
+    """Scorer ``(fitted pipeline, X_true) -> -loss`` for scikit-learn searches."""
+
+    def __init__(self, loss, name):
+        self.loss, self.name = loss, name
+
+    def __call__(self, estimator, X, y=None):
+        est = _final_estimator(estimator)
+        p_true = true_distribution(X, est.categories_)
+        return -float(self.loss(p_true, est.distribution_))
+
+    def __repr__(self):
+        return f"make_simulation_scorer({self.name!r})"
+
+
+def make_simulation_scorer(loss="tv"):
+    """A scorer comparing a fitted estimate with the true values of ``X``.
+
+    For simulations: the scorer takes a fitted pipeline ``(mechanism,
+    distribution estimator)`` and true data ``X`` and returns minus the loss
+    between the empirical distribution of ``X`` and the pipeline's estimate
+    (greater is better, as scikit-learn expects). It works with
+    :class:`~sklearn.model_selection.GridSearchCV`,
+    :func:`~sklearn.model_selection.validation_curve` and
+    :func:`~sklearn.model_selection.cross_val_score`; the estimate is made
+    from the training split's reports and compared with the test split's
+    true values, so the loss includes the sampling error.
+
+    Parameters
+    ----------
+    loss : {"tv", "l1", "l2", "mse"} or callable, default="tv"
+        ``loss(p_true, p_est) -> float``, lower is better.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y=None) -> float``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import validation_curve, ShuffleSplit
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_uldp import RandomizedResponse, EmpiricalEstimator
+    >>> from sklearn_uldp.model_selection import make_simulation_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.choice(["a", "b", "c"], p=[0.6, 0.3, 0.1], size=(4000, 1))
+    >>> pipe = make_pipeline(RandomizedResponse(categories=["a", "b", "c"]),
+    ...                      EmpiricalEstimator(projection="simplex"))
+    >>> train, test = validation_curve(
+    ...     pipe, X, y=None, param_name="randomizedresponse__epsilon",
+    ...     param_range=[0.1, 5.0], cv=ShuffleSplit(3, random_state=0),
+    ...     scoring=make_simulation_scorer("tv"))
+    >>> bool(test.mean(axis=1)[1] > test.mean(axis=1)[0])   # less loss at eps=5
+    True
+    """
+    fn, name = _check_loss(loss)
+    return _SimulationScorer(fn, name)
+
+
+def _fit_and_score(model, params, seed, X, loss):
+    """Fit one candidate with one independent seed; return loss and epsilon."""
+    model = clone(model)
+    model.set_params(**params)
+    keys = [
+        k
+        for k in model.get_params()
+        if k == "random_state" or k.endswith("__random_state")
+    ]
+    if keys:
+        model.set_params(**dict(zip(keys, seed.spawn(len(keys)), strict=False)))
+    start = time.perf_counter()
+    model.fit(X)
+    est = _final_estimator(model)
+    p_est = est.distribution_
+    fit_time = time.perf_counter() - start
+    p_true = true_distribution(X, est.categories_)
+    mech = _mechanism(model)
+    eps = float(mech.epsilon_spent_) if mech is not None else np.nan
+    return float(loss(p_true, p_est)), eps, fit_time
+
+
+def _short(value):
+    """A short label for a parameter value (estimators without their domain)."""
+    if isinstance(value, BaseEstimator):
+        try:
+            defaults = {
+                k: p.default
+                for k, p in inspect.signature(type(value).__init__).parameters.items()
+            }
+        except (TypeError, ValueError):
+            defaults = {}
+        shown = []
+        for k, v in value.get_params(deep=False).items():
+            if k in ("categories", "sensitive", "random_state", "epsilon", "mechanism"):
+                continue
+            if k in defaults and _same(defaults[k], v):
+                continue
+            shown.append(f"{k}={_short(v)}")
+        name = type(value).__name__
+        return f"{name}({', '.join(shown)})" if shown else name
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _same(a, b):
+    try:
+        return bool(a is b or a == b)
+    except Exception:  # arrays and other odd values
+        return False
+
+
+def _is_epsilon_key(key):
+    return key == "epsilon" or key.endswith("__epsilon")
+
+
+class PrivacyUtilitySearchCV(BaseEstimator):
+    """Search mechanisms, theta, estimators and epsilon for the best utility.
+
+    Utility always improves as epsilon grows, so "the best epsilon" is
+    meaningless: this search answers the questions users have. For every
+    candidate of ``param_grid`` it privatizes the true data ``n_repeats``
+    times with independent randomness, estimates the distribution, and
+    measures the loss against the true distribution. Then
+
+    (a) ``best_params_[eps]`` is the most accurate candidate at each epsilon;
+    (b) with ``target=``, ``target_epsilon_`` is the smallest epsilon whose
+        best candidate reaches the target loss (e.g. TV <= 0.05);
+    (c) ``cv_results_`` is the whole privacy-utility curve (plot it with
+        :class:`~sklearn_uldp.plotting.PrivacyUtilityDisplay`).
+
+    The epsilon of a candidate is what its fitted mechanism spends
+    (``epsilon_spent_``), so it is correct even when the grid does not vary
+    epsilon. Seeds of all fits are spawned from ``random_state`` up front
+    (``SeedSequence.spawn``), so results do not depend on ``n_jobs``.
+
+    Parameters
+    ----------
+    estimator : Pipeline or mechanism
+        A pipeline ``(mechanism, distribution estimator)``, or a bare
+        mechanism, which is wrapped as ``Pipeline([("mechanism", mech),
+        ("estimator", EmpiricalEstimator(projection="simplex"))])``; for a
+        bare mechanism, grid keys without ``__`` (``"epsilon"``, ``"theta"``)
+        address the mechanism.
+    param_grid : dict or list of dicts
+        As in :class:`~sklearn.model_selection.GridSearchCV`; values may be
+        estimators (e.g. ``{"mechanism": [UtilityOptimizedRR(...),
+        UtilityOptimizedRAPPOR(...)], "mechanism__epsilon": [0.5, 1, 2]}``).
+    scoring : {"tv", "l1", "l2", "mse"} or callable, default="tv"
+        The loss (lower is better); a callable is ``loss(p_true, p_est)``.
+    n_repeats : int, default=5
+        Independent privatizations per candidate.
+    target : float or None, default=None
+        Target loss for ``target_epsilon_``.
+    n_jobs : int or None, default=None
+        Parallel jobs (joblib); each fit has its own spawned seed.
+    verbose : int, default=0
+        ``>0`` shows a progress bar (tqdm when installed, else a summary
+        line); ``>1`` also prints the best candidate per epsilon.
+    random_state : None, int or SeedSequence, default=None
+        Root of the seeds of all fits.
+
+    Attributes
+    ----------
+    cv_results_ : DataFrame
+        One row per candidate: ``params``, ``param_<name>``, ``candidate``
+        (the non-epsilon parameters as a label), ``epsilon``, ``mean_loss``,
+        ``std_loss``, ``min_loss``, ``max_loss``, ``repeat<i>_loss``,
+        ``mean_fit_time``, ``rank_at_epsilon``.
+    best_params_ : dict of {float: dict}
+        Epsilon -> parameters with the smallest mean loss at that epsilon.
+    best_loss_ : dict of {float: float}
+        Epsilon -> that smallest mean loss.
+    target_epsilon_ : float or None
+        Smallest epsilon whose best mean loss is <= ``target`` (None when
+        ``target`` is None or unreachable in the grid).
+    target_params_ : dict or None
+        The best parameters at ``target_epsilon_``.
+    scoring_name_ : str
+        Name of the loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import UtilityOptimizedRR, UtilityOptimizedRAPPOR
+    >>> from sklearn_uldp.model_selection import PrivacyUtilitySearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> cats = list("abcdefgh")
+    >>> X = rng.choice(cats, size=(5000, 1))
+    >>> search = PrivacyUtilitySearchCV(
+    ...     UtilityOptimizedRR(sensitive=["a", "b"], categories=cats),
+    ...     {"epsilon": [0.1, 0.5, 1.0, 4.0]}, n_repeats=3, target=0.03,
+    ...     random_state=0).fit(X)
+    >>> sorted(search.best_params_)
+    [0.1, 0.5, 1.0, 4.0]
+    >>> search.target_epsilon_
+    1.0
+    >>> search.cv_results_[["epsilon", "mean_loss"]].shape
+    (4, 2)
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        scoring="tv",
+        n_repeats=5,
+        target=None,
+        n_jobs=None,
+        verbose=0,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.n_repeats = n_repeats
+        self.target = target
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ helpers
+    def _model(self):
+        from ..estimators import EmpiricalEstimator
+
+        est = self.estimator
+        if isinstance(est, BaseMechanism):
+            return Pipeline(
+                [
+                    ("mechanism", est),
+                    ("estimator", EmpiricalEstimator(projection="simplex")),
+                ]
+            ), True
+        if isinstance(est, Pipeline):
+            if not isinstance(est[0], BaseMechanism):
+                raise TypeError(
+                    "The pipeline's first step must be a mechanism, got "
+                    f"{type(est[0]).__name__}."
+                )
+            if not isinstance(est[-1], DistributionEstimator):
+                raise TypeError(
+                    "The pipeline's last step must be a distribution estimator "
+                    f"(e.g. EmpiricalEstimator()), got {type(est[-1]).__name__}."
+                )
+            return est, False
+        raise TypeError(
+            "estimator must be a mechanism or a Pipeline(mechanism, distribution "
+            f"estimator); got {type(est).__name__}."
+        )
+
+    @staticmethod
+    def _route(params, bare):
+        if not bare:
+            return dict(params)
+        return {
+            (
+                k if "__" in k or k in ("mechanism", "estimator") else f"mechanism__{k}"
+            ): v
+            for k, v in params.items()
+        }
+
+    def _check_params(self):
+        if (
+            isinstance(self.n_repeats, bool)
+            or not isinstance(self.n_repeats, numbers.Integral)
+            or self.n_repeats < 1
+        ):
+            raise ValueError(
+                f"n_repeats must be a positive integer, got {self.n_repeats!r}."
+            )
+        if self.target is not None and not (
+            isinstance(self.target, numbers.Real) and self.target > 0
+        ):
+            raise ValueError(
+                f"target must be a positive loss or None, got {self.target!r}."
+            )
+        if isinstance(self.param_grid, dict):
+            grids = [self.param_grid]
+        else:
+            grids = list(self.param_grid)
+        for g in grids:
+            if not isinstance(g, dict):
+                raise TypeError("param_grid must be a dict or a list of dicts.")
+            for k, v in g.items():
+                if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                    raise TypeError(
+                        f"param_grid[{k!r}] must be a list of values, got {v!r}."
+                    )
+        return ParameterGrid(self.param_grid)
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Run the search on the true data ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1), Series or one-column DataFrame
+            The true values (a simulation: the search knows them).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        loss, self.scoring_name_ = _check_loss(self.scoring)
+        grid = list(self._check_params())
+        model, bare = self._model()
+        routed = [self._route(p, bare) for p in grid]
+        R = int(self.n_repeats)
+        root = check_seed_sequence(self.random_state)
+        seeds = root.spawn(len(grid) * R)
+        tasks = [(i, r) for i in range(len(grid)) for r in range(R)]
+        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+            delayed(_fit_and_score)(model, routed[i], seeds[i * R + r], X, loss)
+            for i, r in tasks
+        )
+        results = list(self._progress(results, len(tasks)))
+        losses = np.array([res[0] for res in results]).reshape(len(grid), R)
+        eps = np.array([res[1] for res in results]).reshape(len(grid), R)[:, 0]
+        times = np.array([res[2] for res in results]).reshape(len(grid), R)
+        self.cv_results_ = self._results_frame(grid, losses, eps, times)
+        self._summarize()
+        return self
+
+    def _progress(self, iterable, total):
+        if not self.verbose:
+            return iterable
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - tqdm is an optional extra
+            print(
+                f"PrivacyUtilitySearchCV: {total} fits "
+                f"({total // self.n_repeats} candidates x {self.n_repeats} repeats)"
+            )
+            return iterable
+        return tqdm(iterable, total=total, desc="privacy/utility search", unit="fit")
+
+    def _results_frame(self, grid, losses, eps, times):
+        keys = sorted({k for p in grid for k in p})
+        frame = pd.DataFrame({"params": grid})
+        for k in keys:
+            frame[f"param_{k}"] = pd.Series(
+                [p.get(k, np.nan) for p in grid], dtype=object
+            )
+        frame["candidate"] = [
+            ", ".join(
+                _short(v) if isinstance(v, BaseEstimator) else f"{k}={_short(v)}"
+                for k, v in sorted(p.items())
+                if not _is_epsilon_key(k)
+            )
+            or "default"
+            for p in grid
+        ]
+        frame["epsilon"] = eps
+        frame["mean_loss"] = losses.mean(axis=1)
+        frame["std_loss"] = losses.std(axis=1)
+        frame["min_loss"] = losses.min(axis=1)
+        frame["max_loss"] = losses.max(axis=1)
+        for r in range(losses.shape[1]):
+            frame[f"repeat{r}_loss"] = losses[:, r]
+        frame["mean_fit_time"] = times.mean(axis=1)
+        frame["rank_at_epsilon"] = (
+            frame.groupby("epsilon")["mean_loss"].rank(method="min").astype(int)
+        )
+        return frame
+
+    def _summarize(self):
+        res = self.cv_results_
+        self.best_params_, self.best_loss_, self.best_index_ = {}, {}, {}
+        for e, group in res.groupby("epsilon", sort=True):
+            i = int(group["mean_loss"].idxmin())
+            key = float(e)
+            self.best_params_[key] = res.at[i, "params"]
+            self.best_loss_[key] = float(res.at[i, "mean_loss"])
+            self.best_index_[key] = i
+        self.target_epsilon_ = self.target_params_ = None
+        if self.target is not None:
+            reached = [e for e, v in self.best_loss_.items() if v <= self.target]
+            if reached:
+                self.target_epsilon_ = min(reached)
+                self.target_params_ = self.best_params_[self.target_epsilon_]
+            else:
+                warnings.warn(
+                    f"No candidate reaches {self.scoring_name_} <= {self.target} "
+                    "in the grid; try larger epsilons, more users or another "
+                    "mechanism.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        if self.verbose > 1:
+            for e in self.best_params_:
+                print(
+                    f"epsilon={e:g}: best {self.scoring_name_}="
+                    f"{self.best_loss_[e]:.4g} with "
+                    f"{res.at[self.best_index_[e], 'candidate']}"
+                )
+
+    def best_candidates(self):
+        """The best row of ``cv_results_`` at each epsilon.
+
+        Returns
+        -------
+        best : DataFrame
+            Indexed by epsilon.
+        """
+        check_is_fitted(self, "cv_results_")
+        rows = self.cv_results_.loc[list(self.best_index_.values())]
+        return rows.set_index("epsilon")

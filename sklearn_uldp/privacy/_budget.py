@@ -1,0 +1,202 @@
+"""Privacy budget accounting under sequential composition (SPEC 1)."""
+
+import math
+import numbers
+
+import pandas as pd
+
+from ..exceptions import BudgetError
+
+__all__ = ["BudgetAccountant"]
+
+# Relative slack for floating-point sums (0.1 + 0.2 must fit a total of 0.3).
+_RTOL = 1e-9
+
+
+def _as_epsilon(spend):
+    """The epsilon of a number, a fitted mechanism or a DataFramePrivatizer."""
+    if isinstance(spend, bool):
+        raise TypeError("epsilon must be a number or a fitted mechanism, got a bool.")
+    if isinstance(spend, numbers.Real):
+        eps = float(spend)
+    elif hasattr(spend, "epsilon_spent_"):
+        eps = float(spend.epsilon_spent_)
+    else:
+        raise TypeError(
+            "Pass a budget (a positive number) or a fitted mechanism (anything "
+            f"with epsilon_spent_); got {type(spend).__name__}."
+        )
+    if math.isnan(eps) or eps < 0:
+        raise ValueError(f"A spent budget must be >= 0, got {eps}.")
+    return eps
+
+
+class BudgetAccountant:
+    """Add up the privacy budget one person spends (sequential composition).
+
+    Under sequential composition (SPEC 1; ULDP: Murakami & Kawamoto,
+    Prop. 1) the privacy loss of a person is the **sum** of the budgets of
+    everything that person sent: several columns privatized separately,
+    several reports of the same value, reports in several rounds. Keep one
+    accountant per person (or per population whose members all send the same
+    reports) and call :meth:`spend` for every report; it raises
+    :class:`~sklearn_uldp.exceptions.BudgetError` instead of letting the
+    total go past ``total``. A failed :meth:`spend` leaves the ledger
+    unchanged.
+
+    Parameters
+    ----------
+    total : float, default=inf
+        The total budget a person may spend.
+
+    Attributes
+    ----------
+    spent : float
+        Budget spent so far.
+    remaining : float
+        ``total - spent``.
+    ledger : DataFrame
+        One row per :meth:`spend`: ``label``, ``epsilon``, ``count``, ``total``
+        (``epsilon * count``).
+
+    Examples
+    --------
+    >>> from sklearn_uldp import UtilityOptimizedRR
+    >>> from sklearn_uldp.privacy import BudgetAccountant
+    >>> acc = BudgetAccountant(total=2.0)
+    >>> mech = UtilityOptimizedRR(epsilon=0.5, sensitive=["b"],
+    ...                           categories=["a", "b"]).fit()
+    >>> acc.spend(mech, label="marital")
+    0.5
+    >>> acc.spend(1.0, label="region")
+    1.5
+    >>> acc.remaining
+    0.5
+    >>> acc.spend(mech, count=2)
+    Traceback (most recent call last):
+    ...
+    sklearn_uldp.exceptions.BudgetError: Spending 1 (2 x 0.5) would bring the total to 2.5, past the budget 2 (spent 1.5, remaining 0.5).
+    >>> BudgetAccountant.split(1.0, 4)   # 4 reports of one value under eps = 1
+    0.25
+    """
+
+    def __init__(self, total=math.inf):
+        total = float(total)
+        if math.isnan(total) or total <= 0:
+            raise ValueError(f"total must be a positive budget, got {total}.")
+        self.total = total
+        self._entries = []
+
+    # ---------------------------------------------------------------- state
+    @property
+    def spent(self):
+        """Budget spent so far (the sum of the ledger)."""
+        return float(math.fsum(e["total"] for e in self._entries))
+
+    @property
+    def remaining(self):
+        """Budget left, ``total - spent``."""
+        return self.total - self.spent
+
+    @property
+    def ledger(self):
+        """The spends so far as a DataFrame."""
+        return pd.DataFrame(
+            self._entries, columns=["label", "epsilon", "count", "total"]
+        )
+
+    def __repr__(self):
+        return (
+            f"BudgetAccountant(total={self.total:g}, spent={self.spent:g}, "
+            f"entries={len(self._entries)})"
+        )
+
+    # ---------------------------------------------------------------- spend
+    def check(self, epsilon, count=1):
+        """Whether spending ``count`` times ``epsilon`` stays within the total.
+
+        Parameters
+        ----------
+        epsilon : float or fitted mechanism
+        count : int, default=1
+
+        Returns
+        -------
+        fits : bool
+        """
+        eps = _as_epsilon(epsilon) * self._check_count(count)
+        return self.spent + eps <= self.total * (1 + _RTOL)
+
+    def spend(self, epsilon, *, count=1, label=None):
+        """Record ``count`` reports of budget ``epsilon`` each.
+
+        Parameters
+        ----------
+        epsilon : float, fitted mechanism or DataFramePrivatizer
+            The budget of one report, or anything with ``epsilon_spent_``.
+        count : int, default=1
+            Number of such reports the person sends.
+        label : str, default=None
+            Free text kept in the ledger (column name, round, ...).
+
+        Returns
+        -------
+        spent : float
+            The total spent after this call.
+
+        Raises
+        ------
+        BudgetError
+            If the total would go past ``total``; nothing is recorded then.
+        """
+        eps = _as_epsilon(epsilon)
+        count = self._check_count(count)
+        amount = eps * count
+        after = self.spent + amount
+        if after > self.total * (1 + _RTOL):
+            what = f"{amount:g}" if count == 1 else f"{amount:g} ({count} x {eps:g})"
+            raise BudgetError(
+                f"Spending {what} would bring the total to {after:g}, past the "
+                f"budget {self.total:g} (spent {self.spent:g}, remaining "
+                f"{max(self.remaining, 0.0):g})."
+            )
+        if label is None:
+            label = type(epsilon).__name__ if hasattr(epsilon, "epsilon_spent_") else ""
+        self._entries.append(
+            {"label": label, "epsilon": eps, "count": count, "total": amount}
+        )
+        return self.spent
+
+    def reset(self):
+        """Forget every spend (a new person, or a new period)."""
+        self._entries = []
+        return self
+
+    @staticmethod
+    def _check_count(count):
+        if (
+            isinstance(count, bool)
+            or not isinstance(count, numbers.Integral)
+            or count < 1
+        ):
+            raise ValueError(f"count must be a positive integer, got {count!r}.")
+        return int(count)
+
+    @staticmethod
+    def split(epsilon, n_reports):
+        """Budget per report when ``n_reports`` reports share ``epsilon``.
+
+        Sequential composition: ``n_reports`` reports of budget
+        ``epsilon / n_reports`` each spend ``epsilon`` in total.
+
+        Parameters
+        ----------
+        epsilon : float
+        n_reports : int
+
+        Returns
+        -------
+        epsilon_per_report : float
+        """
+        n_reports = BudgetAccountant._check_count(n_reports)
+        return _as_epsilon(epsilon) / n_reports

@@ -1,0 +1,408 @@
+"""The privatize / estimate / search subcommands."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_uldp._cli import main
+from sklearn_uldp.mechanisms import Channel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+P_MARITAL = {"married": 0.5, "single": 0.4, "divorced": 0.1}
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 6000
+    df = pd.DataFrame(
+        {
+            "marital": rng.choice(list(P_MARITAL), p=list(P_MARITAL.values()), size=n),
+            "region": rng.choice(["n", "s", "e", "w"], size=n),
+            "age": rng.integers(1, 4, size=n),
+        }
+    )
+    path = tmp_path / "data.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
+    path, df = data
+    rep, spec = tmp_path / "rep.csv", tmp_path / "spec.json"
+    code, out, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            rep,
+            "--spec-out",
+            spec,
+            "--columns",
+            "marital",
+            "region",
+            "--mechanism",
+            "urap",
+            "--epsilon",
+            "2",
+            "--sensitive",
+            "marital=divorced",
+            "--sensitive",
+            "region=n",
+            "--categories",
+            "marital=married,single,divorced",
+            "--categories",
+            "region=n,s,e,w",
+            "--random-state",
+            "0",
+            "--chunksize",
+            "1000",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "each person spends epsilon = 4" in out
+    reports = pd.read_csv(rep)
+    assert len(reports) == len(df)
+    assert list(reports.columns) == [
+        "marital_married",
+        "marital_single",
+        "marital_divorced",
+        "region_n",
+        "region_s",
+        "region_e",
+        "region_w",
+    ]
+    written = json.loads(spec.read_text())
+    ch = Channel.from_dict(written["columns"]["marital"])
+    assert ch.name == "urap" and ch.epsilon == 2.0
+    assert written["epsilon_per_person"] == 4.0
+    # Chunks must not repeat noise: chunks of identical rows differ.
+    assert not (
+        reports.iloc[:1000].to_numpy() == reports.iloc[1000:2000].to_numpy()
+    ).all()
+
+    dist, png = tmp_path / "dist.csv", tmp_path / "dist.png"
+    code, out, err = run(
+        ["estimate", rep, "--spec", spec, "-o", dist, "--plot", png, "--no-progress"],
+        capsys,
+    )
+    assert code == 0, err
+    res = pd.read_csv(dist)
+    assert set(res.columns) == {"column", "category", "estimate", "sensitive"}
+    marital = res[res["column"] == "marital"].set_index("category")["estimate"]
+    for cat, p in P_MARITAL.items():
+        assert marital[cat] == pytest.approx(p, abs=0.04)
+    assert res.set_index(["column", "category"]).loc[
+        ("marital", "divorced"), "sensitive"
+    ]
+    assert png.stat().st_size > 1000
+
+
+def test_privatize_config_and_single_channel_spec(data, tmp_path, capsys):
+    path, df = data
+    conf = tmp_path / "conf.json"
+    conf.write_text(
+        json.dumps(
+            {
+                "random_state": 1,
+                "columns": {
+                    "age": {
+                        "mechanism": "urr",
+                        "epsilon": 3,
+                        "categories": [1, 2, 3],
+                        "sensitive": [3],
+                    }
+                },
+            }
+        )
+    )
+    rep = tmp_path / "rep.csv"
+    code, out, err = run(
+        ["privatize", path, "-o", rep, "--config", conf, "--no-progress"], capsys
+    )
+    assert code == 0, err
+    assert (tmp_path / "rep.spec.json").exists()
+    # A one-channel spec (Channel.to_json) with --columns works too.
+    spec = json.loads((tmp_path / "rep.spec.json").read_text())["columns"]["age"]
+    single = tmp_path / "age.json"
+    single.write_text(Channel.from_dict(spec).to_json())
+    dist = tmp_path / "d.csv"
+    code, out, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            single,
+            "--columns",
+            "age",
+            "-o",
+            dist,
+            "--estimator",
+            "em",
+            "--no-progress",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    est = pd.read_csv(dist)["estimate"].to_numpy()
+    true = df["age"].value_counts(normalize=True).sort_index().to_numpy()
+    assert np.abs(est - true).sum() < 0.06
+
+
+def test_learned_domain_warns(data, tmp_path, capsys):
+    path, _ = data
+    code, out, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "r.csv",
+            "--columns",
+            "region",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--no-progress",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "learned the categories" in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--columns", "nope", "--mechanism", "rr", "--epsilon", "1"], "not in"),
+        (
+            ["--columns", "marital", "--mechanism", "urr", "--epsilon", "1"],
+            "needs sensitive values",
+        ),
+        (
+            [
+                "--columns",
+                "marital",
+                "--mechanism",
+                "rr",
+                "--epsilon",
+                "1",
+                "--sensitive",
+                "marital=divorced",
+            ],
+            "takes no sensitive",
+        ),
+        (["--columns", "marital", "--mechanism", "urr"], "--epsilon"),
+        ([], "--columns"),
+        (
+            [
+                "--columns",
+                "marital",
+                "--mechanism",
+                "urr",
+                "--epsilon",
+                "1",
+                "--sensitive",
+                "divorced",
+            ],
+            "COLUMN=value1",
+        ),
+        (
+            [
+                "--columns",
+                "marital",
+                "--mechanism",
+                "rr",
+                "--epsilon",
+                "1",
+                "--categories",
+                "marital=married,single",
+            ],
+            "unknown categories",
+        ),
+    ],
+)
+def test_privatize_errors(data, tmp_path, capsys, argv, message):
+    path, _ = data
+    code, out, err = run(
+        ["privatize", path, "-o", tmp_path / "r.csv", "--no-progress", *argv], capsys
+    )
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_file_errors(tmp_path, capsys):
+    code, _, err = run(
+        [
+            "privatize",
+            tmp_path / "missing.csv",
+            "-o",
+            tmp_path / "r.csv",
+            "--columns",
+            "a",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "a=x,y",
+        ],
+        capsys,
+    )
+    assert code == 2 and "does not exist" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, _, err = run(
+        ["estimate", tmp_path / "r.csv", "--spec", bad, "-o", tmp_path / "d.csv"],
+        capsys,
+    )
+    assert code == 2 and "not valid JSON" in err
+    bad.write_text(json.dumps({"hello": 1}))
+    (tmp_path / "r.csv").write_text("x\na\n")
+    code, _, err = run(
+        ["estimate", tmp_path / "r.csv", "--spec", bad, "-o", tmp_path / "d.csv"],
+        capsys,
+    )
+    assert code == 2 and "neither a channel spec" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["privatize", "x.csv", "-o", "y.csv", "--epsilon", "-1"])
+    assert exc.value.code == 2
+    assert "expected a number > 0" in capsys.readouterr().err
+
+
+def test_estimate_rejects_foreign_reports(data, tmp_path, capsys):
+    path, _ = data
+    spec = tmp_path / "s.json"
+    from sklearn_uldp.mechanisms import RandomizedResponseChannel
+
+    spec.write_text(RandomizedResponseChannel(["a", "b"], 1.0).to_json())
+    code, _, err = run(
+        [
+            "estimate",
+            path,
+            "--spec",
+            spec,
+            "--columns",
+            "marital",
+            "-o",
+            tmp_path / "d.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
+    assert code == 2 and "not outputs of" in err
+
+
+def test_search(data, tmp_path, capsys):
+    path, _ = data
+    res, png = tmp_path / "res.csv", tmp_path / "curve.png"
+    code, out, err = run(
+        [
+            "search",
+            path,
+            "--column",
+            "marital",
+            "--sensitive",
+            "divorced",
+            "--categories",
+            "married,single,divorced",
+            "--mechanisms",
+            "urr",
+            "urap",
+            "--epsilon",
+            "0.5",
+            "2",
+            "--n-repeats",
+            "2",
+            "--target",
+            "0.05",
+            "-o",
+            res,
+            "--plot",
+            png,
+            "--no-progress",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "smallest epsilon reaching tv <= 0.05" in out
+    table = pd.read_csv(res)
+    assert len(table) == 4 and {"mean_loss", "std_loss", "epsilon"} <= set(
+        table.columns
+    )
+    assert png.exists()
+    code, _, err = run(
+        ["search", path, "--column", "marital", "--mechanisms", "urr"], capsys
+    )
+    assert code == 2 and "needs --sensitive" in err
+
+
+@pytest.mark.parametrize("command", ["privatize", "estimate", "search"])
+def test_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert f"sklearn-uldp {command}" in capsys.readouterr().out
+
+
+def test_console_entry_point_subprocess():
+    env = dict(
+        os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_uldp", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    for command in ("privatize", "estimate", "search"):
+        assert command in proc.stdout
+
+
+def test_parquet_without_engine_is_a_clear_error(data, tmp_path, capsys):
+    try:
+        import pyarrow  # noqa: F401
+
+        pytest.skip("pyarrow installed: Parquet works")
+    except ImportError:
+        pass
+    path, _ = data
+    code, _, err = run(["privatize", path, "-o", tmp_path / "r.parquet", "--columns",
+                        "region", "--mechanism", "rr", "--epsilon", "1", "--categories",
+                        "region=n,s,e,w", "--no-progress"], capsys)
+    assert code == 2 and "Parquet needs pyarrow" in err
+
+
+def test_parquet_roundtrip(data, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    path, df = data
+    pq = tmp_path / "data.parquet"
+    df.to_parquet(pq, index=False)
+    rep = tmp_path / "rep.parquet"
+    code, _, err = run(["privatize", pq, "-o", rep, "--columns", "marital", "--mechanism",
+                        "urr", "--epsilon", "3", "--sensitive", "marital=divorced",
+                        "--categories", "marital=married,single,divorced",
+                        "--chunksize", "2500", "--random-state", "0", "--no-progress"],
+                       capsys)
+    assert code == 0, err
+    assert len(pd.read_parquet(rep)) == len(df)
+    dist = tmp_path / "d.csv"
+    code, _, err = run(["estimate", rep, "--spec", tmp_path / "rep.spec.json", "-o", dist,
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    est = pd.read_csv(dist).set_index("category")["estimate"]
+    assert est["divorced"] == pytest.approx(0.1, abs=0.03)

@@ -1,0 +1,362 @@
+"""The vectorized samplers against the exact channel.
+
+For each mechanism a large fixed input (N_PER_VALUE users per input value) is
+privatized with ``transform`` and the reports are compared with the exact
+channel row Q(. | x):
+
+* categorical reports and small bit vectors: chi-square goodness of fit over
+  all outputs (cells of probability zero must be empty);
+* larger bit vectors: z-tests of each bit's rate and of each pair's joint rate
+  P(y_i = 1, y_j = 1) = q_i q_j (bits are independent given x).
+
+Every test function uses a family-wise level ALPHA split over its statistics
+(Bonferroni), so a correct sampler fails a fixed-seed run with probability
+below 1e-6. The same statistics at the same sample size reject a channel with
+epsilon perturbed by 5 %, another theta, or correlated bits
+(``test_*_power``): the tests can fail.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sklearn_uldp import (
+    RAPPOR,
+    NonPrivate,
+    RandomizedResponse,
+    UtilityOptimizedRAPPOR,
+    UtilityOptimizedRR,
+)
+from sklearn_uldp.mechanisms import (
+    RAPPORChannel,
+    UnaryEncodingChannel,
+    basic_rappor_theta,
+)
+from sklearn_uldp.mechanisms._randomized_response import (
+    RandomizedResponseChannel,
+    UtilityOptimizedRRChannel,
+)
+from sklearn_uldp.utils._sampling import bernoulli_matrix
+
+ALPHA = 1e-6
+N_PER_VALUE = 200_000
+
+
+# ------------------------------------------------------------------ helpers
+def privatize(mech, values, n=N_PER_VALUE):
+    """Reports of n users holding each value, as a list of code arrays."""
+    X = np.repeat(np.asarray(values), n).reshape(-1, 1)
+    R = mech.transform(X)
+    codes = mech.channel_.encode_reports(R)
+    if mech.channel_.report_format == "bits":
+        codes = codes.toarray() if hasattr(codes, "toarray") else np.asarray(codes)
+        assert codes.shape == (len(values) * n, mech.channel_.n_categories)
+    return [codes[i * n:(i + 1) * n] for i in range(len(values))]
+
+
+def bits_to_output(bits):
+    """Column index of the channel matrix: y = sum_j bit_j 2^j."""
+    return (np.asarray(bits, dtype=np.int64) << np.arange(bits.shape[1])).sum(axis=1)
+
+
+def chi2_pvalue(outputs, row):
+    """Goodness of fit of observed outputs to the channel row ``row``.
+
+    Cells of probability zero must be empty (asserted: one such report is
+    already proof of a wrong sampler); the others enter Pearson's statistic.
+    """
+    counts = np.bincount(outputs, minlength=row.size)
+    assert counts.size == row.size
+    impossible = row == 0
+    assert counts[impossible].sum() == 0, "an output of probability 0 occurred"
+    expected = counts.sum() * row[~impossible]
+    assert expected.min() >= 5, "chi-square needs expected counts >= 5"
+    if (~impossible).sum() == 1:
+        return 1.0
+    return stats.chisquare(counts[~impossible], expected).pvalue
+
+
+def bit_z_scores(Y, q):
+    """z-scores of each bit's rate and of each pair's joint rate vs q_i q_j."""
+    n, k = Y.shape
+    Yf = Y.astype(np.float64)
+    rate = Yf.mean(axis=0)
+    active = (q > 0) & (q < 1)
+    # deterministic bits must be exactly deterministic
+    assert np.all(rate[q == 0] == 0) and np.all(rate[q == 1] == 1)
+    z_marg = (rate[active] - q[active]) / np.sqrt(q[active] * (1 - q[active]) / n)
+    joint = (Yf.T @ Yf) / n
+    iu = np.triu_indices(k, 1)
+    pair_q = np.outer(q, q)[iu]
+    ok = (pair_q > 0) & (pair_q < 1)
+    z_pair = (joint[iu][ok] - pair_q[ok]) / np.sqrt(pair_q[ok] * (1 - pair_q[ok]) / n)
+    # a pair with an impossible bit must never be (1, 1)
+    assert np.all(joint[iu][pair_q == 0] == 0)
+    return np.concatenate([z_marg, z_pair])
+
+
+def z_pvalue(z):
+    return 2 * stats.norm.sf(np.abs(z))
+
+
+def bit_rates(channel, x):
+    """Exact P(y_j = 1 | x) of a unary-encoding channel (SPEC 2.3 / 2.5)."""
+    S = channel.sensitive_mask
+    q = np.where(S, channel.d1, 0.0)
+    q[x] = channel.theta if S[x] else 1 - channel.d2
+    return q
+
+
+# ------------------------------------------------------ categorical outputs
+CATEGORICAL = [
+    (RandomizedResponse(1.0, categories=list(range(5))), range(5)),
+    (RandomizedResponse(2.0, categories=list(range(30))), [0, 17, 29]),
+    (RandomizedResponse(0.2, categories=["a", "b"]), ["a", "b"]),
+    (UtilityOptimizedRR(1.0, sensitive=[1, 4, 6], categories=list(range(8))),
+     range(8)),
+    (UtilityOptimizedRR(0.5, sensitive=[0], categories=list(range(5))), range(5)),
+    (UtilityOptimizedRR(3.0, sensitive=list(range(6)), categories=list(range(6))),
+     [0, 5]),
+    (UtilityOptimizedRR(1.0, sensitive=["x", "z"], categories=["x", "y", "z", "w"]),
+     ["x", "y", "z", "w"]),
+]
+
+
+@pytest.mark.parametrize("mech,values", CATEGORICAL,
+                         ids=lambda v: repr(v)[:40] if not isinstance(v, range) else "")
+def test_categorical_sampler_matches_channel(mech, values):
+    mech = mech.set_params(random_state=12345).fit()
+    values = list(values)
+    Q = mech.channel_matrix()
+    cat_index = {c: i for i, c in enumerate(mech.categories_.tolist())}
+    pvalues = []
+    for v, outputs in zip(values, privatize(mech, values), strict=True):
+        pvalues.append(chi2_pvalue(outputs, Q[cat_index[v]]))
+    assert min(pvalues) > ALPHA / len(pvalues), pvalues
+
+
+def test_nonprivate_is_exact():
+    mech = NonPrivate(categories=[3, 1, 2]).fit()
+    X = np.array([[1], [2], [3], [3]])
+    np.testing.assert_array_equal(np.asarray(mech.transform(X)), X)
+
+
+# --------------------------------------------------------- bit-vector outputs
+SMALL_BITS = [
+    RAPPOR(1.0, categories=list(range(4))),
+    RAPPOR(1.0, theta=0.5, categories=list(range(4))),
+    RAPPOR(3.0, theta=0.2, categories=list(range(3))),
+    UtilityOptimizedRAPPOR(1.0, sensitive=[0, 3], categories=list(range(5))),
+    UtilityOptimizedRAPPOR(2.0, sensitive=[2], theta=0.7, categories=list(range(5))),
+]
+
+
+@pytest.mark.parametrize("mech", SMALL_BITS, ids=repr)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_small_bit_vectors_joint_distribution(mech, sparse):
+    """Chi-square over all 2^k reports: marginals and dependence at once."""
+    mech = mech.set_params(random_state=2024, sparse_output=sparse).fit()
+    Q = mech.channel_matrix()
+    k = Q.shape[0]
+    pvalues = []
+    for x, codes in enumerate(privatize(mech, list(range(k)))):
+        pvalues.append(chi2_pvalue(bits_to_output(codes), Q[x]))
+    assert min(pvalues) > ALPHA / len(pvalues), pvalues
+
+
+LARGE_BITS = [
+    RAPPOR(1.0, categories=list(range(12))),
+    RAPPOR(0.5, theta=0.5, categories=list(range(12))),
+    UtilityOptimizedRAPPOR(1.0, sensitive=[0, 3, 5, 7], categories=list(range(12))),
+    UtilityOptimizedRAPPOR(2.0, sensitive=[11], theta=0.3, categories=list(range(12))),
+]
+
+
+@pytest.mark.parametrize("mech", LARGE_BITS, ids=repr)
+def test_bit_marginals_and_pairwise_independence(mech):
+    mech = mech.set_params(random_state=99).fit()
+    channel = mech.channel_
+    values = [0, 5, 11]
+    z = np.concatenate([
+        bit_z_scores(codes, bit_rates(channel, x))
+        for x, codes in zip(values, privatize(mech, values), strict=True)
+    ])
+    assert z.size >= len(values)  # at least each true bit
+    assert z_pvalue(z).min() > ALPHA / z.size, np.abs(z).max()
+
+
+# ------------------------------------------------------------------- power
+def test_categorical_test_rejects_wrong_channel_power():
+    """Same statistic, same n: a 5% error in epsilon is rejected."""
+    cats = list(range(5))
+    cases = [
+        (RandomizedResponse(1.0, categories=cats),
+         RandomizedResponseChannel(cats, 1.05)),
+        (UtilityOptimizedRR(1.0, sensitive=[1, 3], categories=cats),
+         UtilityOptimizedRRChannel(cats, 1.05, [False, True, False, True, False])),
+    ]
+    for mech, wrong in cases:
+        mech = mech.set_params(random_state=7).fit()
+        values = [0, 1]
+        samples = privatize(mech, values)
+        right = [chi2_pvalue(out, mech.channel_matrix()[v])
+                 for v, out in zip(values, samples, strict=True)]
+        bad = [chi2_pvalue(out, wrong.matrix()[v])
+               for v, out in zip(values, samples, strict=True)]
+        assert min(right) > ALPHA / 2
+        assert max(bad) < ALPHA / 2, bad
+
+
+def test_bit_tests_reject_wrong_channel_power():
+    cats = list(range(4))
+    cases = [
+        # OUE sampled; checked against epsilon + 5% and against basic RAPPOR
+        (RAPPOR(1.0, theta=0.5, categories=cats),
+         [RAPPORChannel(cats, 1.05, 0.5),
+          RAPPORChannel(cats, 1.0, basic_rappor_theta(1.0))]),
+        # theta swapped with 1 - theta
+        (RAPPOR(1.0, theta=0.3, categories=cats), [RAPPORChannel(cats, 1.0, 0.7)]),
+    ]
+    for mech, wrongs in cases:
+        mech = mech.set_params(random_state=3).fit()
+        samples = privatize(mech, cats)
+        for wrong in wrongs:
+            Q = wrong.matrix()
+            p = [chi2_pvalue(bits_to_output(c), Q[x]) for x, c in enumerate(samples)]
+            assert max(p) < ALPHA / len(p), (wrong, p)
+            z = np.concatenate([bit_z_scores(c, bit_rates(wrong, x))
+                                for x, c in enumerate(samples)])
+            assert z_pvalue(z).min() < ALPHA / z.size
+    # uRAP: the same for epsilon +5% on the marginal/pairwise statistic
+    S = np.zeros(12, dtype=bool)
+    S[[0, 3, 5, 7]] = True
+    urap = UtilityOptimizedRAPPOR(1.0, sensitive=S, categories=list(range(12)),
+                                  random_state=5).fit()
+    wrong = UnaryEncodingChannel(list(range(12)), 1.05, urap.channel_.theta, S)
+    for x, codes in zip([0, 5], privatize(urap, [0, 5]), strict=True):
+        z_right = bit_z_scores(codes, bit_rates(urap.channel_, x))
+        z_wrong = bit_z_scores(codes, bit_rates(wrong, x))
+        assert z_pvalue(z_right).min() > ALPHA / z_right.size
+        assert z_pvalue(z_wrong).min() < ALPHA / z_wrong.size
+
+
+def test_pairwise_test_detects_dependent_bits_power():
+    """Correct marginals but correlated bits are rejected by the pair z-tests."""
+    rng = np.random.default_rng(11)
+    n, q = N_PER_VALUE, np.array([0.3775, 0.3775, 0.6225, 0.3775])
+    U = rng.random((n, q.size))
+    shared = rng.random(n) < 0.05  # 5% of users reuse bit 0's uniform for bit 1
+    U[shared, 1] = U[shared, 0]
+    Y = (U < q).astype(np.uint8)
+    z = bit_z_scores(Y, q)
+    k = q.size
+    marg, pair = z[:k], z[k:]
+    assert z_pvalue(marg).min() > ALPHA / z.size  # marginals are right
+    assert z_pvalue(pair).min() < ALPHA / z.size  # the dependence is caught
+    # and the independent version passes
+    Y_ok = (rng.random((n, k)) < q).astype(np.uint8)
+    assert z_pvalue(bit_z_scores(Y_ok, q)).min() > ALPHA / z.size
+
+
+# ----------------------------------------------------------- bernoulli_matrix
+class _GridRNG:
+    """A stand-in generator: every byte value equally often, stratified uniforms.
+
+    With m copies of each byte value and ties decided by the grid
+    (i + 0.5) / t, the fraction of ones is q up to 1 / (256 m) + 1 / (256 t)
+    -- a deterministic check of the probability bernoulli_matrix computes.
+    """
+
+    class _Bits:
+        def __init__(self, m):
+            self.m = m
+
+        def random_raw(self, size):
+            data = np.tile(np.arange(256, dtype=np.uint8), self.m)
+            assert data.size == 8 * size
+            return data.view(np.uint64)
+
+    def __init__(self, m):
+        self.bit_generator = self._Bits(m)
+
+    def random(self, size):
+        return (np.arange(size) + 0.5) / size
+
+
+@pytest.mark.parametrize("q", [
+    1 / 256, 37 / 256, 0.5, 255 / 256,
+    37 / 256 + 1e-4, 37 / 256 - 1e-4, 0.5 + 1e-4, 255 / 256 + 1e-4,
+    1e-5, 1 - 1e-5, 0.3, 2 / 3,
+])
+def test_bernoulli_matrix_exact_probability(q):
+    m = 4096
+    bits = bernoulli_matrix((256, m), q, _GridRNG(m))
+    assert bits.dtype == bool and bits.shape == (256, m)
+    frac = bits.mean()
+    if float(q * 256).is_integer():
+        assert frac == q  # no tie is ever decided in favour of 1
+    # resolution of the grid: one byte value (1/256) split into m tie cells
+    assert abs(frac - q) <= 1.0 / (256 * m) + 1e-15
+    # a cell's value is decided by its byte: B < floor(256 q) -> 1, B > -> 0
+    byte = np.tile(np.arange(256, dtype=np.uint8), m).reshape(256, m)
+    thr = int(np.floor(256 * q))
+    assert bits[byte < thr].all() and not bits[byte > thr].any()
+
+
+@pytest.mark.parametrize("q", [37 / 256, 37 / 256 + 1e-4, 0.2, 0.9])
+def test_bernoulli_matrix_rate_and_independence(q):
+    rng = np.random.default_rng(123)
+    n = 1 << 22
+    bits = bernoulli_matrix((n // 4, 4), q, rng)
+    flat = bits.ravel().astype(np.float64)
+    rate = flat.mean()
+    z_rate = (rate - q) / np.sqrt(q * (1 - q) / n)
+    # neighbouring cells share a 64-bit raw draw: their bytes must be independent
+    both = (flat[:-1] * flat[1:])[::2].mean()  # disjoint pairs
+    m = n // 2
+    z_pair = (both - q * q) / np.sqrt(q * q * (1 - q * q) / m)
+    assert z_pvalue(np.array([z_rate, z_pair])).min() > ALPHA / 2
+
+
+def test_bernoulli_matrix_edge_cases():
+    rng = np.random.default_rng(0)
+    assert not bernoulli_matrix((3, 5), 0.0, rng).any()
+    assert bernoulli_matrix((3, 5), 1.0, rng).all()
+    assert bernoulli_matrix((0, 5), 0.3, rng).shape == (0, 5)
+    assert bernoulli_matrix((7,), 0.3, rng).shape == (7,)  # odd size, not /8
+    # the same generator state gives the same draws
+    a = bernoulli_matrix((100, 3), 0.4, np.random.default_rng(5))
+    b = bernoulli_matrix((100, 3), 0.4, np.random.default_rng(5))
+    np.testing.assert_array_equal(a, b)
+
+
+# ----------------------------------------------------------- reproducibility
+MECHANISMS = [
+    lambda rs: RandomizedResponse(1.0, categories=list(range(6)), random_state=rs),
+    lambda rs: UtilityOptimizedRR(1.0, sensitive=[0, 1], categories=list(range(6)),
+                                  random_state=rs),
+    lambda rs: RAPPOR(1.0, categories=list(range(6)), random_state=rs),
+    lambda rs: UtilityOptimizedRAPPOR(1.0, sensitive=[0, 1], theta=0.5,
+                                      categories=list(range(6)), random_state=rs),
+]
+
+
+@pytest.mark.parametrize("make", MECHANISMS)
+def test_reproducibility(make):
+    X = np.random.default_rng(0).integers(0, 6, size=(2000, 1))
+    a = make(42).fit()
+    first, second = np.asarray(a.transform(X)), np.asarray(a.transform(X))
+    # Successive transforms draw fresh noise (P(equal) is astronomically small).
+    assert not np.array_equal(first, second)
+    # Refitting (or a new instance) with the same int seed replays the stream.
+    a.fit()
+    np.testing.assert_array_equal(np.asarray(a.transform(X)), first)
+    np.testing.assert_array_equal(np.asarray(a.transform(X)), second)
+    b = make(42).fit()
+    np.testing.assert_array_equal(np.asarray(b.transform(X)), first)
+    # Another seed, or None (OS entropy) at each fit, gives other reports.
+    assert not np.array_equal(np.asarray(make(43).fit().transform(X)), first)
+    c = make(None)
+    r1 = np.asarray(c.fit().transform(X))
+    r2 = np.asarray(c.fit().transform(X))
+    assert not np.array_equal(r1, r2)
