@@ -1,7 +1,7 @@
 """
-=====================================================
+=======================================================
 Choosing the mechanism, theta and epsilon with a search
-=====================================================
+=======================================================
 
 Utility always improves as epsilon grows, so there is no "best epsilon".
 The questions a data scientist really has are:

@@ -64,7 +64,7 @@ def make_location_grid(
     """Generate one location per user on a grid with a few sensitive cells.
 
     A synthetic stand-in for the ULDP paper's Foursquare/Manhattan data
-    (25 x 25 cells, |X| = 625, 15 sensitive "hospital" cells, n = 179,527):
+    (25 x 25 cells, ``|X| = 625``, 15 sensitive "hospital" cells, n = 179,527):
     visits concentrate around a few hotspots; the sensitive cells are drawn
     among all cells.
 

@@ -64,7 +64,7 @@ def make_personalized_locations(
     n_users : int, default=179527
         Number of users (the paper's n).
     shape : tuple of int, default=(25, 25)
-        Grid shape; |X| = rows * columns.
+        Grid shape; ``|X| = rows * columns``.
     n_sensitive : int, default=15
         Number of hospital cells (the common X_S).
     home_fraction : float, default=0.028

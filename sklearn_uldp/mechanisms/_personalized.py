@@ -490,7 +490,7 @@ class PersonalizedMechanism(BaseMechanism):
         -------
         reports : Reports, DataFrame or sparse matrix
             uRR: shape (n_users, n_reports), labels in Z (protected outputs are
-            X_S and the bots). uRAP: shape (n_users, n_reports * |Z|), the t bit
+            X_S and the bots). uRAP: shape ``(n_users, n_reports * |Z|)``, the t bit
             vectors side by side. The reports carry ``channel_``.
         """
         check_is_fitted(self, "channel_")

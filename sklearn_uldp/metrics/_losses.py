@@ -17,7 +17,7 @@ def _pair(p_true, p_est):
 
 
 def l1_loss(p_true, p_est):
-    """l1 loss sum_x |p_est(x) - p_true(x)|.
+    """l1 loss ``sum_x abs(p_est(x) - p_true(x))``.
 
     Parameters
     ----------

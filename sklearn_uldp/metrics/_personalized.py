@@ -57,7 +57,7 @@ def personalized_loss_terms(estimator, true_distribution, true_intermediate,
     -------
     terms : Bunch
         ``l1_loss`` (l1(p̂, p)), ``first_term`` (l1(r̂, r)), ``second_term``
-        (Σ_k |r̂(⊥k)| l1(π̂_k, π_k)), ``bound`` (their sum),
+        (``Σ_k abs(r̂(⊥k)) l1(π̂_k, π_k)``), ``bound`` (their sum),
         ``second_term_bound`` (``estimator.loss_bound_``), ``per_tag`` (dict
         tag -> l1(π̂_k, π_k)) and ``holds`` (l1_loss <= bound, up to
         round-off).
