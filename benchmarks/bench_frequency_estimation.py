@@ -246,9 +246,15 @@ def run_pure_ldp(mech_name, X, k, eps, seed, true, opts):
 def run_multi_freq_ldpy(mech_name, X, k, eps, seed, true, opts):
     import numba
     from multi_freq_ldpy.pure_frequency_oracles.GRR import (
-        GRR_Aggregator_IBU, GRR_Aggregator_MI, GRR_Client)
+        GRR_Aggregator_IBU,
+        GRR_Aggregator_MI,
+        GRR_Client,
+    )
     from multi_freq_ldpy.pure_frequency_oracles.UE import (
-        UE_Aggregator_IBU, UE_Aggregator_MI, UE_Client)
+        UE_Aggregator_IBU,
+        UE_Aggregator_MI,
+        UE_Client,
+    )
 
     @numba.njit
     def _numba_seed(s):  # numba has its own RNG state, separate from numpy's
@@ -628,7 +634,7 @@ def main(argv=None):
         "reports to a frequency vector (includes counting/aggregation); `<est> TV` = "
         "0.5·L1 to the true empirical distribution (estimate not renormalised); "
         "`peak MB` = ru_maxrss of the cell's process; `Δ MB` = peak minus the high-water mark "
-        "after imports, data load and library setup (incl. numba JIT warm-up). Estimators: emp = unbiased frequency oracle "
+        "after imports, data load and library setup (incl. numba JIT warm-up). Estimators: emp = unbiased frequency oracle "  # noqa: E501
         "(multi_freq_ldpy: MI, clipped at 0 and renormalised); proj = simplex projection "
         "(pure_ldp normalization=2); thresh = sklearn_uldp ThresholdEstimator(alpha=0.05) / "
         "pure_ldp normalization=3 (threshold cut); em = sklearn_uldp EMEstimator / "

@@ -10,8 +10,8 @@ distribution of the true values from the reports on the collector's side;
 from . import datasets, estimators, mechanisms, metrics, privacy
 from .estimators import (
     DistributionEstimator,
-    EmpiricalEstimator,
     EMEstimator,
+    EmpiricalEstimator,
     ThresholdEstimator,
 )
 from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError

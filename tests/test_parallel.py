@@ -51,7 +51,7 @@ def test_partitions_get_independent_reproducible_streams():
     a = privatize_partitions(parts, mech, random_state=1)
     b = privatize_partitions(parts, mech, random_state=1)
     # Reproducible with an integer seed ...
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     # ... and identical inputs in two partitions get different noise (at
     # eps=0.5, k=8 about 80% of reports change, so equality would be a

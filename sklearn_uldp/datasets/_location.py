@@ -52,7 +52,7 @@ def location_distribution(shape=(25, 25), n_hotspots=8, random_state=None):
     centres = rng.uniform((0, 0), (n_rows - 1, n_cols - 1), size=(n_hotspots, 2))
     widths = rng.uniform(0.8, 3.0, size=n_hotspots) * max(shape) / 25
     weights = rng.dirichlet(np.ones(n_hotspots)) * 10
-    for (r0, c0), w, a in zip(centres, widths, weights):
+    for (r0, c0), w, a in zip(centres, widths, weights, strict=True):
         density += a * np.exp(-((rr - r0) ** 2 + (cc - c0) ** 2) / (2 * w**2))
     p = density.ravel()
     return p / p.sum()

@@ -185,7 +185,7 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
     seeds = root.spawn(len(partitions))
     return [
         _privatize_partition(part, mechanism, seed)
-        for part, seed in zip(partitions, seeds)
+        for part, seed in zip(partitions, seeds, strict=True)
     ]
 
 

@@ -75,7 +75,7 @@ class BudgetAccountant:
     >>> acc.spend(mech, count=2)
     Traceback (most recent call last):
     ...
-    sklearn_uldp.exceptions.BudgetError: Spending 1 (2 x 0.5) would bring the total to 2.5, past the budget 2 (spent 1.5, remaining 0.5).
+    sklearn_uldp.exceptions.BudgetError: Spending 1 (2 x 0.5) would bring the total to 2.5, ...
     >>> BudgetAccountant.split(1.0, 4)   # 4 reports of one value under eps = 1
     0.25
     """
