@@ -111,3 +111,22 @@ def test_column_transformer_same_integer_seed_gives_independent_columns():
     # ... and the seed still makes the result reproducible.
     again = ct.fit_transform(X).astype(int)
     np.testing.assert_array_equal(out, again)
+
+
+def test_sparse_report_slices_keep_the_channel_for_partial_fit():
+    import pickle
+
+    from sklearn_uldp import RAPPOR
+
+    X = _data(3000)
+    mech = RAPPOR(1.0, categories=CATS, sparse_output=True, random_state=0).fit(X)
+    reports = mech.transform(X)
+    est = EMEstimator()
+    for lo in range(0, 3000, 1000):
+        est.partial_fit(reports[lo:lo + 1000])
+    np.testing.assert_allclose(
+        est.distribution_, EMEstimator().fit(reports).distribution_, atol=1e-12
+    )
+    restored = pickle.loads(pickle.dumps(reports))
+    assert restored.channel == mech.channel_
+    assert (restored != reports).nnz == 0

@@ -22,7 +22,7 @@ from ._rappor import (
     UtilityOptimizedRAPPOR,
     basic_rappor_theta,
 )
-from ._reports import Reports, attach_channel, get_channel
+from ._reports import Reports, SparseReports, attach_channel, get_channel
 
 __all__ = [
     "BaseMechanism",
@@ -30,6 +30,7 @@ __all__ = [
     "CategoricalChannel",
     "ReportStatistics",
     "Reports",
+    "SparseReports",
     "attach_channel",
     "get_channel",
     "NonPrivate",
