@@ -4,74 +4,91 @@ Mechanisms (:mod:`sklearn_uldp.mechanisms`) privatize a categorical column on
 the users' side; estimators (:mod:`sklearn_uldp.estimators`) estimate the
 distribution of the true values from the reports on the collector's side;
 :mod:`sklearn_uldp.privacy` verifies the guarantees on the exact channel and
-:mod:`sklearn_uldp.metrics` measures and predicts the utility.
+keeps the budget; :mod:`sklearn_uldp.metrics` measures and predicts the
+utility; :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
+:mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
+data-science workflow.
 """
 
-from . import datasets, estimators, mechanisms, metrics, privacy
+from . import (
+    compose,
+    datasets,
+    estimators,
+    mechanisms,
+    metrics,
+    model_selection,
+    parallel,
+    plotting,
+    privacy,
+)
+from .compose import DataFramePrivatizer, JointEncoder
 from .estimators import (
     DistributionEstimator,
     EMEstimator,
     EmpiricalEstimator,
+    PersonalizedEstimator,
     ThresholdEstimator,
 )
 from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
 from .mechanisms import (
     RAPPOR,
-    NonPrivate,
-    RandomizedResponse,
-    UtilityOptimizedRAPPOR,
-    UtilityOptimizedRR,
-    get_channel,
-)
-
-__version__ = "0.1.0.dev0"
-
-__all__ = [
-    "RandomizedResponse",
-    "RAPPOR",
-    "UtilityOptimizedRR",
-    "UtilityOptimizedRAPPOR",
-    "NonPrivate",
-    "DistributionEstimator",
-    "EmpiricalEstimator",
-    "ThresholdEstimator",
-    "EMEstimator",
-    "get_channel",
-    "PrivacyLeakWarning",
-    "BudgetError",
-    "ReportMismatchError",
-    "datasets",
-    "estimators",
-    "mechanisms",
-    "metrics",
-    "privacy",
-]
-
-from .estimators import PersonalizedEstimator  # noqa: E402
-from .mechanisms import PersonalizedMechanism  # noqa: E402
-
-__all__ += ["PersonalizedMechanism", "PersonalizedEstimator"]
-
-from .mechanisms import (  # noqa: E402
     BinaryOptimalResponse,
     BlockHadamardResponse,
     HadamardResponse,
     HighLowHadamardResponse,
+    NonPrivate,
+    PersonalizedMechanism,
+    RandomizedResponse,
     UtilityOptimizedBlockDesign,
     UtilityOptimizedOUE,
+    UtilityOptimizedRAPPOR,
+    UtilityOptimizedRR,
+    get_channel,
 )
+from .model_selection import PrivacyUtilitySearchCV
+from .privacy import BudgetAccountant
 
-__all__ += [
-    "BinaryOptimalResponse", "HadamardResponse", "HighLowHadamardResponse",
-    "BlockHadamardResponse", "UtilityOptimizedBlockDesign", "UtilityOptimizedOUE",
-]
+__version__ = "0.1.0.dev0"
 
-from . import compose, model_selection, plotting  # noqa: E402
-from .compose import DataFramePrivatizer, JointEncoder  # noqa: E402
-from .model_selection import PrivacyUtilitySearchCV  # noqa: E402
-from .privacy import BudgetAccountant  # noqa: E402
-
-__all__ += [
-    "DataFramePrivatizer", "JointEncoder", "PrivacyUtilitySearchCV",
-    "BudgetAccountant", "compose", "model_selection", "plotting",
+__all__ = [
+    # ULDP mechanisms and their LDP baselines (Murakami & Kawamoto 2019)
+    "RandomizedResponse",
+    "RAPPOR",
+    "UtilityOptimizedRR",
+    "UtilityOptimizedRAPPOR",
+    "UtilityOptimizedOUE",
+    "NonPrivate",
+    "PersonalizedMechanism",
+    # context-aware LDP and the Hadamard family (Acharya et al. 2020), uBD
+    "BinaryOptimalResponse",
+    "HadamardResponse",
+    "HighLowHadamardResponse",
+    "BlockHadamardResponse",
+    "UtilityOptimizedBlockDesign",
+    # estimators
+    "DistributionEstimator",
+    "EmpiricalEstimator",
+    "ThresholdEstimator",
+    "EMEstimator",
+    "PersonalizedEstimator",
+    # workflow
+    "DataFramePrivatizer",
+    "JointEncoder",
+    "PrivacyUtilitySearchCV",
+    "BudgetAccountant",
+    "get_channel",
+    # warnings and errors
+    "PrivacyLeakWarning",
+    "BudgetError",
+    "ReportMismatchError",
+    # subpackages
+    "compose",
+    "datasets",
+    "estimators",
+    "mechanisms",
+    "metrics",
+    "model_selection",
+    "parallel",
+    "plotting",
+    "privacy",
 ]

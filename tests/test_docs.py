@@ -27,6 +27,7 @@ API_MODULES = [
     "sklearn_uldp.model_selection",
     "sklearn_uldp.compose",
     "sklearn_uldp.plotting",
+    "sklearn_uldp.parallel",
     "sklearn_uldp.exceptions",
 ]
 
@@ -111,7 +112,9 @@ def test_api_reference_lists_every_public_name():
 
 
 @pytest.mark.parametrize(
-    "page", ["README.md", "docs/user_guide.md", "docs/architecture.md"]
+    "page",
+    ["README.md", "docs/user_guide.md", "docs/architecture.md",
+     "docs/personalized.md", "docs/context_aware.md", "docs/workflow.md"],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)

@@ -256,3 +256,18 @@ def test_urap_theta_optimal_minimizes_expected_l2():
     # point (up to round-off) and strictly better than basic RAPPOR's theta.
     assert best_loss <= min(grid) * (1 + 1e-9)
     assert best_loss < loss(None)[1]
+
+
+def test_search_does_not_mutate_the_grid_and_reports_each_epsilon(X):
+    grid = {
+        "mechanism": [UtilityOptimizedRR(sensitive=SENS, categories=CATS)],
+        "mechanism__epsilon": [0.5, 2.0, 4.0],
+    }
+    search = PrivacyUtilitySearchCV(_pipe(), grid, n_repeats=1, random_state=0).fit(X)
+    # The mechanism object of the grid keeps its own epsilon (1.0, the default):
+    # nested set_params act on clones, as in GridSearchCV.
+    assert grid["mechanism"][0].epsilon == 1.0
+    assert sorted(search.cv_results_["epsilon"]) == [0.5, 2.0, 4.0]
+    for eps, params in search.best_params_.items():
+        assert params["mechanism__epsilon"] == eps
+        assert params["mechanism"].epsilon == 1.0

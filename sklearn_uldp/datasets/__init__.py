@@ -1,9 +1,11 @@
 """Generated datasets for simulations and examples."""
 
 from ._location import grid_cell_labels, location_distribution, make_location_grid
+from ._personalized import make_personalized_locations
 
-__all__ = ["make_location_grid", "grid_cell_labels", "location_distribution"]
-
-from ._personalized import make_personalized_locations  # noqa: E402
-
-__all__ += ["make_personalized_locations"]
+__all__ = [
+    "make_location_grid",
+    "grid_cell_labels",
+    "location_distribution",
+    "make_personalized_locations",
+]

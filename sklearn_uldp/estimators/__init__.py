@@ -8,6 +8,7 @@ Every estimator works with every mechanism through the channel contract
 from ._base import DistributionEstimator, as_channel
 from ._em import EMEstimator, maximize_likelihood
 from ._empirical import EmpiricalEstimator, ThresholdEstimator
+from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
 
 __all__ = [
@@ -19,8 +20,5 @@ __all__ = [
     "maximize_likelihood",
     "project_to_simplex",
     "clip_and_normalize",
+    "PersonalizedEstimator",
 ]
-
-from ._personalized import PersonalizedEstimator  # noqa: E402
-
-__all__ += ["PersonalizedEstimator"]

@@ -6,7 +6,22 @@ public spec and the contract with every estimator (see
 """
 
 from ._base import BaseMechanism
+from ._binary import BinaryOptimalChannel, BinaryOptimalResponse, binary_optimal_matrix
+from ._block_design import (
+    UtilityOptimizedBlockDesign,
+    UtilityOptimizedBlockDesignChannel,
+    UtilityOptimizedOUE,
+)
 from ._channel import CategoricalChannel, Channel, ReportStatistics
+from ._hadamard import (
+    BlockHadamardChannel,
+    BlockHadamardResponse,
+    HadamardResponse,
+    HadamardResponseChannel,
+    HighLowHadamardChannel,
+    HighLowHadamardResponse,
+)
+from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
     IdentityChannel,
     NonPrivate,
@@ -44,35 +59,19 @@ __all__ = [
     "RAPPORChannel",
     "UnaryEncodingChannel",
     "basic_rappor_theta",
-]
-
-from ._personalized import PersonalizedMechanism, bot_label, split_bots  # noqa: E402
-
-__all__ += ["PersonalizedMechanism", "bot_label", "split_bots"]
-
-from ._binary import (  # noqa: E402
-    BinaryOptimalChannel,
-    BinaryOptimalResponse,
-    binary_optimal_matrix,
-)
-from ._block_design import (  # noqa: E402
-    UtilityOptimizedBlockDesign,
-    UtilityOptimizedBlockDesignChannel,
-    UtilityOptimizedOUE,
-)
-from ._hadamard import (  # noqa: E402
-    BlockHadamardChannel,
-    BlockHadamardResponse,
-    HadamardResponse,
-    HadamardResponseChannel,
-    HighLowHadamardChannel,
-    HighLowHadamardResponse,
-)
-
-__all__ += [
-    "BinaryOptimalResponse", "BinaryOptimalChannel", "binary_optimal_matrix",
-    "UtilityOptimizedBlockDesign", "UtilityOptimizedBlockDesignChannel",
+    "PersonalizedMechanism",
+    "bot_label",
+    "split_bots",
+    "BinaryOptimalResponse",
+    "BinaryOptimalChannel",
+    "binary_optimal_matrix",
+    "UtilityOptimizedBlockDesign",
+    "UtilityOptimizedBlockDesignChannel",
     "UtilityOptimizedOUE",
-    "HadamardResponse", "HighLowHadamardResponse", "BlockHadamardResponse",
-    "HadamardResponseChannel", "HighLowHadamardChannel", "BlockHadamardChannel",
+    "HadamardResponse",
+    "HighLowHadamardResponse",
+    "BlockHadamardResponse",
+    "HadamardResponseChannel",
+    "HighLowHadamardChannel",
+    "BlockHadamardChannel",
 ]

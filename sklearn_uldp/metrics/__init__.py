@@ -1,6 +1,7 @@
 """Utility measures and the closed-form utility theory of the mechanisms."""
 
 from ._losses import l1_loss, l2_loss, mean_squared_error, total_variation
+from ._personalized import personalized_loss_terms
 from ._theory import expected_l1_loss, expected_l2_loss, expected_total_variation
 
 __all__ = [
@@ -11,8 +12,5 @@ __all__ = [
     "expected_l1_loss",
     "expected_l2_loss",
     "expected_total_variation",
+    "personalized_loss_terms",
 ]
-
-from ._personalized import personalized_loss_terms  # noqa: E402
-
-__all__ += ["personalized_loss_terms"]

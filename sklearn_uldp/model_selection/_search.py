@@ -160,6 +160,10 @@ def make_simulation_scorer(loss="tv"):
 def _fit_and_score(model, params, seed, X, loss):
     """Fit one candidate with one independent seed; return loss and epsilon."""
     model = clone(model)
+    # Estimator-valued parameters (mechanisms, estimators) are cloned, as in
+    # GridSearchCV: nested set_params (e.g. mech__epsilon) must not mutate the
+    # objects of the user's param_grid, which other candidates share.
+    params = {k: clone(v, safe=False) for k, v in params.items()}
     model.set_params(**params)
     keys = [
         k

@@ -1,11 +1,9 @@
 """Plots in scikit-learn's Display style (needs the ``plot`` extra)."""
 
-__all__ = []
+from ._displays import DistributionDisplay, GridHeatmapDisplay, PrivacyUtilityDisplay
 
-from ._displays import (  # noqa: E402
-    DistributionDisplay,
-    GridHeatmapDisplay,
-    PrivacyUtilityDisplay,
-)
-
-__all__ += ["PrivacyUtilityDisplay", "DistributionDisplay", "GridHeatmapDisplay"]
+__all__ = [
+    "PrivacyUtilityDisplay",
+    "DistributionDisplay",
+    "GridHeatmapDisplay",
+]

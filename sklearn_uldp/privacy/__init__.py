@@ -5,6 +5,7 @@ pointwise on a mechanism's exact channel matrix (SPEC 1), returning the worst
 log-ratio found and the invertible outputs.
 """
 
+from ._budget import BudgetAccountant
 from ._checks import (
     PrivacyCheck,
     as_channel_matrix,
@@ -13,21 +14,7 @@ from ._checks import (
     check_uldp,
     invertible_outputs,
 )
-
-__all__ = [
-    "PrivacyCheck",
-    "as_channel_matrix",
-    "check_ldp",
-    "check_uldp",
-    "check_osldp",
-    "invertible_outputs",
-]
-
-from ._budget import BudgetAccountant  # noqa: E402
-
-__all__ += ["BudgetAccountant"]
-
-from ._context_aware import (  # noqa: E402
+from ._context_aware import (
     ContextAwareCheck,
     PrivacyMatrix,
     block_structured,
@@ -38,7 +25,20 @@ from ._context_aware import (  # noqa: E402
     privacy_profile,
 )
 
-__all__ += [
-    "PrivacyMatrix", "ContextAwareCheck", "ldp", "high_low", "block_structured",
-    "check_context_aware", "pairwise_log_ratio", "privacy_profile",
+__all__ = [
+    "PrivacyCheck",
+    "as_channel_matrix",
+    "check_ldp",
+    "check_uldp",
+    "check_osldp",
+    "invertible_outputs",
+    "BudgetAccountant",
+    "PrivacyMatrix",
+    "ContextAwareCheck",
+    "ldp",
+    "high_low",
+    "block_structured",
+    "check_context_aware",
+    "pairwise_log_ratio",
+    "privacy_profile",
 ]
