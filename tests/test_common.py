@@ -14,6 +14,7 @@ names that test.
 """
 
 import copy
+import inspect
 import pickle
 import re
 import traceback
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+import sklearn
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -31,6 +33,7 @@ from sklearn.utils.estimator_checks import (
     estimator_checks_generator,
     parametrize_with_checks,
 )
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_uldp import (
@@ -248,10 +251,19 @@ def expected_failed_checks(estimator):
             _expected_failures(estimator).items()}
 
 
+# ``xfail_strict`` appeared in scikit-learn 1.7; on 1.6 listed checks that
+# start passing are reported as XPASS instead of failing.
+_STRICT = (
+    {"xfail_strict": True}
+    if "xfail_strict" in inspect.signature(parametrize_with_checks).parameters
+    else {}
+)
+
+
 @parametrize_with_checks(
     make_mechanisms() + make_estimators(),
     expected_failed_checks=expected_failed_checks,
-    xfail_strict=True,
+    **_STRICT,
 )
 def test_sklearn_compatible_estimator(estimator, check):
     try:
@@ -280,6 +292,15 @@ def _expected_failure_cases():
 @pytest.mark.parametrize("estimator, check, pattern", _expected_failure_cases())
 def test_expected_failures_fail_for_the_stated_reason(estimator, check, pattern):
     """Each expected failure fails, and only for the reason given above."""
+    name = getattr(check, "func", check).__name__
+    if name == "check_positive_only_tag_during_fit" and parse_version(
+        sklearn.__version__
+    ) < parse_version("1.7"):
+        pytest.skip(
+            "scikit-learn 1.6's version of this check subtracts in place from "
+            "an int32 X of categorical-tagged estimators and fails before it "
+            "reaches the estimator (fixed in 1.7)."
+        )
     with pytest.raises(Exception) as info:
         check(estimator)
     messages = []

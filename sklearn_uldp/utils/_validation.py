@@ -171,6 +171,13 @@ def check_categories(categories):
             f"categories must hold at least two values, got {cats.size}: a "
             "one-value domain has nothing to estimate."
         )
+    missing = is_missing(cats)
+    if missing.sum() > 1:
+        raise ValueError(
+            f"categories contain duplicates ({int(missing.sum())} missing-value "
+            "markers, and None/NaN/NA all denote the same missing value); keep "
+            "one of them (remove the repeated values)."
+        )
     index = pd.Index(cats)
     if not index.is_unique:
         dup = index[index.duplicated()].unique().tolist()
