@@ -72,6 +72,11 @@ def _mechanism(
         )
     if name in ("oue", "uoue"):
         theta = 0.5
+    if theta == "optimal" and name != "urap":
+        raise ValueError(
+            "theta='optimal' minimizes the expected loss of urap; give a number "
+            f"for {name!r}."
+        )
     kw = dict(categories=categories, random_state=random_state)
     if name == "rr":
         return RandomizedResponse(epsilon, **kw)
@@ -112,6 +117,28 @@ def _float_arg(text):
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
+
+
+def _theta_arg(text):
+    """A theta in (0, 1), or "optimal" (uRAP: minimize the expected l2 loss)."""
+    if text == "optimal":
+        return text
+    value = _float_arg(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a theta in (0, 1) or 'optimal', got {text!r}"
+        )
+    return value
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults, unless the help text already explains its default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "(default" in text or action.default is None:
+            return text
+        return super()._get_help_string(action)
 
 
 def _seed(text):
@@ -694,7 +721,7 @@ def register(subparsers):
     >>> [p.prog for p in register(sub)]
     ['sklearn-uldp privatize', 'sklearn-uldp estimate', 'sklearn-uldp search']
     """
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _HelpFormatter
     p = subparsers.add_parser(
         "privatize",
         formatter_class=fmt,
@@ -733,9 +760,10 @@ def register(subparsers):
     p.add_argument("--epsilon", type=_float_arg, help="budget of each column's report")
     p.add_argument(
         "--theta",
-        type=_float_arg,
+        type=_theta_arg,
         default=None,
-        help="theta of rappor/urap (default: basic RAPPOR's)",
+        help="theta of rappor/urap, or 'optimal' for urap (default: basic "
+        "RAPPOR's)",
     )
     p.add_argument(
         "--categories",
@@ -841,8 +869,8 @@ def register(subparsers):
     s.add_argument(
         "--theta",
         nargs="+",
-        type=_float_arg,
-        help="thetas for the RAPPOR-family mechanisms",
+        type=_theta_arg,
+        help="thetas for the RAPPOR-family mechanisms ('optimal' for urap)",
     )
     s.add_argument(
         "--scoring", choices=("tv", "l1", "l2", "mse"), default="tv", help="the loss"

@@ -406,3 +406,40 @@ def test_parquet_roundtrip(data, tmp_path, capsys):
     assert code == 0, err
     est = pd.read_csv(dist).set_index("category")["estimate"]
     assert est["divorced"] == pytest.approx(0.1, abs=0.03)
+
+
+def test_privatize_with_optimal_theta(data, tmp_path, capsys):
+    import json
+
+    from sklearn_uldp.model_selection import optimal_theta
+
+    path, _ = data
+    rep, spec = tmp_path / "rep.csv", tmp_path / "spec.json"
+    argv = ["privatize", path, "-o", rep, "--spec-out", spec, "--columns",
+            "marital", "--mechanism", "urap", "--theta", "optimal", "--epsilon",
+            "1", "--sensitive", "marital=divorced", "--categories",
+            "marital=married,single,divorced", "--random-state", "0"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    column = json.loads(spec.read_text())["columns"]["marital"]
+    assert column["theta"] == pytest.approx(optimal_theta(1.0, [False, False, True]))
+    # 'optimal' is only meaningful for urap: a clear error for rappor ...
+    rappor = ["privatize", path, "-o", rep, "--columns", "marital", "--mechanism",
+              "rappor", "--theta", "optimal", "--epsilon", "1", "--categories",
+              "marital=married,single,divorced"]
+    code, out, err = run(rappor, capsys)
+    assert code == 2 and "urap" in err
+    # ... and a theta outside (0, 1) is refused by the parser.
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv[:11] + ["1.5"] + argv[12:]])
+    assert exc.value.code == 2
+    assert "(0, 1)" in capsys.readouterr().err
+
+
+def test_help_shows_each_default_once(capsys):
+    with pytest.raises(SystemExit):
+        main(["privatize", "--help"])
+    text = capsys.readouterr().out
+    assert "(default: None)" not in text
+    assert text.count("(default:") == len(set(
+        line.strip() for line in text.splitlines() if "(default:" in line))
