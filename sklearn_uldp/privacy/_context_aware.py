@@ -557,7 +557,8 @@ def check_context_aware(mechanism, E):
     flat = int(np.argmax(excess)) if k > 1 else 0
     worst_pair = (flat // k, flat % k)
     worst = float(excess[worst_pair]) if k > 1 else -np.inf
-    labels = cats if cats is not None else np.arange(k)
+    # Plain Python labels: np.str_('home') would print as such.
+    labels = np.asarray(cats if cats is not None else np.arange(k)).tolist()
     reasons = [
         f"Q(y|{labels[x]!r}) / Q(y|{labels[xp]!r}) reaches e^{L[x, xp]:.4g} > "
         f"e^{allowed[x, xp]:.4g}"
