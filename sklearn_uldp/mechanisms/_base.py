@@ -249,7 +249,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         index = getattr(self, "_category_index", None)
         if index is None:
             index = pd.Index(check_categories(self.categories))
-        codes = encode_labels(column, np.asarray(index), index)
+        codes = _range_codes(column, index)
+        if codes is None:
+            codes = encode_labels(column, np.asarray(index), index)
         if (codes < 0).any():
             bad = column[codes < 0]
             missing = is_missing(bad)
@@ -319,6 +321,22 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "channel_")
         return self.channel_.matrix()
+
+
+def _range_codes(column, index):
+    """Codes by subtraction when the domain is a run of consecutive integers.
+
+    The common integer-coded domain ``0..k-1`` (or ``lo..lo+k-1``) needs no
+    hash lookup; returns None when the fast path does not apply.
+    """
+    if column.dtype.kind not in "iu" or index.dtype.kind not in "iu":
+        return None
+    if not (index.is_monotonic_increasing and len(index)
+            and int(index[-1]) - int(index[0]) == len(index) - 1):
+        return None
+    codes = column.astype(np.intp) - int(index[0])
+    codes[(codes < 0) | (codes >= len(index))] = -1
+    return codes
 
 
 def _column_seed_sequence(random_state, feature_names):

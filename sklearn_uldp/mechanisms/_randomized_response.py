@@ -131,26 +131,40 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
         return L
 
     def sample(self, codes, rng):
+        """Privatize coded inputs: one keep/move draw, one uniform target draw.
+
+        Moves are drawn for every user and selected with ``np.where`` rather
+        than by boolean-mask gathers, which keeps the hot path at a few
+        vectorized passes over n. The two draws are independent.
+        """
         codes = np.asarray(codes, dtype=np.intp)
         n = codes.size
+        k = self.n_categories
         S_codes = self._sensitive_codes
         s = S_codes.size
-        rank = np.full(self.n_categories, -1, dtype=np.intp)
+        if s == k:  # k-RR: move to one of the k - 1 other values
+            keep = rng.random(n) < self.c1
+            out = codes + rng.integers(1, k, size=n)
+            out %= k
+            np.copyto(out, codes, where=keep)
+            return out
+        rank = np.full(k, -1, dtype=np.intp)
         rank[S_codes] = np.arange(s)
         is_s = self._sensitive[codes]
         keep = rng.random(n) < np.where(is_s, self.c1, self.c3)
-        out = codes.copy()
-        # Sensitive inputs that move: uniform over the s - 1 *other* sensitive
-        # values (a shift by 1..s-1 modulo s, which is exactly uniform).
-        move_s = ~keep & is_s
-        if s > 1 and move_s.any():
-            shift = rng.integers(1, s, size=int(move_s.sum()))
-            out[move_s] = S_codes[(rank[codes[move_s]] + shift) % s]
-        # Non-sensitive inputs that move: uniform over all s sensitive values.
-        move_n = ~keep & ~is_s
-        if move_n.any():
-            out[move_n] = S_codes[rng.integers(0, s, size=int(move_n.sum()))]
-        return out
+        # Sensitive inputs move to one of the s - 1 *other* sensitive values (a
+        # shift by 1..s-1 modulo s, exactly uniform); non-sensitive inputs to
+        # one of all s sensitive values. (With s = 1 a sensitive input is
+        # always kept: c1 = 1.)
+        draw = rng.integers(0, s, size=n)  # target of a non-sensitive move
+        if s > 1:
+            # rank is -1 for non-sensitive inputs: their value is unused.
+            shifted = rank[codes] + rng.integers(1, s, size=n)
+            shifted = np.where(shifted >= s, shifted - s, shifted)
+        else:
+            shifted = np.zeros(n, dtype=np.intp)
+        target = np.where(is_s, S_codes[shifted], S_codes[draw])
+        return np.where(keep, codes, target)
 
 
 class RandomizedResponseChannel(UtilityOptimizedRRChannel):
