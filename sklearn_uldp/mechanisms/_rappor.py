@@ -251,11 +251,10 @@ class UnaryEncodingChannel(Channel):
         step = _rows_per_chunk(k)
         for lo in range(0, n, step):  # chunks of ~32M cells, not users
             hi = min(n, lo + step)
-            block = bernoulli_matrix((hi - lo, k), self.d1, rng).view(np.uint8)
+            # Drawn straight into the output rows (no temporary block).
+            bernoulli_matrix((hi - lo, k), self.d1, rng, out=out[lo:hi])
             if mask is not None:
-                np.multiply(block, mask, out=out[lo:hi])
-            else:
-                out[lo:hi] = block
+                np.multiply(out[lo:hi], mask, out=out[lo:hi])
         out[np.arange(n), codes] = own_bit
         return _dense_bits_to_csr(out) if sparse else out
 

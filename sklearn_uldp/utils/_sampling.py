@@ -5,7 +5,7 @@ import numpy as np
 __all__ = ["bernoulli_matrix"]
 
 
-def bernoulli_matrix(shape, q, rng):
+def bernoulli_matrix(shape, q, rng, *, out=None):
     """Independent Bernoulli(q) draws as a boolean array of ``shape``.
 
     Each cell consumes one uniform random byte B: the cell is 1 if
@@ -20,25 +20,29 @@ def bernoulli_matrix(shape, q, rng):
     shape : tuple of int
     q : float in [0, 1]
     rng : numpy.random.Generator
+    out : ndarray of bool or uint8 of ``shape``, default=None
+        C-contiguous destination (written as 0/1), to avoid a copy.
 
     Returns
     -------
-    bits : ndarray of bool
+    bits : ndarray of bool (or ``out``)
     """
     size = int(np.prod(shape))
-    if q <= 0.0:
-        return np.zeros(shape, dtype=bool)
-    if q >= 1.0:
-        return np.ones(shape, dtype=bool)
+    if out is None:
+        out = np.empty(shape, dtype=bool)
+    flat = out.reshape(-1).view(bool)
+    if q <= 0.0 or q >= 1.0:
+        flat[:] = q >= 1.0
+        return out
     raw = rng.bit_generator.random_raw((size + 7) // 8)
     byte = raw.view(np.uint8)[:size]
     scaled = q * 256.0
     threshold = int(np.floor(scaled))
-    bits = byte < threshold
+    np.less(byte, threshold, out=flat)
     ties = np.flatnonzero(byte == threshold)
     if ties.size:
-        bits[ties] = rng.random(ties.size) < (scaled - threshold)
-    return bits.reshape(shape)
+        flat[ties] = rng.random(ties.size) < (scaled - threshold)
+    return out
 
 
 def bernoulli_positions(length, q, rng):
