@@ -228,15 +228,13 @@ class UnaryEncodingChannel(Channel):
             # Positions in the (n, s) stream of off-input sensitive bits; the
             # cells of each user's own sensitive bit are removed and redrawn.
             pos = bernoulli_positions(n * s, self.d1, rng)
-            own_cell = np.flatnonzero(is_s) * s + self._rank[codes[is_s]]
-            hit = np.searchsorted(own_cell, pos)
-            hit = np.minimum(hit, max(own_cell.size - 1, 0))
-            if own_cell.size:
-                pos = pos[own_cell[hit] != pos]
-            rows = np.concatenate([pos // s, np.flatnonzero(own_bit)]) if s else (
-                np.flatnonzero(own_bit))
-            cols = np.concatenate([self._s_codes[pos % s], codes[own_bit]]) if s else (
-                codes[own_bit])
+            rows = pos // s
+            cols = pos - rows * s  # rank among the sensitive categories
+            keep = cols != self._rank[codes][rows]  # drop each user's own cell
+            rows, cols = rows[keep], self._s_codes[cols[keep]]
+            own_rows = np.flatnonzero(own_bit)
+            rows = np.concatenate([rows, own_rows])
+            cols = np.concatenate([cols, codes[own_rows]])
             if sparse:
                 out = sp.csr_array(
                     (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k)
@@ -244,7 +242,7 @@ class UnaryEncodingChannel(Channel):
                 out.sum_duplicates()
                 return out
             out = np.zeros((n, k), dtype=np.uint8)
-            out[rows, cols] = 1
+            out.reshape(-1)[rows * k + cols] = 1  # flat indices: one gather pass
             return out
         out = np.empty((n, k), dtype=np.uint8)
         mask = None if s == k else self._sensitive.view(np.uint8)
