@@ -20,11 +20,34 @@ class PrivacyLeakWarning(UserWarning):
     Raised, for instance, when a mechanism learns its domain
     (``categories="auto"``) from the private data it is meant to protect: the
     set of categories that occur is itself information about the users.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_uldp import PrivacyLeakWarning, RandomizedResponse
+    >>> X = np.array([["a"], ["b"]], dtype=object)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = RandomizedResponse(epsilon=1.0).fit(X)  # categories="auto"
+    >>> any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
+    True
     """
 
 
 class BudgetError(ValueError):
-    """A privacy budget would be exceeded."""
+    """A privacy budget would be exceeded.
+
+    Examples
+    --------
+    >>> from sklearn_uldp import BudgetAccountant, BudgetError
+    >>> acc = BudgetAccountant(total=1.0)
+    >>> try:
+    ...     acc.spend(2.0)
+    ... except BudgetError as err:
+    ...     print(type(err).__name__, isinstance(err, ValueError))
+    BudgetError True
+    """
 
 
 class ReportMismatchError(ValueError):
@@ -32,4 +55,15 @@ class ReportMismatchError(ValueError):
 
     The message names the mismatch (mechanism, epsilon, categories, shape, an
     output value the channel cannot produce) and how to fix it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import EMEstimator, RandomizedResponse, ReportMismatchError
+    >>> est = EMEstimator(mechanism=RandomizedResponse(epsilon=1.0, categories=["a", "b"]))
+    >>> try:
+    ...     est.fit(np.array([["z"]], dtype=object))
+    ... except ReportMismatchError as err:
+    ...     print(err)
+    Reports hold values ['z'] that are not outputs of ...
     """

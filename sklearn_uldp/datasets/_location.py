@@ -44,6 +44,15 @@ def location_distribution(shape=(25, 25), n_hotspots=8, random_state=None):
     Returns
     -------
     p : ndarray of shape (n_rows * n_cols,)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.datasets import location_distribution
+    >>> p = location_distribution(shape=(5, 5), n_hotspots=2, random_state=0)
+    >>> p.shape
+    (25,)
+    >>> round(float(p.sum()), 6)
+    1.0
     """
     rng = check_random_generator(random_state)
     n_rows, n_cols = shape

@@ -93,6 +93,16 @@ def as_channel(mechanism):
     Returns
     -------
     channel : Channel
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.estimators import as_channel
+    >>> channel = as_channel(RandomizedResponse(epsilon=1.0, categories=[0, 1]))
+    >>> channel
+    RandomizedResponseChannel(k=2, epsilon=1.0)
+    >>> as_channel(channel.to_dict()) == channel
+    True
     """
     if isinstance(mechanism, Channel):
         return mechanism
@@ -157,6 +167,18 @@ class DistributionEstimator(BaseEstimator):
         vectors).
     feature_names_in_ : ndarray of shape (n_report_columns,)
         Report column names, when fitted on a DataFrame of reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import DistributionEstimator, EMEstimator, RandomizedResponse
+    >>> X = np.array([["a"]] * 60 + [["b"]] * 30 + [["c"]] * 10, dtype=object)
+    >>> mech = RandomizedResponse(epsilon=2.0, categories=["a", "b", "c"], random_state=0)
+    >>> est = EMEstimator().fit(mech.fit_transform(X))
+    >>> isinstance(est, DistributionEstimator), est.n_reports_
+    (True, 100)
+    >>> est.distribution_.round(2).tolist()
+    [0.53, 0.33, 0.14]
     """
 
     _parameter_constraints = {"mechanism": [None, BaseMechanism, Channel, dict]}

@@ -45,6 +45,18 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     p, info : ndarray, dict
         ``info`` holds ``n_iter``, ``converged``, ``gap``, ``log_likelihood``
         and ``n_evaluations``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.estimators import maximize_likelihood
+    >>> channel = RandomizedResponse(epsilon=1.0, categories=[0, 1, 2]).fit().channel_
+    >>> stats = channel.statistics(np.array([0] * 50 + [1] * 30 + [2] * 20))
+    >>> p, info = maximize_likelihood(lambda q: channel.em_gradient(stats, q),
+    ...                               np.full(3, 1 / 3))
+    >>> p.round(2).tolist(), info["converged"]
+    ([0.77, 0.23, 0.0], True)
     """
     p = np.asarray(p0, dtype=float)
     g, ll = gradient(p)

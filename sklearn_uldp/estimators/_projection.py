@@ -49,6 +49,12 @@ def clip_and_normalize(v):
     -------
     p : ndarray of shape (k,)
         Uniform when no entry is positive.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.estimators import clip_and_normalize
+    >>> clip_and_normalize([0.6, 0.6, -0.2]).round(2).tolist()
+    [0.5, 0.5, 0.0]
     """
     p = np.clip(np.asarray(v, dtype=float), 0.0, None)
     total = p.sum()

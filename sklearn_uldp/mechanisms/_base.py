@@ -86,6 +86,18 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
     With an integer ``random_state`` the sequence of ``transform`` calls after a
     ``fit`` is reproducible. Privatizing the *same* user twice spends the
     budget twice (sequential composition).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.mechanisms import BaseMechanism
+    >>> mech = RandomizedResponse(epsilon=1.0, categories=["a", "b", "c"], random_state=0)
+    >>> isinstance(mech, BaseMechanism)
+    True
+    >>> reports = mech.fit_transform(np.array([["a"], ["b"]], dtype=object))
+    >>> reports.shape, reports.channel == mech.channel_
+    ((2, 1), True)
     """
 
     _parameter_constraints = {

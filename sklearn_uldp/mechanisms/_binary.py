@@ -89,6 +89,16 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
     one of the two; an element whose row budget is infinite is not
     sensitive (:attr:`sensitive_mask`), and an output only it can produce is
     invertible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.mechanisms import BinaryOptimalChannel
+    >>> channel = BinaryOptimalChannel(["no", "yes"], epsilon_12=1.0, epsilon_21=np.inf)
+    >>> channel.matrix().round(3).tolist()
+    [[1.0, 0.0], [0.368, 0.632]]
+    >>> channel.sensitive_mask.tolist(), channel.epsilon
+    ([True, False], 1.0)
     """
 
     name = "binary_optimal"

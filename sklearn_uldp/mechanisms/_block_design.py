@@ -144,6 +144,17 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     sensitive : array-like of bool of shape (k,)
     subset_size : int or dict
         h, with 1 <= h <= max(1, s - 1), or a mixture ``{h: weight}``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import UtilityOptimizedBlockDesignChannel
+    >>> channel = UtilityOptimizedBlockDesignChannel(
+    ...     ["a", "b", "c", "d"], epsilon=1.0, sensitive=[True, True, True, False],
+    ...     subset_size=1)
+    >>> channel
+    UtilityOptimizedBlockDesignChannel(k=4, epsilon=1.0, subset_size=1)
+    >>> channel.report_format, channel.n_outputs, channel.report_bits
+    ('bits', 4, 2.0)
     """
 
     name = "ubd"

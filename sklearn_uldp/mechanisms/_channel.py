@@ -74,6 +74,18 @@ class ReportStatistics:
     extra : object or None
         Per-report data that some channels need for the exact likelihood
         (bit-vector reports); ``None`` when the counts are sufficient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.mechanisms import RandomizedResponseChannel
+    >>> channel = RandomizedResponseChannel(["a", "b", "c"], epsilon=1.0)
+    >>> codes = channel.encode_reports(np.array(["a", "b", "b", "c"], dtype=object))
+    >>> total = channel.statistics(codes[:2]) + channel.statistics(codes[2:])
+    >>> total.n, total.counts.tolist()
+    (4, [1, 2, 1])
+    >>> bool(np.array_equal(total.counts, channel.statistics(codes).counts))
+    True
     """
 
     channel: "Channel"
@@ -108,6 +120,16 @@ class Channel:
         category.
     epsilon : float
         The privacy budget the mechanism spends per report.
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.mechanisms import Channel
+    >>> channel = RandomizedResponse(epsilon=1.0, categories=["a", "b"]).fit().channel_
+    >>> channel.to_dict()
+    {'mechanism': 'rr', 'categories': ['a', 'b'], 'epsilon': 1.0}
+    >>> Channel.from_json(channel.to_json()) == channel
+    True
     """
 
     #: Registry key, also stored in the JSON spec.
@@ -342,6 +364,15 @@ class CategoricalChannel(Channel):
     Subclasses implement :meth:`forward` (``m = Q^T p``) and :meth:`adjoint`
     (``Q v``) with the mechanism's structure; the statistics (a histogram of
     outputs), the EM gradient and the log-likelihood follow generically.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import CategoricalChannel, RandomizedResponseChannel
+    >>> channel = RandomizedResponseChannel(["a", "b", "c"], epsilon=1.0)
+    >>> isinstance(channel, CategoricalChannel), channel.n_outputs
+    (True, 3)
+    >>> channel.forward([1.0, 0.0, 0.0]).round(3).tolist()
+    [0.576, 0.212, 0.212]
     """
 
     report_format = "categorical"

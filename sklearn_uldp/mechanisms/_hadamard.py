@@ -166,6 +166,15 @@ class HadamardResponseChannel(CategoricalChannel):
     epsilon : float
     block_size : int or None, default=None
         b, a power of two >= 2; ``None`` is plain HR (b = K).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import HadamardResponseChannel
+    >>> channel = HadamardResponseChannel([0, 1, 2], epsilon=1.0)
+    >>> channel.n_outputs, channel.report_bits
+    (4, 2.0)
+    >>> channel.matrix().round(3).tolist()[0]
+    [0.366, 0.134, 0.366, 0.134]
     """
 
     name = "hr"
@@ -317,6 +326,16 @@ class HighLowHadamardChannel(CategoricalChannel):
     epsilon : float
     sensitive : array-like of bool of shape (k,)
         Mask of the sensitive set A (non-empty).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import HighLowHadamardChannel
+    >>> channel = HighLowHadamardChannel([0, 1, 2], epsilon=1.0,
+    ...                                  sensitive=[True, False, False])
+    >>> channel.matrix().round(3).tolist()
+    [[0.731, 0.269, 0.0, 0.0], [0.269, 0.269, 0.462, 0.0], [0.269, 0.269, 0.0, 0.462]]
+    >>> channel.protected_outputs().tolist()
+    [True, True, False, False]
     """
 
     name = "hlhr"
@@ -474,6 +493,13 @@ class BlockHadamardChannel(CategoricalChannel):
     blocks : array-like of int of shape (k,)
         Block id of each category (ids are renumbered in order of first
         appearance).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import BlockHadamardChannel
+    >>> channel = BlockHadamardChannel([0, 1, 2, 3], epsilon=1.0, blocks=[0, 0, 1, 1])
+    >>> channel.n_blocks, channel.block_sizes.tolist(), channel.n_outputs
+    (2, [2, 2], 8)
     """
 
     name = "bhr"

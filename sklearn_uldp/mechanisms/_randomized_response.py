@@ -70,6 +70,16 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
     epsilon : float
     sensitive : array-like of bool of shape (k,)
         Mask of the sensitive categories.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import UtilityOptimizedRRChannel
+    >>> channel = UtilityOptimizedRRChannel(["a", "b", "c"], epsilon=1.0,
+    ...                                     sensitive=[True, True, False])
+    >>> channel.matrix().round(3).tolist()
+    [[0.731, 0.269, 0.0], [0.269, 0.731, 0.0], [0.269, 0.269, 0.462]]
+    >>> channel.protected_outputs().tolist()
+    [True, True, False]
     """
 
     name = "urr"
@@ -172,6 +182,15 @@ class RandomizedResponseChannel(UtilityOptimizedRRChannel):
 
     Keeps the value w.p. e^eps/(k - 1 + e^eps), otherwise reports one of the
     k - 1 other values uniformly. It is uRR with every category sensitive.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import RandomizedResponseChannel
+    >>> channel = RandomizedResponseChannel(["a", "b", "c"], epsilon=1.0)
+    >>> channel.matrix().round(3).tolist()
+    [[0.576, 0.212, 0.212], [0.212, 0.576, 0.212], [0.212, 0.212, 0.576]]
+    >>> round(channel.report_bits, 3)
+    1.585
     """
 
     name = "rr"
@@ -184,7 +203,15 @@ class RandomizedResponseChannel(UtilityOptimizedRRChannel):
 
 
 class IdentityChannel(_LabelledOutputsChannel):
-    """The identity channel (no privacy): y = x."""
+    """The identity channel (no privacy): y = x.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import IdentityChannel
+    >>> channel = IdentityChannel(["a", "b"])
+    >>> channel.matrix().tolist(), channel.epsilon
+    ([[1.0, 0.0], [0.0, 1.0]], inf)
+    """
 
     name = "identity"
 

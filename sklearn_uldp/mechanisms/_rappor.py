@@ -43,7 +43,14 @@ _BITS_ONLY = (
 
 
 def basic_rappor_theta(epsilon):
-    """theta of basic one-time RAPPOR: e^(eps/2) / (e^(eps/2) + 1)."""
+    """theta of basic one-time RAPPOR: e^(eps/2) / (e^(eps/2) + 1).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import basic_rappor_theta
+    >>> round(basic_rappor_theta(1.0), 4)
+    0.6225
+    """
     h = np.exp(epsilon / 2.0)
     return float(h / (h + 1.0))
 
@@ -138,6 +145,14 @@ class UnaryEncodingChannel(Channel):
     epsilon : float
     theta : float in (0, 1)
     sensitive : array-like of bool of shape (k,)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import UnaryEncodingChannel
+    >>> channel = UnaryEncodingChannel(["a", "b", "c"], epsilon=1.0, theta=0.5,
+    ...                                sensitive=[True, True, False])
+    >>> channel.report_format, channel.report_bits, channel.n_outputs
+    ('bits', 3.0, 8)
     """
 
     name = "urap"
@@ -447,6 +462,14 @@ class RAPPORChannel(UnaryEncodingChannel):
 
     uRAP with every category sensitive: each bit is 1 w.p. theta for the true
     category and d1 = theta / ((1 - theta) e^eps + theta) otherwise.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import RAPPORChannel, basic_rappor_theta
+    >>> channel = RAPPORChannel(["a", "b", "c"], epsilon=1.0,
+    ...                         theta=basic_rappor_theta(1.0))
+    >>> channel.n_outputs, channel.report_bits
+    (8, 3.0)
     """
 
     name = "rappor"

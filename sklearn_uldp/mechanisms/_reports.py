@@ -64,6 +64,17 @@ class SparseReports(sp.csr_array):
 
     Row slices (chunks of users) keep the channel, so a chunked
     ``partial_fit`` over ``reports[i:j]`` works as with dense reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RAPPOR
+    >>> mech = RAPPOR(epsilon=1.0, categories=["a", "b", "c"], sparse_output=True,
+    ...               random_state=0)
+    >>> reports = mech.fit_transform(np.array([["a"], ["b"], ["c"]], dtype=object))
+    >>> chunk = reports[:2]
+    >>> type(chunk).__name__, chunk.shape, chunk.channel == mech.channel_
+    ('SparseReports', (2, 3), True)
     """
 
     channel = None
@@ -97,6 +108,15 @@ def attach_channel(reports, channel):
     -------
     reports : Reports, DataFrame or SparseReports
         The reports with the channel attached (pandas objects in place).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.mechanisms import RandomizedResponseChannel, attach_channel
+    >>> channel = RandomizedResponseChannel(["a", "b"], epsilon=1.0)
+    >>> reports = attach_channel(np.array(["a", "b", "a"], dtype=object), channel)
+    >>> type(reports).__name__, reports.channel == channel
+    ('Reports', True)
     """
     if hasattr(reports, "attrs"):  # pandas
         reports.attrs[CHANNEL_ATTR] = None if channel is None else channel.to_dict()
@@ -119,6 +139,15 @@ def get_channel(reports):
     Returns
     -------
     channel : Channel or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse, get_channel
+    >>> mech = RandomizedResponse(epsilon=1.0, categories=["a", "b"], random_state=0)
+    >>> reports = mech.fit_transform(np.array([["a"], ["b"]], dtype=object))
+    >>> get_channel(reports) == mech.channel_, get_channel(np.asarray(reports))
+    (True, None)
     """
     if isinstance(reports, (Reports, SparseReports)):
         return reports.channel

@@ -45,6 +45,17 @@ class PrivacyCheck:
         Outputs that reveal their input (exactly one input can produce them).
     reasons : list of str
         Human-readable violations, empty when satisfied.
+
+    Examples
+    --------
+    >>> from sklearn_uldp import UtilityOptimizedRR
+    >>> from sklearn_uldp.privacy import check_ldp, check_uldp
+    >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=[0], categories=[0, 1, 2]).fit()
+    >>> check = check_uldp(mech)
+    >>> check.definition, bool(check), check.reasons
+    ('ULDP', True, [])
+    >>> check_ldp(mech).satisfied  # the invertible outputs break plain LDP
+    False
     """
 
     definition: str
@@ -69,6 +80,14 @@ def as_channel_matrix(obj):
     Returns
     -------
     Q : ndarray of shape (k, n_outputs)
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.privacy import as_channel_matrix
+    >>> mech = RandomizedResponse(epsilon=1.0, categories=[0, 1]).fit()
+    >>> as_channel_matrix(mech).round(3).tolist()
+    [[0.731, 0.269], [0.269, 0.731]]
     """
     if hasattr(obj, "channel_"):
         obj = obj.channel_
@@ -121,6 +140,12 @@ def invertible_outputs(Q):
     Returns
     -------
     mask : ndarray of bool of shape (n_outputs,)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.privacy import invertible_outputs
+    >>> invertible_outputs([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5]]).tolist()
+    [False, True, True]
     """
     Q = np.asarray(Q)
     return (Q > 0).sum(axis=0) == 1

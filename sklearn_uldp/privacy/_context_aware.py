@@ -432,6 +432,17 @@ class ContextAwareCheck:
     categories : ndarray of shape (k,)
     reasons : list of str
         The violations, in words (empty when satisfied).
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.privacy import check_context_aware, ldp
+    >>> mech = RandomizedResponse(epsilon=2.0, categories=[0, 1, 2]).fit()
+    >>> check = check_context_aware(mech, ldp([0, 1, 2], 1.0))
+    >>> bool(check), round(check.worst_excess, 3), check.worst_pair
+    (False, 1.0, (0, 1))
+    >>> check.reasons[0]
+    'Q(y|0) / Q(y|1) reaches e^2 > e^1'
     """
 
     satisfied: bool

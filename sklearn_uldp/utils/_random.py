@@ -59,6 +59,13 @@ def check_random_generator(random_state):
 
     A Generator passed in is returned as is; everything else goes through
     :func:`check_seed_sequence`.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import check_random_generator
+    >>> rng = check_random_generator(0)
+    >>> type(rng).__name__, check_random_generator(rng) is rng
+    ('Generator', True)
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
