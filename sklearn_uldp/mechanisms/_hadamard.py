@@ -303,7 +303,26 @@ class HadamardResponseChannel(CategoricalChannel):
         return out
 
 
-class HighLowHadamardChannel(CategoricalChannel):
+class _CenteredStatistic:
+    """Linear-estimator part shared by high-low and block HR.
+
+    Their per-category statistic is centred so that its expectation is
+    ``_own(x) * p(x)``: the unbiased estimate is ``f / _own`` (no intercept).
+    """
+
+    def expected_frequency(self, p):
+        return np.asarray(p, dtype=float) * self._own
+
+    @property
+    def coef_a(self):
+        return np.full(self.n_categories, 1.0 / self._own)
+
+    @property
+    def coef_b(self):
+        return np.zeros(self.n_categories)
+
+
+class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
     """Channel of high-low Hadamard response, (A, epsilon)-HLLDP (SPEC 2.8).
 
     With s sensitive categories, S = 2^ceil(log2(s + 1)) "hashed" outputs and
@@ -402,17 +421,6 @@ class HighLowHadamardChannel(CategoricalChannel):
         f[self._n_codes] = stats.counts[self.S:] / stats.n
         return f
 
-    def expected_frequency(self, p):
-        return np.asarray(p, dtype=float) * self._own
-
-    @property
-    def coef_a(self):
-        return np.full(self.n_categories, 1.0 / self._own)
-
-    @property
-    def coef_b(self):
-        return np.zeros(self.n_categories)
-
     def estimator_variance(self, p, n):
         """Exact Var[p_hat(x)]: the sensitive statistic takes values -1, 0, 1."""
         p = np.asarray(p, dtype=float)
@@ -474,7 +482,7 @@ class HighLowHadamardChannel(CategoricalChannel):
         return out
 
 
-class BlockHadamardChannel(CategoricalChannel):
+class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
     """Channel of block-structured Hadamard response, (P, epsilon)-BSLDP.
 
     For a partition into blocks X_1..X_m (sizes k_j, K_j =
@@ -604,17 +612,6 @@ class BlockHadamardChannel(CategoricalChannel):
             h = fwht(stats.counts[g["out"]], axis=1)
             f[g["cats"]] = h[g["q"], g["r"]] / stats.n
         return f
-
-    def expected_frequency(self, p):
-        return np.asarray(p, dtype=float) * self._own
-
-    @property
-    def coef_a(self):
-        return np.full(self.n_categories, 1.0 / self._own)
-
-    @property
-    def coef_b(self):
-        return np.zeros(self.n_categories)
 
     def estimator_variance(self, p, n):
         """Exact Var[p_hat(x)]: the statistic is +-1 inside x's block, else 0."""
