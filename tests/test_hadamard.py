@@ -777,3 +777,19 @@ def test_uoue_is_urap_with_theta_half():
     assert np.allclose(uoue.channel_matrix(), urap.channel_matrix())
     assert check_uldp(uoue)
     assert "theta" not in uoue.get_params()
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8])
+def test_code_reports_stay_integer_whatever_the_input_dtype(dtype):
+    # HR reports are output codes in [0, K): casting them to the input dtype
+    # (bool, int8) would corrupt them. Category-label reports (RR) do keep it.
+    from sklearn_uldp import HadamardResponse, RandomizedResponse
+
+    cats = np.array([0, 1], dtype=dtype)
+    X = np.array([[0], [1]] * 200, dtype=dtype)
+    reports = HadamardResponse(1.0, categories=cats, random_state=0).fit_transform(X)
+    assert reports.dtype == np.int64
+    K = reports.channel.n_outputs
+    assert set(np.unique(reports)) <= set(range(K)) and np.unique(reports).size > 2
+    rr = RandomizedResponse(1.0, categories=cats, random_state=0).fit_transform(X)
+    assert rr.dtype == np.dtype(dtype)

@@ -210,11 +210,18 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         return self.channel_.sample(codes, rng)
 
     def _wrap_reports(self, outputs, column, X):
-        """Wrap categorical outputs as a one-column report array/DataFrame."""
-        labels = self.channel_.decode(outputs)
-        if column.dtype != object and labels.dtype != column.dtype:
-            labels = labels.astype(column.dtype)
-        return self._container(labels.reshape(-1, 1), X)
+        """Wrap categorical outputs as a one-column report array/DataFrame.
+
+        Category-label reports keep the input column's dtype; output codes
+        (e.g. Hadamard response) stay int64 whatever the input, since casting
+        them (to bool, to int8, ...) would corrupt them.
+        """
+        reports = self.channel_.decode(outputs)
+        if not self.channel_.reports_are_categories:
+            reports = np.asarray(reports, dtype=np.int64)
+        elif column.dtype != object and reports.dtype != column.dtype:
+            reports = reports.astype(column.dtype)
+        return self._container(reports.reshape(-1, 1), X)
 
     def _container(self, data, X):
         """Return reports as the configured output container."""

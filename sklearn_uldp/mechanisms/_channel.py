@@ -376,6 +376,10 @@ class CategoricalChannel(Channel):
     """
 
     report_format = "categorical"
+    #: Whether a report is a category label (RR, uRR, identity) rather than an
+    #: output code (Hadamard family): labels take the input column's dtype,
+    #: codes stay integers.
+    reports_are_categories = False
 
     @property
     def report_bits(self):

@@ -664,20 +664,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
 
 # ---------------------------------------------------------------- mechanisms
-class _CodeReportsMechanism(BaseMechanism):
-    """Mechanisms whose reports are output codes, not category labels.
-
-    The codes are returned as integers whatever the dtype of the input column
-    (casting them to the input dtype, as the base class does for
-    label-valued reports, would corrupt them, e.g. for boolean inputs).
-    """
-
-    def _wrap_reports(self, outputs, column, X):
-        codes = np.asarray(self.channel_.decode(outputs), dtype=np.int64)
-        return self._container(codes.reshape(-1, 1), X)
-
-
-class HadamardResponse(_CodeReportsMechanism):
+class HadamardResponse(BaseMechanism):
     """Hadamard response (HR), an epsilon-LDP mechanism with log2 K-bit reports.
 
     With K = 2^ceil(log2(k + 1)), category x is assigned row x + 1 of the
@@ -774,7 +761,7 @@ class HadamardResponse(_CodeReportsMechanism):
         return HadamardResponseChannel(self.categories_, self.epsilon, b)
 
 
-class HighLowHadamardResponse(_CodeReportsMechanism):
+class HighLowHadamardResponse(BaseMechanism):
     """High-low Hadamard response: (A, epsilon)-HLLDP and ULDP, O(log k) bits.
 
     Sensitive categories (the set A) run Hadamard response on S =
@@ -845,7 +832,7 @@ class HighLowHadamardResponse(_CodeReportsMechanism):
             self.categories_, self.epsilon, self.sensitive_mask_)
 
 
-class BlockHadamardResponse(_CodeReportsMechanism):
+class BlockHadamardResponse(BaseMechanism):
     """Block-structured Hadamard response for (P, epsilon)-BSLDP.
 
     The domain is partitioned into blocks (e.g. cities); a user's block is

@@ -30,6 +30,8 @@ __all__ = [
 class _LabelledOutputsChannel(CategoricalChannel):
     """Outputs are the categories themselves (reports are category labels)."""
 
+    reports_are_categories = True
+
     @property
     def n_outputs(self):
         return self.n_categories
