@@ -203,6 +203,14 @@ class DistributionEstimator(BaseEstimator):
         new.mechanism = mechanism
         return new
 
+    #: Fitted state that ``fit`` discards before starting over.
+    _fitted_attributes = ("channel_", "statistics_", "n_reports_", "_cache",
+                          "n_features_in_", "feature_names_in_")
+
+    def _forget_fit(self):
+        for attr in self._fitted_attributes:
+            self.__dict__.pop(attr, None)
+
     def set_params(self, **params):
         """Set parameters; a fitted estimate is recomputed on next access.
 
@@ -236,9 +244,7 @@ class DistributionEstimator(BaseEstimator):
         -------
         self : object
         """
-        for attr in ("channel_", "statistics_", "n_reports_", "_cache",
-                     "n_features_in_", "feature_names_in_"):
-            self.__dict__.pop(attr, None)
+        self._forget_fit()
         self.partial_fit(X)
         # One-shot fit computes the estimate now (warnings such as EM's
         # ConvergenceWarning come from fit, and predict_proba/score do not

@@ -155,6 +155,8 @@ class PersonalizedEstimator(DistributionEstimator):
     [0.11, 0.21, 0.11, 0.11, 0.23, 0.22]
     """
 
+    _fitted_attributes = DistributionEstimator._fitted_attributes + ("estimator_",)
+
     _parameter_constraints = {
         "estimator": [None, DistributionEstimator],
         "background": [None, dict],
@@ -181,9 +183,7 @@ class PersonalizedEstimator(DistributionEstimator):
         -------
         self : object
         """
-        for attr in ("channel_", "statistics_", "n_reports_", "_cache",
-                     "estimator_"):
-            self.__dict__.pop(attr, None)
+        self._forget_fit()
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):
