@@ -130,3 +130,46 @@ def test_sparse_report_slices_keep_the_channel_for_partial_fit():
     restored = pickle.loads(pickle.dumps(reports))
     assert restored.channel == mech.channel_
     assert (restored != reports).nnz == 0
+
+
+def test_em_on_reports_kept_on_dask_workers():
+    distributed = pytest.importorskip("distributed")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn_uldp import RAPPOR, UtilityOptimizedBlockDesign
+    from sklearn_uldp.parallel import WorkerBitRows
+
+    X = _data(6000)
+    ddf = dd.from_pandas(X, npartitions=3)
+    mechanisms = [
+        UtilityOptimizedRAPPOR(1.0, sensitive=["g", "h"], categories=CATS),
+        RAPPOR(0.5, theta=0.5, categories=CATS),  # dense: packed stores
+        UtilityOptimizedBlockDesign(1.0, sensitive=list("defgh"), subset_size=2,
+                                    categories=CATS),  # needs the row sizes
+    ]
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
+                            dashboard_address=None):
+        for mech in mechanisms:
+            mech.fit(X)
+            reports = privatize_partitions(ddf, mech, random_state=0)
+            stats = reduce_statistics(reports, mech, keep_reports="workers")
+            assert isinstance(stats.extra, WorkerBitRows)
+            assert len(stats.extra.futures) == 3
+            one_shot = EMEstimator(tol=1e-10, mechanism=mech).fit(reports.compute())
+            local = one_shot.statistics_.extra
+            assert stats.extra.n_rows == local.n_rows > 0
+            np.testing.assert_array_equal(stats.extra.row_size_counts(),
+                                          local.row_size_counts())
+            on_workers = EMEstimator(tol=1e-10).fit_statistics(stats)
+            assert on_workers.converged_
+            np.testing.assert_allclose(on_workers.distribution_,
+                                       one_shot.distribution_, atol=1e-9)
+            assert on_workers.log_likelihood_ == pytest.approx(
+                one_shot.log_likelihood_, rel=1e-12)
+        # counts suffice for one-symbol reports: nothing stays on the workers
+        rr = RandomizedResponse(1.0, categories=CATS).fit(X)
+        rr_reports = privatize_partitions(ddf, rr, random_state=0)
+        assert reduce_statistics(rr_reports, rr, keep_reports="workers").extra is None
+    with pytest.raises(ValueError, match="Client"):
+        reduce_statistics(reports, mechanisms[0], keep_reports="workers")
+    with pytest.raises(ValueError, match="Dask collection"):
+        reduce_statistics([reports.compute()], mechanisms[0], keep_reports="workers")

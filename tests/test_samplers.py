@@ -16,6 +16,8 @@ epsilon perturbed by 5 %, another theta, or correlated bits
 (``test_*_power``): the tests can fail.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -36,7 +38,14 @@ from sklearn_uldp.mechanisms._randomized_response import (
     RandomizedResponseChannel,
     UtilityOptimizedRRChannel,
 )
-from sklearn_uldp.utils._sampling import bernoulli_matrix
+from sklearn_uldp.utils._sampling import (
+    _GAP_BATCH,
+    _TABLE_MIN_Q,
+    bernoulli_matrix,
+    bernoulli_position_chunks,
+    bernoulli_positions,
+    randomized_response_codes,
+)
 
 ALPHA = 1e-6
 N_PER_VALUE = 200_000
@@ -112,6 +121,11 @@ CATEGORICAL = [
     (RandomizedResponse(1.0, categories=list(range(5))), range(5)),
     (RandomizedResponse(2.0, categories=list(range(30))), [0, 17, 29]),
     (RandomizedResponse(0.2, categories=["a", "b"]), ["a", "b"]),
+    # k = 100: ~2000 expected reports per cell, so a target that is off by
+    # one (or a move to the input itself, 1 in 99 moves) is rejected.
+    (RandomizedResponse(1.0, categories=list(range(100))), [0, 42, 99]),
+    # eps = 4: a third of the users keep (the arithmetic-select branch)
+    (RandomizedResponse(4.0, categories=list(range(100))), [0, 57, 99]),
     (UtilityOptimizedRR(1.0, sensitive=[1, 4, 6], categories=list(range(8))),
      range(8)),
     (UtilityOptimizedRR(0.5, sensitive=[0], categories=list(range(5))), range(5)),
@@ -166,6 +180,8 @@ def test_small_bit_vectors_joint_distribution(mech, sparse):
 
 LARGE_BITS = [
     RAPPOR(1.0, categories=list(range(12))),
+    # d1 = 0.018: the geometric-gap path, written into a dense array
+    RAPPOR(4.0, theta=0.5, categories=list(range(12))),
     RAPPOR(0.5, theta=0.5, categories=list(range(12))),
     UtilityOptimizedRAPPOR(1.0, sensitive=[0, 3, 5, 7], categories=list(range(12))),
     UtilityOptimizedRAPPOR(2.0, sensitive=[11], theta=0.3, categories=list(range(12))),
@@ -318,6 +334,24 @@ def test_bernoulli_matrix_rate_and_independence(q):
     assert z_pvalue(np.array([z_rate, z_pair])).min() > ALPHA / 2
 
 
+def test_bernoulli_matrix_exact_probability_in_every_block():
+    """Drawn block by block, every block of cells gets its exact share of ones."""
+
+    class _CyclicBytes(_GridRNG):
+        class _Bits:
+            def random_raw(self, size):
+                data = np.tile(np.arange(256, dtype=np.uint8), -(-8 * size // 256))
+                return data[: 8 * size].view(np.uint64)
+
+        def __init__(self):
+            self.bit_generator = self._Bits()
+
+    q, width = 0.2, 1 << 20  # 256 q = 51.2: ties (1 in 256) decide w.p. 0.2
+    bits = bernoulli_matrix((4, width), q, _CyclicBytes())
+    # each row: 51 / 256 from the bytes below the threshold, + 0.2 / 256 from ties
+    np.testing.assert_allclose(bits.mean(axis=1), q, atol=2.0 / width)
+
+
 def test_bernoulli_matrix_edge_cases():
     rng = np.random.default_rng(0)
     assert not bernoulli_matrix((3, 5), 0.0, rng).any()
@@ -328,6 +362,188 @@ def test_bernoulli_matrix_edge_cases():
     a = bernoulli_matrix((100, 3), 0.4, np.random.default_rng(5))
     b = bernoulli_matrix((100, 3), 0.4, np.random.default_rng(5))
     np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------ randomized_response_codes
+class _UniformGridRNG:
+    """A stand-in generator whose uniforms are the stratified grid (i + 0.5) / N.
+
+    Consumed in order across calls, so each output's count is the number of
+    grid points in its interval of U: its exact share of N, +-1 (+-1 more if
+    float rounding moves a point lying on an interval's boundary).
+    """
+
+    def __init__(self, N):
+        self.N, self.i = N, 0
+
+    def random(self, size=None, out=None):
+        m = size if out is None else out.size
+        values = (np.arange(self.i, self.i + m) + 0.5) / self.N
+        self.i += m
+        if out is None:
+            return values
+        out[...] = values
+        return out
+
+
+@pytest.mark.parametrize("k,eps", [(2, 1.0), (3, 0.5), (100, 1.0), (100, 4.0),
+                                   (1000, 0.5), (1000, 4.0)])
+def test_randomized_response_codes_exact_frequencies(k, eps):
+    """One uniform per user: kept w.p. keep, each other code w.p. (1-keep)/(k-1).
+
+    Deterministic: a sampler that moves to the input itself, is off by one,
+    or maps U to the targets non-uniformly misses by (1 - keep) * 1000 >> 2.
+    """
+    E = np.exp(eps)
+    keep = E / (k - 1 + E)
+    N = 1000 * (k - 1)
+    for c in sorted({0, k // 2, k - 1}):
+        out = randomized_response_codes(np.full(N, c), k, keep, _UniformGridRNG(N))
+        counts = np.bincount(out, minlength=k)
+        assert counts.size == k and out.dtype == np.intp
+        expected = np.full(k, N * (1 - keep) / (k - 1))
+        expected[c] = N * keep
+        assert np.abs(counts - expected).max() <= 2, (c, counts, expected)
+
+
+def test_randomized_response_codes_edge_cases():
+    rng = np.random.default_rng(0)
+    codes = np.arange(3000) % 1500
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # One ulp below 1: kept users' scaled uniforms overflow int64 unless
+        # clipped (moves have probability 2^-53).
+        out = randomized_response_codes(codes, 1500, 1 - 2.0**-53, rng)
+    np.testing.assert_array_equal(out, codes)
+    np.testing.assert_array_equal(randomized_response_codes(codes, 1500, 1.0, rng), codes)
+    assert randomized_response_codes(np.zeros(0, np.intp), 5, 0.5, rng).shape == (0,)
+    small = codes % 3
+    out = randomized_response_codes(small, 3, 0.0, rng)  # always moves
+    assert (out != small).all() and out.min() == 0 and out.max() == 2
+    # a function of the generator's state
+    a = randomized_response_codes(codes, 1500, 0.3, np.random.default_rng(8))
+    b = randomized_response_codes(codes, 1500, 0.3, np.random.default_rng(8))
+    np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------- bernoulli_positions
+class _GapGridRNG:
+    """A stand-in generator: every 16-bit value equally often, in order.
+
+    The fallback uniforms (for the 16-bit values whose gap is not decided by
+    the table) are the stratified grid (i + 0.5) / size.
+    """
+
+    class _Bits:
+        def random_raw(self, size):
+            m = 1 << 16
+            data = np.tile(np.arange(m, dtype=np.uint16), -(-4 * size // m))
+            return data[: 4 * size].view(np.uint64)
+
+    def __init__(self):
+        self.bit_generator = self._Bits()
+
+    def random(self, size):
+        return (np.arange(size) + 0.5) / size
+
+
+@pytest.mark.parametrize("q", [_TABLE_MIN_Q, 0.0025, 0.018, 0.3, 0.9])
+def test_gap_table_exact_cdf(q):
+    """With every 16-bit value drawn equally often, the gaps' CDF is exact to 2^-16.
+
+    Deterministic: each 16-bit value covers 2^-16 of U; P(T <= t) =
+    1 - (1 - q)^t is a threshold on U, and only the interval holding it can
+    go either way. A gap off by one misses by ~q(1-q)^t >> 2^-16.
+    """
+    m = 1 << 16
+    assert _GAP_BATCH % m == 0  # each batch holds every 16-bit value equally often
+    chunks = bernoulli_position_chunks(10**15, q, _GapGridRNG())
+    first, second = next(chunks), next(chunks)
+    assert first.size == second.size == _GAP_BATCH  # one batch each
+    assert (np.diff(first) > 0).all() and (np.diff(second) > 0).all()
+    trials = np.diff(first, prepend=-1)  # zeros before each one, plus one
+    t = np.arange(1, trials.max() + 1)
+    empirical = np.searchsorted(np.sort(trials), t, side="right") / _GAP_BATCH
+    exact = -np.expm1(t * np.log1p(-q))
+    assert np.abs(empirical - exact).max() <= 1.0 / m + 1e-12
+    # The next batch starts right after the first one's last position: each
+    # batch's first gap is drawn from 16-bit value 0 (U < 2^-16 < q), so it
+    # is 0 zeros, i.e. the first cell of the stream and the first cell after
+    # the previous batch are ones.
+    assert first[0] == 0 and second[0] == first[-1] + 1
+    np.testing.assert_array_equal(
+        np.sort(np.diff(second, prepend=first[-1])), np.sort(trials)
+    )
+
+
+@pytest.mark.parametrize("q", [1e-4, 0.0025, 0.018, 0.3])
+def test_bernoulli_positions_geometric_gaps(q):
+    """~2M ones over many chunks: rate and gap distribution (chi-square)."""
+    rng = np.random.default_rng(5)
+    length = int(2e6 / q)
+    pos = bernoulli_positions(length, q, rng)
+    assert pos.dtype == np.int64
+    assert pos[0] >= 0 and pos[-1] < length and (np.diff(pos) > 0).all()
+    z_rate = (pos.size / length - q) / np.sqrt(q * (1 - q) / length)
+    gaps = np.diff(pos) - 1
+    # 50 bins of about equal probability, the last one open-ended
+    edges = np.unique(np.floor(np.log1p(-np.linspace(0, 1, 51)[:-1]) / np.log1p(-q)))
+    counts = np.bincount(np.searchsorted(edges, gaps, side="right") - 1)
+    p_from = np.exp(edges * np.log1p(-q))  # P(gap >= edge)
+    probs = p_from - np.append(p_from[1:], 0.0)
+    p_gaps = stats.chisquare(counts, probs * gaps.size).pvalue
+    assert z_pvalue(np.array([z_rate])).min() > ALPHA / 2 and p_gaps > ALPHA / 2
+
+
+@pytest.mark.parametrize("length,q,reps", [(50, 1e-3, 40_000), (50, 0.02, 40_000),
+                                           (50, 0.3, 40_000), (8000, 0.3, 20_000)])
+def test_bernoulli_positions_cell_rates(length, q, reps):
+    """Every cell of a short stream, the first and the last included, is 1 w.p. q.
+
+    (8000, 0.3) draws its ~2400 gaps in a block (the vectorized cumulative
+    sum); the others by a plain cumulative sum.
+    """
+    rng = np.random.default_rng(77)
+    counts = np.zeros(length)
+    for _ in range(reps):  # repetitions of one short stream, not users
+        counts[bernoulli_positions(length, q, rng)] += 1
+    z = (counts / reps - q) / np.sqrt(q * (1 - q) / reps)
+    assert z_pvalue(z).min() > ALPHA / length, z
+
+
+def test_oue_geometric_path_k1000_power():
+    """OUE at eps = 4 over k = 1000 (geometric gaps into a dense array).
+
+    Each bit's rate and the number of ones per report match the channel,
+    and the same statistics reject an own bit OR-ed into the drawn one
+    instead of replacing it (rate theta + (1 - theta) d1 = 0.509 vs 0.5).
+    """
+    k, x, n = 1000, 123, N_PER_VALUE
+    mech = RAPPOR(4.0, theta=0.5, categories=list(range(k)), random_state=31).fit()
+    channel = mech.channel_
+    Y = np.asarray(mech.transform(np.full((n, 1), x)))
+    assert Y.dtype == np.uint8 and Y.shape == (n, k) and Y.max() == 1
+    rate = Y.mean(axis=0)
+
+    def z_bits(q):
+        return (rate - q) / np.sqrt(q * (1 - q) / n)
+
+    q = bit_rates(channel, x)
+    assert z_pvalue(z_bits(q)).min() > ALPHA / k
+    wrong = q.copy()
+    wrong[x] = channel.theta + (1 - channel.theta) * channel.d1
+    assert z_pvalue(z_bits(wrong)).min() < ALPHA / k
+    # ones per report: the own bit plus Binomial(k - 1, d1) others
+    ones = Y.sum(axis=1, dtype=np.int64)
+    c = np.arange(k + 1)
+    pmf = channel.theta * stats.binom.pmf(c - 1, k - 1, channel.d1) + (
+        1 - channel.theta) * stats.binom.pmf(c, k - 1, channel.d1)
+    lo, hi = np.flatnonzero(pmf * n >= 5)[[0, -1]]
+    counts = np.bincount(np.clip(ones, lo, hi), minlength=k + 1)[lo:hi + 1]
+    expected = pmf[lo:hi + 1].copy()
+    expected[0] += pmf[:lo].sum()
+    expected[-1] += pmf[hi + 1:].sum()
+    assert stats.chisquare(counts, expected * n).pvalue > ALPHA
 
 
 # ----------------------------------------------------------- reproducibility

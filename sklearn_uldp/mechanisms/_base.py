@@ -353,8 +353,16 @@ def _range_codes(column, index):
     if not (index.is_monotonic_increasing and len(index)
             and int(index[-1]) - int(index[0]) == len(index) - 1):
         return None
-    codes = column.astype(np.intp) - int(index[0])
-    codes[(codes < 0) | (codes >= len(index))] = -1
+    lo, k = int(index[0]), len(index)
+    # Two fast reductions check the range first: in the common all-valid case
+    # the codes then cost one conversion pass instead of five.
+    if column.size and int(column.min()) >= lo and int(column.max()) < lo + k:
+        codes = column.astype(np.intp)
+        if lo:
+            codes -= lo
+        return codes
+    codes = column.astype(np.intp) - lo
+    codes[(codes < 0) | (codes >= k)] = -1
     return codes
 
 

@@ -215,6 +215,10 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         return name, cats, params
 
     @property
+    def _protected_bit_density(self):
+        return float(self._weights @ self._sizes) / self.s
+
+    @property
     def n_subsets(self):
         """Number of protected outputs: binom(s, h) summed over the sizes used."""
         return sum(math.comb(self.s, int(h)) for h in self._sizes)
@@ -382,9 +386,12 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         if self._sizes.size == 1:
             n_protected = stats.n - int(stats.counts[self._n_codes].sum())
             return n_protected * float(self._log_c0_h[0])
-        indptr, _ = stats.extra.consolidate()
-        per_size = np.bincount(
-            np.searchsorted(self._sizes, np.diff(indptr)), minlength=self._sizes.size)
+        # Every protected report has one of the mixture's sizes (checked by
+        # encode_reports), so the size histogram at those sizes is complete.
+        size_counts = stats.extra.row_size_counts()
+        per_size = np.zeros(self._sizes.size)
+        present = self._sizes < size_counts.size
+        per_size[present] = size_counts[self._sizes[present]]
         return float(per_size @ self._log_c0_h)
 
 

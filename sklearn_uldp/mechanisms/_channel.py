@@ -336,12 +336,15 @@ class Channel:
         m0 = np.clip(-b / a, 0.0, 1.0)
         return a**2 * m0 * (1.0 - m0) / n
 
-    def em_gradient(self, stats, p):
+    def em_gradient(self, stats, p, *, n_jobs=None):
         """Return ``(g, log_likelihood)`` at distribution ``p``.
 
         ``g(x) = (1/n) sum_i Q(y_i | x) / sum_x' Q(y_i | x') p(x')``; the EM
         update is ``p * g`` and ``max(g) - 1`` bounds the gap to the maximum
         likelihood per report (the estimator's convergence certificate).
+        ``n_jobs`` threads may share the work when it grows with the number
+        of reports (bit vectors); one-symbol channels work on a histogram
+        and ignore it.
         """
         raise NotImplementedError
 
@@ -438,7 +441,7 @@ class CategoricalChannel(Channel):
     def merge_extra(self, a, b):
         return None
 
-    def em_gradient(self, stats, p):
+    def em_gradient(self, stats, p, *, n_jobs=None):
         hist = stats.counts
         m = self.forward(p)
         seen = hist > 0

@@ -145,21 +145,23 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
     def sample(self, codes, rng):
         """Privatize coded inputs: one keep/move draw, one uniform target draw.
 
-        Moves are drawn for every user and selected with ``np.where`` rather
-        than by boolean-mask gathers, which keeps the hot path at a few
-        vectorized passes over n. The two draws are independent.
+        k-RR (every category sensitive) takes both from one float64 uniform
+        per user, exact to float64 resolution (see
+        :func:`~sklearn_uldp.utils._sampling.randomized_response_codes`).
+        Otherwise moves are drawn for every user and selected with
+        ``np.where`` rather than by boolean-mask gathers, which keeps the hot
+        path at a few vectorized passes over n. The two draws are independent.
         """
+        # Imported here: the module's import block is not part of this change.
+        from ..utils._sampling import randomized_response_codes
+
         codes = np.asarray(codes, dtype=np.intp)
         n = codes.size
         k = self.n_categories
         S_codes = self._sensitive_codes
         s = S_codes.size
         if s == k:  # k-RR: move to one of the k - 1 other values
-            keep = rng.random(n) < self.c1
-            out = codes + rng.integers(1, k, size=n)
-            out %= k
-            np.copyto(out, codes, where=keep)
-            return out
+            return randomized_response_codes(codes, k, self.c1, rng)
         rank = np.full(k, -1, dtype=np.intp)
         rank[S_codes] = np.arange(s)
         is_s = self._sensitive[codes]

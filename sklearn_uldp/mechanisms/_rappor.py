@@ -19,6 +19,7 @@ from ..exceptions import ReportMismatchError
 from ..utils._sampling import bernoulli_matrix, bernoulli_positions
 from ..utils._validation import check_sensitive, check_theta
 from ._base import BaseMechanism
+from ._bit_rows import BitRows
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 from ._reports import attach_channel
 
@@ -75,54 +76,6 @@ def _dense_bits_to_csr(bits):
     return sp.csr_array(
         (np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k)
     )
-
-
-class _BitRows:
-    """Set bits of protected reports, restricted to the sensitive columns.
-
-    Stored in CSR form (row pointers + column indices, no data array): the
-    exact likelihood of bit-vector reports needs each report, so this is the
-    per-report part of the sufficient statistics. Chunks are concatenated
-    lazily so that ``partial_fit`` appends in O(chunk).
-    """
-
-    def __init__(self, chunks):
-        self.chunks = list(chunks)
-
-    @property
-    def n_rows(self):
-        return sum(len(indptr) - 1 for indptr, _ in self.chunks)
-
-    def consolidate(self):
-        if len(self.chunks) > 1:
-            indptrs, indices = [], []
-            offset = 0
-            for i, (indptr, idx) in enumerate(self.chunks):
-                indptrs.append(indptr[(0 if i == 0 else 1):] + offset)
-                offset += indptr[-1]
-                indices.append(idx)
-            self.chunks = [(np.concatenate(indptrs), np.concatenate(indices))]
-        if not self.chunks:
-            return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
-        return self.chunks[0]
-
-    def matrix(self, n_cols):
-        """The rows as a CSR matrix with unit data (cached), for fast products."""
-        cached = getattr(self, "_matrix", None)
-        if cached is None or cached.shape[0] != self.n_rows:
-            indptr, indices = self.consolidate()
-            if indices.size < np.iinfo(np.int32).max:
-                # int32 row pointers let scipy share the int32 column indices
-                # instead of copying them to int64: 12 bytes per set bit
-                # (index + unit datum) rather than 20.
-                indptr = indptr.astype(np.int32)
-                self.chunks = [(indptr, indices)]
-            cached = sp.csr_array(
-                (np.ones(indices.size), indices, indptr),
-                shape=(indptr.size - 1, n_cols), copy=False,
-            )
-            self._matrix = cached
-        return cached
 
 
 class UnaryEncodingChannel(Channel):
@@ -233,12 +186,46 @@ class UnaryEncodingChannel(Channel):
         :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix`). Either way
         the input's own bit is then redrawn with its own probability, so the
         channel is exactly SPEC 2.5.
+
+        Dense output is written in chunks of rows, each user's own bit right
+        after its row's other bits, so that the scattered writes hit rows that
+        are still in cache.
         """
+        # Imported here: the module's import block is not part of this change.
+        from ..utils._sampling import bernoulli_position_chunks
+
         codes = np.asarray(codes, dtype=np.intp)
         n, k = codes.size, self.n_categories
         s = self._s_codes.size
-        is_s = self._sensitive[codes]
-        own_bit = rng.random(n) < np.where(is_s, self.theta, 1.0 - self.d2)
+        if s == k:  # every own bit is 1 w.p. theta: one random byte per user
+            own_bit = bernoulli_matrix((n,), self.theta, rng)
+        else:
+            is_s = self._sensitive[codes]
+            own_bit = rng.random(n) < np.where(is_s, self.theta, 1.0 - self.d2)
+        own_bit = own_bit.view(np.uint8)  # writing bools into uint8 casts slowly
+        if not sparse and (self.d1 < 0.15 or 2 * s < k):
+            out = np.zeros((n, k), dtype=np.uint8)  # calloc: pages zeroed lazily
+            flat = out.reshape(-1)
+            one = np.uint8(1)  # likewise a Python int
+            done = 0  # users whose own bit is written
+            # Positions in the (n, s) stream of off-input sensitive bits. The
+            # stream also holds each user's own sensitive cell: it is
+            # overwritten by the own bit, i.e. redrawn.
+            for pos in bernoulli_position_chunks(n * s, self.d1, rng):
+                last = int(pos[-1])
+                if s < k:
+                    rows = pos // s
+                    pos = rows * k + self._s_codes[pos - rows * s]
+                flat[pos] = one
+                # Rows before the one of the last position get no more ones.
+                upto = (last + 1) // s
+                if upto > done:
+                    flat[np.arange(done * k, upto * k, k) + codes[done:upto]] = (
+                        own_bit[done:upto]
+                    )
+                    done = upto
+            flat[np.arange(done * k, n * k, k) + codes[done:]] = own_bit[done:]
+            return out
         if self.d1 < 0.15 or 2 * s < k:
             # Positions in the (n, s) stream of off-input sensitive bits; the
             # cells of each user's own sensitive bit are removed and redrawn.
@@ -250,14 +237,10 @@ class UnaryEncodingChannel(Channel):
             own_rows = np.flatnonzero(own_bit)
             rows = np.concatenate([rows, own_rows])
             cols = np.concatenate([cols, codes[own_rows]])
-            if sparse:
-                out = sp.csr_array(
-                    (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k)
-                )
-                out.sum_duplicates()
-                return out
-            out = np.zeros((n, k), dtype=np.uint8)
-            out.reshape(-1)[rows * k + cols] = 1  # flat indices: one gather pass
+            out = sp.csr_array(
+                (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k)
+            )
+            out.sum_duplicates()
             return out
         out = np.empty((n, k), dtype=np.uint8)
         mask = None if s == k else self._sensitive.view(np.uint8)
@@ -268,7 +251,10 @@ class UnaryEncodingChannel(Channel):
             bernoulli_matrix((hi - lo, k), self.d1, rng, out=out[lo:hi])
             if mask is not None:
                 np.multiply(out[lo:hi], mask, out=out[lo:hi])
-        out[np.arange(n), codes] = own_bit
+            # The own bits while the chunk is in cache (flat indices).
+            out.reshape(-1)[np.arange(lo * k, hi * k, k) + codes[lo:hi]] = (
+                own_bit[lo:hi]
+            )
         return _dense_bits_to_csr(out) if sparse else out
 
     # ------------------------------------------------------------- estimation
@@ -354,8 +340,13 @@ class UnaryEncodingChannel(Channel):
     def statistics(self, codes, *, keep_reports=False):
         k = self.n_categories
         counts = np.zeros(k, dtype=np.int64)
-        if not keep_reports and not sp.issparse(codes):
-            # Counts alone: column sums, no enumeration of the set bits.
+        # Only protected reports enter the likelihood through their bits (an
+        # invertible report is known to come from its non-sensitive bit), and
+        # only through their sensitive columns.
+        bit_rows = (BitRows(self._s_codes.size, self._protected_bit_density)
+                    if keep_reports else None)
+        if not sp.issparse(codes):
+            # Column sums, no enumeration of the set bits.
             nonsens = (~self._sensitive).view(np.uint8)
             step = _rows_per_chunk(k)
             for lo in range(0, codes.shape[0], step):
@@ -364,8 +355,11 @@ class UnaryEncodingChannel(Channel):
                 if self._n_codes.size:
                     per_row = (block & nonsens).sum(axis=1, dtype=np.int64)
                     self._check_rows_counts(per_row)
-            return ReportStatistics(self, int(codes.shape[0]), counts)
-        chunks = []
+                    if keep_reports:
+                        block = block[per_row == 0][:, self._s_codes]
+                if keep_reports:
+                    bit_rows.append_dense(np.ascontiguousarray(block))
+            return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
         for n_rows, rows, cols in self._set_bits(codes):
             counts += np.bincount(cols, minlength=k)
             invertible = self._check_rows(n_rows, rows, cols)
@@ -374,14 +368,18 @@ class UnaryEncodingChannel(Channel):
                 per_row = np.bincount(rows[keep], minlength=n_rows)[~invertible]
                 indptr = np.zeros(per_row.size + 1, dtype=np.int64)
                 np.cumsum(per_row, out=indptr[1:])
-                chunks.append((indptr, self._rank[cols[keep]].astype(np.int32)))
-        extra = _BitRows(chunks) if keep_reports else None
-        return ReportStatistics(self, int(codes.shape[0]), counts, extra)
+                bit_rows.append_sparse(indptr, self._rank[cols[keep]])
+        return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
+
+    @property
+    def _protected_bit_density(self):
+        """Expected fraction of set sensitive bits in a protected report."""
+        return self.d1
 
     def merge_extra(self, a, b):
         if a is None or b is None:
             return None
-        return _BitRows(a.chunks + b.chunks)
+        return a + b
 
     def observed_frequency(self, stats):
         return stats.counts / stats.n
@@ -403,23 +401,18 @@ class UnaryEncodingChannel(Channel):
     def coef_b(self):
         return np.where(self._sensitive, -self.d1 / (self.theta - self.d1), 0.0)
 
-    def em_gradient(self, stats, p):
+    def em_gradient(self, stats, p, *, n_jobs=None):
         if stats.extra is None:
             raise ValueError(
                 "The likelihood of bit-vector reports needs the reports themselves: "
                 "compute the statistics with keep_reports=True."
             )
         p = np.asarray(p, dtype=float)
-        Y = stats.extra.matrix(self._s_codes.size)
         A = float((p * self._w).sum())
         b_s = p[self._s_codes] * (self._r - self._w_s)
-        # Two sparse products per step (SPEC 3): D_i = A + sum_{j in y_i} b_j
-        # (the report's probability up to C(y)) and t = Y^T (1 / D).
-        D = A + Y @ b_s
-        inv = 1.0 / D
-        sum_inv = float(inv.sum())
-        sum_log = float(np.log(D).sum())
-        t = Y.T @ inv
+        # Two products over the set bits per step (SPEC 3): D_i = A + sum_{j in
+        # y_i} b_j (the report's probability up to C(y)) and t = Y^T (1 / D).
+        sum_inv, sum_log, t = stats.extra.em_terms(A, b_s, n_jobs=n_jobs)
         g = self._w * sum_inv
         g[self._s_codes] += (self._r - self._w_s) * t
         log_lik = sum_log + self._log_c(stats)

@@ -8,10 +8,16 @@ partitions draws one independent random stream per partition
 (``SeedSequence.spawn``).
 """
 
+from ._distributed import WorkerBitRows
 from ._partitions import (
     privatize_partitions,
     reduce_statistics,
     statistics_of,
 )
 
-__all__ = ["privatize_partitions", "reduce_statistics", "statistics_of"]
+__all__ = [
+    "WorkerBitRows",
+    "privatize_partitions",
+    "reduce_statistics",
+    "statistics_of",
+]

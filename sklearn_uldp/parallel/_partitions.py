@@ -72,8 +72,13 @@ def reduce_statistics(batches, mechanism=None, *, keep_reports=False, n_jobs=Non
     mechanism : fitted mechanism, Channel or spec dict, default=None
         Required for plain reports and for Dask collections (partitions do not
         carry attributes).
-    keep_reports : bool, default=False
-        See :func:`statistics_of`.
+    keep_reports : bool or "workers", default=False
+        See :func:`statistics_of`. ``"workers"`` (Dask collections only)
+        keeps the per-report part of the statistics on the workers, one
+        compact store per partition (:class:`WorkerBitRows`): EM then
+        evaluates each step where the reports are, and the client holds O(k)
+        numbers whatever the number of reports. Needs a running
+        ``dask.distributed`` client.
     n_jobs : int, default=None
         Parallel jobs for in-memory batches.
 
@@ -96,7 +101,15 @@ def reduce_statistics(batches, mechanism=None, *, keep_reports=False, n_jobs=Non
     3000
     """
     if _is_dask_collection(batches):
+        if keep_reports == "workers":
+            return _reduce_dask_on_workers(batches, mechanism)
         return _reduce_dask(batches, mechanism, keep_reports)
+    if keep_reports == "workers":
+        raise ValueError(
+            "keep_reports='workers' keeps reports on Dask workers: pass a Dask "
+            "collection (with a running dask.distributed Client), or use "
+            "keep_reports=True for in-memory batches."
+        )
     from joblib import Parallel, delayed
 
     parts = Parallel(n_jobs=n_jobs)(
@@ -112,15 +125,19 @@ def _is_dask_collection(obj):
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "to_delayed")
 
 
-def _reduce_dask(collection, mechanism, keep_reports):
-    import dask
-
+def _dask_channel(mechanism):
     if mechanism is None:
         raise ValueError(
             "Dask partitions do not carry the mechanism: pass mechanism= (the "
             "fitted mechanism or its spec)."
         )
-    channel = as_channel(mechanism)
+    return as_channel(mechanism)
+
+
+def _reduce_dask(collection, mechanism, keep_reports):
+    import dask
+
+    channel = _dask_channel(mechanism)
     parts = [
         dask.delayed(statistics_of)(part, channel, keep_reports=keep_reports)
         for part in np.ravel(collection.to_delayed())
@@ -133,6 +150,44 @@ def _reduce_dask(collection, mechanism, keep_reports):
             for i in range(0, len(parts), 2)
         ]
     return parts[0].compute()
+
+
+def _additive_part(stats):
+    return stats.n, stats.counts, stats.extra is None
+
+
+def _extra_part(stats):
+    return stats.extra
+
+
+def _reduce_dask_on_workers(collection, mechanism):
+    import dask
+
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError) as exc:
+        raise ValueError(
+            "keep_reports='workers' needs a running dask.distributed Client "
+            "(e.g. `from dask.distributed import Client; client = Client()`)."
+        ) from exc
+    from ..mechanisms._channel import ReportStatistics
+    from ._distributed import WorkerBitRows
+
+    channel = _dask_channel(mechanism)
+    parts = client.compute([
+        dask.delayed(statistics_of)(part, channel, keep_reports=True)
+        for part in np.ravel(collection.to_delayed())
+    ])
+    additive = client.gather(client.map(_additive_part, parts, pure=False))
+    n = sum(part_n for part_n, _, _ in additive)
+    counts = sum(part_counts for _, part_counts, _ in additive)
+    if all(no_extra for _, _, no_extra in additive):  # counts suffice
+        return ReportStatistics(channel, int(n), counts)
+    # Only the stores stay on the workers; the rest of `parts` is released.
+    extra = WorkerBitRows(client.map(_extra_part, parts, pure=False), client)
+    return ReportStatistics(channel, int(n), counts, extra)
 
 
 def _privatize_partition(frame, mechanism, seed):

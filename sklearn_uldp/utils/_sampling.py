@@ -1,8 +1,30 @@
 """Fast exact samplers used on the privatization hot path."""
 
+import functools
+
 import numpy as np
 
-__all__ = ["bernoulli_matrix"]
+__all__ = [
+    "bernoulli_matrix",
+    "bernoulli_positions",
+    "bernoulli_position_chunks",
+    "randomized_response_codes",
+]
+
+# Users per pass of randomized_response_codes and gaps per batch of
+# bernoulli_position_chunks: the temporaries of one pass (about 1 MB and 3 MB)
+# stay in the L2 (or L3) cache, which makes the handful of elementwise passes
+# much cheaper than streaming n-sized temporaries through memory, while the
+# Python overhead per pass stays negligible. (Sizes tuned by measurement.)
+_USER_CHUNK = 1 << 15
+_GAP_BATCH = 1 << 17
+_BYTE_BLOCK = 1 << 20  # cells per block of bernoulli_matrix
+_PREFIX_ROWS = 32  # see _cumulative_positions
+# Gaps are looked up from 16-bit uniforms (see _gap_table). The table leaves
+# about 1.7e-4 / q of the draws to the exact fallback, so below this q the
+# exponential path is used instead.
+_TABLE_BITS = 16
+_TABLE_MIN_Q = 1.0 / 512
 
 
 def bernoulli_matrix(shape, q, rng, *, out=None):
@@ -13,7 +35,9 @@ def bernoulli_matrix(shape, q, rng, *, out=None):
     1/256) a float64 uniform U decides, 1 if U < 256 q - floor(256 q). So
     P(cell = 1) = q exactly (to float64 resolution), at about one eighth of
     the random bits and memory traffic of comparing float64 uniforms, which
-    matters for RAPPOR-type reports with n * k cells.
+    matters for RAPPOR-type reports with n * k cells. The cells are drawn in
+    blocks of 2^20, so that the bytes are compared twice (for the ones and
+    for the ties) while they are in cache.
 
     Parameters
     ----------
@@ -34,54 +58,256 @@ def bernoulli_matrix(shape, q, rng, *, out=None):
     if q <= 0.0 or q >= 1.0:
         flat[:] = q >= 1.0
         return out
-    raw = rng.bit_generator.random_raw((size + 7) // 8)
-    byte = raw.view(np.uint8)[:size]
     scaled = q * 256.0
     threshold = int(np.floor(scaled))
-    np.less(byte, threshold, out=flat)
-    ties = np.flatnonzero(byte == threshold)
-    if ties.size:
-        flat[ties] = rng.random(ties.size) < (scaled - threshold)
+    for lo in range(0, size, _BYTE_BLOCK):
+        hi = min(size, lo + _BYTE_BLOCK)
+        raw = rng.bit_generator.random_raw((hi - lo + 7) // 8)
+        byte = raw.view(np.uint8)[: hi - lo]
+        block = flat[lo:hi]
+        np.less(byte, threshold, out=block)
+        ties = np.flatnonzero(byte == threshold)
+        if ties.size:
+            block[ties] = rng.random(ties.size) < (scaled - threshold)
     return out
 
 
 def bernoulli_positions(length, q, rng):
     """Sorted positions of the ones in ``length`` independent Bernoulli(q) cells.
 
-    Gaps between ones are geometric: with E ~ Exp(1) and lambda = -log(1 - q),
-    floor(E / lambda) is the number of zeros before the next one, exactly
-    Geometric(q). The cost is proportional to the number of ones (about
-    ``q * length``), not to ``length``, which makes sparse RAPPOR-type reports
-    (small q) cheap to sample.
+    The concatenation of :func:`bernoulli_position_chunks`: the cost is
+    proportional to the number of ones (about ``q * length``), not to
+    ``length``, which makes sparse RAPPOR-type reports (small q) cheap to
+    sample.
 
     Parameters
     ----------
     length : int
-    q : float in [0, 1)
+    q : float in [0, 1]
     rng : numpy.random.Generator
 
     Returns
     -------
     positions : ndarray of int64
     """
-    if q <= 0.0 or length == 0:
-        return np.zeros(0, dtype=np.int64)
-    if q >= 1.0:
-        return np.arange(length, dtype=np.int64)
-    lam = -np.log1p(-q)
-    parts = []
-    start = 0  # position of the next cell not yet decided
-    while start < length:
-        remaining = length - start
-        mean = remaining * q
-        draws = int(mean + 6.0 * np.sqrt(mean * (1.0 - q)) + 16)
-        gaps = np.floor(rng.standard_exponential(draws) / lam).astype(np.int64)
-        positions = start + np.cumsum(gaps + 1) - 1
-        inside = positions < length
-        if inside.all():
-            parts.append(positions)
-            start = int(positions[-1]) + 1
-        else:
-            parts.append(positions[inside])
-            break
+    parts = list(bernoulli_position_chunks(length, q, rng))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def bernoulli_position_chunks(length, q, rng):
+    """Sorted positions of the ones in ``length`` Bernoulli(q) cells, in chunks.
+
+    Yields int64 arrays of increasing positions, each chunk's after the
+    previous chunk's, so a caller can scatter the ones chunk by chunk while
+    the chunk is in cache, without materializing all ``q * length``
+    positions. (Scattering in sorted order is also markedly faster.)
+
+    The gaps between ones are drawn as Geometric(q) numbers of trials
+    T = G + 1 (G zeros, then a one): with V uniform on (0, 1], G =
+    floor(log V / log(1 - q)) has P(G >= g) = P(V <= (1 - q)^g) =
+    (1 - q)^g exactly. By memorylessness the cells after the last one drawn
+    are again i.i.d., so drawing gaps in batches and discarding the positions
+    past ``length`` samples exactly ``length`` independent cells.
+
+    For q >= 1/512 each gap costs 16 random bits and one table lookup (see
+    :func:`_gap_table`): V's top 16 bits pick one of 2^16 equal intervals,
+    and on an interval where G is constant that value is the gap, exactly.
+    On the few intervals where G jumps (about 1.7e-4 / q of the draws) the
+    low bits are drawn as a fresh float64 uniform W, V = (r - W) / 2^16 with
+    the interval's r, and G is computed from V. So every gap is exactly
+    Geometric(q) to float64 resolution (the same resolution as computing G
+    from a float64 uniform directly), at a fraction of its random bits and
+    arithmetic. Smaller q uses G = floor(E / -log(1 - q)) with E ~ Exp(1).
+
+    Parameters
+    ----------
+    length : int
+    q : float in [0, 1]
+    rng : numpy.random.Generator
+
+    Yields
+    ------
+    positions : ndarray of int64
+        Never empty.
+    """
+    length = int(length)
+    if q <= 0.0 or length <= 0:
+        return
+    if q >= 1.0:
+        for lo in range(0, length, _GAP_BATCH):
+            yield np.arange(lo, min(length, lo + _GAP_BATCH), dtype=np.int64)
+        return
+    log1mq = float(np.log1p(-q))
+    table = _gap_table(float(q)) if q >= _TABLE_MIN_Q else None
+    start = 0  # first cell not decided yet
+    while start < length:
+        mean = (length - start) * q
+        size = min(_GAP_BATCH, int(mean + 6.0 * np.sqrt(mean * (1.0 - q)) + 16))
+        size = -(-size // _PREFIX_ROWS) * _PREFIX_ROWS  # whole rows of the block
+        if table is not None:
+            # Four 16-bit uniforms per 64 raw bits; the lookup gives G + 1, or
+            # 0 where the interval straddles a jump of G.
+            raw = rng.bit_generator.random_raw((size + 3) // 4).view(np.uint16)
+            steps = np.take(table, raw[:size])  # faster than table[raw]
+            undecided = np.flatnonzero(steps == 0)
+            if undecided.size:
+                r = float(1 << _TABLE_BITS) - raw[undecided]
+                # V = (r - W) / 2^16 > 0: uniform on the interval (r - 1, r] / 2^16.
+                # V >= 2^-69, so G + 1 <= 69 log(2) / q + 1 < 2^16 for the
+                # q >= 1/512 of this path: it fits the uint16 steps.
+                V = (r - rng.random(undecided.size)) * 2.0 ** -_TABLE_BITS
+                steps[undecided] = _floor_steps(np.log(V) / log1mq, length)
+        else:
+            steps = _floor_steps(rng.standard_exponential(size) / -log1mq, length)
+        positions = _cumulative_positions(steps, start)
+        if positions[-1] >= length:
+            end = np.searchsorted(positions, length)
+            if end:
+                yield positions[:end]
+            return
+        yield positions
+        start = int(positions[-1]) + 1
+
+
+def _cumulative_positions(steps, start):
+    """Sorted positions of the ones after ``start``, given the trials to each.
+
+    The cumulative sum of the trials, but with the trials taken column by
+    column of a (_PREFIX_ROWS, m) block: numpy's cumsum is a serial loop,
+    while the column sums are _PREFIX_ROWS - 1 vectorized row additions (and
+    one transposing copy sorts them). The draws are i.i.d., so this fixed
+    reordering of them changes nothing in distribution.
+    """
+    if steps.size < 64 * _PREFIX_ROWS:  # too small for the vectorized rows
+        positions = np.cumsum(steps, dtype=np.int64)
+        positions += start - 1
+        return positions
+    block = steps.astype(np.int64, copy=False).reshape(_PREFIX_ROWS, -1)
+    for i in range(1, _PREFIX_ROWS):
+        np.add(block[i], block[i - 1], out=block[i])
+    offset = np.cumsum(block[-1])  # the column totals, accumulated
+    offset -= block[-1]
+    offset += start - 1
+    block += offset
+    return block.T.ravel()
+
+
+def _floor_steps(g, length):
+    """floor(g) + 1 as int64 (trials up to the next one), capped at ``length``.
+
+    A gap of ``length`` cells or more runs past the end either way; the cap
+    keeps the cast and the cumulative sum from overflowing for tiny q.
+    """
+    np.floor(g, out=g)
+    np.minimum(g, float(length), out=g)
+    g += 1.0
+    return g.astype(np.int64)
+
+
+@functools.lru_cache(maxsize=32)
+def _gap_table(q):
+    """Geometric(q) trials G + 1 by the top 16 bits of the uniform, 0 if not decided.
+
+    Entry v covers U in [v, v + 1) / 2^16, i.e. V = 1 - U in
+    ((2^16 - v - 1), 2^16 - v] / 2^16. G(V) = floor(log V / log(1 - q)) is
+    monotone, so it is constant on the interval iff it takes the same value at
+    both ends; otherwise (and on the last interval, where G is unbounded) the
+    entry is 0 and the sampler computes G from V drawn within the interval.
+
+    Parameters
+    ----------
+    q : float in [_TABLE_MIN_Q, 1)
+
+    Returns
+    -------
+    table : ndarray of uint16 of shape (2^16,)
+        Decided entries are at most G(2^-15) + 1 <= 10.4 / q + 1 < 2^16.
+    """
+    m = 1 << _TABLE_BITS
+    V = np.arange(m, -1, -1, dtype=np.float64) / m  # V at U = v / 2^16, v = 0..2^16
+    with np.errstate(divide="ignore"):
+        G = np.floor(np.log(V) / np.log1p(-q))  # +inf at V = 0
+    table = np.where(G[:-1] == G[1:], G[:-1] + 1.0, 0.0).astype(np.uint16)
+    table.setflags(write=False)
+    return table
+
+
+def randomized_response_codes(codes, k, keep_prob, rng):
+    """k-ary randomized response of codes in 0..k-1, from one uniform per user.
+
+    Each code is kept with probability ``keep_prob`` and otherwise replaced by
+    one of the k - 1 other codes uniformly at random, independently per user.
+
+    One float64 uniform U decides both: the user keeps its code iff
+    U < keep_prob (probability keep_prob, exactly as with a separate draw).
+    Given a move, U is uniform on [keep_prob, 1) (on the 2^-53 grid), so
+    t = floor((U - keep_prob) / (1 - keep_prob) * (k - 1)) is uniform on
+    0..k-2 up to the rounding of the grid into k - 1 bins: each bin receives
+    (1 - keep_prob) 2^53 / (k - 1) grid points, +-1 point of boundary
+    rounding, i.e. uniform to float64 resolution (a relative error of order
+    k 2^-53), the same resolution as comparing a float64 uniform with
+    keep_prob. (Rounding can give t = k - 1 for U next to 1; it is clipped to
+    k - 2, which moves that ~2^-53 probability to one bin.) The target
+    t + (t >= code) then skips the user's own code: uniform over the k - 1
+    other codes. A moved user's U - keep_prob is >= 0 exactly (a float
+    difference has the sign of the exact one), so truncating the scaled
+    value to an integer is the floor.
+
+    The users are processed in chunks that fit in the L2 cache, so the few
+    elementwise passes cost little next to drawing U.
+
+    Parameters
+    ----------
+    codes : ndarray of intp of shape (n,)
+        Codes in 0..k-1.
+    k : int
+    keep_prob : float in [0, 1]
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    out : ndarray of intp of shape (n,)
+    """
+    codes = np.asarray(codes, dtype=np.intp)
+    n = codes.size
+    out = np.empty(n, dtype=np.intp)
+    if k < 2 or keep_prob >= 1.0:
+        out[:] = codes
+        return out
+    scale = (k - 1) / (1.0 - keep_prob)
+    # Kept users' values lie in (-keep_prob * scale, 0); clip them when that
+    # is beyond what the cast to int64 can represent (huge epsilon).
+    clip = keep_prob * scale >= 2.0**62
+    # np.copyto(where=) branches per element: when more than a few percent of
+    # the users keep (and a few percent move), its mispredictions cost more
+    # than the two passes of an arithmetic select.
+    blend = 1.0 / 32 < keep_prob < 31.0 / 32
+    m = min(_USER_CHUNK, n)
+    u = np.empty(m)
+    keep = np.empty(m, dtype=bool)
+    skip = np.empty(m, dtype=bool)
+    diff = np.empty(m, dtype=np.intp) if blend else None
+    for lo in range(0, n, _USER_CHUNK):
+        hi = min(n, lo + _USER_CHUNK)
+        uu, kk, ss = u[: hi - lo], keep[: hi - lo], skip[: hi - lo]
+        o, c = out[lo:hi], codes[lo:hi]
+        rng.random(out=uu)
+        np.less(uu, keep_prob, out=kk)
+        uu -= keep_prob
+        uu *= scale
+        if clip:
+            np.maximum(uu, -1.0, out=uu)
+        # Truncation is floor for moved users (uu >= 0); kept users are
+        # overwritten below.
+        np.copyto(o, uu, casting="unsafe")
+        np.minimum(o, k - 2, out=o)
+        np.greater_equal(o, c, out=ss)
+        o += ss
+        if blend:  # o += (c - o) * keep
+            d = diff[: hi - lo]
+            np.subtract(c, o, out=d)
+            d *= kk
+            o += d
+        else:
+            np.copyto(o, c, where=kk)
+    return out
