@@ -13,6 +13,7 @@ import pandas as pd
 from sklearn.utils._param_validation import StrOptions
 
 from ..exceptions import ReportMismatchError
+from ..utils._sampling import randomized_response_codes
 from ..utils._validation import check_sensitive, encode_labels
 from ._base import BaseMechanism
 from ._channel import CategoricalChannel, _as_report_column
@@ -152,9 +153,6 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
         ``np.where`` rather than by boolean-mask gathers, which keeps the hot
         path at a few vectorized passes over n. The two draws are independent.
         """
-        # Imported here: the module's import block is not part of this change.
-        from ..utils._sampling import randomized_response_codes
-
         codes = np.asarray(codes, dtype=np.intp)
         n = codes.size
         k = self.n_categories
