@@ -16,7 +16,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ReportMismatchError
-from ..utils._sampling import bernoulli_matrix, bernoulli_positions
+from ..utils._sampling import (
+    bernoulli_matrix,
+    bernoulli_position_chunks,
+    bernoulli_positions,
+)
 from ..utils._validation import check_sensitive, check_theta
 from ._base import BaseMechanism
 from ._bit_rows import BitRows
@@ -191,8 +195,6 @@ class UnaryEncodingChannel(Channel):
         after its row's other bits, so that the scattered writes hit rows that
         are still in cache.
         """
-        # Imported here: the module's import block is not part of this change.
-        from ..utils._sampling import bernoulli_position_chunks
 
         codes = np.asarray(codes, dtype=np.intp)
         n, k = codes.size, self.n_categories
