@@ -292,13 +292,13 @@ class BitRows:
 
         n_threads = min(len(blocks), effective_n_jobs(n_jobs))
         if n_threads <= 1:
-            return _add_terms(map(evaluate, blocks), self.n_cols)
+            return add_em_terms(map(evaluate, blocks), self.n_cols)
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            return _add_terms(pool.map(evaluate, blocks), self.n_cols)
+            return add_em_terms(pool.map(evaluate, blocks), self.n_cols)
 
 
-def _add_terms(terms, n_cols):
-    """Add per-block EM terms in block order (as they arrive)."""
+def add_em_terms(terms, n_cols):
+    """Add per-block (or per-partition) EM terms in their order, as they arrive."""
     t = np.zeros(n_cols)
     sum_inv = sum_log = 0.0
     for block_inv, block_log, block_t in terms:

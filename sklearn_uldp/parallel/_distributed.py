@@ -12,6 +12,8 @@ each way.
 
 import numpy as np
 
+from ..mechanisms._bit_rows import add_em_terms
+
 __all__ = ["WorkerBitRows"]
 
 
@@ -103,10 +105,4 @@ class WorkerBitRows:
         [b_future] = self.client.scatter([b], broadcast=True, hash=False)
         parts = self.client.gather(self.client.map(
             _em_terms, self.futures, A=float(A), b=b_future, pure=False))
-        t = np.zeros(b.size)
-        sum_inv = sum_log = 0.0
-        for part_inv, part_log, part_t in parts:
-            sum_inv += part_inv
-            sum_log += part_log
-            t += part_t
-        return sum_inv, sum_log, t
+        return add_em_terms(parts, b.size)
