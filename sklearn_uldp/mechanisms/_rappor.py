@@ -195,7 +195,6 @@ class UnaryEncodingChannel(Channel):
         after its row's other bits, so that the scattered writes hit rows that
         are still in cache.
         """
-
         codes = np.asarray(codes, dtype=np.intp)
         n, k = codes.size, self.n_categories
         s = self._s_codes.size
