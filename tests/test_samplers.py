@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy import stats
 
 from sklearn_uldp import (
@@ -38,6 +39,7 @@ from sklearn_uldp.mechanisms._randomized_response import (
     RandomizedResponseChannel,
     UtilityOptimizedRRChannel,
 )
+from sklearn_uldp.utils import _sampling
 from sklearn_uldp.utils._sampling import (
     _GAP_BATCH,
     _TABLE_MIN_Q,
@@ -45,6 +47,7 @@ from sklearn_uldp.utils._sampling import (
     bernoulli_position_chunks,
     bernoulli_positions,
     randomized_response_codes,
+    unary_sparse_rows,
 )
 
 ALPHA = 1e-6
@@ -576,3 +579,129 @@ def test_reproducibility(make):
     r1 = np.asarray(c.fit().transform(X))
     r2 = np.asarray(c.fit().transform(X))
     assert not np.array_equal(r1, r2)
+
+
+# ---------------------------------------------------------- unary_sparse_rows
+def _reference_sparse_rows(codes, own_bit, s_codes, rank, n_cols, q, rng):
+    """The COO construction of UnaryEncodingChannel.sample(sparse=True) it replaces."""
+    n, s = codes.size, s_codes.size
+    pos = bernoulli_positions(n * s, q, rng)
+    rows = pos // max(s, 1)
+    cols = pos - rows * s
+    keep = cols != rank[codes][rows]
+    rows, cols = rows[keep], s_codes[cols[keep]]
+    own_rows = np.flatnonzero(own_bit)
+    rows = np.concatenate([rows, own_rows])
+    cols = np.concatenate([cols, codes[own_rows]])
+    out = sp.csr_array(
+        (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, n_cols)
+    )
+    out.sum_duplicates()
+    return out
+
+
+def _unary_case(n, k, sensitive, seed, p_own=0.7, own_dtype=np.uint8):
+    """Arguments but q and rng: codes over the whole domain, own bits, s_codes, rank, k."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, k, n).astype(np.intp)
+    own_bit = (rng.random(n) < p_own).astype(own_dtype)
+    s_codes = np.arange(k) if sensitive is None else np.asarray(sensitive, np.intp)
+    rank = np.full(k, -1, dtype=np.int64)
+    rank[s_codes] = np.arange(s_codes.size)
+    return codes, own_bit, s_codes, rank, k
+
+
+def _assert_same_reports(args, q, seed=7):
+    """Bit-identical to the reference for the same generator state."""
+    rng_new, rng_ref = np.random.default_rng(seed), np.random.default_rng(seed)
+    new = unary_sparse_rows(*args, q, rng_new)
+    ref = _reference_sparse_rows(*args, q, rng_ref)
+    assert isinstance(new, sp.csr_array) and new.shape == ref.shape
+    np.testing.assert_array_equal(new.indptr, ref.indptr)
+    np.testing.assert_array_equal(new.indices, ref.indices)
+    assert new.data.dtype == np.uint8 and (new.data == 1).all()
+    assert new.data.size == new.nnz == ref.nnz
+    # the same draws were consumed
+    np.testing.assert_array_equal(rng_new.random(3), rng_ref.random(3))
+    return new
+
+
+UNARY_CASES = [
+    # (n, k, sensitive columns or None for all, q)
+    (400, 30, None, 0.1),  # basic RAPPOR: s == k
+    (400, 30, None, 0.6),  # many own cells drawn 1: removed or kept
+    (300, 7, None, 0.97),
+    # uRAP, s < k: non-sensitive codes before, between and after the
+    # sensitive columns (their own bit is merged among them)
+    (500, 20, [0, 3, 4, 9, 15], 0.3),
+    (500, 20, [5, 11], 0.05),
+    (300, 12, [11], 0.5),
+    (200, 9, [0], 0.9),
+    # degenerate shapes and probabilities
+    (50, 1, None, 0.4),  # k = 1
+    (50, 1, [], 0.4),  # s = 0: only own bits
+    (60, 5, [], 0.3),
+    (1, 6, None, 0.5),
+    (1, 6, [2, 4], 0.5),
+    (0, 6, None, 0.5),
+    (0, 6, [1], 0.5),
+    (100, 8, None, 0.0),
+    (100, 8, None, 1.0),
+    (100, 8, [1, 2, 6], 0.0),
+    (100, 8, [1, 2, 6], 1.0),
+]
+
+
+@pytest.mark.parametrize("n,k,sensitive,q", UNARY_CASES)
+def test_unary_sparse_rows_matches_reference(n, k, sensitive, q):
+    for p_own, own_dtype in [(0.7, np.uint8), (0.2, bool), (1.0, np.uint8), (0.0, bool)]:
+        args = _unary_case(n, k, sensitive, seed=n + k, p_own=p_own, own_dtype=own_dtype)
+        _assert_same_reports(args, q)
+
+
+@pytest.mark.parametrize("n,k,sensitive,q", [
+    (300, 50, None, 0.5),  # ~25 ones per row, chunks of 32: rows split
+    (40, 200, None, 0.5),  # ~100 ones per row: rows span several chunks
+    (300, 60, list(range(0, 60, 3)), 0.4),
+    (2000, 10, None, 0.02),  # chunks of 32 ones span many rows
+    (500, 10, [3, 7], 0.3),
+])
+def test_unary_sparse_rows_rows_split_across_chunks(monkeypatch, n, k, sensitive, q):
+    """Tiny chunks of positions and steps of 3 rows: every boundary case occurs."""
+    monkeypatch.setattr(_sampling, "_GAP_BATCH", 32)
+    monkeypatch.setattr(_sampling, "_ROW_BATCH", 3)
+    args = _unary_case(n, k, sensitive, seed=3)
+    chunks = list(bernoulli_position_chunks(n * args[2].size, q, np.random.default_rng(7)))
+    assert len(chunks) > 5 and max(c.size for c in chunks) <= 32
+    _assert_same_reports(args, q)
+
+
+def test_unary_sparse_rows_canonical_format():
+    args = _unary_case(2000, 40, [0, 5, 6, 20, 39], seed=1)
+    for sens_args, q in [(args, 0.3), (_unary_case(2000, 40, None, seed=2), 0.2)]:
+        out = _assert_same_reports(sens_args, q)
+        assert out.has_canonical_format
+        assert out.indices.dtype == out.indptr.dtype == np.int32
+        out.check_format(full_check=True)
+        # indices strictly increasing within each row (sorted, no duplicates)
+        row = np.repeat(np.arange(out.shape[0]), np.diff(out.indptr))
+        same_row = row[1:] == row[:-1]
+        assert (np.diff(out.indices)[same_row] > 0).all()
+        assert out.indices.min() >= 0 and out.indices.max() < out.shape[1]
+
+
+def test_unary_sparse_rows_growth_and_wide_indices(monkeypatch):
+    """Too little room at first, and the int64 path (2^31 scaled down to 100)."""
+    monkeypatch.setattr(_sampling, "_nnz_capacity", lambda n, s, q: 1)
+    monkeypatch.setattr(_sampling, "_INT32_MAX", 100)
+    for sensitive in (None, [1, 4, 5]):
+        out = _assert_same_reports(_unary_case(300, 8, sensitive, seed=4), 0.3)
+        assert out.nnz > 100 and out.indices.dtype == out.indptr.dtype
+
+
+def test_unary_sparse_rows_rejects_unsorted_sensitive_columns():
+    codes, own_bit, _, _, _ = _unary_case(10, 5, None, seed=0)
+    rank = np.array([1, -1, 0, -1, -1])
+    with pytest.raises(ValueError, match="increasing"):
+        unary_sparse_rows(codes, own_bit, np.array([2, 0]), rank, 5, 0.3,
+                          np.random.default_rng(0))

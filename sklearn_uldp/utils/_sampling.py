@@ -3,12 +3,14 @@
 import functools
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = [
     "bernoulli_matrix",
     "bernoulli_positions",
     "bernoulli_position_chunks",
     "randomized_response_codes",
+    "unary_sparse_rows",
 ]
 
 # Users per pass of randomized_response_codes and gaps per batch of
@@ -25,6 +27,10 @@ _PREFIX_ROWS = 32  # see _cumulative_positions
 # exponential path is used instead.
 _TABLE_BITS = 16
 _TABLE_MIN_Q = 1.0 / 512
+# Rows per step of unary_sparse_rows: bounds its per-row temporaries when a
+# chunk of positions spans many rows (small q times s).
+_ROW_BATCH = 1 << 16
+_INT32_MAX = np.iinfo(np.int32).max
 
 
 def bernoulli_matrix(shape, q, rng, *, out=None):
@@ -310,4 +316,162 @@ def randomized_response_codes(codes, k, keep_prob, rng):
             o += d
         else:
             np.copyto(o, c, where=kk)
+    return out
+
+
+def unary_sparse_rows(codes, own_bit, s_codes, rank, n_cols, q, rng):
+    """CSR array of unary-encoding reports: sparse noise plus each user's own bit.
+
+    With n = ``codes.size`` and s = ``s_codes.size``, the stream of n * s
+    cells (user i's sensitive column ``s_codes[c]`` is cell i * s + c) is
+    sampled by :func:`bernoulli_position_chunks` ``(n * s, q, rng)``, and row
+    i's set columns are exactly::
+
+        {s_codes[c] : cell i * s + c is a one, c != rank[codes[i]]}
+        | {codes[i] if own_bit[i]},
+
+    i.e. each user's own sensitive cell is removed from the noise and redrawn
+    as its own bit, and a non-sensitive input's own bit is its only bit
+    outside ``s_codes``. For the same generator state this consumes the same
+    draws, and gives the same reports, as scattering
+    :func:`bernoulli_positions` into a COO matrix and summing duplicates.
+
+    The chunks of positions are consumed in order and turned into column
+    indices while they are in cache; the positions of a row that continues
+    in the next chunk are carried over to it, so that each user's own cell
+    (or, for a non-sensitive input, the place of its own column among the
+    sensitive ones) is found by one binary search within its row, and the own
+    bits are merged in order (an O(nnz) insertion, no sort). Temporaries are
+    bounded by the chunk size plus one row's ones (and at most ``_ROW_BATCH``
+    rows per step); only the output grows with n.
+
+    Parameters
+    ----------
+    codes : ndarray of int of shape (n,)
+        Input codes in 0..n_cols-1.
+    own_bit : ndarray of bool or uint8 of shape (n,)
+        Each user's own bit (nonzero: set).
+    s_codes : ndarray of int of shape (s,)
+        The sensitive columns, strictly increasing (``np.flatnonzero`` of the
+        sensitive mask).
+    rank : ndarray of int of shape (n_cols,)
+        ``rank[x]`` is the index of x in ``s_codes``, or -1 if x is not
+        sensitive.
+    n_cols : int
+        Number of columns k (categories).
+    q : float in [0, 1]
+        Probability of each noise cell.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    reports : scipy.sparse.csr_array of uint8 of shape (n, n_cols)
+        Data all ones, in canonical format (indices sorted within each row,
+        no duplicates; flagged as such). ``indices`` and ``indptr`` are int32
+        when nnz < 2^31 (and n_cols <= 2^31), else int64.
+    """
+    codes = np.asarray(codes, dtype=np.intp)
+    s_codes = np.asarray(s_codes, dtype=np.intp)
+    n, s, k = codes.size, s_codes.size, int(n_cols)
+    if s > 1 and np.any(s_codes[1:] <= s_codes[:-1]):
+        raise ValueError("s_codes must be strictly increasing.")
+    sensitive = np.asarray(rank) >= 0
+    # A code's cell among the sensitive columns: its own cell if sensitive,
+    # else the first sensitive column after it (its own bit goes before).
+    slot = np.searchsorted(s_codes, np.arange(k))
+    wide = k - 1 > _INT32_MAX
+    columns = None if s == k else s_codes.astype(np.int64 if wide else np.int32)
+    cap = _nnz_capacity(n, s, q)
+    indices = np.empty(cap, dtype=np.int64 if wide or cap > _INT32_MAX else np.int32)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    nnz = 0
+
+    def emit(lo, hi, pos):
+        """Append rows lo..hi-1, given the sorted stream positions of exactly those rows."""
+        nonlocal indices, nnz
+        for a in range(lo, hi, _ROW_BATCH):
+            b = min(hi, a + _ROW_BATCH)
+            split = pos.size if b == hi else int(np.searchsorted(pos, b * s))
+            seg, pos = pos[:split], pos[split:]
+            base = np.arange(a, b, dtype=np.int64) * s  # each row's cell 0
+            c = codes[a:b]
+            key = base + slot[c]
+            start = np.searchsorted(seg, base)
+            size = np.diff(start, append=seg.size)  # noise ones per row
+            at = np.searchsorted(seg, key)
+            if seg.size:  # at == seg.size only where every position is < key
+                present = sensitive[c] & (np.take(seg, at, mode="clip") == key)
+            else:
+                present = np.zeros(b - a, dtype=bool)
+            own = np.asarray(own_bit[a:b], dtype=bool)
+            add = own & ~present  # own bit to insert (not in the stream)
+            drop = present & ~own  # a one of the stream in the own cell, redrawn 0
+            local = np.repeat(base, size)
+            np.subtract(seg, local, out=local)  # column among the sensitive ones
+            vals = local if columns is None else np.take(columns, local)
+            where = at[add]
+            if drop.any():
+                gone = at[drop]
+                vals = np.delete(vals, gone)
+                # An insertion before a dropped one lands where that one was.
+                where -= np.searchsorted(gone, where)
+            where += np.arange(where.size)  # indices in the merged block
+            m = vals.size + where.size
+            if nnz + m > indices.size:
+                indices = _grown(indices, nnz, nnz + m)
+            out = indices[nnz:nnz + m]
+            if where.size:
+                mask = np.ones(m, dtype=bool)
+                mask[where] = False
+                out[mask] = vals
+                out[where] = c[add]
+            else:
+                out[...] = vals
+            counts = size + add
+            counts -= drop
+            np.cumsum(counts, out=indptr[a + 1:b + 1])
+            indptr[a + 1:b + 1] += nnz
+            nnz += m
+
+    carry = np.zeros(0, dtype=np.int64)
+    done = 0  # rows emitted
+    for chunk in bernoulli_position_chunks(n * s, q, rng):
+        pos = np.concatenate([carry, chunk]) if carry.size else chunk
+        # Rows before the one of the next position get no more ones; the
+        # positions of the last row so far wait for the rest of the row.
+        upto = (int(pos[-1]) + 1) // s
+        split = int(np.searchsorted(pos, upto * s))
+        emit(done, upto, pos[:split])
+        carry, done = pos[split:], upto
+    emit(done, n, carry)
+
+    dtype = np.int32 if nnz <= _INT32_MAX and not wide else np.int64
+    if indices.size - nnz > nnz // 8 or indices.dtype != dtype:
+        indices = indices[:nnz].astype(dtype)  # do not keep a large slack
+    else:
+        indices = indices[:nnz]
+    reports = sp.csr_array(
+        (np.ones(nnz, dtype=np.uint8), indices, indptr.astype(dtype)), shape=(n, k)
+    )
+    reports.has_canonical_format = True  # sorted, no duplicates by construction
+    return reports
+
+
+def _nnz_capacity(n, s, q):
+    """Initial room for the column indices of :func:`unary_sparse_rows`.
+
+    nnz is at most the ones of the stream, Binomial(n s, q), plus n own bits;
+    the margin of 8 standard deviations makes a reallocation practically never
+    needed, at a negligible over-allocation.
+    """
+    mean = n * s * q
+    return int(min(n * s + n, mean + n + 8.0 * np.sqrt(mean) + 1024))
+
+
+def _grown(array, used, need):
+    """A larger copy of ``array[:used]`` with room for ``need`` elements."""
+    size = max(need, used + used // 4)
+    dtype = np.int64 if size > _INT32_MAX else array.dtype
+    out = np.empty(size, dtype=dtype)
+    out[:used] = array[:used]
     return out
