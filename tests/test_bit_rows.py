@@ -145,3 +145,36 @@ def test_em_with_threads_equals_serial_em(epsilon):
     assert len(serial.statistics_.extra._all_blocks()) > 2
     np.testing.assert_array_equal(threaded.distribution_, serial.distribution_)
     assert threaded.n_iter_ == serial.n_iter_
+
+
+@pytest.mark.usefixtures("small_blocks")
+@pytest.mark.parametrize("density", [0.05, 0.5])   # sparse and packed layouts
+@pytest.mark.parametrize("columns", [[], [4], [0, 3, 5, 18], list(range(19)),
+                                     [18, 2, 7]])  # any order
+def test_restricted_store_is_the_store_on_those_columns(density, columns):
+    k = 19
+    bits = random_bits(300, k, density, seed=4)
+    store = BitRows(k, density)
+    store.append_dense(bits[:250])
+    store.append_dense(bits[250:])  # a partial last block too
+    restricted = store.restrict(columns)
+    assert (restricted.n_cols, restricted.n_rows) == (len(columns), 300)
+    assert restricted.packed == store.packed
+    np.testing.assert_array_equal(restricted.row_sizes(),
+                                  bits[:, columns].sum(axis=1))
+    b = np.random.default_rng(5).random(len(columns))
+    got = restricted.em_terms(0.7, b)
+    want = reference_terms(bits[:, columns].astype(float), 0.7, b)
+    for x, y in zip(got, want, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    # ... which are the full store's products with b = 0 off those columns
+    full_b = np.zeros(k)
+    full_b[columns] = b
+    full = store.em_terms(0.7, full_b)
+    np.testing.assert_allclose(got[0], full[0], rtol=1e-12)
+    np.testing.assert_allclose(got[2], full[2][columns], rtol=1e-12)
+    # the original store is untouched, and threads restrict alike
+    np.testing.assert_array_equal(store.row_sizes(), bits.sum(axis=1))
+    threaded = store.restrict(columns, n_jobs=2).em_terms(0.7, b)
+    for x, y in zip(threaded, got, strict=True):
+        np.testing.assert_array_equal(x, y)

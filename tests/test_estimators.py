@@ -34,7 +34,11 @@ from sklearn_uldp import (
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
-from sklearn_uldp.estimators import clip_and_normalize, project_to_simplex
+from sklearn_uldp.estimators import (
+    clip_and_normalize,
+    maximize_likelihood,
+    project_to_simplex,
+)
 from sklearn_uldp.mechanisms import ReportStatistics, attach_channel, get_channel
 from sklearn_uldp.mechanisms._randomized_response import (
     RandomizedResponseChannel,
@@ -316,6 +320,88 @@ def test_em_reaches_maximum_likelihood(name):
               EmpiricalEstimator(projection="simplex").fit(R).distribution_,
               P_TRUE):
         assert channel.log_likelihood(st, q) <= ll + 1e-9 * abs(ll)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_restricted_gradient_is_the_gradient_on_the_working_set(name):
+    channel, Q, hist, st, _ = dense_problem(name)
+    sensitive = channel.sensitive_mask if channel.report_format == "bits" else None
+    rng = np.random.default_rng(4)
+    for parity in (0, 1):
+        # Leave out sensitive categories only: an invertible report of a
+        # category outside the working set would have probability zero.
+        active = np.ones(K, dtype=bool)
+        if sensitive is not None:
+            active[sensitive & (np.arange(K) % 2 == parity)] = False
+        restricted = channel.restricted_em_gradient(st, active)
+        if channel.report_format != "bits":
+            assert restricted is None  # O(k) steps already: nothing to gain
+            return
+        m = int(active.sum())
+        for q in [np.full(m, 1.0 / m), rng.dirichlet(np.ones(m))]:
+            p = np.zeros(K)
+            p[active] = q
+            g, ll = channel.em_gradient(st, p)
+            g_active, ll_active = restricted(q)
+            np.testing.assert_allclose(g_active, g[active], rtol=1e-12)
+            assert ll_active == pytest.approx(ll, rel=1e-12)
+            assert np.isfinite(ll)
+
+
+@functools.cache
+def large_domain_reports(epsilon, theta, k=300, n=20_000):
+    rng = np.random.default_rng(0)
+    X = rng.choice(k, size=(n, 1), p=rng.dirichlet(np.full(k, 0.3)))
+    mech = RAPPOR(epsilon, theta=theta, categories=range(k), random_state=0)
+    return mech.fit(X).transform(X)
+
+
+@pytest.mark.parametrize("epsilon, theta", [(4.0, None), (1.0, 0.5)])  # both stores
+def test_em_on_working_sets_has_the_same_certificate(epsilon, theta):
+    R = large_domain_reports(epsilon, theta)
+    tol = 1e-6
+    ws = EMEstimator(tol=tol).fit(R)
+    full = EMEstimator(tol=tol, working_set=False).fit(R)
+    info = ws._fitted_result()[1]
+    # the working sets were used, and leave out a good part of the domain
+    assert info["working_sets"] and info["working_sets"][0] < 0.7 * 300
+    assert full._fitted_result()[1]["working_sets"] == []
+    # the certificate holds over all categories, recomputed independently
+    g, ll = ws.channel_.em_gradient(ws.statistics_, ws.distribution_)
+    assert ws.converged_ and g.max() - 1 <= tol
+    assert ws.duality_gap_ == pytest.approx(g.max() - 1, abs=1e-15)
+    assert ws.log_likelihood_ == pytest.approx(ll / ws.n_reports_, rel=1e-12)
+    # both are within their gaps of the maximum likelihood
+    assert abs(ws.log_likelihood_ - full.log_likelihood_) <= 2 * tol
+
+
+def test_em_readmits_categories_left_out_of_a_working_set():
+    R = large_domain_reports(4.0, None)
+    k = 300
+    ref = EMEstimator(tol=1e-8).fit(R)
+    channel, stats, p_star = ref.channel_, ref.statistics_, ref.distribution_
+    # Start above the maximum-likelihood value of small categories in its
+    # support, with less than average mass: the first working set leaves
+    # them out (EM lowers them), the optimality check brings them back.
+    small = (p_star > 1e-4) & (p_star < 0.5 / k)
+    assert small.sum() >= 5
+    p0 = np.where(small, 0.9 / k, p_star)
+    p0 = 0.99 * p0 / p0.sum() + 0.01 / k
+    g0, _ = channel.em_gradient(stats, p0)
+    first = (g0 > 1) | (p0 * g0 >= 1 / k)
+    assert not first[small].any()
+    p, info = maximize_likelihood(
+        lambda q: channel.em_gradient(stats, q), p0, tol=1e-8,
+        restrict=lambda active: channel.restricted_em_gradient(stats, active))
+    assert len(info["working_sets"]) >= 2 and info["converged"]
+    assert info["working_sets"][0] == first.sum()
+    assert np.all(p[small] > 1e-5)
+    np.testing.assert_allclose(p, p_star, atol=1e-4)
+    # A working-set function that is "no cheaper" (None) means all categories.
+    p_all, info_all = maximize_likelihood(
+        lambda q: channel.em_gradient(stats, q), p0, tol=1e-6,
+        restrict=lambda active: None)
+    assert info_all["working_sets"] == [] and info_all["converged"]
 
 
 def test_em_agrees_with_softmax_bfgs():

@@ -159,6 +159,12 @@ def test_em_on_reports_kept_on_dask_workers():
             assert stats.extra.n_rows == local.n_rows > 0
             np.testing.assert_array_equal(stats.extra.row_size_counts(),
                                           local.row_size_counts())
+            # working-set stores are built on the workers too
+            columns = np.arange(0, local.n_cols, 2)
+            b = np.linspace(0.1, 1.0, columns.size)
+            for x, y in zip(stats.extra.restrict(columns).em_terms(0.3, b),
+                            local.restrict(columns).em_terms(0.3, b), strict=True):
+                np.testing.assert_allclose(x, y, rtol=1e-12)
             on_workers = EMEstimator(tol=1e-10).fit_statistics(stats)
             assert on_workers.converged_
             np.testing.assert_allclose(on_workers.distribution_,

@@ -16,10 +16,15 @@ __all__ = ["EMEstimator", "maximize_likelihood"]
 # Mass of the uniform distribution mixed into the initial point: EM updates
 # are multiplicative, so a category that starts at exactly zero never moves.
 _INIT_UNIFORM_WEIGHT = 1e-2
+# Working sets (see maximize_likelihood): worth a restricted store only when
+# they leave out a good part of the categories; a bounded number of them
+# before EM falls back to all categories.
+_MAX_WORKING_FRACTION = 0.8
+_MAX_WORKING_SETS = 10
 
 
 def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
-                        acceleration="squarem"):
+                        acceleration="squarem", restrict=None):
     """Maximize a channel likelihood over the simplex by EM (optionally SQUAREM).
 
     Parameters
@@ -39,12 +44,23 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     acceleration : {"squarem", None}
         SQUAREM (Varadhan & Roland 2008, scheme S3) extrapolates two EM maps,
         with backtracking to stay in the simplex and a monotone fall-back.
+    restrict : callable or None
+        ``restrict(active) -> gradient on the categories of the mask active``
+        (or None when that is no cheaper), as
+        :meth:`~sklearn_uldp.mechanisms.Channel.restricted_em_gradient`.
+        Given, EM runs on working sets: the categories whose EM factor
+        exceeds one at the start (the others are on their way to zero),
+        later those with mass plus those violating the optimality conditions
+        ``g <= 1 + tol``. Each working set is solved to ``tol``, then the
+        gradient over all categories either certifies the result or names
+        the categories to add; so the certificate is the same as without
+        working sets, and each step costs in proportion to the working set.
 
     Returns
     -------
     p, info : ndarray, dict
-        ``info`` holds ``n_iter``, ``converged``, ``gap``, ``log_likelihood``
-        and ``n_evaluations``.
+        ``info`` holds ``n_iter``, ``converged``, ``gap``, ``log_likelihood``,
+        ``n_evaluations`` and ``working_sets`` (the size of each working set).
 
     Examples
     --------
@@ -59,13 +75,69 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     ([0.77, 0.23, 0.0], True)
     """
     p = np.asarray(p0, dtype=float)
+    k = p.size
     g, ll = gradient(p)
-    n_eval = 1
-    converged = False
+    info = {"n_iter": 0, "n_evaluations": 1, "working_sets": []}
+    # First working set: the categories EM would raise, or that keep at least
+    # an average share after one EM map; the others are on their way down.
+    active = (g > 1.0) | (p * g >= 1.0 / k)
+    # The mass each category last had in play: one that re-enters starts
+    # there (from a tiny mass EM would take many maps to raise it).
+    last = p.copy()
+    while (restrict is not None and g.max() - 1.0 > tol
+           and info["n_iter"] < max_iter
+           and len(info["working_sets"]) < _MAX_WORKING_SETS
+           and active.sum() <= _MAX_WORKING_FRACTION * k):
+        restricted = restrict(active)
+        if restricted is None:
+            break
+        q = _normalize(np.where(p[active] > 0.0, p[active], last[active]))
+        g_active, ll_active = restricted(q)
+        info["n_evaluations"] += 1
+        if not np.isfinite(ll_active):  # reports impossible without the others
+            del restricted
+            break
+        info["working_sets"].append(int(active.sum()))
+        q, _, _, sub = _squarem(restricted, q, g_active, ll_active, tol=tol,
+                                max_iter=max_iter - info["n_iter"],
+                                acceleration=acceleration)
+        del restricted  # free the working set's store before the full pass
+        info["n_iter"] += sub["n_iter"]
+        info["n_evaluations"] += sub["n_evaluations"]
+        p = np.zeros(k)
+        p[active] = q
+        last[active] = np.maximum(q, _INIT_UNIFORM_WEIGHT / k)
+        g, ll = gradient(p)
+        info["n_evaluations"] += 1
+        # Solved to tol on the working set, so any gap left is outside it:
+        # the categories that should have mass enter, those that faded leave.
+        active = (active & ((p > tol / k) | (g >= 1.0))) | (g > 1.0 + tol)
+    if g.max() - 1.0 > tol and (p == 0.0).any():
+        # All categories from here on. EM maps keep zeros at zero: those left
+        # out start again from their last mass.
+        p = _normalize(np.where(p == 0.0, last, p))
+        g, ll = gradient(p)
+        info["n_evaluations"] += 1
+    p, g, ll, run = _squarem(gradient, p, g, ll, tol=tol,
+                             max_iter=max_iter - info["n_iter"],
+                             acceleration=acceleration)
+    info["n_iter"] += run["n_iter"]
+    info["n_evaluations"] += run["n_evaluations"]
+    info.update(converged=bool(g.max() - 1.0 <= tol), gap=float(g.max() - 1.0),
+                log_likelihood=float(ll))
+    return p, info
+
+
+def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration):
+    """EM (or SQUAREM) from ``p``, whose ``gradient`` is ``(g, ll)``, to ``tol``.
+
+    Returns ``p, g, ll`` at the end and ``{"n_iter", "n_evaluations"}``
+    (evaluations after the given one).
+    """
+    n_eval = 0
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - 'it' is reported
         if g.max() - 1.0 <= tol:
-            converged = True
             it -= 1
             break
         p1 = _normalize(p * g)
@@ -110,13 +182,7 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
             p = p2
             g, ll = gradient(p)
             n_eval += 1
-    return p, {
-        "n_iter": it,
-        "converged": converged,
-        "gap": float(g.max() - 1.0),
-        "log_likelihood": float(ll),
-        "n_evaluations": n_eval,
-    }
+    return p, g, ll, {"n_iter": it, "n_evaluations": n_eval}
 
 
 def _normalize(p):
@@ -161,6 +227,12 @@ class EMEstimator(DistributionEstimator):
         every category can move.
     acceleration : {"squarem", None}, default="squarem"
         ``None`` runs plain EM.
+    working_set : bool, default=True
+        Run EM on working sets of categories (see :func:`maximize_likelihood`)
+        where the channel makes that cheaper (bit-vector reports, whose
+        steps cost in proportion to the set bits of the categories in play).
+        The convergence certificate is the same; ``False`` runs every step
+        on all categories.
     n_jobs : int or None, default=None
         Threads sharing each EM step on bit-vector reports (RAPPOR, OUE,
         uRAP, uBD), whose steps cost time proportional to the number of
@@ -208,17 +280,20 @@ class EMEstimator(DistributionEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"threshold", "uniform", "empirical"}), "array-like"],
         "acceleration": [None, StrOptions({"squarem"})],
+        "working_set": ["boolean"],
         "n_jobs": [None, Integral],
     }
 
     _needs_reports = True
 
     def __init__(self, *, tol="auto", max_iter=10_000, init="threshold",
-                 acceleration="squarem", n_jobs=None, mechanism=None):
+                 acceleration="squarem", working_set=True, n_jobs=None,
+                 mechanism=None):
         self.tol = tol
         self.max_iter = max_iter
         self.init = init
         self.acceleration = acceleration
+        self.working_set = working_set
         self.n_jobs = n_jobs
         self.mechanism = mechanism
 
@@ -255,6 +330,10 @@ class EMEstimator(DistributionEstimator):
             tol=tol,
             max_iter=self.max_iter,
             acceleration=self.acceleration,
+            restrict=(
+                (lambda active: channel.restricted_em_gradient(
+                    stats, active, n_jobs=self.n_jobs))
+                if self.working_set else None),
         )
         if not info["converged"]:
             warnings.warn(

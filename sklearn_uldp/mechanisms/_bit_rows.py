@@ -55,6 +55,7 @@ class _SparseBlock:
     __slots__ = ("indptr", "indices", "n_cols")
 
     def __init__(self, indptr, indices, n_cols):
+        # Copies: a block never shares memory with the caller's arrays.
         self.indptr = indptr.astype(np.int32)
         index_dtype = np.int16 if n_cols <= np.iinfo(np.int16).max else np.int32
         self.indices = indices.astype(index_dtype)
@@ -82,6 +83,24 @@ class _SparseBlock:
         D = A + M @ b
         inv = 1.0 / D
         return float(inv.sum()), float(np.log(D).sum()), M.T @ inv
+
+    def restrict(self, new_index, columns):
+        """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
+        index = new_index.astype(self.indices.dtype, copy=False).take(self.indices)
+        kept = index >= 0
+        # Kept bits per row by reduceat over the non-empty rows (an empty
+        # row's "segment" would be the next row's first bit). np.compress
+        # and reduceat are several times faster here than a boolean index
+        # and a cumsum over every bit.
+        sizes = np.diff(self.indptr)
+        nonempty = sizes > 0
+        per_row = np.zeros(sizes.size, dtype=np.int64)
+        if kept.size:
+            per_row[nonempty] = np.add.reduceat(
+                kept, self.indptr[:-1][nonempty], dtype=np.int64)
+        indptr = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(per_row, out=indptr[1:])
+        return _SparseBlock(indptr, np.compress(kept, index), columns.size)
 
 
 class _PackedBlock:
@@ -123,6 +142,20 @@ class _PackedBlock:
             )
         t = (weight.reshape(n_bytes, 256) @ _BYTE_BITS).ravel()[: self.n_cols]
         return sum_inv, sum_log, t
+
+    def restrict(self, new_index, columns):
+        """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
+        step = max(1, _GATHER_BYTES // max(1, self.packed.shape[1]))
+        parts = [
+            np.packbits(
+                np.unpackbits(self.packed[lo:lo + step], axis=1, count=self.n_cols,
+                              bitorder="little")[:, columns],
+                axis=1, bitorder="little")
+            for lo in range(0, self.n_rows, step)
+        ]
+        packed = (np.concatenate(parts) if parts
+                  else np.zeros((0, -(-columns.size // 8)), dtype=np.uint8))
+        return _PackedBlock(packed, columns.size)
 
 
 class BitRows:
@@ -262,6 +295,40 @@ class BitRows:
         """How many rows have each number of set bits (index = set bits)."""
         return np.bincount(self.row_sizes(), minlength=self.n_cols + 1)
 
+    def restrict(self, columns, n_jobs=None):
+        """The store on a subset of its columns, for products on that subset.
+
+        EM on a working set of categories (the others at probability zero)
+        only needs the bits of those columns: a store of the set bits of
+        ``columns`` makes each product cost in proportion to them. Blocks
+        keep their rows, so the products are those of the full store with
+        the other columns' ``b`` set to zero.
+
+        Parameters
+        ----------
+        columns : array-like of int
+            Columns to keep, in their new order.
+        n_jobs : int or None, default=None
+            Threads restricting blocks concurrently.
+
+        Returns
+        -------
+        BitRows
+        """
+        columns = np.asarray(columns, dtype=np.intp)
+        new_index = np.full(self.n_cols, -1, dtype=np.int32)
+        new_index[columns] = np.arange(columns.size, dtype=np.int32)
+        blocks = _map_blocks(lambda block: block.restrict(new_index, columns),
+                             self._all_blocks(), n_jobs)
+        restricted = BitRows(columns.size, self.density)
+        restricted.packed, restricted.block_rows = self.packed, self.block_rows
+        restricted._blocks = blocks[:len(self._blocks)]
+        if self._tail:
+            restricted._tail_block = blocks[-1]
+            restricted._tail = [_block_piece(blocks[-1])]
+            restricted._tail_rows = self._tail_rows
+        return restricted
+
     def em_terms(self, A, b, n_jobs=None):
         """``sum_i 1/D_i``, ``sum_i log D_i`` and ``Y^T (1/D)`` for ``D = A + Y b``.
 
@@ -282,19 +349,28 @@ class BitRows:
         t : ndarray of shape (n_cols,)
         """
         b = np.asarray(b, dtype=float)
+        if not self.n_cols:  # e.g. restricted to no column: D_i = A for all
+            return self.n_rows / A, self.n_rows * float(np.log(A)), np.zeros(0)
         blocks = self._all_blocks()
         if self.packed:
             shared = _byte_tables(b)
         else:
             shared = np.ones(max((int(blk.indptr[-1]) for blk in blocks), default=0))
-        def evaluate(block):
-            return block.em_terms(A, b, shared)
+        terms = _map_blocks(lambda block: block.em_terms(A, b, shared), blocks, n_jobs)
+        return add_em_terms(terms, self.n_cols)
 
-        n_threads = min(len(blocks), effective_n_jobs(n_jobs))
-        if n_threads <= 1:
-            return add_em_terms(map(evaluate, blocks), self.n_cols)
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            return add_em_terms(pool.map(evaluate, blocks), self.n_cols)
+
+def _map_blocks(function, blocks, n_jobs):
+    """``[function(block) for block in blocks]``, on threads when asked.
+
+    scipy's sparse products and numpy's gathers release the GIL, so blocks
+    evaluate concurrently; the results keep the blocks' order.
+    """
+    n_threads = min(len(blocks), effective_n_jobs(n_jobs))
+    if n_threads <= 1:
+        return [function(block) for block in blocks]
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        return list(pool.map(function, blocks))
 
 
 def add_em_terms(terms, n_cols):

@@ -348,6 +348,20 @@ class Channel:
         """
         raise NotImplementedError
 
+    def restricted_em_gradient(self, stats, active, *, n_jobs=None):
+        """The EM gradient on a working set of categories, or None.
+
+        Returns a function ``gradient(q) -> (g, log_likelihood)`` equal to
+        ``em_gradient(stats, p)`` restricted to the categories of the boolean
+        mask ``active``, for ``p`` equal to ``q`` on them and 0 elsewhere
+        (the log-likelihood is then exact; ``g`` is only defined on them).
+        Channels whose evaluations cost in proportion to the categories in
+        play (bit vectors) return a cheaper function, built once per working
+        set; the default None means "no cheaper than :meth:`em_gradient`",
+        and EM then works on all categories.
+        """
+        return None
+
     def log_likelihood(self, stats, p):
         """Total log-likelihood of the reports under ``p``."""
         return self.em_gradient(stats, p)[1]

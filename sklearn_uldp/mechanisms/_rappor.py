@@ -19,7 +19,7 @@ from ..exceptions import ReportMismatchError
 from ..utils._sampling import (
     bernoulli_matrix,
     bernoulli_position_chunks,
-    bernoulli_positions,
+    unary_sparse_rows,
 )
 from ..utils._validation import check_sensitive, check_theta
 from ._base import BaseMechanism
@@ -228,21 +228,10 @@ class UnaryEncodingChannel(Channel):
             flat[np.arange(done * k, n * k, k) + codes[done:]] = own_bit[done:]
             return out
         if self.d1 < 0.15 or 2 * s < k:
-            # Positions in the (n, s) stream of off-input sensitive bits; the
-            # cells of each user's own sensitive bit are removed and redrawn.
-            pos = bernoulli_positions(n * s, self.d1, rng)
-            rows = pos // s
-            cols = pos - rows * s  # rank among the sensitive categories
-            keep = cols != self._rank[codes][rows]  # drop each user's own cell
-            rows, cols = rows[keep], self._s_codes[cols[keep]]
-            own_rows = np.flatnonzero(own_bit)
-            rows = np.concatenate([rows, own_rows])
-            cols = np.concatenate([cols, codes[own_rows]])
-            out = sp.csr_array(
-                (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k)
-            )
-            out.sum_duplicates()
-            return out
+            # Row by row from the same stream of positions, own cells removed
+            # and own bits merged in order: canonical CSR, no sort.
+            return unary_sparse_rows(codes, own_bit, self._s_codes, self._rank, k,
+                                     self.d1, rng)
         out = np.empty((n, k), dtype=np.uint8)
         mask = None if s == k else self._sensitive.view(np.uint8)
         step = _rows_per_chunk(k)
@@ -274,10 +263,21 @@ class UnaryEncodingChannel(Channel):
                     f"one bit per category ({k}). Were they produced by another "
                     "mechanism or domain?"
                 )
-            X.sum_duplicates()
-            if X.nnz and not np.isin(X.data, (0, 1)).all():
+            # sum_duplicates and eliminate_zeros work in place, and X shares
+            # its arrays with the caller's matrix: copy before either.
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
+            data = X.data
+            if data.dtype in (np.uint8, np.bool_):
+                valid = not data.size or data.max() <= 1
+            else:
+                valid = bool(((data == 0) | (data == 1)).all())
+            if not valid:
                 raise ReportMismatchError(_BITS_ONLY)
-            X.eliminate_zeros()
+            if data.size and not data.all():
+                X = X.copy()
+                X.eliminate_zeros()
             return X
         if hasattr(reports, "to_numpy"):
             reports = reports.to_numpy()
@@ -361,15 +361,25 @@ class UnaryEncodingChannel(Channel):
                 if keep_reports:
                     bit_rows.append_dense(np.ascontiguousarray(block))
             return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
-        for n_rows, rows, cols in self._set_bits(codes):
-            counts += np.bincount(cols, minlength=k)
-            invertible = self._check_rows(n_rows, rows, cols)
+        # CSR: the set bits are listed already; no per-bit row numbers needed.
+        indptr, indices = codes.indptr, codes.indices
+        counts += np.bincount(indices, minlength=k)
+        if not self._n_codes.size:  # every report protected, ranks = codes
             if keep_reports:
-                keep = ~invertible[rows]
-                per_row = np.bincount(rows[keep], minlength=n_rows)[~invertible]
-                indptr = np.zeros(per_row.size + 1, dtype=np.int64)
-                np.cumsum(per_row, out=indptr[1:])
-                bit_rows.append_sparse(indptr, self._rank[cols[keep]])
+                bit_rows.append_sparse(indptr, indices)
+            return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
+        # Reports with a non-sensitive bit set (at most one) are invertible.
+        at = np.flatnonzero(~self._sensitive[indices])
+        per_row = np.bincount(np.searchsorted(indptr, at, side="right") - 1,
+                              minlength=codes.shape[0])
+        self._check_rows_counts(per_row)
+        if keep_reports:
+            protected = per_row == 0
+            sizes = np.diff(indptr)
+            kept = np.zeros(int(protected.sum()) + 1, dtype=np.int64)
+            np.cumsum(sizes[protected], out=kept[1:])
+            bit_rows.append_sparse(kept, self._rank[np.compress(
+                np.repeat(protected, sizes), indices)])
         return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
 
     @property
@@ -403,19 +413,43 @@ class UnaryEncodingChannel(Channel):
         return np.where(self._sensitive, -self.d1 / (self.theta - self.d1), 0.0)
 
     def em_gradient(self, stats, p, *, n_jobs=None):
-        if stats.extra is None:
-            raise ValueError(
-                "The likelihood of bit-vector reports needs the reports themselves: "
-                "compute the statistics with keep_reports=True."
-            )
+        return self._em_gradient(stats, p, _bit_rows(stats), None, n_jobs)
+
+    def restricted_em_gradient(self, stats, active, *, n_jobs=None):
+        # Categories outside the working set have p = 0, so their bits drop
+        # out of D_i: the products need only the working set's sensitive
+        # columns, a store of which is built once for the whole run.
+        active = np.asarray(active, dtype=bool)
+        columns = np.flatnonzero(active[self._s_codes])
+        store = _bit_rows(stats)
+        if not hasattr(store, "restrict"):
+            return None
+        store = store.restrict(columns, n_jobs=n_jobs)
+
+        def gradient(q):
+            p = np.zeros(self.n_categories)
+            p[active] = q
+            g, log_lik = self._em_gradient(stats, p, store, columns, n_jobs)
+            return g[active], log_lik
+
+        return gradient
+
+    def _em_gradient(self, stats, p, store, columns, n_jobs):
+        """EM gradient with the products over ``store``'s sensitive columns.
+
+        ``columns`` (ranks among the sensitive categories) are the columns of
+        ``store`` when it is restricted to them (p is zero on the others),
+        None when it holds every sensitive column.
+        """
         p = np.asarray(p, dtype=float)
         A = float((p * self._w).sum())
-        b_s = p[self._s_codes] * (self._r - self._w_s)
+        s_codes = self._s_codes if columns is None else self._s_codes[columns]
+        b_s = p[s_codes] * (self._r - self._w_s)
         # Two products over the set bits per step (SPEC 3): D_i = A + sum_{j in
         # y_i} b_j (the report's probability up to C(y)) and t = Y^T (1 / D).
-        sum_inv, sum_log, t = stats.extra.em_terms(A, b_s, n_jobs=n_jobs)
+        sum_inv, sum_log, t = store.em_terms(A, b_s, n_jobs=n_jobs)
         g = self._w * sum_inv
-        g[self._s_codes] += (self._r - self._w_s) * t
+        g[s_codes] += (self._r - self._w_s) * t
         log_lik = sum_log + self._log_c(stats)
         inv_counts = stats.counts[self._n_codes]
         if self._n_codes.size:
@@ -449,6 +483,15 @@ class UnaryEncodingChannel(Channel):
             L[rows[~is_s], cols[~is_s]] = 1.0
             offset += n_rows
         return L
+
+
+def _bit_rows(stats):
+    if stats.extra is None:
+        raise ValueError(
+            "The likelihood of bit-vector reports needs the reports themselves: "
+            "compute the statistics with keep_reports=True."
+        )
+    return stats.extra
 
 
 class RAPPORChannel(UnaryEncodingChannel):

@@ -21,6 +21,10 @@ def _em_terms(store, A, b):
     return store.em_terms(A, b)
 
 
+def _restrict(store, columns):
+    return store.restrict(columns)
+
+
 def _summary(store):
     return store.n_rows, store.nbytes, np.bincount(
         store.row_sizes(), minlength=store.n_cols + 1)
@@ -93,6 +97,20 @@ class WorkerBitRows:
     def row_size_counts(self):
         """How many rows have each number of set bits (index = set bits)."""
         return self._size_counts.copy()
+
+    def restrict(self, columns, n_jobs=None):
+        """The partitions' stores on a subset of columns, built on the workers.
+
+        See :meth:`~sklearn_uldp.mechanisms._bit_rows.BitRows.restrict`;
+        ``n_jobs`` is ignored (the workers restrict their partitions in
+        parallel). The restricted stores live as long as the returned object.
+        """
+        [columns_future] = self.client.scatter(
+            [np.asarray(columns, dtype=np.intp)], broadcast=True, hash=False)
+        return WorkerBitRows(
+            self.client.map(_restrict, self.futures, columns=columns_future,
+                            pure=False),
+            self.client)
 
     def em_terms(self, A, b, n_jobs=None):
         """The EM sums of every partition, added in partition order.
