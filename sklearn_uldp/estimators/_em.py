@@ -16,10 +16,8 @@ __all__ = ["EMEstimator", "maximize_likelihood"]
 # Mass of the uniform distribution mixed into the initial point: EM updates
 # are multiplicative, so a category that starts at exactly zero never moves.
 _INIT_UNIFORM_WEIGHT = 1e-2
-# Working sets (see maximize_likelihood): worth a restricted store only when
-# they leave out a good part of the categories; a bounded number of them
-# before EM falls back to all categories.
-_MAX_WORKING_FRACTION = 0.8
+# Working sets (see maximize_likelihood): a bounded number of them before EM
+# falls back to all categories.
 _MAX_WORKING_SETS = 10
 
 
@@ -46,7 +44,7 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
         with backtracking to stay in the simplex and a monotone fall-back.
     restrict : callable or None
         ``restrict(active) -> gradient on the categories of the mask active``
-        (or None when that is no cheaper), as
+        (or None when that would not be markedly cheaper), as
         :meth:`~sklearn_uldp.mechanisms.Channel.restricted_em_gradient`.
         Given, EM runs on working sets: the categories whose EM factor
         exceeds one at the start (the others are on their way to zero),
@@ -86,8 +84,7 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     last = p.copy()
     while (restrict is not None and g.max() - 1.0 > tol
            and info["n_iter"] < max_iter
-           and len(info["working_sets"]) < _MAX_WORKING_SETS
-           and active.sum() <= _MAX_WORKING_FRACTION * k):
+           and len(info["working_sets"]) < _MAX_WORKING_SETS):
         restricted = restrict(active)
         if restricted is None:
             break
@@ -254,7 +251,10 @@ class EMEstimator(DistributionEstimator):
     converged_ : bool
         Whether the duality gap reached ``tol``.
     duality_gap_ : float
-        Final ``max(g) - 1``.
+        Final ``max(g) - 1`` (over all categories).
+    working_sets_ : list of int
+        Sizes of the working sets EM ran on, in order (empty when it ran on
+        all categories throughout).
     tol_ : float
         The tolerance used (resolved from ``"auto"``).
     log_likelihood_ : float
@@ -364,6 +364,11 @@ class EMEstimator(DistributionEstimator):
     def duality_gap_(self):
         """``max(g) - 1`` at the estimate: bound on the mean log-likelihood gap."""
         return self._fitted_result()[1]["gap"]
+
+    @property
+    def working_sets_(self):
+        """Sizes of the working sets EM ran on (empty: all categories)."""
+        return list(self._fitted_result()[1]["working_sets"])
 
     @property
     def log_likelihood_(self):

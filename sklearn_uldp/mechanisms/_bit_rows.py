@@ -355,7 +355,7 @@ class BitRows:
         if self.packed:
             shared = _byte_tables(b)
         else:
-            shared = np.ones(max((int(blk.indptr[-1]) for blk in blocks), default=0))
+            shared = _unit_data(max((int(blk.indptr[-1]) for blk in blocks), default=0))
         terms = _map_blocks(lambda block: block.em_terms(A, b, shared), blocks, n_jobs)
         return add_em_terms(terms, self.n_cols)
 
@@ -371,6 +371,23 @@ def _map_blocks(function, blocks, n_jobs):
         return [function(block) for block in blocks]
     with ThreadPoolExecutor(max_workers=n_threads) as pool:
         return list(pool.map(function, blocks))
+
+
+_UNIT_DATA = np.ones(0)
+
+
+def _unit_data(size):
+    """A read-only array of at least ``size`` ones, shared by every product.
+
+    At most one block's set bits (``_BLOCK_NNZ``, 32 MB), allocated once per
+    process instead of once per EM evaluation.
+    """
+    global _UNIT_DATA
+    if _UNIT_DATA.size < size:
+        data = np.ones(size)
+        data.flags.writeable = False
+        _UNIT_DATA = data
+    return _UNIT_DATA
 
 
 def add_em_terms(terms, n_cols):

@@ -422,8 +422,9 @@ class UnaryEncodingChannel(Channel):
         active = np.asarray(active, dtype=bool)
         columns = np.flatnonzero(active[self._s_codes])
         store = _bit_rows(stats)
-        if not hasattr(store, "restrict"):
-            return None
+        if (not hasattr(store, "restrict")
+                or columns.size > _MAX_RESTRICTED_FRACTION * self._s_codes.size):
+            return None  # not worth a copy of the store
         store = store.restrict(columns, n_jobs=n_jobs)
 
         def gradient(q):
@@ -483,6 +484,11 @@ class UnaryEncodingChannel(Channel):
             L[rows[~is_s], cols[~is_s]] = 1.0
             offset += n_rows
         return L
+
+
+# A working set's store is built when it leaves out at least a fifth of the
+# sensitive columns (the products cost in proportion to their set bits).
+_MAX_RESTRICTED_FRACTION = 0.8
 
 
 def _bit_rows(stats):
