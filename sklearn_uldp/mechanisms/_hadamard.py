@@ -139,7 +139,26 @@ def _check_matrix_size(k, n_outputs):
         )
 
 
-class HadamardResponseChannel(CategoricalChannel):
+class _CenteredStatistic:
+    """Linear-estimator part shared by the Hadamard channels.
+
+    Their per-category statistic is centred so that its expectation is
+    ``_gain(x) * p(x)``: the unbiased estimate is ``f / _gain`` (no intercept).
+    """
+
+    def expected_frequency(self, p):
+        return np.asarray(p, dtype=float) * self._gain
+
+    @property
+    def coef_a(self):
+        return np.full(self.n_categories, 1.0 / self._gain)
+
+    @property
+    def coef_b(self):
+        return np.zeros(self.n_categories)
+
+
+class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
     """Channel of Hadamard response, an epsilon-LDP mechanism (SPEC 2.7).
 
     **Plain HR** (``block_size=None``): with K = 2^ceil(log2(k + 1)) outputs,
@@ -238,17 +257,6 @@ class HadamardResponseChannel(CategoricalChannel):
         h = fwht(counts, axis=1)[self._block, self._rows]
         return h / stats.n
 
-    def expected_frequency(self, p):
-        return np.asarray(p, dtype=float) * self._gain
-
-    @property
-    def coef_a(self):
-        return np.full(self.n_categories, 1.0 / self._gain)
-
-    @property
-    def coef_b(self):
-        return np.zeros(self.n_categories)
-
     def _block_hit(self, p):
         """P(report in x's block) for each x: the second moment of the statistic."""
         p = np.asarray(p, dtype=float)
@@ -301,25 +309,6 @@ class HadamardResponseChannel(CategoricalChannel):
             start = block[away] * self.b
             out[away] = np.where(y >= start, y + self.b, y)
         return out
-
-
-class _CenteredStatistic:
-    """Linear-estimator part shared by high-low and block HR.
-
-    Their per-category statistic is centred so that its expectation is
-    ``_own(x) * p(x)``: the unbiased estimate is ``f / _own`` (no intercept).
-    """
-
-    def expected_frequency(self, p):
-        return np.asarray(p, dtype=float) * self._own
-
-    @property
-    def coef_a(self):
-        return np.full(self.n_categories, 1.0 / self._own)
-
-    @property
-    def coef_b(self):
-        return np.zeros(self.n_categories)
 
 
 class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
@@ -376,6 +365,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         self._E = np.exp(self.epsilon)
         self._c = 2.0 / (self.S * (self._E + 1.0))
         self._own = (self._E - 1.0) / (self._E + 1.0)
+        self._gain = self._own  # the statistic's mean per unit p(x)
 
     def get_params(self):
         return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy()}
@@ -533,6 +523,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
         self._rows = rank + 1
         self._E = np.exp(self.epsilon)
         self._own = (self._E - 1.0) / (self._E + 1.0)
+        self._gain = self._own  # the statistic's mean per unit p(x)
         # Groups of blocks sharing K_j: batched transforms.
         self._groups = []
         for K in np.unique(self.block_K):
