@@ -486,7 +486,7 @@ def _load_specs(path, columns):
     return out
 
 
-def _make_estimator(name, channel):
+def _make_estimator(name, channel, report_store="memory"):
     from .estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 
     if name == "emp":
@@ -495,7 +495,7 @@ def _make_estimator(name, channel):
         return EmpiricalEstimator(projection="simplex", mechanism=channel)
     if name == "thr":
         return ThresholdEstimator(mechanism=channel)
-    return EMEstimator(mechanism=channel)
+    return EMEstimator(report_store=report_store, mechanism=channel)
 
 
 def _as_reports(frame, channel, names):
@@ -516,7 +516,8 @@ def _as_reports(frame, channel, names):
 def _cmd_estimate(args):
     specs = _load_specs(args.spec, args.columns)
     estimators = {
-        c: _make_estimator(args.estimator, ch) for c, (ch, _) in specs.items()
+        c: _make_estimator(args.estimator, ch, args.report_store)
+        for c, (ch, _) in specs.items()
     }
     names = [n for _, cols in specs.values() for n in cols]
     n = 0
@@ -826,6 +827,15 @@ def register(subparsers):
         default="emp-simplex",
         help="emp: unbiased; emp-simplex: projected on the simplex; "
         "thr: significance threshold; em: maximum likelihood",
+    )
+    e.add_argument(
+        "--report-store",
+        default="memory",
+        metavar="{memory,disk,DIR}",
+        help="where --estimator em keeps bit-vector reports (RAPPOR, OUE, uRAP, "
+        "uBD), whose likelihood needs each one: memory, disk (the system's "
+        "temporary directory) or an existing directory DIR. On disk, memory "
+        "does not grow with the number of reports.",
     )
     e.add_argument("--plot", metavar="PNG", help="also plot the estimates (matplotlib)")
     _common_io(e)

@@ -1,5 +1,6 @@
 """The privatize / estimate / search subcommands."""
 
+import gc
 import json
 import os
 import subprocess
@@ -280,6 +281,43 @@ def test_file_errors(tmp_path, capsys):
         main(["privatize", "x.csv", "-o", "y.csv", "--epsilon", "-1"])
     assert exc.value.code == 2
     assert "expected a number > 0" in capsys.readouterr().err
+
+
+def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys,
+                                                          monkeypatch):
+    from sklearn_uldp.mechanisms import _bit_rows
+
+    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 256)  # 6000 reports: 23 files
+    path, _ = data
+    rep, spec = tmp_path / "rep.csv", tmp_path / "spec.json"
+    code, _, err = run(
+        ["privatize", path, "-o", rep, "--spec-out", spec, "--columns", "region",
+         "--mechanism", "rappor", "--epsilon", "1", "--categories", "region=n,s,e,w",
+         "--random-state", "0", "--no-progress"],
+        capsys,
+    )
+    assert code == 0, err
+    store = tmp_path / "store"
+    store.mkdir()
+    results = []
+    for extra in ([], ["--report-store", store]):
+        out_csv = tmp_path / f"dist{len(extra)}.csv"
+        code, _, err = run(
+            ["estimate", rep, "--spec", spec, "-o", out_csv, "--estimator", "em",
+             "--chunksize", "500", "--no-progress", *extra],
+            capsys,
+        )
+        assert code == 0, err
+        results.append(pd.read_csv(out_csv))
+    pd.testing.assert_frame_equal(results[0], results[1])
+    gc.collect()
+    assert list(store.iterdir()) == []  # the files went with the estimator
+    code, _, err = run(
+        ["estimate", rep, "--spec", spec, "-o", tmp_path / "d.csv", "--estimator",
+         "em", "--report-store", tmp_path / "missing", "--no-progress"],
+        capsys,
+    )
+    assert code == 2 and "existing directory" in err
 
 
 def test_estimate_rejects_foreign_reports(data, tmp_path, capsys):

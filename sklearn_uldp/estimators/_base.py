@@ -278,7 +278,7 @@ class DistributionEstimator(BaseEstimator):
         if first:
             self.channel_ = channel
             self.categories_ = channel.categories
-            self.statistics_ = stats
+            self.statistics_ = self._kept_statistics(stats)
             self.n_features_in_ = _report_columns(X)
             _check_feature_names(self, X, reset=True)
         else:
@@ -309,11 +309,15 @@ class DistributionEstimator(BaseEstimator):
             )
         self.channel_ = statistics.channel
         self.categories_ = statistics.channel.categories
-        self.statistics_ = statistics
+        self.statistics_ = self._kept_statistics(statistics)
         self.n_reports_ = statistics.n
         self._cache = None
         self._fitted_result()
         return self
+
+    def _kept_statistics(self, stats):
+        """The statistics as this estimator keeps them (EM may spill them)."""
+        return stats
 
     def _resolve_channel(self, X):
         carried = get_channel(X)

@@ -1,5 +1,6 @@
 """Maximum-likelihood estimation by (accelerated) EM."""
 
+import os
 import warnings
 from numbers import Integral, Real
 
@@ -236,6 +237,20 @@ class EMEstimator(DistributionEstimator):
         reports; ``None`` means 1 unless in a ``joblib.parallel_config``
         context, -1 all cores. The estimate does not depend on it (to the
         last bit). One-symbol reports need O(k) per step and ignore it.
+    report_store : {"memory", "disk"} or path-like, default="memory"
+        Where EM keeps the reports it needs (bit-vector reports, whose
+        likelihood has no fixed-size statistic; at most k/8 bytes a
+        report). ``"disk"`` keeps them in files under the system's temporary
+        directory (``TMPDIR``), a path in files under that existing
+        directory: memory then holds one block of reports per thread and
+        the last partial block, so fitting chunk by chunk
+        (``partial_fit``) keeps a memory that does not grow with the number
+        of reports, for an EM step that reads the files back (from the
+        operating system's cache when they fit in it). The estimate is
+        the same to the last bit. The files are removed with the fitted
+        statistics (refit, deletion, or exit). Applies to statistics from
+        the next ``fit``/``partial_fit``/``fit_statistics`` on; other
+        channels keep only counts and ignore it.
     mechanism : BaseMechanism, Channel, dict or None, default=None
         The mechanism that produced the reports, when they do not carry it.
 
@@ -282,20 +297,36 @@ class EMEstimator(DistributionEstimator):
         "acceleration": [None, StrOptions({"squarem"})],
         "working_set": ["boolean"],
         "n_jobs": [None, Integral],
+        "report_store": [StrOptions({"memory", "disk"}), str, os.PathLike],
     }
 
     _needs_reports = True
 
     def __init__(self, *, tol="auto", max_iter=10_000, init="threshold",
                  acceleration="squarem", working_set=True, n_jobs=None,
-                 mechanism=None):
+                 report_store="memory", mechanism=None):
         self.tol = tol
         self.max_iter = max_iter
         self.init = init
         self.acceleration = acceleration
         self.working_set = working_set
         self.n_jobs = n_jobs
+        self.report_store = report_store
         self.mechanism = mechanism
+
+    def _kept_statistics(self, stats):
+        store = self.report_store
+        if isinstance(store, str) and store == "memory":
+            return stats
+        if isinstance(store, str) and store == "disk":
+            return stats.spill()
+        if not os.path.isdir(store):
+            raise ValueError(
+                f"report_store={store!r} is neither 'memory', 'disk' nor an "
+                "existing directory: create the directory, or pass 'disk' for "
+                "the system's temporary directory."
+            )
+        return stats.spill(store)
 
     def _initial_point(self):
         k = self.channel_.n_categories

@@ -7,6 +7,7 @@ public spec and the contract with every estimator (see
 
 from ._base import BaseMechanism
 from ._binary import BinaryOptimalChannel, BinaryOptimalResponse, binary_optimal_matrix
+from ._bit_rows import BitRows
 from ._block_design import (
     UtilityOptimizedBlockDesign,
     UtilityOptimizedBlockDesignChannel,
@@ -44,6 +45,7 @@ __all__ = [
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
+    "BitRows",
     "Reports",
     "SparseReports",
     "attach_channel",

@@ -23,8 +23,22 @@ packed: about as fast as sparse products there, and 4-26 times smaller than
 a product do not grow with n, and the blocks of one EM step are independent:
 threads evaluate them concurrently (``n_jobs``), and their terms are added in
 block order, so the result does not depend on the number of threads.
+
+A store can also keep its full blocks in files (:meth:`BitRows.spill`): each
+product reads a block back, uses it and lets it go, so the memory of a store
+fitted chunk by chunk stays at about one block per thread plus the partial
+last block, whatever the number of reports. A block's file holds its raw
+arrays (the store knows their dtypes and sizes), read whole, not
+memory-mapped, so the pages they pass through are the operating system's
+cache, not the process's memory. A block's file is removed with the last
+store that uses it, the directory with its last block.
 """
 
+import itertools
+import os
+import shutil
+import tempfile
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -54,12 +68,21 @@ class _SparseBlock:
 
     __slots__ = ("indptr", "indices", "n_cols")
 
-    def __init__(self, indptr, indices, n_cols):
-        # Copies: a block never shares memory with the caller's arrays.
-        self.indptr = indptr.astype(np.int32)
+    def __init__(self, indptr, indices, n_cols, copy=True):
+        # Copies: a block never shares memory with the caller's arrays (a
+        # slice would keep the whole joined tail alive). Blocks read back
+        # from a file own their arrays already.
+        self.indptr = indptr.astype(np.int32, copy=copy)
         index_dtype = np.int16 if n_cols <= np.iinfo(np.int16).max else np.int32
-        self.indices = indices.astype(index_dtype)
+        self.indices = indices.astype(index_dtype, copy=copy)
         self.n_cols = n_cols
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1])
+
+    def arrays(self):
+        return self.indptr, self.indices
 
     @property
     def n_rows(self):
@@ -73,7 +96,7 @@ class _SparseBlock:
         return np.diff(self.indptr)
 
     def em_terms(self, A, b, ones):
-        nnz = int(self.indptr[-1])
+        nnz = self.nnz
         # scipy wants int32/int64 indices: the int16 ones are widened per
         # block, a transient of 4 bytes per set bit of this block only.
         M = sp.csr_array(
@@ -120,6 +143,11 @@ class _PackedBlock:
     def nbytes(self):
         return self.packed.nbytes
 
+    nnz = 0  # packed products need no unit data
+
+    def arrays(self):
+        return (self.packed,)
+
     def row_sizes(self):
         return _POPCOUNT[self.packed].sum(axis=1)
 
@@ -158,6 +186,80 @@ class _PackedBlock:
         return _PackedBlock(packed, columns.size)
 
 
+class _SpillDirectory:
+    """A private directory of block files, removed with the last block in it.
+
+    Every spilled block holds a reference to its directory, so the directory
+    lives exactly as long as some store still reads from it (and is removed
+    at interpreter exit at the latest).
+    """
+
+    def __init__(self, parent=None):
+        self.parent = None if parent is None else os.fspath(parent)
+        self.path = tempfile.mkdtemp(prefix="sklearn_uldp-reports-", dir=self.parent)
+        self._names = itertools.count()
+        weakref.finalize(self, shutil.rmtree, self.path, ignore_errors=True)
+
+    def new_file(self):
+        return os.path.join(self.path, f"block-{next(self._names)}.bin")
+
+    def __reduce__(self):
+        # An unpickled store spills again, into a fresh directory under the
+        # same parent when it exists there (else the system's temporary one).
+        parent = self.parent if self.parent and os.path.isdir(self.parent) else None
+        return _SpillDirectory, (parent,)
+
+
+class _SpilledBlock:
+    """A full block kept in a file and read back for each use."""
+
+    __slots__ = ("directory", "path", "kind", "n_rows", "n_cols", "nbytes", "nnz",
+                 "layout", "__weakref__")
+
+    def __init__(self, block, directory):
+        self.directory = directory
+        self.path = directory.new_file()
+        self.kind = type(block)
+        self.n_rows, self.n_cols = block.n_rows, block.n_cols
+        self.nbytes, self.nnz = block.nbytes, block.nnz
+        arrays = block.arrays()
+        # (dtype, shape) of each array, in file order: the file is raw data.
+        self.layout = tuple((a.dtype, a.shape) for a in arrays)
+        with open(self.path, "wb") as file:
+            for array in arrays:
+                np.ascontiguousarray(array).tofile(file)
+        weakref.finalize(self, _remove_file, self.path)
+
+    def load(self):
+        """The block, read into memory (owned arrays, no memory map)."""
+        with open(self.path, "rb") as file:
+            arrays = [np.fromfile(file, dtype=dtype, count=int(np.prod(shape)))
+                      .reshape(shape) for dtype, shape in self.layout]
+        if self.kind is _PackedBlock:
+            return _PackedBlock(*arrays, self.n_cols)
+        return _SparseBlock(*arrays, self.n_cols, copy=False)
+
+    def row_sizes(self):
+        return self.load().row_sizes()
+
+    def em_terms(self, A, b, shared):
+        return self.load().em_terms(A, b, shared)
+
+    def restrict(self, new_index, columns):
+        return _SpilledBlock(self.load().restrict(new_index, columns), self.directory)
+
+    def __reduce__(self):
+        # Pickles carry the data, and the copy spills again when loaded.
+        return _SpilledBlock, (self.load(), self.directory)
+
+
+def _remove_file(path):
+    try:
+        os.remove(path)
+    except OSError:  # already removed with its directory
+        pass
+
+
 class BitRows:
     """Set bits of protected bit-vector reports, in compact blocks.
 
@@ -166,7 +268,9 @@ class BitRows:
     ``block_rows`` counted from the first row, whatever the chunks they were
     appended in, and all blocks of a store have one layout, so chunked and
     one-shot statistics give bit-identical products. Appending is O(chunk);
-    adding two stores shares the full blocks of the first.
+    adding two stores shares the full blocks of the first. A spilled store
+    (:meth:`spill`) keeps its full blocks in files, and so does every store
+    made from it by adding or restricting.
 
     Parameters
     ----------
@@ -174,8 +278,37 @@ class BitRows:
         Number of bit columns (the sensitive categories).
     density : float
         Expected fraction of set cells, which chooses the layout (packed bits
-        when it is at least ``_PACKED_DENSITY``, else sparse indices) and the
+        when it is at least 0.2, else 2- or 4-byte column indices) and the
         block size.
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows kept.
+    nbytes : int
+        Bytes of the kept rows, in memory or in files.
+    memory_nbytes : int
+        Bytes of the kept rows held in memory.
+    directory : str or None
+        Where a spilled store keeps its blocks.
+
+    Examples
+    --------
+    The store of a uRAP channel's statistics, for EM:
+
+    >>> import numpy as np
+    >>> from sklearn_uldp import UtilityOptimizedRAPPOR
+    >>> X = np.random.default_rng(0).integers(0, 50, size=(10_000, 1))
+    >>> mech = UtilityOptimizedRAPPOR(1.0, sensitive=list(range(10)),
+    ...                               categories=list(range(50)), random_state=0)
+    >>> reports = mech.fit_transform(X)
+    >>> codes = mech.channel_.encode_reports(reports)
+    >>> store = mech.channel_.statistics(codes, keep_reports=True).extra
+    >>> store.n_rows <= 10_000, store.n_cols, store.packed
+    (True, 10, True)
+    >>> sum_inv, sum_log, t = store.em_terms(1.0, np.full(10, 0.5))
+    >>> t.shape
+    (10,)
     """
 
     def __init__(self, n_cols, density):
@@ -191,6 +324,7 @@ class BitRows:
         self._tail = []    # pieces (packed arrays or (indptr, indices)) of the rest
         self._tail_rows = 0
         self._tail_block = None  # the tail as a block, built for products
+        self._spill = None  # _SpillDirectory of a store kept in files
 
     # ------------------------------------------------------------- building
     def append_dense(self, bits):
@@ -234,7 +368,7 @@ class BitRows:
         n_full = self._tail_rows // self.block_rows
         for i in range(n_full):
             lo, hi = i * self.block_rows, (i + 1) * self.block_rows
-            self._blocks.append(self._make_block(_cut(whole, lo, hi)))
+            self._blocks.append(self._kept(self._make_block(_cut(whole, lo, hi))))
         rest = _cut(whole, n_full * self.block_rows, self._tail_rows)
         self._tail_rows -= n_full * self.block_rows
         self._tail = [rest] if self._tail_rows else []
@@ -255,6 +389,12 @@ class BitRows:
             return _PackedBlock(np.ascontiguousarray(piece), self.n_cols)
         return _SparseBlock(piece[0], piece[1], self.n_cols)
 
+    def _kept(self, block):
+        """A full block as this store keeps it: in memory, or in a file."""
+        if self._spill is None or isinstance(block, _SpilledBlock):
+            return block
+        return _SpilledBlock(block, self._spill)
+
     def _all_blocks(self):
         if not self._tail:
             return self._blocks
@@ -268,11 +408,59 @@ class BitRows:
                 self.n_cols, self.packed, self.block_rows):
             raise ValueError("Cannot add bit rows of different layouts.")
         total = BitRows(self.n_cols, self.density)
+        total._spill = self._spill
         total._blocks = list(self._blocks)
         total._tail, total._tail_rows = list(self._tail), self._tail_rows
         for piece in [_block_piece(b) for b in other._blocks] + other._tail:
             total._append(piece)
         return total
+
+    def spill(self, directory=None):
+        """The same rows, with the full blocks kept in files.
+
+        For EM on more reports than fit in memory, or to keep the memory of
+        chunked fitting from growing with the number of reports: the store
+        then holds in memory only its partial last block (fewer than
+        ``block_rows`` rows), and every product reads the blocks back one
+        at a time per thread. Rows appended, or stores added, to a spilled
+        store are spilled too. Products are bit-identical to those of the
+        store in memory.
+
+        Parameters
+        ----------
+        directory : path-like or None, default=None
+            Where to create the store's private directory: ``None`` for the
+            system's temporary directory (``TMPDIR``; choose a disk rather
+            than a RAM-backed ``tmpfs`` for the memory to be saved). The
+            directory is removed when no store uses it any more.
+
+        Returns
+        -------
+        BitRows
+            A new store; this one is unchanged (blocks of it already in
+            files are shared, not copied: files are never modified).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp.mechanisms import BitRows
+        >>> bits = (np.random.default_rng(0).random((200_000, 40)) < 0.3).astype(np.uint8)
+        >>> store = BitRows(40, density=0.3)
+        >>> store.append_dense(bits)
+        >>> on_disk = store.spill()
+        >>> on_disk.n_rows, on_disk.memory_nbytes < store.memory_nbytes / 3
+        (200000, True)
+        >>> b = np.linspace(0.1, 1.0, 40)
+        >>> [float(x) == float(y) for x, y in zip(store.em_terms(1.0, b)[:2],
+        ...                                      on_disk.em_terms(1.0, b)[:2])]
+        [True, True]
+        """
+        spilled = BitRows(self.n_cols, self.density)
+        spilled.packed, spilled.block_rows = self.packed, self.block_rows
+        spilled._spill = _SpillDirectory(directory)
+        spilled._blocks = [spilled._kept(block) for block in self._blocks]
+        spilled._tail, spilled._tail_rows = list(self._tail), self._tail_rows
+        return spilled
 
     # ------------------------------------------------------------- querying
     @property
@@ -281,8 +469,20 @@ class BitRows:
 
     @property
     def nbytes(self):
-        """Bytes held by the store (what the EM likelihood keeps per report)."""
+        """Bytes of the kept rows (what the EM likelihood keeps per report),
+        wherever they are kept."""
         return sum(block.nbytes for block in self._all_blocks())
+
+    @property
+    def memory_nbytes(self):
+        """Bytes of the kept rows held in memory (all of them unless spilled)."""
+        return sum(block.nbytes for block in self._all_blocks()
+                   if not isinstance(block, _SpilledBlock))
+
+    @property
+    def directory(self):
+        """The directory of a spilled store's blocks (None in memory)."""
+        return None if self._spill is None else self._spill.path
 
     def row_sizes(self):
         """Number of set bits of every row, in order."""
@@ -322,6 +522,7 @@ class BitRows:
                              self._all_blocks(), n_jobs)
         restricted = BitRows(columns.size, self.density)
         restricted.packed, restricted.block_rows = self.packed, self.block_rows
+        restricted._spill = self._spill
         restricted._blocks = blocks[:len(self._blocks)]
         if self._tail:
             restricted._tail_block = blocks[-1]
@@ -355,8 +556,8 @@ class BitRows:
         if self.packed:
             shared = _byte_tables(b)
         else:
-            shared = _unit_data(max((int(blk.indptr[-1]) for blk in blocks), default=0))
-        terms = _map_blocks(lambda block: block.em_terms(A, b, shared), blocks, n_jobs)
+            shared = _unit_data(max((blk.nnz for blk in blocks), default=0))
+        terms = _imap_blocks(lambda block: block.em_terms(A, b, shared), blocks, n_jobs)
         return add_em_terms(terms, self.n_cols)
 
 
@@ -366,11 +567,30 @@ def _map_blocks(function, blocks, n_jobs):
     scipy's sparse products and numpy's gathers release the GIL, so blocks
     evaluate concurrently; the results keep the blocks' order.
     """
+    return list(_imap_blocks(function, blocks, n_jobs))
+
+
+def _imap_blocks(function, blocks, n_jobs):
+    """``function(block)`` for each block, in order, as the results come.
+
+    Consumed as they come, per-block results (e.g. EM terms of length k) are
+    not all held at once, whatever the number of blocks.
+    """
     n_threads = min(len(blocks), effective_n_jobs(n_jobs))
     if n_threads <= 1:
-        return [function(block) for block in blocks]
+        for block in blocks:
+            yield function(block)
+        return
     with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        return list(pool.map(function, blocks))
+        # At most two blocks in flight per thread: a spilled store's blocks
+        # are read only as the threads get to them.
+        pending = []
+        for block in blocks:
+            pending.append(pool.submit(function, block))
+            if len(pending) >= 2 * n_threads:
+                yield pending.pop(0).result()
+        for future in pending:
+            yield future.result()
 
 
 _UNIT_DATA = np.ones(0)
@@ -414,6 +634,8 @@ def _cut(piece, lo, hi):
 
 
 def _block_piece(block):
+    if isinstance(block, _SpilledBlock):
+        block = block.load()
     if isinstance(block, _PackedBlock):
         return block.packed
     return block.indptr.astype(np.int64), block.indices

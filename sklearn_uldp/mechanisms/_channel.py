@@ -106,6 +106,32 @@ class ReportStatistics:
             self.channel, self.n + other.n, self.counts + other.counts, extra
         )
 
+    def spill(self, directory=None):
+        """These statistics with their per-report part kept in files.
+
+        Statistics that include the reports themselves (bit-vector reports
+        kept for EM, :class:`BitRows`) then hold in memory only a partial
+        block of them, and so does every sum of these statistics with
+        others (``spilled + batch``): fitting chunk by chunk keeps a memory
+        that does not grow with the number of reports. Statistics without
+        a per-report part are returned as they are.
+
+        Parameters
+        ----------
+        directory : path-like or None, default=None
+            Parent of the private directory the reports go to; ``None`` for
+            the system's temporary directory. See
+            :meth:`BitRows.spill <sklearn_uldp.mechanisms.BitRows.spill>`.
+
+        Returns
+        -------
+        ReportStatistics
+        """
+        spill = getattr(self.extra, "spill", None)
+        if spill is None:
+            return self
+        return ReportStatistics(self.channel, self.n, self.counts, spill(directory))
+
 
 class Channel:
     """Base class of every channel (public mechanism spec).

@@ -1,7 +1,6 @@
 """Partition-wise privatization and reduction of sufficient statistics."""
 
 import copy
-from functools import reduce
 from operator import add
 
 import numpy as np
@@ -72,15 +71,19 @@ def reduce_statistics(batches, mechanism=None, *, keep_reports=False, n_jobs=Non
     mechanism : fitted mechanism, Channel or spec dict, default=None
         Required for plain reports and for Dask collections (partitions do not
         carry attributes).
-    keep_reports : bool or "workers", default=False
-        See :func:`statistics_of`. ``"workers"`` (Dask collections only)
-        keeps the per-report part of the statistics on the workers, one
-        compact store per partition (:class:`WorkerBitRows`): EM then
-        evaluates each step where the reports are, and the client holds O(k)
-        numbers whatever the number of reports. Needs a running
-        ``dask.distributed`` client.
+    keep_reports : bool, "disk" or "workers", default=False
+        See :func:`statistics_of`. ``"disk"`` (in-memory batches) keeps the
+        per-report part in files under the system's temporary directory
+        (:meth:`ReportStatistics.spill
+        <sklearn_uldp.mechanisms.ReportStatistics.spill>`), so that memory
+        holds about one batch whatever the number of batches. ``"workers"``
+        (Dask collections only) keeps it on the workers, one compact store
+        per partition (:class:`WorkerBitRows`): EM then evaluates each step
+        where the reports are, and the client holds O(k) numbers whatever
+        the number of reports. Needs a running ``dask.distributed`` client.
     n_jobs : int, default=None
-        Parallel jobs for in-memory batches.
+        Parallel jobs for in-memory batches. Their statistics are added as
+        they arrive, in the batches' order.
 
     Returns
     -------
@@ -100,25 +103,45 @@ def reduce_statistics(batches, mechanism=None, *, keep_reports=False, n_jobs=Non
     >>> EmpiricalEstimator().fit_statistics(stats).n_reports_
     3000
     """
+    if not isinstance(keep_reports, bool | np.bool_ | str) or keep_reports not in (
+            False, True, "disk", "workers"):
+        raise ValueError(
+            "keep_reports must be False, True, 'disk' or 'workers'; got "
+            f"{keep_reports!r}."
+        )
     if _is_dask_collection(batches):
         if keep_reports == "workers":
             return _reduce_dask_on_workers(batches, mechanism)
+        if keep_reports == "disk":
+            raise ValueError(
+                "keep_reports='disk' spills in-memory batches on this machine; "
+                "for a Dask collection use keep_reports='workers', which keeps "
+                "the reports on the workers."
+            )
         return _reduce_dask(batches, mechanism, keep_reports)
     if keep_reports == "workers":
         raise ValueError(
             "keep_reports='workers' keeps reports on Dask workers: pass a Dask "
             "collection (with a running dask.distributed Client), or use "
-            "keep_reports=True for in-memory batches."
+            "keep_reports=True or 'disk' for in-memory batches."
         )
     from joblib import Parallel, delayed
 
-    parts = Parallel(n_jobs=n_jobs)(
-        delayed(statistics_of)(batch, mechanism, keep_reports=keep_reports)
+    # Added as they arrive: memory holds the running sum and the batches in
+    # flight, not the statistics of every batch at once.
+    parts = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(statistics_of)(batch, mechanism, keep_reports=bool(keep_reports))
         for batch in batches
     )
-    if not parts:
+    total = None
+    for part in parts:
+        if total is None:
+            total = part.spill() if keep_reports == "disk" else part
+        else:
+            total = total + part
+    if total is None:
         raise ValueError("No batches of reports were given.")
-    return reduce(add, parts)
+    return total
 
 
 def _is_dask_collection(obj):
