@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from sklearn_uldp import RAPPOR, EMEstimator, UtilityOptimizedRAPPOR
-from sklearn_uldp.mechanisms import BitRows, RandomizedResponse
-from sklearn_uldp.mechanisms import _bit_rows
+from sklearn_uldp.mechanisms import BitRows, RandomizedResponse, _bit_rows
 from sklearn_uldp.parallel import reduce_statistics
 
 
@@ -119,6 +118,22 @@ def test_spill_directory_is_removed_with_the_last_store_using_it(tmp_path):
     gc.collect()
     assert not os.path.exists(directory)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.usefixtures("small_blocks")
+@pytest.mark.parametrize("damage", ["remove", "truncate"])
+def test_missing_or_truncated_block_files_are_reported(damage):
+    store = BitRows(10, 0.05)
+    store.append_dense(random_bits(400, 10, 0.05))
+    spilled = store.spill()
+    victim = os.path.join(spilled.directory, spilled_block_files(spilled)[1])
+    if damage == "remove":
+        os.remove(victim)
+    else:
+        with open(victim, "r+b") as file:
+            file.truncate(os.path.getsize(victim) - 1)
+    with pytest.raises(OSError, match="missing or truncated.*Fit the estimator again"):
+        spilled.em_terms(1.0, np.ones(10))
 
 
 @pytest.mark.usefixtures("small_blocks")

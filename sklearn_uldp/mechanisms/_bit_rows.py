@@ -232,9 +232,22 @@ class _SpilledBlock:
 
     def load(self):
         """The block, read into memory (owned arrays, no memory map)."""
-        with open(self.path, "rb") as file:
-            arrays = [np.fromfile(file, dtype=dtype, count=int(np.prod(shape)))
-                      .reshape(shape) for dtype, shape in self.layout]
+        sizes = [int(np.prod(shape)) for _, shape in self.layout]
+        try:
+            with open(self.path, "rb") as file:
+                arrays = [np.fromfile(file, dtype=dtype, count=size)
+                          for (dtype, _), size in zip(self.layout, sizes, strict=True)]
+        except FileNotFoundError:
+            arrays = []
+        if [a.size for a in arrays] != sizes:
+            raise OSError(
+                f"The reports kept on disk in {self.path} are missing or "
+                "truncated (was the temporary directory cleaned while they "
+                "were in use?). Fit the estimator again, or keep the reports "
+                "in a directory of your own: report_store=<directory>."
+            )
+        arrays = [a.reshape(shape) for a, (_, shape) in zip(arrays, self.layout,
+                                                             strict=True)]
         if self.kind is _PackedBlock:
             return _PackedBlock(*arrays, self.n_cols)
         return _SparseBlock(*arrays, self.n_cols, copy=False)
