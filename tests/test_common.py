@@ -289,7 +289,7 @@ def _expected_failure_cases():
                                    id=f"{label}-{name}")
 
 
-@pytest.mark.parametrize("estimator, check, pattern", _expected_failure_cases())
+@pytest.mark.parametrize("estimator, check, pattern", list(_expected_failure_cases()))
 def test_expected_failures_fail_for_the_stated_reason(estimator, check, pattern):
     """Each expected failure fails, and only for the reason given above."""
     name = getattr(check, "func", check).__name__
@@ -705,7 +705,7 @@ def _deterministic_cases():
         yield pytest.param(eid, id=eid)
 
 
-@pytest.mark.parametrize("case", _deterministic_cases())
+@pytest.mark.parametrize("case", list(_deterministic_cases()))
 def test_deterministic_invariances(case):
     """Row order / subsets / a Pipeline do not change deterministic outputs."""
     from sklearn.pipeline import make_pipeline
