@@ -193,6 +193,26 @@ def test_mechanism_parameter_on_plain_reports(mechanism, est_cls):
     assert_allclose(est.distribution_, reference.distribution_)
 
 
+def test_mechanism_fitted_on_the_domain_alone_takes_any_named_column():
+    """A client fits on the public domain, then privatizes a DataFrame column:
+    there is no fitted column name to compare with, so no feature-name warning.
+    A mechanism fitted on a named column still warns about unnamed input."""
+    import warnings
+
+    frame = pd.DataFrame({"city": make_X()[:, 0]})
+    mech = RandomizedResponse(epsilon=1.0, categories=CATS, random_state=0).fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mech.transform(frame).shape == (len(frame), 1)
+    named = RandomizedResponse(epsilon=1.0, categories=CATS, random_state=0).fit(frame)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        named.transform(frame.to_numpy())
+    # refitted on the domain alone, it forgets the name it was fitted with
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        named.fit().transform(frame.rename(columns={"city": "town"}))
+
+
 def test_mechanism_parameter_survives_clone_and_grid_search():
     X = make_X()
     mech = RandomizedResponse(epsilon=1.0, categories=CATS, random_state=0).fit()

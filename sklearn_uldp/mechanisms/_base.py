@@ -146,7 +146,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             self.categories_ = check_categories(self.categories)
             # A collector fits without data: the input is still one column.
             self.n_features_in_ = 1
+            self.__dict__.pop("feature_names_in_", None)
+            self._fitted_without_data = True
         else:
+            self._fitted_without_data = False
             column = self._validate_column(X, reset=True)
             if auto:
                 missing = is_missing(column)
@@ -244,14 +247,20 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             raise TypeError(
                 "Sparse input is not supported: pass one column of category values."
             )
-        X = validate_data(
-            self,
-            X,
-            dtype=None,
-            ensure_all_finite=False,
-            ensure_min_samples=1,
-            reset=reset,
-        )
+        with warnings.catch_warnings():
+            if not reset and getattr(self, "_fitted_without_data", False):
+                # Fitted on the public domain alone, the mechanism has no
+                # column name to check a DataFrame's against.
+                warnings.filterwarnings(
+                    "ignore", message="X has feature names, but", category=UserWarning)
+            X = validate_data(
+                self,
+                X,
+                dtype=None,
+                ensure_all_finite=False,
+                ensure_min_samples=1,
+                reset=reset,
+            )
         if X.shape[1] != 1:
             raise ValueError(
                 f"{type(self).__name__} privatizes one column, got {X.shape[1]}. "
