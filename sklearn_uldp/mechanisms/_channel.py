@@ -110,7 +110,7 @@ class ReportStatistics:
         """These statistics with their per-report part kept in files.
 
         Statistics that include the reports themselves (bit-vector reports
-        kept for EM, :class:`BitRows`) then hold in memory only a partial
+        kept for EM, :class:`~sklearn_uldp.mechanisms.BitRows`) then hold in memory only a partial
         block of them, and so does every sum of these statistics with
         others (``spilled + batch``): fitting chunk by chunk keeps a memory
         that does not grow with the number of reports. Statistics without
@@ -126,6 +126,21 @@ class ReportStatistics:
         Returns
         -------
         ReportStatistics
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp import RAPPOR
+        >>> mech = RAPPOR(1.0, theta=0.5, categories=list(range(16)),
+        ...               random_state=0).fit()
+        >>> X = np.random.default_rng(0).integers(0, 16, size=(200_000, 1))
+        >>> codes = mech.channel_.encode_reports(mech.transform(X))
+        >>> stats = mech.channel_.statistics(codes, keep_reports=True)
+        >>> on_disk = stats.spill()
+        >>> on_disk.n, on_disk.extra.directory is not None
+        (200000, True)
+        >>> on_disk.extra.memory_nbytes < stats.extra.memory_nbytes / 4
+        True
         """
         spill = getattr(self.extra, "spill", None)
         if spill is None:

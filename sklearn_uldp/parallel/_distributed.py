@@ -3,7 +3,7 @@
 The likelihood of bit-vector reports (RAPPOR, OUE, uRAP, uBD) has no
 fixed-size sufficient statistic, but the quantities one EM step needs from
 them add up over partitions: ``sum_i 1/D_i``, ``sum_i log D_i`` and
-``Y^T (1/D)`` (:meth:`~sklearn_uldp.mechanisms._bit_rows.BitRows.em_terms`).
+``Y^T (1/D)`` (:meth:`~sklearn_uldp.mechanisms.BitRows.em_terms`).
 :class:`WorkerBitRows` keeps each partition's compact store where it was
 computed and evaluates those sums there, so the client holds O(k) numbers
 whatever n is, and one EM evaluation moves one length-s vector per partition
@@ -26,14 +26,13 @@ def _restrict(store, columns):
 
 
 def _summary(store):
-    return store.n_rows, store.nbytes, np.bincount(
-        store.row_sizes(), minlength=store.n_cols + 1)
+    return store.n_rows, store.nbytes, store.row_size_counts()
 
 
 class WorkerBitRows:
     """Per-report statistics held by Dask workers, one store per partition.
 
-    Stands in for :class:`~sklearn_uldp.mechanisms._bit_rows.BitRows` in
+    Stands in for :class:`~sklearn_uldp.mechanisms.BitRows` in
     :class:`~sklearn_uldp.mechanisms.ReportStatistics` (built by
     :func:`~sklearn_uldp.parallel.reduce_statistics` with
     ``keep_reports="workers"``): it offers the same ``em_terms``, ``n_rows``,
@@ -101,7 +100,7 @@ class WorkerBitRows:
     def restrict(self, columns, n_jobs=None):
         """The partitions' stores on a subset of columns, built on the workers.
 
-        See :meth:`~sklearn_uldp.mechanisms._bit_rows.BitRows.restrict`;
+        See :meth:`~sklearn_uldp.mechanisms.BitRows.restrict`;
         ``n_jobs`` is ignored (the workers restrict their partitions in
         parallel). The restricted stores live as long as the returned object.
         """
