@@ -11,6 +11,10 @@ which needs matplotlib.)
 import os
 import sys
 from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+from offline_inventories import write_inventories  # noqa: E402
 
 # Use the installed package if there is one, else this checkout.
 try:
@@ -30,6 +34,7 @@ version = ".".join(release.split(".")[:2])
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
@@ -89,6 +94,13 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
         return None
     return True
 
+
+# -- intersphinx -----------------------------------------------------------------
+# Inventories are written from the installed packages (docs/_ext), so links to
+# scikit-learn, numpy, scipy and pandas resolve without a network.
+intersphinx_mapping = write_inventories(
+    Path(__file__).parent / "_build" / "_inventories")
+intersphinx_disabled_reftypes = ["std:doc"]
 
 # -- MyST (Markdown pages) ------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
