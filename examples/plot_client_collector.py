@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from sklearn_uldp import EmpiricalEstimator, UtilityOptimizedRR
-from sklearn_uldp._cli import main as cli
+from sklearn_uldp.cli import main as cli
 from sklearn_uldp.compose import load_spec
 from sklearn_uldp.datasets import make_location_grid
 from sklearn_uldp.mechanisms import Channel

@@ -48,7 +48,14 @@ from .mechanisms import (
 from .model_selection import PrivacyUtilitySearchCV
 from .privacy import BudgetAccountant
 
-__version__ = "0.1.0.dev0"
+# The version is written once, in pyproject.toml; the installed metadata
+# carries it. A source tree that was never installed has no metadata.
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("sklearn-uldp")
+except ImportError:  # pragma: no cover - PackageNotFoundError is an ImportError
+    __version__ = "0+unknown"
 
 __all__ = [
     # ULDP mechanisms and their LDP baselines (Murakami & Kawamoto 2019)

@@ -8,6 +8,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "BudgetError",
     "ReportMismatchError",
+    "InvalidSpecError",
     "ConvergenceWarning",
 ]
 
@@ -66,4 +67,27 @@ class ReportMismatchError(ValueError):
     ... except ReportMismatchError as err:
     ...     print(err)
     Reports hold values ['z'] that are not outputs of ...
+    """
+
+
+class InvalidSpecError(ValueError, TypeError):
+    """A channel spec (the public JSON description of a mechanism) is invalid.
+
+    Raised by :meth:`Channel.from_dict <sklearn_uldp.mechanisms.Channel.from_dict>`
+    (and so by everything that loads a spec) for an unknown mechanism, an
+    unknown or missing field, an unsupported ``spec_version`` or a field value
+    the mechanism's constructor refuses. The message names the field and how
+    to fix it. It is both a ``ValueError`` and a ``TypeError``, so code that
+    caught either keeps working.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.exceptions import InvalidSpecError
+    >>> from sklearn_uldp.mechanisms import Channel
+    >>> try:
+    ...     Channel.from_dict({"mechanism": "rr", "categories": ["a", "b"],
+    ...                        "epsilon": 0})
+    ... except InvalidSpecError as err:
+    ...     print(str(err)[:48])
+    Invalid spec of mechanism 'rr': epsilon must be
     """

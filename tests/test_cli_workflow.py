@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_uldp._cli import main
+from sklearn_uldp.cli import main
 from sklearn_uldp.mechanisms import Channel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -134,9 +134,9 @@ def test_privatize_config_and_single_channel_spec(data, tmp_path, capsys):
         ["privatize", path, "-o", rep, "--config", conf, "--no-progress"], capsys
     )
     assert code == 0, err
-    assert (tmp_path / "rep.spec.json").exists()
+    assert (tmp_path / "rep.csv.spec.json").exists()
     # A one-channel spec (Channel.to_json) with --columns works too.
-    spec = json.loads((tmp_path / "rep.spec.json").read_text())["columns"]["age"]
+    spec = json.loads((tmp_path / "rep.csv.spec.json").read_text())["columns"]["age"]
     single = tmp_path / "age.json"
     single.write_text(Channel.from_dict(spec).to_json())
     dist = tmp_path / "d.csv"
@@ -439,7 +439,7 @@ def test_parquet_roundtrip(data, tmp_path, capsys):
     assert code == 0, err
     assert len(pd.read_parquet(rep)) == len(df)
     dist = tmp_path / "d.csv"
-    code, _, err = run(["estimate", rep, "--spec", tmp_path / "rep.spec.json", "-o", dist,
+    code, _, err = run(["estimate", rep, "--spec", tmp_path / "rep.parquet.spec.json", "-o", dist,
                         "--no-progress"], capsys)
     assert code == 0, err
     est = pd.read_csv(dist).set_index("category")["estimate"]
@@ -464,7 +464,7 @@ def test_privatize_with_optimal_theta(data, tmp_path, capsys):
     # 'optimal' is only meaningful for urap: a clear error for rappor ...
     rappor = ["privatize", path, "-o", rep, "--columns", "marital", "--mechanism",
               "rappor", "--theta", "optimal", "--epsilon", "1", "--categories",
-              "marital=married,single,divorced"]
+              "marital=married,single,divorced", "--overwrite"]
     code, out, err = run(rappor, capsys)
     assert code == 2 and "urap" in err
     # ... and a theta outside (0, 1) is refused by the parser.

@@ -1,4 +1,4 @@
-"""Tests of the ``demo`` command and of :func:`sklearn_uldp._demo.run_demo`."""
+"""Tests of the ``demo`` command and of :func:`sklearn_uldp.cli._demo.run_demo`."""
 
 import math
 import os
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_uldp._cli import main
-from sklearn_uldp._demo import (
+from sklearn_uldp.cli import main
+from sklearn_uldp.cli._demo import (
     ESTIMATOR_LABELS,
     MECHANISM_LABELS,
     format_results,
@@ -83,7 +83,7 @@ def test_reproducible_and_seeded():
 
 def test_independent_streams(monkeypatch):
     # Each (mechanism, epsilon) gets its own generator from spawn_generators.
-    import sklearn_uldp._demo as demo
+    import sklearn_uldp.cli._demo as demo
     import sklearn_uldp.utils as utils
 
     seen = []

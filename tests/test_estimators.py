@@ -527,16 +527,23 @@ def test_threshold_follows_definition(alpha):
         T = stats.norm.ppf(1 - alpha / K) * np.sqrt(ch.null_variance(N_USERS))
         np.testing.assert_allclose(est.threshold_, T, rtol=1e-12)
         p_hat = EmpiricalEstimator().fit(R).distribution_
-        kept = p_hat > T
+        # exact categories (zero null variance, not sensitive) are always
+        # kept; only categories with a positive threshold can be "below" it
+        exact = (ch.null_variance(N_USERS) == 0) & ~ch.sensitive_mask
+        kept = (p_hat > T) | exact
+        below = ~kept & (T > 0)
         np.testing.assert_array_equal(est.significant_, kept)
         p = est.distribution_
         assert p.sum() == pytest.approx(1.0, abs=1e-12) and np.all(p >= 0)
-        if p_hat[kept].sum() <= 1:
-            np.testing.assert_allclose(p[kept], p_hat[kept], rtol=1e-12)
+        assert np.all(p[~kept & ~below] == 0)
+        total = np.clip(p_hat[kept], 0, None).sum()
+        if total <= 1 and below.any():
+            np.testing.assert_allclose(p[kept], np.clip(p_hat[kept], 0, None),
+                                       rtol=1e-12)
             np.testing.assert_allclose(
-                p[~kept], (1 - p_hat[kept].sum()) / (~kept).sum(), rtol=1e-12)
+                p[below], (1 - total) / below.sum(), rtol=1e-12)
         else:
-            np.testing.assert_allclose(p[kept], p_hat[kept] / p_hat[kept].sum())
+            np.testing.assert_allclose(p[kept], np.clip(p_hat[kept], 0, None) / total)
             assert np.all(p[~kept] == 0)
 
 
@@ -642,6 +649,27 @@ def test_project_to_simplex_is_euclidean_projection():
     np.testing.assert_allclose(project_to_simplex([0.7, 0.5, -0.2]), [0.6, 0.4, 0.0])
     with pytest.raises(ValueError):
         project_to_simplex([0.5, np.nan])
+
+
+@pytest.mark.parametrize("scale", [1e4, 1e6, 1e8, 1e300])
+def test_project_to_simplex_sums_to_one_at_huge_magnitudes(scale):
+    # HR at epsilon = 1e-6 and k = 1e5 gives unbiased estimates of size ~1e6:
+    # the cumulative sums of the textbook algorithm lost the digits that
+    # matter (sums of 0.992 and 1 - 5e-6 before the fix).
+    rng = np.random.default_rng(0)
+    k = 100_000
+    v = scale * (rng.random(k) - 0.5)
+    v[:1000] = scale + rng.random(1000) * 0.01  # a support of ~1000 entries
+    p = project_to_simplex(v)
+    assert abs(p.sum() - 1.0) <= 1e-12 and np.all(p >= 0)
+    assert 1 <= (p > 0).sum() <= 1000
+    # KKT on the support, up to the rounding of the input itself
+    support = p > 0
+    tau = (v - p)[support]
+    assert np.ptp(tau) <= 1e-15 * scale * 8
+    # shift to a moderate scale: the same projection
+    np.testing.assert_allclose(p, project_to_simplex(v - scale), atol=1e-9)
+    assert abs(project_to_simplex(np.array([scale, -scale, 0.0])).sum() - 1) == 0
 
 
 def test_clip_and_normalize():

@@ -17,6 +17,7 @@ from sklearn_uldp.datasets import make_location_grid  # noqa: E402
 from sklearn_uldp.model_selection import PrivacyUtilitySearchCV  # noqa: E402
 from sklearn_uldp.plotting import (  # noqa: E402
     DistributionDisplay,
+    ErrorBarDisplay,
     GridHeatmapDisplay,
     PrivacyUtilityDisplay,
 )
@@ -137,3 +138,29 @@ def test_matplotlib_imported_lazily():
         timeout=60,
     )
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_error_bar_display_from_estimator():
+    X = np.random.default_rng(0).choice(CATS, p=[.3, .25, .2, .1, .1, .05], size=(5000, 1))
+    mech = UtilityOptimizedRR(1.0, sensitive=["a", "f"], categories=CATS, random_state=0)
+    est = EmpiricalEstimator().fit(mech.fit_transform(X))
+    disp = ErrorBarDisplay.from_estimator(est, X, simultaneous=True)
+    ci = est.confidence_intervals(0.05, simultaneous=True)
+    # rows are drawn top-down in category order; x data are the estimates
+    np.testing.assert_allclose(disp.errorbar_.lines[0].get_xdata(),
+                               est.distribution_[::-1])
+    assert 0.0 <= disp.coverage_ <= 1.0
+    assert disp.true_points_ is not None
+    labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
+    assert labels == CATS[::-1]
+    colors = {t.get_text(): t.get_color() for t in disp.ax_.get_yticklabels()}
+    assert colors["a"] == "tab:red" and colors["b"] != "tab:red"
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert any("simultaneous" in t for t in legend)
+    sorted_disp = ErrorBarDisplay.from_intervals(
+        est.distribution_, ci, categories=CATS, sort=True)
+    assert sorted_disp.coverage_ is None
+    np.testing.assert_allclose(sorted_disp.errorbar_.lines[0].get_xdata(),
+                               np.sort(est.distribution_))
+    with pytest.raises(ValueError, match=r"one\s+row per category"):
+        ErrorBarDisplay(CATS, est.distribution_, ci[:3]).plot()

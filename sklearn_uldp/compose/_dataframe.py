@@ -2,18 +2,16 @@
 
 import json
 import numbers
-import warnings
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel
-from ..utils._random import check_seed_sequence
+from ..utils._random import check_secure_available, check_seed_sequence, is_secure
 
 __all__ = ["DataFramePrivatizer", "load_spec", "CHANNELS_ATTR", "SPEC_FORMAT"]
 
@@ -30,11 +28,12 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
 
     Each column gets its own clone of the given mechanism and its own
     independent random stream: one integer ``random_state`` is split with
-    ``numpy.random.SeedSequence.spawn`` (never re-used or offset), so the noise
-    of two columns is never correlated.
+    ``numpy.random.SeedSequence.spawn`` (never re-used or offset), and
+    mechanisms that keep their own seeds derive their streams from their
+    column's name, so the noise of two columns is never correlated.
 
     Privatizing ``c`` columns of one person spends the *sum* of the columns'
-    budgets (sequential composition, SPEC 1); :attr:`epsilon_spent_` reports
+    budgets (sequential composition); :attr:`epsilon_spent_` reports
     that sum. A person's total privacy loss is the sum over everything they
     ever sent.
 
@@ -49,11 +48,14 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
         categories (it is added automatically with ``categories="auto"``).
     missing_label : str, default="(missing)"
         The explicit category used for missing values.
-    random_state : None, int or SeedSequence, default=None
-        Seeds all columns. ``None`` keeps each mechanism's own
-        ``random_state`` when it is set and draws fresh OS entropy otherwise;
-        anything else overrides the mechanisms' seeds with independent
-        children of one ``SeedSequence``.
+    random_state : None, "secure", int, SeedSequence or Generator, default=None
+        The randomness of all columns. ``None`` keeps each mechanism's own
+        ``random_state`` (fresh OS entropy at every call for mechanisms left
+        at ``None``). ``"secure"`` gives every column the cryptographically
+        secure generator (fresh key at every call; for deployment, needs
+        ``pip install "sklearn-uldp[secure]"``). An int, SeedSequence or
+        Generator (simulations only) overrides the mechanisms' seeds with
+        independent children of one ``SeedSequence``.
 
     Attributes
     ----------
@@ -69,11 +71,13 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
     Notes
     -----
     A :class:`~sklearn.compose.ColumnTransformer` of mechanisms with
-    ``set_output(transform="pandas")`` works too, but it passes each
-    mechanism's ``random_state`` as is: giving every column the same integer
-    seed there makes the columns' noise identical. This class derives the
-    columns' streams from one seed, checks for that mistake, and hands back
-    per-column channels (:meth:`column_reports`, :meth:`specs`).
+    ``set_output(transform="pandas")`` works too: it passes each
+    mechanism's ``random_state`` as is, and a mechanism derives its streams
+    from its seed, its column's name and a hash of the column's values, so
+    a shared integer seed still gives independent noise (identical columns
+    then get identical reports, which reveal no more than one of them).
+    This class also derives the columns' streams from one seed and hands
+    back per-column channels (:meth:`column_reports`, :meth:`specs`).
 
     See Also
     --------
@@ -194,30 +198,23 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
         self._check_mechanisms()
         self._check_frame(X)
         columns = list(self.mechanisms)
+        self._check_random_state()
         if self.random_state is None:
-            seeds = [
-                m.get_params().get("random_state") for m in self.mechanisms.values()
-            ]
-            ints = [s for s in seeds if isinstance(s, numbers.Integral)]
-            if len(ints) != len(set(ints)):
-                warnings.warn(
-                    "Several columns use the same integer random_state, so their "
-                    "noise is identical (correlated) across columns. Pass one "
-                    "random_state to DataFramePrivatizer instead: it derives "
-                    "independent streams per column.",
-                    PrivacyLeakWarning,
-                    stacklevel=2,
-                )
-            fresh = np.random.SeedSequence().spawn(len(columns))
-            children = [
-                s if s is not None else c for s, c in zip(seeds, fresh, strict=True)
-            ]
+            # Each mechanism keeps its own random_state. None stays None: a
+            # seed drawn here would be kept in the fitted mechanisms (and
+            # their pickles), and anyone holding them could replay the noise.
+            # Shared integer seeds are safe: a mechanism derives its streams
+            # from its column's name (and its input), so columns differ.
+            children = [None] * len(columns)
+        elif is_secure(self.random_state):
+            check_secure_available()
+            children = [self.random_state] * len(columns)
         else:
             children = check_seed_sequence(self.random_state).spawn(len(columns))
         self.mechanisms_ = {}
         for column, child in zip(columns, children, strict=False):
             mech = clone(self.mechanisms[column])
-            if "random_state" in mech.get_params():
+            if child is not None and "random_state" in mech.get_params():
                 mech.set_params(random_state=child)
             frame = self._column(X, column)
             domain = self._domain(mech, X[column])
@@ -229,6 +226,21 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
         self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.n_features_in_ = len(columns)
         return self
+
+    def _check_random_state(self):
+        rs = self.random_state
+        ok = (rs is None or is_secure(rs)
+              or isinstance(rs, np.random.SeedSequence | np.random.Generator
+                            | np.random.RandomState)
+              or (isinstance(rs, numbers.Integral) and not isinstance(rs, bool)
+                  and rs >= 0))
+        if not ok:
+            raise ValueError(
+                "random_state must be None (each mechanism's own), 'secure' "
+                "(cryptographically secure noise, for deployment), a "
+                "non-negative int (reproducible simulations only), or a numpy "
+                f"SeedSequence, Generator or RandomState; got {rs!r}."
+            )
 
     # -------------------------------------------------------------- transform
     def transform(self, X):

@@ -1,6 +1,8 @@
 """Base class of the distribution estimators."""
 
 import copy
+import warnings
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,6 +20,12 @@ from ..mechanisms._channel import Channel
 from ..mechanisms._reports import get_channel
 from ..utils._validation import is_missing
 from ._projection import project_to_simplex
+from ._uncertainty import (
+    bootstrap_replicates,
+    check_interval_args,
+    linear_standard_errors,
+    normal_interval,
+)
 
 __all__ = ["DistributionEstimator", "as_channel"]
 
@@ -369,6 +377,129 @@ class DistributionEstimator(BaseEstimator):
         if np.all(p >= 0) and np.isclose(p.sum(), 1.0):
             return p
         return project_to_simplex(p)
+
+    # ----------------------------------------------------------- uncertainty
+    #: Number of parametric-bootstrap refits behind ``standard_errors_`` of
+    #: the non-linear estimates (and the default of ``confidence_intervals``).
+    _n_resamples = 200
+
+    def _uncertainty_method(self):
+        """"linear" when the estimate is the channel's linear unbiased one."""
+        return "bootstrap"
+
+    def _simulation_distribution(self):
+        """The fitted distribution over ``channel_.categories`` (bootstrap truth)."""
+        return self._likelihood_distribution()
+
+    def _bootstrap(self, n_resamples, random_state):
+        """(n_resamples, k) refits on statistics simulated from the estimate."""
+        info = self._fitted_result()[1]
+        cacheable = isinstance(random_state, Integral)
+        key = (int(n_resamples), random_state if cacheable else None)
+        cache = info.setdefault("bootstrap_replicates", {})
+        if not cacheable or key not in cache:
+            reps = bootstrap_replicates(self, int(n_resamples), random_state)
+            if not cacheable:
+                return reps
+            cache[key] = reps
+        return cache[key]
+
+    def _linear_standard_errors(self):
+        k = self.channel_.n_categories
+        if self._fitted_result()[0].shape != (k,):
+            raise ValueError(
+                f"{type(self).__name__} estimates a distribution over other "
+                "categories than its channel's, so the linear estimator's "
+                "variance does not apply: use method='normal' or 'percentile' "
+                "(parametric bootstrap).")
+        return linear_standard_errors(self.channel_, self.statistics_)
+
+    @property
+    def standard_errors_(self):
+        """Standard error of each entry of ``distribution_``.
+
+        Exact for the linear unbiased estimate (``EmpiricalEstimator()``
+        without projection): the square root of the channel's
+        ``estimator_variance`` at the estimate projected onto the simplex.
+        For every other estimate (projections, threshold, EM, personalized)
+        the standard deviation of 200 parametric-bootstrap refits (reports
+        simulated from the fitted distribution through the channel, seed 0);
+        see :meth:`confidence_intervals`.
+        """
+        if self._uncertainty_method() == "linear":
+            return self._linear_standard_errors()
+        return self._bootstrap(self._n_resamples, 0).std(axis=0, ddof=1)
+
+    def confidence_intervals(self, alpha=0.05, method="auto", simultaneous=False,
+                             *, n_resamples=None, random_state=0):
+        """Confidence intervals for each entry of ``distribution_``.
+
+        Parameters
+        ----------
+        alpha : float in (0, 1), default=0.05
+            1 - confidence level (0.05 for 95% intervals).
+        method : {"auto", "linear", "normal", "percentile"}, default="auto"
+            ``"linear"``: estimate -+ z times the linear estimator's exact
+            standard error (normal approximation; exact in variance for
+            ``EmpiricalEstimator()``, an approximation for other
+            estimates). ``"normal"``: estimate -+ z times
+            ``standard_errors_``. ``"percentile"``: quantiles of the
+            parametric-bootstrap refits. ``"auto"`` is ``"linear"`` for the
+            linear unbiased estimate and ``"percentile"`` otherwise.
+        simultaneous : bool, default=False
+            Bonferroni over the k categories: each interval at level
+            ``alpha / k``, so that all k cover at once with probability at
+            least ``1 - alpha``.
+        n_resamples : int or None, default=None
+            Bootstrap refits (``"normal"`` and ``"percentile"`` for
+            non-linear estimates); ``None`` means 200. Percentile intervals
+            need ``n_resamples`` well above ``2 / level``.
+        random_state : None, int or Generator, default=0
+            Seed of the bootstrap simulation (results with an int seed are
+            cached).
+
+        Returns
+        -------
+        intervals : ndarray of shape (k, 2)
+            Lower and upper bounds, clipped to [0, 1].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp import RandomizedResponse, EmpiricalEstimator
+        >>> channel = RandomizedResponse(2.0, categories=[0, 1, 2]).fit().channel_
+        >>> # 10,000 reports: 5,000 of output 0, 3,000 of 1, 2,000 of 2
+        >>> stats = channel.statistics(np.repeat([0, 1, 2], [5000, 3000, 2000]))
+        >>> est = EmpiricalEstimator().fit_statistics(stats)
+        >>> est.distribution_.round(3).tolist()
+        [0.578, 0.284, 0.137]
+        >>> est.confidence_intervals(0.05).round(3).tolist()
+        [[0.564, 0.593], [0.271, 0.298], [0.126, 0.149]]
+        """
+        n_resamples = self._n_resamples if n_resamples is None else n_resamples
+        check_interval_args(alpha, method, simultaneous, n_resamples)
+        p = self._fitted_result()[0]
+        level = alpha / p.size if simultaneous else alpha
+        if method == "auto":
+            method = ("linear" if self._uncertainty_method() == "linear"
+                      else "percentile")
+        if method == "linear":
+            return normal_interval(p, self._linear_standard_errors(), level)
+        if method == "normal":
+            se = (self._linear_standard_errors()
+                  if self._uncertainty_method() == "linear"
+                  else self._bootstrap(n_resamples, random_state).std(axis=0, ddof=1))
+            return normal_interval(p, se, level)
+        reps = self._bootstrap(n_resamples, random_state)
+        if n_resamples * level / 2.0 < 1.0:
+            warnings.warn(
+                f"{n_resamples} bootstrap refits cannot resolve the "
+                f"{level / 2:.2g} quantile of a {'simultaneous ' * simultaneous}"
+                "interval: its bounds are the extreme refits. Pass n_resamples "
+                f">= {int(np.ceil(20 / level))}, or method='normal'.",
+                UserWarning, stacklevel=2)
+        lo, hi = np.quantile(reps, [level / 2.0, 1.0 - level / 2.0], axis=0)
+        return np.column_stack([np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)])
 
     # ----------------------------------------------------- report-level API
     def _check_later_batch(self, X, channel):

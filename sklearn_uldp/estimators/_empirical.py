@@ -1,5 +1,6 @@
 """The empirical (unbiased) estimator and the significance-threshold estimator."""
 
+import inspect
 from numbers import Real
 
 import numpy as np
@@ -73,31 +74,90 @@ class EmpiricalEstimator(DistributionEstimator):
             p = unbiased
         return p, {"unbiased": unbiased}
 
+    def _uncertainty_method(self):
+        return "linear" if self.projection is None else "bootstrap"
+
     @property
     def unbiased_distribution_(self):
         """The unbiased estimate before any projection."""
         return self._fitted_result()[1]["unbiased"].copy()
 
 
+def null_variance(channel, stats):
+    """Var0(x) of the channel's unbiased estimate, given the statistics.
+
+    Channels whose null variance depends on unknown masses (blocked Hadamard
+    variants) can use the statistics to estimate them; older channels that
+    only take ``n`` get ``n``.
+    """
+    method = channel.null_variance
+    try:
+        takes_stats = "stats" in inspect.signature(method).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        takes_stats = False
+    var0 = method(stats.n, stats=stats) if takes_stats else method(stats.n)
+    return np.broadcast_to(np.asarray(var0, dtype=float),
+                           (channel.n_categories,)).copy()
+
+
+def exact_categories(channel, var0=None, stats=None):
+    """Mask of the categories whose unbiased estimate is exact.
+
+    A category reported only through invertible outputs (a non-sensitive
+    value under uRR, uRAP, uOUE, uBD or high-low Hadamard response) has an
+    estimate with no noise at p(x) = 0: a report of it is proof. Such an
+    estimate is never "insignificant", and no mass is ever moved onto it.
+    Uses the channel's ``exact_categories`` when it has one, otherwise the
+    categories that are not sensitive and have zero null variance.
+    """
+    mask = getattr(channel, "exact_categories", None)
+    if mask is not None:
+        return np.asarray(mask, dtype=bool).copy()
+    if var0 is None:
+        var0 = null_variance(channel, stats)
+    return (np.asarray(var0) == 0.0) & ~np.asarray(channel.sensitive_mask, bool)
+
+
 def threshold_estimate(channel, stats, alpha):
-    """Significance-threshold estimate (SPEC 3) and its threshold.
+    """Significance-threshold estimate and its threshold.
 
     Keeps the unbiased estimate where it exceeds
-    ``T(x) = Phi^-1(1 - alpha / k) * sqrt(Var0(x))`` (Bonferroni) and spreads
-    the remaining mass uniformly over the categories below the threshold; if
-    the kept mass exceeds one it is rescaled to one and the rest get zero.
+    ``T(x) = Phi^-1(1 - alpha / k) * sqrt(Var0(x))`` (Bonferroni; Wang et al.
+    2017, Murakami & Kawamoto 2019, Sec. 6.2) and spreads the remaining mass
+    uniformly over the categories below the threshold; if the kept mass
+    exceeds one it is rescaled to one and the rest get zero.
+
+    Categories with an exact estimate (see :func:`exact_categories`) keep it
+    and never receive mass, and an estimate equal to a zero threshold
+    (``p_hat == T == 0``: no report of the category, and none expected when
+    p(x) = 0) is not "below" it: it stays at zero. Otherwise the left-over
+    mass of the sensitive categories would be spread over every empty
+    non-sensitive category, which makes emp+thr worse than emp on exactly
+    the utility-optimized mechanisms.
+
+    Returns
+    -------
+    p : ndarray of shape (k,)
+    threshold : ndarray of shape (k,)
+    kept : ndarray of bool of shape (k,)
+        Categories whose estimate was kept (significant or exact).
     """
     p_hat = channel.unbiased_estimate(stats)
     k = p_hat.size
-    threshold = norm.ppf(1.0 - alpha / k) * np.sqrt(channel.null_variance(stats.n))
-    kept = p_hat > threshold
-    total = float(p_hat[kept].sum())
-    p = np.where(kept, p_hat, 0.0)
-    below = ~kept
+    var0 = null_variance(channel, stats)
+    threshold = norm.ppf(1.0 - alpha / k) * np.sqrt(var0)
+    exact = exact_categories(channel, var0)
+    kept = exact | (p_hat > threshold)
+    p = np.where(kept, np.maximum(p_hat, 0.0), 0.0)
+    total = float(p.sum())
+    # Only a category whose estimate is statistically indistinguishable from
+    # noise shares the left-over mass; p_hat == T == 0 is "no evidence and
+    # no noise", not "insignificant".
+    below = ~kept & (threshold > 0.0)
     if total > 1.0 or not below.any():
         if total > 0:
             p = p / total
-        else:  # nothing significant and nothing below: cannot happen for k >= 1
+        else:  # nothing kept and nothing below: spread over all
             p = np.full(k, 1.0 / k)
     else:
         p[below] = (1.0 - total) / below.sum()
@@ -111,7 +171,10 @@ class ThresholdEstimator(DistributionEstimator):
     estimates below ``T(x) = Phi^-1(1 - alpha / k) sqrt(Var0(x))`` (Var0 the
     variance of the unbiased estimate when p(x) = 0, Bonferroni-corrected
     over the k categories) are treated as noise: the mass not kept,
-    ``1 - sum(kept)``, is spread uniformly over them (SPEC 3).
+    ``1 - sum(kept)``, is spread uniformly over them. Categories whose
+    estimate is exact (reported only through invertible outputs, such as
+    non-sensitive values under uRR or uRAP) keep their estimate and never
+    receive that mass.
 
     Parameters
     ----------
@@ -130,7 +193,7 @@ class ThresholdEstimator(DistributionEstimator):
     threshold_ : ndarray of shape (k,)
         T(x) for each category.
     significant_ : ndarray of bool of shape (k,)
-        Categories whose estimate was kept.
+        Categories whose estimate was kept (above the threshold, or exact).
 
     Examples
     --------

@@ -1,6 +1,6 @@
 """Distribution estimation from the reports of the personalized mechanism (PUM).
 
-Murakami & Kawamoto 2019, Sec. 5.3-5.4 (SPEC 4): estimate the distribution r
+Murakami & Kawamoto 2019, Sec. 5.3-5.4: estimate the distribution r
 of the intermediate values over ``Z = X ∪ {⊥1..⊥κ}`` with any common-scenario
 estimator, then map back to X with background knowledge π̂_k of where users
 tagged ``k`` are: ``p̂(x) = r̂(x) + Σ_k r̂(⊥k) π̂_k(x)``.
@@ -19,6 +19,7 @@ from ..mechanisms._personalized import split_bots
 from ..mechanisms._reports import Reports, attach_channel
 from ._base import DistributionEstimator
 from ._em import EMEstimator
+from ._projection import project_to_simplex
 
 __all__ = ["PersonalizedEstimator"]
 
@@ -60,7 +61,7 @@ class PersonalizedEstimator(DistributionEstimator):
     ``Z = X ∪ {⊥1..⊥κ}`` is estimated by ``estimator`` (any distribution
     estimator: empirical, threshold, EM) exactly as in the common scenario;
     then ``p̂(x) = r̂(x) + Σ_k r̂(⊥k) π̂_k(x)`` (Murakami & Kawamoto 2019,
-    eq. (21); SPEC 4). π̂_k is the background knowledge of the distribution of
+    eq. (21)). π̂_k is the background knowledge of the distribution of
     the values users tag ``k`` (e.g. a map of "home" POIs); a tag without
     background knowledge gets π̂_k ∝ r̂ over the non-sensitive X_N.
 
@@ -331,6 +332,10 @@ class PersonalizedEstimator(DistributionEstimator):
             "loss_bound": float(2.0 * np.abs(r_bots).sum()),
         }
         return p, info
+
+    def _simulation_distribution(self):
+        # the bootstrap simulates reports of the common mechanism, over Z
+        return project_to_simplex(self._fitted_result()[1]["intermediate"])
 
     def _info(self):
         return self._fitted_result()[1]

@@ -13,7 +13,7 @@ from ._block_design import (
     UtilityOptimizedBlockDesignChannel,
     UtilityOptimizedOUE,
 )
-from ._channel import CategoricalChannel, Channel, ReportStatistics
+from ._channel import CategoricalChannel, Channel, ReportStatistics, spec_json_schema
 from ._hadamard import (
     BlockHadamardChannel,
     BlockHadamardResponse,
@@ -45,6 +45,7 @@ __all__ = [
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
+    "spec_json_schema",
     "BitRows",
     "Reports",
     "SparseReports",

@@ -1,8 +1,6 @@
 """Base class of the privacy mechanisms (scikit-learn transformers)."""
 
-import numbers
 import warnings
-import zlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,7 +15,13 @@ from sklearn.utils.validation import (
 )
 
 from ..exceptions import PrivacyLeakWarning
-from ..utils._random import check_seed_sequence
+from ..utils._random import (
+    SECURE,
+    check_secure_available,
+    is_fresh,
+    is_secure,
+    transform_generator,
+)
 from ..utils._validation import (
     as_label_array,
     check_categories,
@@ -53,14 +57,18 @@ PARAMETER_HINTS = {
         "aligned with categories, or a predicate f(category) -> bool."
     ),
     "random_state": (
-        "Pass None (fresh OS entropy), a non-negative int (reproducible runs), "
-        "or a numpy Generator, SeedSequence or RandomState."
+        "Pass None (fresh OS entropy at every call), 'secure' (a "
+        "cryptographically secure generator, for deployment; needs "
+        "`pip install \"sklearn-uldp[secure]\"`), a non-negative int "
+        "(reproducible simulations only), or a numpy Generator, SeedSequence "
+        "or RandomState."
     ),
     "sparse_output": "Pass True (scipy CSR reports) or False (dense reports).",
 }
 
 RANDOM_STATE_CONSTRAINT = [
     None,
+    StrOptions({SECURE}),
     Interval(Integral, 0, None, closed="left"),
     np.random.Generator,
     np.random.SeedSequence,
@@ -81,11 +89,17 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Every call to ``transform`` draws a new independent random stream
-    (``SeedSequence.spawn``), so privatizing data in chunks never re-uses noise.
-    With an integer ``random_state`` the sequence of ``transform`` calls after a
-    ``fit`` is reproducible. Privatizing the *same* user twice spends the
-    budget twice (sequential composition).
+    Every call to ``transform`` draws a new independent random stream, so
+    privatizing data in chunks never re-uses noise. With ``random_state=None``
+    (or ``"secure"``) the stream comes from fresh OS entropy at each call and
+    nothing of it is kept in the object: copies, pickles, clones and parallel
+    workers never share noise. With an integer ``random_state`` the sequence
+    of ``transform`` calls after a ``fit`` is reproducible (for simulations
+    only: whoever knows the seed can remove the noise); the stream of a call
+    is derived from the seed, the input column's name, the call's rank and a
+    hash of its input, so two columns sharing a seed get independent noise.
+    Privatizing the *same* user twice spends the budget twice (sequential
+    composition).
 
     Examples
     --------
@@ -182,10 +196,46 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                 self._encode(column)  # validates values against the domain
         self._category_index = pd.Index(self.categories_)
         self.channel_ = self._make_channel()
-        self._seed_sequence = _column_seed_sequence(
-            self.random_state, getattr(self, "feature_names_in_", None)
-        )
+        self._start_random_stream()
         return self
+
+    # ------------------------------------------------------------ randomness
+    def _start_random_stream(self):
+        """Reset the per-call stream derivation (called at the end of ``fit``).
+
+        No seed, key or generator is stored: ``None`` and ``"secure"`` draw
+        fresh OS entropy at each ``transform``; a seed is read from
+        ``random_state`` itself at each call, and only the number of calls
+        since ``fit`` is kept (in a list updated in place, so that
+        ``transform`` changes no attribute of the object).
+        """
+        if is_secure(self.random_state):
+            check_secure_available()  # fail at fit, not at the first report
+        self.__dict__.pop("_seed_sequence", None)  # state of older versions
+        if is_fresh(self.random_state):
+            self.__dict__.pop("_transform_calls", None)
+        else:
+            self._transform_calls = [0]
+
+    def _transform_rng(self, codes, n_values=None):
+        """The generator of one ``transform`` call on the encoded input ``codes``.
+
+        ``None`` and ``"secure"`` draw fresh OS entropy and keep nothing.
+        Seeded streams (int or SeedSequence) are numbered by the call counter.
+        """
+        random_state = self.random_state
+        call = 0
+        if not is_fresh(random_state):
+            counter = self.__dict__.get("_transform_calls")
+            if counter is None:  # random_state was set after fit
+                counter = self._transform_calls = [0]
+            call = counter[0]
+            counter[0] += 1
+        names = getattr(self, "feature_names_in_", None)
+        # Unnamed input is column "x0", its default feature name.
+        column = "x0" if names is None else ",".join(str(n) for n in names)
+        return transform_generator(random_state, column=column, call=call,
+                                   codes=codes, n_values=n_values)
 
     # -------------------------------------------------------------- transform
     def transform(self, X):
@@ -204,7 +254,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "channel_")
         column = self._validate_column(X, reset=False)
         codes = self._encode(column)
-        rng = np.random.default_rng(self._seed_sequence.spawn(1)[0])
+        rng = self._transform_rng(codes, len(self.categories_))
         outputs = self._sample(codes, rng)
         return self._wrap_reports(outputs, column, X)
 
@@ -373,24 +423,6 @@ def _range_codes(column, index):
     codes = column.astype(np.intp) - lo
     codes[(codes < 0) | (codes >= k)] = -1
     return codes
-
-
-def _column_seed_sequence(random_state, feature_names):
-    """The mechanism's root seed; an integer seed is made column-specific.
-
-    Several mechanisms of a ColumnTransformer are often given the same
-    integer ``random_state``; with one shared stream, two columns with the
-    same domain would receive identical noise. Mixing a stable hash of the
-    input column name into the seed (as a spawn key) gives each column its own
-    reproducible stream.
-    """
-    seed = check_seed_sequence(random_state)
-    if isinstance(random_state, numbers.Integral):
-        # Unnamed input is column "x0", its default feature name.
-        name = "x0" if feature_names is None else str(feature_names[0])
-        key = zlib.crc32(name.encode("utf-8"))
-        seed = np.random.SeedSequence(seed.entropy, spawn_key=(key,))
-    return seed
 
 
 def _transform_output(estimator):

@@ -14,6 +14,11 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, Options
 
+from ..utils._validation import (
+    check_channel_categories,
+    check_realizable,
+    realized_probability,
+)
 from ._base import BaseMechanism
 from ._randomized_response import _LabelledOutputsChannel
 
@@ -53,24 +58,38 @@ def binary_optimal_matrix(epsilon_12, epsilon_21):
     array([[0.75, 0.25],
            [0.  , 1.  ]])
     """
-    e12, e21 = float(epsilon_12), float(epsilon_21)
-    for name, e in (("epsilon_12", e12), ("epsilon_21", e21)):
-        if not e > 0 or math.isnan(e):
-            raise ValueError(f"{name} must be > 0 (inf allowed), got {e}.")
+    e12 = _check_side_budget(epsilon_12, "epsilon_12")
+    e21 = _check_side_budget(epsilon_21, "epsilon_21")
     if math.isinf(e12) and math.isinf(e21):
         raise ValueError(
             "epsilon_12 and epsilon_21 cannot both be infinite: that is no privacy "
             "at all (use NonPrivate)."
         )
-    if math.isinf(e21):  # by symmetry: swap the roles of the two elements
-        return binary_optimal_matrix(e21, e12)[::-1, ::-1].copy()
-    a = math.exp(e21)
-    b = 0.0 if math.isinf(e12) else math.exp(-e12)
-    D = a - b
+    # Divided by e^{eps_21} (and written with expm1) so that no exponential
+    # overflows and no 1 - e^-eps cancels: with t = 1 - e^{-(eps_12 + eps_21)},
+    # Q(1|1) = (1 - e^{-eps_21}) / t and Q(2|2) = (1 - e^{-eps_12}) / t.
+    total = -math.expm1(-(e12 + e21))
+    q11 = -math.expm1(-e21) / total
+    q22 = -math.expm1(-e12) / total
     return np.array([
-        [(a - 1.0) / D, (1.0 - b) / D],
-        [b * (a - 1.0) / D, a * (1.0 - b) / D],
+        [q11, 1.0 - q11 if math.isfinite(e12) else math.exp(-e21)],
+        [math.exp(-e12) * q11, q22],
     ])
+
+
+def _check_side_budget(value, name):
+    """A one-sided budget: a real number > 0, possibly inf (or "inf" in JSON)."""
+    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(
+            f"{name} must be a number > 0 (or inf, written \"inf\" in a JSON "
+            f"spec), got {value!r} of type {type(value).__name__}."
+        )
+    value = float(value)
+    if not value > 0:  # also catches NaN
+        raise ValueError(f"{name} must be > 0 (inf allowed), got {value}.")
+    return value
 
 
 class BinaryOptimalChannel(_LabelledOutputsChannel):
@@ -102,18 +121,56 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
     """
 
     name = "binary_optimal"
+    _side_budget_schema = {
+        "anyOf": [
+            {"type": "number", "exclusiveMinimum": 0},
+            {"const": "inf"},
+        ],
+    }
+    _spec_field_schemas = {
+        "epsilon_12": {
+            **_side_budget_schema,
+            "description": (
+                "Budget of Q(y|1) <= e^eps12 Q(y|2); \"inf\" for none."),
+        },
+        "epsilon_21": {
+            **_side_budget_schema,
+            "description": (
+                "Budget of Q(y|2) <= e^eps21 Q(y|1); \"inf\" for none."),
+        },
+    }
 
     def __init__(self, categories, epsilon_12, epsilon_21):
+        categories = check_channel_categories(categories)
         if len(categories) != 2:
             raise ValueError(
                 f"The optimal binary mechanism has exactly two categories, got "
                 f"{len(categories)}."
             )
-        self.epsilon_12 = float(epsilon_12)
-        self.epsilon_21 = float(epsilon_21)
-        self._Q = binary_optimal_matrix(self.epsilon_12, self.epsilon_21)
+        self._Q = binary_optimal_matrix(epsilon_12, epsilon_21)
+        self.epsilon_12 = _check_side_budget(epsilon_12, "epsilon_12")
+        self.epsilon_21 = _check_side_budget(epsilon_21, "epsilon_21")
         finite = [e for e in (self.epsilon_12, self.epsilon_21) if math.isfinite(e)]
         super().__init__(categories, max(finite))
+        self._check_budget(
+            f"the optimal binary mechanism with epsilon_12={self.epsilon_12}, "
+            f"epsilon_21={self.epsilon_21} (the range is for the smaller budget)")
+
+    def _check_budget(self, what=None):
+        # Both budgets are scaled together; the smaller one sets the slack.
+        m = min(e for e in (self.epsilon_12, self.epsilon_21) if math.isfinite(e))
+
+        def probabilities_at(eps):
+            Q = binary_optimal_matrix(self.epsilon_12 * eps / m,
+                                      self.epsilon_21 * eps / m)
+            return Q[Q > 0]  # zeros are by design (an infinite budget)
+
+        check_realizable(m, probabilities_at, what=what)
+
+    def realized_matrix(self):
+        """The channel :meth:`sample` realizes: flips compare a 53-bit uniform."""
+        flip = realized_probability(np.array([self._Q[0, 1], self._Q[1, 0]]))
+        return np.array([[1.0 - flip[0], flip[0]], [flip[1], 1.0 - flip[1]]])
 
     def get_params(self):
         return {"epsilon_12": self.epsilon_12, "epsilon_21": self.epsilon_21}
@@ -122,6 +179,12 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
     def sensitive_mask(self):
         return np.array([math.isfinite(self.epsilon_12),
                          math.isfinite(self.epsilon_21)])
+
+    @property
+    def exact_categories(self):
+        # An element without a budget is only estimated from the output only
+        # it can produce.
+        return ~self.sensitive_mask
 
     def protected_outputs(self):
         return (self._Q > 0).sum(axis=0) > 1

@@ -32,11 +32,21 @@ arrays (the store knows their dtypes and sizes), read whole, not
 memory-mapped, so the pages they pass through are the operating system's
 cache, not the process's memory. A block's file is removed with the last
 store that uses it, the directory with its last block.
+
+Reports are private data, so the directory is created 0700 and the block
+files 0600 (whatever the umask), and a directory left behind by a killed
+process is removed by the next spill on the same machine: its name holds the
+owner's host and process id, and a spill removes the directories of this
+user and host whose process no longer exists (never one of a live process).
 """
 
+import hashlib
 import itertools
 import os
+import re
 import shutil
+import socket
+import stat
 import tempfile
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -186,17 +196,90 @@ class _PackedBlock:
         return _PackedBlock(packed, columns.size)
 
 
+_SPILL_PREFIX = "sklearn_uldp-reports-"
+# <prefix><host key>-<pid>-<random suffix of mkdtemp>
+_SPILL_NAME = re.compile(re.escape(_SPILL_PREFIX) + r"([0-9a-f]{8})-([0-9]+)-")
+
+
+def _host_key():
+    """A short stable key of this machine's name (directories may be shared)."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:8]
+
+
+def _process_exists(pid):
+    """Whether a process ``pid`` exists on this machine (True when unsure)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: an existence and permission check only
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists, as another user
+        return True
+    return True
+
+
+def remove_stale_spill_directories(parent=None):
+    """Remove spill directories left by processes of this user that died.
+
+    Only directories named by :class:`_SpillDirectory` for this host, owned
+    by this user, real directories (not symbolic links) and whose process no
+    longer exists are removed; directories of live processes, of other
+    hosts sharing the file system, and of unknown format are kept.
+
+    Parameters
+    ----------
+    parent : str or path-like, default=None
+        The directory to clean (the system's temporary directory by default).
+
+    Returns
+    -------
+    removed : list of str
+        The directories removed.
+    """
+    if os.name == "nt":  # os.kill(pid, 0) terminates processes on Windows
+        return []
+    parent = tempfile.gettempdir() if parent is None else os.fspath(parent)
+    host, uid = _host_key(), os.getuid()
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _SPILL_NAME.match(entry.name)
+        if match is None or match.group(1) != host:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+            continue
+        if _process_exists(int(match.group(2))):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
 class _SpillDirectory:
     """A private directory of block files, removed with the last block in it.
 
     Every spilled block holds a reference to its directory, so the directory
     lives exactly as long as some store still reads from it (and is removed
-    at interpreter exit at the latest).
+    at interpreter exit at the latest). Its name holds the host and process
+    id, so that the next spill removes it if this process is killed.
     """
 
     def __init__(self, parent=None):
         self.parent = None if parent is None else os.fspath(parent)
-        self.path = tempfile.mkdtemp(prefix="sklearn_uldp-reports-", dir=self.parent)
+        remove_stale_spill_directories(self.parent)
+        # mkdtemp creates the directory 0700.
+        self.path = tempfile.mkdtemp(
+            prefix=f"{_SPILL_PREFIX}{_host_key()}-{os.getpid()}-", dir=self.parent)
         self._names = itertools.count()
         weakref.finalize(self, shutil.rmtree, self.path, ignore_errors=True)
 
@@ -225,7 +308,10 @@ class _SpilledBlock:
         arrays = block.arrays()
         # (dtype, shape) of each array, in file order: the file is raw data.
         self.layout = tuple((a.dtype, a.shape) for a in arrays)
-        with open(self.path, "wb") as file:
+        # 0600 whatever the umask; O_EXCL refuses a file planted in advance.
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                     | getattr(os, "O_BINARY", 0), 0o600)
+        with os.fdopen(fd, "wb") as file:
             for array in arrays:
                 np.ascontiguousarray(array).tofile(file)
         weakref.finalize(self, _remove_file, self.path)
@@ -445,7 +531,9 @@ class BitRows:
             Where to create the store's private directory: ``None`` for the
             system's temporary directory (``TMPDIR``; choose a disk rather
             than a RAM-backed ``tmpfs`` for the memory to be saved). The
-            directory is removed when no store uses it any more.
+            directory (mode 0700, files 0600) is removed when no store uses
+            it any more; one left by a killed process is removed by the next
+            spill into the same parent on the same machine.
 
         Returns
         -------

@@ -52,7 +52,7 @@ which correlates them and breaks the privacy guarantee).
 """
 
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,8 +60,8 @@ from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
-from ..utils._validation import check_sensitive
-from ._channel import MAX_MATRIX_OUTPUTS
+from ..utils._validation import check_sensitive, realized_probability
+from ._channel import MAX_MATRIX_OUTPUTS, Channel
 from ._rappor import (
     UnaryEncodingChannel,
     UtilityOptimizedRAPPOR,
@@ -94,6 +94,44 @@ def _uniform_subsets(n, N, m, rng):
         keys = rng.random((min(n, lo + step) - lo, N))
         out[lo:lo + step] = np.argpartition(keys, m - 1, axis=1)[:, :m]
     return out
+
+
+def _ubd_keep(epsilon, h, s):
+    """P(x in T | x sensitive) and P(report x | x non-sensitive), per size h.
+
+    hE / D and h(E - 1) / D with D = hE + s - h, divided by E so that no
+    e^eps overflows and 1 - e^-eps keeps its precision.
+    """
+    z = np.exp(-epsilon)
+    den = h + (s - h) * z
+    return h / den, h * -np.expm1(-epsilon) / den
+
+
+def _check_subset_size(subset_size):
+    """Validate the type of ``subset_size`` (an int, or a mixture {h: weight})."""
+    if isinstance(subset_size, dict):  # JSON specs have string keys
+        out = {}
+        for h, w in subset_size.items():
+            if isinstance(h, str) and h.isdigit():
+                h = int(h)
+            if isinstance(h, bool) or not isinstance(h, Integral):
+                raise TypeError(
+                    f"subset_size mixture keys are subset sizes (integers), got "
+                    f"{h!r}. Write e.g. {{1: 0.5, 2: 0.5}}."
+                )
+            if isinstance(w, bool) or not isinstance(w, Real):
+                raise TypeError(
+                    f"subset_size mixture weights are numbers, got {w!r} for "
+                    f"size {h}."
+                )
+            out[int(h)] = float(w)
+        return out
+    if isinstance(subset_size, bool) or not isinstance(subset_size, Integral):
+        raise TypeError(
+            "subset_size must be an integer h >= 1 or a mixture {h: weight}, "
+            f"got {subset_size!r} of type {type(subset_size).__name__}."
+        )
+    return int(subset_size)
 
 
 def _check_mixture(subset_size, s):
@@ -158,27 +196,46 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     """
 
     name = "ubd"
+    _spec_field_schemas = {
+        **Channel._spec_field_schemas,
+        "sensitive": UnaryEncodingChannel._spec_field_schemas["sensitive"],
+        "subset_size": {
+            "oneOf": [
+                {"type": "integer", "minimum": 1},
+                {
+                    "type": "object",
+                    "propertyNames": {"pattern": "^[1-9][0-9]*$"},
+                    "additionalProperties": {"type": "number", "minimum": 0},
+                    "minProperties": 1,
+                },
+            ],
+            "description": (
+                "h, the number of sensitive categories in a protected report "
+                "(1 <= h <= max(1, s - 1)), or a mixture {h: weight}."
+            ),
+        },
+    }
+    _own_budget_check = True
 
     def __init__(self, categories, epsilon, sensitive, subset_size):
         super().__init__(categories, epsilon, 0.5, sensitive)
         self.theta = None
         s = int(self._s_codes.size)
-        if s == 0:
-            raise ValueError("uBD needs at least one sensitive category.")
-        if isinstance(subset_size, dict):  # JSON specs have string keys
-            subset_size = {int(h): float(w) for h, w in subset_size.items()}
+        subset_size = _check_subset_size(subset_size)
         sizes, weights = _check_mixture(subset_size, s)
         self._sizes, self._weights = sizes, weights
         self.subset_size = (
             int(sizes[0]) if sizes.size == 1 and not isinstance(subset_size, dict)
             else {int(h): float(w) for h, w in zip(sizes, weights, strict=True)})
         self.s, self.t = s, int(self._n_codes.size)
-        E = np.exp(self.epsilon)
+        self._check_budget(
+            f"uBD (h={self.subset_size}) with {s} sensitive of "
+            f"k={self.n_categories} categories")
         h = sizes.astype(float)
+        self._keep_s_h, self._keep_n_h = _ubd_keep(self.epsilon, h, s)
+        E = np.exp(self.epsilon)
         D = h * E + s - h
         self._E, self._D_h = E, D
-        self._keep_s_h = h * E / D          # P(x in T | x sensitive, size h)
-        self._keep_n_h = h * (E - 1.0) / D  # P(report x | x non-sensitive, h)
         # P(x in T | another sensitive x', size h); for h = 1 it equals
         # c_N = 1/D (then right for s = 1 too, with no other sensitive x').
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -196,8 +253,18 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         self._w = np.ones(self.n_categories)
         self._w_s, self._r = 1.0, E
         self.d2 = 1.0 - self._keep_n
+        self._one_minus_d2 = self._keep_n
         self._log_c0_h = (np.log(w) + math.log(s) - np.log(D)
                           - (gammaln(s + 1) - gammaln(h + 1) - gammaln(s - h + 1)))
+
+    def _draw_probabilities(self, epsilon):
+        keep_s, keep_n = _ubd_keep(epsilon, self._sizes.astype(float), self.s)
+        # keep_n is the probability of an invertible output, which no
+        # privacy ratio involves; its complement is.
+        probs = [1.0 - keep_n] if self.t else []
+        if self.s > 1:  # with s = 1 the only sensitive value is always in T
+            probs += [keep_s, 1.0 - keep_s]
+        return np.concatenate(probs) if probs else np.ones(1)
 
     def get_params(self):
         return {
@@ -254,6 +321,37 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
                 i += 1
         Y[self.n_subsets + np.arange(self.t), self._n_codes] = 1
         return Y
+
+    def realized_matrix(self):
+        """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`).
+
+        Membership is one comparison of a 53-bit uniform with the keep
+        probability; the subsets are uniform integer draws (exact).
+        """
+        Y = self.output_labels().astype(bool)
+        C = self.n_subsets
+        size_of = Y[:C].sum(axis=1)
+        pos = np.searchsorted(self._sizes, size_of)
+        w = self._weights[pos]
+        h = self._sizes[pos]
+        s = self.s
+        keep_s = realized_probability(self._keep_s_h)[pos]
+        keep_n = realized_probability(self._keep_n_h)
+        n_with = np.array([math.comb(s - 1, int(hh) - 1) for hh in h], dtype=float)
+        n_without = np.array([math.comb(s - 1, int(hh)) for hh in h], dtype=float)
+        n_all = np.array([math.comb(s, int(hh)) for hh in h], dtype=float)
+        Q = np.zeros((self.n_categories, self.n_outputs))
+        inside = Y[:C].T  # (k, C): x in T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sens = np.where(inside, keep_s / n_with,
+                            np.where(n_without > 0, (1.0 - keep_s) / n_without, 0.0))
+        Q[self._s_codes, :C] = (w * sens)[self._s_codes]
+        Q[self._n_codes, :C] = (w * (1.0 - keep_n[pos]) / n_all)[None, :]
+        own = np.zeros(self.t)
+        for c in range(self._sizes.size):  # mixture components, not users
+            own += self._weights[c] * keep_n[c]
+        Q[self._n_codes, C + np.arange(self.t)] = own
+        return Q
 
     def matrix(self):
         """The exact channel: a dense (k, n_outputs) array of Q(y | x)."""

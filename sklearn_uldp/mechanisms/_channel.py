@@ -29,14 +29,35 @@ report; statistics = the histogram of outputs; EM through structured
 family.
 """
 
+import inspect
 import json
+import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
-from ..exceptions import ReportMismatchError
+from ..exceptions import InvalidSpecError, ReportMismatchError
+from ..utils._validation import (
+    check_channel_categories,
+    check_epsilon,
+    check_realizable,
+)
 
-__all__ = ["Channel", "CategoricalChannel", "ReportStatistics", "CHANNEL_REGISTRY"]
+__all__ = [
+    "Channel",
+    "CategoricalChannel",
+    "ReportStatistics",
+    "CHANNEL_REGISTRY",
+    "SPEC_VERSION",
+    "spec_json_schema",
+]
+
+#: Version of the spec format written by :meth:`Channel.to_dict`. A spec
+#: without ``spec_version`` (written before versioning) is read as version 1;
+#: a newer version is refused, since its fields may mean something else.
+SPEC_VERSION = 1
 
 #: name -> Channel subclass, so that a spec can be rebuilt from JSON.
 CHANNEL_REGISTRY = {}
@@ -162,13 +183,25 @@ class Channel:
     epsilon : float
         The privacy budget the mechanism spends per report.
 
+    Notes
+    -----
+    Every parameter is validated by the constructor, with the same rules as
+    the mechanism's own parameters (one definition): the domain must hold at
+    least two distinct values, ``epsilon`` must be a finite real number > 0
+    that the channel's sampler can realize in float64 (see
+    :func:`~sklearn_uldp.utils._validation.check_realizable`), masks must be
+    booleans aligned with the categories, and so on. So a spec loaded with
+    :meth:`from_dict` is valid by construction. The spec format is
+    documented in ``docs/spec_format.md`` and as a JSON Schema
+    (:func:`spec_json_schema`, shipped as ``mechanisms/spec.schema.json``).
+
     Examples
     --------
     >>> from sklearn_uldp import RandomizedResponse
     >>> from sklearn_uldp.mechanisms import Channel
     >>> channel = RandomizedResponse(epsilon=1.0, categories=["a", "b"]).fit().channel_
     >>> channel.to_dict()
-    {'mechanism': 'rr', 'categories': ['a', 'b'], 'epsilon': 1.0}
+    {'mechanism': 'rr', 'spec_version': 1, 'categories': ['a', 'b'], 'epsilon': 1.0}
     >>> Channel.from_json(channel.to_json()) == channel
     True
     """
@@ -183,9 +216,46 @@ class Channel:
         if cls.name is not None:
             CHANNEL_REGISTRY[cls.name] = cls
 
+    #: JSON Schema of each spec field (besides ``mechanism``, ``spec_version``
+    #: and ``categories``); subclasses add theirs. :func:`spec_json_schema`
+    #: builds the published schema from these declarations.
+    _spec_field_schemas = {"epsilon": {
+        "type": "number", "exclusiveMinimum": 0,
+        "description": "Privacy budget per report: a finite number > 0.",
+    }}
+
     def __init__(self, categories, epsilon):
-        self.categories = np.asarray(categories)
-        self.epsilon = float(epsilon)
+        self.categories = check_channel_categories(categories)
+        self.epsilon = check_epsilon(epsilon)
+
+    # ------------------------------------------------------------ realizability
+    def _draw_probabilities(self, epsilon):
+        """Every probability the sampler compares a uniform with, at ``epsilon``.
+
+        With their complements; the structure (k, sensitive set, ...) is the
+        channel's own. None when the channel has no such draws.
+        """
+        return None
+
+    def _check_budget(self, what=None):
+        """Refuse a budget the float64 sampler could not realize (see Notes)."""
+        if self._draw_probabilities(self.epsilon) is None:
+            return
+        what = what or f"{type(self).__name__} with k={self.n_categories}"
+        check_realizable(self.epsilon, self._draw_probabilities, what=what)
+
+    def realized_matrix(self):
+        """The channel the sampler really draws from, as a (k, n_outputs) matrix.
+
+        The samplers compare float64 uniforms (multiples of 2**-53) with the
+        channel's probabilities, so a probability is realized as
+        ``ceil(p 2**53) 2**-53``. This is the matrix that
+        :func:`~sklearn_uldp.privacy.check_ldp` and
+        :func:`~sklearn_uldp.privacy.check_uldp` check. It equals
+        :meth:`matrix` up to that rounding (the constructor refuses budgets
+        for which the rounding matters); the default is :meth:`matrix`.
+        """
+        return self.matrix()
 
     # ------------------------------------------------------------------ identity
     @property
@@ -198,14 +268,19 @@ class Channel:
         return {"epsilon": self.epsilon}
 
     def to_dict(self):
-        """A JSON-serialisable description of the channel (the public spec)."""
+        """A JSON-serialisable description of the channel (the public spec).
+
+        Keys: ``mechanism`` (the registry name), ``spec_version``
+        (:data:`SPEC_VERSION`), ``categories`` and the constructor's
+        parameters (see ``docs/spec_format.md``).
+        """
         cats = self.categories.tolist()
         return {
             "mechanism": self.name,
+            "spec_version": SPEC_VERSION,
             "categories": cats,
             **{
-                key: (value.tolist() if isinstance(value, np.ndarray) else value)
-                for key, value in self.get_params().items()
+                key: _jsonable(value) for key, value in self.get_params().items()
             },
         }
 
@@ -213,21 +288,119 @@ class Channel:
         """Serialise the public spec to a JSON string."""
         return json.dumps(self.to_dict(), **kwargs)
 
+    @classmethod
+    def _spec_fields(cls):
+        """(required, optional) field names of this channel's spec."""
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        required = [p.name for p in params if p.default is inspect.Parameter.empty]
+        optional = [p.name for p in params if p.default is not inspect.Parameter.empty]
+        return required, optional
+
     @staticmethod
     def from_dict(spec):
-        """Rebuild a channel from :meth:`to_dict` output."""
-        spec = dict(spec)
-        name = spec.pop("mechanism")
-        if name not in CHANNEL_REGISTRY:
-            raise ValueError(
-                f"Unknown mechanism {name!r} in spec; known: {sorted(CHANNEL_REGISTRY)}."
+        """Rebuild a channel from :meth:`to_dict` output, validating every field.
+
+        Parameters
+        ----------
+        spec : dict
+            A channel spec (``docs/spec_format.md``). ``spec_version`` may be
+            missing (specs written before it existed are version 1).
+
+        Returns
+        -------
+        channel : Channel
+
+        Raises
+        ------
+        InvalidSpecError
+            For a spec that is not an object, an unknown mechanism, an
+            unsupported ``spec_version``, unknown or missing fields, and any
+            field value the channel's constructor refuses (the same rules as
+            the mechanism's parameters).
+
+        Examples
+        --------
+        >>> from sklearn_uldp.mechanisms import Channel
+        >>> Channel.from_dict({"mechanism": "rr", "spec_version": 1,
+        ...                    "categories": ["a", "b"], "epsilon": 1.0})
+        RandomizedResponseChannel(k=2, epsilon=1.0)
+        >>> Channel.from_dict({"mechanism": "rr", "categories": ["a", "b"],
+        ...                    "epsilon": -1})
+        Traceback (most recent call last):
+        ...
+        sklearn_uldp.exceptions.InvalidSpecError: Invalid spec of mechanism 'rr': epsilon must be > 0 ...
+        """
+        if not isinstance(spec, Mapping):
+            raise InvalidSpecError(
+                "A channel spec is a JSON object (a dict) with a 'mechanism' "
+                f"field, got {type(spec).__name__}. Load it with "
+                "Channel.from_json or pass the dict written by Channel.to_dict."
             )
-        return CHANNEL_REGISTRY[name](**spec)
+        spec = dict(spec)
+        if "mechanism" not in spec:
+            raise InvalidSpecError(
+                "The spec has no 'mechanism' field; add it, one of "
+                f"{sorted(CHANNEL_REGISTRY)}."
+            )
+        name = spec.pop("mechanism")
+        if not isinstance(name, str) or name not in CHANNEL_REGISTRY:
+            raise InvalidSpecError(
+                f"Unknown mechanism {name!r} in the spec; known: "
+                f"{sorted(CHANNEL_REGISTRY)}. Was the spec written by a newer "
+                "sklearn-uldp, or edited by hand?"
+            )
+        version = spec.pop("spec_version", SPEC_VERSION)
+        if isinstance(version, bool) or not isinstance(version, numbers.Integral):
+            raise InvalidSpecError(
+                f"spec_version must be an integer (this sklearn-uldp writes "
+                f"{SPEC_VERSION}), got {version!r}."
+            )
+        if version > SPEC_VERSION:
+            raise InvalidSpecError(
+                f"The spec has spec_version {version}, newer than the version "
+                f"{SPEC_VERSION} this sklearn-uldp reads. Upgrade sklearn-uldp "
+                "to load it."
+            )
+        if version < 1:
+            raise InvalidSpecError(
+                f"spec_version must be >= 1, got {version}; the first spec "
+                "version is 1."
+            )
+        cls = CHANNEL_REGISTRY[name]
+        required, optional = cls._spec_fields()
+        unknown = sorted(set(spec) - set(required) - set(optional), key=str)
+        if unknown:
+            raise InvalidSpecError(
+                f"Unknown field(s) {unknown} in the spec of mechanism {name!r}; "
+                f"its fields are {['mechanism', 'spec_version', *required, *optional]}. "
+                "Remove them or fix their spelling."
+            )
+        missing = [key for key in required if key not in spec]
+        if missing:
+            raise InvalidSpecError(
+                f"The spec of mechanism {name!r} misses the field(s) {missing}; "
+                "add them (see docs/spec_format.md)."
+            )
+        if not isinstance(spec["categories"], (list, tuple, np.ndarray)):
+            raise InvalidSpecError(
+                f"Invalid spec of mechanism {name!r}: categories must be a list "
+                f"of values, got {type(spec['categories']).__name__}."
+            )
+        try:
+            return cls(**spec)
+        except (TypeError, ValueError) as exc:
+            raise InvalidSpecError(
+                f"Invalid spec of mechanism {name!r}: {exc}"
+            ) from None
 
     @staticmethod
     def from_json(text):
-        """Rebuild a channel from :meth:`to_json` output."""
-        return Channel.from_dict(json.loads(text))
+        """Rebuild a channel from :meth:`to_json` output (see :meth:`from_dict`)."""
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidSpecError(f"The spec is not valid JSON: {exc}") from None
+        return Channel.from_dict(spec)
 
     def _key(self):
         params = tuple(
@@ -287,6 +460,21 @@ class Channel:
     def sensitive_mask(self):
         """Boolean mask of the sensitive categories X_S (all True for LDP)."""
         return np.ones(self.n_categories, dtype=bool)
+
+    @property
+    def exact_categories(self):
+        """Boolean mask of the categories whose estimate carries no noise at 0.
+
+        A category is *exact* when its linear statistic counts invertible
+        outputs only (the non-sensitive categories of uRR, uRAP, uOUE and uBD,
+        and those of the other utility-optimized channels): an output that
+        reveals x can only come from x, so the estimate is exactly 0 when no
+        user holds x (its :meth:`null_variance` is 0) and any positive
+        estimate is certain to be a real occurrence. A significance threshold
+        must not treat such an estimate as noise, nor give mass to such a
+        category whose estimate is 0. All False for LDP channels.
+        """
+        return np.zeros(self.n_categories, dtype=bool)
 
     @property
     def report_bits(self):
@@ -371,8 +559,26 @@ class Channel:
         m = self.expected_frequency(np.asarray(p, dtype=float))
         return self.coef_a**2 * m * (1.0 - m) / n
 
-    def null_variance(self, n):
-        """Var[p_hat(x)] when p(x) = 0 (sets the significance threshold)."""
+    def null_variance(self, n, stats=None):
+        """Var[p_hat(x)] when p(x) = 0 (sets the significance threshold).
+
+        Parameters
+        ----------
+        n : int
+            Number of reports.
+        stats : ReportStatistics, default=None
+            The observed statistics. Channels whose null variance depends on
+            the unknown distribution of the *other* categories (the Hadamard
+            family) use them to replace a worst case by a plug-in value;
+            the others ignore them.
+
+        Returns
+        -------
+        variance : ndarray of shape (k,)
+            0 for the :attr:`exact_categories` (their estimate is exact, so
+            any estimate > 0 is significant and an estimate of 0 is a true
+            0, not noise).
+        """
         a, b = self.coef_a, self.coef_b
         m0 = np.clip(-b / a, 0.0, 1.0)
         return a**2 * m0 * (1.0 - m0) / n
@@ -468,14 +674,7 @@ class CategoricalChannel(Channel):
     # The report <-> code translation: outputs are labelled 0..|Y|-1 unless a
     # subclass maps them to other labels (uRR reports categories).
     def encode_reports(self, reports):
-        codes = _as_report_column(reports)
-        try:
-            codes = np.asarray(codes, dtype=np.int64)
-        except (TypeError, ValueError):
-            raise ReportMismatchError(
-                f"Reports of {self!r} are integers in [0, {self.n_outputs}); got "
-                "non-integer values."
-            ) from None
+        codes = _integer_codes(_as_report_column(reports), self)
         bad = (codes < 0) | (codes >= self.n_outputs)
         if bad.any():
             raise ReportMismatchError(
@@ -507,6 +706,66 @@ class CategoricalChannel(Channel):
         return self.adjoint(v) / stats.n, log_lik
 
 
+def _jsonable(value):
+    """A parameter value as JSON holds it (arrays as lists, inf as "inf")."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, float) and np.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _describe_values(values, limit=5):
+    """A few distinct offending values, for error messages."""
+    try:
+        shown = pd.unique(np.asarray(values, dtype=object).ravel())[:limit]
+    except TypeError:
+        shown = np.asarray(values, dtype=object).ravel()[:limit]
+    return [v.item() if isinstance(v, np.generic) else v for v in shown]
+
+
+def _integer_codes(column, channel):
+    """Integer report codes as int64, refusing anything that is not an integer.
+
+    Reports are integers: floats (even 1.0, which a corrupted or hand-edited
+    file produces), booleans and strings are refused rather than coerced.
+    """
+    expected = (
+        f"Reports of {channel!r} are integer codes in [0, {channel.n_outputs})"
+    )
+    kind = column.dtype.kind
+    if kind in "iu":
+        return column.astype(np.int64, copy=False)
+    if kind == "O":
+        inferred = pd.api.types.infer_dtype(column, skipna=False)
+        if inferred == "integer":
+            try:
+                return column.astype(np.int64)
+            except OverflowError:
+                raise ReportMismatchError(
+                    f"{expected}; got integers too large for int64."
+                ) from None
+        if column.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        found = f"values of type {inferred} (e.g. {_describe_values(column)})"
+    elif kind == "b":
+        found = "booleans"
+    elif kind == "f":
+        found = (
+            f"floating-point values (dtype {column.dtype}, e.g. "
+            f"{_describe_values(column)})"
+        )
+    else:
+        found = f"values of dtype {column.dtype} (e.g. {_describe_values(column)})"
+    raise ReportMismatchError(
+        f"{expected}; got {found}. Reports are never floats, booleans or "
+        "strings: pass them as the mechanism returned them (a file read back "
+        "may need dtype=int), or check that they come from this mechanism."
+    )
+
+
 def _as_report_column(reports):
     """Accept reports as (n,), (n, 1) arrays, Series or one-column DataFrames."""
     if hasattr(reports, "iloc") and getattr(reports, "ndim", 1) == 2:
@@ -532,3 +791,86 @@ def _as_report_column(reports):
             "Bit-vector reports come from the RAPPOR family, not from this mechanism."
         )
     return arr
+
+
+_CATEGORIES_SCHEMA = {
+    "type": "array",
+    "minItems": 2,
+    "uniqueItems": True,
+    "items": {"type": ["string", "number", "boolean", "null"]},
+    "description": (
+        "The public domain, in the order of every per-category array: at "
+        "least two distinct values (one missing-value marker at most)."
+    ),
+}
+
+#: Where the published schema lives, relative to this package.
+SPEC_SCHEMA_FILE = "spec.schema.json"
+
+
+def spec_json_schema():
+    """The JSON Schema (draft 2020-12) of a channel spec, for every mechanism.
+
+    Built from the channels' own field declarations, so it cannot disagree
+    with :meth:`Channel.from_dict`; the file ``spec.schema.json`` shipped in
+    this package is this dict, for clients in other languages. The schema
+    checks the structure and the ranges that JSON Schema can express; a
+    few rules need the whole spec or arithmetic and are checked by
+    :meth:`Channel.from_dict` only (a mask's length equal to the number of
+    categories, at least one sensitive category, the largest budget the
+    channel's float64 sampler can realize, no duplicate after treating
+    every missing-value marker alike).
+
+    Returns
+    -------
+    schema : dict
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import spec_json_schema
+    >>> schema = spec_json_schema()
+    >>> schema["properties"]["mechanism"]["enum"][:3]
+    ['bhr', 'binary_optimal', 'hlhr']
+    >>> sorted(schema["$defs"]["rr"]["properties"])
+    ['categories', 'epsilon', 'mechanism', 'spec_version']
+    """
+    defs = {}
+    for name in sorted(CHANNEL_REGISTRY):
+        cls = CHANNEL_REGISTRY[name]
+        required, optional = cls._spec_fields()
+        props = {
+            "mechanism": {"const": name},
+            "spec_version": {
+                "type": "integer",
+                "const": SPEC_VERSION,
+                "description": (
+                    "Version of the spec format; a missing value means 1."
+                ),
+            },
+        }
+        for key in [*required, *optional]:
+            props[key] = (
+                _CATEGORIES_SCHEMA if key == "categories"
+                else cls._spec_field_schemas[key]
+            )
+        defs[name] = {
+            "type": "object",
+            "description": (inspect.getdoc(cls) or "").split("\n")[0],
+            "properties": props,
+            "required": ["mechanism", *required],
+            "additionalProperties": False,
+        }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://sklearn-uldp.readthedocs.io/spec.schema.json",
+        "title": "sklearn-uldp channel spec",
+        "description": (
+            "The public description of a local privacy mechanism (its channel), "
+            f"spec_version {SPEC_VERSION}. See docs/spec_format.md."
+        ),
+        "type": "object",
+        "properties": {"mechanism": {"enum": sorted(CHANNEL_REGISTRY)}},
+        "required": ["mechanism"],
+        "oneOf": [{"$ref": f"#/$defs/{name}"} for name in sorted(CHANNEL_REGISTRY)],
+        "$defs": defs,
+    }

@@ -29,7 +29,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..privacy._context_aware import _resolve_blocks
-from ..utils._validation import check_sensitive
+from ..utils._validation import (
+    check_sensitive,
+    check_sensitive_mask,
+    realized_probability,
+)
 from ._base import BaseMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
 
@@ -131,6 +135,18 @@ def _sample_in_rows(rows, K, keep_prob, rng):
     return np.where(in_set != inside, y ^ lowbit, y)
 
 
+def _hr_probabilities(epsilon, b, K):
+    """P(in S_r) = E / (E + 1) and P(report in own block) = b(E + 1) / (2D).
+
+    With D = (b/2) E + K - b/2, both divided by E (z = e^-eps) so that no
+    e^eps overflows.
+    """
+    z = np.exp(-epsilon)
+    keep = 1.0 / (1.0 + z)
+    in_block = (1.0 + z) / (1.0 + (2.0 * K / b - 1.0) * z)
+    return keep, in_block
+
+
 def _check_matrix_size(k, n_outputs):
     if k * n_outputs > MAX_MATRIX_OUTPUTS * 64:
         raise ValueError(
@@ -197,6 +213,16 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
     """
 
     name = "hr"
+    _spec_field_schemas = {
+        **CategoricalChannel._spec_field_schemas,
+        "block_size": {
+            "type": ["integer", "null"],
+            "minimum": 2,
+            "description": (
+                "b, a power of two >= 2 (blocked HR), or null for plain HR."
+            ),
+        },
+    }
 
     def __init__(self, categories, epsilon, block_size=None):
         super().__init__(categories, epsilon)
@@ -204,6 +230,11 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         if block_size is None:
             b = _hadamard_size(k)
         else:
+            if isinstance(block_size, bool) or not isinstance(block_size, Integral):
+                raise TypeError(
+                    "block_size must be an integer power of two >= 2 or None, "
+                    f"got {block_size!r} of type {type(block_size).__name__}."
+                )
             b = int(block_size)
             if b < 2 or b & (b - 1):
                 raise ValueError(
@@ -213,13 +244,25 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         self.b = b
         self.n_blocks = -(-k // (b - 1))
         self.K = self.n_blocks * b
+        self._check_budget(
+            f"Hadamard response with k={k}"
+            + ("" if block_size is None else f" and block_size={b}"))
         E = self._E = np.exp(self.epsilon)
         half = b / 2.0
         self._D = half * E + self.K - half
         idx = np.arange(k, dtype=np.int64)
         self._block = idx // (b - 1)
         self._rows = idx % (b - 1) + 1
-        self._gain = half * (E - 1.0) / self._D  # mean of the statistic per p(x)
+        # mean of the statistic per p(x); expm1 keeps E - 1 exact for tiny eps
+        self._gain = half * np.expm1(self.epsilon) / self._D
+        self._keep, self._in_block = _hr_probabilities(self.epsilon, self.b, self.K)
+
+    def _draw_probabilities(self, epsilon):
+        keep, in_block = _hr_probabilities(epsilon, self.b, self.K)
+        probs = [keep, 1.0 - keep]
+        if self.n_blocks > 1:
+            probs += [in_block, 1.0 - in_block]
+        return np.array(probs)
 
     def get_params(self):
         return {"epsilon": self.epsilon, "block_size": self.block_size}
@@ -241,7 +284,7 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         P = p.sum()
         PB = np.bincount(self._block, weights=p, minlength=self.n_blocks)
         h = fwht(self._embed(p), axis=1)
-        m = (P + (self._E - 1.0) * (PB[:, None] + h) / 2.0) / self._D
+        m = (P + np.expm1(self.epsilon) * (PB[:, None] + h) / 2.0) / self._D
         return m.ravel()
 
     def adjoint(self, v):
@@ -250,7 +293,7 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         VB = vb.sum(axis=1)
         h = fwht(vb, axis=1)[self._block, self._rows]
         Vj = VB[self._block]
-        return (v.sum() + (self._E - 1.0) * (Vj + h) / 2.0) / self._D
+        return (v.sum() + np.expm1(self.epsilon) * (Vj + h) / 2.0) / self._D
 
     def observed_frequency(self, stats):
         counts = np.asarray(stats.counts, dtype=float).reshape(self.n_blocks, self.b)
@@ -270,17 +313,43 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         m = self.expected_frequency(p)
         return self.coef_a**2 * (self._block_hit(p) - m**2) / n
 
-    def null_variance(self, n):
-        """Largest Var[p_hat(x)] over distributions with p(x) = 0.
+    def null_variance(self, n, stats=None):
+        """Var[p_hat(x)] with p(x) = 0: ``a^2 P(report in x's block) / n``.
 
-        Exact for plain HR (a report is always in the one block); for blocked
-        HR the mass of x's block is unknown and its maximum is used.
+        Exact for plain HR (a report is always in the one block). For blocked
+        HR it depends on the mass of x's block: without ``stats`` its
+        maximum over distributions is used; with ``stats`` the observed
+        fraction of reports in x's block (a consistent plug-in).
         """
+        if stats is not None and self.n_blocks > 1:
+            per_block = np.asarray(stats.counts, dtype=float).reshape(
+                self.n_blocks, self.b).sum(axis=1)
+            hit = per_block[self._block] / max(stats.n, 1)
+            return self.coef_a**2 * hit / n
         sizes = np.bincount(self._block, minlength=self.n_blocks)[self._block]
         inside = self.b * (self._E + 1.0) / (2.0 * self._D)
         outside = self.b / self._D
         hit = np.where(sizes >= 2, max(inside, outside), outside)
+        if self.n_blocks == 1:
+            hit = np.ones(self.n_categories)
         return self.coef_a**2 * hit / n
+
+    def realized_matrix(self):
+        """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`).
+
+        Membership of S_r and of the own block are comparisons of a 53-bit
+        uniform; the cells are uniform integer draws (exact).
+        """
+        _check_matrix_size(self.n_categories, self.K)
+        keep = realized_probability(self._keep)
+        in_block = realized_probability(self._in_block) if self.n_blocks > 1 else 1.0
+        half = self.b / 2.0
+        y = np.arange(self.K, dtype=np.int64)
+        same = (y[None, :] // self.b) == self._block[:, None]
+        par = _parity(self._rows[:, None], y[None, :] % self.b)
+        inside = in_block * np.where(par == 0, keep, 1.0 - keep) / half
+        outside = (1.0 - in_block) / max(self.K - self.b, 1)
+        return np.where(same, inside, outside)
 
     def matrix(self):
         """The exact channel: a dense (k, n_outputs) array of Q(y | x)."""
@@ -300,10 +369,10 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         codes = np.asarray(codes, dtype=np.intp)
         n = codes.size
         block, rows = self._block[codes], self._rows[codes]
-        cell = _sample_in_rows(rows, self.b, self._E / (self._E + 1.0), rng)
+        cell = _sample_in_rows(rows, self.b, self._keep, rng)
         out = block * self.b + cell
         if self.n_blocks > 1:
-            in_block = rng.random(n) < self.b * (self._E + 1.0) / (2.0 * self._D)
+            in_block = rng.random(n) < self._in_block
             away = np.flatnonzero(~in_block)
             y = rng.integers(0, self.K - self.b, size=away.size, dtype=np.int64)
             start = block[away] * self.b
@@ -347,14 +416,25 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
     """
 
     name = "hlhr"
+    _spec_field_schemas = {
+        **CategoricalChannel._spec_field_schemas,
+        "sensitive": {
+            "type": "array",
+            "items": {"type": "boolean"},
+            "contains": {"const": True},
+            "description": (
+                "Boolean mask aligned with categories: true for a category of "
+                "the sensitive set A (at least one)."
+            ),
+        },
+    }
 
     def __init__(self, categories, epsilon, sensitive):
         super().__init__(categories, epsilon)
-        self._sensitive = np.asarray(sensitive, dtype=bool)
-        if self._sensitive.shape != (self.n_categories,):
-            raise ValueError("sensitive must be a boolean mask over categories.")
-        if not self._sensitive.any():
-            raise ValueError("High-low HR needs at least one sensitive category.")
+        self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
+        self._check_budget(
+            f"high-low Hadamard response with {int(self._sensitive.sum())} "
+            f"sensitive of k={self.n_categories} categories")
         self._s_codes = np.flatnonzero(self._sensitive)
         self._n_codes = np.flatnonzero(~self._sensitive)
         self.s, self.t = self._s_codes.size, self._n_codes.size
@@ -363,9 +443,19 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         self._rank[self._s_codes] = np.arange(self.s)
         self._rank[self._n_codes] = np.arange(self.t)
         self._E = np.exp(self.epsilon)
+        self._keep = 1.0 / (1.0 + np.exp(-self.epsilon))  # E / (E + 1)
         self._c = 2.0 / (self.S * (self._E + 1.0))
-        self._own = (self._E - 1.0) / (self._E + 1.0)
+        self._own = np.tanh(self.epsilon / 2.0)  # (E - 1) / (E + 1), stably
         self._gain = self._own  # the statistic's mean per unit p(x)
+
+    def _draw_probabilities(self, epsilon):
+        keep = 1.0 / (1.0 + np.exp(-epsilon))
+        probs = [keep, 1.0 - keep]
+        if not self._sensitive.all():
+            # Hiding a non-sensitive value (1 - own = 2 / (E + 1)); keeping it
+            # gives an invertible output, which no privacy ratio involves.
+            probs.append(2.0 * (1.0 - keep))
+        return np.array(probs)
 
     def get_params(self):
         return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy()}
@@ -373,6 +463,11 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
     @property
     def sensitive_mask(self):
         return self._sensitive.copy()
+
+    @property
+    def exact_categories(self):
+        # A non-sensitive x is estimated from its own, invertible output.
+        return ~self._sensitive
 
     @property
     def n_outputs(self):
@@ -391,7 +486,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         pt[1:self.s + 1] = pS
         h = fwht(pt)
         m = np.empty(self.n_outputs)
-        m[:self.S] = self._c * (PA + (self._E - 1.0) * (PA + h) / 2.0 + PN)
+        m[:self.S] = self._c * (PA + np.expm1(self.epsilon) * (PA + h) / 2.0 + PN)
         m[self.S:] = self._own * pN
         return m
 
@@ -401,7 +496,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         V = vS.sum()
         out = np.empty(self.n_categories)
         hv = fwht(vS)[1:self.s + 1]
-        out[self._s_codes] = self._c * (V + (self._E - 1.0) * (V + hv) / 2.0)
+        out[self._s_codes] = self._c * (V + np.expm1(self.epsilon) * (V + hv) / 2.0)
         out[self._n_codes] = self._c * V + self._own * v[self.S:]
         return out
 
@@ -420,16 +515,35 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         second = np.where(self._sensitive, in_hashed, m)
         return self.coef_a**2 * (second - m**2) / n
 
-    def null_variance(self, n):
-        """Largest Var[p_hat(x)] over distributions with p(x) = 0.
+    def null_variance(self, n, stats=None):
+        """Var[p_hat(x)] with p(x) = 0.
 
         For a sensitive x it is ``a^2 q([S]) / n``, which depends on the
-        unknown mass of A; the bound ``q([S]) <= 1`` is used (reached when
-        the mass sits on other sensitive categories), so thresholds are
-        conservative. Non-sensitive estimates have zero null variance.
+        unknown mass of A. Without ``stats`` the bound ``q([S]) <= 1`` is
+        used (reached when the mass sits on other sensitive categories), so
+        thresholds are conservative; with ``stats`` the observed fraction of
+        reports in [S] (a consistent plug-in). Non-sensitive estimates have
+        zero null variance (:attr:`exact_categories`).
         """
-        bound = 1.0 if self.s >= 2 else 2.0 / (self._E + 1.0)
+        if stats is not None:
+            bound = float(np.sum(stats.counts[:self.S])) / max(stats.n, 1)
+        else:
+            bound = 1.0 if self.s >= 2 else 2.0 / (self._E + 1.0)
         return np.where(self._sensitive, self.coef_a**2 * bound / n, 0.0)
+
+    def realized_matrix(self):
+        """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`)."""
+        _check_matrix_size(self.n_categories, self.n_outputs)
+        keep = realized_probability(self._keep)
+        own = realized_probability(self._own)
+        Q = np.zeros((self.n_categories, self.n_outputs))
+        y = np.arange(self.S, dtype=np.int64)
+        rows = self._rank[self._s_codes] + 1
+        Q[self._s_codes, :self.S] = np.where(
+            _parity(rows[:, None], y[None, :]) == 0, keep, 1.0 - keep) / (self.S / 2)
+        Q[self._n_codes, :self.S] = (1.0 - own) / self.S
+        Q[self._n_codes, self.S + np.arange(self.t)] = own
+        return Q
 
     def matrix(self):
         """The exact channel: a dense (k, n_outputs) array of Q(y | x)."""
@@ -463,7 +577,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         out = np.empty(n, dtype=np.int64)
         is_s = self._sensitive[codes]
         rows = self._rank[codes[is_s]] + 1
-        out[is_s] = _sample_in_rows(rows, self.S, self._E / (self._E + 1.0), rng)
+        out[is_s] = _sample_in_rows(rows, self.S, self._keep, rng)
         nn = int((~is_s).sum())
         if nn:
             keep = rng.random(nn) < self._own
@@ -501,9 +615,35 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
     """
 
     name = "bhr"
+    _spec_field_schemas = {
+        **CategoricalChannel._spec_field_schemas,
+        "blocks": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "description": (
+                "Block id of each category, aligned with categories (ids "
+                "numbered 0, 1, ... in order of first appearance)."
+            ),
+        },
+    }
 
     def __init__(self, categories, epsilon, blocks):
         super().__init__(categories, epsilon)
+        if isinstance(blocks, (str, bytes)) or np.ndim(blocks) != 1:
+            raise ValueError(
+                "blocks must be a one-dimensional list of integer block ids, one "
+                f"per category, got {blocks!r:.80}."
+            )
+        ids_in = np.asarray(blocks, dtype=object)
+        if ids_in.shape != (self.n_categories,) or not all(
+            isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
+            for b in ids_in.tolist()
+        ):
+            raise ValueError(
+                f"blocks must hold one integer block id per category "
+                f"({self.n_categories}), got {ids_in.tolist()[:10]!r}."
+            )
+        self._check_budget(f"block Hadamard response with k={self.n_categories}")
         ids = _resolve_blocks(np.asarray(blocks).ravel().tolist(), self.categories)
         self._blocks = ids
         m = int(ids.max()) + 1
@@ -522,7 +662,8 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
         self._rank = rank
         self._rows = rank + 1
         self._E = np.exp(self.epsilon)
-        self._own = (self._E - 1.0) / (self._E + 1.0)
+        self._keep = 1.0 / (1.0 + np.exp(-self.epsilon))  # E / (E + 1)
+        self._own = np.tanh(self.epsilon / 2.0)  # (E - 1) / (E + 1), stably
         self._gain = self._own  # the statistic's mean per unit p(x)
         # Groups of blocks sharing K_j: batched transforms.
         self._groups = []
@@ -540,6 +681,15 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
                 "r": self._rows[cats],
                 "c": 2.0 / (K * (self._E + 1.0)),
             })
+
+    def _draw_probabilities(self, epsilon):
+        keep = 1.0 / (1.0 + np.exp(-epsilon))
+        return np.array([keep, 1.0 - keep])
+
+    @property
+    def exact_categories(self):
+        # A singleton block's reports reveal its category.
+        return self.block_sizes[self._blocks] < 2
 
     def get_params(self):
         return {"epsilon": self.epsilon, "blocks": self._blocks.copy()}
@@ -582,7 +732,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
             pt[g["q"], g["r"]] = p[g["cats"]]
             h = fwht(pt, axis=1)
             P = PB[g["blocks"]][:, None]
-            m[g["out"]] = g["c"] * (P + (self._E - 1.0) * (P + h) / 2.0)
+            m[g["out"]] = g["c"] * (P + np.expm1(self.epsilon) * (P + h) / 2.0)
         return m
 
     def adjoint(self, v):
@@ -594,7 +744,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
             h = fwht(vb, axis=1)
             Vx = V[g["q"]]
             out[g["cats"]] = g["c"] * (
-                Vx + (self._E - 1.0) * (Vx + h[g["q"], g["r"]]) / 2.0)
+                Vx + np.expm1(self.epsilon) * (Vx + h[g["q"], g["r"]]) / 2.0)
         return out
 
     def observed_frequency(self, stats):
@@ -611,14 +761,34 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
         PB = np.bincount(self._blocks, weights=p, minlength=self.n_blocks)
         return self.coef_a**2 * (PB[self._blocks] - m**2) / n
 
-    def null_variance(self, n):
-        """Largest Var[p_hat(x)] with p(x) = 0: ``a^2 p(X_j) / n <= a^2 / n``.
+    def null_variance(self, n, stats=None):
+        """Var[p_hat(x)] with p(x) = 0: ``a^2 p(X_j) / n <= a^2 / n``.
 
-        The mass of x's block is unknown, so the bound p(X_j) <= 1 is used
-        (0 for a singleton block, whose reports reveal x exactly).
+        The mass of x's block is unknown: without ``stats`` the bound
+        p(X_j) <= 1 is used; with ``stats`` the observed fraction of reports
+        in the block (a consistent plug-in). 0 for a singleton block, whose
+        reports reveal x exactly (:attr:`exact_categories`).
         """
         single = self.block_sizes[self._blocks] < 2
+        if stats is not None:
+            counts = np.asarray(stats.counts, dtype=float)
+            per_block = np.add.reduceat(counts, self.offsets[:-1])
+            mass = per_block[self._blocks] / max(stats.n, 1)
+            return np.where(single, 0.0, self.coef_a**2 * mass / n)
         return np.where(single, 0.0, self.coef_a**2 / n)
+
+    def realized_matrix(self):
+        """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`)."""
+        _check_matrix_size(self.n_categories, self.n_outputs)
+        keep = realized_probability(self._keep)
+        Q = np.zeros((self.n_categories, self.n_outputs))
+        for x in range(self.n_categories):  # rows of the matrix, not users
+            j = self._blocks[x]
+            K = int(self.block_K[j])
+            par = _parity(self._rows[x], np.arange(K, dtype=np.int64))
+            Q[x, self.offsets[j]:self.offsets[j] + K] = np.where(
+                par == 0, keep, 1.0 - keep) / (K / 2)
+        return Q
 
     def matrix(self):
         """The exact channel: a dense (k, n_outputs) array of Q(y | x)."""
@@ -648,7 +818,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
         K = self.block_K[j]
         n = codes.size
         y = rng.integers(0, K, dtype=np.int64)  # uniform on [K_j], per user
-        inside = rng.random(n) < self._E / (self._E + 1.0)
+        inside = rng.random(n) < self._keep
         in_set = _parity(rows, y) == 0
         y = np.where(in_set != inside, y ^ (rows & -rows), y)
         return self.offsets[j] + y

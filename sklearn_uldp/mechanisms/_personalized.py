@@ -22,7 +22,6 @@ import pandas as pd
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._random import check_seed_sequence
 from ..utils._validation import (
     as_label_array,
     check_categories,
@@ -397,7 +396,7 @@ class PersonalizedMechanism(BaseMechanism):
         z[:] = z_labels
         self.intermediate_categories_ = z
         self.channel_ = self._make_channel()
-        self._seed_sequence = check_seed_sequence(self.random_state)
+        self._start_random_stream()
         for attr in ("feature_names_in_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         if X is not None:
@@ -497,7 +496,7 @@ class PersonalizedMechanism(BaseMechanism):
         codes, pairs, names = self._parse(X)
         z = _preprocess(codes, pairs, len(self.categories_))
         del pairs  # the pre-processor's data never leaves transform
-        rng = np.random.default_rng(self._seed_sequence.spawn(1)[0])
+        rng = self._transform_rng(z, len(self.intermediate_categories_))
         n, t = z.shape
         out = self.channel_.sample(z.ravel(), rng)
         del z

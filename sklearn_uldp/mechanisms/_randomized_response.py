@@ -13,10 +13,19 @@ import pandas as pd
 from sklearn.utils._param_validation import StrOptions
 
 from ..exceptions import ReportMismatchError
-from ..utils._sampling import randomized_response_codes
-from ..utils._validation import check_sensitive, encode_labels
+from ..utils._sampling import (
+    randomized_response_codes,
+    randomized_response_move_counts,
+)
+from ..utils._validation import (
+    check_channel_categories,
+    check_sensitive,
+    check_sensitive_mask,
+    encode_labels,
+    realized_probability,
+)
 from ._base import BaseMechanism
-from ._channel import CategoricalChannel, _as_report_column
+from ._channel import CategoricalChannel, _as_report_column, _describe_values
 
 __all__ = [
     "UtilityOptimizedRRChannel",
@@ -42,6 +51,7 @@ class _LabelledOutputsChannel(CategoricalChannel):
 
     def encode_reports(self, reports):
         column = _as_report_column(reports)
+        _check_label_types(column, self.categories, self)
         codes = encode_labels(column, self.categories)
         if (codes < 0).any():
             bad = pd.unique(np.asarray(column, dtype=object)[codes < 0])
@@ -57,6 +67,88 @@ class _LabelledOutputsChannel(CategoricalChannel):
 
     def observed_frequency(self, stats):
         return stats.counts / stats.n
+
+
+def _label_kind(values):
+    """Kind of a label array: 'integer', 'floating', 'boolean', 'string', ..."""
+    kind = values.dtype.kind
+    if kind in "iu":
+        return "integer"
+    if kind == "f":
+        return "floating"
+    if kind == "b":
+        return "boolean"
+    if kind in "US":
+        return "string"
+    return pd.api.types.infer_dtype(values, skipna=True)
+
+
+# Report kinds accepted for each kind of domain: a label must be a category,
+# so True is not the category 1 (Python's == says it is) and "1" is not 1.
+# Numbers compare by value: a float 1.0 (e.g. a nullable-integer column read
+# back as float) is the category 1, and 1.5 is not in the domain.
+_NUMBER_KINDS = {"floating", "integer", "mixed-integer-float", "empty"}
+_COMPATIBLE_KINDS = {
+    "integer": _NUMBER_KINDS,
+    "boolean": {"boolean", "empty"},
+    "floating": _NUMBER_KINDS,
+    "mixed-integer-float": _NUMBER_KINDS,
+    "string": {"string", "empty"},
+}
+
+
+def _type_class(value):
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    return type(value).__name__
+
+
+def _check_label_types(column, categories, channel):
+    """Refuse report labels whose type differs from the domain's (no coercion)."""
+    cat_kind = _label_kind(categories)
+    rep_kind = _label_kind(column)
+    allowed = _COMPATIBLE_KINDS.get(cat_kind)
+    if allowed is not None:
+        if rep_kind in allowed:
+            return
+        raise ReportMismatchError(
+            f"Reports of {channel!r} are category labels of kind {cat_kind!r} "
+            f"(its categories, e.g. {_describe_values(categories, 3)}); got "
+            f"values of kind {rep_kind!r} (e.g. {_describe_values(column)}). "
+            "Labels must be categories (True is not the category 1, nor the "
+            "string '1'): pass the reports as the mechanism returned them."
+        )
+    # A mixed domain (e.g. strings and integers): compare the type of each
+    # matched label with its category's (rare; per-report Python calls).
+    codes = encode_labels(column, categories)
+    found = codes >= 0
+    if not found.any():
+        return
+    classify = np.frompyfunc(_type_class, 1, 1)
+    mine = classify(np.asarray(column, dtype=object)[found])
+    theirs = classify(np.asarray(categories, dtype=object))[codes[found]]
+    bad = mine != theirs
+    if bad.any():
+        raise ReportMismatchError(
+            f"Reports of {channel!r} hold values "
+            f"{_describe_values(np.asarray(column, dtype=object)[found][bad])} "
+            "whose type differs from the category they equal (e.g. True for "
+            "1, or 1.5 for a string). Labels must be exactly categories: "
+            "pass the reports as the mechanism returned them."
+        )
+
+
+def _urr_probabilities(epsilon, s):
+    """(c1, c2, c3) of (X_S, epsilon)-uRR with s sensitive values, stably.
+
+    With z = e^-eps: c1 = 1 / (1 + (s-1) z), c2 = z c1, c3 = (1 - z) c1;
+    no overflow for any epsilon and no cancellation for a tiny one.
+    """
+    z = np.exp(-epsilon)
+    den = 1.0 + (s - 1) * z
+    return 1.0 / den, z / den, -np.expm1(-epsilon) / den
 
 
 class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
@@ -86,18 +178,69 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
     """
 
     name = "urr"
+    _spec_field_schemas = {
+        **_LabelledOutputsChannel._spec_field_schemas,
+        "sensitive": {
+            "type": "array",
+            "items": {"type": "boolean"},
+            "contains": {"const": True},
+            "description": (
+                "Boolean mask aligned with categories: true for a sensitive "
+                "category (at least one)."
+            ),
+        },
+    }
 
     def __init__(self, categories, epsilon, sensitive):
         super().__init__(categories, epsilon)
-        self._sensitive = np.asarray(sensitive, dtype=bool)
-        if self._sensitive.shape != (self.n_categories,):
-            raise ValueError("sensitive must be a boolean mask over categories.")
+        self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
         self._sensitive_codes = np.flatnonzero(self._sensitive)
-        E = np.exp(self.epsilon)
         s = self._sensitive_codes.size
-        u = s + E - 1.0
-        self.c1, self.c2, self.c3 = E / u, 1.0 / u, (E - 1.0) / u
-        self._u, self._E = u, E
+        self._check_budget(
+            f"k-RR with k={s}" if s == self.n_categories
+            else f"uRR with {s} sensitive of k={self.n_categories} categories")
+        self.c1, self.c2, self.c3 = _urr_probabilities(self.epsilon, s)
+        # The linear estimator: a = u / (E - 1), b = -1 / (E - 1) on X_S
+        # (u = s + E - 1), written with e^-eps and expm1.
+        em1 = -np.expm1(-self.epsilon)  # 1 - e^-eps
+        self._coef_a = (1.0 + (s - 1) * np.exp(-self.epsilon)) / em1
+        self._coef_b_s = -np.exp(-self.epsilon) / em1
+
+    def _draw_probabilities(self, epsilon):
+        s, k = self._sensitive_codes.size, self.n_categories
+        c1, c2, c3 = _urr_probabilities(epsilon, s)
+        probs = []
+        if s > 1:  # keep a sensitive value, or move it (one bin per target)
+            probs += [c1, 1.0 - c1, c2]
+        if s < k:  # hide a non-sensitive value among X_S (keeping it gives
+            # an invertible output, which no privacy ratio involves)
+            probs += [s * c2]
+        return np.array(probs)
+
+    def realized_matrix(self):
+        """The channel the samplers realize (see :meth:`Channel.realized_matrix`).
+
+        For k-RR it is exact: the keep and move probabilities of
+        :func:`~sklearn_uldp.utils._sampling.randomized_response_codes` are
+        counted on the 2**-53 grid of its uniforms.
+        """
+        k, s = self.n_categories, self._sensitive_codes.size
+        if s == k:
+            kept, moves = randomized_response_move_counts(k, self.c1)
+            Q = np.empty((k, k))
+            x, y = np.indices((k, k))
+            t = y - (y > x)
+            Q[:] = moves[np.clip(t, 0, k - 2)] * 2.0**-53
+            np.fill_diagonal(Q, kept * 2.0**-53)
+            return Q
+        S = self._sensitive
+        c1, c3 = realized_probability(self.c1), realized_probability(self.c3)
+        Q = np.zeros((k, k))
+        Q[np.ix_(S, S)] = (1.0 - c1) / (s - 1) if s > 1 else 0.0
+        Q[np.ix_(~S, S)] = (1.0 - c3) / s
+        idx = np.arange(k)
+        Q[idx, idx] = np.where(S, c1, c3)
+        return Q
 
     def get_params(self):
         return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy()}
@@ -105,6 +248,11 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
     @property
     def sensitive_mask(self):
         return self._sensitive.copy()
+
+    @property
+    def exact_categories(self):
+        # A non-sensitive value is estimated from its own (invertible) outputs.
+        return ~self._sensitive
 
     def protected_outputs(self):
         return self._sensitive.copy()
@@ -126,11 +274,11 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
 
     @property
     def coef_a(self):
-        return np.full(self.n_categories, self._u / (self._E - 1.0))
+        return np.full(self.n_categories, self._coef_a)
 
     @property
     def coef_b(self):
-        return np.where(self._sensitive, -1.0 / (self._E - 1.0), 0.0)
+        return np.where(self._sensitive, self._coef_b_s, 0.0)
 
     def likelihood(self, codes):
         codes = np.asarray(codes)
@@ -196,9 +344,15 @@ class RandomizedResponseChannel(UtilityOptimizedRRChannel):
     """
 
     name = "rr"
+    _spec_field_schemas = CategoricalChannel._spec_field_schemas
 
     def __init__(self, categories, epsilon):
+        categories = check_channel_categories(categories)
         super().__init__(categories, epsilon, np.ones(len(categories), dtype=bool))
+
+    @property
+    def exact_categories(self):
+        return np.zeros(self.n_categories, dtype=bool)
 
     def get_params(self):
         return {"epsilon": self.epsilon}
@@ -216,9 +370,20 @@ class IdentityChannel(_LabelledOutputsChannel):
     """
 
     name = "identity"
+    _spec_field_schemas = {}
 
     def __init__(self, categories):
-        super().__init__(categories, np.inf)
+        # No budget to validate: the identity spends an infinite one.
+        self.categories = check_channel_categories(categories)
+        self.epsilon = np.inf
+
+    @property
+    def exact_categories(self):
+        return np.ones(self.n_categories, dtype=bool)
+
+    def null_variance(self, n, stats=None):
+        """0 for every category: the identity's estimate is exact."""
+        return np.zeros(self.n_categories)
 
     def get_params(self):
         return {}

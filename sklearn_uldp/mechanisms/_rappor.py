@@ -11,6 +11,7 @@ Murakami & Kawamoto, USENIX Security 2019, Def. 5 / Prop. 5 (uRAP).
 from numbers import Real
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -21,7 +22,13 @@ from ..utils._sampling import (
     bernoulli_position_chunks,
     unary_sparse_rows,
 )
-from ..utils._validation import check_sensitive, check_theta
+from ..utils._validation import (
+    check_channel_categories,
+    check_sensitive,
+    check_sensitive_mask,
+    check_theta,
+    realized_probability,
+)
 from ._base import BaseMechanism
 from ._bit_rows import BitRows
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
@@ -56,8 +63,28 @@ def basic_rappor_theta(epsilon):
     >>> round(basic_rappor_theta(1.0), 4)
     0.6225
     """
-    h = np.exp(epsilon / 2.0)
-    return float(h / (h + 1.0))
+    # 1 / (1 + e^(-eps/2)): no overflow for a huge epsilon.
+    return float(1.0 / (1.0 + np.exp(-float(epsilon) / 2.0)))
+
+
+def _unary_probabilities(epsilon, theta):
+    """(d1, d2, 1 - d2) of uRAP, stably (no overflow, no cancellation).
+
+    With z = e^-eps: d2 = (1 - theta) + theta z, d1 = theta z / d2 and
+    1 - d2 = theta (1 - z) = -theta expm1(-eps).
+    """
+    z = np.exp(-epsilon)
+    d2 = (1.0 - theta) + theta * z
+    return theta * z / d2, d2, -theta * np.expm1(-epsilon)
+
+
+def _byte_realized(q):
+    """P(cell = 1) realized by :func:`bernoulli_matrix` (a byte, then a tie)."""
+    if q <= 0.0 or q >= 1.0:
+        return float(q >= 1.0)
+    scaled = q * 256.0
+    threshold = np.floor(scaled)
+    return float((threshold + realized_probability(scaled - threshold)) / 256.0)
 
 
 def _rows_per_chunk(k):
@@ -114,26 +141,59 @@ class UnaryEncodingChannel(Channel):
 
     name = "urap"
     report_format = "bits"
+    _spec_field_schemas = {
+        **Channel._spec_field_schemas,
+        "theta": {
+            "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+            "description": (
+                "Probability that the bit of a sensitive true category is 1."
+            ),
+        },
+        "sensitive": {
+            "type": "array",
+            "items": {"type": "boolean"},
+            "contains": {"const": True},
+            "description": (
+                "Boolean mask aligned with categories: true for a sensitive "
+                "category (at least one)."
+            ),
+        },
+    }
+    # uBD checks its own budget (its sampler draws other probabilities).
+    _own_budget_check = False
 
     def __init__(self, categories, epsilon, theta, sensitive):
         super().__init__(categories, epsilon)
-        self.theta = float(theta)
-        self._sensitive = np.asarray(sensitive, dtype=bool)
-        if self._sensitive.shape != (self.n_categories,):
-            raise ValueError("sensitive must be a boolean mask over categories.")
-        E = np.exp(self.epsilon)
-        th = self.theta
-        self.d1 = th / ((1.0 - th) * E + th)
-        self.d2 = ((1.0 - th) * E + th) / E
+        self.theta = check_theta(theta)
+        self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
         self._s_codes = np.flatnonzero(self._sensitive)
+        if not self._own_budget_check:
+            s, k = self._s_codes.size, self.n_categories
+            self._check_budget(
+                f"RAPPOR (theta={self.theta:.4g}) with k={k}" if s == k
+                else f"uRAP (theta={self.theta:.4g}) with {s} sensitive of k={k} "
+                "categories")
+        th = self.theta
+        self.d1, self.d2, self._one_minus_d2 = _unary_probabilities(self.epsilon, th)
+        # theta - d1 = theta (1 - theta)(1 - e^-eps) / d2, without cancellation.
+        self._theta_minus_d1 = th * (1.0 - th) * -np.expm1(-self.epsilon) / self.d2
         self._n_codes = np.flatnonzero(~self._sensitive)
         self._rank = np.full(self.n_categories, -1, dtype=np.int64)
         self._rank[self._s_codes] = np.arange(self._s_codes.size)
         # f_x(y) for a protected report: w_x when bit x is 0 (or x is not
         # sensitive), r when the sensitive bit x is 1.
-        self._w_s = (1.0 - th) / (1.0 - self.d1)
-        self._r = th / self.d1
+        self._w_s = self.d2  # (1 - theta) / (1 - d1)
+        self._r = th / self.d1 if self.d1 > 0 else np.inf
         self._w = np.where(self._sensitive, self._w_s, self.d2)
+
+    def _draw_probabilities(self, epsilon):
+        d1, d2, one_minus_d2 = _unary_probabilities(epsilon, self.theta)
+        probs = [self.theta, 1.0 - self.theta, d1, 1.0 - d1]
+        if self._s_codes.size < self.n_categories:
+            # 1 - d2 only produces invertible reports (no privacy ratio
+            # involves it); d2 enters the protected reports' probabilities.
+            probs += [d2]
+        return np.array(probs)
 
     def get_params(self):
         return {
@@ -145,6 +205,11 @@ class UnaryEncodingChannel(Channel):
     @property
     def sensitive_mask(self):
         return self._sensitive.copy()
+
+    @property
+    def exact_categories(self):
+        # A non-sensitive value is estimated from invertible reports only.
+        return ~self._sensitive
 
     @property
     def report_bits(self):
@@ -165,13 +230,29 @@ class UnaryEncodingChannel(Channel):
         return ((y[:, None] >> np.arange(k)[None, :]) & 1).astype(np.uint8)
 
     def matrix(self):
+        return self._matrix_from(self.theta, self.d1, self._one_minus_d2)
+
+    def realized_matrix(self):
+        """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`).
+
+        Own bits are drawn by comparing a 53-bit uniform (or, for RAPPOR, one
+        random byte and a uniform on ties) with theta or 1 - d2; other bits by
+        random bytes or geometric gaps, realized to float64 resolution.
+        """
+        s, k = self._s_codes.size, self.n_categories
+        theta = (_byte_realized(self.theta) if s == k
+                 else realized_probability(self.theta))
+        d1 = _byte_realized(self.d1) if not (self.d1 < 0.15 or 2 * s < k) else self.d1
+        return self._matrix_from(theta, d1, realized_probability(self._one_minus_d2))
+
+    def _matrix_from(self, theta, d1, one_minus_d2):
         Y = self.output_labels().astype(bool)  # (2^k, k)
         k = self.n_categories
         S = self._sensitive
         Q = np.empty((k, Y.shape[0]))
         for x in range(k):  # k <= 16 rows: the loop is over inputs, not users
-            p_one = np.where(S, self.d1, 0.0)
-            p_one[x] = self.theta if S[x] else 1.0 - self.d2
+            p_one = np.where(S, d1, 0.0)
+            p_one[x] = theta if S[x] else one_minus_d2
             Q[x] = np.prod(np.where(Y, p_one, 1.0 - p_one), axis=1)
         return Q
 
@@ -202,7 +283,7 @@ class UnaryEncodingChannel(Channel):
             own_bit = bernoulli_matrix((n,), self.theta, rng)
         else:
             is_s = self._sensitive[codes]
-            own_bit = rng.random(n) < np.where(is_s, self.theta, 1.0 - self.d2)
+            own_bit = rng.random(n) < np.where(is_s, self.theta, self._one_minus_d2)
         own_bit = own_bit.view(np.uint8)  # writing bools into uint8 casts slowly
         if not sparse and (self.d1 < 0.15 or 2 * s < k):
             out = np.zeros((n, k), dtype=np.uint8)  # calloc: pages zeroed lazily
@@ -291,11 +372,15 @@ class UnaryEncodingChannel(Channel):
         if arr.dtype == bool:
             return np.ascontiguousarray(arr).view(np.uint8)
         if arr.dtype == object:
-            # e.g. a block of columns cut from a ColumnTransformer's output
-            try:
-                arr = arr.astype(np.float64)
-            except (TypeError, ValueError):
-                raise ReportMismatchError(_BITS_ONLY) from None
+            # e.g. a block of columns cut from a ColumnTransformer's output;
+            # numbers only ("1" is a string, not a bit: no coercion).
+            kind = pd.api.types.infer_dtype(arr.ravel(), skipna=False)
+            if kind not in ("integer", "boolean", "floating",
+                            "mixed-integer-float", "empty"):
+                raise ReportMismatchError(
+                    f"{_BITS_ONLY} Got values of type {kind}."
+                )
+            arr = arr.astype(np.float64)
         if arr.dtype.kind not in "biuf":
             raise ReportMismatchError(
                 f"Bit-vector reports must be 0/1 numbers, got dtype {arr.dtype}."
@@ -398,19 +483,19 @@ class UnaryEncodingChannel(Channel):
     def expected_frequency(self, p):
         p = np.asarray(p, dtype=float)
         return np.where(
-            self._sensitive, self.d1 * p.sum() + (self.theta - self.d1) * p,
-            (1.0 - self.d2) * p,
+            self._sensitive, self.d1 * p.sum() + self._theta_minus_d1 * p,
+            self._one_minus_d2 * p,
         )
 
     @property
     def coef_a(self):
         return np.where(
-            self._sensitive, 1.0 / (self.theta - self.d1), 1.0 / (1.0 - self.d2)
+            self._sensitive, 1.0 / self._theta_minus_d1, 1.0 / self._one_minus_d2
         )
 
     @property
     def coef_b(self):
-        return np.where(self._sensitive, -self.d1 / (self.theta - self.d1), 0.0)
+        return np.where(self._sensitive, -self.d1 / self._theta_minus_d1, 0.0)
 
     def em_gradient(self, stats, p, *, n_jobs=None):
         return self._em_gradient(stats, p, _bit_rows(stats), None, n_jobs)
@@ -461,7 +546,7 @@ class UnaryEncodingChannel(Channel):
                     inv_counts, p_n, out=np.zeros_like(p_n), where=seen
                 )
                 log_lik += float(np.sum(inv_counts[seen] * np.log(p_n[seen])))
-            log_lik += float(inv_counts.sum() * np.log(1.0 - self.d2))
+            log_lik += float(inv_counts.sum() * np.log(self._one_minus_d2))
         return g / stats.n, float(log_lik)
 
     def _log_c(self, stats):
@@ -516,8 +601,13 @@ class RAPPORChannel(UnaryEncodingChannel):
     """
 
     name = "rappor"
+    _spec_field_schemas = {
+        key: value for key, value in UnaryEncodingChannel._spec_field_schemas.items()
+        if key != "sensitive"
+    }
 
     def __init__(self, categories, epsilon, theta):
+        categories = check_channel_categories(categories)
         super().__init__(
             categories, epsilon, theta, np.ones(len(categories), dtype=bool)
         )

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..estimators._base import DistributionEstimator
 from ..mechanisms._base import BaseMechanism
 from ..metrics import l1_loss, l2_loss, mean_squared_error, total_variation
-from ..utils._random import check_seed_sequence
+from ..utils._random import check_seed_sequence, is_secure
 from ..utils._validation import as_label_array
 
 __all__ = [
@@ -171,7 +171,9 @@ def _fit_and_score(model, params, seed, X, loss):
         if k == "random_state" or k.endswith("__random_state")
     ]
     if keys:
-        model.set_params(**dict(zip(keys, seed.spawn(len(keys)), strict=False)))
+        # "secure" keeps no seed: every mechanism draws a fresh key per call.
+        seeds = [seed] * len(keys) if is_secure(seed) else seed.spawn(len(keys))
+        model.set_params(**dict(zip(keys, seeds, strict=False)))
     start = time.perf_counter()
     model.fit(X)
     est = _final_estimator(model)
@@ -261,8 +263,10 @@ class PrivacyUtilitySearchCV(BaseEstimator):
     verbose : int, default=0
         ``>0`` shows a progress bar (tqdm when installed, else a summary
         line); ``>1`` also prints the best candidate per epsilon.
-    random_state : None, int or SeedSequence, default=None
-        Root of the seeds of all fits.
+    random_state : None, "secure", int or SeedSequence, default=None
+        Root of the seeds of all fits (``None``: from fresh OS entropy).
+        ``"secure"`` gives every fit's mechanism the cryptographically secure
+        generator instead of a seed.
 
     Attributes
     ----------
@@ -413,8 +417,10 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         model, bare = self._model()
         routed = [self._route(p, bare) for p in grid]
         R = int(self.n_repeats)
-        root = check_seed_sequence(self.random_state)
-        seeds = root.spawn(len(grid) * R)
+        if is_secure(self.random_state):
+            seeds = [self.random_state] * (len(grid) * R)
+        else:
+            seeds = check_seed_sequence(self.random_state).spawn(len(grid) * R)
         tasks = [(i, r) for i in range(len(grid)) for r in range(R)]
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(_fit_and_score)(model, routed[i], seeds[i * R + r], X, loss)

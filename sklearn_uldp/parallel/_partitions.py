@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..estimators._base import as_channel
-from ..utils._random import check_seed_sequence
+from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 
 __all__ = ["statistics_of", "reduce_statistics", "privatize_partitions"]
 
@@ -213,15 +213,31 @@ def _reduce_dask_on_workers(collection, mechanism):
     return ReportStatistics(channel, int(n), counts, extra)
 
 
-def _privatize_partition(frame, mechanism, seed):
-    # A shallow copy shares the public fitted state (domain, channel); only
-    # the random stream is the partition's own.
-    mech = copy.copy(mechanism)
-    # A fresh copy of the partition's seed: spawning mutates a SeedSequence,
-    # and a re-computed partition must draw the same stream again.
-    mech._seed_sequence = np.random.SeedSequence(
-        seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size
-    )
+def _partition_template(mechanism):
+    """A shallow copy of ``mechanism`` without its random state.
+
+    The copy shares the public fitted state (domain, channel) and is what
+    travels to the workers (and into a Dask task graph): the mechanism's own
+    ``random_state`` (a seed, a Generator) stays behind.
+    """
+    template = copy.copy(mechanism)
+    template.random_state = None
+    template.__dict__.pop("_transform_calls", None)
+    template.__dict__.pop("_seed_sequence", None)  # state of older versions
+    return template
+
+
+def _privatize_partition(frame, template, seed):
+    """Privatize one partition with its own random stream.
+
+    ``seed`` is None or "secure" (fresh OS entropy drawn here, in the worker,
+    at every call) or the partition's SeedSequence (reproducible: it is only
+    read, so a re-computed partition draws the same stream again).
+    """
+    mech = copy.copy(template)
+    mech.random_state = seed
+    if seed is not None and not isinstance(seed, str):
+        mech._transform_calls = [0]  # the partition's own count, from 0
     return mech.transform(frame)
 
 
@@ -233,17 +249,30 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
     partitions : list of DataFrames/arrays, or a Dask DataFrame
         Each partition holds the one input column of ``mechanism``.
     mechanism : fitted mechanism
-        Its public state (domain, channel) is shared; its random stream is
-        not: partition ``i`` uses child ``i`` of
-        ``SeedSequence(random_state)``.
-    random_state : None, int or SeedSequence, default=None
-        ``None`` draws OS entropy.
+        Its public state (domain, channel) is shared; its random state is
+        not (``random_state`` below replaces it).
+    random_state : None, "secure", int or SeedSequence, default=None
+        ``None`` draws fresh OS entropy inside every partition's task (with
+        the cryptographically secure generator if ``mechanism`` uses
+        ``random_state="secure"``), and ``"secure"`` a fresh key for the
+        secure generator: no seed is ever put in the task graph, so whoever
+        holds the graph cannot replay the noise. An int or SeedSequence
+        (simulations only) gives partition ``i`` child ``i`` of
+        ``SeedSequence(random_state)``, reproducibly; a Generator is
+        consumed for that root.
 
     Returns
     -------
     reports : list of report batches, or a Dask DataFrame of reports
         Batches carry the channel; a Dask result holds plain values (pass the
         mechanism to :func:`reduce_statistics`).
+
+    Notes
+    -----
+    Without a seed, each computation of a lazy Dask result privatizes the
+    partitions again with new noise: computing it twice sends every user's
+    value twice (twice the budget, and the two reports can be combined).
+    Compute or ``persist`` it once and reuse the result.
 
     Examples
     --------
@@ -256,32 +285,42 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
     [(4, 1), (4, 1)]
     """
     check_is_fitted(mechanism, "channel_")
-    root = check_seed_sequence(random_state)
-    if _is_dask_collection(partitions):
-        return _map_dask(partitions, mechanism, root.spawn(partitions.npartitions))
-    partitions = list(partitions)
-    seeds = root.spawn(len(partitions))
+    template = _partition_template(mechanism)
+    dask = _is_dask_collection(partitions)
+    if not dask:
+        partitions = list(partitions)
+    n = partitions.npartitions if dask else len(partitions)
+    if is_fresh(random_state):
+        if random_state is None and is_secure(getattr(mechanism, "random_state", None)):
+            random_state = "secure"
+        if is_secure(random_state):
+            check_secure_available()
+        seeds = [random_state] * n
+    else:
+        seeds = check_seed_sequence(random_state).spawn(n)
+    if dask:
+        return _map_dask(partitions, template, seeds)
     return [
-        _privatize_partition(part, mechanism, seed)
+        _privatize_partition(part, template, seed)
         for part, seed in zip(partitions, seeds, strict=True)
     ]
 
 
-def _map_dask(ddf, mechanism, seeds):
+def _map_dask(ddf, template, seeds):
     import pandas as pd
+
+    names = template.get_feature_names_out()
 
     def run(frame, partition_info=None):
         number = partition_info["number"] if partition_info else 0
-        out = _privatize_partition(frame, mechanism, seeds[number])
+        out = _privatize_partition(frame, template, seeds[number])
         if isinstance(out, pd.DataFrame):
             out = out.copy()
             out.attrs = {}
             return out
-        names = mechanism.get_feature_names_out()
         return pd.DataFrame(np.asarray(out), columns=names, index=frame.index)
 
-    names = mechanism.get_feature_names_out()
-    meta = _dask_meta(mechanism, names)
+    meta = _dask_meta(template, names)
     return ddf.map_partitions(run, meta=meta)
 
 

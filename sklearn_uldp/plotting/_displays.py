@@ -6,7 +6,12 @@ matplotlib is imported only when something is plotted (the ``plot`` extra).
 import numpy as np
 import pandas as pd
 
-__all__ = ["PrivacyUtilityDisplay", "DistributionDisplay", "GridHeatmapDisplay"]
+__all__ = [
+    "PrivacyUtilityDisplay",
+    "DistributionDisplay",
+    "ErrorBarDisplay",
+    "GridHeatmapDisplay",
+]
 
 _SENSITIVE_COLOR = "tab:red"
 
@@ -337,6 +342,176 @@ class DistributionDisplay:
         return cls(
             categories, np.asarray(p_est, dtype=float), true=p_true, sensitive=sensitive
         ).plot(ax=ax)
+
+
+class ErrorBarDisplay:
+    """Estimated distribution with confidence intervals, one row per category.
+
+    Points are the estimates, horizontal bars their intervals (from
+    :meth:`~sklearn_uldp.estimators.DistributionEstimator.confidence_intervals`);
+    the true distribution, when known, is drawn as open diamonds, and
+    sensitive categories have red labels and markers.
+
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+    estimated : array-like of shape (k,)
+    intervals : array-like of shape (k, 2)
+        Lower and upper bounds.
+    true : array-like of shape (k,) or None, default=None
+    sensitive : array-like of bool of shape (k,) or None, default=None
+    interval_label : str, default="95% interval"
+
+    Attributes
+    ----------
+    ax_, figure_
+    errorbar_ : ErrorbarContainer
+        The estimates and their intervals.
+    true_points_ : Line2D or None
+    coverage_ : float or None
+        Share of the intervals that contain the true value, when it is given.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_uldp.plotting import ErrorBarDisplay
+    >>> disp = ErrorBarDisplay.from_intervals(
+    ...     [0.5, 0.3, 0.2], [[0.45, 0.55], [0.26, 0.34], [0.1, 0.3]],
+    ...     categories=["a", "b", "c"], true=[0.52, 0.27, 0.21])
+    >>> disp.coverage_
+    1.0
+    """
+
+    def __init__(self, categories, estimated, intervals, *, true=None,
+                 sensitive=None, interval_label="95% interval"):
+        self.categories = categories
+        self.estimated = estimated
+        self.intervals = intervals
+        self.true = true
+        self.sensitive = sensitive
+        self.interval_label = interval_label
+
+    def plot(self, ax=None, *, sort=False):
+        """Draw the estimates and their intervals.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+        sort : bool, default=False
+            Order the rows by estimate (largest on top) instead of by
+            category.
+
+        Returns
+        -------
+        display : ErrorBarDisplay
+        """
+        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)],
+                          dtype=object)
+        k = cats.size
+        est = np.asarray(self.estimated, dtype=float)
+        ci = np.asarray(self.intervals, dtype=float)
+        if est.shape != (k,) or ci.shape != (k, 2):
+            raise ValueError(
+                f"estimated must have shape ({k},) and intervals ({k}, 2), one "
+                f"row per category; got {est.shape} and {ci.shape}.")
+        mask = _sensitive_or_none(self.sensitive, k)
+        true = None if self.true is None else np.asarray(self.true, dtype=float)
+        if true is not None and true.shape != (k,):
+            raise ValueError(f"true must have one value per category ({k}).")
+        order = np.argsort(est, kind="stable") if sort else np.arange(k)[::-1]
+        ax, fig = _axes(ax, figsize=(6, max(3, 0.28 * k)))
+        y = np.arange(k)
+        e, lo, hi = est[order], ci[order, 0], ci[order, 1]
+        xerr = np.vstack([np.clip(e - lo, 0, None), np.clip(hi - e, 0, None)])
+        self.errorbar_ = ax.errorbar(e, y, xerr=xerr, fmt="o", color="tab:blue",
+                                     ecolor="tab:blue", capsize=2, markersize=4,
+                                     label=self.interval_label)
+        self.true_points_ = None
+        self.coverage_ = None
+        if true is not None:
+            (self.true_points_,) = ax.plot(true[order], y, "D", mfc="none",
+                                           color="k", markersize=5, label="true")
+            self.coverage_ = float(np.mean((ci[:, 0] <= true) & (true <= ci[:, 1])))
+        ax.set_yticks(y)
+        ax.set_yticklabels(cats[order])
+        for tick, s in zip(ax.get_yticklabels(), mask[order], strict=False):
+            if s:
+                tick.set_color(_SENSITIVE_COLOR)
+        if mask.any():
+            ax.plot(e[mask[order]], y[mask[order]], "o", color=_SENSITIVE_COLOR,
+                    markersize=4, label="sensitive")
+        ax.axvline(0, color="k", linewidth=0.5)
+        ax.set_xlabel("probability")
+        ax.legend(fontsize="small", loc="lower right")
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+    @classmethod
+    def from_estimator(cls, estimator, X=None, *, p_true=None, alpha=0.05,
+                       method="auto", simultaneous=False, sensitive="auto",
+                       sort=False, ax=None):
+        """Plot a fitted estimator's estimate with its confidence intervals.
+
+        Parameters
+        ----------
+        estimator : fitted DistributionEstimator or Pipeline ending with one
+        X : array-like of true values, default=None
+            The true data (simulations); its distribution is drawn alongside.
+        p_true : array-like of shape (k,), default=None
+            The true distribution, instead of ``X``.
+        alpha, method, simultaneous
+            Passed to ``estimator.confidence_intervals``.
+        sensitive : "auto", array-like of bool or None, default="auto"
+            ``"auto"`` marks the channel's sensitive categories (none for an
+            LDP mechanism).
+        sort : bool, default=False
+        ax : matplotlib Axes, default=None
+
+        Returns
+        -------
+        display : ErrorBarDisplay
+        """
+        from ..model_selection._search import _final_estimator, true_distribution
+
+        est = _final_estimator(estimator)
+        cats = est.categories_
+        if isinstance(sensitive, str) and sensitive == "auto":
+            mask = np.asarray(est.channel_.sensitive_mask)[:len(cats)]
+            sensitive = None if mask.all() else mask
+        if X is not None:
+            p_true = true_distribution(X, cats)
+        ci = est.confidence_intervals(alpha, method=method, simultaneous=simultaneous)
+        label = (f"{100 * (1 - alpha):g}% "
+                 f"{'simultaneous ' if simultaneous else ''}interval")
+        return cls(cats, est.distribution_, ci, true=p_true, sensitive=sensitive,
+                   interval_label=label).plot(ax=ax, sort=sort)
+
+    @classmethod
+    def from_intervals(cls, estimated, intervals, *, categories=None, true=None,
+                       sensitive=None, sort=False, ax=None):
+        """Plot estimates and intervals computed elsewhere.
+
+        Parameters
+        ----------
+        estimated : array-like of shape (k,) or Series
+            A Series gives the categories through its index.
+        intervals : array-like of shape (k, 2)
+        categories : array-like of shape (k,), default=None
+        true : array-like of shape (k,), default=None
+        sensitive : array-like of bool of shape (k,), default=None
+        sort : bool, default=False
+        ax : matplotlib Axes, default=None
+
+        Returns
+        -------
+        display : ErrorBarDisplay
+        """
+        if categories is None:
+            categories = (estimated.index if isinstance(estimated, pd.Series)
+                          else np.arange(len(estimated)))
+        return cls(categories, np.asarray(estimated, dtype=float), intervals,
+                   true=true, sensitive=sensitive).plot(ax=ax, sort=sort)
 
 
 class GridHeatmapDisplay:

@@ -1,10 +1,12 @@
 """Verification of privacy guarantees on exact channels.
 
 Checks epsilon-LDP, (X_S, Y_P, epsilon)-ULDP and (X_S, epsilon)-OSLDP
-pointwise on a mechanism's exact channel matrix (SPEC 1), returning the worst
-log-ratio found and the invertible outputs.
+pointwise on a mechanism's exact channel matrix, returning the worst
+log-ratio found and the invertible outputs; audits a sampler empirically
+(:func:`audit_mechanism`, a statistical lower bound on its realized epsilon).
 """
 
+from ._audit import AuditResult, audit_mechanism
 from ._budget import BudgetAccountant
 from ._checks import (
     PrivacyCheck,
@@ -26,6 +28,8 @@ from ._context_aware import (
 )
 
 __all__ = [
+    "audit_mechanism",
+    "AuditResult",
     "PrivacyCheck",
     "as_channel_matrix",
     "check_ldp",

@@ -70,12 +70,22 @@ class PrivacyCheck:
         return bool(self.satisfied)
 
 
-def as_channel_matrix(obj):
+def as_channel_matrix(obj, *, realized=True):
     """Return the (k, n_outputs) channel matrix of a mechanism, channel or array.
+
+    For a mechanism or channel this is the channel its sampler *realizes*
+    (:meth:`Channel.realized_matrix
+    <sklearn_uldp.mechanisms.Channel.realized_matrix>`): float64 uniforms
+    realize each probability on a 2**-53 grid, so a probability within
+    2**-53 of 1 is exactly 1 (e.g. a k-RR that keeps every value), and the
+    checks must see that, not the formula.
 
     Parameters
     ----------
     obj : fitted mechanism, Channel or array-like of shape (k, n_outputs)
+    realized : bool, default=True
+        False for the nominal matrix (:meth:`Channel.matrix
+        <sklearn_uldp.mechanisms.Channel.matrix>`) instead.
 
     Returns
     -------
@@ -91,7 +101,9 @@ def as_channel_matrix(obj):
     """
     if hasattr(obj, "channel_"):
         obj = obj.channel_
-    if hasattr(obj, "matrix") and callable(obj.matrix):
+    if realized and callable(getattr(obj, "realized_matrix", None)):
+        Q = obj.realized_matrix()
+    elif hasattr(obj, "matrix") and callable(obj.matrix):
         Q = obj.matrix()
     else:
         Q = np.asarray(obj, dtype=float)
@@ -174,6 +186,9 @@ def _within(worst, epsilon):
 def check_ldp(mechanism, epsilon=None):
     """Check epsilon-LDP: Q(y|x) <= e^eps Q(y|x') for all x, x', y.
 
+    A mechanism or channel is checked on the probabilities its sampler
+    really uses (:func:`as_channel_matrix`).
+
     Parameters
     ----------
     mechanism : fitted mechanism, Channel or array-like of shape (k, n_outputs)
@@ -207,6 +222,9 @@ def check_ldp(mechanism, epsilon=None):
 
 def check_uldp(mechanism, sensitive=None, epsilon=None, *, protected=None):
     """Check (X_S, Y_P, epsilon)-ULDP (Murakami & Kawamoto, Def. 2).
+
+    A mechanism or channel is checked on the probabilities its sampler
+    really uses (:func:`as_channel_matrix`).
 
     1. every invertible output (outside Y_P) has exactly one input with
        positive probability, and that input is non-sensitive;

@@ -475,3 +475,59 @@ def _grown(array, used, need):
     out = np.empty(size, dtype=dtype)
     out[:used] = array[:used]
     return out
+
+
+def randomized_response_move_counts(k, keep_prob):
+    """Exact channel realized by :func:`randomized_response_codes`, in grid points.
+
+    The sampler draws U = j 2**-53 (j uniform in [0, 2**53)), keeps the code
+    iff U < keep_prob, and otherwise maps U to a move t in 0..k-2 by float64
+    arithmetic. That map is non-decreasing in j, so the first j of each t is
+    found by a binary search replaying the sampler's own operations: the
+    counts are exact, not a bound.
+
+    Parameters
+    ----------
+    k : int
+        Number of categories (>= 2).
+    keep_prob : float in (0, 1)
+
+    Returns
+    -------
+    kept : int
+        Grid points for which the code is kept (P(keep) = kept 2**-53).
+    moves : ndarray of int64 of shape (k - 1,)
+        Grid points mapped to each move t (the t-th other code in order).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._sampling import randomized_response_move_counts
+    >>> kept, moves = randomized_response_move_counts(3, 0.5)
+    >>> kept == 2**52, moves.tolist() == [2**51, 2**51]
+    (True, True)
+    """
+    total = 1 << 53
+    kept = min(total, int(np.ceil(np.ldexp(float(keep_prob), 53))))
+    if k < 2 or kept >= total:
+        return kept, np.zeros(max(k - 1, 0), dtype=np.int64)
+    scale = (k - 1) / (1.0 - keep_prob)
+    clip = keep_prob * scale >= 2.0**62
+
+    def move_of(j):
+        u = j.astype(np.float64) * 2.0**-53  # exact: j < 2**53
+        u -= keep_prob
+        u *= scale
+        if clip:
+            np.maximum(u, -1.0, out=u)
+        return np.minimum(u.astype(np.intp), k - 2)
+
+    targets = np.arange(1, k - 1, dtype=np.int64)
+    lo = np.full(targets.size, kept, dtype=np.int64)
+    hi = np.full(targets.size, total, dtype=np.int64)
+    while (lo < hi).any():  # at most 54 rounds
+        mid = (lo + hi) // 2
+        above = move_of(np.minimum(mid, total - 1)) >= targets
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, np.minimum(mid + 1, hi))
+    first = np.concatenate([[kept], lo, [total]])
+    return kept, np.diff(first)

@@ -15,6 +15,12 @@ __all__ = [
     "check_theta",
     "check_categories",
     "check_sensitive",
+    "check_sensitive_mask",
+    "check_channel_categories",
+    "check_realizable",
+    "realized_probability",
+    "UNIFORM_RESOLUTION",
+    "EPSILON_RTOL",
     "is_missing",
     "encode_labels",
 ]
@@ -86,9 +92,12 @@ def check_epsilon(epsilon, name="epsilon", *, allow_inf=False):
 def check_theta(theta, name="theta"):
     """Validate a RAPPOR keep-probability ``theta`` in the open interval (0, 1)."""
     if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
-        raise TypeError(f"{name} must be a float in (0, 1) or None, got {theta!r}.")
+        raise TypeError(
+            f"{name} must be a real number in (0, 1), got {theta!r} of type "
+            f"{type(theta).__name__}. Pass e.g. theta=0.5 (OUE)."
+        )
     theta = float(theta)
-    if not (0.0 < theta < 1.0):
+    if not (0.0 < theta < 1.0):  # also False for NaN
         raise ValueError(
             f"{name} must lie strictly between 0 and 1, got {theta}. It is the "
             "probability that the bit of the true category is reported as 1; "
@@ -260,3 +269,209 @@ def check_sensitive(sensitive, categories, *, name="sensitive"):
             "data is really intended."
         )
     return mask
+
+
+def check_channel_categories(categories):
+    """Validate the domain of a channel; keep a numpy array as it is.
+
+    The rules of :func:`check_categories` (non-empty, one-dimensional, at least
+    two values, no duplicates, a missing-value marker counted once). A list
+    (e.g. from a JSON spec) becomes an array as by :func:`as_label_array`, so
+    that ``["a", 1]`` is not coerced to strings; a numpy array (the fitted
+    ``categories_`` of a mechanism) keeps its dtype.
+    """
+    if isinstance(categories, np.ndarray) and categories.ndim == 1:
+        check_categories(categories)
+        return categories
+    return check_categories(categories)
+
+
+def check_sensitive_mask(sensitive, n_categories, *, name="sensitive"):
+    """Validate a boolean mask of sensitive categories, as a spec holds it.
+
+    Parameters
+    ----------
+    sensitive : array-like of bool of shape (k,)
+        True for a sensitive category. Numbers, strings or labels are refused
+        (a spec stores the mask, not the values).
+    n_categories : int
+        k, the size of the domain.
+    name : str, default="sensitive"
+
+    Returns
+    -------
+    mask : ndarray of bool of shape (k,)
+
+    Raises
+    ------
+    TypeError
+        If an entry is not a boolean.
+    ValueError
+        If the mask has the wrong length or marks no category sensitive.
+    """
+    if isinstance(sensitive, (str, bytes)) or np.ndim(sensitive) != 1:
+        raise ValueError(
+            f"{name} must be a one-dimensional boolean mask over the "
+            f"{n_categories} categories, got {sensitive!r:.80}."
+        )
+    arr = np.asarray(sensitive)
+    if arr.dtype != bool:
+        values = np.asarray(sensitive, dtype=object)
+        bad = [v for v in values.tolist() if not isinstance(v, (bool, np.bool_))]
+        if bad:
+            raise TypeError(
+                f"{name} must hold booleans (true/false), one per category; got "
+                f"{bad[:5]!r}. A spec stores the mask, aligned with categories."
+            )
+        arr = values.astype(bool)
+    if arr.shape != (n_categories,):
+        raise ValueError(
+            f"{name} must have one entry per category ({n_categories}), got "
+            f"{arr.shape[0]}. Align the mask with categories."
+        )
+    if not arr.any():
+        raise ValueError(
+            f"{name} marks no category sensitive: with no sensitive category a "
+            "utility-optimized mechanism releases every value unchanged. Mark at "
+            "least one category sensitive (use the identity channel, NonPrivate, "
+            "if releasing raw data is really intended)."
+        )
+    return arr.copy()
+
+
+# ---------------------------------------------------------------------------
+# Floating-point realizability of a channel.
+# ---------------------------------------------------------------------------
+#: Resolution of the uniforms the samplers compare probabilities with:
+#: ``Generator.random()`` returns multiples of 2**-53, so ``U < p`` happens
+#: with probability ``ceil(p 2**53) 2**-53``, not p.
+UNIFORM_RESOLUTION = 2.0**-53
+#: Largest relative excess of a channel's realized privacy loss over its
+#: nominal epsilon (floating-point rounding of the probabilities it samples).
+EPSILON_RTOL = 1e-6
+# How far a sampled probability may be from its nominal value: one grid step
+# for a comparison ``U < p``, a few for the bins of a uniform choice (k-RR),
+# and one more for the rounding of the formula itself.
+_PROBABILITY_ERROR = 4 * UNIFORM_RESOLUTION
+# A likelihood ratio involves at most four sampled probabilities (two bits of
+# a RAPPOR report, each from the two inputs).
+_RATIO_TERMS = 4
+
+
+def realized_probability(p):
+    """Probability that a 53-bit uniform ``U`` satisfies ``U < p``.
+
+    ``numpy.random.Generator.random`` returns ``j 2**-53`` for a uniform
+    integer j, so the event ``U < p`` has probability ``ceil(p 2**53) 2**-53``:
+    a p within 2**-53 of 1 is realized as exactly 1 (the value is always
+    kept), a positive p below 2**-53 as 2**-53.
+
+    Parameters
+    ----------
+    p : float or array-like of float in [0, 1]
+
+    Returns
+    -------
+    realized : float or ndarray
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import realized_probability
+    >>> realized_probability(0.25), realized_probability(1 - 2.0**-60)
+    (0.25, 1.0)
+    """
+    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+    out = np.ldexp(np.ceil(np.ldexp(p, 53)), -53)
+    return float(out) if out.ndim == 0 else out
+
+
+def _realizable(epsilon, probabilities):
+    p = np.asarray(probabilities, dtype=float)
+    if not np.isfinite(p).all():
+        return False, float("nan")
+    p_min = float(p.min())
+    excess = np.inf if p_min <= 0 else _RATIO_TERMS * _PROBABILITY_ERROR / p_min
+    return bool(excess <= EPSILON_RTOL * epsilon), p_min
+
+
+def usable_epsilon_range(probabilities_at):
+    """The interval of budgets for which :func:`check_realizable` passes.
+
+    Parameters
+    ----------
+    probabilities_at : callable
+        ``probabilities_at(epsilon)`` -> the probabilities the sampler draws
+        with at that budget (as in :func:`check_realizable`).
+
+    Returns
+    -------
+    (low, high) : tuple of float, or None if no budget is usable.
+    """
+    grid = np.geomspace(1e-14, 1e4, 361)
+    ok = np.array([_realizable(e, probabilities_at(e))[0] for e in grid])
+    if not ok.any():
+        return None
+    first, last = np.flatnonzero(ok)[[0, -1]]
+
+    def edge(good, bad):
+        for _ in range(60):  # bisection on a log scale
+            mid = math.sqrt(good * bad)
+            if _realizable(mid, probabilities_at(mid))[0]:
+                good = mid
+            else:
+                bad = mid
+        return good
+
+    low = grid[first] if first == 0 else edge(grid[first], grid[first - 1])
+    high = grid[last] if last == grid.size - 1 else edge(grid[last], grid[last + 1])
+    return float(low), float(high)
+
+
+def check_realizable(epsilon, probabilities_at, *, what):
+    """Refuse a budget whose sampled channel would not keep its epsilon.
+
+    The samplers draw float64 uniforms on a 2**-53 grid, so every probability
+    p they use is realized up to a few grid steps. A ratio of realized
+    probabilities then exceeds the nominal one by at most a relative
+    ``4 * 4 * 2**-53 / p_min``, where p_min is the smallest probability (or
+    complement) the sampler uses. The budget is refused when that excess is
+    more than :data:`EPSILON_RTOL` times epsilon: for a large epsilon some
+    probability is so close to 0 or 1 that it is realized as exactly 0 or 1
+    (e.g. k-RR keeping every value from epsilon ~ 36 on, i.e. releasing raw
+    data), and for a tiny epsilon the rounding is larger than the budget
+    itself (at epsilon = 1e-300 the channel would be NaN or degenerate).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget (finite, > 0).
+    probabilities_at : callable
+        ``probabilities_at(epsilon)`` -> array of every probability the
+        sampler compares a uniform with, and their complements.
+    what : str
+        The channel, for the message (e.g. ``"k-RR with k=3"``).
+
+    Raises
+    ------
+    ValueError
+        Saying which budgets this channel can realize, and why.
+    """
+    ok, p_min = _realizable(epsilon, probabilities_at(epsilon))
+    if ok:
+        return
+    span = usable_epsilon_range(probabilities_at)
+    where = (
+        "no budget is realizable for this channel"
+        if span is None
+        else f"the usable budgets for this channel are {span[0]:.4g} <= epsilon "
+        f"<= {span[1]:.4g}"
+    )
+    raise ValueError(
+        f"epsilon={epsilon!r} cannot be realized by {what}: the smallest "
+        f"probability its sampler uses would be {p_min:.3g}, and float64 "
+        "uniforms (resolution 2**-53) would realize a channel whose privacy "
+        f"loss differs from epsilon by more than {EPSILON_RTOL:g} relative "
+        "(too large a budget makes a probability round to exactly 0 or 1 and "
+        "release raw data; too small a budget is below the rounding). "
+        f"{where[0].upper()}{where[1:]}: pass an epsilon in that range."
+    )

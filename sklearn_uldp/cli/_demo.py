@@ -37,7 +37,7 @@ _PRIVATE = MECHANISM_LABELS[:-1]
 
 
 def _make_mechanism(label, epsilon, categories, sensitive, rng):
-    from .mechanisms import (
+    from ..mechanisms import (
         RAPPOR,
         NonPrivate,
         RandomizedResponse,
@@ -61,7 +61,7 @@ def _make_mechanism(label, epsilon, categories, sensitive, rng):
 
 
 def _make_estimators():
-    from .estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
+    from ..estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 
     return {
         "emp": EmpiricalEstimator(),
@@ -127,17 +127,17 @@ def run_demo(
 
     Examples
     --------
-    >>> from sklearn_uldp._demo import run_demo
+    >>> from sklearn_uldp.cli._demo import run_demo
     >>> results = run_demo(n_users=2000, epsilons=[1.0], random_state=0)
     >>> results.shape
     (5, 3)
     >>> results.columns.tolist()
     ['emp', 'emp+thr', 'EM']
     """
-    from .datasets import make_location_grid
-    from .metrics import total_variation
-    from .utils import spawn_generators
-    from .utils._random import check_seed_sequence
+    from ..datasets import make_location_grid
+    from ..metrics import total_variation
+    from ..utils import spawn_generators
+    from ..utils._random import check_seed_sequence
 
     start = time.perf_counter()
     epsilons = _check_epsilons(epsilons)

@@ -1,0 +1,81 @@
+"""Command line interface: ``sklearn-uldp <command>`` / ``python -m sklearn_uldp``.
+
+Commands, one module each, every one exposing ``register(subparsers)``:
+
+* ``demo`` (:mod:`sklearn_uldp.cli._demo`): the privacy/utility comparison
+  of the ULDP paper on a synthetic location grid;
+* ``privatize`` (client side): a table in, reports and their spec out;
+* ``estimate`` (collector side): reports and spec in, distributions out;
+* ``search``: the privacy/utility search on a column (a simulation).
+
+File handling (chunked readers, atomic writers, the rules that keep inputs
+and existing files safe) is in :mod:`sklearn_uldp.cli._io`.
+"""
+
+import argparse
+import sys
+
+from . import _demo, _estimate, _privatize, _search
+
+__all__ = ["main", "build_parser"]
+
+# Modules that contribute subcommands, in the order shown by --help.
+_COMMAND_MODULES = (_demo, _privatize, _estimate, _search)
+
+
+def build_parser():
+    """Return the top-level argument parser with every subcommand.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> from sklearn_uldp.cli import build_parser
+    >>> build_parser().parse_args(["demo", "--no-plot"]).command
+    'demo'
+    """
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="sklearn-uldp",
+        description="Utility-optimized local differential privacy for categorical data.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for module in _COMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the console script.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    status : int
+        0 on success, 2 on a usage or input error (the message is on stderr).
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, OSError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+            message = f"{exc.strerror}: {exc.filename!r}"
+        print(f"sklearn-uldp {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,348 @@
+"""``sklearn-uldp estimate``: reports and their spec in, distributions out.
+
+The collector side of the workflow: rebuild each column's channel from the
+public spec (validated by :meth:`Channel.from_dict
+<sklearn_uldp.mechanisms.Channel.from_dict>`), read the reports in chunks and
+estimate each column's distribution. The estimate is exactly the one-shot one
+(sufficient statistics add up).
+
+A spec written by ``privatize`` names the reports file it describes (its
+format, row count, columns and SHA-256): ``estimate`` refuses other reports,
+so a spec can never be applied to the wrong output.
+"""
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from ._common import (
+    ESTIMATORS,
+    HelpFormatter,
+    add_common_options,
+    load_json,
+    progress,
+)
+from ._io import (
+    atomic_path,
+    check_csv_output,
+    check_outputs,
+    check_plot_output,
+    file_digest,
+    read_chunks,
+    table_format,
+)
+
+__all__ = ["register"]
+
+
+# --------------------------------------------------------------------- spec
+def _report_names(column, channel, names):
+    """The report columns of ``column``: from the spec, or the default ones."""
+    expected = len(channel.categories) if channel.report_format == "bits" else 1
+    if names is None:
+        if channel.report_format == "bits":
+            return [f"{column}_{cat}" for cat in channel.categories]
+        return [column]
+    if (
+        not isinstance(names, list)
+        or len(names) != expected
+        or not all(isinstance(n, str) for n in names)
+    ):
+        raise ValueError(
+            f"The spec's report_columns of {column!r} must be a list of {expected} "
+            f"column name(s), one per {'category' if expected > 1 else 'report'}; "
+            f"got {names!r}. The spec file is damaged: write it again with "
+            "'sklearn-uldp privatize'."
+        )
+    return names
+
+
+def load_specs(path, columns):
+    """Read a spec file.
+
+    Returns
+    -------
+    specs : dict of {str: (Channel, list of str)}
+        Column -> (channel, report column names).
+    binding : dict or None
+        The ``"reports"`` entry of a spec written by ``privatize``.
+    """
+    from ..mechanisms import Channel
+
+    spec = load_json(path, "Spec")
+    if not isinstance(spec, dict):
+        raise ValueError(f"Spec file {str(path)!r} must hold a JSON object.")
+    if "mechanism" in spec:  # one channel, as written by Channel.to_json()
+        if not columns or len(columns) != 1:
+            raise ValueError(
+                "This spec describes one mechanism: name its report column with "
+                "--columns NAME."
+            )
+        entries = {columns[0]: (spec, None)}
+    elif isinstance(spec.get("columns"), dict) and spec["columns"]:
+        names = spec.get("report_columns", {})
+        if not isinstance(names, dict):
+            raise ValueError(
+                f"The spec's report_columns must be an object {{column: [names]}}; "
+                f"got {names!r}."
+            )
+        entries = {c: (s, names.get(c)) for c, s in spec["columns"].items()}
+        if columns:
+            absent = [c for c in columns if c not in entries]
+            if absent:
+                raise ValueError(
+                    f"Columns {absent} are not in the spec (it has {sorted(entries)})."
+                )
+            entries = {c: entries[c] for c in columns}
+    else:
+        raise ValueError(
+            f"Spec file {str(path)!r} is neither a channel spec (with 'mechanism') "
+            "nor a privatize spec (with a non-empty 'columns')."
+        )
+    out = {}
+    for c, (s, names) in entries.items():
+        if not isinstance(s, dict):
+            raise ValueError(
+                f"Invalid spec for column {c!r}: expected a JSON object, got {s!r}."
+            )
+        try:
+            channel = Channel.from_dict(s)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise ValueError(f"Invalid spec for column {c!r}: {exc}") from None
+        out[c] = (channel, _report_names(c, channel, names))
+    return out, spec.get("reports")
+
+
+def check_binding(binding, reports, spec_path):
+    """Refuse reports that are not the file the spec was written for."""
+    if binding is None:
+        return
+    if not (
+        isinstance(binding, dict)
+        and isinstance(binding.get("sha256"), str)
+        and isinstance(binding.get("n_rows"), int)
+        and isinstance(binding.get("file"), str)
+    ):
+        raise ValueError(
+            f"The 'reports' entry of spec {str(spec_path)!r} is damaged (it needs "
+            f"'file', 'n_rows' and 'sha256'); got {binding!r}."
+        )
+    name = os.path.basename(os.fspath(reports))
+    if not os.path.isfile(reports) or file_digest(reports) == binding["sha256"]:
+        return
+    if name == binding["file"]:
+        raise ValueError(
+            f"The reports file {str(reports)!r} changed after privatize wrote spec "
+            f"{str(spec_path)!r} for it (its SHA-256 differs: altered, truncated or "
+            "written again without this spec). Give the spec written with these "
+            "reports, or pass --skip-report-check if you converted the file yourself."
+        )
+    raise ValueError(
+        f"Spec {str(spec_path)!r} was written for the reports file "
+        f"{binding['file']!r} ({binding['n_rows']} rows, format "
+        f"{binding.get('format')}), and {name!r} is not that file (its SHA-256 "
+        "differs: another output, or an altered or truncated copy). Give the "
+        f"spec written with {name!r} (privatize names it {name}.spec.json), "
+        "or pass --skip-report-check if you converted the file yourself."
+    )
+
+
+# ------------------------------------------------------------------ reports
+def _bits(frame, names):
+    block = frame[names]
+    ok = block.isin(("0", "1"))
+    if not ok.to_numpy().all():
+        bad_col = names[int(np.argmin(ok.all().to_numpy()))]
+        values = block[bad_col][~ok[bad_col]]
+        shown = ["(empty)" if v is None else v for v in values.unique()[:5].tolist()]
+        raise ValueError(
+            f"Report column {bad_col!r} holds {shown}; bit-vector reports are 0 "
+            "or 1. These reports do "
+            "not come from the spec's mechanism, or were altered."
+        )
+    return (block.to_numpy() == "1").astype(np.uint8)
+
+
+def _codes(frame, name, channel):
+    lookup = {str(cat): cat for cat in channel.categories.tolist()}
+    col = frame[name]
+    if col.isna().any():
+        raise ValueError(
+            f"Report column {name!r} has empty values; every report is a "
+            "category of the spec."
+        )
+    unknown = ~col.isin(lookup.keys())
+    if unknown.any():
+        raise ValueError(
+            f"Report column {name!r} holds values {col[unknown].unique()[:5].tolist()} "
+            f"that are not outputs of the spec's {type(channel).__name__} "
+            f"(categories {list(lookup)[:10]}); these reports do not come from this "
+            "spec."
+        )
+    return col.map(lookup).to_numpy(dtype=object)
+
+
+def _as_reports(frame, channel, names):
+    if channel.report_format == "bits":
+        return _bits(frame, names)
+    return _codes(frame, names[0], channel)
+
+
+def _make_estimator(name, channel, report_store="memory"):
+    from ..estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
+
+    if name == "emp":
+        return EmpiricalEstimator(mechanism=channel)
+    if name == "emp-simplex":
+        return EmpiricalEstimator(projection="simplex", mechanism=channel)
+    if name == "thr":
+        return ThresholdEstimator(mechanism=channel)
+    return EMEstimator(report_store=report_store, mechanism=channel)
+
+
+# ------------------------------------------------------------------ command
+def _cmd_estimate(args):
+    check_outputs(
+        {"distribution file": args.output, "plot": args.plot},
+        {"reports file": args.reports, "spec file": args.spec},
+        args.overwrite,
+    )
+    check_csv_output(args.output, "distribution file")
+    check_plot_output(args.plot)
+    table_format(args.reports, "reports file")
+    specs, binding = load_specs(args.spec, args.columns)
+    if not args.skip_report_check:
+        check_binding(binding, args.reports, args.spec)
+    estimators = {
+        c: _make_estimator(args.estimator, ch, args.report_store)
+        for c, (ch, _) in specs.items()
+    }
+    names = [n for _, cols in specs.values() for n in cols]
+    n = 0
+    chunks = read_chunks(args.reports, names, args.chunksize, dtype=str)
+    for chunk in progress(chunks, not args.no_progress, "estimate"):
+        if len(chunk) == 0:
+            continue
+        for c, (channel, cols) in specs.items():
+            estimators[c].partial_fit(_as_reports(chunk, channel, cols))
+        n += len(chunk)
+    if n == 0:
+        raise ValueError(f"Reports file {str(args.reports)!r} has no rows.")
+    rows = []
+    for c, est in estimators.items():
+        mask = est.channel_.sensitive_mask
+        cats = est.categories_.tolist()
+        for cat, p, s in zip(cats, est.distribution_, mask, strict=False):
+            rows.append(
+                {"column": c, "category": cat, "estimate": float(p), "sensitive": bool(s)}
+            )
+    with atomic_path(args.output) as tmp:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+    k = len(estimators)
+    print(
+        f"estimated {k} distribution{'s' if k != 1 else ''} from {n} reports -> "
+        f"{args.output}"
+    )
+    if args.plot:
+        _plot_estimates(estimators, args.plot)
+        print(f"plot -> {args.plot}")
+    return 0
+
+
+def _plot_estimates(estimators, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..plotting import DistributionDisplay
+
+    fig, axes = plt.subplots(
+        len(estimators), 1, figsize=(8, 3 * len(estimators)), squeeze=False
+    )
+    for ax, (c, est) in zip(axes[:, 0], estimators.items(), strict=False):
+        DistributionDisplay.from_estimator(est, ax=ax)
+        ax.set_title(c)
+    fig.tight_layout()
+    ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=ext)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------- register
+def register(subparsers):
+    """Add the ``estimate`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From :meth:`argparse.ArgumentParser.add_subparsers`.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from sklearn_uldp.cli._estimate import register
+    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
+    >>> register(parser.add_subparsers(dest="command")).prog
+    'sklearn-uldp estimate'
+    """
+    e = subparsers.add_parser(
+        "estimate",
+        formatter_class=HelpFormatter,
+        help="estimate distributions from reports and a spec (collector side)",
+        description=(
+            "Estimate the distribution of the true values of each column from the "
+            "reports and the public spec written by 'privatize' (or one channel "
+            "spec from Channel.to_json() with --columns NAME). Writes a CSV with "
+            "columns column, category, estimate, sensitive. A spec written by "
+            "'privatize' is only accepted with the reports file it was written for."
+        ),
+    )
+    e.add_argument("reports", help="reports file (.csv, or .parquet with pyarrow)")
+    e.add_argument(
+        "--spec",
+        required=True,
+        metavar="JSON",
+        help="the spec file (privatize writes REPORTS.spec.json)",
+    )
+    e.add_argument(
+        "-o", "--output", required=True, metavar="CSV", help="distribution CSV to write"
+    )
+    e.add_argument(
+        "--columns",
+        nargs="+",
+        metavar="COL",
+        help="only these columns (default: all in the spec)",
+    )
+    e.add_argument(
+        "--estimator",
+        choices=ESTIMATORS,
+        default="emp-simplex",
+        help="emp: unbiased; emp-simplex: projected on the simplex; "
+        "thr: significance threshold; em: maximum likelihood",
+    )
+    e.add_argument(
+        "--report-store",
+        default="memory",
+        metavar="{memory,disk,DIR}",
+        help="where --estimator em keeps bit-vector reports (RAPPOR, OUE, uRAP, "
+        "uBD), whose likelihood needs each one: memory (default), disk (the system's "
+        "temporary directory) or an existing directory DIR. On disk, memory "
+        "does not grow with the number of reports.",
+    )
+    e.add_argument("--plot", metavar="PNG", help="also plot the estimates (matplotlib)")
+    e.add_argument(
+        "--skip-report-check",
+        action="store_true",
+        help="accept reports whose content differs from the file the spec was "
+        "written for (only for a file you converted or re-encoded yourself)",
+    )
+    add_common_options(e)
+    e.set_defaults(func=_cmd_estimate)
+    return e

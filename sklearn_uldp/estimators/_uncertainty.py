@@ -1,0 +1,186 @@
+"""Standard errors and confidence intervals of distribution estimates.
+
+Two sources of uncertainty, documented in the user guide ("Error bars and
+tests"):
+
+* **linear**: the empirical estimator p_hat = a f + b is linear in observed
+  frequencies, so its variance is known exactly,
+  ``Var[p_hat(x)] = a(x)^2 Var[f(x)]`` (``Channel.estimator_variance``); it
+  is evaluated at a plug-in distribution (the estimate projected onto the
+  simplex) and gives normal (Wald) intervals;
+* **bootstrap**: for the non-linear estimates (threshold, projections, EM,
+  personalized), a *parametric* bootstrap: new sufficient statistics are
+  simulated from the fitted distribution through the channel, the estimator
+  is refitted on each, and the spread of the refits gives standard errors
+  and percentile intervals. It accounts for the non-negativity and the
+  boundary (categories estimated at zero), which Fisher information does
+  not.
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from scipy.stats import norm
+from sklearn.base import clone
+
+from ..utils._random import check_random_generator
+from ._projection import project_to_simplex
+
+__all__ = ["simulate_statistics", "linear_standard_errors"]
+
+
+def simulate_statistics(channel, p, n, random_state=None, *, size=None,
+                        keep_reports=False):
+    """Sufficient statistics of ``n`` simulated reports of users drawn from ``p``.
+
+    For one-symbol reports the histogram of outputs is drawn directly (it is
+    multinomial with the channel's output distribution ``forward(p)``), which
+    costs O(outputs) however large ``n`` is; bit-vector reports are
+    privatized user by user with the channel's sampler.
+
+    Parameters
+    ----------
+    channel : Channel
+    p : array-like of shape (k,)
+        Distribution of the true values over ``channel.categories``.
+    n : int
+        Number of reports.
+    random_state : None, int or Generator, default=None
+        The simulation's randomness (not privacy noise for real users).
+    size : int or None, default=None
+        Number of independent datasets; ``None`` returns one statistics
+        object, an int a list of them.
+    keep_reports : bool, default=False
+        Keep what the exact likelihood of bit-vector reports needs (EM).
+
+    Returns
+    -------
+    stats : ReportStatistics or list of ReportStatistics
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.estimators import simulate_statistics
+    >>> channel = RandomizedResponse(1.0, categories=[0, 1, 2]).fit().channel_
+    >>> stats = simulate_statistics(channel, [0.5, 0.3, 0.2], 1000, random_state=0)
+    >>> stats.n, int(stats.counts.sum())
+    (1000, 1000)
+    """
+    from ..mechanisms._channel import ReportStatistics
+
+    rng = check_random_generator(random_state)
+    p = _as_distribution(p, channel.n_categories)
+    n = int(n)
+    reps = 1 if size is None else int(size)
+    if channel.report_format == "categorical":
+        m = np.clip(np.asarray(channel.forward(p), dtype=float), 0.0, None)
+        m /= m.sum()
+        hists = rng.multinomial(n, m, size=reps)
+        out = [ReportStatistics(channel, n, h.astype(np.int64)) for h in hists]
+    else:
+        out = []
+        for _ in range(reps):
+            codes = np.repeat(np.arange(channel.n_categories),
+                              rng.multinomial(n, p))
+            reports = channel.sample(codes, rng)
+            out.append(channel.statistics(channel.encode_reports(reports),
+                                          keep_reports=keep_reports))
+    return out[0] if size is None else out
+
+
+def linear_standard_errors(channel, stats, p=None):
+    """Standard errors of the channel's unbiased (linear) estimate.
+
+    ``sqrt(Var[p_hat(x)])`` with the exact variance of the linear estimator
+    (``Channel.estimator_variance``) evaluated at ``p``; by default the
+    plug-in, the unbiased estimate projected onto the simplex.
+
+    Parameters
+    ----------
+    channel : Channel
+    stats : ReportStatistics
+    p : array-like of shape (k,) or None, default=None
+
+    Returns
+    -------
+    se : ndarray of shape (k,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.estimators import linear_standard_errors
+    >>> channel = RandomizedResponse(1.0, categories=[0, 1, 2]).fit().channel_
+    >>> stats = channel.statistics(np.array([0] * 500 + [1] * 300 + [2] * 200))
+    >>> linear_standard_errors(channel, stats).round(3).tolist()
+    [0.043, 0.04, 0.035]
+    """
+    if p is None:
+        p = project_to_simplex(channel.unbiased_estimate(stats))
+    var = np.asarray(channel.estimator_variance(np.asarray(p, float), stats.n),
+                     dtype=float)
+    return np.sqrt(np.clip(var, 0.0, None))
+
+
+def _as_distribution(p, k):
+    p = np.asarray(p, dtype=float)
+    if p.shape != (k,) or not np.isfinite(p).all():
+        raise ValueError(
+            f"Expected a distribution over the channel's {k} categories, got an "
+            f"array of shape {p.shape}.")
+    if np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-9):
+        p = project_to_simplex(p)
+    return p / p.sum()
+
+
+def bootstrap_replicates(estimator, n_resamples, random_state):
+    """Refits of ``estimator`` on statistics simulated from its estimate.
+
+    Returns an array of shape (n_resamples, k).
+    """
+    channel, stats = estimator.channel_, estimator.statistics_
+    p = estimator._simulation_distribution()
+    sims = simulate_statistics(channel, p, stats.n, random_state,
+                               size=n_resamples,
+                               keep_reports=_needs_reports(estimator))
+    template = clone(estimator)
+    template.set_params(mechanism=None)
+    reps = []
+    with warnings.catch_warnings():
+        # a refit that stops early is still a draw of the estimator as used
+        warnings.simplefilter("ignore")
+        for s in sims:
+            reps.append(clone(template).fit_statistics(s).distribution_)
+    return np.asarray(reps)
+
+
+def _needs_reports(estimator):
+    # a wrapper (PersonalizedEstimator) refits through its inner estimator
+    inner = getattr(estimator, "estimator_", None)
+    return bool(getattr(inner, "_needs_reports", estimator._needs_reports))
+
+
+def check_interval_args(alpha, method, simultaneous, n_resamples):
+    if not (isinstance(alpha, float | int) and 0 < alpha < 1):
+        raise ValueError(
+            f"alpha must be a level in (0, 1), such as 0.05 for 95% intervals; "
+            f"got {alpha!r}.")
+    if method not in ("auto", "linear", "normal", "percentile"):
+        raise ValueError(
+            f"method must be 'auto', 'linear', 'normal' or 'percentile'; got "
+            f"{method!r}.")
+    if not isinstance(simultaneous, bool | np.bool_):
+        raise ValueError(f"simultaneous must be True or False; got {simultaneous!r}.")
+    if not isinstance(n_resamples, Integral) or n_resamples < 2:
+        raise ValueError(
+            f"n_resamples must be an integer >= 2 (200 or more for 95% "
+            f"intervals); got {n_resamples!r}.")
+
+
+def normal_interval(center, se, level):
+    """``center -+ z se`` with ``z = Phi^-1(1 - level / 2)``, clipped to [0, 1]."""
+    z = norm.ppf(1.0 - level / 2.0)
+    lo = np.clip(center - z * se, 0.0, 1.0)
+    hi = np.clip(center + z * se, 0.0, 1.0)
+    return np.column_stack([lo, hi])

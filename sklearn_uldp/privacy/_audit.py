@@ -1,0 +1,867 @@
+"""Empirical privacy audit of a mechanism treated as a black box.
+
+The exact checks (:func:`check_ldp`, :func:`check_uldp`, ...) read a
+mechanism's channel matrix: they prove what the *spec* promises. The audit
+samples what the *sampler* really does: for pairs of inputs (x, x') it draws
+many reports of each, and for events E (an output value, a pattern of bits)
+gives a Clopper-Pearson lower bound on ``ln P[E | x] / P[E | x']`` that holds
+simultaneously for every test (Bonferroni). A bound above the claimed budget
+is statistical evidence (at level alpha) that the sampler leaks more than it
+claims; a bound below it is no proof of privacy.
+
+The approach follows the statistical auditing of LDP implementations
+(Arcolezi & Gambs, "Revealing the True Cost of Locally Differentially Private
+Protocols: An Auditing Perspective", PETS 2024; Ding, Wang, Wang, Zhang &
+Kifer, "Detecting Violations of Differential Privacy", CCS 2018).
+"""
+
+import math
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.stats import beta
+
+from ._context_aware import PrivacyMatrix, block_structured
+
+__all__ = ["AuditResult", "audit_mechanism"]
+
+#: Bits whose joint patterns are tested per ordered pair of inputs.
+_PATTERN_BITS = 3
+#: Rows per chunk when the channel classifies reports (bounds the memory of
+#: its (rows, k) likelihood block).
+_CHUNK = 8192
+
+
+@dataclass(frozen=True, repr=False)
+class AuditResult:
+    """Outcome of :func:`audit_mechanism`.
+
+    Attributes
+    ----------
+    epsilon_lower_bound : float
+        The largest lower bound, over the tests with a finite claimed budget
+        (over all tests when none is finite), on the realized privacy loss
+        ``ln P[E | x] / P[E | x']``; never below 0. With probability at least
+        ``1 - alpha`` every bound of :attr:`tests` holds at once.
+    epsilon_claimed : float
+        The largest finite budget claimed for a tested pair (``inf`` when the
+        mechanism claims none, e.g. :class:`~sklearn_uldp.mechanisms.NonPrivate`;
+        NaN when unknown).
+    passed : bool or None
+        True when no test's bound exceeds its claimed budget and no ULDP
+        violation was seen; None when no budget was claimed or given.
+    tests : pandas.DataFrame
+        One row per (ordered pair, event) test: ``x``, ``x_prime``, ``event``,
+        the counts and rates on the test half, the Clopper-Pearson bounds
+        ``p_lower`` (of P[E | x]) and ``p_prime_upper`` (of P[E | x']),
+        ``lower_bound``, ``claimed`` and ``exceeds``.
+    uldp_violations : pandas.DataFrame
+        Sensitive inputs that produced an invertible output: ``x``, ``count``,
+        an ``example`` report and the ``basis`` of the decision.
+    n_samples : int
+        Reports drawn per tested input.
+    alpha : float
+        Family-wise error level of the bounds.
+    notes : list of str
+        What was skipped or presumed, and why.
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.privacy import audit_mechanism
+    >>> mech = RandomizedResponse(epsilon=1.0, categories=[0, 1], random_state=0).fit()
+    >>> result = audit_mechanism(mech, n_samples=20_000, random_state=0)
+    >>> result.passed, 0.5 < result.epsilon_lower_bound <= 1.0
+    (True, True)
+    """
+
+    epsilon_lower_bound: float
+    epsilon_claimed: float
+    passed: object
+    tests: pd.DataFrame
+    uldp_violations: pd.DataFrame
+    n_samples: int
+    alpha: float
+    notes: list = field(default_factory=list)
+
+    def __bool__(self):
+        return bool(self.passed)
+
+    @property
+    def worst(self):
+        """The test row attaining :attr:`epsilon_lower_bound` (None if no test)."""
+        if self.tests.empty:
+            return None
+        finite = self.tests[np.isfinite(self.tests["claimed"])]
+        frame = finite if not finite.empty else self.tests
+        return frame.loc[frame["lower_bound"].idxmax()]
+
+    def summary(self):
+        """A readable multi-line summary.
+
+        Returns
+        -------
+        text : str
+        """
+        verdict = {True: "PASSED", False: "FAILED", None: "NO CLAIM"}[self.passed]
+        lines = [
+            f"Privacy audit: {verdict} (alpha={self.alpha:g}, "
+            f"{self.n_samples} reports per input, {len(self.tests)} tests)",
+            f"  epsilon lower bound {self.epsilon_lower_bound:.4g} "
+            f"vs claimed {self.epsilon_claimed:.4g}"
+            + (" (no privacy claimed)" if self.epsilon_claimed == np.inf else ""),
+        ]
+        worst = self.worst
+        if worst is not None:
+            lines.append(
+                f"  worst test: x={_plain(worst['x'])!r}, "
+                f"x'={_plain(worst['x_prime'])!r}, "
+                f"event {worst['event']}: {worst['count']}/{worst['n']} vs "
+                f"{worst['count_prime']}/{worst['n_prime']}"
+            )
+        exceeding = int(self.tests["exceeds"].sum()) if len(self.tests) else 0
+        if exceeding:
+            lines.append(f"  {exceeding} test(s) exceed their claimed budget")
+        if len(self.uldp_violations):
+            lines.append(
+                f"  ULDP violations: sensitive inputs produced "
+                f"{int(self.uldp_violations['count'].sum())} invertible report(s) "
+                f"(inputs {[_plain(x) for x in self.uldp_violations['x']]})"
+            )
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        leaks = int(self.uldp_violations["count"].sum()) if len(self.uldp_violations) else 0
+        return (
+            f"AuditResult(passed={self.passed}, epsilon_lower_bound="
+            f"{self.epsilon_lower_bound:.4g}, epsilon_claimed="
+            f"{self.epsilon_claimed:.4g}, n_tests={len(self.tests)}, "
+            f"uldp_violations={leaks})"
+        )
+
+
+# --------------------------------------------------------------- statistics
+def _cp_lower(count, n, a):
+    """One-sided Clopper-Pearson lower bound at level a (vectorized)."""
+    count = np.asarray(count, dtype=float)
+    n = np.broadcast_to(np.asarray(n, dtype=float), count.shape)
+    out = np.zeros_like(count)
+    pos = count > 0
+    out[pos] = beta.ppf(a, count[pos], n[pos] - count[pos] + 1)
+    return out
+
+
+def _cp_upper(count, n, a):
+    """One-sided Clopper-Pearson upper bound at level a (vectorized)."""
+    count = np.asarray(count, dtype=float)
+    n = np.broadcast_to(np.asarray(n, dtype=float), count.shape)
+    out = np.ones_like(count)
+    below = count < n
+    out[below] = beta.ppf(1 - a, count[below] + 1, n[below] - count[below])
+    return out
+
+
+def _log_ratio_bound(c1, n1, c2, n2, a):
+    """Lower bound on ln(p1 / p2): CP lower of p1 over CP upper of p2."""
+    lo = _cp_lower(c1, n1, a)
+    hi = _cp_upper(c2, n2, a)
+    with np.errstate(divide="ignore"):
+        return np.log(lo) - np.log(hi), lo, hi
+
+
+# ------------------------------------------------------------------ inputs
+def _plain(value):
+    """numpy scalars as Python ones (for readable labels)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _key(value):
+    """A hashable identity of an input (numpy scalars compare as Python ones)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def _domain_of(mechanism):
+    for obj in (mechanism, getattr(mechanism, "channel_", None)):
+        for name in ("categories_", "categories"):
+            cats = getattr(obj, name, None)
+            if cats is not None and not isinstance(cats, str):
+                return list(np.asarray(cats, dtype=object))
+    return None
+
+
+def _column(value, n, name=None):
+    """n copies of one input: a one-column array (a frame when the mechanism
+    was fitted on a named column), or a frame for a row dict."""
+    if isinstance(value, dict):
+        return pd.DataFrame([value]).iloc[np.zeros(n, dtype=np.intp)].reset_index(drop=True)
+    arr = np.asarray([value])
+    if arr.dtype.kind not in "biufUS":
+        arr = np.asarray([value], dtype=object)
+    column = np.repeat(arr, n).reshape(-1, 1)
+    return column if name is None else pd.DataFrame(column, columns=[name])
+
+
+def _make_sampler(mechanism, seed):
+    if hasattr(mechanism, "transform"):
+        names = getattr(mechanism, "feature_names_in_", None)
+        name = names[0] if names is not None and len(names) == 1 else None
+        return lambda value, n: mechanism.transform(_column(value, n, name))
+    if callable(mechanism):
+        def sample(value, n):
+            values = _column(value, n)
+            if isinstance(values, np.ndarray):
+                values = values[:, 0]
+            # One independent stream per call, spawned from random_state.
+            rng = np.random.default_rng(seed.spawn(1)[0])
+            return mechanism(values, rng)
+        return sample
+    raise TypeError(
+        f"Cannot audit a {type(mechanism).__name__}: pass a fitted mechanism "
+        "(anything with transform on one column) or a callable f(values, rng) "
+        "-> reports."
+    )
+
+
+# ----------------------------------------------------------------- reports
+def _as_reports(reports):
+    """Return ("outputs", 1-D values) or ("bits", dense uint8 or CSR matrix)."""
+    if sp.issparse(reports):
+        return "bits", sp.csr_array(reports)
+    if hasattr(reports, "to_numpy"):
+        reports = reports.to_numpy()
+    arr = np.asarray(reports)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim == 1:
+        return "outputs", arr
+    if arr.ndim == 2:
+        if arr.dtype == bool or (arr.dtype.kind in "iuf" and np.isin(arr, (0, 1)).all()):
+            return "bits", np.ascontiguousarray(arr, dtype=np.uint8)
+        return "outputs", _row_values(arr)
+    raise ValueError(
+        f"Reports of shape {arr.shape} are neither one value per user nor one "
+        "row per user: return an array of shape (n,), (n, 1) or (n, d)."
+    )
+
+
+def _row_values(arr):
+    """One hashable value per row (a tuple-like bytes key)."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype == object:
+        return pd.Series(list(map(tuple, arr))).to_numpy()  # rare: object rows
+    return arr.view(np.dtype((np.void, arr.dtype.itemsize * arr.shape[1])))[:, 0]
+
+
+def _stack(kind, parts):
+    if kind == "outputs":
+        return np.concatenate(parts)
+    if any(sp.issparse(p) for p in parts):
+        return sp.vstack([sp.csr_array(p) for p in parts], format="csr")
+    return np.concatenate(parts)
+
+
+def _bit_sums(X):
+    return np.asarray(X.sum(axis=0)).ravel().astype(np.int64)
+
+
+def _columns_dense(X, cols):
+    if sp.issparse(X):
+        return X[:, cols].toarray().astype(np.int64)
+    return X[:, cols].astype(np.int64)
+
+
+def _row_keys(kind, X):
+    """A 1-D array identifying each report (for outputs: the value itself)."""
+    if kind == "outputs":
+        return X
+    if sp.issparse(X):
+        X = X.toarray()
+    packed = np.packbits(np.asarray(X, dtype=np.uint8), axis=1)
+    return _row_values(packed)
+
+
+def _describe_report(kind, value):
+    if kind == "bits":
+        dense = value.toarray().ravel() if sp.issparse(value) else np.asarray(value).ravel()
+        return "bits set " + str(np.flatnonzero(dense).tolist())
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
+# -------------------------------------------------- the protected outputs
+def _channel_classifier(channel):
+    """Report -> protected mask from the channel's likelihood zero pattern.
+
+    An output is invertible when exactly one input can produce it; the
+    likelihood may drop positive report-only factors, never a zero.
+    """
+    if channel is None or not all(
+        hasattr(channel, name) for name in ("encode_reports", "likelihood")
+    ):
+        return None
+
+    def classify(kind, reports):
+        if kind == "outputs":
+            uniques, inverse = np.unique(reports, return_inverse=True) \
+                if reports.dtype != object else _factorize(reports)
+            codes = channel.encode_reports(np.asarray(uniques).reshape(-1, 1))
+            L = channel.likelihood(codes)
+            return ((np.asarray(L) > 0).sum(axis=1) >= 2)[inverse]
+        out = np.empty(reports.shape[0], dtype=bool)
+        for start in range(0, reports.shape[0], _CHUNK):
+            block = reports[start:start + _CHUNK]
+            L = channel.likelihood(channel.encode_reports(block))
+            out[start:start + _CHUNK] = (np.asarray(L) > 0).sum(axis=1) >= 2
+        return out
+
+    return classify
+
+
+def _factorize(values):
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+    return np.asarray(uniques, dtype=object), codes
+
+
+# ----------------------------------------------------------------- claims
+def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
+    """Claimed budget per ordered pair of tested inputs, and sensitivity."""
+    n_in = len(inputs)
+    matrix = None
+    if isinstance(epsilon, PrivacyMatrix) or (
+        epsilon is not None and np.ndim(epsilon) == 2
+    ):
+        matrix = epsilon if isinstance(epsilon, PrivacyMatrix) else PrivacyMatrix(
+            epsilon, domain)
+        eps = np.nan
+    elif epsilon is not None:
+        eps = float(epsilon)
+        if not eps > 0:
+            raise ValueError(
+                f"epsilon must be a budget > 0 (inf allowed), got {epsilon!r}.")
+    else:
+        source = channel if channel is not None else mechanism
+        eps = float(getattr(source, "epsilon", np.nan))
+        if channel is not None and domain is not None:
+            e12 = getattr(channel, "epsilon_12", None)
+            e21 = getattr(channel, "epsilon_21", None)
+            blocks = getattr(channel, "blocks", None)
+            if e12 is not None and e21 is not None and np.isfinite([e12, e21]).all():
+                matrix = PrivacyMatrix([[0.0, e12], [e21, 0.0]], domain)
+            elif blocks is not None and sensitive is None:
+                matrix = block_structured(domain, list(blocks), eps)
+    if matrix is not None:
+        pos = pd.Index([_key(c) for c in matrix.categories])
+        idx = pos.get_indexer([_key(x) for x in inputs])
+        if (idx < 0).any():
+            raise ValueError(
+                "The privacy matrix does not cover every tested input: pass "
+                "pairs of values from its categories.")
+        E = matrix.matrix[np.ix_(idx, idx)]
+        return E, np.ones(n_in, dtype=bool), "context-aware"
+
+    # ULDP needs a declared sensitive set that is neither empty (nothing
+    # would be protected: the claim is then plain LDP) nor everything (LDP).
+    sens, declared = None, False
+    if sensitive is not None:
+        if callable(sensitive):
+            sens = np.array([bool(sensitive(x)) for x in inputs])
+            declared = True
+        else:
+            arr = np.asarray(sensitive)
+            if arr.dtype == bool and domain is not None and arr.shape == (len(domain),):
+                chosen = {_key(c) for c, s in zip(domain, arr) if s}
+                declared = not arr.all()
+            else:
+                chosen = {_key(v) for v in np.asarray(sensitive, dtype=object).ravel()}
+                declared = domain is None or len(chosen) < len(domain)
+            sens = np.array([_key(x) in chosen for x in inputs])
+            declared = declared and bool(chosen)
+    elif channel is not None and hasattr(channel, "sensitive_mask") and domain is not None:
+        mask = np.asarray(channel.sensitive_mask, dtype=bool)
+        if mask.shape == (len(domain),) and mask.any() and not mask.all():
+            if any(isinstance(x, dict) for x in inputs):
+                raise ValueError(
+                    "Inputs are rows (dicts): pass sensitive=callable(row) -> bool "
+                    "saying which rows hold a sensitive value.")
+            chosen = {_key(c) for c, s in zip(domain, mask) if s}
+            sens = np.array([_key(x) in chosen for x in inputs])
+            declared = True
+    E = np.full((n_in, n_in), eps)
+    np.fill_diagonal(E, 0.0)
+    if not declared or np.isinf(eps):
+        return E, np.ones(n_in, dtype=bool), "LDP"
+    return E, sens, "ULDP"
+
+
+def _default_pairs(domain, sens_of, claims_of, rng):
+    k = len(domain)
+    if k <= 5:
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+    cand = [(0, 1), (k - 2, k - 1)]
+    if sens_of is not None:
+        S = np.flatnonzero(sens_of)
+        N = np.flatnonzero(~sens_of)
+        if S.size and N.size:
+            cand += [(S[0], N[0]), (S[-1], N[-1])]
+        if S.size >= 2:
+            cand.append((S[0], S[1]))
+        if N.size >= 2:
+            cand.append((N[0], N[1]))
+    for _ in range(3):
+        i, j = rng.choice(k, size=2, replace=False)
+        cand.append((int(i), int(j)))
+    pairs, seen = [], set()
+    for i, j in cand:
+        key = (min(i, j), max(i, j))
+        if i != j and key not in seen and claims_of(i, j):
+            seen.add(key)
+            pairs.append((int(i), int(j)))
+    if not pairs:  # e.g. block-structured: keep pairs inside a block
+        for i in range(k):
+            for j in range(i + 1, k):
+                if claims_of(i, j):
+                    return [(i, j)]
+    return pairs
+
+
+# -------------------------------------------------------------- the audit
+def audit_mechanism(
+    mechanism,
+    *,
+    pairs=None,
+    n_samples=20_000,
+    events="auto",
+    alpha=0.05,
+    sensitive=None,
+    epsilon=None,
+    protected=None,
+    max_events=8,
+    batch_size=65_536,
+    random_state=None,
+):
+    """Audit a mechanism empirically: a statistical lower bound on its ε.
+
+    For each pair of inputs (x, x') the audit draws ``n_samples`` reports of
+    each and, for events E (one output value, or a pattern of bits), bounds
+    ``ln P[E | x] / P[E | x']`` from below with Clopper-Pearson intervals,
+    Bonferroni-corrected over every test so that all bounds hold at once with
+    probability at least ``1 - alpha``. The first half of the reports chooses
+    the most telling events of each ordered pair (at most ``max_events``); the
+    second half tests them, so choosing events from the data keeps the bounds
+    valid. For ULDP mechanisms it also checks that no sensitive input produced
+    an invertible output.
+
+    The mechanism is a black box: only ``transform`` (or a plain callable)
+    is used to draw reports; its ``channel_`` and ``epsilon``, when present,
+    give the claim to test against and which outputs are invertible.
+
+    Parameters
+    ----------
+    mechanism : fitted transformer or callable
+        Anything with ``transform`` on a one-column input (a fitted mechanism
+        of this package or another scikit-learn-style transformer), or a
+        callable ``f(values, rng) -> reports`` with ``values`` a 1-D array of
+        inputs and ``rng`` a numpy Generator. Reports may be one value per
+        user (labels or integer codes, shape (n,) or (n, 1)), 0/1 bit vectors
+        (dense (n, d) or scipy sparse) or other rows (compared as wholes). A
+        transformer draws with its own ``random_state``.
+    pairs : None, "all" or list of (x, x_prime), default=None
+        Inputs to compare (values of the domain; dict rows for mechanisms
+        whose input is a row, e.g. :class:`~sklearn_uldp.mechanisms.PersonalizedMechanism`).
+        Each pair is tested in both directions. None: every pair for up to 5
+        categories, else a few informative ones (the first two and last two
+        categories, sensitive against non-sensitive, two sensitive, two
+        non-sensitive) plus three random pairs. "all": every pair of the
+        domain (k(k-1)/2 pairs). A callable without a domain needs a list.
+    n_samples : int, default=20_000
+        Reports drawn per tested input (half select events, half test).
+    events : {"auto", "outputs", "bits"}, default="auto"
+        "outputs": each report value is an event (whole bit vectors for
+        bit-vector reports). "bits": for bit vectors, the joint patterns of
+        the 3 bits that differ most between x and x' and each of these bits
+        alone (set or unset). "auto": "bits" for bit vectors, else "outputs".
+    alpha : float in (0, 1), default=0.05
+        Family-wise error level: with probability at least 1 - alpha no
+        bound exceeds the true privacy loss of its test.
+    sensitive : None, array-like or callable, default=None
+        The sensitive inputs (values, a boolean mask over the domain, or a
+        callable ``input -> bool``); defaults to the channel's sensitive set.
+        With sensitive and non-sensitive inputs the claim is ULDP: any event
+        when x is sensitive, only protected outputs when x is not.
+    epsilon : None, float or PrivacyMatrix, default=None
+        The claimed budget; defaults to the mechanism's (a privacy matrix for
+        block-structured and asymmetric binary mechanisms). ``inf`` measures
+        without a claim.
+    protected : None or callable, default=None
+        ``protected(reports) -> bool array``: which reports are protected
+        outputs (Y_P). Defaults to the channel's (outputs more than one input
+        can produce); for a black box without it, ULDP tests with a
+        non-sensitive x are skipped and invertible outputs are presumed from
+        the samples (see Notes).
+    max_events : int, default=8
+        Events tested per ordered pair.
+    batch_size : int, default=65_536
+        Reports drawn per call of the sampler.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Draws the random pairs and seeds the generators given to a callable
+        (one independent stream per call). A transformer draws its reports
+        with its own ``random_state``.
+
+    Returns
+    -------
+    result : AuditResult
+
+    Notes
+    -----
+    A passing audit is evidence, not proof: it only says that no tested
+    event showed a larger loss at this sample size. The proofs for the
+    package's own mechanisms are the exact-channel checks
+    (:func:`check_ldp`, :func:`check_uldp`, :func:`check_context_aware`);
+    the audit checks that the sampler does what the channel says, and audits
+    mechanisms that have no channel.
+
+    Without a channel or ``protected``, an output is *presumed invertible*
+    when, in the first half of the samples of the tested non-sensitive
+    inputs (at least two are needed), exactly one of them produced it, at
+    least ``e^ε · ln(m / alpha)`` times (m: distinct outputs seen), which a
+    protected output would do with probability below alpha / m; a sensitive
+    input producing it is reported as a ULDP violation.
+
+    Examples
+    --------
+    >>> from sklearn_uldp import UtilityOptimizedRR
+    >>> from sklearn_uldp.privacy import audit_mechanism
+    >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=["c"],
+    ...                           categories=["a", "b", "c"], random_state=0).fit()
+    >>> result = audit_mechanism(mech, n_samples=20_000, random_state=0)
+    >>> result.passed, len(result.uldp_violations)
+    (True, 0)
+
+    A mechanism of another library, as a callable (here a randomized
+    response that keeps the truth too often for its claim):
+
+    >>> import numpy as np
+    >>> def leaky_rr(values, rng):
+    ...     keep = rng.random(values.shape[0]) < 0.9
+    ...     return np.where(keep, values, rng.integers(0, 3, values.shape[0]))
+    >>> result = audit_mechanism(leaky_rr, pairs=[(0, 1)], epsilon=1.0,
+    ...                          random_state=0)
+    >>> result.passed, result.epsilon_lower_bound > 1.0
+    (False, True)
+    """
+    if not (isinstance(n_samples, Integral) and n_samples >= 4):
+        raise ValueError(f"n_samples must be an integer >= 4, got {n_samples!r}.")
+    if not (isinstance(alpha, Real) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
+    if events not in ("auto", "outputs", "bits"):
+        raise ValueError(
+            f"events must be 'auto', 'outputs' or 'bits', got {events!r}.")
+    if not (isinstance(max_events, Integral) and max_events >= 1):
+        raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}.")
+    if hasattr(mechanism, "transform") and hasattr(mechanism, "get_params"):
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(mechanism)
+    if isinstance(random_state, np.random.SeedSequence):
+        seed = random_state
+    elif isinstance(random_state, np.random.Generator):
+        seed = np.random.SeedSequence(int(random_state.integers(2**63)))
+    elif random_state is None or (isinstance(random_state, Integral)
+                                  and random_state >= 0):
+        seed = np.random.SeedSequence(random_state)
+    else:
+        raise ValueError(
+            f"random_state must be None, a non-negative int, a SeedSequence or a "
+            f"Generator, got {random_state!r}.")
+    pair_seed, sample_seed = seed.spawn(2)
+    channel = getattr(mechanism, "channel_", None)
+    domain = _domain_of(mechanism)
+    notes = []
+
+    # ---- inputs and pairs
+    if pairs is None or (isinstance(pairs, str) and pairs == "all"):
+        if domain is None:
+            raise ValueError(
+                "Without a domain (categories_), pass pairs=[(x, x_prime), ...] "
+                "naming the inputs to compare.")
+        inputs = list(domain)
+        E_all, sens_all, mode = _claims(
+            mechanism, channel, epsilon, sensitive, inputs, domain)
+        if pairs is None:
+            off_diagonal = ~np.eye(len(inputs), dtype=bool)
+            any_finite = bool(np.isfinite(E_all[off_diagonal]).any())
+            idx_pairs = _default_pairs(
+                domain, sens_all if mode == "ULDP" else None,
+                lambda i, j: (np.isfinite(E_all[i, j]) or np.isfinite(E_all[j, i])
+                              or not any_finite),
+                np.random.default_rng(pair_seed))
+        else:
+            idx_pairs = [(i, j) for i in range(len(inputs))
+                         for j in range(i + 1, len(inputs))]
+        used = sorted({i for p in idx_pairs for i in p})
+        remap = {u: t for t, u in enumerate(used)}
+        inputs = [inputs[u] for u in used]
+        idx_pairs = [(remap[i], remap[j]) for i, j in idx_pairs]
+    else:
+        inputs, keys, idx_pairs = [], {}, []
+        for pair in pairs:
+            if len(pair) != 2:
+                raise ValueError(
+                    f"pairs holds (x, x_prime) tuples; got {pair!r}.")
+            ij = []
+            for value in pair:
+                if _key(value) not in keys:
+                    keys[_key(value)] = len(inputs)
+                    inputs.append(value)
+                ij.append(keys[_key(value)])
+            if ij[0] == ij[1]:
+                raise ValueError(f"A pair compares two different inputs; got {pair!r}.")
+            idx_pairs.append(tuple(ij))
+    if not idx_pairs:
+        raise ValueError("No pair of inputs to test.")
+    E, sens, mode = _claims(mechanism, channel, epsilon, sensitive, inputs, domain)
+
+    # ---- sampling (each input: n_samples reports in batches)
+    sampler = _make_sampler(mechanism, sample_seed)
+    kind, reports = None, []
+    for value in inputs:
+        parts, drawn = [], 0
+        while drawn < n_samples:
+            n = min(batch_size, n_samples - drawn)
+            part_kind, part = _as_reports(sampler(value, n))
+            if part.shape[0] != n:
+                raise ValueError(
+                    f"The mechanism returned {part.shape[0]} reports for {n} inputs.")
+            if kind is None:
+                kind = part_kind
+            elif part_kind != kind:
+                raise ValueError("The mechanism returned reports of changing shapes.")
+            parts.append(part)
+            drawn += n
+        reports.append(_stack(kind, parts))
+    if events == "bits" and kind != "bits":
+        raise ValueError(
+            "events='bits' needs bit-vector reports (0/1 arrays); these are one "
+            "value per user: use events='outputs'.")
+    if events == "outputs" and kind == "bits":
+        kind_ev = "rows"
+    else:
+        kind_ev = kind
+    half = n_samples // 2
+    n_B = n_samples - half
+
+    # ---- protected outputs (ULDP) and ULDP violations
+    classify = None
+    basis = None
+    if protected is not None:
+        classify, basis = (lambda k_, r: np.asarray(protected(r), dtype=bool)), "protected="
+    elif mode == "ULDP":
+        classify = _channel_classifier(channel)
+        basis = "channel"
+    prot = [None] * len(inputs)
+    violations = []
+    if mode == "ULDP" and classify is not None:
+        try:
+            for t in range(len(inputs)):
+                prot[t] = classify(kind, reports[t])
+        except Exception as exc:  # a report the spec cannot encode
+            notes.append(
+                f"the channel could not classify the reports ({exc}); invertible "
+                "outputs are presumed from the samples")
+            classify, prot = None, [None] * len(inputs)
+        for t in np.flatnonzero(sens) if classify is not None else []:
+            bad = np.flatnonzero(~prot[t])
+            if bad.size:
+                example = reports[t][bad[0]:bad[0] + 1] if kind == "bits" else reports[t][bad[0]]
+                violations.append({
+                    "x": inputs[t], "count": int(bad.size),
+                    "example": _describe_report(kind, example),
+                    "basis": "invertible per the " + basis})
+    if mode == "ULDP" and classify is None:
+        violations += _presumed_violations(kind, reports, inputs, sens, half,
+                                           E, alpha)
+        notes.append(
+            "no channel or protected=: tests with a non-sensitive x were skipped "
+            "and invertible outputs were presumed from the samples")
+
+    # ---- events: chosen on the first half, tested on the second
+    rows = []
+    for i, j in idx_pairs:
+        for x, xp in ((i, j), (j, i)):
+            restrict = mode == "ULDP" and not sens[x]
+            if restrict and classify is None:
+                continue
+            masks = (prot[x], prot[xp]) if restrict else (None, None)
+            rows += _pair_tests(kind_ev, reports[x], reports[xp], masks, half,
+                                alpha, max_events, x, xp)
+    m = max(len(rows), 1)
+    a = alpha / (2 * m)
+    if rows:
+        c1 = np.array([r["count"] for r in rows])
+        c2 = np.array([r["count_prime"] for r in rows])
+        lb, lo, hi = _log_ratio_bound(c1, n_B, c2, n_B, a)
+    tests = pd.DataFrame({
+        "x": [inputs[r["x"]] for r in rows],
+        "x_prime": [inputs[r["xp"]] for r in rows],
+        "event": [r["event"] for r in rows],
+        "count": [r["count"] for r in rows],
+        "n": n_B,
+        "count_prime": [r["count_prime"] for r in rows],
+        "n_prime": n_B,
+        "p_lower": lo if rows else [],
+        "p_prime_upper": hi if rows else [],
+        "lower_bound": lb if rows else [],
+        "claimed": [E[r["x"], r["xp"]] for r in rows],
+    })
+    tests["rate"] = tests["count"] / n_B
+    tests["rate_prime"] = tests["count_prime"] / n_B
+    tests["exceeds"] = tests["lower_bound"] > tests["claimed"]
+    tests = tests[["x", "x_prime", "event", "count", "n", "rate", "count_prime",
+                   "n_prime", "rate_prime", "p_lower", "p_prime_upper",
+                   "lower_bound", "claimed", "exceeds"]]
+    finite = np.isfinite(tests["claimed"].to_numpy(dtype=float))
+    scope = tests["lower_bound"][finite] if finite.any() else tests["lower_bound"]
+    bound = max(0.0, float(scope.max())) if len(scope) else 0.0
+    claims_tested = np.array([E[i, j] for i, j in idx_pairs] + [E[j, i] for i, j in idx_pairs])
+    finite_claims = claims_tested[np.isfinite(claims_tested)]
+    if finite_claims.size:
+        claimed = float(finite_claims.max())
+    elif np.isnan(claims_tested).all():
+        claimed = float("nan")
+    else:
+        claimed = float("inf")
+    violations = pd.DataFrame(violations, columns=["x", "count", "example", "basis"])
+    if np.isnan(claimed):
+        passed = None
+        notes.append("no claimed epsilon: pass epsilon= to get a verdict")
+    elif tests.empty and violations.empty:
+        passed = None
+        notes.append("no test could run: pass pairs= with a sensitive input")
+    else:
+        passed = bool(not tests["exceeds"].any() and violations.empty)
+    return AuditResult(bound, claimed, passed, tests.reset_index(drop=True),
+                       violations, int(n_samples), float(alpha), notes)
+
+
+def _pair_tests(kind, R1, R2, masks, half, alpha, max_events, x, xp):
+    """Select events for x -> x' on the first half, count them on the second."""
+    A1, B1 = R1[:half], R1[half:]
+    A2, B2 = R2[:half], R2[half:]
+    m1A = m1B = m2A = m2B = None
+    if masks[0] is not None:
+        m1A, m1B = masks[0][:half], masks[0][half:]
+        m2A, m2B = masks[1][:half], masks[1][half:]
+    n_A = half
+    if kind == "bits":
+        # The bits that differ most between x and x' carry the likelihood
+        # ratio of unary encodings; their joint patterns reach the full ε
+        # where single bits only reach part of it (e.g. OUE).
+        diff = np.abs(_bit_sums(A1) - _bit_sums(A2))
+        d = diff.size
+        bits = np.argsort(-diff, kind="stable")[:min(_PATTERN_BITS, d)]
+        nb = bits.size
+        weights = 1 << np.arange(nb)
+
+        def patterns(X, mask):
+            codes = _columns_dense(X, bits) @ weights
+            if mask is not None:
+                codes = codes[mask]
+            return np.bincount(codes, minlength=1 << nb)
+
+        # candidate events as sets of pattern codes
+        all_codes = np.arange(1 << nb)
+        sets, labels = [], []
+        for code in all_codes:
+            sets.append(all_codes == code)
+            vals = [int((code >> t) & 1) for t in range(nb)]
+            labels.append(f"bits {[int(b) for b in bits]} == {tuple(vals)}")
+        for t, b in enumerate(bits):
+            for v in (1, 0):
+                sets.append(((all_codes >> t) & 1) == v)
+                labels.append(f"bit {int(b)} {'set' if v else 'unset'}")
+        S = np.array(sets, dtype=np.int64)
+        cA1, cA2 = S @ patterns(A1, m1A), S @ patterns(A2, m2A)
+        score, _, _ = _log_ratio_bound(cA1, n_A, cA2, n_A, alpha)
+        order = [e for e in np.argsort(-score, kind="stable")[:max_events]
+                 if cA1[e] > 0]
+        cB1, cB2 = S @ patterns(B1, m1B), S @ patterns(B2, m2B)
+        return [{"x": x, "xp": xp, "event": labels[e], "count": int(cB1[e]),
+                 "count_prime": int(cB2[e])} for e in order]
+
+    # one value per report (or whole bit vectors): events are single outputs
+    if kind == "rows":
+        A1, B1, A2, B2 = (_row_keys("bits", X) for X in (A1, B1, A2, B2))
+    if m1A is not None:
+        A1, B1, A2, B2 = A1[m1A], B1[m1B], A2[m2A], B2[m2B]
+    values = np.concatenate([A1, A2, B1, B2])
+    if values.dtype == object:
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+    else:
+        uniques, codes = np.unique(values, return_inverse=True)
+    codes = np.asarray(codes).ravel()
+    M = len(uniques)
+    sizes = np.cumsum([0, A1.size, A2.size, B1.size, B2.size])
+    cA1, cA2, cB1, cB2 = (np.bincount(codes[sizes[t]:sizes[t + 1]], minlength=M)
+                          for t in range(4))
+    cand = np.flatnonzero(cA1 > 0)
+    if not cand.size:
+        return []
+    score, _, _ = _log_ratio_bound(cA1[cand], n_A, cA2[cand], n_A, alpha)
+    chosen = cand[np.argsort(-score, kind="stable")[:max_events]]
+    out = []
+    for e in chosen:
+        value = uniques[e]
+        label = ("output == " + (_describe_report("bits", np.unpackbits(
+            np.frombuffer(value.tobytes(), dtype=np.uint8))) if kind == "rows"
+            else _describe_report("outputs", value)))
+        out.append({"x": x, "xp": xp, "event": label, "count": int(cB1[e]),
+                    "count_prime": int(cB2[e])})
+    return out
+
+
+def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
+    """Black-box ULDP check: sensitive inputs hitting presumed-invertible outputs.
+
+    Only the first half of the *non-sensitive* inputs' reports decides which
+    outputs are presumed invertible, so every report of the sensitive inputs
+    is an independent check.
+    """
+    finite = np.isfinite(E) & ~np.eye(len(inputs), dtype=bool)
+    non_sensitive = np.flatnonzero(~sens)
+    if not finite.any() or non_sensitive.size < 2:
+        return []
+    eps = float(E[finite].max())
+    sensitive = np.flatnonzero(sens)
+    keys = ([_row_keys(kind, reports[t][:half]) for t in non_sensitive]
+            + [_row_keys(kind, reports[t]) for t in sensitive])
+    values = np.concatenate(keys)
+    if values.dtype == object:
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+    else:
+        uniques, codes = np.unique(values, return_inverse=True)
+    codes = np.asarray(codes).ravel()
+    M = len(uniques)
+    sizes = np.cumsum([0] + [k.size for k in keys])
+    counts = [np.bincount(codes[sizes[t]:sizes[t + 1]], minlength=M)
+              for t in range(len(keys))]
+    countsN = np.array(counts[:non_sensitive.size])
+    # A protected output that one non-sensitive input produced c times is
+    # produced by each other one at a rate at least e^-eps as large: none of
+    # them showing it has probability below alpha / M once c passes this.
+    threshold = math.exp(eps) * math.log(max(M, 2) / alpha)
+    presumed = ((countsN > 0).sum(axis=0) == 1) & (countsN.max(axis=0) >= threshold)
+    owner = non_sensitive[np.argmax(countsN, axis=0)]
+    out = []
+    for t, c in zip(sensitive, counts[non_sensitive.size:]):
+        hit = np.flatnonzero(presumed & (c > 0))
+        if hit.size:
+            value = uniques[hit[0]]
+            out.append({"x": inputs[t], "count": int(c[hit].sum()),
+                        "example": repr(value) if kind == "outputs" else "a bit vector",
+                        "basis": f"presumed invertible (among the non-sensitive "
+                                 f"inputs only {inputs[owner[hit[0]]]!r} produced it)"})
+    return out

@@ -1,0 +1,250 @@
+"""Standard errors, confidence intervals, two-sample and association tests."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from sklearn_uldp import (
+    RAPPOR,
+    BinaryOptimalResponse,
+    BlockHadamardResponse,
+    EMEstimator,
+    EmpiricalEstimator,
+    HadamardResponse,
+    HighLowHadamardResponse,
+    NonPrivate,
+    RandomizedResponse,
+    ThresholdEstimator,
+    UtilityOptimizedBlockDesign,
+    UtilityOptimizedOUE,
+    UtilityOptimizedRAPPOR,
+    UtilityOptimizedRR,
+)
+from sklearn_uldp.estimators import linear_standard_errors, simulate_statistics
+
+K = 8
+CATS = list(range(K))
+P = np.array([0.25, 0.2, 0.15, 0.12, 0.1, 0.08, 0.06, 0.04])
+SENS = [0, 3, 6, 7]
+
+MECHANISMS = {
+    "rr": lambda: RandomizedResponse(1.0, categories=CATS),
+    "urr": lambda: UtilityOptimizedRR(1.0, sensitive=SENS, categories=CATS),
+    "rappor": lambda: RAPPOR(1.0, categories=CATS),
+    "oue": lambda: RAPPOR(1.0, theta=0.5, categories=CATS),
+    "urap": lambda: UtilityOptimizedRAPPOR(1.0, sensitive=SENS, categories=CATS),
+    "uoue": lambda: UtilityOptimizedOUE(1.0, sensitive=SENS, categories=CATS),
+    "ubd": lambda: UtilityOptimizedBlockDesign(1.0, sensitive=SENS, subset_size=2,
+                                               categories=CATS),
+    "hr": lambda: HadamardResponse(1.0, categories=CATS),
+    "hr-blocked": lambda: HadamardResponse(1.0, block_size=4, categories=CATS),
+    "hlhr": lambda: HighLowHadamardResponse(1.0, sensitive=SENS, categories=CATS),
+    "bhr": lambda: BlockHadamardResponse(1.0, blocks=[[0, 1, 2], [3, 4, 5, 6, 7]],
+                                         categories=CATS),
+    "identity": lambda: NonPrivate(categories=CATS),
+}
+BINARY = lambda: BinaryOptimalResponse(0.5, 1.5, categories=[0, 1])  # noqa: E731
+
+
+def _coverage(channel, p, n, n_rep, alpha=0.05, seed=0):
+    """Fraction of linear-estimator intervals that cover the truth."""
+    sims = simulate_statistics(channel, p, n, random_state=seed, size=n_rep)
+    z = sps.norm.ppf(1 - alpha / 2)
+    hits = []
+    for s in sims:
+        est = EmpiricalEstimator().fit_statistics(s)
+        ci = est.confidence_intervals(alpha)
+        hits.append((ci[:, 0] <= p) & (p <= ci[:, 1]))
+        # the intervals are the Wald intervals of the exact linear variance
+        se = linear_standard_errors(channel, s)
+        np.testing.assert_allclose(est.standard_errors_, se)
+        np.testing.assert_allclose(
+            ci, np.clip(est.distribution_[:, None] + np.outer(se, [-z, z]), 0, 1))
+    return float(np.mean(hits))
+
+
+@pytest.mark.parametrize("name", list(MECHANISMS) + ["binary"])
+def test_linear_intervals_have_nominal_coverage(name):
+    mech = (BINARY() if name == "binary" else MECHANISMS[name]()).fit()
+    p = np.array([0.7, 0.3]) if name == "binary" else P
+    bits = mech.channel_.report_format == "bits"
+    cov = _coverage(mech.channel_, p, n=2000 if bits else 5000,
+                    n_rep=300 if bits else 800)
+    assert 0.93 <= cov <= 0.97, cov
+
+
+def test_simultaneous_intervals_are_bonferroni():
+    channel = RandomizedResponse(1.0, categories=CATS).fit().channel_
+    s = simulate_statistics(channel, P, 5000, random_state=1)
+    est = EmpiricalEstimator().fit_statistics(s)
+    single = est.confidence_intervals(0.05 / K)
+    np.testing.assert_array_equal(est.confidence_intervals(0.05, simultaneous=True),
+                                  single)
+    assert est.confidence_intervals(0.05).shape == (K, 2)
+    # simultaneous coverage of all K at once, at least 95%
+    sims = simulate_statistics(channel, P, 5000, random_state=2, size=300)
+    all_cover = [
+        np.all((ci[:, 0] <= P) & (P <= ci[:, 1]))
+        for ci in (EmpiricalEstimator().fit_statistics(t).confidence_intervals(
+            0.05, simultaneous=True) for t in sims)]
+    assert np.mean(all_cover) >= 0.93
+
+
+@pytest.mark.parametrize("estimator", [ThresholdEstimator(), EMEstimator(),
+                                       EmpiricalEstimator(projection="simplex")])
+def test_bootstrap_errors_of_nonlinear_estimates(estimator):
+    channel = RandomizedResponse(2.0, categories=CATS).fit().channel_
+    s = simulate_statistics(channel, P, 20_000, random_state=3)
+    est = estimator.fit_statistics(s)
+    se = est.standard_errors_
+    assert se.shape == (K,) and np.all(se >= 0)
+    # far from the boundary all estimates agree with the linear one
+    np.testing.assert_allclose(se, linear_standard_errors(channel, s), rtol=0.3)
+    ci = est.confidence_intervals(0.05)
+    assert ci.shape == (K, 2) and np.all((0 <= ci) & (ci <= 1))
+    assert np.all(ci[:, 0] <= est.distribution_ + 1e-12)
+    assert np.all(est.distribution_ <= ci[:, 1] + 1e-12)
+    # cached for an int seed: the same numbers twice
+    np.testing.assert_array_equal(ci, est.confidence_intervals(0.05))
+    normal = est.confidence_intervals(0.05, method="normal")
+    assert normal.shape == (K, 2)
+    with pytest.warns(UserWarning, match="n_resamples"):
+        est.confidence_intervals(0.05, simultaneous=True, n_resamples=50)
+
+
+def test_em_percentile_coverage_measured():
+    # Measured (documented in the user guide): EM's parametric-bootstrap
+    # percentile intervals on RR, k = 8, epsilon = 2, n = 5000.
+    channel = RandomizedResponse(2.0, categories=CATS).fit().channel_
+    hits = []
+    for s in simulate_statistics(channel, P, 5000, random_state=4, size=40):
+        ci = EMEstimator().fit_statistics(s).confidence_intervals(
+            0.05, n_resamples=100)
+        hits.append((ci[:, 0] <= P) & (P <= ci[:, 1]))
+    assert 0.85 <= np.mean(hits) <= 1.0
+
+
+def test_interval_arguments_are_checked():
+    channel = RandomizedResponse(1.0, categories=CATS).fit().channel_
+    est = EmpiricalEstimator().fit_statistics(
+        simulate_statistics(channel, P, 1000, random_state=0))
+    with pytest.raises(ValueError, match="alpha"):
+        est.confidence_intervals(1.5)
+    with pytest.raises(ValueError, match="method"):
+        est.confidence_intervals(method="wald")
+    with pytest.raises(ValueError, match="n_resamples"):
+        est.confidence_intervals(method="percentile", n_resamples=1)
+
+
+# ===================================================== two-sample test
+from sklearn_uldp.mechanisms import ReportStatistics  # noqa: E402
+from sklearn_uldp.stats import association_test, joint_distribution, two_sample_test  # noqa: E402
+
+P2 = P[::-1].copy()  # a large change
+
+
+@pytest.mark.parametrize("name", ["rr", "urr", "hr", "rappor", "oue", "urap",
+                                  "uoue", "ubd"])
+def test_two_sample_test_size_and_power(name):
+    channel = MECHANISMS[name]().fit().channel_
+    bits = channel.report_format == "bits"
+    n, reps = (1500, 150) if bits else (3000, 300)
+    a = simulate_statistics(channel, P, n, random_state=10, size=reps)
+    b = simulate_statistics(channel, P, n, random_state=11, size=reps)
+    pvals = np.array([two_sample_test(x, y).pvalue for x, y in zip(a, b)])
+    # size: at most about 5% rejections at the 5% level (conservative allowed)
+    assert np.mean(pvals < 0.05) <= 0.09
+    if not name == "ubd":  # exact chi-square tests: p-values uniform
+        assert sps.kstest(pvals, "uniform").pvalue > 0.001
+    c = simulate_statistics(channel, P2, 4 * n, random_state=12)
+    d = simulate_statistics(channel, P, 4 * n, random_state=13)
+    res = two_sample_test(c, d)
+    assert res.pvalue < 0.01
+    statistic, dof, pvalue = res
+    assert pvalue == res.pvalue
+
+
+def test_two_sample_test_accepts_estimators_and_checks_channels():
+    channel = RandomizedResponse(1.0, categories=CATS).fit().channel_
+    a = simulate_statistics(channel, P, 1000, random_state=0)
+    b = simulate_statistics(channel, P, 1000, random_state=1)
+    r1 = two_sample_test(a, b)
+    r2 = two_sample_test(EmpiricalEstimator().fit_statistics(a), EMEstimator().fit_statistics(b))
+    assert r1 == r2 and r1.dof == K - 1 and r1.method == "chi2-homogeneity"
+    other = RandomizedResponse(2.0, categories=CATS).fit().channel_
+    from sklearn_uldp.exceptions import ReportMismatchError
+    with pytest.raises(ReportMismatchError, match="epsilon"):
+        two_sample_test(a, simulate_statistics(other, P, 1000, random_state=0))
+    with pytest.raises(TypeError, match="ReportStatistics"):
+        two_sample_test(a, [1, 2, 3])
+    # the homogeneity statistic by hand
+    ca, cb = a.counts.astype(float), b.counts.astype(float)
+    table = np.vstack([ca, cb])
+    expected = sps.chi2_contingency(table, correction=False)
+    assert r1.statistic == pytest.approx(expected[0])
+    assert r1.pvalue == pytest.approx(expected[1])
+
+
+def test_two_sample_bits_one_hot_reports():
+    # uRAP with one sensitive value at large epsilon is nearly one-hot; with
+    # no sensitive bit ever set the covariance is singular and dof = k - 1.
+    mech = UtilityOptimizedRAPPOR(1.0, sensitive=[0], categories=[0, 1, 2]).fit()
+    ch = mech.channel_
+    a = ReportStatistics(ch, 100, np.array([0, 60, 40]))
+    b = ReportStatistics(ch, 100, np.array([0, 50, 50]))
+    res = two_sample_test(a, b)
+    assert res.method == "wald-bits" and res.dof >= 1 and 0 < res.pvalue < 1
+
+
+# ===================================================== association test
+def _pair_reports(mech_a, mech_b, joint, n, seed):
+    rng = np.random.default_rng(seed)
+    ka, kb = joint.shape
+    cell = rng.choice(ka * kb, size=n, p=joint.ravel())
+    xa, xb = cell // kb, cell % kb
+    return (mech_a.fit_transform(xa[:, None]), mech_b.fit_transform(xb[:, None]))
+
+
+@pytest.mark.parametrize("kind", ["categorical", "bits", "mixed"])
+def test_association_test_size_power_and_joint(kind):
+    cats_a, cats_b = [0, 1, 2], [0, 1]
+    make_a = {"categorical": lambda s: UtilityOptimizedRR(1.5, sensitive=[0], categories=cats_a, random_state=s),
+              "bits": lambda s: UtilityOptimizedRAPPOR(1.5, sensitive=[0], categories=cats_a, random_state=s),
+              "mixed": lambda s: RAPPOR(1.5, categories=cats_a, random_state=s)}[kind]
+    make_b = lambda s: RandomizedResponse(1.5, categories=cats_b, random_state=s)  # noqa: E731
+    pa, pb = np.array([0.5, 0.3, 0.2]), np.array([0.6, 0.4])
+    independent = np.outer(pa, pb)
+    n = 3000 if kind == "categorical" else 1500
+    pvals = []
+    for seed in range(40 if kind == "categorical" else 15):
+        ra, rb = _pair_reports(make_a(seed), make_b(seed + 100), independent, n, seed)
+        pvals.append(association_test(ra, rb).pvalue)
+    assert np.mean(np.array(pvals) < 0.05) <= 0.15
+    dependent = np.array([[0.4, 0.1], [0.05, 0.25], [0.05, 0.15]])
+    ra, rb = _pair_reports(make_a(1), make_b(2), dependent, 20_000, 7)
+    res = association_test(ra, rb)
+    assert res.dof == 2 and res.pvalue < 1e-6
+    np.testing.assert_allclose(res.joint, dependent, atol=0.05)
+    np.testing.assert_allclose(res.joint.sum(), 1.0)
+    np.testing.assert_allclose(joint_distribution(ra, rb), res.joint)
+    np.testing.assert_allclose(res.marginal_a, dependent.sum(axis=1), atol=0.03)
+
+
+def test_association_bootstrap_pvalue():
+    cats = [0, 1]
+    joint = np.array([[0.3, 0.2], [0.3, 0.2]])  # independent
+    ra, rb = _pair_reports(RandomizedResponse(1.0, categories=cats, random_state=0),
+                           RandomizedResponse(1.0, categories=cats, random_state=1),
+                           joint, 2000, 3)
+    res = association_test(ra, rb, method="bootstrap", n_resamples=40, random_state=0)
+    assert res.method == "bootstrap" and 1 / 41 <= res.pvalue <= 1
+    chi = association_test(ra, rb)
+    assert res.statistic == chi.statistic
+    with pytest.raises(ValueError, match="same order"):
+        association_test(ra, rb[:10])
+    with pytest.raises(ValueError, match="method"):
+        association_test(ra, rb, method="exact")
+    with pytest.raises(ValueError, match="channel_a"):
+        association_test(np.asarray(ra), rb)
