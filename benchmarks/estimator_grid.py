@@ -306,6 +306,28 @@ def em_path_stop(ctx, start, slack, max_iter=5000):
     return p
 
 
+def segment_stop(ctx, start, slack, n_bisect=14):
+    """The point nearest ``start`` on the segment to the MLE with LL >= LL_max - slack.
+
+    The log-likelihood is concave, so it increases along the segment from
+    ``start`` to the maximum-likelihood point: bisection on the weight finds
+    the first point within ``slack`` of the maximum.
+    """
+    channel, stats = ctx["channel"], ctx["stats"]
+    target = ctx["info"]["log_likelihood"] - slack
+    mle = ctx["mle"]
+    if channel.em_gradient(stats, start)[1] >= target:
+        return start
+    lo, hi = 0.0, 1.0
+    for _ in range(n_bisect):
+        mid = 0.5 * (lo + hi)
+        if channel.em_gradient(stats, (1 - mid) * start + mid * mle)[1] >= target:
+            hi = mid
+        else:
+            lo = mid
+    return (1 - hi) * start + hi * mle
+
+
 def select_thr_mle(ctx, slack):
     ll_thr = ctx["channel"].em_gradient(ctx["stats"], ctx["thr"])[1]
     if ll_thr >= ctx["info"]["log_likelihood"] - slack:
@@ -325,6 +347,9 @@ CANDIDATES = {
     "sd2": lambda c: em_path_stop(c, c["thr"], 2 * np.sqrt(_free_df(c) / 2)),
     "sd4": lambda c: em_path_stop(c, c["thr"], 4 * np.sqrt(_free_df(c) / 2)),
     "sdn": lambda c: em_path_stop(c, c["thr"], np.sqrt(_noisy_df(c) / 2)),
+    "lin": lambda c: segment_stop(c, c["thr"], np.sqrt(_noisy_df(c) / 2)),
+    "lin2": lambda c: segment_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
+    "lin4": lambda c: segment_stop(c, c["thr"], 4 * np.sqrt(_noisy_df(c) / 2)),
     "sdn2": lambda c: em_path_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
     "sel": lambda c: select_thr_mle(c, _slack(c)),
 }

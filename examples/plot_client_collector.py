@@ -115,7 +115,7 @@ cli(
         "estimate",
         os.path.join(workdir, "cli_reports.csv"),
         "--spec",
-        os.path.join(workdir, "cli_reports.spec.json"),
+        os.path.join(workdir, "cli_reports.csv.spec.json"),
         "-o",
         os.path.join(workdir, "distribution.csv"),
         "--no-progress",
@@ -123,7 +123,7 @@ cli(
 )
 # The spec file written by the command line (and by
 # ``DataFramePrivatizer.save_spec``) loads back as one channel per column.
-print(load_spec(os.path.join(workdir, "cli_reports.spec.json")))
+print(load_spec(os.path.join(workdir, "cli_reports.csv.spec.json")))
 estimate = pd.read_csv(os.path.join(workdir, "distribution.csv"))
 print(estimate.head())
 print(

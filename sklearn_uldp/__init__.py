@@ -20,6 +20,7 @@ from . import (
     parallel,
     plotting,
     privacy,
+    stats,
 )
 from .compose import DataFramePrivatizer, JointEncoder
 from .estimators import (

@@ -38,7 +38,7 @@ missing (None, NaN, pd.NA, NaT: all the same missing marker).
 A bool mask given as ``sensitive`` over a bool domain is ambiguous (mask or
 values), so the sensitive set is not checked then. An empty input (0 rows)
 may be accepted (0 reports) or refused. Very large or tiny budgets (epsilon
->= 30, <= 1e-200) and thetas within 1e-9 of 0 or 1 may be refused; if
+>= 30, <= 1e-6) and thetas within 1e-9 of 0 or 1 may be refused; if
 accepted, the channel must still be a valid (finite, normalised) channel that
 satisfies its own privacy definition at that epsilon.
 """
@@ -96,6 +96,19 @@ _EXPECTED = (ValueError, TypeError)
 _CLEAR_SOURCES = ("sklearn_uldp", os.sep + "sklearn" + os.sep + "utils")
 
 
+# Messages of Python/numpy/pandas internals: an error carrying one of them was
+# not validated by the package, even when a package frame raised it.
+_RAW_MESSAGES = (
+    "invalid literal for int()", "could not convert string to float",
+    "setting an array element with a sequence", "unhashable type",
+    "operands could not be broadcast", "object of type", "is not subscriptable",
+    "cannot convert float NaN to integer", "unsupported operand type",
+    "not supported between instances of", "'NoneType' object",
+    "Cannot cast array data", "index out of bounds", "math domain error",
+    "only integer scalar arrays", "truth value of an array",
+)
+
+
 def classify_exception(exc, api, valid):
     """Classify an exception raised by a call of ``api``."""
     name = type(exc).__name__
@@ -103,8 +116,9 @@ def classify_exception(exc, api, valid):
     origin = frames[-1].filename if frames else ""
     where = f"{os.path.basename(origin)}:{frames[-1].lineno}" if frames else "?"
     msg = str(exc).replace("\n", " ")
+    raw = any(r in msg for r in _RAW_MESSAGES)
     if isinstance(exc, _EXPECTED) and any(s in origin for s in _CLEAR_SOURCES) \
-            and len(msg) >= 15:
+            and len(msg) >= 15 and not raw:
         if valid == "valid":
             return Outcome(REJECTED_VALID, api, f"{name} on valid input", msg[:300])
         return Outcome(CLEAR, api, name, msg[:200])
@@ -218,7 +232,7 @@ def eps_verdict(e):
     e = float(e)
     if not (e > 0) or math.isinf(e):
         return "reject"
-    if e >= 30 or e <= 1e-200:
+    if e >= 30 or e <= 1e-6:
         return "may"
     return "valid"
 
@@ -340,7 +354,14 @@ def container_of(values, how, name="c"):
     if how == "two_columns":
         return pd.DataFrame({name: pd.Series(values, dtype=object),
                              "other": pd.Series(values, dtype=object)})
-    dtype = {"df_object": object, "df_category": "category", "df_Int64": "Int64",
+    if how == "sparse":
+        import scipy.sparse as sp
+        try:
+            return sp.csr_matrix(np.asarray(values, dtype=float).reshape(-1, 1))
+        except (TypeError, ValueError):
+            return sp.csr_matrix(np.zeros((len(values), 1)))
+    dtype = {"df_arrow": "string[pyarrow]",
+             "df_object": object, "df_category": "category", "df_Int64": "Int64",
              "df_string": "string", "df_boolean": "boolean", "df_float": float,
              "df_infer": None}[how]
     try:
@@ -351,6 +372,7 @@ def container_of(values, how, name="c"):
 
 
 CONTAINERS = ["object", "object", "native", "list", "1d", "series", "two_columns",
+              "sparse", "df_arrow",
               "df_object", "df_category", "df_Int64", "df_string", "df_boolean",
               "df_float", "df_infer"]
 
@@ -646,7 +668,7 @@ def _column_verdict(case, domain):
     """Verdict on the input column and the expected codes (list or None)."""
     how = case["how"]
     values = case["values"]
-    if how in ("two_columns", "1d"):
+    if how in ("two_columns", "1d", "sparse"):
         return "reject", None
     if not values:
         return "may", []
@@ -886,7 +908,7 @@ def _why_reject(case):
     if dom != "auto" and domain_verdict(dom) == "valid":
         cv, _ = _column_verdict(case, dom)
         if cv == "reject":
-            if case["how"] in ("two_columns", "1d"):
+            if case["how"] in ("two_columns", "1d", "sparse"):
                 parts.append(f"X shape ({case['how']})")
             else:
                 X = _build_X(case)
@@ -914,6 +936,43 @@ SPEC_TAMPER = [
     ("drop", "categories"), ("block_size", 3), ("blocks", "short"), ("subset_size", 0),
     ("epsilon_12", -1.0), ("extra", "unknown_key"),
 ]
+
+ESTIMATOR_PARAMS = {  # base name -> [(params, verdict)]
+    "ThresholdEstimator": [
+        ({"alpha": a}, v) for a, v in [
+            (0.05, "valid"), (0.5, "valid"), (1e-300, "may"), (1 - 1e-16, "may"),
+            (0, "reject"), (1, "reject"), (-0.1, "reject"), (1.5, "reject"),
+            (float("nan"), "reject"), ("0.05", "reject"), (None, "reject")]],
+    "EMEstimator": [
+        ({"tol": t}, v) for t, v in [
+            ("auto", "valid"), (1e-6, "valid"), (1e-300, "may"), (0, "reject"),
+            (-1.0, "reject"), (float("nan"), "reject"), (float("inf"), "may"),
+            ("x", "reject")]] + [
+        ({"max_iter": m}, v) for m, v in [
+            (1, "valid"), (2, "valid"), (0, "reject"), (-1, "reject"), (2.5, "reject"),
+            (None, "reject")]] + [
+        ({"init": i}, v) for i, v in [
+            ("uniform", "valid"), ("empirical", "valid"), ("threshold", "valid"),
+            ("zzz", "reject"), ("uniform_len", "valid"), ("short", "reject"),
+            ("negative", "reject"), ("nan", "reject"), ("unnormalized", "may"),
+            ("zeros", "reject")]] + [
+        ({"n_jobs": j}, v) for j, v in [(None, "valid"), (1, "valid"), (2, "valid"),
+                                        (-1, "valid"), (0, "may"), (1.5, "reject")]] + [
+        ({"report_store": r}, v) for r, v in [
+            ("memory", "valid"), ("disk", "valid"), ("/nonexistent/dir/xyz", "reject"),
+            ("", "reject"), (5, "reject")]] + [
+        ({"acceleration": a}, v) for a, v in [(None, "valid"), ("squarem", "valid"),
+                                              ("zz", "reject")]] + [
+        ({"working_set": w}, v) for w, v in [(True, "valid"), (False, "valid"),
+                                             ("yes", "reject")]],
+    "PersonalizedEstimator": [({"background": b}, v) for b, v in [
+        ("valid", "valid"), ("unknown_tag", "reject"), ("unknown_value", "reject"),
+        ("negative", "reject"), ("nan", "reject"), ("zeros", "reject"),
+        ("string_weight", "reject"), ("empty", "may"), ("not_dict", "reject")]],
+    "EmpiricalEstimator": [({"projection": p}, v) for p, v in [
+        (None, "valid"), ("simplex", "valid"), ("clip", "valid"), ("zz", "reject"),
+        (1, "reject")]],
+}
 
 REPORT_TAMPER = ["float", "bool", "str", "out", "nan", "extra_col", "bits_2",
                  "negative", "drop_col", "empty", "as_int64", "dataframe", "list"]
@@ -965,9 +1024,13 @@ def _tamper_reports(reports, channel, how):
             return (R % 2).astype(bool), "reject"
         return R.astype(bool), "may"
     if how == "str":
-        return R.astype(str).astype(object), (
-            "reject" if not (cat and all(family(v) == "str" for v in channel.categories))
-            else "valid")
+        if cat:
+            ok = all(family(v) == "str" for v in channel.categories)
+            return R.astype(str).astype(object), ("valid" if ok else "reject")
+        if R.shape[1] == 1:  # output codes (Hadamard family) as strings
+            return R.astype(str).astype(object), "reject"
+        # "0"/"1" strings as bits: parsing or refusing them are both defensible
+        return R.astype(str).astype(object), "may"
     if how == "out":
         T = R.astype(object).copy()
         if T.shape[0] == 0:
@@ -1012,10 +1075,41 @@ def _tamper_reports(reports, channel, how):
     return None, None
 
 
-def _make_estimator(name, mechanism=None):
+def _make_estimator(name, mechanism=None, params=None, k=None, cats0=None):
     from sklearn_uldp import estimators as E
     base, _, proj = name.partition(":")
     kw = {} if mechanism is None else {"mechanism": mechanism}
+    if params:
+        params = dict(params)
+        init = params.get("init")
+        if isinstance(init, str) and init in ("uniform_len", "short", "negative", "nan",
+                                              "unnormalized", "zeros"):
+            arr = np.full(k, 1.0 / k)
+            if init == "short":
+                arr = arr[:-1]
+            elif init == "negative":
+                arr[0], arr[1] = -0.5, arr[1] + 0.5 + arr[0]
+            elif init == "nan":
+                arr[0] = np.nan
+            elif init == "unnormalized":
+                arr = arr * 3
+            elif init == "zeros":
+                arr = np.zeros(k)
+            params["init"] = arr
+        bg = params.get("background")
+        if isinstance(bg, str):
+            c0 = cats0
+            params["background"] = {
+                "valid": {"home": {c0: 1.0}}, "unknown_tag": {"zz_tag": {c0: 1.0}},
+                "unknown_value": {"home": {"zz_not_a_category": 1.0}},
+                "negative": {"home": {c0: -1.0}}, "nan": {"home": {c0: float("nan")}},
+                "zeros": {"home": {c0: 0.0}}, "string_weight": {"home": {c0: "1"}},
+                "empty": {"home": {}}, "not_dict": {"home": [c0]}}[bg]
+        if base == "EmpiricalEstimator":
+            return E.EmpiricalEstimator(**{**params, **kw})
+        if base == "EMEstimator":
+            return E.EMEstimator(**{"max_iter": 200, **params, **kw})
+        return getattr(E, base)(**{**params, **kw})
     if base == "EmpiricalEstimator":
         return E.EmpiricalEstimator(projection=proj or None, **kw)
     if base == "EMEstimator":
@@ -1032,7 +1126,7 @@ def check_distribution(est, name, channel, k=None):
         raise _Wrong("estimate shape", f"{p.shape} for k={k}")
     if not np.isfinite(p).all():
         raise _Wrong("estimate not finite", f"{p}")
-    if name != "EmpiricalEstimator":
+    if not (name.startswith("EmpiricalEstimator") and getattr(est, "projection", 1) is None):
         if (p < -1e-12).any():
             raise _Wrong("negative probability", f"{p}")
         if abs(p.sum() - 1) > 1e-9:
@@ -1058,13 +1152,49 @@ def estimator_cases(draw):
     if mcase["api"] == "PersonalizedMechanism" and draw(st.booleans()):
         name = "PersonalizedEstimator"
     via = draw(st.sampled_from(["reports", "reports", "mechanism", "channel", "spec",
-                                "spec_tampered", "tampered", "tampered", "partial"]))
+                                "spec_tampered", "tampered", "tampered", "partial",
+                                "mixed", "params", "params"]))
     tamper = None
+    if via == "params":
+        base = name.partition(":")[0]
+        tamper = draw(st.sampled_from(ESTIMATOR_PARAMS.get(base, [({}, "valid")])))
+    if via == "mixed":
+        tamper = draw(st.sampled_from(["epsilon", "categories", "order", "same"]))
     if via == "spec_tampered":
         tamper = draw(st.sampled_from(SPEC_TAMPER))
     if via == "tampered":
         tamper = draw(st.sampled_from(REPORT_TAMPER))
     return {"api": name, "mcase": mcase, "via": via, "tamper": tamper}
+
+
+def _other_reports(mech, mcase, how):
+    """A second batch of reports from a mechanism that differs in ``how``."""
+    from sklearn.base import clone
+    other = clone(mech)
+    params = other.get_params()
+    cats = list(mech.categories_)
+    if how == "epsilon":
+        key = "epsilon" if "epsilon" in params else "epsilon_12"
+        if key not in params:
+            return None
+        other.set_params(**{key: float(params[key]) * 2})
+    elif how == "categories":
+        if mcase["api"] == "PersonalizedMechanism" or "blocks" in params:
+            return None
+        other.set_params(categories=cats + ["zz_extra"])
+    elif how == "order":
+        if mcase["api"] == "PersonalizedMechanism" or "blocks" in params:
+            return None
+        other.set_params(categories=cats[::-1])
+    if hasattr(other, "set_output"):
+        other.set_output(transform="default")
+    X = _build_X(mcase)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return other.fit(X).transform(X)
+        except Exception:  # noqa: BLE001 - not what this case fuzzes
+            return None
 
 
 def _sanitize(draw, mcase):
@@ -1143,15 +1273,34 @@ def run_estimator_case(case):
             return Outcome(OK, api)
         mechanism = mech.spec()
         api += f"[reports {tamper}]"
+    elif via == "params":
+        params, verdict = tamper
+        api += f"[params {params!r}]"
+        if "background" in params and "home" not in mcase["params"].get("tags", ()):
+            verdict = combine(verdict, "may")
+    elif via == "mixed":
+        api += f"[mixed {tamper}]"
+        verdict = "valid" if tamper == "same" else "reject"
+        other = _other_reports(mech, mcase, tamper)
+        if other is None:
+            return Outcome(OK, api)
     if len(mcase["values"]) == 0 or _dense(reports).shape[0] == 0:
         verdict = combine(verdict, "may")
+    if mcase["api"] == "PersonalizedMechanism" and case["api"] != "PersonalizedEstimator" \
+            and mcase["params"].get("n_reports", 1) > 1:
+        verdict = combine(verdict, "may")  # t reports a user: a PUM-only layout
     snap = snapshot(data if not hasattr(data, "toarray") else data.toarray())
     snap_m = snapshot(mechanism) if isinstance(mechanism, dict) else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            est = _make_estimator(case["api"], mechanism)
-            if via == "partial":
+            est = _make_estimator(case["api"], mechanism,
+                                  tamper[0] if via == "params" else None,
+                                  k=channel.n_categories, cats0=mech.categories_[0])
+            if via == "mixed":
+                est.partial_fit(reports)
+                est.partial_fit(other)
+            elif via == "partial":
                 R = data
                 half = R.shape[0] // 2
                 est.partial_fit(R[:half] if half else R)
@@ -1162,6 +1311,33 @@ def run_estimator_case(case):
             est.distribution_
         except Exception as exc:  # noqa: BLE001
             return classify_exception(exc, api, verdict)
+        try:
+            if via == "partial":
+                # Statistics add up: chunked and one-shot estimates agree.
+                one = _make_estimator(case["api"], mechanism, k=channel.n_categories)
+                one.fit(data)
+                a = np.asarray(est.distribution_, float)
+                b = np.asarray(one.distribution_, float)
+                tol = 1e-6 if case["api"].startswith(("EM", "Personalized")) else 1e-9
+                if a.shape != b.shape or not np.allclose(a, b, atol=tol, rtol=0):
+                    return Outcome(WRONG, api, "partial_fit differs from fit",
+                                   f"max diff {np.max(np.abs(a - b)) if a.shape == b.shape else a.shape}")
+            if verdict != "reject" and via in ("reports", "spec") and \
+                    case["api"] != "PersonalizedEstimator":
+                post = np.asarray(est.predict_proba(data), float)
+                n_rep = _dense(data).shape[0]
+                if post.shape != (n_rep, channel.n_categories):
+                    return Outcome(WRONG, api + ".predict_proba", "posterior shape",
+                                   f"{post.shape}")
+                if post.size and (not np.isfinite(post).all() or (post < -1e-12).any()
+                                  or not np.allclose(post.sum(axis=1), 1, atol=1e-9)):
+                    return Outcome(WRONG, api + ".predict_proba",
+                                   "posterior not a distribution", f"{post[:2]}")
+                score = est.score(data)
+                if n_rep and np.isnan(score):
+                    return Outcome(WRONG, api + ".score", "score is NaN", "")
+        except Exception as exc:  # noqa: BLE001
+            return classify_exception(exc, api + ".check", "may")
     try:
         now = snapshot(data if not hasattr(data, "toarray") else data.toarray())
         if now != snap or (snap_m is not None and snapshot(mechanism) != snap_m):
@@ -1418,7 +1594,50 @@ CLI_OPTIONS = {  # (valid choices, fuzzed choices)
     "spec_tamper": ([None], SPEC_TAMPER[:22]),
     "column": (["c"], ["missing_col"]),
     "report_tamper": ([None], ["256", "x", "1.5", "", "-1", "zz_out", "drop_col"]),
+    "config": ([None], ["valid", "columns_list", "epsilon_str", "epsilon_zero",
+                        "categories_str", "unknown_key", "conf_not_dict", "malformed_json",
+                        "empty_columns", "sensitive_unknown", "numeric_categories",
+                        "mechanism_unknown", "not_object", "nested_categories"]),
 }
+
+# A string epsilon in a hand-written config ("1.0") may be parsed or refused.
+CONFIG_VERDICT = {"valid": "valid", "numeric_categories": "may", "epsilon_str": "may"}
+
+
+def _write_config(path, kind, cats, mech, sens):
+    conf = {"mechanism": mech, "epsilon": 1.0, "categories": list(cats)}
+    if sens:
+        conf["sensitive"] = [sens]
+    doc = {"columns": {"c": conf}, "random_state": 0}
+    if kind == "columns_list":
+        doc["columns"] = [conf]
+    elif kind == "epsilon_str":
+        conf["epsilon"] = "1.0"
+    elif kind == "epsilon_zero":
+        conf["epsilon"] = 0
+    elif kind == "categories_str":
+        conf["categories"] = "abc"
+    elif kind == "unknown_key":
+        conf["epsilonn"] = 1.0
+    elif kind == "conf_not_dict":
+        doc["columns"] = {"c": 1.0}
+    elif kind == "empty_columns":
+        doc["columns"] = {}
+    elif kind == "sensitive_unknown":
+        conf["sensitive"] = ["zz_unknown"]
+    elif kind == "numeric_categories":
+        conf["categories"] = list(range(len(cats)))
+    elif kind == "mechanism_unknown":
+        conf["mechanism"] = "zz"
+    elif kind == "not_object":
+        doc = [doc]
+    elif kind == "nested_categories":
+        conf["categories"] = [list(cats)]
+    with open(path, "w", encoding="utf-8") as fh:
+        if kind == "malformed_json":
+            fh.write('{"columns": {"c": {')
+        else:
+            json.dump(doc, fh)
 
 
 @st.composite
@@ -1489,6 +1708,28 @@ def run_cli_case(case):
         col = "c" if o["column"] == "c" else "nope"
         argv = ["privatize", inp, "-o", output, "--no-progress"]
         verdict = "valid"
+        if o["config"] is not None:
+            cfg = os.path.join(tmp, "config.json")
+            cats = [d for d in domain if d.strip() == d and "," not in d and d != ""]
+            if len(cats) < 2:
+                return Outcome(OK, "CLI privatize --config")
+            utility = o["mechanism"] in ("urr", "urap", "uoue")
+            _write_config(cfg, o["config"], cats, o["mechanism"],
+                          cats[0] if utility else None)
+            verdict = CONFIG_VERDICT.get(o["config"], "reject")
+            if any(v is None or v == "" or str(v) not in cats for v in vals):
+                verdict = combine(verdict, "may" if o["config"] == "numeric_categories"
+                                  else "reject")
+            if not vals:
+                verdict = combine(verdict, "may")
+            api = f"CLI privatize --config [{o['config']}]"
+            rc, err, exc = _run_cli(argv + ["--config", cfg])
+            res = _cli_outcome(api, rc, err, exc, verdict)
+            if res is not None:
+                return res
+            if verdict == "reject":
+                return Outcome(WRONG, api, "invalid config accepted (exit 0)", api)
+            return Outcome(OK, api)
         if o["output"] in ("same", ".", "r.xlsx", "sub/r.csv", "r"):
             verdict = "reject" if o["output"] not in ("sub/r.csv", "r") else "may"
         if o["output"] == "r.parquet":
@@ -1657,6 +1898,86 @@ def run_cli_case(case):
     return Outcome(OK, api)
 
 
+# ------------------------------------------------------------------ budget
+BUDGET_VALUES = [1.0, 0.5, 2, 0.1, 0.2, 0.3, 1e-300, 0.0, -1.0, float("nan"), float("inf"),
+                 True, "1", None, np.float32(0.7), np.int64(1)]
+
+
+@st.composite
+def budget_cases(draw):
+    total = draw(st.sampled_from([1.0, 0.3, 3, float("inf"), 0.0, -1.0, float("nan"),
+                                  "1", True, np.float64(2.0)]))
+    spends = draw(st.lists(st.tuples(st.sampled_from(BUDGET_VALUES),
+                                     st.sampled_from([1, 1, 2, 0, -1, 2.5, True, 10 ** 6])),
+                           max_size=6))
+    return {"api": "BudgetAccountant", "total": total, "spends": spends}
+
+
+def _number(v):
+    return not isinstance(v, (bool, np.bool_)) and isinstance(
+        v, (int, float, np.integer, np.floating))
+
+
+def run_budget_case(case):
+    from sklearn_uldp import BudgetAccountant, BudgetError
+    total = case["total"]
+    ok_total = _number(total) and float(total) > 0 and not math.isnan(float(total))
+    # "1" or True as a total: parsing them is lax but not wrong (unsure: reported).
+    lax = isinstance(total, (str, bool))
+    try:
+        acc = BudgetAccountant(total)
+    except Exception as exc:  # noqa: BLE001
+        return classify_exception(exc, "BudgetAccountant", "valid" if ok_total
+                                  else "reject")
+    if not ok_total and not lax:
+        return Outcome(WRONG, "BudgetAccountant", "invalid total accepted", repr(total))
+    if lax:
+        return Outcome(OK, "BudgetAccountant")
+    spent = 0.0
+    for eps, count in case["spends"]:
+        ok_eps = _number(eps) and not math.isnan(float(eps)) and float(eps) >= 0
+        ok_count = isinstance(count, (int, np.integer)) and not isinstance(count, bool) \
+            and count >= 1
+        verdict = "valid" if ok_eps and ok_count else "reject"
+        if ok_eps and math.isinf(float(eps)):
+            verdict = "may"
+        amount = float(eps) * count if verdict != "reject" else None
+        over = amount is not None and spent + amount > float(total) * (1 + 1e-9) + 1e-300
+        before = acc.spent
+        try:
+            acc.spend(eps, count=count)
+        except BudgetError as exc:
+            if not over and verdict == "valid":
+                return Outcome(REJECTED_VALID, "BudgetAccountant.spend",
+                               "BudgetError within the total", str(exc)[:200])
+            if acc.spent != before:
+                return Outcome(WRONG, "BudgetAccountant.spend",
+                               "failed spend changed the ledger", "")
+            continue
+        except Exception as exc:  # noqa: BLE001
+            out = classify_exception(exc, "BudgetAccountant.spend", verdict)
+            if out.klass != CLEAR:
+                return out
+            if acc.spent != before:
+                return Outcome(WRONG, "BudgetAccountant.spend",
+                               "failed spend changed the ledger", "")
+            continue
+        if verdict == "reject":
+            return Outcome(WRONG, "BudgetAccountant.spend", "invalid spend accepted",
+                           f"epsilon={eps!r} count={count!r}")
+        if over:
+            return Outcome(WRONG, "BudgetAccountant.spend", "total exceeded silently",
+                           f"spent {spent} + {amount} > {total}")
+        spent += amount
+        if not math.isclose(acc.spent, spent, rel_tol=1e-9, abs_tol=1e-300) and not (
+                math.isinf(spent) and math.isinf(acc.spent)):
+            return Outcome(WRONG, "BudgetAccountant", "spent differs", f"{acc.spent} vs {spent}")
+        if acc.remaining < -1e-9 * float(total) or math.isnan(acc.remaining):
+            return Outcome(WRONG, "BudgetAccountant", "negative remaining",
+                           f"{acc.remaining}")
+    return Outcome(OK, "BudgetAccountant")
+
+
 # -------------------------------------------------------------- dispatch
 RUNNERS = {
     "mechanism": run_mechanism_case,
@@ -1664,6 +1985,7 @@ RUNNERS = {
     "dataframe": run_dataframe_privatizer_case,
     "joint": run_joint_encoder_case,
     "cli": run_cli_case,
+    "budget": run_budget_case,
 }
 STRATEGIES = {
     "mechanism": mechanism_cases,
@@ -1671,6 +1993,7 @@ STRATEGIES = {
     "dataframe": dataframe_privatizer_cases,
     "joint": joint_encoder_cases,
     "cli": cli_cases,
+    "budget": budget_cases,
 }
 
 

@@ -284,6 +284,52 @@ def test_audit_result_table_and_validation():
         audit_mechanism(rr, events="bits", n_samples=100)
 
 
+def test_audit_claims_can_be_overridden():
+    """epsilon= takes a number or a privacy matrix; protected= declares Y_P."""
+    from sklearn_uldp.privacy import high_low, ldp
+
+    cats = ["home", "gym", "clinic"]
+    urr = M.UtilityOptimizedRR(1.0, sensitive=["clinic"], categories=cats,
+                               random_state=0).fit()
+    # uRR is not 1-LDP (it releases 'home' in clear): the audit says so ...
+    assert not audit_mechanism(urr, epsilon=ldp(cats, 1.0), n_samples=4_000,
+                               random_state=0).passed
+    # ... but it is ('clinic', 1)-high-low LDP.
+    assert audit_mechanism(urr, epsilon=high_low(cats, ["clinic"], 1.0),
+                           n_samples=4_000, random_state=0).passed
+
+    def black_box(values, rng):
+        return np.asarray(urr.transform(values.reshape(-1, 1)))[:, 0]
+
+    declared = audit_mechanism(
+        black_box, pairs=[("home", "clinic"), ("gym", "home")], epsilon=1.0,
+        sensitive=["clinic"], protected=lambda r: np.asarray(r) == "clinic",
+        n_samples=4_000, random_state=0)
+    assert declared.passed and not declared.notes
+    # tests with a non-sensitive x ran on the protected outputs only
+    home = declared.tests[declared.tests["x"] == "home"]
+    assert len(home) and home["event"].eq("output == 'clinic'").all()
+    with pytest.raises(ValueError, match="sensitive=callable"):
+        audit_mechanism(M.PersonalizedMechanism(
+            1.0, sensitive=["a"], tags=["home"], categories=["a", "b"]).fit(
+            pd.DataFrame({"cell": ["a"], "home": ["b"]})),
+            pairs=[({"cell": "a", "home": "b"}, {"cell": "b", "home": "b"})])
+
+
+def test_audit_custom_events():
+    """A fixed event, e.g. 'the report equals 0', uses every report."""
+    rr = M.RandomizedResponse(2.0, categories=[0, 1, 2], random_state=0).fit()
+    result = audit_mechanism(rr, pairs=[(0, 1)], n_samples=20_000,
+                             events=lambda r: r == 0,
+                             random_state=0)
+    assert list(result.tests["event"]) == ["events[0]", "events[0]"]
+    assert (result.tests["n"] == 20_000).all()
+    assert result.passed and 1.8 < result.epsilon_lower_bound <= 2.0
+    with pytest.raises(ValueError, match="one boolean per report"):
+        audit_mechanism(rr, pairs=[(0, 1)], n_samples=100,
+                        events=lambda r: np.ones(3, dtype=bool))
+
+
 def test_audit_bit_vectors_as_whole_outputs():
     rap = M.RAPPOR(2.0, categories=[0, 1, 2], random_state=0).fit()
     result = audit_mechanism(rap, events="outputs", n_samples=20_000, random_state=0)

@@ -97,6 +97,15 @@ def test_estimate_output_is_its_reports_refused(table, tmp_path, capsys):
     assert rep.read_bytes() == before
 
 
+def test_search_output_is_its_input_refused(table, tmp_path, capsys):
+    before = table.read_bytes()
+    code, _, err = run(["search", table, "--column", "m", "--mechanisms", "rr",
+                        "--epsilon", "1", "--n-repeats", "1", "-o", table,
+                        "--no-progress"], capsys)
+    assert_clear_error(code, err, "same file")
+    assert table.read_bytes() == before
+
+
 def test_reports_and_spec_must_differ(table, tmp_path, capsys):
     rep = tmp_path / "r.csv"
     code, _, err = run(["privatize", table, "-o", rep, "--spec-out", rep, *RR], capsys)

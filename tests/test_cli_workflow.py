@@ -409,20 +409,29 @@ def test_console_entry_point_subprocess():
     assert proc.returncode == 0
     for command in ("privatize", "estimate", "search"):
         assert command in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_uldp", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    import sklearn_uldp
+
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"sklearn-uldp {sklearn_uldp.__version__}"
 
 
-def test_parquet_without_engine_is_a_clear_error(data, tmp_path, capsys):
-    try:
-        import pyarrow  # noqa: F401
-
-        pytest.skip("pyarrow installed: Parquet works")
-    except ImportError:
-        pass
+def test_parquet_without_engine_is_a_clear_error(data, tmp_path, capsys, monkeypatch):
+    # Without pyarrow (a None entry in sys.modules makes its import fail).
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     path, _ = data
     code, _, err = run(["privatize", path, "-o", tmp_path / "r.parquet", "--columns",
                         "region", "--mechanism", "rr", "--epsilon", "1", "--categories",
                         "region=n,s,e,w", "--no-progress"], capsys)
-    assert code == 2 and "Parquet needs pyarrow" in err
+    assert code == 2 and "Parquet needs pyarrow" in err and "Traceback" not in err
+    assert os.listdir(tmp_path) == ["data.csv"]  # nothing written
 
 
 def test_parquet_roundtrip(data, tmp_path, capsys):

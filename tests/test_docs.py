@@ -114,7 +114,8 @@ def test_api_reference_lists_every_public_name():
 @pytest.mark.parametrize(
     "page",
     ["README.md", "docs/user_guide.md", "docs/architecture.md",
-     "docs/personalized.md", "docs/context_aware.md", "docs/workflow.md"],
+     "docs/personalized.md", "docs/context_aware.md", "docs/workflow.md",
+     "docs/audit.md", "docs/security.md", "docs/spec_format.md", "docs/mathematics.md"],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)

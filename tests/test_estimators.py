@@ -524,12 +524,13 @@ def test_threshold_follows_definition(alpha):
         _, R = reports_of(name)
         est = ThresholdEstimator(alpha=alpha).fit(R)
         ch = est.channel_
-        T = stats.norm.ppf(1 - alpha / K) * np.sqrt(ch.null_variance(N_USERS))
+        T = stats.norm.ppf(1 - alpha / K) * np.sqrt(
+            ch.null_variance(N_USERS, stats=est.statistics_))
         np.testing.assert_allclose(est.threshold_, T, rtol=1e-12)
         p_hat = EmpiricalEstimator().fit(R).distribution_
         # exact categories (zero null variance, not sensitive) are always
         # kept; only categories with a positive threshold can be "below" it
-        exact = (ch.null_variance(N_USERS) == 0) & ~ch.sensitive_mask
+        exact = ch.exact_categories
         kept = (p_hat > T) | exact
         below = ~kept & (T > 0)
         np.testing.assert_array_equal(est.significant_, kept)

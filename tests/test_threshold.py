@@ -2,10 +2,19 @@
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from sklearn_uldp import (
+    RAPPOR,
+    BlockHadamardResponse,
     EmpiricalEstimator,
+    HadamardResponse,
+    HighLowHadamardResponse,
+    NonPrivate,
+    RandomizedResponse,
     ThresholdEstimator,
+    UtilityOptimizedBlockDesign,
+    UtilityOptimizedOUE,
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
@@ -84,3 +93,43 @@ def test_insignificant_sensitive_categories_share_the_rest():
     np.testing.assert_allclose(p[3:5], unbiased[3:5])
     np.testing.assert_allclose(p[:3], (1 - unbiased[3:5].sum()) / 3)
     assert np.isclose(p.sum(), 1.0)
+
+
+ALL_MECHANISMS = {
+    "rr": lambda c: RandomizedResponse(1.0, categories=c),
+    "urr": lambda c: UtilityOptimizedRR(1.0, sensitive=c[:3], categories=c),
+    "rappor": lambda c: RAPPOR(1.0, categories=c),
+    "urap": lambda c: UtilityOptimizedRAPPOR(1.0, sensitive=c[:3], categories=c),
+    "uoue": lambda c: UtilityOptimizedOUE(1.0, sensitive=c[:3], categories=c),
+    "ubd": lambda c: UtilityOptimizedBlockDesign(1.0, sensitive=c[:3], subset_size=2,
+                                                 categories=c),
+    "hr": lambda c: HadamardResponse(1.0, categories=c),
+    "hr-blocked": lambda c: HadamardResponse(1.0, block_size=4, categories=c),
+    "hlhr": lambda c: HighLowHadamardResponse(1.0, sensitive=c[:3], categories=c),
+    "bhr": lambda c: BlockHadamardResponse(1.0, blocks=[c[:5], c[5:11], c[11:]],
+                                           categories=c),
+    "identity": lambda c: NonPrivate(categories=c),
+}
+
+
+@pytest.mark.parametrize("name", list(ALL_MECHANISMS))
+def test_no_channel_gives_mass_to_exact_or_empty_cells(name):
+    # The trap on every channel: a category whose threshold is 0 (exact, or
+    # zero null variance) and whose estimate is 0 must stay at 0.
+    cats = list(range(12))  # the last one is a singleton block for "bhr"
+    p = np.array([0.3, 0.0, 0.1, 0.2, 0.15, 0.1, 0.0, 0.0, 0.1, 0.05, 0.0, 0.0])
+    X = np.random.default_rng(0).choice(12, p=p, size=(4000, 1))
+    mech = ALL_MECHANISMS[name](cats).set_params(
+        **({"random_state": 0} if name != "identity" else {}))
+    reports = mech.fit_transform(X)
+    est = ThresholdEstimator().fit(reports)
+    unbiased = EmpiricalEstimator().fit(reports).distribution_
+    channel, q = est.channel_, est.distribution_
+    assert np.isclose(q.sum(), 1.0) and np.all(q >= 0)
+    exact = channel.exact_categories
+    assert np.all(est.significant_[exact])
+    zero_threshold_and_estimate = (est.threshold_ == 0) & (unbiased == 0)
+    assert np.all(q[zero_threshold_and_estimate] == 0)
+    # the threshold sees the statistics (Hadamard variants: plug-in masses)
+    var0 = channel.null_variance(est.n_reports_, stats=est.statistics_)
+    np.testing.assert_allclose(est.threshold_, norm.ppf(1 - 0.05 / 12) * np.sqrt(var0))

@@ -126,7 +126,9 @@ def positive_float(text):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
 
@@ -180,7 +182,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if "(default" in text or action.default in (None, False):
+        # `is`, not `in`: a default of 0 equals False but is worth showing.
+        if "(default" in text or action.default is None or action.default is False:
             return text
         return super()._get_help_string(action)
 

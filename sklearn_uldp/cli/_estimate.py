@@ -30,7 +30,6 @@ from ._io import (
     check_plot_output,
     file_digest,
     read_chunks,
-    table_format,
 )
 
 __all__ = ["register"]
@@ -210,7 +209,6 @@ def _cmd_estimate(args):
     )
     check_csv_output(args.output, "distribution file")
     check_plot_output(args.plot)
-    table_format(args.reports, "reports file")
     specs, binding = load_specs(args.spec, args.columns)
     if not args.skip_report_check:
         check_binding(binding, args.reports, args.spec)

@@ -24,6 +24,7 @@ import pandas as pd
 __all__ = [
     "TABLE_FORMATS",
     "table_format",
+    "check_table_output",
     "check_outputs",
     "read_chunks",
     "TableWriter",
@@ -66,6 +67,14 @@ def table_format(path, what="output"):
             f"give a file name ending in {', '.join(TABLE_FORMATS)}."
         )
     return TABLE_FORMATS[ext]
+
+
+def check_table_output(path, what="output"):
+    """:func:`table_format`, and pyarrow must be importable for Parquet."""
+    fmt = table_format(path, what)
+    if fmt == "parquet":
+        _need_pyarrow(path, "Writing")
+    return fmt
 
 
 def _same_file(a, b):
@@ -260,9 +269,7 @@ class TableWriter:
 
     def __init__(self, path):
         self.path = os.fspath(path)
-        self.format = table_format(self.path)
-        if self.format == "parquet":
-            _need_pyarrow(self.path, "Writing")
+        self.format = check_table_output(self.path)
         self.n_rows = 0
         self.columns = None
         self._writer = None
@@ -299,9 +306,15 @@ class TableWriter:
             self._writer.write_table(table)
         self.n_rows += len(frame)
 
-    def __exit__(self, exc_type, exc, tb):
+    def finish(self):
+        """Complete the file (still under its temporary name); return that name."""
         if self._writer is not None:
             self._writer.close()
+            self._writer = None
+        return self._tmp
+
+    def __exit__(self, exc_type, exc, tb):
+        self.finish()
         return self._atomic.__exit__(exc_type, exc, tb)
 
 

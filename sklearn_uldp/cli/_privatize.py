@@ -38,10 +38,10 @@ from ._io import (
     TableWriter,
     atomic_path,
     check_outputs,
+    check_table_output,
     default_spec_path,
     file_digest,
     read_chunks,
-    table_format,
 )
 
 __all__ = ["register"]
@@ -209,7 +209,7 @@ def _cmd_privatize(args):
         {"input": args.input, "config": args.config},
         args.overwrite,
     )
-    table_format(args.output, "reports file")
+    check_table_output(args.output, "reports file")
     if isinstance(noise, numbers.Integral):
         warn(
             "privatize",
@@ -260,7 +260,9 @@ def _cmd_privatize(args):
         missing_label=args.missing_label,
         random_state=noise,
     )
-    with TableWriter(args.output) as writer:
+    # Both files are complete under temporary names before either is renamed
+    # into place, so a failure leaves neither (and no existing file changed).
+    with atomic_path(spec_path) as spec_tmp, TableWriter(args.output) as writer:
         chunks = read_chunks(args.input, list(columns), args.chunksize, dtype=str)
         for chunk in progress(chunks, not args.no_progress, "privatize"):
             if len(chunk) == 0:
@@ -273,7 +275,7 @@ def _cmd_privatize(args):
             writer.write(priv.transform(chunk))
         if writer.n_rows == 0:
             raise ValueError(f"Input file {str(args.input)!r} has no rows.")
-    _write_spec(priv, spec_path, args.output, writer)
+        _write_spec(priv, spec_tmp, args.output, writer)
     print(
         f"privatized {writer.n_rows} rows x {len(columns)} "
         f"column{'s' if len(columns) != 1 else ''} -> {args.output}; "
@@ -283,26 +285,25 @@ def _cmd_privatize(args):
     return 0
 
 
-def _write_spec(priv, spec_path, output, writer):
+def _write_spec(priv, path, output, writer):
     """Write the privatizer's spec, bound to the reports file it describes.
 
     The ``"reports"`` entry lets ``estimate`` refuse a spec given with
     reports it was not written for (another output, a truncated or altered
     file): the file name, format, row count, report columns and SHA-256.
     """
-    with atomic_path(spec_path) as tmp:
-        priv.save_spec(tmp)
-        with open(tmp, encoding="utf-8") as fh:
-            document = json.load(fh)
-        document["reports"] = {
-            "file": os.path.basename(os.fspath(output)),
-            "format": writer.format,
-            "n_rows": writer.n_rows,
-            "columns": writer.columns,
-            "sha256": file_digest(output),
-        }
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, indent=2)
+    priv.save_spec(path)
+    with open(path, encoding="utf-8") as fh:
+        document = json.load(fh)
+    document["reports"] = {
+        "file": os.path.basename(os.fspath(output)),
+        "format": writer.format,
+        "n_rows": writer.n_rows,
+        "columns": writer.columns,
+        "sha256": file_digest(writer.finish()),
+    }
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(document, fh, indent=2)
 
 
 # ----------------------------------------------------------------- register

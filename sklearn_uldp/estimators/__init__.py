@@ -7,7 +7,7 @@ Every estimator works with every mechanism through the channel contract
 
 from ._base import DistributionEstimator, as_channel
 from ._em import EMEstimator, maximize_likelihood
-from ._empirical import EmpiricalEstimator, ThresholdEstimator, exact_categories
+from ._empirical import EmpiricalEstimator, ThresholdEstimator
 from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
 from ._uncertainty import linear_standard_errors, simulate_statistics
@@ -22,7 +22,6 @@ __all__ = [
     "project_to_simplex",
     "clip_and_normalize",
     "PersonalizedEstimator",
-    "exact_categories",
     "linear_standard_errors",
     "simulate_statistics",
 ]

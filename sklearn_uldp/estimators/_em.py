@@ -286,7 +286,7 @@ class EMEstimator(DistributionEstimator):
     ...                               categories=cats, random_state=0)
     >>> em = EMEstimator().fit(mech.fit_transform(X))
     >>> em.converged_, em.distribution_.round(2).tolist()
-    (True, [0.39, 0.31, 0.1, 0.1, 0.04, 0.05])
+    (True, [0.39, 0.31, 0.1, 0.1, 0.05, 0.05])
     """
 
     _parameter_constraints = {

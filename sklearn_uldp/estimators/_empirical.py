@@ -83,7 +83,7 @@ class EmpiricalEstimator(DistributionEstimator):
         return self._fitted_result()[1]["unbiased"].copy()
 
 
-def null_variance(channel, stats):
+def _null_variance(channel, stats):
     """Var0(x) of the channel's unbiased estimate, given the statistics.
 
     Channels whose null variance depends on unknown masses (blocked Hadamard
@@ -100,7 +100,7 @@ def null_variance(channel, stats):
                            (channel.n_categories,)).copy()
 
 
-def exact_categories(channel, var0=None, stats=None):
+def _exact_categories(channel, var0=None, stats=None):
     """Mask of the categories whose unbiased estimate is exact.
 
     A category reported only through invertible outputs (a non-sensitive
@@ -114,7 +114,7 @@ def exact_categories(channel, var0=None, stats=None):
     if mask is not None:
         return np.asarray(mask, dtype=bool).copy()
     if var0 is None:
-        var0 = null_variance(channel, stats)
+        var0 = _null_variance(channel, stats)
     return (np.asarray(var0) == 0.0) & ~np.asarray(channel.sensitive_mask, bool)
 
 
@@ -127,7 +127,7 @@ def threshold_estimate(channel, stats, alpha):
     uniformly over the categories below the threshold; if the kept mass
     exceeds one it is rescaled to one and the rest get zero.
 
-    Categories with an exact estimate (see :func:`exact_categories`) keep it
+    Categories with an exact estimate (the channel's ``exact_categories``) keep it
     and never receive mass, and an estimate equal to a zero threshold
     (``p_hat == T == 0``: no report of the category, and none expected when
     p(x) = 0) is not "below" it: it stays at zero. Otherwise the left-over
@@ -144,9 +144,9 @@ def threshold_estimate(channel, stats, alpha):
     """
     p_hat = channel.unbiased_estimate(stats)
     k = p_hat.size
-    var0 = null_variance(channel, stats)
+    var0 = _null_variance(channel, stats)
     threshold = norm.ppf(1.0 - alpha / k) * np.sqrt(var0)
-    exact = exact_categories(channel, var0)
+    exact = _exact_categories(channel, var0)
     kept = exact | (p_hat > threshold)
     p = np.where(kept, np.maximum(p_hat, 0.0), 0.0)
     total = float(p.sum())

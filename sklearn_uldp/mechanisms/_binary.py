@@ -160,10 +160,21 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         # Both budgets are scaled together; the smaller one sets the slack.
         m = min(e for e in (self.epsilon_12, self.epsilon_21) if math.isfinite(e))
 
+        # Output 1 (column 0) is protected when element 2 may produce it
+        # (a finite eps_12), output 2 when element 1 may (a finite eps_21);
+        # the probabilities of a protected output enter the privacy ratios,
+        # those of an invertible one do not.
+        cols = [j for j, e in enumerate((self.epsilon_12, self.epsilon_21))
+                if math.isfinite(e)]
+
+        r12, r21 = self.epsilon_12 / m, self.epsilon_21 / m
+
         def probabilities_at(eps):
-            Q = binary_optimal_matrix(self.epsilon_12 * eps / m,
-                                      self.epsilon_21 * eps / m)
-            return Q[Q > 0]  # zeros are by design (an infinite budget)
+            try:
+                Q = binary_optimal_matrix(r12 * eps, r21 * eps)
+            except ValueError:  # a scaled budget under- or overflows
+                return np.array([np.nan])
+            return Q[:, cols].ravel()
 
         check_realizable(m, probabilities_at, what=what)
 

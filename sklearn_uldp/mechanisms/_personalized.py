@@ -31,7 +31,7 @@ from ..utils._validation import (
 )
 from ._base import RANDOM_STATE_CONSTRAINT, BaseMechanism, _transform_output
 from ._randomized_response import UtilityOptimizedRRChannel
-from ._rappor import UnaryEncodingChannel, basic_rappor_theta
+from ._rappor import UnaryEncodingChannel, _checked_basic_theta
 from ._reports import Reports, attach_channel
 
 __all__ = ["PersonalizedMechanism", "BOT_PREFIX", "bot_label", "split_bots"]
@@ -415,7 +415,10 @@ class PersonalizedMechanism(BaseMechanism):
         if self.mechanism == "urr":
             return UtilityOptimizedRRChannel(
                 self.intermediate_categories_, eps, z_sensitive)
-        theta = basic_rappor_theta(eps) if self.theta is None else float(self.theta)
+        theta = (
+            _checked_basic_theta(eps, len(self.intermediate_categories_))
+            if self.theta is None else float(self.theta)
+        )
         return UnaryEncodingChannel(
             self.intermediate_categories_, eps, theta, z_sensitive)
 

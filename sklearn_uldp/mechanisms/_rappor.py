@@ -26,6 +26,7 @@ from ..utils._validation import (
     check_channel_categories,
     check_sensitive,
     check_sensitive_mask,
+    check_realizable,
     check_theta,
     realized_probability,
 )
@@ -67,6 +68,25 @@ def basic_rappor_theta(epsilon):
     return float(1.0 / (1.0 + np.exp(-float(epsilon) / 2.0)))
 
 
+def _checked_basic_theta(epsilon, k, what=None):
+    """theta of basic RAPPOR, refusing budgets at which it rounds to 1.
+
+    Basic RAPPOR is RR on each bit with budget eps/2: from eps ~ 73 the keep
+    probability theta rounds to exactly 1 (raw data). The refusal names the
+    usable range, like every channel's budget check.
+    """
+    epsilon = float(epsilon)
+
+    def probabilities_at(eps):
+        theta = basic_rappor_theta(eps)
+        d1, _, _ = _unary_probabilities(eps, theta)
+        return np.array([theta, 1.0 - theta, d1, 1.0 - d1])
+
+    check_realizable(epsilon, probabilities_at,
+                     what=what or f"basic RAPPOR (theta=None) with k={k}")
+    return basic_rappor_theta(epsilon)
+
+
 def _unary_probabilities(epsilon, theta):
     """(d1, d2, 1 - d2) of uRAP, stably (no overflow, no cancellation).
 
@@ -75,7 +95,9 @@ def _unary_probabilities(epsilon, theta):
     """
     z = np.exp(-epsilon)
     d2 = (1.0 - theta) + theta * z
-    return theta * z / d2, d2, -theta * np.expm1(-epsilon)
+    with np.errstate(divide="ignore", invalid="ignore"):  # theta = 1: NaN, refused
+        d1 = theta * z / d2
+    return d1, d2, -theta * np.expm1(-epsilon)
 
 
 def _byte_realized(q):
@@ -621,14 +643,30 @@ class _UnaryEncodingMechanism(BaseMechanism):
 
     def _resolved_theta(self):
         if self.theta is None:
-            return basic_rappor_theta(self.epsilon)
+            return _checked_basic_theta(self.epsilon, len(self.categories_))
         if isinstance(self.theta, str):  # "optimal"
             from ..model_selection._theta import optimal_theta
 
             mask = getattr(self, "sensitive_mask_", None)
             if mask is None:
                 mask = np.ones(len(self.categories_), dtype=bool)
-            return optimal_theta(self.epsilon, mask)
+            # At budgets no channel can realize the formula overflows; the
+            # channel's own check below explains the usable range.
+            with np.errstate(all="ignore"):
+                theta = optimal_theta(self.epsilon, mask)
+            if not 0.0 < float(theta) < 1.0:
+                probe = UnaryEncodingChannel.__new__(UnaryEncodingChannel)
+                probe.theta, probe.categories = 0.5, self.categories_
+                probe._s_codes = np.flatnonzero(mask)
+                check_realizable(
+                    float(self.epsilon), probe._draw_probabilities,
+                    what=f"uRAP with theta='optimal' and k={mask.size} (the "
+                    "range given is that of theta=0.5)")
+                raise ValueError(
+                    f"theta='optimal' is not defined at epsilon={self.epsilon} "
+                    f"(got {theta}); pass a number theta in (0, 1)."
+                )
+            return float(theta)
         return check_theta(self.theta)
 
     def _check_params(self):

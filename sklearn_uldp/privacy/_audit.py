@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import beta
+from sklearn.utils.validation import check_is_fitted
 
 from ._context_aware import PrivacyMatrix, block_structured
 
@@ -307,8 +308,7 @@ def _channel_classifier(channel):
 
     def classify(kind, reports):
         if kind == "outputs":
-            uniques, inverse = np.unique(reports, return_inverse=True) \
-                if reports.dtype != object else _factorize(reports)
+            uniques, inverse = _factorize(reports)
             codes = channel.encode_reports(np.asarray(uniques).reshape(-1, 1))
             L = channel.likelihood(codes)
             return ((np.asarray(L) > 0).sum(axis=1) >= 2)[inverse]
@@ -323,8 +323,12 @@ def _channel_classifier(channel):
 
 
 def _factorize(values):
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-    return np.asarray(uniques, dtype=object), codes
+    """(distinct values, code of each value): np.unique, or pandas for objects."""
+    if values.dtype == object:
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+        return np.asarray(uniques, dtype=object), np.asarray(codes)
+    uniques, codes = np.unique(values, return_inverse=True)
+    return uniques, np.asarray(codes).ravel()
 
 
 # ----------------------------------------------------------------- claims
@@ -383,11 +387,12 @@ def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
             declared = declared and bool(chosen)
     elif channel is not None and hasattr(channel, "sensitive_mask") and domain is not None:
         mask = np.asarray(channel.sensitive_mask, dtype=bool)
+        if mask.any() and not mask.all() and any(isinstance(x, dict) for x in inputs):
+            raise ValueError(
+                "Inputs are rows (dicts) of a mechanism with sensitive values: pass "
+                "sensitive=callable(row) -> bool saying which rows hold a "
+                "sensitive value.")
         if mask.shape == (len(domain),) and mask.any() and not mask.all():
-            if any(isinstance(x, dict) for x in inputs):
-                raise ValueError(
-                    "Inputs are rows (dicts): pass sensitive=callable(row) -> bool "
-                    "saying which rows hold a sensitive value.")
             chosen = {_key(c) for c, s in zip(domain, mask) if s}
             sens = np.array([_key(x) in chosen for x in inputs])
             declared = True
@@ -401,7 +406,7 @@ def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
 def _default_pairs(domain, sens_of, claims_of, rng):
     k = len(domain)
     if k <= 5:
-        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+        return [(i, j) for i in range(k) for j in range(i + 1, k) if claims_of(i, j)]
     cand = [(0, 1), (k - 2, k - 1)]
     if sens_of is not None:
         S = np.flatnonzero(sens_of)
@@ -480,11 +485,16 @@ def audit_mechanism(
         domain (k(k-1)/2 pairs). A callable without a domain needs a list.
     n_samples : int, default=20_000
         Reports drawn per tested input (half select events, half test).
-    events : {"auto", "outputs", "bits"}, default="auto"
+    events : {"auto", "outputs", "bits"} or callable, default="auto"
         "outputs": each report value is an event (whole bit vectors for
         bit-vector reports). "bits": for bit vectors, the joint patterns of
         the 3 bits that differ most between x and x' and each of these bits
         alone (set or unset). "auto": "bits" for bit vectors, else "outputs".
+        A callable ``events(reports) -> bool array`` of shape (n,) or (n, m),
+        with ``reports`` a 1-D array of report values or an (n, d) 0/1 array
+        (scipy sparse when the mechanism returns sparse reports), gives fixed
+        events (``events[j]`` in the table); they need no
+        selection, so every report tests them.
     alpha : float in (0, 1), default=0.05
         Family-wise error level: with probability at least 1 - alpha no
         bound exceeds the true privacy loss of its test.
@@ -558,13 +568,14 @@ def audit_mechanism(
         raise ValueError(f"n_samples must be an integer >= 4, got {n_samples!r}.")
     if not (isinstance(alpha, Real) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
-    if events not in ("auto", "outputs", "bits"):
+    if not callable(events) and events not in ("auto", "outputs", "bits"):
         raise ValueError(
-            f"events must be 'auto', 'outputs' or 'bits', got {events!r}.")
+            f"events must be 'auto', 'outputs', 'bits' or a callable, got {events!r}.")
     if not (isinstance(max_events, Integral) and max_events >= 1):
         raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}.")
+    if not (isinstance(batch_size, Integral) and batch_size >= 1):
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}.")
     if hasattr(mechanism, "transform") and hasattr(mechanism, "get_params"):
-        from sklearn.utils.validation import check_is_fitted
         check_is_fitted(mechanism)
     if isinstance(random_state, np.random.SeedSequence):
         seed = random_state
@@ -647,12 +658,15 @@ def audit_mechanism(
         raise ValueError(
             "events='bits' needs bit-vector reports (0/1 arrays); these are one "
             "value per user: use events='outputs'.")
-    if events == "outputs" and kind == "bits":
+    if callable(events):
+        kind_ev = "custom"
+    elif events == "outputs" and kind == "bits":
         kind_ev = "rows"
     else:
         kind_ev = kind
     half = n_samples // 2
-    n_B = n_samples - half
+    # Fixed events need no selection: every report tests them.
+    n_B = n_samples if kind_ev == "custom" else n_samples - half
 
     # ---- protected outputs (ULDP) and ULDP violations
     classify = None
@@ -690,13 +704,20 @@ def audit_mechanism(
 
     # ---- events: chosen on the first half, tested on the second
     rows = []
+    if kind_ev == "custom":
+        split = [_custom_events(events, R) for R in reports]
+    else:
+        split = [_split(kind_ev, R, half) for R in reports]
     for i, j in idx_pairs:
         for x, xp in ((i, j), (j, i)):
             restrict = mode == "ULDP" and not sens[x]
             if restrict and classify is None:
                 continue
             masks = (prot[x], prot[xp]) if restrict else (None, None)
-            rows += _pair_tests(kind_ev, reports[x], reports[xp], masks, half,
+            if kind_ev == "custom":
+                rows += _custom_tests(split[x], split[xp], masks, x, xp)
+                continue
+            rows += _pair_tests(kind_ev, split[x], split[xp], masks, half,
                                 alpha, max_events, x, xp)
     m = max(len(rows), 1)
     a = alpha / (2 * m)
@@ -747,10 +768,42 @@ def audit_mechanism(
                        violations, int(n_samples), float(alpha), notes)
 
 
-def _pair_tests(kind, R1, R2, masks, half, alpha, max_events, x, xp):
+def _custom_events(events, R):
+    """(n, m) boolean matrix of a user's events, and their labels."""
+    matrix = np.asarray(events(R))
+    if matrix.ndim == 1:
+        matrix = matrix[:, None]
+    if matrix.ndim != 2 or matrix.shape[0] != R.shape[0]:
+        raise ValueError(
+            f"events(reports) must return one boolean per report (shape (n,)) or "
+            f"per report and event (shape (n, m)); got shape {matrix.shape}.")
+    return matrix.astype(bool)
+
+
+def _custom_tests(E1, E2, masks, x, xp):
+    if masks[0] is not None:
+        E1, E2 = E1 & masks[0][:, None], E2 & masks[1][:, None]
+    c1, c2 = E1.sum(axis=0), E2.sum(axis=0)
+    return [{"x": x, "xp": xp, "event": f"events[{e}]", "count": int(c1[e]),
+             "count_prime": int(c2[e])} for e in range(E1.shape[1])]
+
+
+def _split(kind, R, half):
+    """(first half, second half, bit sums of the first) of one input's reports,
+    in the layout the event counts read fastest."""
+    A, B = R[:half], R[half:]
+    if kind == "bits":
+        if sp.issparse(A):  # events read a few columns: CSC slices them fast
+            A, B = sp.csc_array(A), sp.csc_array(B)
+        return A, B, _bit_sums(A)
+    if kind == "rows":
+        return _row_keys("bits", A), _row_keys("bits", B), None
+    return A, B, None
+
+
+def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
     """Select events for x -> x' on the first half, count them on the second."""
-    A1, B1 = R1[:half], R1[half:]
-    A2, B2 = R2[:half], R2[half:]
+    (A1, B1, sums1), (A2, B2, sums2) = S1, S2
     m1A = m1B = m2A = m2B = None
     if masks[0] is not None:
         m1A, m1B = masks[0][:half], masks[0][half:]
@@ -760,7 +813,7 @@ def _pair_tests(kind, R1, R2, masks, half, alpha, max_events, x, xp):
         # The bits that differ most between x and x' carry the likelihood
         # ratio of unary encodings; their joint patterns reach the full ε
         # where single bits only reach part of it (e.g. OUE).
-        diff = np.abs(_bit_sums(A1) - _bit_sums(A2))
+        diff = np.abs(sums1 - sums2)
         d = diff.size
         bits = np.argsort(-diff, kind="stable")[:min(_PATTERN_BITS, d)]
         nb = bits.size
@@ -793,16 +846,9 @@ def _pair_tests(kind, R1, R2, masks, half, alpha, max_events, x, xp):
                  "count_prime": int(cB2[e])} for e in order]
 
     # one value per report (or whole bit vectors): events are single outputs
-    if kind == "rows":
-        A1, B1, A2, B2 = (_row_keys("bits", X) for X in (A1, B1, A2, B2))
     if m1A is not None:
         A1, B1, A2, B2 = A1[m1A], B1[m1B], A2[m2A], B2[m2B]
-    values = np.concatenate([A1, A2, B1, B2])
-    if values.dtype == object:
-        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-    else:
-        uniques, codes = np.unique(values, return_inverse=True)
-    codes = np.asarray(codes).ravel()
+    uniques, codes = _factorize(np.concatenate([A1, A2, B1, B2]))
     M = len(uniques)
     sizes = np.cumsum([0, A1.size, A2.size, B1.size, B2.size])
     cA1, cA2, cB1, cB2 = (np.bincount(codes[sizes[t]:sizes[t + 1]], minlength=M)
@@ -838,12 +884,7 @@ def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
     sensitive = np.flatnonzero(sens)
     keys = ([_row_keys(kind, reports[t][:half]) for t in non_sensitive]
             + [_row_keys(kind, reports[t]) for t in sensitive])
-    values = np.concatenate(keys)
-    if values.dtype == object:
-        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-    else:
-        uniques, codes = np.unique(values, return_inverse=True)
-    codes = np.asarray(codes).ravel()
+    uniques, codes = _factorize(np.concatenate(keys))
     M = len(uniques)
     sizes = np.cumsum([0] + [k.size for k in keys])
     counts = [np.bincount(codes[sizes[t]:sizes[t + 1]], minlength=M)

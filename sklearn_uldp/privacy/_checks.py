@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..utils._validation import EPSILON_RTOL
+
 __all__ = [
     "PrivacyCheck",
     "as_channel_matrix",
@@ -20,8 +22,13 @@ __all__ = [
     "check_osldp",
 ]
 
-#: Relative slack for floating-point round-off in the ratio checks.
-_RTOL = 1e-9
+#: Relative slack for floating-point round-off in the ratio checks: the one
+#: the channels allow their float64 samplers (a realized channel's privacy
+#: loss may exceed its epsilon by this relative amount, never more; see
+#: :func:`~sklearn_uldp.utils._validation.check_realizable`).
+_RTOL = EPSILON_RTOL
+#: Absolute slack: the round-off of computing a log-ratio, nothing more.
+_ATOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,7 @@ def _worst_ratio(Q, rows, cols):
 
 
 def _within(worst, epsilon):
-    return worst <= epsilon * (1.0 + _RTOL) + _RTOL
+    return worst <= epsilon * (1.0 + _RTOL) + _ATOL
 
 
 def check_ldp(mechanism, epsilon=None):

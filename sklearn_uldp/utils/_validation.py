@@ -348,7 +348,7 @@ def check_sensitive_mask(sensitive, n_categories, *, name="sensitive"):
 UNIFORM_RESOLUTION = 2.0**-53
 #: Largest relative excess of a channel's realized privacy loss over its
 #: nominal epsilon (floating-point rounding of the probabilities it samples).
-EPSILON_RTOL = 1e-6
+EPSILON_RTOL = 1e-7
 # How far a sampled probability may be from its nominal value: one grid step
 # for a comparison ``U < p``, a few for the bins of a uniform choice (k-RR),
 # and one more for the rounding of the formula itself.
@@ -427,6 +427,12 @@ def usable_epsilon_range(probabilities_at):
     return float(low), float(high)
 
 
+def _round_inward(x, *, up):
+    """``x`` to 5 significant digits, rounded into the usable interval."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - 4)
+    return (math.ceil(x / scale) if up else math.floor(x / scale)) * scale
+
+
 def check_realizable(epsilon, probabilities_at, *, what):
     """Refuse a budget whose sampled channel would not keep its epsilon.
 
@@ -463,8 +469,9 @@ def check_realizable(epsilon, probabilities_at, *, what):
     where = (
         "no budget is realizable for this channel"
         if span is None
-        else f"the usable budgets for this channel are {span[0]:.4g} <= epsilon "
-        f"<= {span[1]:.4g}"
+        else "the usable budgets for this channel are "
+        f"{_round_inward(span[0], up=True)!r} <= epsilon <= "
+        f"{_round_inward(span[1], up=False)!r}"
     )
     raise ValueError(
         f"epsilon={epsilon!r} cannot be realized by {what}: the smallest "
