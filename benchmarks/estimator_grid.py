@@ -171,6 +171,13 @@ def simulate(channel, p, n, rng, cache):
 
 
 # --------------------------------------------------------------- estimators
+def _null_variance(channel, stats):
+    try:  # channels that can plug the statistics into the null variance
+        return channel.null_variance(stats.n, stats=stats)
+    except TypeError:
+        return channel.null_variance(stats.n)
+
+
 def threshold_parts(channel, stats, alpha=0.05):
     """emp, its threshold and the three kinds of categories.
 
@@ -180,7 +187,7 @@ def threshold_parts(channel, stats, alpha=0.05):
     """
     p_hat = channel.unbiased_estimate(stats)
     k = p_hat.size
-    var0 = np.asarray(channel.null_variance(stats.n), dtype=float)
+    var0 = np.asarray(_null_variance(channel, stats), dtype=float)
     threshold = norm.ppf(1.0 - alpha / k) * np.sqrt(var0)
     exact = var0 <= 0.0
     kept = p_hat > threshold
@@ -328,6 +335,20 @@ def segment_stop(ctx, start, slack, n_bisect=14):
     return (1 - hi) * start + hi * mle
 
 
+def james_stein(ctx, start):
+    """Positive-part James-Stein shrinkage of the MLE towards ``start``.
+
+    In the Fisher metric the squared distance from ``start`` to the MLE is
+    about 2 (LL_max - LL(start)) and the noise of the MLE about df, so the
+    weight of the MLE is (1 - (df - 2) / (2 (LL_max - LL(start))))_+.
+    """
+    channel, stats = ctx["channel"], ctx["stats"]
+    gap = ctx["info"]["log_likelihood"] - channel.em_gradient(stats, start)[1]
+    df = _noisy_df(ctx)
+    lam = max(0.0, 1.0 - (df - 2) / (2.0 * gap)) if gap > 0 else 1.0
+    return (1 - lam) * start + lam * ctx["mle"]
+
+
 def select_thr_mle(ctx, slack):
     ll_thr = ctx["channel"].em_gradient(ctx["stats"], ctx["thr"])[1]
     if ll_thr >= ctx["info"]["log_likelihood"] - slack:
@@ -350,6 +371,11 @@ CANDIDATES = {
     "lin": lambda c: segment_stop(c, c["thr"], np.sqrt(_noisy_df(c) / 2)),
     "lin2": lambda c: segment_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
     "lin4": lambda c: segment_stop(c, c["thr"], 4 * np.sqrt(_noisy_df(c) / 2)),
+    "js": lambda c: james_stein(c, c["thr"]),
+    "seg1": lambda c: segment_stop(c, c["thr"], 1 * np.sqrt(_noisy_df(c) / 2)),
+    "seg2": lambda c: segment_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
+    "seg3": lambda c: segment_stop(c, c["thr"], 3 * np.sqrt(_noisy_df(c) / 2)),
+    "seg4": lambda c: segment_stop(c, c["thr"], 4 * np.sqrt(_noisy_df(c) / 2)),
     "sdn2": lambda c: em_path_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
     "sel": lambda c: select_thr_mle(c, _slack(c)),
 }
@@ -381,7 +407,7 @@ def run_cell(mech_name, eps, data, runs, n_bits, seed, estimators):
         res["mle"] = p_mle
         ctx = {"channel": channel, "stats": stats, "parts": parts,
                "thr": p_thr, "mle": p_mle, "info": info,
-               "noisy": np.asarray(channel.null_variance(stats.n)) > 0}
+               "noisy": np.asarray(_null_variance(channel, stats)) > 0}
         for e in estimators:
             if e in res:
                 continue
@@ -412,6 +438,26 @@ def summarize(cell, runs):
     return rows
 
 
+def write(args, lines, summary, estimators, t_all):
+    lines = list(lines)
+    lines += ["", "Summary over the cells (loss = paired difference to the best of "
+              "emp/thr/proj/mle in the cell, by mean):", "",
+              "| estimator | cells | TV: worse by > 2 s.e. | TV: largest loss | "
+              "TV: mean relative change | l2: worse by > 2 s.e. | l2: largest loss |",
+              "|---|---|---|---|---|---|---|"]
+    for e in estimators:
+        s = summary[e]
+        lines.append(
+            f"| {e} | {s['cells']} | {s['tv_lose']} | {s['tv_max']:.4f} "
+            f"({s['tv_where']}) | {100 * np.mean(s['tv_rel']):+.1f} % | "
+            f"{s['l2_lose']} | {s['l2_max']:.4f} ({s['l2_where']}) |")
+    header = (f"Runs per cell: {args.runs}; bit-vector mechanisms at n = "
+              f"{args.n_bits}; total {time.perf_counter() - t_all:.0f} s.\n\n")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as fh:
+        fh.write(header + "\n".join(lines) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="Markdown file to write")
@@ -423,7 +469,7 @@ def main(argv=None):
     ap.add_argument("--mechanisms", default=",".join(MECHANISMS))
     ap.add_argument("--epsilons", default="0.1,0.5,1,2,4,lnk,10")
     ap.add_argument("--datasets", default="location,census")
-    ap.add_argument("--estimators", default="emp,thr,proj,mle,emsig,dp,dpthr4,sd1,sd2,sd4")
+    ap.add_argument("--estimators", default="emp,thr,proj,mle,seg1,seg2,seg3,seg4,js")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.quick:
@@ -440,6 +486,7 @@ def main(argv=None):
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     t_all = time.perf_counter()
+    summary = {}
     for dname in args.datasets.split(","):
         data = datasets[dname]()
         k = data["p"].size
@@ -453,6 +500,19 @@ def main(argv=None):
                 e_lbl = f"ln k={eps:.2f}" if e_txt == "lnk" else e_txt
                 for e in estimators:
                     (tv, tvs, dtv, dtvs, btv), (l2, l2s, dl2, dl2s, bl2) = rows[e]
+                    s = summary.setdefault(e, {
+                        "cells": 0, "tv_lose": 0, "l2_lose": 0, "tv_max": 0.0,
+                        "l2_max": 0.0, "tv_where": "-", "l2_where": "-",
+                        "tv_rel": []})
+                    where = f"{dname} {mech_name} {e_lbl}"
+                    s["cells"] += 1
+                    s["tv_rel"].append(dtv / (tv - dtv))
+                    s["tv_lose"] += int(dtv > 2 * dtvs and dtv > 0)
+                    s["l2_lose"] += int(dl2 > 2 * dl2s and dl2 > 0)
+                    if dtv > s["tv_max"]:
+                        s["tv_max"], s["tv_where"] = dtv, where
+                    if dl2 > s["l2_max"]:
+                        s["l2_max"], s["l2_where"] = dl2, where
                     tm = timing.get(e, 0.0) / args.runs
                     lines.append(
                         f"| {dname} | {mech_name} | {e_lbl} | {n} | {e} | "
@@ -461,14 +521,11 @@ def main(argv=None):
                         f"{tm:.3f} |")
                 short = "  ".join(
                     f"{e}={rows[e][0][0]:.4f}" for e in estimators)
+                write(args, lines, summary, estimators, t_all)
                 print(f"{dname:8s} {mech_name:6s} eps={e_lbl:10s} "
                       f"[{time.perf_counter() - t0:6.1f}s] TV: {short}",
                       flush=True)
-    header = (f"Runs per cell: {args.runs}; bit-vector mechanisms at n = "
-              f"{args.n_bits}; total {time.perf_counter() - t_all:.0f} s.\n\n")
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as fh:
-        fh.write(header + "\n".join(lines) + "\n")
+    write(args, lines, summary, estimators, t_all)
     return 0
 
 

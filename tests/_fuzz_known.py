@@ -44,6 +44,13 @@ KNOWN = [
     ("mechanism", _m("BinaryOptimalResponse", {"categories": [1, "a"], "epsilon_12": 0.5,
                                                "epsilon_21": 0.5, "random_state": 0},
                      [1, 1], how="native")),
+    ("mechanism", _m("RandomizedResponse", {"categories": [1, 2.5], "epsilon": 0.1,
+                                            "random_state": 0}, [1] * 20, how="native")),
+    # A bool inside an integer column is not the category 1 (see the oracle's policy).
+    ("mechanism", _m("RandomizedResponse", {"categories": [0, 1], "epsilon": 1.0,
+                                            "random_state": 0}, [1, True], how="series")),
+    ("mechanism", _m("RandomizedResponse", {"categories": [b"\xff", ""], "epsilon": 2.0,
+                                            "random_state": 0}, [b"\xff", ""])),
     ("mechanism", _m("NonPrivate", {"categories": [False, True]}, [False, False, False],
                      how="df_category", fit_on_X=False)),
     ("mechanism", _m("UtilityOptimizedRR", {"categories": ["a", 1, 2.5, b"x"], "epsilon": 1.5,
@@ -105,3 +112,9 @@ KNOWN += [
     _cli(mechanism="rr", sensitive="none", spec_tamper=("epsilon", "1.0")),
     _cli(mechanism="rr", sensitive="none", spec_tamper=("epsilon", 0)),
 ]
+
+KNOWN.append(("cli", {
+    "api": "CLI search", "focus": "known", "values": list("aabbcab") * 2,
+    "argv": ["--column", "c", "--categories", "a,b,c", "--sensitive", "a", "--mechanisms",
+             "urr", "rr", "--epsilon", "1", "--n-repeats", "1", "-o", "OUT"],
+    "verdict": "reject"}))

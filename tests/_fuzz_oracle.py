@@ -246,7 +246,7 @@ def epsilons(draw, fuzz=True):
 
 
 VALID_DOMAIN_KINDS = ["str", "str", "str", "int", "int", "float", "bool", "bytes",
-                      "mixed", "unicode", "long", "missing"]
+                      "mixed", "unicode", "long", "missing", "intfloat"]
 BAD_DOMAIN_KINDS = ["dup", "dup_num", "empty", "single", "nested", "string"]
 
 
@@ -269,6 +269,8 @@ def domains(draw, fuzz=True):
                             min_size=2, max_size=k, unique=True))
     elif kind == "bool":
         dom = [False, True]
+    elif kind == "intfloat":  # ints and non-integer floats in one domain
+        dom = [1, 2.5, 3, -0.5, 7][:k]
     elif kind == "bytes":
         dom = [b"a", b"b", b"\xff"][:max(2, min(k, 3))]
     elif kind == "mixed":
@@ -775,7 +777,8 @@ def check_channel(channel, epsilon, mech_name):
     if not np.allclose(Q.sum(axis=1), 1.0, atol=1e-9):
         raise _Wrong("channel rows do not sum to 1", f"{Q.sum(axis=1)}")
     if epsilon is not None and math.isfinite(epsilon):
-        bound = math.exp(min(epsilon, 700)) * (1 + 1e-9)
+        # In log space: exp(epsilon) overflows from epsilon ~ 709.8.
+        bound = epsilon * (1 + 1e-9) + 1e-12
         if mech_name in PURE_LDP:
             cols = np.ones(Q.shape[1], bool)
         elif mech_name in ULDP:
@@ -788,7 +791,7 @@ def check_channel(channel, epsilon, mech_name):
             col = Q[:, j]
             if col.max() == 0:
                 continue
-            if col.min() <= 0 or col.max() / col.min() > bound:
+            if col.min() <= 0 or math.log(col.max()) - math.log(col.min()) > bound:
                 raise _Wrong("channel violates its epsilon",
                              f"{mech_name} eps={epsilon}: output {j} ratio "
                              f"{col.max()}/{col.min()}")
@@ -955,7 +958,7 @@ ESTIMATOR_PARAMS = {  # base name -> [(params, verdict)]
             ("uniform", "valid"), ("empirical", "valid"), ("threshold", "valid"),
             ("zzz", "reject"), ("uniform_len", "valid"), ("short", "reject"),
             ("negative", "reject"), ("nan", "reject"), ("unnormalized", "may"),
-            ("zeros", "reject")]] + [
+            ("zeros", "may")]] + [
         ({"n_jobs": j}, v) for j, v in [(None, "valid"), (1, "valid"), (2, "valid"),
                                         (-1, "valid"), (0, "may"), (1.5, "reject")]] + [
         ({"report_store": r}, v) for r, v in [
@@ -968,7 +971,7 @@ ESTIMATOR_PARAMS = {  # base name -> [(params, verdict)]
     "PersonalizedEstimator": [({"background": b}, v) for b, v in [
         ("valid", "valid"), ("unknown_tag", "reject"), ("unknown_value", "reject"),
         ("negative", "reject"), ("nan", "reject"), ("zeros", "reject"),
-        ("string_weight", "reject"), ("empty", "may"), ("not_dict", "reject")]],
+        ("string_weight", "may"), ("empty", "may"), ("not_dict", "reject")]],
     "EmpiricalEstimator": [({"projection": p}, v) for p, v in [
         (None, "valid"), ("simplex", "valid"), ("clip", "valid"), ("zz", "reject"),
         (1, "reject")]],
@@ -1271,6 +1274,9 @@ def run_estimator_case(case):
         data, verdict = _tamper_reports(reports, channel, tamper)
         if data is None:
             return Outcome(OK, api)
+        if mcase["api"] == "PersonalizedMechanism" and tamper in ("extra_col", "drop_col"):
+            # The PUM spec does not fix n_reports: (n, t) columns are t reports.
+            verdict = "may"
         mechanism = mech.spec()
         api += f"[reports {tamper}]"
     elif via == "params":
@@ -1642,7 +1648,9 @@ def _write_config(path, kind, cats, mech, sens):
 
 @st.composite
 def cli_cases(draw):
-    """privatize then estimate, with one option (or the data) fuzzed."""
+    """privatize then estimate (or search), with one option (or the data) fuzzed."""
+    if draw(st.integers(0, 5)) == 0:
+        return draw(search_cases())
     focus = draw(st.sampled_from(list(CLI_OPTIONS) + ["values", "values", "none"]))
     n = draw(st.sampled_from([0, 1, 3, 10, 40] if focus == "values" else [3, 10, 40]))
     domain = draw(st.lists(st.sampled_from(CLI_VALUES[:12]), min_size=2, max_size=5,
@@ -1695,7 +1703,72 @@ def _cli_outcome(api, rc, stderr, exc, verdict):
     return Outcome(UNCLEAR, api, f"exit {rc} without an error line", stderr[-300:])
 
 
+SEARCH_OPTIONS = {  # option -> (valid argv, fuzzed [(argv, verdict)])
+    "column": (["--column", "c"], [(["--column", "nope"], "reject")]),
+    "categories": (["--categories", "a,b,c"], [
+        ([], "may"), (["--categories", "a,a,b,c"], "reject"), (["--categories", "a"], "reject"),
+        (["--categories", "a,b"], "reject"), (["--categories", ","], "reject")]),
+    "sensitive": (["--sensitive", "a"], [
+        (["--sensitive", "zz"], "reject"), ([], "reject"), (["--sensitive", "a,a"], "reject")]),
+    "mechanisms": (["--mechanisms", "urr", "rr"], [
+        (["--mechanisms", "zz"], "reject"), (["--mechanisms", "urap", "oue"], "valid")]),
+    "epsilon": (["--epsilon", "1"], [
+        (["--epsilon", "0"], "reject"), (["--epsilon", "nan"], "reject"),
+        (["--epsilon", "inf"], "reject"), (["--epsilon", "-1"], "reject"),
+        (["--epsilon", "800"], "may"), (["--epsilon", "1e-300"], "may")]),
+    "theta": ([], [(["--theta", "1.5"], "reject"), (["--theta", "optimal"], "may"),
+                   (["--theta", "0"], "reject")]),
+    "n_repeats": (["--n-repeats", "1"], [(["--n-repeats", "0"], "reject"),
+                                         (["--n-repeats", "x"], "reject")]),
+    "target": ([], [(["--target", "-1"], "reject"), (["--target", "0.5"], "valid"),
+                    (["--target", "nan"], "reject")]),
+    "n_jobs": ([], [(["--n-jobs", "0"], "may"), (["--n-jobs", "x"], "reject")]),
+    "scoring": ([], [(["--scoring", "zz"], "reject"), (["--scoring", "mse"], "valid")]),
+    "random_state": ([], [(["--random-state", "-1"], "reject"),
+                          (["--random-state", "none"], "valid")]),
+    "output": ([], [(["-o", "OUT/cv.csv"], "valid"), (["-o", "OUT"], "reject"),
+                    (["-o", "OUT/cv.xlsx"], "may")]),
+}
+
+
+@st.composite
+def search_cases(draw):
+    focus = draw(st.sampled_from(list(SEARCH_OPTIONS) + ["values", "none"]))
+    argv, verdict = [], "valid"
+    for name, (good, bad) in SEARCH_OPTIONS.items():
+        if name == focus:
+            extra, v = draw(st.sampled_from(bad))
+            argv += extra
+            verdict = combine(verdict, v)
+        else:
+            argv += good
+    vals = list("aabbcab") * 2
+    if focus == "values":
+        vals[0] = draw(st.sampled_from(["zz", None, "", "é"]))
+        verdict = combine(verdict, "may" if vals[0] is None or vals[0] == "" else "reject")
+    return {"api": "CLI search", "focus": focus, "values": vals, "argv": argv,
+            "verdict": verdict}
+
+
+def run_search_case(case):
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = os.path.join(tmp, "in.csv")
+        pd.DataFrame({"c": pd.Series(case["values"], dtype=object)}).to_csv(inp, index=False)
+        argv = ["search", inp] + [a.replace("OUT", tmp) for a in case["argv"]] + [
+            "--no-progress"]
+        rc, err, exc = _run_cli(argv)
+        res = _cli_outcome("CLI search", rc, err, exc, case["verdict"])
+        if res is not None:
+            return res
+        if case["verdict"] == "reject":
+            return Outcome(WRONG, "CLI search", "invalid input accepted (exit 0)",
+                           " ".join(case["argv"]))
+    return Outcome(OK, "CLI search")
+
+
 def run_cli_case(case):
+    if case["api"] == "CLI search":
+        return run_search_case(case)
     o, vals, domain = case["opts"], case["values"], case["domain"]
     api = "CLI privatize"
     with tempfile.TemporaryDirectory() as tmp:
@@ -1892,9 +1965,88 @@ def run_cli_case(case):
                                f"sum={est.sum()}")
         if cats is not None:
             got = [str(x) for x in d["category"]]
-            if sorted(got) != sorted(cats):
+            want = [sorted(cats)]
+            if o["missing"] == "category":  # documented: missing gets its own category
+                want.append(sorted(cats + ["(missing)"]))
+            if sorted(got) not in want:
                 return Outcome(WRONG, api, "estimate for another category set",
                                f"{got} vs {cats}")
+    return Outcome(OK, api)
+
+
+# ------------------------------------------------------------------ specs
+SPEC_TAMPER_MORE = SPEC_TAMPER + [
+    ("epsilon", 2.0 ** 70), ("epsilon", 710.0), ("epsilon", 1e-300), ("theta", 1e-300),
+    ("categories", [1, 1.0]), ("categories", [None, float("nan")]), ("categories", "abc"),
+    ("sensitive", [1, 0]), ("sensitive", "labels"), ("block_size", 1), ("block_size", "x"),
+    ("blocks", [0]), ("subset_size", 10 ** 9), ("subset_size", "x"), ("spec_version", 99),
+    ("spec_version", "x"), ("epsilon_21", float("nan")), ("mechanism", 5)]
+
+
+@st.composite
+def spec_cases(draw):
+    mcase = _sanitize(draw, draw(mechanism_cases(names=[
+        n for n in MECHANISM_NAMES if n != "PersonalizedMechanism"])))
+    return {"api": "Channel.from_dict", "mcase": mcase,
+            "tamper": draw(st.sampled_from([None, None] + SPEC_TAMPER_MORE)),
+            "via": draw(st.sampled_from(["from_dict", "from_json", "load_spec",
+                                         "load_spec_columns"]))}
+
+
+def run_spec_case(case):
+    from sklearn_uldp.compose import load_spec
+    from sklearn_uldp.mechanisms import Channel
+    mcase = case["mcase"]
+    out = run_mechanism_case(mcase)
+    if out.klass != OK:
+        return out
+    mech = mcase["_mech"]
+    spec = mech.spec()
+    verdict = "valid"
+    api = f"{case['via']}<-{mcase['api']}"
+    if case["tamper"] is not None:
+        what, value = case["tamper"]
+        if what == "spec_version" and what not in spec:
+            return Outcome(OK, api)
+        t = _tamper_spec(spec, what, value)
+        if t is None:
+            return Outcome(OK, api)
+        spec = t
+        verdict = "may" if what == "extra" else "reject"
+        if what == "epsilon" and value in (2.0 ** 70, 710.0, 1e-300):
+            verdict = "may"  # refused, or a channel valid at that budget
+        api += f"[{what}]"
+    snap = snapshot(spec)
+    try:
+        if case["via"] == "from_dict":
+            ch = Channel.from_dict(spec)
+        elif case["via"] == "from_json":
+            ch = Channel.from_json(json.dumps(spec))
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "spec.json")
+                doc = spec if case["via"] == "load_spec" else {
+                    "format": "sklearn-uldp-spec", "columns": {"c": spec}}
+                with open(path, "w", encoding="utf-8") as fh:
+                    json.dump(doc, fh)
+                chans = load_spec(path)
+                ch = list(chans.values())[0]
+    except Exception as exc:  # noqa: BLE001
+        return classify_exception(exc, api, verdict)
+    try:
+        if snapshot(spec) != snap:
+            raise _Wrong("input modified", "spec dict changed")
+        if verdict == "reject":
+            raise _Wrong("invalid spec accepted", f"{case['tamper']!r}")
+        if case["tamper"] is None and ch != mech.channel_:
+            raise _Wrong("spec round trip changed the channel",
+                         f"{ch!r} vs {mech.channel_!r}")
+        eps = getattr(ch, "epsilon", None)
+        check_channel(ch, float(eps) if eps is not None else None, mcase["api"])
+    except _Wrong as w:
+        return Outcome(WRONG, api, w.kind, w.detail)
+    except Exception as exc:  # noqa: BLE001
+        return classify_exception(exc, api + ".check", "may")
     return Outcome(OK, api)
 
 
@@ -1986,6 +2138,7 @@ RUNNERS = {
     "joint": run_joint_encoder_case,
     "cli": run_cli_case,
     "budget": run_budget_case,
+    "spec": run_spec_case,
 }
 STRATEGIES = {
     "mechanism": mechanism_cases,
@@ -1994,6 +2147,7 @@ STRATEGIES = {
     "joint": joint_encoder_cases,
     "cli": cli_cases,
     "budget": budget_cases,
+    "spec": spec_cases,
 }
 
 

@@ -490,3 +490,226 @@ def test_help_shows_each_default_once(capsys):
     assert "(default: None)" not in text
     assert text.count("(default:") == len(set(
         line.strip() for line in text.splitlines() if "(default:" in line))
+
+
+# ------------------------------------------------ integer columns and ranges
+@pytest.fixture
+def visits(tmp_path):
+    """An integer column 0..11; with --chunksize 50 only some chunks miss values."""
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, 12, size=400).astype(float)
+    values[[7, 260]] = np.nan  # pandas writes the column as 3.0, ..., and ''
+    path = tmp_path / "visits.csv"
+    pd.DataFrame({"hospvis": values}).to_csv(path, index=False)
+    return path
+
+
+def spec_categories(path):
+    return json.loads(path.read_text())["columns"]["hospvis"]["categories"]
+
+
+def test_learned_integer_domain_stays_integer_and_numeric(visits, tmp_path, capsys):
+    rep = tmp_path / "r.csv"
+    code, _, err = run(["privatize", visits, "-o", rep, "--columns", "hospvis",
+                        "--mechanism", "rr", "--epsilon", "1", "--missing",
+                        "category", "--chunksize", "50", "--random-state", "0",
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    # Integers in numeric order (not "0", "1", "10", "11", "2" nor "1.0"),
+    # then the missing label.
+    assert spec_categories(tmp_path / "r.csv.spec.json") == [*range(12), "(missing)"]
+    reports = pd.read_csv(rep, dtype=str)["hospvis"]
+    assert set(reports) <= {str(v) for v in range(12)} | {"(missing)"}
+    dist = tmp_path / "d.csv"
+    code, _, err = run(["estimate", rep, "--spec", tmp_path / "r.csv.spec.json",
+                        "-o", dist, "--no-progress"], capsys)
+    assert code == 0, err
+    assert pd.read_csv(dist, dtype=str)["category"].tolist() == [
+        *map(str, range(12)), "(missing)"]
+
+
+def test_integer_reports_in_parquet_are_integers(visits, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    rep = tmp_path / "r.parquet"
+    # An integer missing label keeps the whole column integer.
+    code, _, err = run(["privatize", visits, "-o", rep, "--columns", "hospvis",
+                        "--mechanism", "urr", "--epsilon", "1", "--categories",
+                        "hospvis=0..11", "--sensitive", "hospvis=10..11", "--missing",
+                        "category", "--missing-label", "-1", "--chunksize", "50",
+                        "--random-state", "0", "--no-progress"], capsys)
+    assert code == 0, err
+    spec = json.loads((tmp_path / "r.parquet.spec.json").read_text())
+    assert spec["columns"]["hospvis"]["categories"] == [*range(12), -1]
+    assert spec["columns"]["hospvis"]["sensitive"] == [False] * 10 + [True] * 2 + [
+        False]
+    assert pd.read_parquet(rep)["hospvis"].dtype == np.int64
+    # With the default text label, every chunk still has one type.
+    code, _, err = run(["privatize", visits, "-o", rep, "--columns", "hospvis",
+                        "--mechanism", "rr", "--epsilon", "1", "--categories",
+                        "hospvis=0..11", "--missing", "category", "--chunksize",
+                        "50", "--random-state", "0", "--overwrite", "--no-progress"],
+                       capsys)
+    assert code == 0, err
+    assert spec_categories(tmp_path / "r.parquet.spec.json") == [*range(12),
+                                                                  "(missing)"]
+    code, _, err = run(["estimate", rep, "--spec", tmp_path / "r.parquet.spec.json",
+                        "-o", tmp_path / "d.csv", "--no-progress"], capsys)
+    assert code == 0, err
+
+
+def test_codes_with_leading_zeros_stay_text(tmp_path, capsys):
+    path = tmp_path / "zip.csv"
+    path.write_text("zip\n02139\n10001\n02139\n")
+    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--columns", "zip",
+                        "--mechanism", "rr", "--epsilon", "1", "--no-progress"], capsys)
+    assert code == 0, err
+    cats = json.loads((tmp_path / "r.csv.spec.json").read_text())["columns"]["zip"]
+    assert cats["categories"] == ["02139", "10001"]
+
+
+def test_ranges_in_options_and_config(data, tmp_path, capsys):
+    path, df = data  # "age" is 1..3
+    code, _, err = run(["privatize", path, "-o", tmp_path / "a.csv", "--columns", "age",
+                        "--mechanism", "urr", "--epsilon", "1", "--categories",
+                        "age=0..5", "--sensitive", "age=4..5", "--no-progress"], capsys)
+    assert code == 0, err
+    column = json.loads((tmp_path / "a.csv.spec.json").read_text())["columns"]["age"]
+    assert column["categories"] == [0, 1, 2, 3, 4, 5]
+    assert column["sensitive"] == [False] * 4 + [True] * 2
+    for categories in ("0..5", ["0..2", "3..5"], [0, "1..5"]):
+        conf = tmp_path / "conf.json"
+        conf.write_text(json.dumps({"columns": {"age": {
+            "mechanism": "urr", "epsilon": 1, "categories": categories,
+            "sensitive": ["4..5"]}}}))
+        code, _, err = run(["privatize", path, "-o", tmp_path / "b.csv", "--config",
+                            conf, "--overwrite", "--no-progress"], capsys)
+        assert code == 0, (categories, err)
+        column = json.loads((tmp_path / "b.csv.spec.json").read_text())["columns"]["age"]
+        assert column["categories"] == [0, 1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("bad", ["0..", "5..1", "a..b", "..3", "1..2..3", "1.5..3"])
+def test_malformed_ranges_are_clear_errors(data, tmp_path, capsys, bad):
+    path, _ = data
+    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--columns", "age",
+                        "--mechanism", "rr", "--epsilon", "1", "--categories",
+                        f"age={bad}", "--no-progress"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert repr(bad) in err and "LOW..HIGH" in err, err
+    if bad == "5..1":
+        assert "empty" in err
+    assert not (tmp_path / "r.csv").exists()
+    conf = tmp_path / "conf.json"
+    conf.write_text(json.dumps({"columns": {"age": {
+        "mechanism": "rr", "epsilon": 1, "categories": [bad]}}}))
+    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--config", conf,
+                        "--no-progress"], capsys)
+    assert code == 2 and repr(bad) in err and "LOW..HIGH" in err, err
+    code, _, err = run(["search", path, "--column", "age", "--mechanisms", "rr",
+                        "--categories", bad, "--no-progress"], capsys)
+    assert code == 2 and "LOW..HIGH" in err, err
+
+
+def test_search_integer_column_with_ranges(data, tmp_path, capsys):
+    path, _ = data
+    res = tmp_path / "res.csv"
+    code, out, err = run(["search", path, "--column", "age", "--categories", "1..3",
+                          "--sensitive", "3..3", "--mechanisms", "urr", "--epsilon",
+                          "2", "--n-repeats", "1", "-o", res, "--no-progress"], capsys)
+    assert code == 0, err
+    assert "mean over 1 privatization)" in out
+
+
+# ----------------------------------------------------------------- wording
+def test_counts_are_singular_or_plural(data, tmp_path, capsys):
+    path, _ = data
+    one = tmp_path / "one.csv"
+    one.write_text("region\nn\n")
+    rep = tmp_path / "r.csv"
+    code, out, err = run(["privatize", one, "-o", rep, "--columns", "region",
+                          "--mechanism", "rr", "--epsilon", "1", "--categories",
+                          "region=n,s,e,w", "--no-progress"], capsys)
+    assert code == 0, err
+    assert "privatized 1 row x 1 column ->" in out
+    code, out, err = run(["estimate", rep, "--spec", tmp_path / "r.csv.spec.json",
+                          "-o", tmp_path / "d.csv", "--no-progress"], capsys)
+    assert code == 0, err
+    assert "estimated 1 distribution from 1 report ->" in out
+    code, out, err = run(["privatize", path, "-o", tmp_path / "r2.csv", "--columns",
+                          "region", "marital", "--mechanism", "rr", "--epsilon", "1",
+                          "--categories", "region=n,s,e,w", "--categories",
+                          "marital=married,single,divorced", "--no-progress"], capsys)
+    assert code == 0, err
+    assert "privatized 6000 rows x 2 columns ->" in out
+    code, out, err = run(["estimate", tmp_path / "r2.csv", "--spec",
+                          tmp_path / "r2.csv.spec.json", "-o", tmp_path / "d2.csv",
+                          "--no-progress"], capsys)
+    assert "estimated 2 distributions from 6000 reports ->" in out
+
+
+# ------------------------------------------------------------------- plot
+def test_estimate_plot_marks_sensitive_categories(data, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.figure
+    from matplotlib.colors import to_rgba
+
+    figures = []
+    save = matplotlib.figure.Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        figures.append(self)
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    path, _ = data
+    rep = tmp_path / "r.csv"
+    code, _, err = run(["privatize", path, "-o", rep, "--columns", "marital",
+                        "--mechanism", "urr", "--epsilon", "2", "--categories",
+                        "marital=married,single,divorced", "--sensitive",
+                        "marital=divorced", "--no-progress"], capsys)
+    assert code == 0, err
+    code, _, err = run(["estimate", rep, "--spec", tmp_path / "r.csv.spec.json",
+                        "-o", tmp_path / "d.csv", "--plot", tmp_path / "p.png",
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    (ax,) = figures[-1].axes
+    bars = [p for p in ax.patches if p.get_height() != 0 or p.get_width() != 0]
+    assert len(bars) == 3
+    colors = [to_rgba(b.get_facecolor()) for b in bars]
+    # The sensitive bar ("divorced", last) stands out by its colour, which
+    # shows however thin the bars are, not only by a hatch or its edge.
+    assert colors[0] == colors[1] != colors[2]
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert "sensitive" in legend
+
+
+# ------------------------------------------------------------------- help
+def _option_entries(text):
+    """The help of each option, one string per option."""
+    entries, current = [], None
+    body = text.split("options:", 1)[1]
+    for line in body.splitlines():
+        if line.startswith("  -"):
+            current = [line]
+            entries.append(current)
+        elif current is not None and line.startswith("   "):
+            current.append(line)
+    return [" ".join(part.strip() for part in e) for e in entries]
+
+
+@pytest.mark.parametrize("command", [[], ["demo"], ["privatize"], ["estimate"],
+                                     ["search"]])
+def test_every_help_shows_each_default_once(command, capsys, monkeypatch):
+    import re
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "default: None" not in text
+    for entry in _option_entries(text):
+        assert len(re.findall(r"\bdefault\b", entry, re.IGNORECASE)) <= 1, entry

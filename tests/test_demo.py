@@ -203,3 +203,70 @@ def test_console_script_help():
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "--n-users" in proc.stdout
+
+
+# ------------------------------------------------- files and explanations
+def test_demo_never_replaces_the_default_plot_unasked(capsys, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    argv = ["demo", "--n-users", "300", "--epsilon", "1"]
+    # A fresh folder: the plot is written under the documented name.
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    plot = tmp_path / "uldp_demo.png"
+    assert plot.is_file() and "Plot written to" in first
+    # A second run (the README's command again) works, prints its table and
+    # keeps the existing file, saying so.
+    plot.write_bytes(b"my own figure")
+    assert main(argv) == 0
+    second = capsys.readouterr().out
+    assert "uRR" in second and "epsilon = 1" in second
+    assert plot.read_bytes() == b"my own figure"
+    assert "already exists" in second and "--overwrite" in second
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["uldp_demo.png"]
+    # Replaced only when asked.
+    assert main([*argv, "--overwrite"]) == 0
+    assert plot.read_bytes() != b"my own figure"
+
+
+def test_demo_explicit_existing_plot_is_an_error_unless_overwrite(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "mine.png"
+    plot.write_bytes(b"keep me")
+    code = main(["demo", "--n-users", "300", "--epsilon", "1", "--plot", str(plot)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "already exists" in captured.err and "--overwrite" in captured.err
+    assert "uRR" not in captured.out  # refused before computing
+    assert plot.read_bytes() == b"keep me"
+    code = main(["demo", "--n-users", "300", "--epsilon", "1", "--plot", str(plot),
+                 "--overwrite"])
+    assert code == 0 and plot.read_bytes() != b"keep me"
+    code = main(["demo", "--n-users", "300", "--plot", str(tmp_path / "p.xyz")])
+    assert code == 2 and "Cannot write the plot" in capsys.readouterr().err
+
+
+def test_demo_help_says_what_it_writes(capsys):
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--overwrite" in text
+    assert "uldp_demo.png" in text and "exist" in text
+
+
+def test_demo_explains_tv_above_one(capsys, tmp_path):
+    code = main(["demo", "--n-users", "1500", "--epsilon", "0.5", "--no-plot"])
+    out = capsys.readouterr().out
+    assert code == 0
+    emp_rr = float(next(line.split()[1] for line in out.splitlines()
+                        if line.startswith("RR ")))
+    assert emp_rr > 1  # the raw estimate is far from a distribution here
+    note = " ".join(out.split("\n\n")[-2:])
+    note = " ".join(note.split())
+    assert "not bounded by 1" in note and "negative entries" in note
+    assert "EM" in note and "emp+thr" in note
+
+
+def test_demo_says_one_user(capsys):
+    assert main(["demo", "--n-users", "1", "--epsilon", "1", "--no-plot"]) == 0
+    assert "demo: 1 user on" in capsys.readouterr().out

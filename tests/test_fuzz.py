@@ -30,7 +30,7 @@ BAD = (F.UNCLEAR, F.WRONG, F.REJECTED_VALID, F.ORACLE_ERROR)
 
 # Budget: about 30 s of CPU for the whole file (< 90 s on one busy core).
 _EXAMPLES = {"mechanism": 600, "estimator": 300, "dataframe": 150, "joint": 150, "cli": 80,
-             "budget": 150}
+             "budget": 150, "spec": 200}
 
 
 def _settings(n):
@@ -78,6 +78,12 @@ def test_fuzz_cli(case):
     _check("cli", case)
 
 
+@_settings(_EXAMPLES["spec"])
+@given(F.spec_cases())
+def test_fuzz_specs(case):
+    _check("spec", case)
+
+
 @_settings(_EXAMPLES["budget"])
 @given(F.budget_cases())
 def test_fuzz_budget_accountant(case):
@@ -111,8 +117,8 @@ def test_oracle_policy():
 # ------------------------------------------------------------ measurement
 def measure(n_total, groups=None, seed_note=""):
     """Run about ``n_total`` generated inputs, never stopping; print the counts."""
-    weights = {"mechanism": 0.38, "estimator": 0.30, "dataframe": 0.09, "joint": 0.09,
-               "cli": 0.09, "budget": 0.05}
+    weights = {"mechanism": 0.35, "estimator": 0.27, "dataframe": 0.08, "joint": 0.08,
+               "cli": 0.08, "budget": 0.04, "spec": 0.10}
     if groups:
         weights = {g: weights[g] for g in groups}
         s = sum(weights.values())
@@ -130,8 +136,12 @@ def measure(n_total, groups=None, seed_note=""):
     for klass in (F.OK, F.CLEAR, F.UNCLEAR, F.WRONG, F.REJECTED_VALID, F.ORACLE_ERROR):
         print(f"  {klass:15s} {by_class.get(klass, 0):6d} " + " ".join(
             f"{by_group.get((g, klass), 0):10d}" for g in groups_run))
+    known = [(g, F.run(g, c), F.describe(c)) for g, c in _fuzz_known.KNOWN]
+    still = [(g, o, c) for g, o, c in known if o.klass in BAD]
+    print(f"  known reproductions (tests/_fuzz_known.py): {len(still)} of {len(known)} "
+          "still failing")
     kinds = collections.OrderedDict()
-    for group, o, case in results:
+    for group, o, case in results + [(g, o, c) for g, o, c in still]:
         if o.klass in BAD:
             key = (o.klass, _api_key(o.api), o.kind)
             kinds.setdefault(key, [0, o, case])[0] += 1

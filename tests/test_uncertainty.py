@@ -1,8 +1,7 @@
 """Standard errors, confidence intervals, two-sample and association tests."""
 
-import warnings
-
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 
@@ -15,6 +14,8 @@ from sklearn_uldp import (
     HadamardResponse,
     HighLowHadamardResponse,
     NonPrivate,
+    PersonalizedEstimator,
+    PersonalizedMechanism,
     RandomizedResponse,
     ThresholdEstimator,
     UtilityOptimizedBlockDesign,
@@ -23,6 +24,9 @@ from sklearn_uldp import (
     UtilityOptimizedRR,
 )
 from sklearn_uldp.estimators import linear_standard_errors, simulate_statistics
+from sklearn_uldp.exceptions import ReportMismatchError
+from sklearn_uldp.mechanisms import ReportStatistics
+from sklearn_uldp.stats import association_test, joint_distribution, two_sample_test
 
 K = 8
 CATS = list(range(K))
@@ -146,8 +150,6 @@ def test_interval_arguments_are_checked():
 
 
 # ===================================================== two-sample test
-from sklearn_uldp.mechanisms import ReportStatistics  # noqa: E402
-from sklearn_uldp.stats import association_test, joint_distribution, two_sample_test  # noqa: E402
 
 P2 = P[::-1].copy()  # a large change
 
@@ -178,10 +180,10 @@ def test_two_sample_test_accepts_estimators_and_checks_channels():
     a = simulate_statistics(channel, P, 1000, random_state=0)
     b = simulate_statistics(channel, P, 1000, random_state=1)
     r1 = two_sample_test(a, b)
-    r2 = two_sample_test(EmpiricalEstimator().fit_statistics(a), EMEstimator().fit_statistics(b))
+    r2 = two_sample_test(EmpiricalEstimator().fit_statistics(a),
+                         EMEstimator().fit_statistics(b))
     assert r1 == r2 and r1.dof == K - 1 and r1.method == "chi2-homogeneity"
     other = RandomizedResponse(2.0, categories=CATS).fit().channel_
-    from sklearn_uldp.exceptions import ReportMismatchError
     with pytest.raises(ReportMismatchError, match="epsilon"):
         two_sample_test(a, simulate_statistics(other, P, 1000, random_state=0))
     with pytest.raises(TypeError, match="ReportStatistics"):
@@ -217,9 +219,13 @@ def _pair_reports(mech_a, mech_b, joint, n, seed):
 @pytest.mark.parametrize("kind", ["categorical", "bits", "mixed"])
 def test_association_test_size_power_and_joint(kind):
     cats_a, cats_b = [0, 1, 2], [0, 1]
-    make_a = {"categorical": lambda s: UtilityOptimizedRR(1.5, sensitive=[0], categories=cats_a, random_state=s),
-              "bits": lambda s: UtilityOptimizedRAPPOR(1.5, sensitive=[0], categories=cats_a, random_state=s),
-              "mixed": lambda s: RAPPOR(1.5, categories=cats_a, random_state=s)}[kind]
+    make_a = {
+        "categorical": lambda s: UtilityOptimizedRR(
+            1.5, sensitive=[0], categories=cats_a, random_state=s),
+        "bits": lambda s: UtilityOptimizedRAPPOR(
+            1.5, sensitive=[0], categories=cats_a, random_state=s),
+        "mixed": lambda s: RAPPOR(1.5, categories=cats_a, random_state=s),
+    }[kind]
     make_b = lambda s: RandomizedResponse(1.5, categories=cats_b, random_state=s)  # noqa: E731
     pa, pb = np.array([0.5, 0.3, 0.2]), np.array([0.6, 0.4])
     independent = np.outer(pa, pb)
@@ -258,10 +264,6 @@ def test_association_bootstrap_pvalue():
 
 
 def test_bootstrap_on_bit_vectors_and_personalized():
-    import pandas as pd
-
-    from sklearn_uldp import PersonalizedEstimator, PersonalizedMechanism
-
     rng = np.random.default_rng(0)
     cats = list("abcdef")
     home = rng.choice(["c", "d"], size=3000)

@@ -9,7 +9,10 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
+
+from ._values import split_values
 
 __all__ = ["MECHANISMS", "ESTIMATORS", "DEFAULT_CHUNKSIZE", "make_mechanism"]
 
@@ -178,24 +181,52 @@ def noise_arg(text):
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Show defaults, unless the help text already explains its default."""
+    """Show each default once: unless the help text already speaks of it.
+
+    A help text that mentions its default in any form ("(default: x)",
+    "memory (default)", "the default ends with ...") is shown as written;
+    None and False (an absent option, a flag) are not shown.
+    """
 
     def _get_help_string(self, action):
         text = action.help or ""
         # `is`, not `in`: a default of 0 equals False but is worth showing.
-        if "(default" in text or action.default is None or action.default is False:
+        if (
+            re.search(r"\bdefault\b", text, re.IGNORECASE)
+            or action.default is None
+            or action.default is False
+            or action.default is argparse.SUPPRESS
+        ):
             return text
         return super()._get_help_string(action)
 
 
 # ------------------------------------------------------------------ parsing
-def split_values(text):
-    """``"a, b,,c"`` -> ``["a", "b", "c"]``."""
-    return [v.strip() for v in text.split(",") if v.strip() != ""]
+def plural(n, word, plural_form=None, fmt=""):
+    """``"1 column"``, ``"2 columns"``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.cli._common import plural
+    >>> plural(1, "distribution"), plural(2, "distribution")
+    ('1 distribution', '2 distributions')
+    """
+    if n == 1:
+        return f"{n:{fmt}} {word}"
+    return f"{n:{fmt}} {plural_form or word + 's'}"
 
 
 def column_values(items, option):
-    """Parse repeated ``COLUMN=v1,v2`` options into a dict."""
+    """Parse repeated ``COLUMN=v1,v2`` options into a dict.
+
+    A value ``LOW..HIGH`` is an inclusive integer range (``hospvis=0..51``).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.cli._common import column_values
+    >>> column_values(["a=x,y", "b=1..3"], "--categories")
+    {'a': ['x', 'y'], 'b': [1, 2, 3]}
+    """
     out = {}
     for item in items or []:
         column, sep, values = item.partition("=")
@@ -204,7 +235,7 @@ def column_values(items, option):
             raise ValueError(
                 f"{option} expects COLUMN=value1,value2,...; got {item!r}."
             )
-        values = split_values(values)
+        values = split_values(values, f"{option} {item}")
         if not values:
             raise ValueError(f"{option} {item!r} lists no values.")
         if column in out:

@@ -16,12 +16,13 @@ import argparse
 import math
 import os
 import sys
+import textwrap
 import time
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["run_demo", "plot_demo", "format_results", "register"]
+__all__ = ["run_demo", "plot_demo", "format_results", "tv_note", "register"]
 
 #: The budgets of the demo: high privacy, moderate, and ln |X| for |X| = 625,
 #: where the paper shows uRR is almost as accurate as no privacy.
@@ -334,7 +335,17 @@ def register(subparsers):
     -------
     parser : argparse.ArgumentParser
         The ``demo`` parser.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from sklearn_uldp.cli._demo import register
+    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
+    >>> register(parser.add_subparsers(dest="command")).prog
+    'sklearn-uldp demo'
     """
+    from ._common import HelpFormatter
+
     parser = subparsers.add_parser(
         "demo",
         help="compare RR, RAPPOR, uRR, uRAP on a synthetic location grid",
@@ -344,9 +355,11 @@ def register(subparsers):
             "RAPPOR (uRAP) and no privacy; estimate the distribution with the "
             "empirical estimator (emp), the significance threshold (emp+thr) and "
             "EM; print the total variation to the true distribution and plot it "
-            "against epsilon."
+            f"against epsilon. The plot goes to {DEFAULT_PLOT} in the current "
+            "folder unless a file of that name exists, which is kept (the run "
+            "says so): no file is ever replaced without --overwrite."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--n-users", type=_positive_int, default=DEFAULT_N_USERS, metavar="N",
@@ -355,8 +368,8 @@ def register(subparsers):
     parser.add_argument(
         "--epsilon", type=_epsilon, nargs="+", default=list(DEFAULT_EPSILONS),
         metavar="EPS",
-        help="privacy budgets (one or more numbers > 0; the default ends with "
-        "ln 625)",
+        help="privacy budgets, one or more numbers > 0 (default: 0.1 1 6.438, "
+        "the last being ln 625)",
     )
     parser.add_argument(
         "--random-state", type=_seed, default=0, metavar="SEED",
@@ -365,10 +378,16 @@ def register(subparsers):
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--plot", metavar="PATH", default=None,
-        help=f"where to write the plot (needs matplotlib) [default: {DEFAULT_PLOT}]",
+        help=f"where to write the plot (needs matplotlib; default: {DEFAULT_PLOT}, "
+        "written only if that file does not exist yet); an existing PATH is an "
+        "error unless --overwrite",
     )
     group.add_argument(
         "--no-plot", action="store_true", help="do not write a plot",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the plot file if it exists",
     )
     parser.set_defaults(func=_main)
     return parser
@@ -382,26 +401,87 @@ def _have_matplotlib():
     return True
 
 
-def _main(args):
-    plot_path = None
-    if not args.no_plot:
-        if _have_matplotlib():
-            plot_path = os.path.abspath(args.plot or DEFAULT_PLOT)
-            folder = os.path.dirname(plot_path)
-            if not os.path.isdir(folder):
-                raise FileNotFoundError(
-                    f"cannot write the plot to {plot_path}: folder {folder} does "
-                    "not exist (use --plot PATH or --no-plot)"
-                )
-        elif args.plot is not None:
+def _plot_target(args):
+    """Return (path or None, note): where the plot goes, or why it does not.
+
+    Checked before the (long) computation, so a bad --plot fails at once.
+    """
+    from ._io import check_plot_output
+
+    if args.no_plot:
+        return None, None
+    if not _have_matplotlib():
+        if args.plot is not None:
             raise ValueError(
                 "--plot needs matplotlib: pip install 'sklearn-uldp[plot]' "
                 "(or pass --no-plot)"
             )
+        return None, (
+            "No plot: matplotlib is not installed (pip install 'sklearn-uldp[plot]')."
+        )
+    plot_path = os.path.abspath(args.plot or DEFAULT_PLOT)
+    folder = os.path.dirname(plot_path)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            f"cannot write the plot to {plot_path}: folder {folder} does "
+            "not exist (use --plot PATH or --no-plot)"
+        )
+    if os.path.isdir(plot_path):
+        raise ValueError(
+            f"--plot {args.plot!r} is a directory: give a file name, e.g. "
+            f"{os.path.join(args.plot, DEFAULT_PLOT)!r}."
+        )
+    check_plot_output(plot_path)
+    if os.path.lexists(plot_path) and not args.overwrite:
+        if args.plot is not None:  # asked for: an error, like every command
+            raise ValueError(
+                f"The plot {args.plot!r} already exists; pass --overwrite to "
+                "replace it, or choose another --plot PATH."
+            )
+        # The default name: the table is still worth printing.
+        return None, _kept_note(plot_path)
+    return plot_path, None
 
+
+def _kept_note(path):
+    return (
+        f"No plot written: {path} already exists and is kept (pass --overwrite "
+        "to replace it, or --plot PATH to write another file)."
+    )
+
+
+def tv_note(results):
+    """Why the total variation of the empirical estimate can exceed 1.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Output of :func:`run_demo`.
+
+    Returns
+    -------
+    text : str
+    """
+    worst = float(np.nanmax(results["emp"].to_numpy())) if "emp" in results else 0
+    here = f" (here up to {worst:.3g})" if worst > 1 else ""
+    return (
+        'Note: "emp" is the raw unbiased estimate (the channel inverted). It has '
+        "negative entries and does not sum to 1, so its total variation to the "
+        f"truth is not bounded by 1{here}, and grows with the noise (small "
+        'epsilon) and the number of categories. For a distribution use "emp+thr" '
+        '(ThresholdEstimator) or "EM" (EMEstimator), or '
+        'EmpiricalEstimator(projection="simplex").'
+    )
+
+
+def _main(args):
+    from ._common import plural
+    from ._io import atomic_path
+
+    plot_path, note = _plot_target(args)
     print(
-        f"sklearn-uldp demo: {args.n_users:,} users on a 25x25 location grid "
-        "(625 cells, 15 sensitive); one realization, random_state="
+        f"sklearn-uldp demo: {plural(args.n_users, 'user', fmt=',')} on a 25x25 "
+        "location grid (625 cells, 15 sensitive); one realization, random_state="
         f"{args.random_state}.\nTotal variation between each estimate and the "
         "true distribution (lower is better):",
         flush=True,
@@ -412,15 +492,20 @@ def _main(args):
     )
     print()
     print(format_results(results))
+    print()
+    print(textwrap.fill(tv_note(results), width=79))
     print(f"\n(computed in {results.attrs['seconds']:.1f} s)")
 
+    if plot_path is not None and os.path.lexists(plot_path) and not args.overwrite:
+        # Created while the demo ran: still not ours to replace.
+        plot_path, note = None, _kept_note(plot_path)
     if plot_path is not None:
-        plot_demo(results).savefig(plot_path, dpi=120)
+        fig = plot_demo(results)
+        ext = os.path.splitext(plot_path)[1].lstrip(".")
+        with atomic_path(plot_path) as tmp:
+            fig.savefig(tmp, dpi=120, format=ext)
         print(f"Plot written to {plot_path}")
-    elif not args.no_plot:
-        print(
-            "No plot: matplotlib is not installed "
-            "(pip install 'sklearn-uldp[plot]')."
-        )
+    elif note is not None:
+        print(note)
     sys.stdout.flush()
     return 0

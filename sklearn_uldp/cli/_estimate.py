@@ -21,6 +21,7 @@ from ._common import (
     HelpFormatter,
     add_common_options,
     load_json,
+    plural,
     progress,
 )
 from ._io import (
@@ -237,10 +238,9 @@ def _cmd_estimate(args):
             )
     with atomic_path(args.output) as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False)
-    k = len(estimators)
     print(
-        f"estimated {k} distribution{'s' if k != 1 else ''} from {n} reports -> "
-        f"{args.output}"
+        f"estimated {plural(len(estimators), 'distribution')} from "
+        f"{plural(n, 'report')} -> {args.output}"
     )
     if args.plot:
         _plot_estimates(estimators, args.plot)
@@ -248,25 +248,65 @@ def _cmd_estimate(args):
     return 0
 
 
-def _plot_estimates(estimators, path):
-    import matplotlib
+#: Fill of the bars of sensitive categories in ``estimate --plot``.
+SENSITIVE_COLOR = "tab:red"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def estimates_figure(estimators):
+    """One bar chart per column, the sensitive categories marked.
+
+    Sensitive categories have red, hatched bars (visible however thin the
+    bars are) and a legend entry "sensitive".
+
+    Parameters
+    ----------
+    estimators : dict of {str: fitted estimator}
+        Column -> its fitted distribution estimator.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        Not registered with pyplot.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     from ..plotting import DistributionDisplay
 
-    fig, axes = plt.subplots(
-        len(estimators), 1, figsize=(8, 3 * len(estimators)), squeeze=False
-    )
-    for ax, (c, est) in zip(axes[:, 0], estimators.items(), strict=False):
-        DistributionDisplay.from_estimator(est, ax=ax)
-        ax.set_title(c)
+    k_max = max(len(est.categories_) for est in estimators.values())
+    fig = Figure(figsize=(max(8, min(0.15 * k_max, 30)), 3.2 * len(estimators)))
+    axes = fig.subplots(len(estimators), 1, squeeze=False)[:, 0]
+    for ax, (c, est) in zip(axes, estimators.items(), strict=True):
+        mask = np.asarray(est.channel_.sensitive_mask, dtype=bool)
+        # Under LDP every category is protected alike: nothing to single out.
+        marked = mask if not mask.all() else np.zeros_like(mask)
+        disp = DistributionDisplay.from_estimator(est, ax=ax, sensitive=marked)
+        for bar, sensitive in zip(disp.bars_, marked, strict=True):
+            if sensitive:
+                bar.set_facecolor(SENSITIVE_COLOR)
+                bar.set_hatch("//")
+        handles = [Patch(facecolor="tab:blue", label=type(est).__name__)]
+        if marked.any():
+            handles.append(
+                Patch(facecolor=SENSITIVE_COLOR, hatch="//", label="sensitive")
+            )
+        ax.legend(handles=handles, fontsize="small")
+        title = c
+        if marked.any():
+            n_sensitive = plural(
+                int(marked.sum()), "sensitive category", "sensitive categories"
+            )
+            title = f"{c} ({n_sensitive} marked)"
+        ax.set_title(title)
     fig.tight_layout()
+    return fig
+
+
+def _plot_estimates(estimators, path):
+    fig = estimates_figure(estimators)
     ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=ext)
-    plt.close(fig)
 
 
 # ----------------------------------------------------------------- register

@@ -12,14 +12,20 @@ mechanisms come from options or a JSON config::
                              "sensitive": ["divorced"]},
                  "region": {"mechanism": "rr", "epsilon": 0.5}}}
 
-All values read from files are treated as strings, so the categories of the
-spec are strings too. The noise comes from a cryptographically secure
-generator by default (``--random-state secure``).
+A category value ``"LOW..HIGH"`` is an inclusive integer range, on the
+command line (``--categories hospvis=0..51``) and in the config
+(``"categories": ["0..51"]`` or ``"categories": "0..51"``). A column whose
+categories are all integers is an integer column: its values, spec and
+reports are integers (see :mod:`sklearn_uldp.cli._values`); other columns
+are text. The noise comes from a cryptographically secure generator by
+default (``--random-state secure``).
 """
 
 import json
 import numbers
 import os
+
+import pandas as pd
 
 from ._common import (
     MECHANISMS,
@@ -29,6 +35,7 @@ from ._common import (
     load_json,
     make_mechanism,
     noise_arg,
+    plural,
     positive_float,
     progress,
     theta_arg,
@@ -43,6 +50,13 @@ from ._io import (
     file_digest,
     read_chunks,
 )
+from ._values import (
+    expand_values,
+    learned_domain,
+    to_domain_type,
+    typed_domain,
+    typed_like,
+)
 
 __all__ = ["register"]
 
@@ -52,17 +66,22 @@ _COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta"}
 
 # ------------------------------------------------------------------- config
 def _value_list(value, what, column):
-    """A config's categories/sensitive: a non-empty JSON list of scalars."""
+    """A config's categories/sensitive: a non-empty list of scalars, ranges expanded."""
     if value is None:
         return None
+    if isinstance(value, str) and ".." in value:  # "0..51" alone
+        value = [value]
     if not isinstance(value, list) or not value or not all(
         isinstance(v, (str, numbers.Real)) and not isinstance(v, bool) for v in value
     ):
         raise ValueError(
             f"Config of column {column!r}: '{what}' must be a non-empty list of "
-            f'strings or numbers, e.g. ["a", "b"]; got {value!r}.'
+            f'strings or numbers, e.g. ["a", "b"], [1, 2] or ["0..51"]; got '
+            f"{value!r}."
         )
-    return [str(v) for v in value]
+    # JSON integers stay integers; other numbers are matched as text.
+    value = [v if isinstance(v, (str, numbers.Integral)) else str(v) for v in value]
+    return expand_values(value, f"Config of column {column!r}, '{what}'")
 
 
 def _config_noise(value):
@@ -172,6 +191,7 @@ def _privatize_config(args):
 
 
 def _learn_domains(path, columns, chunksize, missing, missing_label):
+    """Domains seen in the data: {column: (categories, integer)}."""
     values = {c: set() for c in columns}
     has_missing = {c: False for c in columns}
     for chunk in read_chunks(path, list(columns), chunksize, dtype=str):
@@ -179,19 +199,77 @@ def _learn_domains(path, columns, chunksize, missing, missing_label):
             col = chunk[c]
             has_missing[c] |= bool(col.isna().any())
             values[c].update(col.dropna().unique().tolist())
-    domains = {}
-    for c in columns:
-        dom = sorted(values[c])
-        if missing == "category" and has_missing[c] and missing_label not in dom:
-            dom.append(missing_label)
-        domains[c] = dom
+    domains = {
+        c: learned_domain(
+            values[c],
+            missing_label if missing == "category" and has_missing[c] else None,
+        )
+        for c in columns
+    }
     warn(
         "privatize",
         f"learned the categories of {sorted(columns)} from the data, which reveals "
         "which values occur. Give the public domain with --categories "
-        "COLUMN=v1,v2 or in the config.",
+        "COLUMN=v1,v2 (or COLUMN=0..51 for integers) or in the config.",
     )
     return domains
+
+
+def _typed_columns(columns, args, missing):
+    """Give every column its domain and kind (integer or text), in place.
+
+    Returns {column: (integer, label, all_int)}: ``label`` replaces a missing
+    value (None with ``missing="error"``), ``all_int`` says whether every
+    category is an integer.
+    """
+    label = args.missing_label if missing == "category" else None
+    unknown = [c for c, conf in columns.items() if conf["categories"] is None]
+    learned = {}
+    if unknown:
+        learned = _learn_domains(
+            args.input, unknown, args.chunksize, missing, args.missing_label
+        )
+    kinds = {}
+    for c, conf in columns.items():
+        if c in learned:
+            conf["categories"], integer = learned[c]
+        else:
+            # A given domain is public: adding the label reveals nothing.
+            conf["categories"], integer = typed_domain(conf["categories"], label)
+        if conf["sensitive"] is not None:
+            conf["sensitive"] = [typed_like(v, integer) for v in conf["sensitive"]]
+        all_int = all(isinstance(v, int) for v in conf["categories"])
+        kinds[c] = (
+            integer, None if label is None else typed_like(label, integer), all_int
+        )
+    return kinds
+
+
+def _prepare(chunk, kinds):
+    """Values read as text -> each column's kind, missing values labelled."""
+    out = {}
+    for c, (integer, label, all_int) in kinds.items():
+        values = to_domain_type(chunk[c], integer, label)
+        if integer and not all_int:  # integers and a text label, as text
+            values = values.astype(str).where(values.notna(), None)
+        out[c] = values
+    return pd.DataFrame(out, index=chunk.index)
+
+
+def _report_types(reports, columns, kinds):
+    """One type per report column in every chunk (Parquet needs one schema).
+
+    A category report of an integer column is int64; with a text label among
+    the integers, the reports are text.
+    """
+    for c, (integer, _, all_int) in kinds.items():
+        if not integer or c not in reports.columns:
+            continue
+        if columns[c]["mechanism"].lower() not in ("rr", "urr"):
+            continue
+        if all_int:
+            reports[c] = reports[c].astype("int64")
+    return reports
 
 
 # ------------------------------------------------------------------ command
@@ -230,25 +308,26 @@ def _cmd_privatize(args):
                 "pip install 'sklearn-uldp[secure]'. Or pass --random-state none "
                 "(numpy's PCG64 keyed from fresh OS entropy)."
             ) from None
-    unknown_domain = [c for c, conf in columns.items() if conf["categories"] is None]
-    if unknown_domain:
-        learned = _learn_domains(
-            args.input, unknown_domain, args.chunksize, missing, args.missing_label
-        )
-        for c in unknown_domain:
-            columns[c]["categories"] = learned[c]
+    kinds = _typed_columns(columns, args, missing)
     # A seed goes to the privatizer, which derives one stream per column; the
     # secure generator (keyed afresh in each call) is set on both, so each
     # mechanism is secure on its own too.
     mech_noise = "secure" if noise == "secure" else None
     mechanisms = {}
     for c, conf in columns.items():
+        categories, sensitive = conf["categories"], conf["sensitive"]
+        if kinds[c][0] and not kinds[c][2]:
+            # Integers and a text label: the mechanism works on their text
+            # (a chunk of integers alone would fix its report type to int64,
+            # which cannot hold the label); the spec records the typed values.
+            categories = [str(v) for v in categories]
+            sensitive = None if sensitive is None else [str(v) for v in sensitive]
         try:
             mechanisms[c] = make_mechanism(
                 conf["mechanism"],
                 conf["epsilon"],
-                conf["categories"],
-                conf["sensitive"],
+                categories,
+                sensitive,
                 conf["theta"],
                 random_state=mech_noise,
             )
@@ -267,25 +346,27 @@ def _cmd_privatize(args):
         for chunk in progress(chunks, not args.no_progress, "privatize"):
             if len(chunk) == 0:
                 continue
+            chunk = _prepare(chunk, kinds)
             if not hasattr(priv, "mechanisms_"):
                 try:
                     priv.fit(chunk)
                 except TypeError as exc:  # a wrong parameter type in a config
                     raise ValueError(str(exc)) from None
-            writer.write(priv.transform(chunk))
+            writer.write(_report_types(priv.transform(chunk), columns, kinds))
         if writer.n_rows == 0:
             raise ValueError(f"Input file {str(args.input)!r} has no rows.")
-        _write_spec(priv, spec_tmp, args.output, writer)
+        typed = {c: columns[c]["categories"] for c, k in kinds.items() if k[0]}
+        _write_spec(priv, spec_tmp, args.output, writer, typed)
     print(
-        f"privatized {writer.n_rows} rows x {len(columns)} "
-        f"column{'s' if len(columns) != 1 else ''} -> {args.output}; "
+        f"privatized {plural(writer.n_rows, 'row')} x "
+        f"{plural(len(columns), 'column')} -> {args.output}; "
         f"spec -> {spec_path} (each person spends epsilon = "
         f"{priv.epsilon_spent_:g} in total)"
     )
     return 0
 
 
-def _write_spec(priv, path, output, writer):
+def _write_spec(priv, path, output, writer, typed=None):
     """Write the privatizer's spec, bound to the reports file it describes.
 
     The ``"reports"`` entry lets ``estimate`` refuse a spec given with
@@ -295,6 +376,12 @@ def _write_spec(priv, path, output, writer):
     priv.save_spec(path)
     with open(path, encoding="utf-8") as fh:
         document = json.load(fh)
+    # Integer columns: integers in the spec (and the label, if any), in the
+    # order the mechanism used.
+    for c, categories in (typed or {}).items():
+        entry = document["columns"][c]
+        if [str(v) for v in entry["categories"]] == [str(v) for v in categories]:
+            entry["categories"] = categories
     document["reports"] = {
         "file": os.path.basename(os.fspath(output)),
         "format": writer.format,
@@ -385,14 +472,17 @@ def register(subparsers):
         "--categories",
         action="append",
         metavar="COL=v1,v2",
-        help="public domain of a column (repeat per column); learned "
-        "from the data with a warning when absent",
+        help="public domain of a column (repeat per column); LOW..HIGH is an "
+        "inclusive integer range, e.g. hospvis=0..51. A column whose categories "
+        "are all integers stays integer (spec and reports too). Learned from the "
+        "data with a warning when absent (integers in numeric order)",
     )
     p.add_argument(
         "--sensitive",
         action="append",
         metavar="COL=v1,v2",
-        help="sensitive values of a column (repeat per column)",
+        help="sensitive values of a column (repeat per column; ranges "
+        "LOW..HIGH too)",
     )
     p.add_argument(
         "--missing",
@@ -404,8 +494,9 @@ def register(subparsers):
         "--missing-label",
         default="(missing)",
         metavar="LABEL",
-        help="the category of missing values with --missing category "
-        "(default: '(missing)')",
+        help="the category of missing values with --missing category, added "
+        "to the domain; an integer column keeps its integers and this label "
+        "(an integer label such as -1 is an integer) (default: '(missing)')",
     )
     p.add_argument(
         "--random-state",

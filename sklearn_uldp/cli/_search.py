@@ -20,8 +20,8 @@ from ._common import (
     make_mechanism,
     positive_float,
     positive_int,
+    plural,
     seed_arg,
-    split_values,
     theta_arg,
 )
 from ._io import (
@@ -30,6 +30,13 @@ from ._io import (
     check_outputs,
     check_plot_output,
     read_chunks,
+)
+from ._values import (
+    learned_domain,
+    split_values,
+    to_domain_type,
+    typed_domain,
+    typed_like,
 )
 
 __all__ = ["register"]
@@ -58,15 +65,23 @@ def _cmd_search(args):
     if len(data) == 0:
         raise ValueError(f"Input file {str(args.input)!r} has no rows.")
     if args.categories:
-        categories = split_values(args.categories)
+        categories, integer = typed_domain(
+            split_values(args.categories, "--categories")
+        )
     else:
-        categories = sorted(data.unique().tolist())
+        categories, integer = learned_domain(data.unique().tolist())
         print(
             "sklearn-uldp search: note: categories learned from the data "
             "(fine for a simulation).",
             file=sys.stderr,
         )
-    sensitive = split_values(args.sensitive) if args.sensitive else None
+    data = to_domain_type(data, integer)
+    sensitive = None
+    if args.sensitive:
+        sensitive = [
+            typed_like(v, integer)
+            for v in split_values(args.sensitive, "--sensitive")
+        ]
     mechs = []
     for name in args.mechanisms:
         utility = name in UTILITY_MECHANISMS
@@ -119,7 +134,7 @@ def _cmd_search(args):
     best = search.best_candidates().reset_index()[["epsilon", "candidate", "mean_loss"]]
     print(
         f"best candidate per epsilon ({search.scoring_name_}, mean over "
-        f"{args.n_repeats} privatizations):"
+        f"{plural(args.n_repeats, 'privatization')}):"
     )
     print(best.to_string(index=False))
     if args.target is not None:
@@ -185,12 +200,15 @@ def register(subparsers):
     s.add_argument("input", help="input table (.csv, or .parquet with pyarrow)")
     s.add_argument("--column", required=True, help="the column to study")
     s.add_argument(
-        "--categories", metavar="v1,v2", help="public domain (default: learned)"
+        "--categories",
+        metavar="v1,v2",
+        help="public domain; LOW..HIGH is an inclusive integer range, e.g. 0..51 "
+        "(default: learned from the column, integers in numeric order)",
     )
     s.add_argument(
         "--sensitive",
         metavar="v1,v2",
-        help="sensitive values (needed by urr/urap/uoue)",
+        help="sensitive values, ranges LOW..HIGH too (needed by urr/urap/uoue)",
     )
     s.add_argument(
         "--mechanisms",

@@ -170,6 +170,10 @@ class DistributionEstimator(BaseEstimator):
         Number of reports seen.
     distribution_ : ndarray of shape (k,)
         The estimate of the distribution of the true values.
+    standard_errors_ : ndarray of shape (k,)
+        Standard error of each entry of ``distribution_``: exact for the
+        linear unbiased estimate, parametric bootstrap otherwise (see
+        :meth:`confidence_intervals`).
     n_features_in_ : int
         Number of report columns (1 for one value per user, k for bit
         vectors).
@@ -426,6 +430,7 @@ class DistributionEstimator(BaseEstimator):
         simulated from the fitted distribution through the channel, seed 0);
         see :meth:`confidence_intervals`.
         """
+        self._fitted_result()  # NotFittedError before anything else
         if self._uncertainty_method() == "linear":
             return self._linear_standard_errors()
         return self._bootstrap(self._n_resamples, 0).std(axis=0, ddof=1)
@@ -477,9 +482,9 @@ class DistributionEstimator(BaseEstimator):
         >>> est.confidence_intervals(0.05).round(3).tolist()
         [[0.564, 0.593], [0.271, 0.298], [0.126, 0.149]]
         """
+        p = self._fitted_result()[0]
         n_resamples = self._n_resamples if n_resamples is None else n_resamples
         check_interval_args(alpha, method, simultaneous, n_resamples)
-        p = self._fitted_result()[0]
         level = alpha / p.size if simultaneous else alpha
         if method == "auto":
             # Percentile intervals of EM miss true zeros (EM puts some mass

@@ -3,7 +3,7 @@
 References
 ----------
 Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-Aware Local Differential
-Privacy", ICML 2020, Theorem 2 (SPEC 2.6).
+Privacy", ICML 2020, Theorem 2.
 Warner, "Randomized response", JASA 1965.
 Mangat, "An improved randomized response strategy", JRSS B 1994.
 """
@@ -26,7 +26,7 @@ __all__ = ["BinaryOptimalChannel", "BinaryOptimalResponse", "binary_optimal_matr
 
 
 def binary_optimal_matrix(epsilon_12, epsilon_21):
-    """Theorem 2's channel for budgets eps_12 and eps_21 (SPEC 2.6).
+    """Theorem 2's channel for budgets eps_12 and eps_21.
 
     With D = e^{eps_21} - e^{-eps_12}, rows = input (1, 2), columns = output::
 
@@ -238,7 +238,7 @@ class BinaryOptimalResponse(BaseMechanism):
 
     For a binary domain {1, 2} = ``categories`` and budgets ``epsilon_12``
     (how much more likely an output may be under 1 than under 2) and
-    ``epsilon_21`` (the converse), the channel of SPEC 2.6 is optimal for
+    ``epsilon_21`` (the converse), this channel is optimal for
     *every* utility that obeys the data-processing inequality (Acharya et
     al. 2020, Thm. 2); both bounds hold with equality.
 

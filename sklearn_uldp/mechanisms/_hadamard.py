@@ -7,10 +7,10 @@ matrix or a loop over users.
 References
 ----------
 Acharya, Sun, Zhang, "Hadamard Response: Estimating Distributions Privately,
-Efficiently, and with Little Communication", AISTATS 2019 (HR; SPEC 2.7).
+Efficiently, and with Little Communication", AISTATS 2019 (HR).
 Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-Aware Local Differential
-Privacy", ICML 2020, Sec. 5.1 (high-low HR; SPEC 2.8) and Sec. 6.1
-(block-structured HR; SPEC 2.9).
+Privacy", ICML 2020, Sec. 5.1 (high-low HR) and Sec. 6.1
+(block-structured HR).
 
 Notes
 -----
@@ -175,7 +175,7 @@ class _CenteredStatistic:
 
 
 class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
-    """Channel of Hadamard response, an epsilon-LDP mechanism (SPEC 2.7).
+    """Channel of Hadamard response, an epsilon-LDP mechanism (Acharya, Sun & Zhang 2019).
 
     **Plain HR** (``block_size=None``): with K = 2^ceil(log2(k + 1)) outputs,
     category x (row x + 1 of H_K) gives ``Q(y|x) = 2 E / (K (E + 1))`` for y
@@ -381,7 +381,7 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
 
 
 class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
-    """Channel of high-low Hadamard response, (A, epsilon)-HLLDP (SPEC 2.8).
+    """Channel of high-low Hadamard response, (A, epsilon)-HLLDP (Acharya et al. 2020, Sec. 5.1).
 
     With s sensitive categories, S = 2^ceil(log2(s + 1)) "hashed" outputs and
     one output per non-sensitive category (S + t outputs, t = k - s):
@@ -591,7 +591,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
     For a partition into blocks X_1..X_m (sizes k_j, K_j =
     2^ceil(log2(k_j + 1))), the report is (j, c): the block j in clear and HR
-    on the block with K_j cells (SPEC 2.9; Acharya et al. 2020, Sec. 6.1).
+    on the block with K_j cells (Acharya et al. 2020, Sec. 6.1).
     Reports are integer codes ``offset_j + c`` (:meth:`split_reports` gives
     the pair back). The statistic of x is ``2 q(j, S_x) - q(X_j)``, mean
     ``p(x) (E - 1)/(E + 1)``, which is the paper's estimator (19)
@@ -832,7 +832,7 @@ class HadamardResponse(BaseMechanism):
     K x K Sylvester Hadamard matrix and the set S_x of its +1 columns
     (``|S_x| = K/2``). The report is an integer in [0, K): in S_x with
     probability e^eps / (e^eps + 1), uniformly within the chosen side
-    (Acharya, Sun & Zhang 2019; SPEC 2.7). It is sample-optimal in the
+    (Acharya, Sun & Zhang 2019). It is sample-optimal in the
     high-privacy regime, like RAPPOR, but each report is only log2 K bits and
     the estimate costs one fast Walsh-Hadamard transform, O(K log K).
 
@@ -928,7 +928,7 @@ class HighLowHadamardResponse(BaseMechanism):
     Sensitive categories (the set A) run Hadamard response on S =
     2^ceil(log2(s + 1)) hashed outputs; a non-sensitive category reports
     itself with probability (e^eps - 1)/(e^eps + 1) and otherwise a uniform
-    hashed output (Acharya et al. 2020, Sec. 5.1; SPEC 2.8). It satisfies
+    hashed output (Acharya et al. 2020, Sec. 5.1). It satisfies
     (A, epsilon)-high-low LDP and (A, Y_P = [S], epsilon)-ULDP, with the
     sample complexity of utility-optimized RAPPOR but log2(S + k - s) bits
     per report instead of k.
@@ -998,7 +998,7 @@ class BlockHadamardResponse(BaseMechanism):
 
     The domain is partitioned into blocks (e.g. cities); a user's block is
     sent in clear and Hadamard response runs inside it with K_j =
-    2^ceil(log2(k_j + 1)) cells (Acharya et al. 2020, Sec. 6.1; SPEC 2.9).
+    2^ceil(log2(k_j + 1)) cells (Acharya et al. 2020, Sec. 6.1).
     Values in the same block are epsilon-indistinguishable; the block itself
     is not protected. With m equal blocks the sample complexity drops by a
     factor m compared with epsilon-LDP.

@@ -1,6 +1,6 @@
 """The personalized utility-optimized mechanism (PUM) with semantic tags.
 
-Murakami & Kawamoto, USENIX Security 2019, Section 5 (SPEC 4). Each user
+Murakami & Kawamoto, USENIX Security 2019, Section 5. Each user
 keeps a *secret* pre-processor ``f(i)`` that maps the values she considers
 sensitive for tag ``k`` ("home", "work", ...) to a bot ``⊥k``; the report is
 ``Q_cmn(f(i)(x))`` where ``Q_cmn`` is a public (Z_S, epsilon)-uRR or -uRAP over
@@ -216,7 +216,7 @@ class PersonalizedMechanism(BaseMechanism):
     listed under tag ``k`` to the bot ``⊥k`` and leaves other values
     unchanged; the result is privatized by the common mechanism ``Q_cmn``, a
     (Z_S, epsilon)-uRR or -uRAP over ``Z = X ∪ {⊥1..⊥κ}`` with
-    ``Z_S = X_S ∪ {bots}`` (Murakami & Kawamoto 2019, Sec. 5; SPEC 4). User i
+    ``Z_S = X_S ∪ {bots}`` (Murakami & Kawamoto 2019, Sec. 5). User i
     gets (X_S ∪ X_S(i), Y_P, epsilon)-ULDP, and the collector learns nothing
     about *which* values a user tagged beyond what that guarantee allows: the
     fitted mechanism, its spec and the reports hold no tag data, and a
@@ -227,7 +227,7 @@ class PersonalizedMechanism(BaseMechanism):
     ----------
     epsilon : float, default=1.0
         Privacy budget of one *user* (> 0). With ``n_reports=t`` each of her t
-        reports spends ``epsilon / t`` (sequential composition, SPEC 1).
+        reports spends ``epsilon / t`` (sequential composition).
     sensitive : array-like, boolean mask, callable or None, default=None
         The common sensitive values X_S (shared by all users); ``None`` or an
         empty list when only personal values are sensitive.

@@ -152,7 +152,7 @@ def _urr_probabilities(epsilon, s):
 
 
 class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
-    """Channel of the (X_S, epsilon)-utility-optimized RR (SPEC 2.4).
+    """Channel of the (X_S, epsilon)-utility-optimized RR (Murakami & Kawamoto 2019, Def. 4).
 
     With u = s + e^eps - 1: a sensitive x is kept w.p. e^eps/u and otherwise
     replaced by another sensitive value (1/u each); a non-sensitive x is kept
@@ -285,7 +285,7 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
         S = self._sensitive
         report_sensitive = S[codes]
         # A sensitive report y is produced by every input: w.p. c1 by y itself
-        # and c2 by any other input, sensitive or not (SPEC 2.4); a
+        # and c2 by any other input, sensitive or not (Murakami & Kawamoto 2019, Def. 4); a
         # non-sensitive report only by itself, w.p. c3.
         L = np.where(report_sensitive[:, None], self.c2, np.zeros(S.size))
         L[np.arange(codes.size), codes] = np.where(report_sensitive, self.c1, self.c3)
@@ -328,7 +328,7 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
 
 
 class RandomizedResponseChannel(UtilityOptimizedRRChannel):
-    """Channel of k-ary randomized response, epsilon-RR (SPEC 2.2).
+    """Channel of k-ary randomized response, epsilon-RR (Kairouz et al. 2016).
 
     Keeps the value w.p. e^eps/(k - 1 + e^eps), otherwise reports one of the
     k - 1 other values uniformly. It is uRR with every category sensitive.
@@ -428,7 +428,7 @@ class RandomizedResponse(BaseMechanism):
 
     Each user reports the true value with probability
     ``e^eps / (k - 1 + e^eps)`` and otherwise one of the ``k - 1`` other
-    values uniformly at random (Kairouz et al. 2016; SPEC 2.2).
+    values uniformly at random (Kairouz et al. 2016).
 
     Parameters
     ----------
@@ -489,7 +489,7 @@ class UtilityOptimizedRR(BaseMechanism):
     non-sensitive data may be) or hidden among the sensitive values. With
     u = s + e^eps - 1 (s = number of sensitive categories), a sensitive x is
     kept w.p. e^eps/u, a non-sensitive x w.p. (e^eps - 1)/u; every other move
-    goes to a sensitive value with probability 1/u each (SPEC 2.4).
+    goes to a sensitive value with probability 1/u each (Murakami & Kawamoto 2019, Def. 4).
 
     Parameters
     ----------

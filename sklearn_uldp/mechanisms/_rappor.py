@@ -132,7 +132,7 @@ def _dense_bits_to_csr(bits):
 
 
 class UnaryEncodingChannel(Channel):
-    """Channel of (X_S, theta, epsilon)-utility-optimized RAPPOR (SPEC 2.5).
+    """Channel of (X_S, theta, epsilon)-utility-optimized RAPPOR (Murakami & Kawamoto 2019, Def. 5).
 
     A report is a 0/1 vector with one bit per category. Bits of sensitive
     categories follow generalized RAPPOR: the true category's bit is 1 w.p.
@@ -143,7 +143,7 @@ class UnaryEncodingChannel(Channel):
 
     Given x, the bits are independent, so Q(y | x) = C(y) f_x(y) where only
     f_x depends on x: the EM step needs two sparse products over the set
-    bits (SPEC 3).
+    bits.
 
     Parameters
     ----------
@@ -292,7 +292,7 @@ class UnaryEncodingChannel(Channel):
         ones); otherwise one random byte per cell decides (see
         :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix`). Either way
         the input's own bit is then redrawn with its own probability, so the
-        channel is exactly SPEC 2.5.
+        channel is exactly the one above.
 
         Dense output is written in chunks of rows, each user's own bit right
         after its row's other bits, so that the scattered writes hit rows that
@@ -553,7 +553,7 @@ class UnaryEncodingChannel(Channel):
         A = float((p * self._w).sum())
         s_codes = self._s_codes if columns is None else self._s_codes[columns]
         b_s = p[s_codes] * (self._r - self._w_s)
-        # Two products over the set bits per step (SPEC 3): D_i = A + sum_{j in
+        # Two products over the set bits per step: D_i = A + sum_{j in
         # y_i} b_j (the report's probability up to C(y)) and t = Y^T (1 / D).
         sum_inv, sum_log, t = store.em_terms(A, b_s, n_jobs=n_jobs)
         g = self._w * sum_inv
@@ -608,7 +608,7 @@ def _bit_rows(stats):
 
 
 class RAPPORChannel(UnaryEncodingChannel):
-    """Channel of generalized RAPPOR, (theta, epsilon) (SPEC 2.3).
+    """Channel of generalized RAPPOR, (theta, epsilon) (Wang et al. 2017).
 
     uRAP with every category sensitive: each bit is 1 w.p. theta for the true
     category and d1 = theta / ((1 - theta) e^eps + theta) otherwise.
@@ -722,7 +722,7 @@ class RAPPOR(_UnaryEncodingMechanism):
 
     Each user sends one bit per category: the true category's bit is 1 with
     probability ``theta``, every other bit with probability
-    ``d1 = theta / ((1 - theta) e^eps + theta)`` (SPEC 2.3). ``theta=None`` is
+    ``d1 = theta / ((1 - theta) e^eps + theta)`` (Wang et al. 2017). ``theta=None`` is
     basic one-time RAPPOR (theta = e^(eps/2) / (e^(eps/2) + 1)); ``theta=0.5``
     is optimized unary encoding (OUE, Wang et al. 2017).
 
@@ -791,7 +791,7 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
     Provides (X_S, Y_P, epsilon)-ULDP (Murakami & Kawamoto 2019, Def. 5).
     Bits of sensitive categories follow generalized RAPPOR; the bit of a
     non-sensitive true category is 1 with probability 1 - d2 (then the report
-    reveals it), other non-sensitive bits are always 0 (SPEC 2.5). It is
+    reveals it), other non-sensitive bits are always 0 (Murakami & Kawamoto 2019, Def. 5). It is
     order-optimal in the high-privacy regime: E[l1] = Theta(s / (eps sqrt n)).
 
     Parameters

@@ -1,4 +1,4 @@
-"""Verification of privacy definitions on an exact channel matrix (SPEC 1).
+"""Verification of privacy definitions on an exact channel matrix.
 
 Every definition here is a set of pointwise inequalities
 ``Q(y|x) <= exp(bound) * Q(y|x')`` on the channel matrix (rows = inputs,

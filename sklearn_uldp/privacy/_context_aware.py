@@ -1,7 +1,7 @@
 """Context-aware local differential privacy: privacy matrices and their check.
 
 A *privacy matrix* E (Acharya, Bonawitz, Kairouz, Ramage & Sun, "Context-Aware
-Local Differential Privacy", ICML 2020, Def. 2; SPEC 1) gives every ordered
+Local Differential Privacy", ICML 2020, Def. 2) gives every ordered
 pair of inputs its own budget: a channel Q is E-LDP when
 ``Q(y|x) <= exp(E[x, x']) Q(y|x')`` for all inputs x, x' and outputs y.
 Entries may be ``+inf`` (no constraint). Special cases:
@@ -10,7 +10,7 @@ Entries may be ``+inf`` (no constraint). Special cases:
 * (A, epsilon)-high-low LDP (HLLDP), the *one-sided* notion: row x is epsilon
   when x is sensitive (in A) and ``+inf`` otherwise
   (:meth:`PrivacyMatrix.high_low`). It is the same set of inequalities as
-  (X_S, epsilon)-OSLDP (SPEC 1);
+  (X_S, epsilon)-OSLDP;
 * (P, epsilon)-block-structured LDP (BSLDP): epsilon inside a block of the
   partition P, ``+inf`` across blocks (:meth:`PrivacyMatrix.block_structured`).
 
@@ -18,7 +18,7 @@ ULDP (Murakami & Kawamoto 2019) is not an E-matrix notion (it also restricts
 which outputs may be invertible), but it sits between the two extremes:
 epsilon-LDP implies (X_S, Y_P, epsilon)-ULDP, which implies (X_S,
 epsilon)-OSLDP = (X_S, epsilon)-HLLDP. :func:`privacy_profile` runs the three
-checks of SPEC 1 side by side so that this ordering can be seen on any
+checks side by side so that this ordering can be seen on any
 mechanism.
 """
 
@@ -284,7 +284,7 @@ class PrivacyMatrix:
         """(A, epsilon)-high-low LDP: E[x, x'] = epsilon if x in A else inf.
 
         This is the one-sided notion: it equals (X_S, epsilon)-OSLDP with
-        X_S = A (SPEC 1; Acharya et al., Def. 3).
+        X_S = A (Acharya et al., Def. 3).
 
         Parameters
         ----------
@@ -582,7 +582,7 @@ def check_context_aware(mechanism, E):
 
 
 def privacy_profile(mechanism, sensitive=None, epsilon=None):
-    """Run the LDP, ULDP and OSLDP checks of SPEC 1 side by side.
+    """Run the LDP, ULDP and OSLDP checks side by side.
 
     epsilon-LDP implies (X_S, Y_P, epsilon)-ULDP, which implies (X_S,
     epsilon)-OSLDP (= (X_S, epsilon)-HLLDP): the profile of a mechanism is

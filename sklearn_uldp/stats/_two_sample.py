@@ -5,11 +5,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2, norm
 
+from ..estimators._projection import project_to_simplex
 from ..exceptions import ReportMismatchError
 from ..mechanisms._block_design import UtilityOptimizedBlockDesignChannel
 from ..mechanisms._channel import ReportStatistics
 from ..mechanisms._rappor import UnaryEncodingChannel
-from ..estimators._projection import project_to_simplex
 
 __all__ = ["TwoSampleResult", "two_sample_test"]
 
