@@ -349,6 +349,38 @@ def james_stein(ctx, start):
     return (1 - lam) * start + lam * ctx["mle"]
 
 
+def shrunk_mle(ctx, start, c):
+    """Recommended default: James-Stein weight, capped by a deviance tolerance.
+
+    The weight of the MLE on the segment from ``start`` (emp+thr) is the
+    larger of the positive-part James-Stein weight and the smallest weight
+    whose log-likelihood is within ``c * sqrt(df / 2)`` of the maximum (``c``
+    standard deviations of the deviance 2 (LL_max - LL) of the truth,
+    chi2_df by Wilks): shrink as Stein's risk argument says, but never to a
+    fit that is significantly worse than the maximum likelihood.
+    """
+    channel, stats = ctx["channel"], ctx["stats"]
+    ll_max = ctx["info"]["log_likelihood"]
+    gap = ll_max - channel.em_gradient(stats, start)[1]
+    df = _noisy_df(ctx)
+    slack = c * np.sqrt(df / 2.0)
+    if gap <= slack:  # start fits as well as the maximum, up to the noise
+        lam_fit = 0.0
+    else:
+        lo, hi = 0.0, 1.0
+        for _ in range(14):
+            mid = 0.5 * (lo + hi)
+            p = (1 - mid) * start + mid * ctx["mle"]
+            if channel.em_gradient(stats, p)[1] >= ll_max - slack:
+                hi = mid
+            else:
+                lo = mid
+        lam_fit = hi
+    lam_js = min(1.0, max(0.0, 1.0 - (df - 2) / (2.0 * gap))) if gap > 0 else 1.0
+    lam = max(lam_fit, lam_js)
+    return (1 - lam) * start + lam * ctx["mle"]
+
+
 def select_thr_mle(ctx, slack):
     ll_thr = ctx["channel"].em_gradient(ctx["stats"], ctx["thr"])[1]
     if ll_thr >= ctx["info"]["log_likelihood"] - slack:
@@ -372,6 +404,9 @@ CANDIDATES = {
     "lin2": lambda c: segment_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
     "lin4": lambda c: segment_stop(c, c["thr"], 4 * np.sqrt(_noisy_df(c) / 2)),
     "js": lambda c: james_stein(c, c["thr"]),
+    "sj2": lambda c: shrunk_mle(c, c["thr"], 2.0),
+    "sj3": lambda c: shrunk_mle(c, c["thr"], 3.0),
+    "sj4": lambda c: shrunk_mle(c, c["thr"], 4.0),
     "seg1": lambda c: segment_stop(c, c["thr"], 1 * np.sqrt(_noisy_df(c) / 2)),
     "seg2": lambda c: segment_stop(c, c["thr"], 2 * np.sqrt(_noisy_df(c) / 2)),
     "seg3": lambda c: segment_stop(c, c["thr"], 3 * np.sqrt(_noisy_df(c) / 2)),
@@ -469,7 +504,7 @@ def main(argv=None):
     ap.add_argument("--mechanisms", default=",".join(MECHANISMS))
     ap.add_argument("--epsilons", default="0.1,0.5,1,2,4,lnk,10")
     ap.add_argument("--datasets", default="location,census")
-    ap.add_argument("--estimators", default="emp,thr,proj,mle,seg1,seg2,seg3,seg4,js")
+    ap.add_argument("--estimators", default="emp,thr,proj,mle,seg2,seg3,seg4,js,sj2,sj3,sj4")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.quick:

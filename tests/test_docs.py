@@ -28,6 +28,7 @@ API_MODULES = [
     "sklearn_uldp.compose",
     "sklearn_uldp.plotting",
     "sklearn_uldp.parallel",
+    "sklearn_uldp.stats",
     "sklearn_uldp.exceptions",
 ]
 

@@ -179,7 +179,9 @@ def test_schema_file_is_generated_from_the_channels():
         resources.files("sklearn_uldp.mechanisms").joinpath("spec.schema.json")
         .read_text(encoding="utf-8"))
     assert shipped == spec_json_schema()
-    assert set(shipped["$defs"]) == set(CHANNEL_REGISTRY)
+    ours = {name for name, cls in CHANNEL_REGISTRY.items()
+            if cls.__module__.startswith("sklearn_uldp.")}
+    assert set(shipped["$defs"]) == ours
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=SPEC_IDS)
