@@ -4,21 +4,26 @@ Each entry is ``(group, case)`` for ``_fuzz_oracle.run``; every one of them
 failed (unclear crash, silent wrong result or valid input refused) on the code
 before issue 11. ``tests/test_fuzz.py`` runs them all on every test run.
 """
-import numpy as np
+
 
 def _m(api, params, values, how="object", pandas_out=False, fit_on_X=True, focus="all"):
     return {"api": api, "focus": focus, "params": params, "values": values, "how": how,
             "pandas_out": pandas_out, "fit_on_X": fit_on_X}
 
+
 def _e(name, mcase, via, tamper=None):
     return {"api": name, "mcase": mcase, "via": via, "tamper": tamper}
 
+
 _RR = _m("RandomizedResponse", {"categories": ["a", "b", "c"], "epsilon": 1.0,
                                 "random_state": 0}, ["a", "b", "c", "a"])
+
 _URR = _m("UtilityOptimizedRR", {"categories": ["a", "b", "c"], "epsilon": 1.0,
                                  "sensitive": ["a"], "random_state": 0}, ["a", "b", "c", "a"])
+
 _HR = _m("HadamardResponse", {"categories": ["a", "b", "c"], "epsilon": 1.0,
                               "block_size": None, "random_state": 0}, ["a", "b", "c", "a"])
+
 _UBD = _m("UtilityOptimizedBlockDesign", {"categories": ["a", "b", "c"], "epsilon": 1.0,
                                           "sensitive": ["a"], "subset_size": 1,
                                           "sparse_output": False, "random_state": 0},

@@ -141,7 +141,7 @@ def measure(n_total, groups=None, seed_note=""):
     print(f"  known reproductions (tests/_fuzz_known.py): {len(still)} of {len(known)} "
           "still failing")
     kinds = collections.OrderedDict()
-    for group, o, case in results + [(g, o, c) for g, o, c in still]:
+    for _group, o, case in results + still:
         if o.klass in BAD:
             key = (o.klass, _api_key(o.api), o.kind)
             kinds.setdefault(key, [0, o, case])[0] += 1
@@ -173,5 +173,3 @@ if __name__ == "__main__":
     parser.add_argument("--groups", nargs="*", choices=list(F.STRATEGIES))
     args = parser.parse_args()
     measure(args.measure, args.groups, f"(sklearn_uldp from {F.sklearn_uldp.__file__})")
-else:
-    pytest.importorskip("hypothesis")

@@ -9,7 +9,9 @@ Commands, one module each, every one exposing ``register(subparsers)``:
 * ``search``: the privacy/utility search on a column (a simulation).
 
 File handling (chunked readers, atomic writers, the rules that keep inputs
-and existing files safe) is in :mod:`sklearn_uldp.cli._io`.
+and existing files safe) is in :mod:`sklearn_uldp.cli._io`; category values
+(ranges ``0..51``, integer columns, the order of learned domains) in
+:mod:`sklearn_uldp.cli._values`.
 """
 
 import argparse

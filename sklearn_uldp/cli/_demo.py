@@ -22,6 +22,9 @@ import time
 import numpy as np
 import pandas as pd
 
+from ._common import HelpFormatter, plural
+from ._io import atomic_path, check_plot_output
+
 __all__ = ["run_demo", "plot_demo", "format_results", "tv_note", "register"]
 
 #: The budgets of the demo: high privacy, moderate, and ln |X| for |X| = 625,
@@ -344,8 +347,6 @@ def register(subparsers):
     >>> register(parser.add_subparsers(dest="command")).prog
     'sklearn-uldp demo'
     """
-    from ._common import HelpFormatter
-
     parser = subparsers.add_parser(
         "demo",
         help="compare RR, RAPPOR, uRR, uRAP on a synthetic location grid",
@@ -406,8 +407,6 @@ def _plot_target(args):
 
     Checked before the (long) computation, so a bad --plot fails at once.
     """
-    from ._io import check_plot_output
-
     if args.no_plot:
         return None, None
     if not _have_matplotlib():
@@ -475,9 +474,6 @@ def tv_note(results):
 
 
 def _main(args):
-    from ._common import plural
-    from ._io import atomic_path
-
     plot_path, note = _plot_target(args)
     print(
         f"sklearn-uldp demo: {plural(args.n_users, 'user', fmt=',')} on a 25x25 "

@@ -374,7 +374,12 @@ def register(subparsers):
         "temporary directory) or an existing directory DIR. On disk, memory "
         "does not grow with the number of reports.",
     )
-    e.add_argument("--plot", metavar="PNG", help="also plot the estimates (matplotlib)")
+    e.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="also plot the estimates (matplotlib); the bars of sensitive "
+        "categories are red and hatched",
+    )
     e.add_argument(
         "--skip-report-check",
         action="store_true",

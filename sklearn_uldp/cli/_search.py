@@ -59,8 +59,9 @@ def _cmd_search(args):
     data = pd.concat(frames, ignore_index=True)[args.column]
     if data.isna().any():
         raise ValueError(
-            f"Column {args.column!r} has {int(data.isna().sum())} missing "
-            "values; impute or drop them first."
+            f"Column {args.column!r} has "
+            f"{plural(int(data.isna().sum()), 'missing value')}; impute or drop "
+            "them first."
         )
     if len(data) == 0:
         raise ValueError(f"Input file {str(args.input)!r} has no rows.")

@@ -1,86 +1,156 @@
-"""Privatize several columns of a DataFrame, each with its own mechanism."""
+"""Privatize several columns of a table, one mechanism each (a ColumnTransformer)."""
 
+import copy
 import json
-import numbers
+import warnings
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+import sklearn
+from sklearn import config_context, get_config
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.validation import check_is_fitted
 
-from ..mechanisms._base import BaseMechanism
+from ..exceptions import PrivacyLeakWarning
+from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel
-from ..utils._random import check_secure_available, check_seed_sequence, is_secure
+from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
+from ..utils._validation import validate_params_with_hints
 
 __all__ = ["DataFramePrivatizer", "load_spec", "CHANNELS_ATTR", "SPEC_FORMAT"]
 
 #: Marker of a multi-column spec file (:meth:`DataFramePrivatizer.save_spec`).
 SPEC_FORMAT = "sklearn-uldp-spec"
 
-#: Key of ``DataFrame.attrs`` holding ``{column: spec dict}`` on privatized
+#: Key of ``DataFrame.attrs`` holding ``{name: spec dict}`` on privatized
 #: frames (plain JSON, so ``to_parquet`` keeps it in the file's metadata).
 CHANNELS_ATTR = "sklearn_uldp_specs"
 
+_AUTO_DOMAIN = "categories='auto' learns the domain from the private data"
 
-class DataFramePrivatizer(TransformerMixin, BaseEstimator):
-    """Privatize several columns of a DataFrame, one mechanism per column.
+# ColumnTransformer reads ``force_int_remainder_cols`` in scikit-learn 1.6-1.8
+# (a parameter there, deprecated in 1.7 with the value "deprecated" meaning
+# "not set", removed in 1.9); this class does not expose it.
+_SK_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
+_FORCE_INT_REMAINDER_COLS = False if _SK_VERSION < (1, 7) else "deprecated"
 
-    Each column gets its own clone of the given mechanism and its own
-    independent random stream: one integer ``random_state`` is split with
-    ``numpy.random.SeedSequence.spawn`` (never re-used or offset), and
-    mechanisms that keep their own seeds derive their streams from their
-    column's name, so the noise of two columns is never correlated.
+
+def _is_dask_collection(obj):
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions")
+
+
+def _as_transformer_list(mechanisms):
+    """The ``(name, mechanism, columns)`` list of either accepted form."""
+    if isinstance(mechanisms, dict):
+        # The dict form {column: mechanism}: named after its column, which it
+        # selects as a one-column frame.
+        return [(str(c), m, [c]) for c, m in mechanisms.items()]
+    return mechanisms
+
+
+class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
+    """Privatize the columns of a table, one mechanism per column.
+
+    A :class:`~sklearn.compose.ColumnTransformer` whose transformers are
+    privacy mechanisms: the same ``(name, mechanism, columns)`` list, column
+    selectors (names, positions, masks,
+    :func:`~sklearn.compose.make_column_selector`), ``remainder``, nested
+    parameters (``set_params(age__epsilon=2.0)``, so a grid search can vary
+    each column's budget), ``n_jobs``, ``get_feature_names_out`` and
+    ``set_output``. On top of that it gives
+
+    * **independent noise per column**: one integer ``random_state`` is
+      split with ``numpy.random.SeedSequence.spawn`` into one stream per
+      mechanism; ``None`` keeps each mechanism's own (fresh OS entropy at
+      every call for mechanisms left at ``None``, and nothing stored);
+      ``"secure"`` gives every mechanism the cryptographically secure
+      generator;
+    * **schemas**: a pandas ``category`` column whose mechanism has
+      ``categories="auto"`` takes its domain from the dtype's declared
+      categories, not from the data;
+    * **missing values**: an error naming the column, or an explicit
+      category (``missing="category"``);
+    * **the collector's side**: the reports carry every mechanism's public
+      spec (``reports.attrs["sklearn_uldp_specs"]``), and
+      :meth:`column_reports`, :meth:`estimate`, :meth:`specs` and
+      :meth:`save_spec` hand them to estimators;
+    * **Dask**: ``transform`` of a Dask DataFrame privatizes every column in
+      one lazy call, one independent stream per partition
+      (see :func:`~sklearn_uldp.parallel.privatize_partitions`).
 
     Privatizing ``c`` columns of one person spends the *sum* of the columns'
-    budgets (sequential composition); :attr:`epsilon_spent_` reports
-    that sum. A person's total privacy loss is the sum over everything they
-    ever sent.
+    budgets (sequential composition); :attr:`epsilon_spent_` reports that
+    sum.
 
     Parameters
     ----------
-    mechanisms : dict of {str: mechanism}
-        Column name -> (unfitted) mechanism. Columns not listed are dropped.
+    mechanisms : list of (name, mechanism, columns) tuples, or dict
+        As ``ColumnTransformer``'s ``transformers``: each mechanism privatizes
+        the columns selected by ``columns`` (one column per mechanism), or
+        is ``"drop"``. The dict form ``{column: mechanism}`` is short for
+        ``[(column, mechanism, [column]), ...]``.
+    remainder : {"drop", "passthrough"} or mechanism, default="drop"
+        What happens to the columns no mechanism selects. ``"drop"`` (the
+        default) leaves them out; ``"passthrough"`` copies them to the
+        output **unprivatized** (only for columns that are not private, such
+        as a survey wave).
     missing : {"error", "category"}, default="error"
-        What to do with missing values (None, NaN, pd.NA). ``"error"`` raises
-        a clear error naming the column; ``"category"`` replaces them by
-        ``missing_label``, which must then be one of the mechanism's
-        categories (it is added automatically with ``categories="auto"``).
+        What to do with missing values (None, NaN, pd.NA) in a privatized
+        column. ``"error"`` raises a clear error naming the column;
+        ``"category"`` replaces them by ``missing_label``, which must then be
+        one of the mechanism's categories (it is added automatically with
+        ``categories="auto"``).
     missing_label : str, default="(missing)"
         The explicit category used for missing values.
     random_state : None, "secure", int, SeedSequence or Generator, default=None
-        The randomness of all columns. ``None`` keeps each mechanism's own
-        ``random_state`` (fresh OS entropy at every call for mechanisms left
-        at ``None``). ``"secure"`` gives every column the cryptographically
-        secure generator (fresh key at every call; for deployment, needs
-        ``pip install "sklearn-uldp[secure]"``). An int, SeedSequence or
-        Generator (simulations only) overrides the mechanisms' seeds with
-        independent children of one ``SeedSequence``.
+        The randomness of all mechanisms. ``None`` keeps each mechanism's own
+        ``random_state``. ``"secure"`` gives every mechanism the
+        cryptographically secure generator (fresh key at every call; for
+        deployment, needs ``pip install "sklearn-uldp[secure]"``). An int,
+        SeedSequence or Generator (simulations only) overrides the
+        mechanisms' seeds with independent children of one
+        ``SeedSequence``.
+    n_jobs : int, default=None
+        Mechanisms run in parallel threads (``None``: one at a time, the
+        fastest for a few columns: a column of 10⁵ values is privatized in
+        milliseconds).
+    verbose_feature_names_out : bool, str or callable, default=False
+        As in ``ColumnTransformer``; ``False`` keeps the report columns'
+        names (``age``, ``job_nurse``, ...).
+    verbose : bool, default=False
+        Print the time each mechanism takes.
 
     Attributes
     ----------
+    transformers_ : list of (name, mechanism, columns)
+        The fitted mechanisms (and the remainder), as in ``ColumnTransformer``.
     mechanisms_ : dict of {str: BaseMechanism}
-        The fitted per-column mechanisms.
+        Name -> fitted mechanism.
     channels_ : dict of {str: Channel}
-        The public spec of each column.
+        Name -> public spec of the mechanism.
+    output_indices_ : dict of {str: slice}
+        Name -> the slice of report columns it produced.
     feature_names_in_ : ndarray of str
-        The privatized columns, in order.
+        The columns of the table seen in ``fit`` (DataFrames only).
+    n_features_in_ : int
+        The number of columns seen in ``fit``.
     epsilon_spent_ : float
-        Budget one person spends by sending one report for every column.
+        Budget one person spends by sending one report for every mechanism.
 
     Notes
     -----
-    A :class:`~sklearn.compose.ColumnTransformer` of mechanisms with
-    ``set_output(transform="pandas")`` works too: it passes each
-    mechanism's ``random_state`` as is, and a mechanism derives its streams
-    from its seed, its column's name and a hash of the column's values, so
-    a shared integer seed still gives independent noise (identical columns
-    then get identical reports, which reveal no more than one of them).
-    This class also derives the columns' streams from one seed and hands
-    back per-column channels (:meth:`column_reports`, :meth:`specs`).
+    Output: a DataFrame when the input is a DataFrame (carrying the specs in
+    ``attrs``), unless ``set_output(transform="default")`` asks for a numpy
+    array; ``set_output(transform="pandas")`` always gives a DataFrame.
 
     See Also
     --------
+    sklearn.compose.ColumnTransformer : the composite this class extends.
     sklearn_uldp.compose.JointEncoder : privatize a tuple of columns jointly.
     sklearn_uldp.privacy.BudgetAccountant : keep track of the budget spent.
 
@@ -90,157 +160,394 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
     >>> from sklearn_uldp import RandomizedResponse, UtilityOptimizedRR
     >>> from sklearn_uldp.compose import DataFramePrivatizer
     >>> df = pd.DataFrame({"marital": ["married", "divorced", "single"],
-    ...                    "region": ["north", "south", "south"]})
-    >>> priv = DataFramePrivatizer({
-    ...     "marital": UtilityOptimizedRR(epsilon=1.0, sensitive=["divorced"],
-    ...         categories=["married", "single", "divorced"]),
-    ...     "region": RandomizedResponse(epsilon=0.5,
-    ...         categories=["north", "south"]),
-    ... }, random_state=0)
+    ...                    "region": ["north", "south", "south"],
+    ...                    "wave": [1, 1, 2]})
+    >>> priv = DataFramePrivatizer([
+    ...     ("marital", UtilityOptimizedRR(epsilon=1.0, sensitive=["divorced"],
+    ...         categories=["married", "single", "divorced"]), ["marital"]),
+    ...     ("region", RandomizedResponse(epsilon=0.5,
+    ...         categories=["north", "south"]), ["region"]),
+    ... ], remainder="passthrough", random_state=0)
     >>> reports = priv.fit_transform(df)
     >>> list(reports.columns), reports.shape
-    (['marital', 'region'], (3, 2))
+    (['marital', 'region', 'wave'], (3, 3))
     >>> priv.epsilon_spent_
     1.5
-    >>> sorted(priv.specs())
-    ['marital', 'region']
+    >>> priv.set_params(region__epsilon=2.0).fit(df).epsilon_spent_
+    3.0
     """
+
+    _parameter_constraints = {
+        "mechanisms": [list, dict],
+        "remainder": [
+            StrOptions({"drop", "passthrough"}),
+            HasMethods(["fit", "transform"]),
+        ],
+        "missing": [StrOptions({"error", "category"})],
+        "missing_label": [str],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "n_jobs": [Integral, None],
+        "verbose_feature_names_out": ["boolean", str, callable],
+        "verbose": ["verbose"],
+    }
+
+    # Fixed ColumnTransformer settings (not parameters): reports are never
+    # weighted, and always dense (report columns hold category labels).
+    sparse_threshold = 0.0
+    transformer_weights = None
+    force_int_remainder_cols = _FORCE_INT_REMAINDER_COLS
 
     def __init__(
         self,
         mechanisms,
         *,
+        remainder="drop",
         missing="error",
         missing_label="(missing)",
         random_state=None,
+        n_jobs=None,
+        verbose_feature_names_out=False,
+        verbose=False,
     ):
         self.mechanisms = mechanisms
+        self.remainder = remainder
         self.missing = missing
         self.missing_label = missing_label
         self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose_feature_names_out = verbose_feature_names_out
+        self.verbose = verbose
 
-    # ------------------------------------------------------------ validation
-    def _check_mechanisms(self):
-        if not isinstance(self.mechanisms, dict) or not self.mechanisms:
-            raise TypeError(
-                "mechanisms must be a non-empty dict {column: mechanism}, got "
-                f"{type(self.mechanisms).__name__}."
-            )
-        for column, mech in self.mechanisms.items():
-            if not isinstance(mech, BaseMechanism):
-                raise TypeError(
-                    f"mechanisms[{column!r}] must be a mechanism such as "
-                    f"UtilityOptimizedRR(...), got {type(mech).__name__}."
-                )
-        if self.missing not in ("error", "category"):
-            raise ValueError(
-                f"missing must be 'error' or 'category', got {self.missing!r}."
-            )
+    # ------------------------------------------------- ColumnTransformer glue
+    @property
+    def transformers(self):
+        """The ``(name, mechanism, columns)`` list ColumnTransformer works on."""
+        fitting = self.__dict__.get("_fitting_transformers")
+        if fitting is not None:  # the seeded clones, during fit only
+            return fitting
+        return _as_transformer_list(self.mechanisms)
 
-    def _check_frame(self, X):
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(
-                "DataFramePrivatizer privatizes pandas DataFrames; got "
-                f"{type(X).__name__}. Wrap arrays with pd.DataFrame(X, columns=...)."
-            )
-        absent = [c for c in self.mechanisms if c not in X.columns]
-        if absent:
-            raise KeyError(
-                f"Columns {absent} are not in the DataFrame (its columns: "
-                f"{list(X.columns)[:20]})."
-            )
+    @transformers.setter
+    def transformers(self, value):
+        self.mechanisms = value
 
-    def _column(self, X, column):
-        """One column as a one-column object DataFrame, missing values handled."""
-        series = X[column]
-        values = series.astype(object)
-        missing = pd.isna(values).to_numpy()
-        if missing.any():
-            if self.missing == "error":
-                raise ValueError(
-                    f"Column {column!r} has {int(missing.sum())} missing values. "
-                    "Impute or drop them, or pass missing='category' to report "
-                    f"them as the explicit category {self.missing_label!r}."
-                )
-            values = values.where(~missing, self.missing_label)
-        return values.to_frame(name=column)
+    @property
+    def _transformers(self):
+        # For _BaseComposition.get_params/set_params: (name, mechanism) pairs.
+        try:
+            return [(name, trans) for name, trans, _ in self.transformers]
+        except (TypeError, ValueError):
+            return self.transformers
 
-    def _domain(self, mech, series):
-        """Explicit categories for a mechanism with categories='auto', if known."""
-        if not isinstance(mech.categories, str):
-            return None
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            cats = list(series.cat.categories)
-            if self.missing == "category" and self.missing_label not in cats:
-                cats.append(self.missing_label)
-            return cats
-        return None
+    @_transformers.setter
+    def _transformers(self, value):
+        self.mechanisms = [
+            (name, trans, cols)
+            for (name, trans), (_, _, cols) in zip(value, self.transformers, strict=True)
+        ]
 
-    # -------------------------------------------------------------------- fit
-    def fit(self, X, y=None):
-        """Fit one mechanism per column (fixes domains and channels).
-
-        A column of pandas ``category`` dtype whose mechanism has
-        ``categories="auto"`` takes its domain from the dtype's categories
-        (the declared schema), not from the data.
+    def set_output(self, *, transform=None):
+        """Set the output container of ``transform`` and ``fit_transform``.
 
         Parameters
         ----------
-        X : DataFrame
-            The data, holding at least the columns in ``mechanisms``.
+        transform : {"default", "pandas"}, default=None
+            ``"default"``: a numpy array; ``"pandas"``: a DataFrame (also
+            for array input); ``None``: unchanged (a DataFrame for DataFrame
+            input).
+
+        Returns
+        -------
+        self : DataFramePrivatizer
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(
+                f"DataFramePrivatizer returns numpy arrays or pandas DataFrames: "
+                f"set_output(transform='default' or 'pandas'), got {transform!r}. "
+                "Convert a pandas result with e.g. polars.from_pandas(reports)."
+            )
+        self._sklearn_output_config = {
+            **self.__dict__.get("_sklearn_output_config", {}), "transform": transform}
+        for _, trans, _ in list(self.transformers) + list(
+                getattr(self, "transformers_", [])):
+            if not isinstance(trans, str):
+                _safe_set_output(trans, transform=transform)
+        if not isinstance(self.remainder, str):
+            _safe_set_output(self.remainder, transform=transform)
+        return self
+
+    def _output_config(self):
+        """The container asked for: "pandas", "default", or None (unset)."""
+        own = self.__dict__.get("_sklearn_output_config", {}).get("transform")
+        if own is not None:
+            return own
+        glob = get_config().get("transform_output", "default")
+        return None if glob == "default" else glob
+
+    # ------------------------------------------------------------ validation
+    def _check_params(self):
+        validate_params_with_hints(self, PARAMETER_HINTS)
+        transformers = self.transformers
+        if not transformers:
+            raise ValueError(
+                "mechanisms is empty: pass [(name, mechanism, columns), ...] or "
+                "{column: mechanism}."
+            )
+        for entry in transformers:
+            if not (isinstance(entry, tuple | list) and len(entry) == 3):
+                raise TypeError(
+                    "mechanisms must be a list of (name, mechanism, columns) tuples "
+                    f"or a dict {{column: mechanism}}; got the entry {entry!r}."
+                )
+            name, mech, _ = entry
+            if isinstance(mech, str) and mech == "drop":
+                continue
+            if not isinstance(mech, BaseMechanism):
+                raise TypeError(
+                    f"The transformer of {name!r} must be a mechanism such as "
+                    f"UtilityOptimizedRR(...) (or 'drop'), got "
+                    f"{type(mech).__name__}. Raw columns are copied only through "
+                    "remainder='passthrough'."
+                )
+
+    def _mechanism_columns(self, X, transformers):
+        """Name -> positions of the columns each mechanism reads in ``X``."""
+        from sklearn.utils._indexing import _get_column_indices
+
+        out = {}
+        for name, mech, columns in transformers:
+            if isinstance(mech, str):
+                continue
+            if callable(columns):
+                columns = columns(X)
+            try:
+                out[name] = _get_column_indices(X, columns)
+            except (ValueError, KeyError, IndexError) as exc:
+                have = (f"its columns: {list(X.columns)[:20]}" if hasattr(X, "columns")
+                        else f"an array with {np.shape(X)[1]} columns: select "
+                        "columns by position, e.g. [0], or pass a DataFrame")
+                raise ValueError(
+                    f"Mechanism {name!r} reads the columns {columns!r}, which are "
+                    f"not in X ({have}). {exc}"
+                ) from None
+        return out
+
+    def _prepared(self, X, positions):
+        """``X`` with missing values of privatized columns handled (a copy if changed)."""
+        frame = isinstance(X, pd.DataFrame)
+        changed = {}
+        for name, cols in positions.items():
+            for j in cols:
+                values = X.iloc[:, j] if frame else pd.Series(np.asarray(X)[:, j])
+                missing = pd.isna(values.astype(object)).to_numpy()
+                if not missing.any():
+                    continue
+                label = X.columns[j] if frame else f"x{j}"
+                if self.missing == "error":
+                    by = "" if name == str(label) else f" (read by mechanism {name!r})"
+                    raise ValueError(
+                        f"Column {label!r} has {int(missing.sum())} missing "
+                        f"values{by}. Impute or drop them, "
+                        "or pass missing='category' to report them as the explicit "
+                        f"category {self.missing_label!r}."
+                    )
+                values = values.astype(object).where(~missing, self.missing_label)
+                if isinstance(values.dtype, pd.CategoricalDtype):  # pragma: no cover
+                    values = values.astype(object)
+                changed[j] = values.to_numpy()
+        if not changed:
+            return X
+        if frame:
+            X = X.copy(deep=False)  # the caller's frame is never modified
+            for j, values in changed.items():
+                X.isetitem(j, values)
+            return X
+        X = np.array(X, dtype=object)
+        for j, values in changed.items():
+            X[:, j] = values
+        return X
+
+    def _domain(self, mech, X, cols):
+        """Categories of a pandas ``category`` column for ``categories='auto'``."""
+        if not (isinstance(mech.categories, str) and isinstance(X, pd.DataFrame)
+                and len(cols) == 1):
+            return None
+        dtype = X.dtypes.iloc[cols[0]]
+        if not isinstance(dtype, pd.CategoricalDtype):
+            return None
+        cats = list(dtype.categories)
+        if self.missing == "category" and self.missing_label not in cats:
+            cats.append(self.missing_label)
+        return cats
+
+    def _seeds(self, n):
+        if self.random_state is None:
+            # Each mechanism keeps its own random_state. None stays None: a
+            # seed drawn here would be kept in the fitted mechanisms (and
+            # their pickles), and anyone holding them could replay the noise.
+            return [None] * n
+        if is_secure(self.random_state):
+            check_secure_available()
+            return [self.random_state] * n
+        return check_seed_sequence(self.random_state).spawn(n)
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Fit every mechanism on its columns (fixes domains and channels).
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or Dask DataFrame of shape (n_samples, n_features)
+            The table. A Dask DataFrame is not read when every mechanism has
+            explicit categories.
         y : None
             Ignored.
 
         Returns
         -------
-        self : object
+        self : DataFramePrivatizer
         """
-        self._check_mechanisms()
-        self._check_frame(X)
-        columns = list(self.mechanisms)
-        self._check_random_state()
-        if self.random_state is None:
-            # Each mechanism keeps its own random_state. None stays None: a
-            # seed drawn here would be kept in the fitted mechanisms (and
-            # their pickles), and anyone holding them could replay the noise.
-            # Shared integer seeds are safe: a mechanism derives its streams
-            # from its column's name (and its input), so columns differ.
-            children = [None] * len(columns)
-        elif is_secure(self.random_state):
-            check_secure_available()
-            children = [self.random_state] * len(columns)
-        else:
-            children = check_seed_sequence(self.random_state).spawn(len(columns))
-        self.mechanisms_ = {}
-        for column, child in zip(columns, children, strict=False):
-            mech = clone(self.mechanisms[column])
-            if child is not None and "random_state" in mech.get_params():
-                mech.set_params(random_state=child)
-            frame = self._column(X, column)
-            domain = self._domain(mech, X[column])
-            if domain is not None:
-                mech.set_params(categories=domain)
-            mech.fit(frame)
-            self.mechanisms_[column] = mech
-        self.channels_ = {c: m.channel_ for c, m in self.mechanisms_.items()}
-        self.feature_names_in_ = np.asarray(columns, dtype=object)
-        self.n_features_in_ = len(columns)
+        if _is_dask_collection(X):
+            return self._fit_dask(X)
+        self._fit_transform(X, keep=False)
         return self
 
-    def _check_random_state(self):
-        rs = self.random_state
-        ok = (rs is None or is_secure(rs)
-              or isinstance(rs, np.random.SeedSequence | np.random.Generator
-                            | np.random.RandomState)
-              or (isinstance(rs, numbers.Integral) and not isinstance(rs, bool)
-                  and rs >= 0))
-        if not ok:
-            raise ValueError(
-                "random_state must be None (each mechanism's own), 'secure' "
-                "(cryptographically secure noise, for deployment), a "
-                "non-negative int (reproducible simulations only), or a numpy "
-                f"SeedSequence, Generator or RandomState; got {rs!r}."
+    def fit_transform(self, X, y=None):
+        """Fit every mechanism and privatize the table.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or Dask DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        reports : DataFrame, ndarray or Dask DataFrame
+            See :meth:`transform`.
+        """
+        if _is_dask_collection(X):
+            return self._fit_dask(X).transform(X)
+        return self._fit_transform(X, keep=True)
+
+    def _fit_transform(self, X, keep):
+        self._check_params()
+        if not hasattr(X, "iloc") and not hasattr(X, "shape"):
+            X = np.asarray(X, dtype=object)
+        transformers = list(self.transformers)
+        positions = self._mechanism_columns(X, transformers)
+        seeds = iter(self._seeds(len(positions)))
+        fitting, auto = [], []
+        for name, mech, columns in transformers:
+            if isinstance(mech, str):
+                fitting.append((name, mech, columns))
+                continue
+            mech = clone(mech)
+            seed = next(seeds)
+            if seed is not None and "random_state" in mech.get_params():
+                mech.set_params(random_state=seed)
+            domain = self._domain(mech, X, positions[name])
+            if domain is not None:
+                mech.set_params(categories=domain)
+            elif isinstance(mech.categories, str):
+                auto.append(name)
+            fitting.append((name, mech, columns))
+        X = self._prepared(X, positions)
+        if auto:
+            # One warning naming the columns, instead of one identical
+            # warning per mechanism.
+            warnings.warn(
+                f"{_AUTO_DOMAIN} of {auto}, which reveals which values occur. Pass "
+                "the public domain as categories=[...] (or use pandas 'category' "
+                "columns) in a deployment.",
+                PrivacyLeakWarning,
+                stacklevel=3,
             )
+        self._fitting_transformers = fitting
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=_AUTO_DOMAIN,
+                                        category=PrivacyLeakWarning)
+                out = self._run(ColumnTransformer.fit_transform, X)
+        finally:
+            del self._fitting_transformers
+        return self._finish(out, X) if keep else None
+
+    def _run(self, method, X):
+        """Call a ColumnTransformer method with this class's output and threads."""
+        from joblib import parallel_config
+
+        pandas = self._output_config() == "pandas" or (
+            self._output_config() is None and isinstance(X, pd.DataFrame))
+        # Threads, not processes: mechanisms count their calls in place (so
+        # that seeded streams never repeat), and the table is not copied.
+        with config_context(transform_output="pandas" if pandas else "default"), \
+                parallel_config(backend="threading"):
+            return method(self, X)
+
+    def _finish(self, out, X):
+        """Name the report columns and attach the specs."""
+        pandas = self._output_config() == "pandas" or (
+            self._output_config() is None and isinstance(X, pd.DataFrame))
+        if not pandas:
+            return np.asarray(out)
+        names = self.get_feature_names_out()
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        if isinstance(out, pd.DataFrame):
+            out.columns = names
+            if index is not None:
+                out.index = index
+        else:
+            out = pd.DataFrame(np.asarray(out), columns=names, index=index)
+        out.attrs = {CHANNELS_ATTR: self.specs()}
+        return out
+
+    def _fit_dask(self, ddf):
+        """Fit on a Dask DataFrame without reading it (explicit domains)."""
+        self._check_params()
+        transformers = list(self.transformers)
+        meta = ddf._meta_nonempty
+        positions = self._mechanism_columns(meta, transformers)
+        domains = {}
+        for name, mech, _ in transformers:
+            if isinstance(mech, str):
+                continue
+            if isinstance(mech.categories, str):
+                domain = self._domain(mech, meta, positions[name])
+                if domain is None:
+                    col = meta.columns[positions[name][0]]
+                    raise ValueError(
+                        f"Mechanism {name!r} has categories='auto', which would read "
+                        f"the Dask DataFrame (column {col!r}) to learn the domain. "
+                        "Pass the public domain as categories=[...] (or declare the "
+                        "column as a pandas 'category' dtype), or fit on a pandas "
+                        "sample: priv.fit(ddf.head(100_000)) and then "
+                        "priv.transform(ddf)."
+                    )
+                domains[name] = list(domain)
+            else:
+                domains[name] = list(np.asarray(mech.categories, dtype=object))
+        # A small stand-in table with the schema's dtypes, whose privatized
+        # columns hold their domain's values: fitting it fixes the channels,
+        # names and output slices, and never touches the data.
+        n = max([2] + [len(d) for d in domains.values()])
+        sample = meta.iloc[np.arange(n) % len(meta)].reset_index(drop=True)
+        for name, domain in domains.items():
+            for j in positions[name]:
+                values = np.resize(np.asarray(domain, dtype=object), n)
+                if isinstance(sample.dtypes.iloc[j], pd.CategoricalDtype):
+                    values = pd.Categorical(values, dtype=sample.dtypes.iloc[j])
+                else:
+                    try:
+                        values = pd.Series(values).astype(sample.dtypes.iloc[j])
+                    except (TypeError, ValueError):
+                        pass  # e.g. a text label among integers: object values
+                sample.isetitem(j, np.asarray(values) if not isinstance(
+                    values, pd.Categorical) else values)
+        self._fit_transform(sample, keep=False)
+        return self
 
     # -------------------------------------------------------------- transform
     def transform(self, X):
@@ -248,83 +555,179 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame
+        X : DataFrame, array-like or Dask DataFrame
+            The table (extra columns of a DataFrame are ignored).
 
         Returns
         -------
-        reports : DataFrame
-            One report column per categorical mechanism, one column per bit
-            for bit-vector mechanisms (``<column>_<category>``); same index as
-            ``X``. ``reports.attrs["sklearn_uldp_specs"]`` maps each input
-            column to its public spec (JSON-serialisable, so it survives
-            ``to_parquet``).
+        reports : DataFrame, ndarray or Dask DataFrame
+            One report column per one-symbol mechanism, one per bit for
+            bit-vector mechanisms (``<column>_<category>``), then the
+            remainder; a DataFrame (same index as ``X``, with
+            ``attrs["sklearn_uldp_specs"]`` mapping each mechanism's name to
+            its public spec) for DataFrame input or
+            ``set_output(transform="pandas")``, else an array. A Dask
+            DataFrame gives a lazy Dask DataFrame of reports, one independent
+            random stream per partition: compute or persist it **once** (each
+            computation privatizes again, spending the budget again).
         """
-        check_is_fitted(self, "mechanisms_")
-        self._check_frame(X)
+        check_is_fitted(self, "transformers_")
+        if _is_dask_collection(X):
+            from ..parallel import privatize_partitions
+
+            return privatize_partitions(X, self)
+        if not hasattr(X, "iloc") and not hasattr(X, "shape"):
+            X = np.asarray(X, dtype=object)
+        X = self._prepared(X, self._fitted_positions(X))
+        return self._finish(self._run(ColumnTransformer.transform, X), X)
+
+    def _fitted_positions(self, X):
+        """Name -> positions of each mechanism's columns in ``X`` (at transform)."""
+        out = {}
+        names = getattr(self, "feature_names_in_", None)
+        for name, cols in self._transformer_to_input_indices.items():
+            if name not in self.mechanisms_:
+                continue
+            if names is not None and isinstance(X, pd.DataFrame):
+                wanted = [names[j] for j in cols]
+                absent = [c for c in wanted if c not in X.columns]
+                if absent:
+                    raise ValueError(
+                        f"Columns {absent} of mechanism {name!r} are not in the "
+                        f"DataFrame; its columns include {list(X.columns)[:20]}."
+                    )
+                out[name] = [X.columns.get_loc(c) for c in wanted]
+            else:
+                out[name] = list(cols)
+        return out
+
+    # ------------------------------------------------------ partitions (Dask)
+    def _partition_template(self):
+        """A copy holding no random state, to send to workers (or a task graph)."""
+        from ..parallel._partitions import _partition_template
+
+        template = copy.copy(self)
+        template.random_state = None
+        template.transformers_ = [
+            (name, _partition_template(t) if isinstance(t, BaseMechanism) else t, cols)
+            for name, t, cols in self.transformers_
+        ]
+        return template
+
+    def _privatize_partition(self, frame, seed):
+        """Privatize one partition (``self`` is a template) with ``seed``."""
+        priv = copy.copy(self)
+        mechs = [(i, t) for i, (_, t, _) in enumerate(priv.transformers_)
+                 if isinstance(t, BaseMechanism)]
+        seeds = ([seed] * len(mechs) if is_fresh(seed)
+                 else check_seed_sequence(seed).spawn(len(mechs)))
+        fitted = list(priv.transformers_)
+        for (i, mech), child in zip(mechs, seeds, strict=True):
+            name, _, cols = fitted[i]
+            part = copy.copy(mech)
+            part.random_state = child
+            if not is_fresh(child):
+                part._transform_calls = [0]  # the partition's own count, from 0
+            fitted[i] = (name, part, cols)
+        priv.transformers_ = fitted
+        out = priv.transform(frame)
+        if isinstance(out, pd.DataFrame):
+            out.attrs = {}
+        return out
+
+    def _partition_seed(self):
+        """The root of the partitions' seeds (None/"secure": fresh per partition)."""
+        rs = self.random_state
+        if rs is None:
+            secure = [isinstance(m, BaseMechanism) and is_secure(m.random_state)
+                      for m in self.mechanisms_.values()]
+            return "secure" if secure and all(secure) else None
+        return rs
+
+    def _dask_meta(self, ddf):
+        from ..parallel._partitions import _dask_meta
+
         pieces = []
-        for column, mech in self.mechanisms_.items():
-            out = mech.transform(self._column(X, column))
-            if hasattr(out, "toarray"):
-                out = out.toarray()
-            if isinstance(out, pd.DataFrame):
-                out = out.to_numpy()
-            names = mech.get_feature_names_out()
-            pieces.append(pd.DataFrame(np.asarray(out), columns=names, index=X.index))
-        frame = pd.concat(pieces, axis=1)
-        frame.attrs[CHANNELS_ATTR] = self.specs()
-        return frame
+        for name, trans, _ in self.transformers_:
+            if isinstance(trans, BaseMechanism):
+                pieces.append(_dask_meta(trans))
+            elif name == "remainder" and trans == "passthrough":
+                cols = self._transformer_to_input_indices["remainder"]
+                pieces.append(ddf._meta.iloc[:, cols])
+        meta = pd.concat(pieces, axis=1) if pieces else pd.DataFrame()
+        meta.columns = self.get_feature_names_out()
+        return meta
 
-    def get_feature_names_out(self, input_features=None):
-        """Names of the report columns.
-
-        Parameters
-        ----------
-        input_features : None
-            Ignored (the columns are fixed by ``mechanisms``).
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "mechanisms_")
-        return np.concatenate(
-            [m.get_feature_names_out() for m in self.mechanisms_.values()]
-        ).astype(object)
+    def _check_dask_columns(self, ddf):
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            raise ValueError(
+                "This DataFramePrivatizer was fitted on an array: fit it on a "
+                "DataFrame (or the Dask DataFrame) to privatize a Dask DataFrame."
+            )
+        used = sorted({names[j] for name, cols in self._transformer_to_input_indices.items()
+                       if name in self.mechanisms_ or (
+                           name == "remainder" and self.remainder == "passthrough")
+                       for j in cols}, key=list(names).index)
+        absent = [c for c in used if c not in ddf.columns]
+        if absent:
+            raise ValueError(
+                f"The Dask DataFrame lacks the columns {absent}, which the "
+                f"privatizer reads; its columns: {list(ddf.columns)[:20]}."
+            )
+        return list(names) if all(c in ddf.columns for c in names) else used
 
     # ---------------------------------------------------------- collector side
-    def report_columns(self, column):
-        """Names of the report columns produced for input ``column``.
+    @property
+    def mechanisms_(self):
+        """Name -> fitted mechanism (the remainder excluded)."""
+        check_is_fitted(self, "transformers_")
+        return {name: t for name, t, _ in self.transformers_
+                if isinstance(t, BaseMechanism) and name != "remainder"}
+
+    @property
+    def channels_(self):
+        """Name -> the public spec (channel) of each fitted mechanism."""
+        return {name: m.channel_ for name, m in self.mechanisms_.items()}
+
+    def _check_name(self, name):
+        mechanisms = self.mechanisms_
+        if name not in mechanisms:
+            raise KeyError(
+                f"{name!r} is not the name of a mechanism; the mechanisms are "
+                f"{list(mechanisms)}."
+            )
+
+    def report_columns(self, name):
+        """Names of the report columns produced by mechanism ``name``.
 
         Parameters
         ----------
-        column : str
+        name : str
+            A mechanism's name (with the dict form: its column).
 
         Returns
         -------
         names : list of str
         """
-        check_is_fitted(self, "mechanisms_")
-        if column not in self.mechanisms_:
-            raise KeyError(
-                f"{column!r} was not privatized; privatized columns: "
-                f"{list(self.mechanisms_)}."
-            )
-        return list(self.mechanisms_[column].get_feature_names_out())
+        self._check_name(name)
+        return list(self.get_feature_names_out()[self.output_indices_[name]])
 
-    def column_reports(self, reports, column):
-        """The reports of one column, ready for a distribution estimator.
+    def column_reports(self, reports, name):
+        """The reports of one mechanism, ready for a distribution estimator.
 
         Parameters
         ----------
-        reports : DataFrame
-            Output of :meth:`transform` (or the same columns read back).
-        column : str
-            An input column.
+        reports : DataFrame or ndarray
+            Output of :meth:`transform` (or its columns read back; a
+            DataFrame may hold only some mechanisms' columns).
+        name : str
+            A mechanism's name (with the dict form: its column).
 
         Returns
         -------
         column_reports : DataFrame
-            The column's report columns, carrying the column's channel (so
+            The mechanism's report columns, carrying its channel (so
             ``EmpiricalEstimator().fit(column_reports)`` needs nothing else).
 
         Examples
@@ -341,63 +744,94 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
         >>> est.categories_.tolist()
         ['u', 'v']
         """
-        names = self.report_columns(column)
-        missing = [n for n in names if n not in reports.columns]
-        if missing:
-            raise KeyError(f"The reports lack the columns {missing} of {column!r}.")
-        part = reports[names].copy()
-        if self.channels_[column].report_format == "bits":
+        names = self.report_columns(name)
+        if isinstance(reports, pd.DataFrame):
+            absent = [n for n in names if n not in reports.columns]
+            if absent:
+                raise KeyError(
+                    f"The reports lack the columns {absent} of {name!r}; pass the "
+                    "output of transform (or at least these columns)."
+                )
+            part = reports[names].copy()
+        else:
+            arr = np.asarray(reports)
+            width = len(self.get_feature_names_out())
+            if arr.ndim != 2 or arr.shape[1] != width:
+                raise ValueError(
+                    f"Array reports must have the {width} columns of transform's "
+                    f"output, got shape {arr.shape}; pass a DataFrame to select "
+                    "columns by name."
+                )
+            part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
+        channel = self.channels_[name]
+        if channel.report_format == "bits":
             part = part.astype(np.uint8)
         part.attrs = {}
-        attach_channel(part, self.channels_[column])
+        attach_channel(part, channel)
         return part
 
-    def estimate(self, reports, estimator=None):
+    def estimate(self, reports, estimator=None, *, columns=None):
         """Estimate the distribution of every privatized column.
 
         Parameters
         ----------
-        reports : DataFrame
-            Output of :meth:`transform`.
+        reports : DataFrame or ndarray
+            Output of :meth:`transform`, or some of its columns.
         estimator : DistributionEstimator, default=None
-            Template estimator (cloned per column); defaults to
+            Template estimator (cloned per mechanism); defaults to
             ``EmpiricalEstimator(projection="simplex")``.
+        columns : list of str, default=None
+            The mechanisms to estimate. ``None``: every mechanism whose report
+            columns are all in ``reports``.
 
         Returns
         -------
         distributions : dict of {str: Series}
-            Estimated distribution of each column, indexed by category.
+            Estimated distribution of each mechanism's column, indexed by
+            category.
         """
         from ..estimators import EmpiricalEstimator
 
+        mechanisms = self.mechanisms_
+        if columns is None:
+            if isinstance(reports, pd.DataFrame):
+                columns = [n for n in mechanisms
+                           if set(self.report_columns(n)) <= set(reports.columns)]
+                if not columns:
+                    raise KeyError(
+                        "The reports hold no mechanism's report columns (they have "
+                        f"{list(reports.columns)[:10]}); expected e.g. "
+                        f"{ {n: self.report_columns(n) for n in list(mechanisms)[:5]} }."
+                    )
+            else:
+                columns = list(mechanisms)
         if estimator is None:
             estimator = EmpiricalEstimator(projection="simplex")
         result = {}
-        for column in self.mechanisms_:
-            est = clone(estimator).fit(self.column_reports(reports, column))
-            result[column] = pd.Series(
+        for name in columns:
+            est = clone(estimator).fit(self.column_reports(reports, name))
+            result[name] = pd.Series(
                 est.distribution_,
-                index=pd.Index(est.categories_, name=column),
+                index=pd.Index(est.categories_, name=name),
                 name="estimate",
             )
         return result
 
     def specs(self):
-        """The public specs of all columns, ``{column: channel.to_dict()}``.
+        """The public specs of all mechanisms, ``{name: channel.to_dict()}``.
 
         Returns
         -------
         specs : dict
         """
-        check_is_fitted(self, "mechanisms_")
         return {c: ch.to_dict() for c, ch in self.channels_.items()}
 
     def save_spec(self, path):
-        """Write the public spec of every column to a JSON file.
+        """Write the public spec of every mechanism to a JSON file.
 
         The file (also written by ``sklearn-uldp privatize``) holds, per
-        column, the channel spec and the report column names, plus the budget
-        one person spends; read it back with :func:`load_spec`.
+        mechanism, the channel spec and the report column names, plus the
+        budget one person spends; read it back with :func:`load_spec`.
 
         Parameters
         ----------
@@ -420,7 +854,6 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
         >>> load_spec(path)
         {'a': RandomizedResponseChannel(k=2, epsilon=1.0)}
         """
-        check_is_fitted(self, "mechanisms_")
         document = {
             "format": SPEC_FORMAT,
             "version": 1,
@@ -434,8 +867,7 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
 
     @property
     def epsilon_spent_(self):
-        """Budget one person spends: the sum over the privatized columns."""
-        check_is_fitted(self, "mechanisms_")
+        """Budget one person spends: the sum over the mechanisms."""
         return float(sum(m.epsilon_spent_ for m in self.mechanisms_.values()))
 
     def __sklearn_tags__(self):
@@ -444,11 +876,15 @@ class DataFramePrivatizer(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = False
         return tags
 
 
 def load_spec(path):
     """Read a spec file written by :meth:`DataFramePrivatizer.save_spec`.
+
+    Unknown top-level keys (such as the ``"reports"`` entry the command line
+    adds) are ignored.
 
     Parameters
     ----------

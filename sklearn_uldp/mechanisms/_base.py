@@ -272,7 +272,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         reports = self.channel_.decode(outputs)
         if not self.channel_.reports_are_categories:
             reports = np.asarray(reports, dtype=np.int64)
-        elif column.dtype != object and reports.dtype != column.dtype:
+        elif (column.dtype != object and reports.dtype != object
+              and reports.dtype != column.dtype):
+            # A mixed domain (integers and a text label such as "(missing)")
+            # decodes to objects: a batch that holds only integers must not
+            # cast the label.
             reports = reports.astype(column.dtype)
         return self._container(reports.reshape(-1, 1), X)
 
@@ -340,9 +344,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                     "them, or add a missing-value marker to categories."
                 )
             unknown = pd.unique(bad)
+            noun = "category" if len(unknown) == 1 else "categories"
             raise ValueError(
-                f"Found {len(unknown)} unknown categories "
-                f"{list(unknown[:10])} in X. The domain is fixed to "
+                f"Found {len(unknown)} unknown {noun} "
+                f"{np.asarray(unknown[:10], dtype=object).tolist()} in X. "
+                "The domain is fixed to "
                 f"{len(index)} categories; add the values to `categories` or "
                 "clean the data."
             )

@@ -24,6 +24,19 @@ a product do not grow with n, and the blocks of one EM step are independent:
 threads evaluate them concurrently (``n_jobs``), and their terms are added in
 block order, so the result does not depend on the number of threads.
 
+Two things make a step cheap whatever n:
+
+* rows that repeat are kept once, with their multiplicity (the store's
+  *distinct rows*, built once at the first product): with few sensitive
+  columns, or few set bits, most reports share a handful of patterns (uRAP
+  with 10 sensitive values has at most 1,024 of them), and a step then costs
+  in proportion to the patterns, not to the reports. The patterns are kept
+  when they are at most half of the rows (else every row is kept as is).
+* when numba is installed, each block's two products are one compiled loop
+  (look up, add, divide, scatter, with the GIL released so that threads run
+  blocks on all cores), several times faster than the numpy expression of
+  the same sums, which is used otherwise.
+
 A store can also keep its full blocks in files (:meth:`BitRows.spill`): each
 product reads a block back, uses it and lets it go, so the memory of a store
 fitted chunk by chunk stays at about one block per thread plus the partial
@@ -42,6 +55,7 @@ user and host whose process no longer exists (never one of a live process).
 
 import hashlib
 import itertools
+import math
 import os
 import re
 import shutil
@@ -53,7 +67,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
+from joblib import cpu_count, effective_n_jobs
+from joblib.parallel import get_active_backend
+
+try:  # optional: compiled products (several times faster per EM step)
+    import numba
+except ImportError:  # pragma: no cover - numba is optional
+    numba = None
 
 __all__ = ["BitRows"]
 
@@ -71,6 +91,73 @@ _GATHER_BYTES = 1 << 20
 # _BYTE_BITS[v, t] = bit t of byte v (little-endian, as np.packbits(bitorder="little")).
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(float)
 _POPCOUNT = _BYTE_BITS.sum(axis=1).astype(np.int64)
+
+# Distinct rows (see the module docstring) are looked for when a row takes at
+# most this many bytes (512 columns), and kept when they are at most this
+# fraction of the rows and take at most this many bytes.
+_DISTINCT_MAX_ROW_BYTES = 64
+_DISTINCT_MAX_FRACTION = 0.5
+_DISTINCT_MAX_BYTES = 1 << 26
+
+# "numba" (compiled loops) or "numpy"; tests compare the two.
+_KERNEL = "numba" if numba is not None else "numpy"
+
+
+def _packed_loop(packed, table, A, weights, acc):
+    """One packed block's terms in one pass (compiled by numba).
+
+    ``D_i = A + sum_j table[j, packed[i, j]]``; ``acc[j, v]`` accumulates
+    ``w_i / D_i`` over the rows whose byte j is v. Returns ``sum w_i / D_i``
+    and ``sum w_i log D_i`` (``w_i = 1`` when ``weights`` is empty).
+    """
+    n_rows, n_bytes = packed.shape
+    weighted = weights.size > 0
+    sum_inv = 0.0
+    sum_log = 0.0
+    for i in range(n_rows):
+        d = A
+        for j in range(n_bytes):
+            d += table[j, packed[i, j]]
+        inv = 1.0 / d
+        log_d = math.log(d)
+        if weighted:
+            inv *= weights[i]
+            log_d *= weights[i]
+        sum_inv += inv
+        sum_log += log_d
+        for j in range(n_bytes):
+            acc[j, packed[i, j]] += inv
+    return sum_inv, sum_log
+
+
+def _sparse_loop(indptr, indices, b, A, weights, t):
+    """One CSR block's terms in one pass (compiled by numba); see _packed_loop."""
+    n_rows = indptr.size - 1
+    weighted = weights.size > 0
+    sum_inv = 0.0
+    sum_log = 0.0
+    for i in range(n_rows):
+        d = A
+        for at in range(indptr[i], indptr[i + 1]):
+            d += b[indices[at]]
+        inv = 1.0 / d
+        log_d = math.log(d)
+        if weighted:
+            inv *= weights[i]
+            log_d *= weights[i]
+        sum_inv += inv
+        sum_log += log_d
+        for at in range(indptr[i], indptr[i + 1]):
+            t[indices[at]] += inv
+    return sum_inv, sum_log
+
+
+if numba is not None:
+    # nogil: threads run blocks concurrently; cache: compiled once per install.
+    _packed_loop = numba.njit(nogil=True, cache=True)(_packed_loop)
+    _sparse_loop = numba.njit(nogil=True, cache=True)(_sparse_loop)
+
+_NO_WEIGHTS = np.zeros(0)
 
 
 class _SparseBlock:
@@ -105,7 +192,13 @@ class _SparseBlock:
     def row_sizes(self):
         return np.diff(self.indptr)
 
-    def em_terms(self, A, b, ones):
+    def em_terms(self, A, b, ones, weights=None):
+        if _KERNEL == "numba":
+            t = np.zeros(self.n_cols)
+            sum_inv, sum_log = _sparse_loop(
+                self.indptr, self.indices, b, float(A),
+                _NO_WEIGHTS if weights is None else weights, t)
+            return sum_inv, sum_log, t
         nnz = self.nnz
         # scipy wants int32/int64 indices: the int16 ones are widened per
         # block, a transient of 4 bytes per set bit of this block only.
@@ -115,7 +208,11 @@ class _SparseBlock:
         )
         D = A + M @ b
         inv = 1.0 / D
-        return float(inv.sum()), float(np.log(D).sum()), M.T @ inv
+        log_d = np.log(D)
+        if weights is not None:
+            inv *= weights
+            log_d *= weights
+        return float(inv.sum()), float(log_d.sum()), M.T @ inv
 
     def restrict(self, new_index, columns):
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
@@ -161,9 +258,16 @@ class _PackedBlock:
     def row_sizes(self):
         return _POPCOUNT[self.packed].sum(axis=1)
 
-    def em_terms(self, A, b, tables):
+    def em_terms(self, A, b, tables, weights=None):
         table, offsets = tables
         n_bytes = self.packed.shape[1]
+        if _KERNEL == "numba":
+            acc = np.zeros((n_bytes, 256))
+            sum_inv, sum_log = _packed_loop(
+                self.packed, table, float(A),
+                _NO_WEIGHTS if weights is None else weights, acc)
+            t = (acc @ _BYTE_BITS).ravel()[: self.n_cols]
+            return sum_inv, sum_log, t
         step = max(1, _GATHER_BYTES // n_bytes)
         flat = table.ravel()
         sum_inv = sum_log = 0.0
@@ -173,8 +277,12 @@ class _PackedBlock:
             index = self.packed[lo:lo + step] + offsets
             D = A + flat.take(index).sum(axis=1)
             inv = 1.0 / D
+            log_d = np.log(D)
+            if weights is not None:
+                inv *= weights[lo:lo + step]
+                log_d *= weights[lo:lo + step]
             sum_inv += float(inv.sum())
-            sum_log += float(np.log(D).sum())
+            sum_log += float(log_d.sum())
             weight += np.bincount(
                 index.ravel(), weights=np.repeat(inv, n_bytes), minlength=flat.size
             )
@@ -191,7 +299,9 @@ class _PackedBlock:
                 axis=1, bitorder="little")
             for lo in range(0, self.n_rows, step)
         ]
-        packed = (np.concatenate(parts) if parts
+        # packbits of the column selection is Fortran-ordered: every product
+        # would copy it back to rows (a quarter of a step), so copy once here.
+        packed = (np.ascontiguousarray(np.concatenate(parts)) if parts
                   else np.zeros((0, -(-columns.size // 8)), dtype=np.uint8))
         return _PackedBlock(packed, columns.size)
 
@@ -341,8 +451,8 @@ class _SpilledBlock:
     def row_sizes(self):
         return self.load().row_sizes()
 
-    def em_terms(self, A, b, shared):
-        return self.load().em_terms(A, b, shared)
+    def em_terms(self, A, b, shared, weights=None):
+        return self.load().em_terms(A, b, shared, weights)
 
     def restrict(self, new_index, columns):
         return _SpilledBlock(self.load().restrict(new_index, columns), self.directory)
@@ -424,6 +534,11 @@ class BitRows:
         self._tail_rows = 0
         self._tail_block = None  # the tail as a block, built for products
         self._spill = None  # _SpillDirectory of a store kept in files
+        # Multiplicity of each row (a store of distinct rows), else None.
+        self._weights = None
+        # The store of this one's distinct rows with their multiplicities:
+        # None before the first product, this store when not worth it.
+        self._distinct = None
 
     # ------------------------------------------------------------- building
     def append_dense(self, bits):
@@ -459,6 +574,7 @@ class BitRows:
 
     def _append(self, piece):
         self._tail_block = None
+        self._distinct = None
         self._tail.append(piece)
         self._tail_rows += _piece_rows(piece)
         if self._tail_rows < self.block_rows:
@@ -617,6 +733,9 @@ class BitRows:
         BitRows
         """
         columns = np.asarray(columns, dtype=np.intp)
+        if self._distinct is not None and self._distinct is not self:
+            # Its distinct rows give the same products for fewer rows.
+            return self._distinct.restrict(columns, n_jobs=n_jobs)
         new_index = np.full(self.n_cols, -1, dtype=np.int32)
         new_index[columns] = np.arange(columns.size, dtype=np.int32)
         blocks = _map_blocks(lambda block: block.restrict(new_index, columns),
@@ -624,6 +743,7 @@ class BitRows:
         restricted = BitRows(columns.size, self.density)
         restricted.packed, restricted.block_rows = self.packed, self.block_rows
         restricted._spill = self._spill
+        restricted._weights = self._weights
         restricted._blocks = blocks[:len(self._blocks)]
         if self._tail:
             restricted._tail_block = blocks[-1]
@@ -652,14 +772,43 @@ class BitRows:
         """
         b = np.asarray(b, dtype=float)
         if not self.n_cols:  # e.g. restricted to no column: D_i = A for all
-            return self.n_rows / A, self.n_rows * float(np.log(A)), np.zeros(0)
-        blocks = self._all_blocks()
-        if self.packed:
+            n = self.n_rows if self._weights is None else float(self._weights.sum())
+            return n / A, n * float(np.log(A)), np.zeros(0)
+        store = self.distinct_rows()
+        blocks = store._all_blocks()
+        if store.packed:
             shared = _byte_tables(b)
         else:
             shared = _unit_data(max((blk.nnz for blk in blocks), default=0))
-        terms = _imap_blocks(lambda block: block.em_terms(A, b, shared), blocks, n_jobs)
+        weights = store._weights
+        rows = store.block_rows
+        items = [(block, None if weights is None
+                  else weights[i * rows:(i + 1) * rows])
+                 for i, block in enumerate(blocks)]
+        terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]),
+                             items, n_jobs)
         return add_em_terms(terms, self.n_cols)
+
+    def distinct_rows(self):
+        """The store of the distinct rows, each with its multiplicity.
+
+        Built at the first call (one pass over the blocks) and kept; EM's
+        products run on it. When distinct rows are more than half of the
+        rows (e.g. OUE with many categories, where nearly every report is
+        unique), or a row takes more than 64 bytes, or the distinct rows
+        would take more than 64 MB, this store itself is returned. The
+        choice depends on the rows only, not on how they were appended or
+        kept (memory or files), so products stay bit-identical across those.
+
+        Returns
+        -------
+        BitRows
+            A store in memory whose rows are distinct, with multiplicities,
+            or this store.
+        """
+        if self._distinct is None:
+            self._distinct = _distinct_rows(self) or self
+        return self._distinct
 
 
 def _map_blocks(function, blocks, n_jobs):
@@ -677,7 +826,7 @@ def _imap_blocks(function, blocks, n_jobs):
     Consumed as they come, per-block results (e.g. EM terms of length k) are
     not all held at once, whatever the number of blocks.
     """
-    n_threads = min(len(blocks), effective_n_jobs(n_jobs))
+    n_threads = min(len(blocks), _n_threads(n_jobs))
     if n_threads <= 1:
         for block in blocks:
             yield function(block)
@@ -692,6 +841,102 @@ def _imap_blocks(function, blocks, n_jobs):
                 yield pending.pop(0).result()
         for future in pending:
             yield future.result()
+
+
+def _n_threads(n_jobs):
+    """Threads for ``n_jobs``: ``None`` means all cores, unless a
+    ``joblib.parallel_config`` context sets ``n_jobs``.
+
+    Blocks are independent and their terms are added in order, so threads
+    change the time of a product, never its value: using every core by
+    default is safe (unlike scikit-learn's ``None`` = 1 for processes).
+    """
+    if n_jobs is None:
+        n_jobs = get_active_backend()[1]
+        if n_jobs is None:
+            return cpu_count(only_physical_cores=False)
+    return effective_n_jobs(n_jobs)
+
+
+def _row_bytes(block):
+    """A block's rows as packed bytes, (m, ceil(n_cols / 8)) C-ordered uint8."""
+    if isinstance(block, _SpilledBlock):
+        block = block.load()
+    if isinstance(block, _PackedBlock):
+        return np.ascontiguousarray(block.packed)
+    bits = np.zeros((block.n_rows, block.n_cols), dtype=np.uint8)
+    bits[np.repeat(np.arange(block.n_rows), block.row_sizes()),
+         block.indices.astype(np.intp)] = 1
+    return np.packbits(bits, axis=1, bitorder="little")
+
+
+def _row_keys(rows):
+    """One sortable key per row of packed bytes (uint64, or raw bytes)."""
+    n_bytes = rows.shape[1]
+    if n_bytes <= 8:
+        padded = np.zeros((rows.shape[0], 8), dtype=np.uint8)
+        padded[:, :n_bytes] = rows
+        return padded.view("<u8").ravel()
+    return np.ascontiguousarray(rows).view(f"V{n_bytes}").ravel()
+
+
+def _key_rows(keys, n_bytes):
+    """Packed bytes of keys made by _row_keys."""
+    if n_bytes <= 8:
+        return np.ascontiguousarray(
+            keys.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :n_bytes])
+    return np.frombuffer(keys.tobytes(), dtype=np.uint8).reshape(-1, n_bytes).copy()
+
+
+def _distinct_rows(store):
+    """The distinct rows of ``store`` with multiplicities, or None (see
+    :meth:`BitRows.distinct_rows`)."""
+    n_bytes = -(-store.n_cols // 8)
+    n_rows = store.n_rows
+    if n_rows < 2 or not store.n_cols or n_bytes > _DISTINCT_MAX_ROW_BYTES:
+        return None
+    limit = min(_DISTINCT_MAX_FRACTION * n_rows, _DISTINCT_MAX_BYTES / n_bytes)
+    weights = store._weights
+    parts = []  # (distinct keys, multiplicities) of blocks not merged yet
+    held = 0
+
+    def merge():
+        keys = np.concatenate([k for k, _ in parts])
+        keys, inverse = np.unique(keys, return_inverse=True)
+        counts = np.bincount(inverse.ravel(),
+                             weights=np.concatenate([c for _, c in parts]),
+                             minlength=keys.size)
+        return keys, counts
+
+    for i, block in enumerate(store._all_blocks()):
+        w = (None if weights is None
+             else weights[i * store.block_rows:(i + 1) * store.block_rows])
+        keys, inverse = np.unique(_row_keys(_row_bytes(block)), return_inverse=True)
+        # One block tells whether rows repeat (a cheap way out for OUE).
+        if i == 0 and keys.size > _DISTINCT_MAX_FRACTION * inverse.size:
+            return None
+        parts.append((keys, np.bincount(inverse.ravel(), weights=w,
+                                        minlength=keys.size)))
+        held += keys.size
+        if held > 4 * limit:  # merged now and then: bounded memory
+            parts = [merge()]
+            held = parts[0][0].size
+            if held > limit:
+                return None
+    keys, counts = merge()
+    if keys.size > limit:
+        return None
+    distinct = BitRows(store.n_cols, store.density)
+    distinct.packed = store.packed
+    rows = _key_rows(keys, n_bytes)
+    if distinct.packed:
+        distinct._append(rows)
+    else:
+        distinct.append_dense(np.unpackbits(rows, axis=1, count=store.n_cols,
+                                            bitorder="little"))
+    distinct._weights = counts.astype(float)
+    distinct._distinct = distinct
+    return distinct
 
 
 _UNIT_DATA = np.ones(0)

@@ -829,11 +829,18 @@ def spec_json_schema():
     --------
     >>> from sklearn_uldp.mechanisms import spec_json_schema
     >>> schema = spec_json_schema()
-    >>> schema["properties"]["mechanism"]["enum"][:3]
-    ['bhr', 'binary_optimal', 'hlhr']
+    >>> "rr" in schema["properties"]["mechanism"]["enum"]
+    True
     >>> sorted(schema["$defs"]["rr"]["properties"])
     ['categories', 'epsilon', 'mechanism', 'spec_version']
     """
+    # Every channel module of the package registers its channels on import.
+    import importlib
+    import pkgutil
+
+    package = importlib.import_module("sklearn_uldp.mechanisms")
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"sklearn_uldp.mechanisms.{info.name}")
     # The package's own channels: a user's registered subclass is readable
     # by from_dict but not part of the published format.
     names = sorted(
@@ -857,7 +864,9 @@ def spec_json_schema():
         for key in [*required, *optional]:
             props[key] = (
                 _CATEGORIES_SCHEMA if key == "categories"
-                else cls._spec_field_schemas[key]
+                else cls._spec_field_schemas.get(key, {
+                    "description": "A parameter of the channel's constructor."
+                })
             )
         defs[name] = {
             "type": "object",
@@ -880,3 +889,20 @@ def spec_json_schema():
         "oneOf": [{"$ref": f"#/$defs/{name}"} for name in names],
         "$defs": defs,
     }
+
+
+if __name__ == "__main__":  # pragma: no cover
+    # Regenerate the shipped schema after adding or changing a channel:
+    #     python -m sklearn_uldp.mechanisms._channel
+    # (Through the package's module: running this file as __main__ makes a
+    # second, empty registry.)
+    from pathlib import Path
+
+    from sklearn_uldp.mechanisms._channel import spec_json_schema as _schema
+
+    target = Path(__file__).with_name(SPEC_SCHEMA_FILE)
+    target.write_text(
+        json.dumps(_schema(), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    print(f"wrote {target}")

@@ -234,11 +234,27 @@ def _privatize_partition(frame, template, seed):
     at every call) or the partition's SeedSequence (reproducible: it is only
     read, so a re-computed partition draws the same stream again).
     """
+    if _is_composite(template):
+        return template._privatize_partition(frame, seed)
     mech = copy.copy(template)
     mech.random_state = seed
     if seed is not None and not isinstance(seed, str):
         mech._transform_calls = [0]  # the partition's own count, from 0
+    names = getattr(template, "feature_names_in_", None)
+    if (names is not None and not hasattr(frame, "columns")
+            and np.ndim(frame) == 2 and np.shape(frame)[1] == len(names)):
+        # Array partitions of the column the mechanism was fitted on: named
+        # here, so scikit-learn does not warn once per partition that "X does
+        # not have valid feature names".
+        import pandas as pd
+
+        frame = pd.DataFrame(np.asarray(frame), columns=names)
     return mech.transform(frame)
+
+
+def _is_composite(obj):
+    """A DataFramePrivatizer-like object (several mechanisms)."""
+    return hasattr(obj, "_privatize_partition") and hasattr(obj, "transformers_")
 
 
 def privatize_partitions(partitions, mechanism, *, random_state=None):
@@ -247,9 +263,12 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
     Parameters
     ----------
     partitions : list of DataFrames/arrays, or a Dask DataFrame
-        Each partition holds the one input column of ``mechanism``.
-    mechanism : fitted mechanism
-        Its public state (domain, channel) is shared; its random state is
+        Each partition holds the input column of ``mechanism`` (a Dask
+        DataFrame may hold more columns: the mechanism's is selected by
+        name), or, for a fitted
+        :class:`~sklearn_uldp.compose.DataFramePrivatizer`, the whole table.
+    mechanism : fitted mechanism or DataFramePrivatizer
+        Its public state (domains, channels) is shared; its random state is
         not (``random_state`` below replaces it).
     random_state : None, "secure", int or SeedSequence, default=None
         ``None`` draws fresh OS entropy inside every partition's task (with
@@ -258,14 +277,22 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
         secure generator: no seed is ever put in the task graph, so whoever
         holds the graph cannot replay the noise. An int or SeedSequence
         (simulations only) gives partition ``i`` child ``i`` of
-        ``SeedSequence(random_state)``, reproducibly; a Generator is
-        consumed for that root.
+        ``SeedSequence(random_state)``, reproducibly (a
+        ``DataFramePrivatizer`` then splits it between its mechanisms); a
+        Generator is consumed for that root. For a ``DataFramePrivatizer``,
+        ``None`` uses its own ``random_state``.
 
     Returns
     -------
     reports : list of report batches, or a Dask DataFrame of reports
         Batches carry the channel; a Dask result holds plain values (pass the
         mechanism to :func:`reduce_statistics`).
+
+    Raises
+    ------
+    ValueError
+        Before anything is computed, when a Dask DataFrame lacks the
+        columns the mechanism reads.
 
     Notes
     -----
@@ -284,10 +311,19 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
     >>> [r.shape for r in privatize_partitions(parts, mech, random_state=0)]
     [(4, 1), (4, 1)]
     """
-    check_is_fitted(mechanism, "channel_")
-    template = _partition_template(mechanism)
+    composite = _is_composite(mechanism)
+    if composite:
+        check_is_fitted(mechanism, "transformers_")
+        template = mechanism._partition_template()
+        if random_state is None:
+            random_state = mechanism._partition_seed()
+    else:
+        check_is_fitted(mechanism, "channel_")
+        template = _partition_template(mechanism)
     dask = _is_dask_collection(partitions)
-    if not dask:
+    if dask:
+        partitions = _dask_input(partitions, mechanism, composite)
+    else:
         partitions = list(partitions)
     n = partitions.npartitions if dask else len(partitions)
     if is_fresh(random_state):
@@ -299,17 +335,51 @@ def privatize_partitions(partitions, mechanism, *, random_state=None):
     else:
         seeds = check_seed_sequence(random_state).spawn(n)
     if dask:
-        return _map_dask(partitions, template, seeds)
+        return _map_dask(partitions, template, seeds, composite)
     return [
         _privatize_partition(part, template, seed)
         for part, seed in zip(partitions, seeds, strict=True)
     ]
 
 
-def _map_dask(ddf, template, seeds):
+def _dask_input(ddf, mechanism, composite):
+    """The columns of ``ddf`` the mechanism reads, checked before any compute."""
+    if composite:
+        return ddf[mechanism._check_dask_columns(ddf)]
+    if not hasattr(ddf, "columns"):
+        return ddf
+    names = getattr(mechanism, "feature_names_in_", None)
+    columns = list(ddf.columns)
+    if names is not None:
+        absent = [c for c in names if c not in columns]
+        if not absent:
+            return ddf[list(names)]
+        raise ValueError(
+            f"{type(mechanism).__name__} was fitted on the column "
+            f"{list(names)}, which this Dask DataFrame lacks (its columns: "
+            f"{columns[:20]}). Select the column to privatize, or use "
+            "DataFramePrivatizer to privatize several columns in one call."
+        )
+    if len(columns) != 1:
+        raise ValueError(
+            f"{type(mechanism).__name__} privatizes one column, but this Dask "
+            f"DataFrame has {len(columns)}: {columns[:20]}. Select the column "
+            "(ddf[['age']]), or privatize the whole table in one call with "
+            "DataFramePrivatizer(...).fit(ddf).transform(ddf)."
+        )
+    return ddf
+
+
+def _map_dask(ddf, template, seeds, composite=False):
     import pandas as pd
 
-    names = template.get_feature_names_out()
+    if composite:
+        meta = template._dask_meta(ddf)
+        names = list(meta.columns)
+    else:
+        names = template.get_feature_names_out()
+        meta = _dask_meta(template, names)
+    dtypes = meta.dtypes
 
     def run(frame, partition_info=None):
         number = partition_info["number"] if partition_info else 0
@@ -317,10 +387,11 @@ def _map_dask(ddf, template, seeds):
         if isinstance(out, pd.DataFrame):
             out = out.copy()
             out.attrs = {}
-            return out
-        return pd.DataFrame(np.asarray(out), columns=names, index=frame.index)
+        else:
+            out = pd.DataFrame(np.asarray(out), columns=names, index=frame.index)
+        out.columns = names
+        return out.astype(dtypes)
 
-    meta = _dask_meta(template, names)
     return ddf.map_partitions(run, meta=meta)
 
 
