@@ -162,14 +162,18 @@ def test_missing_values_error_or_category():
 
 def test_clear_errors():
     df = _frame(10)
-    with pytest.raises(KeyError, match="not in the DataFrame"):
+    with pytest.raises(ValueError, match="'zzz'.*not in X"):
         DataFramePrivatizer({"zzz": _rr()}).fit(df)
     with pytest.raises(TypeError, match="must be a mechanism"):
         DataFramePrivatizer({"x": "rr"}).fit(df)
-    with pytest.raises(TypeError, match="DataFrame"):
+    with pytest.raises(ValueError, match="by position"):
         DataFramePrivatizer({"x": _rr()}).fit(df.to_numpy())
-    with pytest.raises(ValueError, match="missing must be"):
+    with pytest.raises(ValueError, match="'missing' parameter"):
         DataFramePrivatizer({"x": _rr()}, missing="drop").fit(df)
+    with pytest.raises(TypeError, match="raw columns|Raw columns"):
+        from sklearn.preprocessing import OneHotEncoder
+
+        DataFramePrivatizer([("x", OneHotEncoder(), ["x"])]).fit(df)
 
 
 def test_estimates_are_accurate():
@@ -331,3 +335,202 @@ def test_reports_attrs_hold_json_specs():
     rep = priv.fit_transform(df)
     specs = json.loads(json.dumps(rep.attrs["sklearn_uldp_specs"]))
     assert specs == priv.specs()
+
+
+# ------------------------------------------------------- issue 13, item 1
+def _table(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.choice(CATS, size=n),
+        "sex": rng.choice(["f", "m"], size=n),
+        "job": pd.Categorical(rng.choice(["x", "y", "z"], size=n)),
+        "wave": rng.integers(1, 3, size=n),
+    })
+
+
+def _priv(**kw):
+    return DataFramePrivatizer([
+        ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
+        ("sex", RandomizedResponse(1.0, categories=["f", "m"]), ["sex"]),
+    ], **kw)
+
+
+def test_nested_params_reach_each_mechanism():
+    priv = DataFramePrivatizer({"age": _rr(), "sex": RandomizedResponse(1.0)})
+    priv.set_params(age__epsilon=2.0)   # failed: 'dict' has no set_params
+    assert priv.get_params()["age__epsilon"] == 2.0
+    listed = _priv().set_params(age__epsilon=3.0)
+    assert listed.get_params()["age__epsilon"] == 3.0
+    assert listed.fit(_table()).epsilon_spent_ == pytest.approx(4.0)
+    # A mechanism can be replaced by name, without touching the caller's list.
+    steps = _priv().mechanisms
+    replaced = _priv().set_params(sex=RandomizedResponse(0.25, categories=["f", "m"]))
+    assert replaced.fit(_table()).epsilon_spent_ == pytest.approx(1.25)
+    assert steps[1][1].epsilon == 1.0
+
+
+def test_per_column_epsilon_can_be_searched():
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
+
+    df = _table()
+    spent = [clone(_priv()).set_params(**p).fit(df).epsilon_spent_
+             for p in ParameterGrid({"age__epsilon": [0.5, 2.0]})]
+    assert spent == [1.5, 3.0]
+
+
+def test_remainder_and_column_selectors():
+    from sklearn.compose import make_column_selector
+
+    df = _table()
+    dropped = _priv().fit_transform(df)
+    assert list(dropped.columns) == ["age", "sex"]
+    kept = _priv(remainder="passthrough").fit_transform(df)
+    assert list(kept.columns) == ["age", "sex", "job", "wave"]
+    assert kept["wave"].equals(df["wave"])
+    sel = DataFramePrivatizer([
+        ("text", RandomizedResponse(1.0, categories=CATS),
+         make_column_selector(pattern="^age$")),
+    ]).fit(df)
+    assert list(sel.get_feature_names_out()) == ["age"]
+
+
+def test_arrays_and_memmaps(tmp_path):
+    df = _table()
+    arr = df[["age", "sex"]].to_numpy(dtype=object)
+    priv = DataFramePrivatizer([
+        ("age", RandomizedResponse(1.0, categories=CATS), [0]),
+        ("sex", RandomizedResponse(1.0, categories=["f", "m"]), [1]),
+    ], random_state=0)
+    out = priv.fit_transform(arr)
+    assert isinstance(out, np.ndarray) and out.shape == (len(df), 2)
+    path = tmp_path / "x.npy"
+    np.save(path, df[["wave"]].to_numpy())
+    mm = np.load(path, mmap_mode="r")
+    wave = DataFramePrivatizer([("w", RandomizedResponse(1.0, categories=[1, 2]), [0])])
+    assert wave.fit_transform(mm).shape == (len(df), 1)
+    assert priv.estimate(out)["age"].shape == (4,)
+
+
+def test_set_output_is_honoured():
+    df = _table()
+    priv = _priv(random_state=0)
+    assert isinstance(priv.fit_transform(df), pd.DataFrame)
+    arr = priv.set_output(transform="default").fit_transform(df)
+    assert isinstance(arr, np.ndarray) and arr.shape == (len(df), 2)
+    assert isinstance(priv.transform(df), np.ndarray)
+    frame = _priv().set_output(transform="pandas").fit_transform(df)
+    assert isinstance(frame, pd.DataFrame) and "sklearn_uldp_specs" in frame.attrs
+    with pytest.raises(ValueError, match="pandas"):
+        _priv().set_output(transform="polars")
+
+
+def test_feature_names_and_output_indices():
+    df = _table()
+    priv = DataFramePrivatizer([
+        ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
+        ("job", UtilityOptimizedRAPPOR(1.0, sensitive=["x"]), ["job"]),
+    ]).fit(df)
+    assert list(priv.get_feature_names_out()) == ["age", "job_x", "job_y", "job_z"]
+    assert priv.report_columns("job") == ["job_x", "job_y", "job_z"]
+    verbose = DataFramePrivatizer([
+        ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
+    ], verbose_feature_names_out=True).fit(df)
+    assert list(verbose.get_feature_names_out()) == ["age__age"]
+
+
+def test_leak_warning_names_the_columns_once():
+    df = _table()
+    priv = DataFramePrivatizer({"age": RandomizedResponse(1.0),
+                                "sex": RandomizedResponse(1.0),
+                                "job": RandomizedResponse(1.0)})  # job: category dtype
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        priv.fit(df)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1
+    assert "['age', 'sex']" in str(leaks[0].message)
+
+
+def test_estimate_on_a_subset_of_the_report_columns():
+    df = _table()
+    priv = _priv(random_state=0)
+    reports = priv.fit_transform(df)
+    dists = priv.estimate(reports[["age"]])   # failed with a KeyError
+    assert list(dists) == ["age"]
+    with pytest.raises(KeyError, match="lack the columns"):
+        priv.estimate(reports[["age"]], columns=["sex"])
+    with pytest.raises(KeyError, match="no mechanism"):
+        priv.estimate(reports[[]])
+
+
+def test_n_jobs_threads_keep_seeded_streams_fresh():
+    df = _table(2000)
+    priv = _priv(random_state=0, n_jobs=2).fit(df)
+    a, b = priv.transform(df), priv.transform(df)
+    assert (a["age"] != b["age"]).mean() > 0.2      # each call draws anew
+    again = _priv(random_state=0, n_jobs=2).fit(df)
+    assert again.transform(df).equals(a)             # and reproducibly
+
+
+def test_old_dict_form_and_list_form_agree():
+    df = _table()
+    dict_form = DataFramePrivatizer({
+        "age": RandomizedResponse(1.0, categories=CATS),
+        "sex": RandomizedResponse(1.0, categories=["f", "m"]),
+    }, random_state=0)
+    assert dict_form.fit_transform(df).equals(_priv(random_state=0).fit_transform(df))
+    assert sorted(dict_form.mechanisms_) == ["age", "sex"]
+
+
+def test_is_a_column_transformer_and_clones():
+    from sklearn.base import clone
+
+    priv = _priv(random_state=0)
+    assert isinstance(priv, ColumnTransformer)
+    twin = clone(priv)
+    assert twin.get_params()["sex__epsilon"] == 1.0
+    assert twin.mechanisms[0][1] is not priv.mechanisms[0][1]
+
+
+def test_dask_whole_frame_in_one_call():
+    dd = pytest.importorskip("dask.dataframe")
+    df = _table(2000)
+    ddf = dd.from_pandas(df, npartitions=4)
+    priv = DataFramePrivatizer({
+        "age": RandomizedResponse(2.0, categories=CATS),
+        "sex": RandomizedResponse(2.0, categories=["f", "m"]),
+        "job": UtilityOptimizedRAPPOR(2.0, sensitive=["x"]),
+    }, random_state=0)
+    lazy = priv.fit_transform(ddf)
+    assert hasattr(lazy, "dask")
+    out = lazy.compute()
+    assert list(out.columns) == ["age", "sex", "job_x", "job_y", "job_z"]
+    assert len(out) == len(df)
+    assert out.equals(priv.transform(ddf).compute())      # seeded: reproducible
+    dists = priv.estimate(out)
+    assert set(dists) == {"age", "sex", "job"}
+
+
+def test_dask_errors_come_before_compute():
+    dd = pytest.importorskip("dask.dataframe")
+    df = _table(200)
+    priv = _priv().fit(df)
+    with pytest.raises(ValueError, match=r"lacks the columns \['sex'\]"):
+        priv.transform(dd.from_pandas(df[["age"]], npartitions=2))
+    auto = DataFramePrivatizer({"age": RandomizedResponse(1.0)})
+    with pytest.raises(ValueError, match="categories='auto'.*Dask"):
+        auto.fit_transform(dd.from_pandas(df, npartitions=2))
+
+
+def test_spec_file_keeps_accepting_unknown_keys(tmp_path):
+    import json
+
+    from sklearn_uldp.compose import load_spec
+
+    priv = _priv().fit(_table())
+    path = priv.save_spec(tmp_path / "spec.json")
+    doc = json.loads(path.read_text())
+    doc["reports"] = {"file": "r.csv"}
+    path.write_text(json.dumps(doc))
+    assert sorted(load_spec(path)) == ["age", "sex"]

@@ -619,8 +619,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         priv = copy.copy(self)
         mechs = [(i, t) for i, (_, t, _) in enumerate(priv.transformers_)
                  if isinstance(t, BaseMechanism)]
-        seeds = ([seed] * len(mechs) if is_fresh(seed)
-                 else check_seed_sequence(seed).spawn(len(mechs)))
+        if is_fresh(seed):
+            seeds = [seed] * len(mechs)
+        else:
+            # Children built, not spawned: spawn() counts on the shared seed
+            # object, and a re-computed partition must draw the same streams.
+            root = check_seed_sequence(seed)
+            seeds = [np.random.SeedSequence(root.entropy,
+                                             spawn_key=(*root.spawn_key, i),
+                                             pool_size=root.pool_size)
+                     for i in range(len(mechs))]
         fitted = list(priv.transformers_)
         for (i, mech), child in zip(mechs, seeds, strict=True):
             name, _, cols = fitted[i]

@@ -571,8 +571,13 @@ class DistributionEstimator(BaseEstimator):
         -------
         score : float
             Average log Q(report) (higher is better); ``-inf`` when a report is
-            impossible under the estimate.
+            impossible under the estimate. It compares estimates of the same
+            reports only: a scikit-learn search that varies the mechanism with
+            this default score warns (pass ``make_simulation_scorer()``).
         """
+        from ..model_selection._search import warn_if_default_score_compares_mechanisms
+
+        warn_if_default_score_compares_mechanisms()
         codes = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)
         return self.channel_.log_likelihood(

@@ -23,7 +23,7 @@ _MAX_WORKING_SETS = 10
 
 
 def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
-                        acceleration="squarem", restrict=None):
+                        acceleration="squarem", restrict=None, callback=None):
     """Maximize a channel likelihood over the simplex by EM (optionally SQUAREM).
 
     Parameters
@@ -54,6 +54,10 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
         gradient over all categories either certifies the result or names
         the categories to add; so the certificate is the same as without
         working sets, and each step costs in proportion to the working set.
+    callback : callable or None
+        ``callback(n_iter, log_likelihood, gap)`` after every iteration
+        (``gap`` is that of the categories in play: of the working set
+        while EM runs on one), e.g. to show progress.
 
     Returns
     -------
@@ -98,7 +102,8 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
         info["working_sets"].append(int(active.sum()))
         q, _, _, sub = _squarem(restricted, q, g_active, ll_active, tol=tol,
                                 max_iter=max_iter - info["n_iter"],
-                                acceleration=acceleration)
+                                acceleration=acceleration,
+                                callback=_shifted(callback, info["n_iter"]))
         del restricted  # free the working set's store before the full pass
         info["n_iter"] += sub["n_iter"]
         info["n_evaluations"] += sub["n_evaluations"]
@@ -118,7 +123,8 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
         info["n_evaluations"] += 1
     p, g, ll, run = _squarem(gradient, p, g, ll, tol=tol,
                              max_iter=max_iter - info["n_iter"],
-                             acceleration=acceleration)
+                             acceleration=acceleration,
+                             callback=_shifted(callback, info["n_iter"]))
     info["n_iter"] += run["n_iter"]
     info["n_evaluations"] += run["n_evaluations"]
     info.update(converged=bool(g.max() - 1.0 <= tol), gap=float(g.max() - 1.0),
@@ -126,7 +132,14 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     return p, info
 
 
-def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration):
+def _shifted(callback, offset):
+    """``callback`` with iteration numbers counted from ``offset``."""
+    if callback is None:
+        return None
+    return lambda it, ll, gap: callback(offset + it, ll, gap)
+
+
+def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration, callback=None):
     """EM (or SQUAREM) from ``p``, whose ``gradient`` is ``(g, ll)``, to ``tol``.
 
     Returns ``p, g, ll`` at the end and ``{"n_iter", "n_evaluations"}``
@@ -135,6 +148,8 @@ def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration):
     n_eval = 0
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - 'it' is reported
+        if it > 1 and callback is not None:
+            callback(it - 1, ll, float(g.max() - 1.0))
         if g.max() - 1.0 <= tol:
             it -= 1
             break
@@ -180,6 +195,9 @@ def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration):
             p = p2
             g, ll = gradient(p)
             n_eval += 1
+    else:
+        if it and callback is not None:  # the last iteration (max_iter reached)
+            callback(it, ll, float(g.max() - 1.0))
     return p, g, ll, {"n_iter": it, "n_evaluations": n_eval}
 
 
@@ -251,6 +269,11 @@ class EMEstimator(DistributionEstimator):
         statistics (refit, deletion, or exit). Applies to statistics from
         the next ``fit``/``partial_fit``/``fit_statistics`` on; other
         channels keep only counts and ignore it.
+    verbose : int, default=0
+        ``1`` shows a progress bar (tqdm, when installed) for fits that last
+        more than two seconds, with the iteration, the mean log-likelihood
+        per report and the duality gap; ``2`` also prints them after every
+        iteration.
     mechanism : BaseMechanism, Channel, dict or None, default=None
         The mechanism that produced the reports, when they do not carry it.
 
@@ -298,13 +321,14 @@ class EMEstimator(DistributionEstimator):
         "working_set": ["boolean"],
         "n_jobs": [None, Integral],
         "report_store": [StrOptions({"memory", "disk"}), str, os.PathLike],
+        "verbose": ["verbose"],
     }
 
     _needs_reports = True
 
     def __init__(self, *, tol="auto", max_iter=10_000, init="threshold",
                  acceleration="squarem", working_set=True, n_jobs=None,
-                 report_store="memory", mechanism=None):
+                 report_store="memory", verbose=0, mechanism=None):
         self.tol = tol
         self.max_iter = max_iter
         self.init = init
@@ -312,6 +336,7 @@ class EMEstimator(DistributionEstimator):
         self.working_set = working_set
         self.n_jobs = n_jobs
         self.report_store = report_store
+        self.verbose = verbose
         self.mechanism = mechanism
 
     def _kept_statistics(self, stats):
@@ -355,17 +380,19 @@ class EMEstimator(DistributionEstimator):
         if tol == "auto":
             tol = float(np.clip(
                 0.01 * (channel.n_categories - 1) / (2.0 * stats.n), 1e-8, 1e-3))
-        p, info = maximize_likelihood(
-            lambda q: channel.em_gradient(stats, q, n_jobs=self.n_jobs),
-            self._initial_point(),
-            tol=tol,
-            max_iter=self.max_iter,
-            acceleration=self.acceleration,
-            restrict=(
-                (lambda active: channel.restricted_em_gradient(
-                    stats, active, n_jobs=self.n_jobs))
-                if self.working_set else None),
-        )
+        with _Progress(self.verbose, stats.n, tol) as progress:
+            p, info = maximize_likelihood(
+                lambda q: channel.em_gradient(stats, q, n_jobs=self.n_jobs),
+                self._initial_point(),
+                tol=tol,
+                max_iter=self.max_iter,
+                acceleration=self.acceleration,
+                restrict=(
+                    (lambda active: channel.restricted_em_gradient(
+                        stats, active, n_jobs=self.n_jobs))
+                    if self.working_set else None),
+                callback=progress.update,
+            )
         if not info["converged"]:
             warnings.warn(
                 f"EM stopped after {info['n_iter']} iterations with duality gap "
@@ -405,3 +432,39 @@ class EMEstimator(DistributionEstimator):
     def log_likelihood_(self):
         """Mean log-likelihood per report at the estimate."""
         return self._fitted_result()[1]["log_likelihood"] / self.statistics_.n
+
+
+class _Progress:
+    """Iterations of an EM fit: a tqdm bar (``verbose >= 1``, shown after two
+    seconds) and a line per iteration (``verbose >= 2``)."""
+
+    def __init__(self, verbose, n, tol):
+        self.verbose, self.n, self.tol = int(verbose), max(int(n), 1), tol
+        self.bar = None
+
+    def __enter__(self):
+        if self.verbose >= 1:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:  # pragma: no cover - tqdm is an optional extra
+                tqdm = None
+            if tqdm is not None:
+                # delay: quick fits show nothing.
+                self.bar = tqdm(desc="EM", unit=" it", delay=2.0, leave=False)
+        return self
+
+    def update(self, n_iter, log_likelihood, gap):
+        if self.bar is not None:
+            self.bar.update(n_iter - self.bar.n)
+            self.bar.set_postfix_str(
+                f"log-lik {log_likelihood / self.n:.6g}, gap {gap:.2e} "
+                f"(tol {self.tol:.1e})", refresh=False)
+        if self.verbose >= 2:
+            print(f"EM iteration {n_iter}: mean log-likelihood "
+                  f"{log_likelihood / self.n:.10g}, duality gap {gap:.3e} "
+                  f"(tol {self.tol:.2e})", flush=True)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False

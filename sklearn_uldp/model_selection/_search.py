@@ -2,6 +2,7 @@
 
 import inspect
 import numbers
+import sys
 import time
 import warnings
 
@@ -23,6 +24,7 @@ __all__ = [
     "PrivacyUtilitySearchCV",
     "make_simulation_scorer",
     "true_distribution",
+    "warn_if_default_score_compares_mechanisms",
     "LOSSES",
 ]
 
@@ -157,6 +159,78 @@ def make_simulation_scorer(loss="tv"):
     return _SimulationScorer(fn, name)
 
 
+def _is_mechanism(obj):
+    from ..compose import DataFramePrivatizer, JointEncoder
+
+    return isinstance(obj, BaseMechanism | DataFramePrivatizer | JointEncoder)
+
+
+def _mechanism_parameters(estimator, parameters):
+    """The keys of ``parameters`` that set (or replace) a privacy mechanism."""
+    found = []
+    for key, value in parameters.items():
+        if _is_mechanism(value):
+            found.append(key)
+            continue
+        obj = estimator
+        for part in key.split("__")[:-1]:
+            try:
+                obj = obj.get_params(deep=True)[part]
+            except (AttributeError, KeyError, TypeError):
+                break
+            if _is_mechanism(obj):
+                found.append(key)
+                break
+        else:
+            if _is_mechanism(obj) and obj is not estimator:
+                found.append(key)
+    return found
+
+
+def warn_if_default_score_compares_mechanisms():
+    """Warn when a scikit-learn search compares mechanisms by the default score.
+
+    Called by :meth:`DistributionEstimator.score
+    <sklearn_uldp.estimators.DistributionEstimator.score>`. The default score
+    is the mean log-likelihood of the reports under the estimate: it
+    compares estimates of the *same* reports, but reports of different
+    mechanisms (another epsilon, theta or mechanism) have different
+    likelihoods, whatever the accuracy, and no score without the true data
+    can compare privacy budgets. When the caller is scikit-learn's
+    ``_fit_and_score`` (``GridSearchCV``, ``RandomizedSearchCV``,
+    ``validation_curve``, ...) with the default scoring and a candidate that
+    changes a mechanism, this warns and names the remedy.
+    """
+    frame = sys._getframe(1)
+    for _ in range(12):  # score <- Pipeline.score <- scorer <- _score <- _fit_and_score
+        frame = frame.f_back
+        if frame is None:
+            return
+        code = frame.f_code
+        if code.co_name == "_fit_and_score" and "sklearn" in code.co_filename:
+            break
+    else:
+        return
+    local = frame.f_locals
+    scorer = local.get("scorer")
+    if type(scorer).__name__ != "_PassthroughScorer":
+        return  # an explicit scoring: the user chose it
+    keys = _mechanism_parameters(local.get("estimator"), local.get("parameters") or {})
+    if keys:
+        warnings.warn(
+            f"This search varies the privacy mechanism ({', '.join(sorted(keys))}) "
+            "and scores candidates with the estimator's default score, the mean "
+            "log-likelihood of the reports. Reports of different mechanisms "
+            "cannot be compared by their likelihood (nor can any score without "
+            "the true data compare privacy budgets), so the 'best' candidate is "
+            "meaningless. On simulated data, pass "
+            "scoring=make_simulation_scorer('tv') (from "
+            "sklearn_uldp.model_selection), or use PrivacyUtilitySearchCV.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _fit_and_score(model, params, seed, X, loss):
     """Fit one candidate with one independent seed; return loss and epsilon."""
     model = clone(model)
@@ -223,15 +297,24 @@ def _is_epsilon_key(key):
 class PrivacyUtilitySearchCV(BaseEstimator):
     """Search mechanisms, theta, estimators and epsilon for the best utility.
 
-    Utility always improves as epsilon grows, so "the best epsilon" is
-    meaningless: this search answers the questions users have. For every
-    candidate of ``param_grid`` it privatizes the true data ``n_repeats``
-    times with independent randomness, estimates the distribution, and
-    measures the loss against the true distribution. Then
+    A simulation search with the surface of
+    :class:`~sklearn.model_selection.GridSearchCV` (``cv_results_``,
+    ``best_index_``, ``best_params_``, ``best_score_``, ``refit`` and
+    ``best_estimator_``), where the "splits" are ``n_repeats`` independent
+    privatizations of the whole data: for every candidate of ``param_grid``
+    it privatizes the true data ``n_repeats`` times with independent
+    randomness, estimates the distribution, and measures the loss against
+    the true distribution (the score is minus the loss, greater is better).
 
-    (a) ``best_params_[eps]`` is the most accurate candidate at each epsilon;
+    Utility always improves as epsilon grows, so the most accurate candidate
+    of a grid over epsilon is the least private one. The search answers the
+    questions users have:
+
+    (a) ``best_params_at_epsilon_[eps]`` / :meth:`best_candidates` is the
+        most accurate candidate at each epsilon;
     (b) with ``target=``, ``target_epsilon_`` is the smallest epsilon whose
-        best candidate reaches the target loss (e.g. TV <= 0.05);
+        best candidate reaches the target loss (e.g. TV <= 0.05), and the
+        ``best_*`` attributes describe that candidate;
     (c) ``cv_results_`` is the whole privacy-utility curve (plot it with
         :class:`~sklearn_uldp.plotting.PrivacyUtilityDisplay`).
 
@@ -255,11 +338,19 @@ class PrivacyUtilitySearchCV(BaseEstimator):
     scoring : {"tv", "l1", "l2", "mse"} or callable, default="tv"
         The loss (lower is better); a callable is ``loss(p_true, p_est)``.
     n_repeats : int, default=5
-        Independent privatizations per candidate.
+        Independent privatizations per candidate (the "splits").
     target : float or None, default=None
-        Target loss for ``target_epsilon_``.
+        Target loss. The chosen candidate (``best_*``) is then the best one
+        at the smallest epsilon reaching it (``target_epsilon_``); without a
+        target (or when none reaches it) it is the most accurate candidate of
+        the grid.
+    refit : bool, default=True
+        Fit the chosen candidate on the whole data (one more privatization)
+        as ``best_estimator_``.
     n_jobs : int or None, default=None
-        Parallel jobs (joblib); each fit has its own spawned seed.
+        Parallel jobs (joblib processes); each fit has its own spawned seed.
+        ``None`` runs the fits one after the other: starting workers costs
+        more than a search on 10⁴ users takes (see the performance page).
     verbose : int, default=0
         ``>0`` shows a progress bar (tqdm when installed, else a summary
         line); ``>1`` also prints the best candidate per epsilon.
@@ -271,14 +362,27 @@ class PrivacyUtilitySearchCV(BaseEstimator):
     Attributes
     ----------
     cv_results_ : DataFrame
-        One row per candidate: ``params``, ``param_<name>``, ``candidate``
-        (the non-epsilon parameters as a label), ``epsilon``, ``mean_loss``,
-        ``std_loss``, ``min_loss``, ``max_loss``, ``repeat<i>_loss``,
-        ``mean_fit_time``, ``rank_at_epsilon``.
-    best_params_ : dict of {float: dict}
+        One row per candidate, with scikit-learn's columns (``params``,
+        ``param_<name>``, ``split<i>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score``, ``mean_fit_time``,
+        ``std_fit_time``; scores are minus the loss) and the loss view:
+        ``candidate`` (the non-epsilon parameters as a label), ``epsilon``,
+        ``mean_loss``, ``std_loss``, ``min_loss``, ``max_loss``,
+        ``repeat<i>_loss`` and ``rank_at_epsilon``.
+    best_index_ : int
+        Row of ``cv_results_`` of the chosen candidate.
+    best_params_ : dict
+        Its parameters.
+    best_score_ : float
+        Its mean score (minus its mean loss).
+    best_estimator_ : Pipeline
+        The chosen candidate fitted on the whole data (with ``refit=True``).
+    best_params_at_epsilon_ : dict of {float: dict}
         Epsilon -> parameters with the smallest mean loss at that epsilon.
-    best_loss_ : dict of {float: float}
+    best_loss_at_epsilon_ : dict of {float: float}
         Epsilon -> that smallest mean loss.
+    best_index_at_epsilon_ : dict of {float: int}
+        Epsilon -> its row of ``cv_results_``.
     target_epsilon_ : float or None
         Smallest epsilon whose best mean loss is <= ``target`` (None when
         ``target`` is None or unreachable in the grid).
@@ -286,6 +390,15 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         The best parameters at ``target_epsilon_``.
     scoring_name_ : str
         Name of the loss.
+    n_splits_ : int
+        ``n_repeats``.
+    refit_time_ : float
+        Seconds taken by the refit.
+
+    See Also
+    --------
+    sklearn_uldp.model_selection.make_simulation_scorer : the same losses as
+        a scorer for scikit-learn's own searches.
 
     Examples
     --------
@@ -299,12 +412,16 @@ class PrivacyUtilitySearchCV(BaseEstimator):
     ...     UtilityOptimizedRR(sensitive=["a", "b"], categories=cats),
     ...     {"epsilon": [0.1, 0.5, 1.0, 4.0]}, n_repeats=3, target=0.03,
     ...     random_state=0).fit(X)
-    >>> sorted(search.best_params_)
+    >>> sorted(search.best_params_at_epsilon_)
     [0.1, 0.5, 1.0, 4.0]
-    >>> search.target_epsilon_
+    >>> search.target_epsilon_, search.best_params_
+    (1.0, {'epsilon': 1.0})
+    >>> bool(search.best_score_ >= -0.03)
+    True
+    >>> search.best_estimator_[0].epsilon
     1.0
-    >>> search.cv_results_[["epsilon", "mean_loss"]].shape
-    (4, 2)
+    >>> search.cv_results_[["epsilon", "mean_loss", "rank_test_score"]].shape
+    (4, 3)
     """
 
     def __init__(
@@ -315,6 +432,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         scoring="tv",
         n_repeats=5,
         target=None,
+        refit=True,
         n_jobs=None,
         verbose=0,
         random_state=None,
@@ -324,6 +442,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         self.scoring = scoring
         self.n_repeats = n_repeats
         self.target = target
+        self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
@@ -377,6 +496,8 @@ class PrivacyUtilitySearchCV(BaseEstimator):
             raise ValueError(
                 f"n_repeats must be a positive integer, got {self.n_repeats!r}."
             )
+        if not isinstance(self.refit, bool | np.bool_):
+            raise ValueError(f"refit must be True or False, got {self.refit!r}.")
         if self.target is not None and not (
             isinstance(self.target, numbers.Real) and self.target > 0
         ):
@@ -431,7 +552,26 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         eps = np.array([res[1] for res in results]).reshape(len(grid), R)[:, 0]
         times = np.array([res[2] for res in results]).reshape(len(grid), R)
         self.cv_results_ = self._results_frame(grid, losses, eps, times)
+        self.n_splits_ = R
         self._summarize()
+        if self.refit:
+            best = clone(model)
+            best.set_params(**{k: clone(v, safe=False)
+                               for k, v in routed[self.best_index_].items()})
+            keys = [k for k in best.get_params()
+                    if k == "random_state" or k.endswith("__random_state")]
+            if keys:
+                root = self.random_state
+                if is_secure(root):
+                    seeds = [root] * len(keys)
+                else:
+                    # A child after the fits' ones: never a fit's stream.
+                    seeds = check_seed_sequence(root).spawn(len(grid) * R + 1)[-1]
+                    seeds = seeds.spawn(len(keys))
+                best.set_params(**dict(zip(keys, seeds, strict=True)))
+            start = time.perf_counter()
+            self.best_estimator_ = best.fit(X)
+            self.refit_time_ = time.perf_counter() - start
         return self
 
     def _progress(self, iterable, total):
@@ -471,40 +611,56 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         for r in range(losses.shape[1]):
             frame[f"repeat{r}_loss"] = losses[:, r]
         frame["mean_fit_time"] = times.mean(axis=1)
+        frame["std_fit_time"] = times.std(axis=1)
         frame["rank_at_epsilon"] = (
             frame.groupby("epsilon")["mean_loss"].rank(method="min").astype(int)
+        )
+        # scikit-learn's view: scores are minus the losses (greater is better).
+        for r in range(losses.shape[1]):
+            frame[f"split{r}_test_score"] = -losses[:, r]
+        frame["mean_test_score"] = -frame["mean_loss"]
+        frame["std_test_score"] = frame["std_loss"]
+        frame["rank_test_score"] = (
+            frame["mean_test_score"].rank(method="min", ascending=False).astype(np.int32)
         )
         return frame
 
     def _summarize(self):
         res = self.cv_results_
-        self.best_params_, self.best_loss_, self.best_index_ = {}, {}, {}
+        self.best_params_at_epsilon_, self.best_loss_at_epsilon_ = {}, {}
+        self.best_index_at_epsilon_ = {}
         for e, group in res.groupby("epsilon", sort=True):
             i = int(group["mean_loss"].idxmin())
             key = float(e)
-            self.best_params_[key] = res.at[i, "params"]
-            self.best_loss_[key] = float(res.at[i, "mean_loss"])
-            self.best_index_[key] = i
+            self.best_params_at_epsilon_[key] = res.at[i, "params"]
+            self.best_loss_at_epsilon_[key] = float(res.at[i, "mean_loss"])
+            self.best_index_at_epsilon_[key] = i
         self.target_epsilon_ = self.target_params_ = None
+        best = int(res["mean_loss"].idxmin())
         if self.target is not None:
-            reached = [e for e, v in self.best_loss_.items() if v <= self.target]
+            reached = [e for e, v in self.best_loss_at_epsilon_.items()
+                       if v <= self.target]
             if reached:
                 self.target_epsilon_ = min(reached)
-                self.target_params_ = self.best_params_[self.target_epsilon_]
+                self.target_params_ = self.best_params_at_epsilon_[self.target_epsilon_]
+                best = self.best_index_at_epsilon_[self.target_epsilon_]
             else:
                 warnings.warn(
                     f"No candidate reaches {self.scoring_name_} <= {self.target} "
                     "in the grid; try larger epsilons, more users or another "
-                    "mechanism.",
+                    "mechanism. best_params_ is the most accurate candidate.",
                     UserWarning,
                     stacklevel=3,
                 )
+        self.best_index_ = best
+        self.best_params_ = res.at[best, "params"]
+        self.best_score_ = float(res.at[best, "mean_test_score"])
         if self.verbose > 1:
-            for e in self.best_params_:
+            for e in self.best_params_at_epsilon_:
                 print(
                     f"epsilon={e:g}: best {self.scoring_name_}="
-                    f"{self.best_loss_[e]:.4g} with "
-                    f"{res.at[self.best_index_[e], 'candidate']}"
+                    f"{self.best_loss_at_epsilon_[e]:.4g} with "
+                    f"{res.at[self.best_index_at_epsilon_[e], 'candidate']}"
                 )
 
     def best_candidates(self):
@@ -516,5 +672,5 @@ class PrivacyUtilitySearchCV(BaseEstimator):
             Indexed by epsilon.
         """
         check_is_fitted(self, "cv_results_")
-        rows = self.cv_results_.loc[list(self.best_index_.values())]
+        rows = self.cv_results_.loc[list(self.best_index_at_epsilon_.values())]
         return rows.set_index("epsilon")
