@@ -713,8 +713,18 @@ def _column_verdict(case, domain):
         verdict = combine(verdict, vv)
     if how == "list" and len({family(v) for v in values}) > 1:
         # A list of lists goes through numpy, which turns mixed values into
-        # strings: refusing them then is legitimate.
-        verdict = combine(verdict, "may")
+        # strings ([b"", "a"] -> ["", "a"]): the user asked numpy for that, so
+        # the converted values decide, and refusing them is legitimate too.
+        try:
+            conv = np.array(values)
+        except (TypeError, ValueError):
+            conv = None
+        if conv is not None and conv.dtype.kind in "US":
+            verdict = combine(*["may" if match_code(v.item() if hasattr(v, "item") else v,
+                                                    domain)[0] >= 0 else "reject"
+                                for v in conv])
+        else:
+            verdict = combine(verdict, "may")
     if how == "native" and X.dtype.kind in "USO" and len(
             {family(v) for v in values}) > 1:
         verdict = combine(verdict, "may")

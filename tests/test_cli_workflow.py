@@ -231,7 +231,7 @@ def test_learned_domain_warns(data, tmp_path, capsys):
                 "--categories",
                 "marital=married,single",
             ],
-            "unknown categories",
+            "unknown categor",
         ),
     ],
 )

@@ -182,3 +182,103 @@ def test_em_on_reports_kept_on_dask_workers():
         reduce_statistics(reports, mechanisms[0], keep_reports="workers")
     with pytest.raises(ValueError, match="Dask collection"):
         reduce_statistics([reports.compute()], mechanisms[0], keep_reports="workers")
+
+
+# ------------------------------------------------------- issue 13, item 1
+class _Unpicklable(np.ndarray):
+    """Data that cannot be sent to another process (proves work stays here)."""
+
+    def __reduce__(self):
+        raise TypeError("sent to another process")
+
+
+def test_reduce_statistics_n_jobs_uses_no_processes():
+    mech = UtilityOptimizedRR(1.0, sensitive=["g", "h"], categories=CATS,
+                              random_state=0).fit()
+    X = _data(3000)[["v"]].to_numpy()
+    batches = [np.asarray(mech.transform(c)).view(_Unpicklable)
+               for c in np.array_split(X, 4)]
+    one = reduce_statistics(batches, mech)
+    two = reduce_statistics(batches, mech, n_jobs=2)
+    np.testing.assert_array_equal(one.counts, two.counts)
+
+
+def test_small_search_with_n_jobs_runs_here(monkeypatch):
+    from sklearn_uldp.model_selection import PrivacyUtilitySearchCV
+
+    X = _data(2000)[["v"]].to_numpy().view(_Unpicklable)
+    kw = dict(n_repeats=2, random_state=0)
+    grid = {"epsilon": [0.5, 2.0]}
+    one = PrivacyUtilitySearchCV(RandomizedResponse(categories=CATS), grid, **kw).fit(X)
+    two = PrivacyUtilitySearchCV(RandomizedResponse(categories=CATS), grid,
+                                 n_jobs=2, **kw).fit(X)
+    np.testing.assert_array_equal(one.cv_results_["mean_loss"],
+                                  two.cv_results_["mean_loss"])
+
+
+def test_large_search_uses_the_processes_with_the_same_results(monkeypatch):
+    from sklearn_uldp.model_selection import PrivacyUtilitySearchCV, _search
+
+    X = _data(2000)[["v"]].to_numpy()
+    kw = dict(n_repeats=2, random_state=0)
+    grid = {"epsilon": [0.5, 2.0]}
+    one = PrivacyUtilitySearchCV(RandomizedResponse(categories=CATS), grid, **kw).fit(X)
+    calls = []
+    real = _search.Parallel
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("n_jobs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_search, "_PARALLEL_BREAK_EVEN", 0.0)
+    monkeypatch.setattr(_search, "Parallel", spy)
+    two = PrivacyUtilitySearchCV(RandomizedResponse(categories=CATS), grid,
+                                 n_jobs=2, **kw).fit(X)
+    assert calls == [2]
+    np.testing.assert_array_equal(one.cv_results_["mean_loss"],
+                                  two.cv_results_["mean_loss"])
+
+
+def test_multi_column_dask_frame_fails_before_compute():
+    dd = pytest.importorskip("dask.dataframe")
+    X = _data(400)
+    X["w"] = X["v"]
+    ddf = dd.from_pandas(X, npartitions=2)
+    blind = UtilityOptimizedRR(1.0, sensitive=["g"], categories=CATS).fit()
+    with pytest.raises(ValueError, match="has 2.*DataFramePrivatizer"):
+        privatize_partitions(ddf, blind)       # failed only at compute time
+    named = UtilityOptimizedRR(1.0, sensitive=["g"], categories=CATS).fit(X[["w"]])
+    reports = privatize_partitions(ddf, named, random_state=0)   # selects "w"
+    assert reports.compute().shape == (400, 1)
+    other = UtilityOptimizedRR(1.0, sensitive=["g"], categories=CATS).fit(
+        X[["v"]].rename(columns={"v": "zz"}))
+    with pytest.raises(ValueError, match="lacks"):
+        privatize_partitions(ddf, other)
+
+
+def test_array_partitions_of_a_named_mechanism_do_not_warn():
+    import warnings
+
+    X = _data(800)
+    mech = UtilityOptimizedRR(1.0, sensitive=["g"], categories=CATS).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parts = privatize_partitions(np.array_split(X.to_numpy(), 8), mech,
+                                     random_state=0)
+    assert sum(len(p) for p in parts) == 800
+
+
+def test_privatizer_partitions_hold_no_seed_in_the_graph():
+    dd = pytest.importorskip("dask.dataframe")
+    cloudpickle = pytest.importorskip("cloudpickle")
+    from sklearn_uldp.compose import DataFramePrivatizer
+
+    X = _data(400)
+    X["w"] = X["v"]
+    priv = DataFramePrivatizer({"v": RandomizedResponse(1.0, categories=CATS),
+                                "w": RandomizedResponse(1.0, categories=CATS)})
+    lazy = priv.fit_transform(dd.from_pandas(X, npartitions=2))
+    blob = cloudpickle.dumps(dict(lazy.__dask_graph__()))
+    assert b"SeedSequence" not in blob and b"PCG64" not in blob
+    a, b = lazy.compute(), lazy.compute()
+    assert (a["v"] != b["v"]).mean() > 0.2     # fresh noise at every compute

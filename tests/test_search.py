@@ -88,22 +88,22 @@ def test_cv_results_structure(search):
 
 
 def test_best_params_per_epsilon_and_target(search):
-    assert sorted(search.best_params_) == pytest.approx(
+    assert sorted(search.best_params_at_epsilon_) == pytest.approx(
         sorted(GRID["mechanism__epsilon"])
     )
     res = search.cv_results_
-    for eps, params in search.best_params_.items():
+    for eps, params in search.best_params_at_epsilon_.items():
         at = res[np.isclose(res["epsilon"], eps)]
-        assert search.best_loss_[eps] == pytest.approx(at["mean_loss"].min())
+        assert search.best_loss_at_epsilon_[eps] == pytest.approx(at["mean_loss"].min())
         assert params == res.at[at["mean_loss"].idxmin(), "params"]
     # The utility-optimized mechanisms beat RR (s = 2 of k = 10).
-    for eps in search.best_params_:
-        assert not isinstance(search.best_params_[eps]["mechanism"], RandomizedResponse)
+    for eps in search.best_params_at_epsilon_:
+        assert not isinstance(search.best_params_at_epsilon_[eps]["mechanism"], RandomizedResponse)
     # target: the smallest epsilon whose best loss is <= 0.05.
-    reached = [e for e, v in search.best_loss_.items() if v <= 0.05]
+    reached = [e for e, v in search.best_loss_at_epsilon_.items() if v <= 0.05]
     assert search.target_epsilon_ == min(reached)
-    assert search.target_params_ == search.best_params_[min(reached)]
-    assert list(search.best_candidates().index) == sorted(search.best_params_)
+    assert search.target_params_ == search.best_params_at_epsilon_[min(reached)]
+    assert list(search.best_candidates().index) == sorted(search.best_params_at_epsilon_)
 
 
 def test_reproducible_and_independent_of_n_jobs(X):
@@ -131,7 +131,7 @@ def test_bare_mechanism_scoring_callable_and_names(X):
         random_state=0,
     ).fit(X)
     assert len(calls) == 6 and s.scoring_name_ == "max_error"
-    assert list(s.best_params_) == [1.0]
+    assert list(s.best_params_at_epsilon_) == [1.0]
     assert s.cv_results_["candidate"].tolist() == [
         "theta=0.3",
         "theta=0.5",
@@ -268,6 +268,59 @@ def test_search_does_not_mutate_the_grid_and_reports_each_epsilon(X):
     # nested set_params act on clones, as in GridSearchCV.
     assert grid["mechanism"][0].epsilon == 1.0
     assert sorted(search.cv_results_["epsilon"]) == [0.5, 2.0, 4.0]
-    for eps, params in search.best_params_.items():
+    for eps, params in search.best_params_at_epsilon_.items():
         assert params["mechanism__epsilon"] == eps
         assert params["mechanism"].epsilon == 1.0
+
+
+# ------------------------------------------------------- issue 13, item 1
+def test_gridsearchcv_surface_per_the_target(search, X):
+    res = search.cv_results_
+    # scikit-learn's columns: scores are minus the losses.
+    for col in ["params", "mean_test_score", "std_test_score", "rank_test_score",
+                "split0_test_score", "split2_test_score", "mean_fit_time",
+                "std_fit_time", "param_mechanism__epsilon"]:
+        assert col in res.columns, col
+    np.testing.assert_allclose(res["mean_test_score"], -res["mean_loss"])
+    np.testing.assert_allclose(res["split1_test_score"], -res["repeat1_loss"])
+    assert res["rank_test_score"].min() == 1
+    assert search.n_splits_ == 3
+    # With a target, best_* is the best candidate at the smallest epsilon
+    # reaching it, not the most accurate (least private) one of the grid.
+    i = search.best_index_
+    assert isinstance(i, int)
+    assert res.at[i, "epsilon"] == search.target_epsilon_
+    assert search.best_params_ == search.target_params_ == res.at[i, "params"]
+    assert search.best_score_ == pytest.approx(-res.at[i, "mean_loss"])
+    assert search.best_score_ >= -0.05
+    best = search.best_estimator_
+    assert best[0].epsilon_spent_ == pytest.approx(search.target_epsilon_)
+    assert type(best[0]) is type(search.best_params_["mechanism"])
+    assert best[-1].distribution_.shape == (len(CATS),)
+
+
+def test_without_target_best_is_the_most_accurate_and_refit_can_be_off(X):
+    s = PrivacyUtilitySearchCV(
+        RandomizedResponse(categories=CATS), {"epsilon": [0.5, 4.0]},
+        n_repeats=2, refit=False, random_state=0).fit(X)
+    assert s.best_params_ == {"epsilon": 4.0}
+    assert s.best_index_ == int(s.cv_results_["mean_loss"].idxmin())
+    assert not hasattr(s, "best_estimator_")
+    with pytest.raises(ValueError, match="refit"):
+        PrivacyUtilitySearchCV(RandomizedResponse(categories=CATS),
+                               {"epsilon": [1.0]}, refit="yes").fit(X)
+
+
+def test_refit_draws_its_own_stream(X):
+    s = PrivacyUtilitySearchCV(
+        RandomizedResponse(categories=CATS), {"epsilon": [1.0]},
+        n_repeats=2, random_state=0).fit(X)
+    t = PrivacyUtilitySearchCV(
+        RandomizedResponse(categories=CATS), {"epsilon": [1.0]},
+        n_repeats=2, random_state=0).fit(X)
+    np.testing.assert_array_equal(s.best_estimator_[-1].distribution_,
+                                  t.best_estimator_[-1].distribution_)
+    secure = PrivacyUtilitySearchCV(
+        RandomizedResponse(categories=CATS), {"epsilon": [1.0]},
+        n_repeats=1, random_state=None).fit(X)
+    assert secure.best_estimator_[0].random_state is None

@@ -166,7 +166,9 @@ def test_grid_search_over_estimator_and_mechanism_params(est_cls):
                      ("est", est_cls())])
     grid = GridSearchCV(pipe, {"mech__theta": [None, 0.5],
                                "mech__epsilon": [1.0, 2.0]}, cv=2,
-                        error_score="raise").fit(X)
+                        error_score="raise")
+    with pytest.warns(UserWarning, match="make_simulation_scorer"):
+        grid.fit(X)
     best = grid.best_estimator_
     assert best[-1].channel_ == best[0].channel_
     assert best[-1].channel_.epsilon == grid.best_params_["mech__epsilon"]
@@ -578,3 +580,51 @@ def test_unsorted_sparse_reports_with_explicit_zeros_are_never_modified(cls):
     for before, after in zip(snapshot, (reports.data, reports.indices,
                                         reports.indptr), strict=True):
         assert_array_equal(before, after)
+
+
+# ------------------------------------------------------- issue 13, item 1
+def _default_scoring_search(grid, **kw):
+    pipe = Pipeline([("mech", RandomizedResponse(categories=CATS, random_state=0)),
+                     ("est", EMEstimator())])
+    return GridSearchCV(pipe, grid, cv=2, **kw)
+
+
+@pytest.mark.parametrize("grid", [
+    {"mech__epsilon": [0.5, 4.0]},
+    {"mech": [RandomizedResponse(categories=CATS), UtilityOptimizedRR(
+        sensitive=CATS[:1], categories=CATS)]},
+], ids=["epsilon", "mechanism"])
+def test_default_scoring_over_mechanisms_warns(grid):
+    X = make_X(n=400)
+    with pytest.warns(UserWarning, match="make_simulation_scorer") as record:
+        _default_scoring_search(grid).fit(X)
+    assert any("mech" in str(w.message) for w in record)
+
+
+def test_default_scoring_is_quiet_when_it_is_meaningful():
+    import warnings
+
+    from sklearn_uldp.model_selection import make_simulation_scorer
+
+    X = make_X(n=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # The estimator's own parameters, on the same reports: comparable.
+        _default_scoring_search({"est__tol": [1e-4, 1e-6]}).fit(X)
+        # A simulation scorer compares budgets on the true data.
+        _default_scoring_search({"mech__epsilon": [0.5, 4.0]},
+                                scoring=make_simulation_scorer()).fit(X)
+        cross_val_score(make_pipeline(RandomizedResponse(categories=CATS),
+                                      EMEstimator()), X, cv=2)
+
+
+def test_default_scoring_warns_for_a_privatizer_in_a_search():
+    from sklearn_uldp.model_selection._search import _mechanism_parameters
+
+    from sklearn_uldp.compose import DataFramePrivatizer
+
+    pipe = Pipeline([("priv", DataFramePrivatizer({"a": RandomizedResponse(1.0)})),
+                     ("est", EMEstimator())])
+    assert _mechanism_parameters(pipe, {"priv__a__epsilon": 1.0}) == [
+        "priv__a__epsilon"]
+    assert _mechanism_parameters(pipe, {"est__tol": 1e-3}) == []

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 #: Users per sampling chunk (bounds the temporaries of the sampler).
-_CHUNK_USERS = 1 << 13
+_CHUNK_USERS = 1 << 12
 
 
 def _inclusion_probabilities(epsilon, k, d):
@@ -201,13 +201,13 @@ class SubsetSelectionChannel(Channel):
     def sample(self, codes, rng, *, sparse=False):
         """Privatize coded inputs: a dense uint8 (n, k) array or a CSR array.
 
-        Each user includes its value w.p. ``keep`` and draws the ``need``
-        (d - 1 or d) other elements by rounds of uniform draws among the
-        other k - 1 categories, keeping the new distinct ones, until it has
-        them all (vectorized over the users of a chunk). The procedure never
-        looks at the labels' values, so by symmetry the set is a uniform
-        subset of its size. When need > (k - 1) / 2 the complement is drawn
-        instead (fewer rounds).
+        Each user includes its value w.p. ``keep`` and completes the set with
+        a uniform subset of ``d - 1`` or ``d`` of the other k - 1 categories,
+        vectorized over the users of a chunk: by rounds of uniform draws
+        when the subsets are small (d <= (k - 1) / 20), else by selection
+        sampling over the columns (each column taken w.p. still-needed /
+        columns-left, a comparison of a float64 uniform, exact to float64
+        resolution).
         """
         codes = np.asarray(codes, dtype=np.intp)
         n, k, d = codes.size, self.n_categories, self.subset_size
@@ -299,25 +299,60 @@ class SubsetSelectionChannel(Channel):
 def _fill_subsets(out, codes, include, d, rng):
     """Write each row's subset: its code w.p. include, plus uniform others."""
     m, k = out.shape
+    need = d - include.astype(np.intp)  # others to draw among the k - 1, per row
+    if 20 * int(need.max(initial=0)) <= k - 1:
+        _draw_by_rounds(out, codes, need, rng)
+    else:
+        _draw_by_sweep(out, codes, need, rng)
+    out[np.arange(m), codes] = include
+
+
+def _draw_by_rounds(out, codes, need, rng):
+    """Small subsets: rounds of uniform draws among the others, new cells kept.
+
+    The rounds never look at the labels' values (a draw is kept when its
+    cell is new and it is the last draw of that cell in the round), so by
+    symmetry each row's set is a uniform subset of its size.
+    """
+    m, k = out.shape
     rows = np.arange(m, dtype=np.intp)
-    need = d - include.astype(np.intp)  # others to draw, per row
-    flip = need > (k - 1) // 2  # draw the complement among the others instead
-    need = np.where(flip, (k - 1) - need, need)
+    need = need.copy()
     flat = out.reshape(-1)
-    winner = np.empty(m * k, dtype=np.int32) if need.any() else None
+    winner = np.empty(m * k, dtype=np.int32)
     while need.any():
         who = np.repeat(rows, need)
         t = rng.integers(0, k - 1, size=who.size)
         cells = who * k + t + (t >= codes[who])  # skip the user's own value
         cells = cells[flat[cells] == 0]
-        # Keep one draw per new cell (the draws' order, never their values).
         winner[cells] = np.arange(cells.size, dtype=np.int32)
         cells = cells[winner[cells] == np.arange(cells.size, dtype=np.int32)]
         flat[cells] = 1
         need -= np.bincount(cells // k, minlength=m)
-    if flip.any():
-        out[flip] ^= 1
-    out[rows, codes] = include
+
+
+def _draw_by_sweep(out, codes, need, rng):
+    """Large subsets: selection sampling (Knuth's Algorithm S) over the columns.
+
+    Column j of the k - 1 others is taken w.p. (still needed) / (columns
+    left), which gives a uniform subset of exactly ``need`` columns; one
+    vectorized step per column for all the rows of the chunk.
+    """
+    m, k = out.shape
+    K = k - 1
+    left = need.astype(np.float64)
+    U = rng.random((K, m))
+    U *= np.arange(K, 0, -1, dtype=np.float64)[:, None]  # columns left, K..1
+    bits = np.empty((K, m), dtype=bool)
+    for j in range(K):  # a loop over columns; each step is vectorized over rows
+        np.less(U[j], left, out=bits[j])
+        left -= bits[j]
+    # Others' column j is category j + (j >= code): insert the own column
+    # (two contiguous passes over the rows).
+    # numpy transposes byte arrays slowly; slabs of 32 columns stay in cache.
+    bits = bits.view(np.uint8)
+    for lo in range(0, K, 32):
+        out[:, 1 + lo:1 + lo + 32] = bits[lo:lo + 32].T
+    np.copyto(out[:, :K], out[:, 1:], where=np.arange(K)[None, :] < codes[:, None])
 
 
 class SubsetSelection(_UnaryEncodingMechanism):

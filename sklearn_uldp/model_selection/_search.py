@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
@@ -27,6 +27,11 @@ __all__ = [
     "warn_if_default_score_compares_mechanisms",
     "LOSSES",
 ]
+
+#: Seconds that worker processes must save before a search uses them: about
+#: the time to start two loky workers that import sklearn-uldp (measured 2-10 s
+#: on a 2-core machine, see the performance page).
+_PARALLEL_BREAK_EVEN = 10.0
 
 #: Name -> loss(p_true, p_est), lower is better.
 LOSSES = {
@@ -349,8 +354,10 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         as ``best_estimator_``.
     n_jobs : int or None, default=None
         Parallel jobs (joblib processes); each fit has its own spawned seed.
-        ``None`` runs the fits one after the other: starting workers costs
-        more than a search on 10⁴ users takes (see the performance page).
+        The processes are used only when the fits, timed on the first one,
+        would take long enough in sequence to repay starting them (about
+        10 s saved); smaller searches run in this process whatever
+        ``n_jobs`` is (see the performance page).
     verbose : int, default=0
         ``>0`` shows a progress bar (tqdm when installed, else a summary
         line); ``>1`` also prints the best candidate per epsilon.
@@ -543,11 +550,8 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         else:
             seeds = check_seed_sequence(self.random_state).spawn(len(grid) * R)
         tasks = [(i, r) for i in range(len(grid)) for r in range(R)]
-        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-            delayed(_fit_and_score)(model, routed[i], seeds[i * R + r], X, loss)
-            for i, r in tasks
-        )
-        results = list(self._progress(results, len(tasks)))
+        results = list(self._progress(self._run(model, routed, seeds, X, loss, tasks),
+                                      len(tasks)))
         losses = np.array([res[0] for res in results]).reshape(len(grid), R)
         eps = np.array([res[1] for res in results]).reshape(len(grid), R)[:, 0]
         times = np.array([res[2] for res in results]).reshape(len(grid), R)
@@ -560,7 +564,9 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                                for k, v in routed[self.best_index_].items()})
             keys = [k for k in best.get_params()
                     if k == "random_state" or k.endswith("__random_state")]
-            if keys:
+            if keys and self.random_state is not None:
+                # None leaves the mechanisms' own random_state: the refitted
+                # pipeline may privatize real data, and must hold no seed.
                 root = self.random_state
                 if is_secure(root):
                     seeds = [root] * len(keys)
@@ -573,6 +579,37 @@ class PrivacyUtilitySearchCV(BaseEstimator):
             self.best_estimator_ = best.fit(X)
             self.refit_time_ = time.perf_counter() - start
         return self
+
+    def _run(self, model, routed, seeds, X, loss, tasks):
+        """The fits, in order: in worker processes only when it pays.
+
+        The first fit runs here and is timed. The others go to ``n_jobs``
+        processes only when their estimated time in sequence, shared between
+        the processes, saves more than starting the processes costs
+        (``_PARALLEL_BREAK_EVEN`` seconds); otherwise they run here too.
+        Every fit has its own seed, so the results are the same either way.
+        """
+        R = int(self.n_repeats)
+
+        def job(t):
+            i, r = t
+            return _fit_and_score(model, routed[i], seeds[i * R + r], X, loss)
+
+        start = time.perf_counter()
+        yield job(tasks[0])
+        rest = tasks[1:]
+        if not rest:
+            return
+        n_jobs = min(effective_n_jobs(self.n_jobs), len(rest))
+        sequential = (time.perf_counter() - start) * len(rest)
+        if n_jobs > 1 and sequential * (1 - 1 / n_jobs) > _PARALLEL_BREAK_EVEN:
+            yield from Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(_fit_and_score)(model, routed[i], seeds[i * R + r], X, loss)
+                for i, r in rest
+            )
+        else:
+            for t in rest:
+                yield job(t)
 
     def _progress(self, iterable, total):
         if not self.verbose:
