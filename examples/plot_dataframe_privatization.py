@@ -99,16 +99,19 @@ print(table.head())
 # mechanisms protect those with epsilon-LDP while the non-sensitive answers
 # stay accurate. Education has no special value: plain randomized response.
 # The category dtype of the columns declares the public domain, so no
-# ``categories=`` is needed. One integer seed gives every column an
-# independent random stream.
+# ``categories=`` is needed. The privatizer is a scikit-learn
+# ``ColumnTransformer`` of mechanisms: ``(name, mechanism, columns)`` triples,
+# nested parameters (``maritl__epsilon``) and a ``remainder`` -- here
+# ``"drop"``, so the age column, privatized jointly below, is not sent. One
+# integer seed gives every column an independent random stream.
 privatizer = DataFramePrivatizer(
-    {
-        "maritl": UtilityOptimizedRR(
-            epsilon=1.0, sensitive=["Widowed", "Divorced", "Separated"]
-        ),
-        "health": UtilityOptimizedRR(epsilon=1.0, sensitive=["<=Good"]),
-        "education": RandomizedResponse(epsilon=1.0),
-    },
+    [
+        ("maritl", UtilityOptimizedRR(
+            epsilon=1.0, sensitive=["Widowed", "Divorced", "Separated"]), ["maritl"]),
+        ("health", UtilityOptimizedRR(epsilon=1.0, sensitive=["<=Good"]), ["health"]),
+        ("education", RandomizedResponse(epsilon=1.0), ["education"]),
+    ],
+    remainder="drop",
     random_state=0,
 )
 reports = privatizer.fit_transform(table)
@@ -125,6 +128,13 @@ for column, mechanism in privatizer.mechanisms_.items():
 print(accountant.ledger)
 print(f"spent {accountant.spent:g} of {accountant.total:g}")
 print("one more report fits:", accountant.check(0.5))
+
+# %%
+# Each column's budget is a nested parameter, as in any scikit-learn
+# composite, so a search (or a what-if) can vary it alone:
+what_if = privatizer.set_params(education__epsilon=0.5).fit(table)
+print("education at epsilon = 0.5: each person spends", what_if.epsilon_spent_)
+privatizer.set_params(education__epsilon=1.0)
 
 # %%
 # Estimates versus the truth

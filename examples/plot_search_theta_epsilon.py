@@ -46,7 +46,7 @@ X = data.frame
 # The optimal theta of uRAP
 # -------------------------
 # The expected squared l2 loss of uRAP's empirical estimator is a closed-form
-# function of theta (SPEC 2.5). Its minimizer depends on epsilon and on the
+# function of theta (mathematics §2.5). Its minimizer depends on epsilon and on the
 # prior; here a uniform prior.
 thetas = np.linspace(0.05, 0.95, 181)
 fig, ax = plt.subplots(figsize=(6, 4))
@@ -114,6 +114,17 @@ search = PrivacyUtilitySearchCV(
 best = search.best_candidates()[["candidate", "mean_loss", "std_loss"]]
 print(best)
 print(f"smallest epsilon with TV <= 0.05: {search.target_epsilon_}")
+
+# %%
+# As in :class:`~sklearn.model_selection.GridSearchCV`, ``best_params_``,
+# ``best_score_`` (minus the loss) and ``best_estimator_`` (refitted on the
+# whole data) describe the chosen candidate: with a ``target``, the best one
+# at the smallest epsilon reaching it, not the most accurate of the grid
+# (which is always the least private).
+print(search.best_params_["mechanism"].__class__.__name__,
+      search.best_params_.get("mechanism__epsilon"), round(-search.best_score_, 4))
+print(search.cv_results_[["epsilon", "candidate", "mean_test_score",
+                          "rank_test_score"]].head())
 
 # %%
 # The "optimal" theta minimizes the expected l2 loss of the *unbiased*

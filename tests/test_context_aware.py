@@ -142,7 +142,7 @@ def test_check_shape_mismatch():
 # -------------------------------------------- the notions, side by side
 @pytest.mark.parametrize("seed", SEEDS)
 def test_hlldp_is_the_one_sided_notion(seed):
-    """(A, eps)-HLLDP checked with the matrix == (A, eps)-OSLDP (SPEC 1)."""
+    """(A, eps)-HLLDP checked with the matrix == (A, eps)-OSLDP (mathematics §1)."""
     rng = np.random.default_rng(seed)
     k = int(rng.integers(2, 7))
     Q = random_channel(rng, k, int(rng.integers(2, 8)))

@@ -3,7 +3,7 @@
 The structured computations of the channels (linear estimator, EM gradient,
 likelihood) are compared with the same quantities computed naively from the
 dense channel matrix ``channel.matrix()`` on small domains, and the
-estimators with what SPEC 3 says they compute:
+estimators with what mathematics §3 says they compute:
 
 (a) the empirical estimator is unbiased -- exactly, in expectation
     (algebra on the exact channel), and in a Monte-Carlo z-test;
@@ -585,7 +585,7 @@ def test_predict_proba(name):
     if name == "identity":
         assert inv.all()
     np.testing.assert_array_equal(P[inv], np.eye(K)[revealed[inv]])
-    # mean posterior = EM update p * g(p) (SPEC 3)
+    # mean posterior = EM update p * g(p) (mathematics §3)
     g, _ = channel.em_gradient(st, p)
     np.testing.assert_allclose(P.mean(axis=0), p * g, rtol=1e-10, atol=1e-15)
     # at the EM fixed point the mean posterior is the estimate itself

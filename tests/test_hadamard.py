@@ -1,7 +1,7 @@
 """Tests of the Hadamard family, the optimal binary mechanism, uBD and uOUE.
 
 Every channel is checked against an independent construction of its matrix
-from the formulas (SPEC 2.6-2.9 and the uBD definition), for privacy on the
+from the formulas (mathematics §2.6–2.9 and the uBD definition), for privacy on the
 exact matrix, for the exact unbiasedness of its estimator, for its sampler
 (chi-square at fixed seeds, with a power check that a wrong channel fails),
 and with every estimator.
@@ -56,7 +56,7 @@ SEEDS = range(5)
 
 # --------------------------------------------------------------- references
 def ref_hr(k, eps):
-    """HR matrix from SPEC 2.7 with scipy's Sylvester Hadamard matrix."""
+    """HR matrix from mathematics §2.7 with scipy's Sylvester Hadamard matrix."""
     K = 2 ** math.ceil(math.log2(k + 1))
     H = hadamard(K)
     E = math.exp(eps)
@@ -78,7 +78,7 @@ def ref_blocked_hr(k, eps, b):
 
 
 def ref_hlhr(sensitive, eps):
-    """High-low HR matrix from SPEC 2.8."""
+    """High-low HR matrix from mathematics §2.8."""
     s_codes = np.flatnonzero(sensitive)
     n_codes = np.flatnonzero(~sensitive)
     s, t = s_codes.size, n_codes.size
@@ -95,7 +95,7 @@ def ref_hlhr(sensitive, eps):
 
 
 def ref_bhr(block_ids, eps):
-    """Block HR matrix from SPEC 2.9 (blocks numbered by first appearance)."""
+    """Block HR matrix from mathematics §2.9 (blocks numbered by first appearance)."""
     m = block_ids.max() + 1
     E = math.exp(eps)
     sizes = np.bincount(block_ids, minlength=m)

@@ -1,6 +1,6 @@
 """Losses on hand examples, and the closed-form utility theory against Monte Carlo.
 
-``expected_l2_loss`` is exact (SPEC 2, header): with users drawn i.i.d. from p
+``expected_l2_loss`` is exact (mathematics §2): with users drawn i.i.d. from p
 each repetition, the mean squared-l2 loss of the empirical estimator over R
 repetitions must match it within Z standard errors of the Monte-Carlo mean
 (Z from a Bonferroni-corrected level ALPHA). ``expected_l1_loss`` is the
@@ -164,7 +164,7 @@ def test_expected_l1_loss_large_n(name):
 
 
 def test_theory_closed_forms():
-    """SPEC 2 variances by hand: RR null variance, uRR invertible categories."""
+    """mathematics §2 variances by hand: RR null variance, uRR invertible categories."""
     n, E = 500, np.exp(1.0)
     # RR with p = e_0 on k = 2: m = (E, 1)/(1 + E), a = (1 + E)/(E - 1)
     m0 = E / (1 + E)

@@ -3,11 +3,11 @@
 Two halves:
 
 * the mechanisms: each channel matrix is first compared with an independent
-  construction from the formulas of SPEC 2 (so that the checks below are run
+  construction from the formulas of mathematics §2 (so that the checks below are run
   on the right object), then verified with ``check_ldp`` / ``check_uldp`` /
   ``check_osldp`` -- including *tightness*: the worst log-ratio is exactly
   epsilon and the same check at a slightly smaller budget fails;
-* the checks: hand-built channels that break each condition of SPEC 1 must be
+* the checks: hand-built channels that break each condition of mathematics §1 must be
   rejected, with a reason that names the violation.
 """
 
@@ -43,7 +43,7 @@ HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True,
 
 # ------------------------------------------------------- independent matrices
 def spec_rr(k, eps):
-    """SPEC 2.2: E/(k-1+E) on the diagonal, 1/(k-1+E) elsewhere."""
+    """mathematics §2.2: E/(k-1+E) on the diagonal, 1/(k-1+E) elsewhere."""
     E = np.exp(eps)
     Q = np.full((k, k), 1.0 / (k - 1 + E))
     np.fill_diagonal(Q, E / (k - 1 + E))
@@ -51,7 +51,7 @@ def spec_rr(k, eps):
 
 
 def spec_urr(S, eps):
-    """SPEC 2.4, entry by entry."""
+    """mathematics §2.4, entry by entry."""
     k, s, E = S.size, int(S.sum()), np.exp(eps)
     u = s + E - 1
     Q = np.zeros((k, k))
@@ -71,7 +71,7 @@ def bit_outputs(k):
 
 
 def spec_unary(S, theta, eps):
-    """SPEC 2.3 / 2.5: product of independent bits, entry by entry."""
+    """mathematics §2.3 and §2.5: product of independent bits, entry by entry."""
     k, E = S.size, np.exp(eps)
     d1 = theta / ((1 - theta) * E + theta)
     d2 = ((1 - theta) * E + theta) / E
@@ -153,7 +153,7 @@ def test_rappor_matrix_and_tight_ldp(k, theta, eps):
 def test_rappor_special_thetas(eps):
     E = np.exp(eps)
     basic = RAPPOR(eps, categories=[0, 1, 2]).fit().channel_
-    # basic one-time RAPPOR: d1 = 1 - theta = 1/(sqrt(E) + 1) (SPEC 2.3)
+    # basic one-time RAPPOR: d1 = 1 - theta = 1/(sqrt(E) + 1) (mathematics §2.3)
     assert basic.d1 == pytest.approx(1 / (np.sqrt(E) + 1), rel=1e-14)
     assert basic.d1 == pytest.approx(1 - basic.theta, rel=1e-14)
     oue = RAPPOR(eps, theta=0.5, categories=[0, 1, 2]).fit().channel_
@@ -198,7 +198,7 @@ def test_urr_special_cases(eps):
     mangat = UtilityOptimizedRR(eps, sensitive=["yes"], categories=["yes", "no"])
     Q = mangat.fit().channel_matrix()
     np.testing.assert_allclose(Q, [[1.0, 0.0], [1 / E, 1 - 1 / E]], rtol=1e-14)
-    # It is the optimal binary E-LDP mechanism of SPEC 2.6 with element 2
+    # It is the optimal binary E-LDP mechanism of mathematics §2.6 with element 2
     # sensitive (eps12 = inf), written with yes as element 2 (order reversed).
     D = E  # e^{eps21} - e^{-eps12} with eps21 = eps, eps12 = inf
     acharya = np.array([[(E - 1) / D, 1 / D], [0.0, E / D]])  # rows x=1,2
@@ -249,7 +249,7 @@ def test_urap_uldp_not_ldp_osldp(k, theta, eps, seed):
 def test_urap_special_cases(eps):
     E = np.exp(eps)
     cats = list(range(5))
-    # Default theta (SPEC 2.5): d1 = 1/(sqrt(E)+1), 1 - d2 = 1 - E^{-1/2}.
+    # Default theta (mathematics §2.5): d1 = 1/(sqrt(E)+1), 1 - d2 = 1 - E^{-1/2}.
     ch = UtilityOptimizedRAPPOR(eps, sensitive=[0], categories=cats).fit().channel_
     assert ch.d1 == pytest.approx(1 / (np.sqrt(E) + 1), rel=1e-14)
     assert 1 - ch.d2 == pytest.approx(1 - E**-0.5, rel=1e-12)

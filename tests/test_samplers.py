@@ -112,7 +112,7 @@ def z_pvalue(z):
 
 
 def bit_rates(channel, x):
-    """Exact P(y_j = 1 | x) of a unary-encoding channel (SPEC 2.3 / 2.5)."""
+    """Exact P(y_j = 1 | x) of a unary-encoding channel (mathematics §2.3 and §2.5)."""
     S = channel.sensitive_mask
     q = np.where(S, channel.d1, 0.0)
     q[x] = channel.theta if S[x] else 1 - channel.d2

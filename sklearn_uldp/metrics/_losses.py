@@ -1,4 +1,4 @@
-"""Distances between distributions (SPEC 5)."""
+"""Distances between distributions (mathematics §5)."""
 
 import numpy as np
 

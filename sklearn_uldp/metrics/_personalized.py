@@ -33,7 +33,7 @@ def personalized_loss_terms(estimator, true_distribution, true_intermediate,
                             true_tag_distributions):
     """Both terms of Theorem 1 for a fitted PersonalizedEstimator.
 
-    Theorem 1 (Murakami & Kawamoto 2019, Sec. 5.4; SPEC 4):
+    Theorem 1 (Murakami & Kawamoto 2019, Sec. 5.4; mathematics §4):
     ``l1(p̂, p) <= l1(r̂, r) + Σ_k r̂(⊥k) l1(π̂_k, π_k) <= l1(r̂, r) + 2 Σ_k r̂(⊥k)``.
     The first term is the error of the common mechanism over Z, the second
     that of the background knowledge weighted by the bot masses. For an

@@ -1,4 +1,4 @@
-"""Closed-form utility of the empirical estimator (SPEC 2, header).
+"""Closed-form utility of the empirical estimator (mathematics §2).
 
 For every mechanism here the empirical estimate is linear per category,
 ``p_hat(x) = a(x) f(x) + b(x)`` with ``f(x)`` the frequency of a statistic

@@ -1,4 +1,4 @@
-"""The optimal theta of utility-optimized RAPPOR (SPEC 2.5)."""
+"""The optimal theta of utility-optimized RAPPOR (mathematics §2.5)."""
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -32,10 +32,10 @@ def _mask(sensitive):
 def urap_expected_l2_loss(theta, epsilon, sensitive, prior="uniform", n=1):
     """Expected squared l2 loss of the empirical uRAP estimator as a function of theta.
 
-    ``E||p_hat - p||_2^2 = sum_x a_x^2 m_x (1 - m_x) / n`` (SPEC 2, header)
+    ``E||p_hat - p||_2^2 = sum_x a_x^2 m_x (1 - m_x) / n`` (mathematics §2)
     with, on sensitive bits, ``a = 1/(theta - d1)``, ``m = d1 + (theta - d1)
     p_x`` and, on non-sensitive bits, ``a = 1/(1 - d2)``, ``m = (1 - d2) p_x``
-    (SPEC 2.5).
+    (mathematics §2.5).
 
     Parameters
     ----------
@@ -78,7 +78,7 @@ def urap_expected_l2_loss(theta, epsilon, sensitive, prior="uniform", n=1):
 
 
 def optimal_theta(epsilon, sensitive, prior="uniform"):
-    """The theta of uRAP that minimizes the expected l2 loss (SPEC 2.5).
+    """The theta of uRAP that minimizes the expected l2 loss (mathematics §2.5).
 
     The paper leaves theta free; the expected squared l2 loss of the
     empirical estimator is a closed-form function of theta

@@ -1,4 +1,4 @@
-"""Privacy budget accounting under sequential composition (SPEC 1)."""
+"""Privacy budget accounting under sequential composition (mathematics §1)."""
 
 import math
 import numbers
@@ -34,7 +34,7 @@ def _as_epsilon(spend):
 class BudgetAccountant:
     """Add up the privacy budget one person spends (sequential composition).
 
-    Under sequential composition (SPEC 1; ULDP: Murakami & Kawamoto,
+    Under sequential composition (mathematics §1; ULDP: Murakami & Kawamoto,
     Prop. 1) the privacy loss of a person is the **sum** of the budgets of
     everything that person sent: several columns privatized separately,
     several reports of the same value, reports in several rounds. Keep one
