@@ -515,6 +515,18 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
             if isinstance(mech, str):
                 continue
             if isinstance(mech.categories, str):
+                for j in positions[name]:
+                    col = ddf.columns[j]
+                    if (isinstance(ddf.dtypes.iloc[j], pd.CategoricalDtype)
+                            and not ddf[col].cat.known):
+                        raise ValueError(
+                            f"Column {col!r} of the Dask DataFrame has a category "
+                            "dtype whose categories are unknown (e.g. read from "
+                            f"Parquet), and mechanism {name!r} has "
+                            "categories='auto'. Pass categories=[...], or declare "
+                            f"them: ddf[{col!r}] = ddf[{col!r}].cat.set_categories"
+                            "([...])."
+                        )
                 domain = self._domain(mech, meta, positions[name])
                 if domain is None:
                     col = meta.columns[positions[name][0]]
@@ -537,9 +549,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         for name, domain in domains.items():
             for j in positions[name]:
                 values = np.resize(np.asarray(domain, dtype=object), n)
-                if isinstance(sample.dtypes.iloc[j], pd.CategoricalDtype):
-                    values = pd.Categorical(values, dtype=sample.dtypes.iloc[j])
-                else:
+                dtype = sample.dtypes.iloc[j]
+                if (isinstance(dtype, pd.CategoricalDtype)
+                        and set(domain) <= set(dtype.categories)):
+                    values = pd.Categorical(values, dtype=dtype)
+                elif not isinstance(dtype, pd.CategoricalDtype):
                     try:
                         values = pd.Series(values).astype(sample.dtypes.iloc[j])
                     except (TypeError, ValueError):

@@ -3,6 +3,7 @@
 import inspect
 import itertools
 import warnings
+from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
@@ -10,8 +11,53 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import PrivacyLeakWarning
+from ..utils._validation import as_label_array, encode_labels, is_missing
 
 __all__ = ["JointEncoder"]
+
+
+def _is_missing(value):
+    return bool(is_missing([value])[0])
+
+
+def _as_labels(values):
+    """A 1-D label array (typed as by the mechanisms; objects for text)."""
+    return as_label_array(np.asarray(values, dtype=object) if isinstance(values, list)
+                          else values)
+
+
+def _check_domain(column, domain):
+    """The domain of one column as a list, with clear errors."""
+    if isinstance(domain, (str, bytes)) or not isinstance(
+            domain, (list, tuple, np.ndarray, pd.Index, pd.Series)):
+        raise ValueError(
+            f"categories[{column!r}] must be a list of the column's values, got "
+            f"{domain!r:.80} (a string is not a list of characters); pass e.g. "
+            f"{{{column!r}: ['a', 'b']}}."
+        )
+    values = list(domain)
+    nested = [v for v in values if not isinstance(v, Hashable)
+              or isinstance(v, (tuple, frozenset, np.ndarray))]
+    if nested or (isinstance(domain, np.ndarray) and domain.ndim != 1):
+        raise ValueError(
+            f"categories[{column!r}] must be a flat list of values (numbers, "
+            f"strings, ...), got nested items such as {nested[:1]!r:.80}; give "
+            "one domain per column."
+        )
+    n_missing = int(is_missing(np.asarray(values, dtype=object)).sum()) if values else 0
+    if n_missing > 1:
+        raise ValueError(
+            f"categories[{column!r}] has {n_missing} missing-value markers, and "
+            "None/NaN/NA all denote the same missing value; keep one of them."
+        )
+    present = pd.Index([v for v in values if not _is_missing(v)], dtype=object)
+    if not present.is_unique:
+        raise ValueError(
+            f"categories[{column!r}] contains duplicates "
+            f"{present[present.duplicated()].tolist()[:5]} (1, 1.0 and True are "
+            "the same value); list each value once."
+        )
+    return values
 
 
 class _Row(dict):
@@ -119,7 +165,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             if not self.categories:
                 raise ValueError("categories must name at least one column.")
             columns = list(self.categories)
-            domains = [list(self.categories[c]) for c in columns]
+            domains = [_check_domain(c, self.categories[c]) for c in columns]
             if X is not None:
                 self._check_frame(X, columns)
         elif isinstance(self.categories, str) and self.categories == "auto":
@@ -153,6 +199,10 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 "categories must be 'auto' or a dict {column: list of values}, got "
                 f"{self.categories!r}."
             )
+        if not isinstance(self.separator, str):
+            raise TypeError(
+                f"separator must be a string such as '|', got {self.separator!r}."
+            )
         for c, d in zip(columns, domains, strict=False):
             if len(d) < 1 or len(set(map(str, d))) != len(d):
                 raise ValueError(
@@ -178,11 +228,14 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         self.columns_ = columns
         self._domains = domains
         # Categorical levels keep each column's domain order (also in unstack).
+        # A missing-value marker of a domain is a value of the level, not one
+        # of its (non-null) Categorical categories.
         self.joint_index_ = pd.MultiIndex.from_arrays(
             [
                 pd.Categorical(
                     [t[j] for t in tuples],
-                    categories=pd.unique(pd.Series(domains[j], dtype=object)),
+                    categories=pd.unique(pd.Series(
+                        [v for v in domains[j] if not _is_missing(v)], dtype=object)),
                 )
                 for j in range(len(columns))
             ],
@@ -211,7 +264,21 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         self.n_features_in_ = len(columns)
         self.feature_names_in_ = np.asarray(columns, dtype=object)
         self._label_index = pd.Index(self.categories_)
+        self._set_code_table(tuples)
         return self
+
+    def _set_code_table(self, tuples):
+        """Joint position of every combination of per-column codes (-1: excluded)."""
+        sizes = [len(d) for d in self._domains]
+        position = [pd.Index(_as_labels(d)) for d in self._domains]
+        table = np.full(int(np.prod(sizes)), -1, dtype=np.intp)
+        flat = np.zeros(len(tuples), dtype=np.intp)
+        for j, (index, domain) in enumerate(zip(position, self._domains, strict=True)):
+            codes = encode_labels(_as_labels([t[j] for t in tuples]),
+                                  _as_labels(domain), index)
+            flat = flat * sizes[j] + codes
+        table[flat] = np.arange(len(tuples))
+        self._code_table = table
 
     @staticmethod
     def _check_frame(X, columns):
@@ -236,26 +303,41 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "categories_")
         self._check_frame(X, self.columns_)
-        parts = []
-        for c in self.columns_:
-            values = X[c].astype(object)
-            if pd.isna(values).any():
+        if getattr(self, "_code_table", None) is None:  # fitted by an older version
+            self._set_code_table(list(self.joint_index_))
+        flat = np.zeros(len(X), dtype=np.intp)
+        for c, domain in zip(self.columns_, self._domains, strict=True):
+            values = _as_labels(X[c])
+            cats = _as_labels(domain)
+            # Values are matched by value and type (1 is not "1", True is
+            # not 1), as by the mechanisms.
+            codes = encode_labels(values, cats)
+            if (codes < 0).any():
+                bad = values[codes < 0]
+                missing = is_missing(bad)
+                if missing.any():
+                    raise ValueError(
+                        f"Column {c!r} has {int(missing.sum())} missing values and "
+                        "its domain has no missing-value marker; impute or drop "
+                        "them, or add None to its categories."
+                    )
                 raise ValueError(
-                    f"Column {c!r} has {int(pd.isna(values).sum())} missing values; "
-                    "impute or drop them first."
+                    f"Column {c!r} holds {int((codes < 0).sum())} values outside "
+                    f"its domain (so outside the joint domain), e.g. "
+                    f"{pd.unique(bad)[:5].tolist()}; add them to "
+                    "categories or clean the data (values are compared with their "
+                    "type: 1 is not '1')."
                 )
-            parts.append(values.map(str).to_numpy(dtype=object))
-        labels = parts[0]
-        for part in parts[1:]:
-            labels = labels + self.separator + part
-        codes = self._label_index.get_indexer(labels)
-        if (codes < 0).any():
-            bad = pd.unique(labels[codes < 0])[:5].tolist()
+            flat = flat * len(domain) + codes
+        positions = self._code_table[flat]
+        if (positions < 0).any():
+            rows = X[self.columns_].iloc[np.flatnonzero(positions < 0)[:5]]
             raise ValueError(
-                f"{int((codes < 0).sum())} rows hold combinations outside the joint "
-                f"domain, e.g. {bad}: unknown values or combinations removed by "
-                "`exclude`."
+                f"{int((positions < 0).sum())} rows hold combinations outside the "
+                f"joint domain (removed by `exclude`), e.g. "
+                f"{list(rows.itertuples(index=False, name=None))}."
             )
+        labels = self.categories_[positions]
         return pd.DataFrame({self.name: labels}, index=X.index)
 
     def inverse_transform(self, X):
@@ -381,7 +463,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         out = {}
         for c, domain in zip(self.columns_, self._domains, strict=False):
             out[c] = (
-                table.groupby(level=c, sort=False, observed=False)
+                table.groupby(level=c, sort=False, observed=False, dropna=False)
                 .sum()
                 .reindex(domain, fill_value=0.0)
             )

@@ -20,6 +20,8 @@ _INIT_UNIFORM_WEIGHT = 1e-2
 # Working sets (see maximize_likelihood): a bounded number of them before EM
 # falls back to all categories.
 _MAX_WORKING_SETS = 10
+# Iterations without zeroing steps after one that failed (see _squarem).
+_CLIP_PAUSE = 10
 
 
 def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
@@ -147,6 +149,7 @@ def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration, callback=None):
     """
     n_eval = 0
     it = 0
+    clip_after = 0  # first iteration that may set categories to zero
     for it in range(1, max_iter + 1):  # noqa: B007 - 'it' is reported
         if it > 1 and callback is not None:
             callback(it - 1, ll, float(g.max() - 1.0))
@@ -178,18 +181,32 @@ def _squarem(gradient, p, g, ll, *, tol, max_iter, acceleration, callback=None):
             n_eval += 1
             continue
         alpha = min(-1.0, -_norm(r) / norm_v)
-        if alpha >= -1.0:
-            candidate = p2
-        else:
+        step = p - 2.0 * alpha * r + alpha**2 * v
+        llc = -np.inf
+        if alpha < -1.0 and step.min() <= 0.0 and it >= clip_after:
             # Categories the extrapolation drives below zero are set to zero
             # (an active set: EM maps keep them there until the gradient
-            # asks for them back, see above). Shrinking the step until it
-            # stays inside the simplex instead stalls the acceleration as
-            # soon as a category of the maximum-likelihood point is zero.
-            candidate = np.maximum(p - 2.0 * alpha * r + alpha**2 * v, 0.0)
-        candidate = _normalize(candidate)
-        gc, llc = gradient(candidate)
-        n_eval += 1
+            # asks for them back, see above); shrinking the step until it
+            # stays in the simplex stalls the acceleration as soon as a
+            # category of the maximum-likelihood point is zero.
+            candidate = _normalize(np.maximum(step, 0.0))
+            gc, llc = gradient(candidate)
+            n_eval += 1
+            if not (np.isfinite(llc) and llc >= ll1):
+                # Too far out: shrink the steps for a while instead.
+                clip_after = it + _CLIP_PAUSE
+                llc = -np.inf
+        if llc == -np.inf:
+            # Backtrack towards alpha = -1 (which gives p2, always feasible)
+            # until the extrapolation stays strictly inside the simplex.
+            while alpha < -1.0 and step.min() <= 0.0:
+                alpha = (alpha - 1.0) / 2.0
+                if alpha > -1.0 - 1e-3:
+                    alpha = -1.0
+                step = p - 2.0 * alpha * r + alpha**2 * v
+            candidate = p2 if alpha >= -1.0 else _normalize(step)
+            gc, llc = gradient(candidate)
+            n_eval += 1
         # No stabilising EM map from the extrapolated point (Varadhan &
         # Roland's optional step): the next iteration's first map is that
         # map, so each iteration costs two evaluations instead of three
@@ -371,13 +388,23 @@ class EMEstimator(DistributionEstimator):
             else:
                 p = threshold_estimate(self.channel_, self.statistics_, 0.05)[0]
         else:
-            p = np.asarray(self.init, dtype=float)
-            if p.shape != (k,) or np.any(p < 0) or not np.isfinite(p).all():
+            try:
+                p = np.asarray(self.init, dtype=float)
+            except (TypeError, ValueError):
+                p = None
+            # Scaling by the maximum first keeps huge finite weights finite.
+            ok = (p is not None and p.shape == (k,) and np.isfinite(p).all()
+                  and not np.any(p < 0) and p.max() > 0)
+            if ok:
+                p = p / p.max()
+                p = p / p.sum()
+            if not ok or not np.isfinite(p).all():
                 raise ValueError(
-                    f"init must be a non-negative vector of length {k} "
-                    "(a distribution over categories_)."
+                    f"init must be a vector of {k} finite non-negative weights "
+                    "with a positive sum (a distribution over categories_, "
+                    f"normalized to sum to 1), got {self.init!r:.80}. Pass "
+                    "e.g. init='uniform' or init=np.ones(k)."
                 )
-            p = p / p.sum()
         return (1.0 - _INIT_UNIFORM_WEIGHT) * p + _INIT_UNIFORM_WEIGHT * uniform
 
     def _estimate(self):

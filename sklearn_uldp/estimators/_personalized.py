@@ -259,16 +259,31 @@ class PersonalizedEstimator(DistributionEstimator):
             if value is None:
                 continue
             if isinstance(value, dict):
-                value = pd.Series(value, dtype=float)
+                value = pd.Series(value, dtype=object)
             if isinstance(value, pd.Series):
+                if not value.index.is_unique:
+                    raise ValueError(
+                        f"background[{tag!r}] lists a category more than once; "
+                        "give each category one weight."
+                    )
                 extra = value.index[index.get_indexer(value.index) < 0]
                 if len(extra):
                     raise ValueError(
                         f"background[{tag!r}] has categories {list(extra[:5])} "
                         "outside the domain."
                     )
-                value = value.reindex(index, fill_value=0.0).to_numpy(dtype=float)
-            value = np.asarray(value, dtype=float)
+                value = value.reindex(index, fill_value=0.0).to_numpy(dtype=object)
+            try:
+                value = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                # E.g. a list of categories: weights are numbers, and the
+                # categories of a partial support are named by a dict.
+                raise ValueError(
+                    f"background[{tag!r}] must hold numeric weights: an array of "
+                    f"{len(cats)} weights in categories_ order, or a dict/Series "
+                    "{category: weight} (e.g. {'c': 1, 'd': 1} for uniform over "
+                    f"'c' and 'd'); got {value!r:.80}."
+                ) from None
             if value.shape != (len(cats),):
                 raise ValueError(
                     f"background[{tag!r}] must be a distribution over the "

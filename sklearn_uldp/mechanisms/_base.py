@@ -24,6 +24,7 @@ from ..utils._random import (
 )
 from ..utils._validation import (
     as_label_array,
+    bool_mismatch_hint,
     check_categories,
     check_epsilon,
     encode_labels,
@@ -273,10 +274,13 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         if not self.channel_.reports_are_categories:
             reports = np.asarray(reports, dtype=np.int64)
         elif (column.dtype != object and reports.dtype != object
-              and reports.dtype != column.dtype):
+              and reports.dtype != column.dtype
+              and _survives_cast(self.categories_, column.dtype)):
             # A mixed domain (integers and a text label such as "(missing)")
             # decodes to objects: a batch that holds only integers must not
-            # cast the label.
+            # cast the label. Nor may the cast change a category (2.5 -> 2 in
+            # an integer batch): a report can be any category, not only the
+            # batch's values.
             reports = reports.astype(column.dtype)
         return self._container(reports.reshape(-1, 1), X)
 
@@ -297,6 +301,8 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             raise ValueError("X is required.")
         if isinstance(X, pd.Series):
             X = X.to_frame()
+        if isinstance(X, pd.DataFrame):
+            X = _labels_frame(X)
         if hasattr(X, "toarray"):
             raise TypeError(
                 "Sparse input is not supported: pass one column of category values."
@@ -345,12 +351,12 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                 )
             unknown = pd.unique(bad)
             noun = "category" if len(unknown) == 1 else "categories"
+            listed = np.asarray(unknown[:10], dtype=object).tolist()
             raise ValueError(
-                f"Found {len(unknown)} unknown {noun} "
-                f"{np.asarray(unknown[:10], dtype=object).tolist()} in X. "
+                f"Found {len(unknown)} unknown {noun} {listed} in X. "
                 "The domain is fixed to "
                 f"{len(index)} categories; add the values to `categories` or "
-                "clean the data."
+                "clean the data." + bool_mismatch_hint(listed, index)
             )
         return codes.astype(np.intp, copy=False)
 
@@ -429,6 +435,59 @@ def _range_codes(column, index):
     codes = column.astype(np.intp) - lo
     codes[(codes < 0) | (codes >= k)] = -1
     return codes
+
+
+def _survives_cast(categories, dtype):
+    """Whether casting ``categories`` to ``dtype`` keeps every one of them."""
+    categories = np.asarray(categories)
+    if categories.dtype == dtype:
+        return True
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NaN/overflow casts: caught by the comparison
+        try:
+            cast = categories.astype(dtype)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        # Equal values of the same kind: 1 -> 1.0 is kept, 2.5 -> 2, NaN -> int,
+        # 300 -> int8 and 0/1 -> bool are not.
+        return bool(np.array_equal(cast.astype(categories.dtype), categories)
+                    and (dtype.kind == "b") == (categories.dtype.kind == "b"))
+
+
+def _labels_frame(X):
+    """``X`` with its categorical and nullable-boolean columns as plain labels.
+
+    scikit-learn's ``validate_data`` turns a ``category`` column of booleans,
+    or a ``boolean`` column, into floats (False -> 0.0), which are then not
+    the categories False/True. Such columns become their categories' numpy
+    dtype, or objects when they hold missing values. ``X`` is not modified.
+    """
+    convert = {}
+    for name, col in X.items():
+        dtype = col.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats = dtype.categories
+            if cats.dtype.kind not in "b" and cats.dtype != object:
+                continue  # numbers or text: validate_data keeps them as they are
+            codes = col.cat.codes.to_numpy()
+            values = np.asarray(cats, dtype=object)[codes]
+            if (codes < 0).any():
+                values[codes < 0] = None
+            elif cats.dtype.kind == "b" or all(
+                    isinstance(v, (bool, np.bool_)) for v in cats):
+                values = values.astype(bool)
+            convert[name] = values
+        elif isinstance(dtype, pd.BooleanDtype):
+            if col.isna().any():
+                convert[name] = col.to_numpy(dtype=object, na_value=None)
+            else:
+                convert[name] = col.to_numpy(dtype=bool)
+    if not convert:
+        return X
+    X = X.copy(deep=False)
+    for name, values in convert.items():
+        X[name] = values
+    return X
 
 
 def _transform_output(estimator):

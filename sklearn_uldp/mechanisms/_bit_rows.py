@@ -169,10 +169,21 @@ def _sparse_loop(indptr, indices, b, A, weights, t):
     return sum_inv, sum_log
 
 
+def _packed_select(packed, columns, out):
+    """``out`` = the bits of ``columns`` of every packed row, packed again."""
+    n_rows = packed.shape[0]
+    for i in range(n_rows):
+        for c in range(columns.size):
+            old = columns[c]
+            bit = (packed[i, old >> 3] >> (old & 7)) & 1
+            out[i, c >> 3] |= bit << (c & 7)
+
+
 if numba is not None:
     # nogil: threads run blocks concurrently; cache: compiled once per install.
     _packed_loop = numba.njit(nogil=True, cache=True)(_packed_loop)
     _sparse_loop = numba.njit(nogil=True, cache=True)(_sparse_loop)
+    _packed_select = numba.njit(nogil=True, cache=True)(_packed_select)
 
 _NO_WEIGHTS = np.zeros(0)
 
@@ -308,6 +319,11 @@ class _PackedBlock:
 
     def restrict(self, new_index, columns):
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
+        if _KERNEL == "numba":
+            packed = np.zeros((self.n_rows, -(-columns.size // 8)), dtype=np.uint8)
+            _packed_select(np.ascontiguousarray(self.packed),
+                           columns.astype(np.int64), packed)
+            return _PackedBlock(packed, columns.size)
         step = max(1, _GATHER_BYTES // max(1, self.packed.shape[1]))
         parts = [
             np.packbits(

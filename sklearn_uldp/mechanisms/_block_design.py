@@ -49,6 +49,39 @@ likelihood keeps its structure (the report-only factor is w_h c0_h).
 Sampling draws every choice from an independent uniform (the public MATLAB
 code of the paper reuses one uniform for two choices in its mixture path,
 which correlates them and breaks the privacy guarantee).
+
+The optimal design and its decoder (arXiv 2509.24173)
+------------------------------------------------------
+Write t = k - s, and for a mixture ``w`` over sizes and a weight alpha in
+(0, 1) let P_alpha be the distribution with mass alpha / s on each sensitive
+and (1 - alpha) / t on each non-sensitive category. The Fisher information of
+the mixture channel at P_alpha is diagonal on three subspaces of the tangent
+space (centred sensitive vectors H1, centred non-sensitive vectors H2, and
+the direction u = [t 1_S, -s 1_N] of H3), with eigenvalues
+
+    J1 = s (E-1)^2 / (s-1) sum_h w_h h (s-h) / ((alpha h (E-1) + s) D_h)
+    J2 = t (E-1) / (1-alpha) sum_h w_h h / D_h
+    J3 = s t (E-1) / (k (1-alpha)) sum_h w_h h / (alpha h (E-1) + s)
+
+and ``M(alpha, w) = (s-1)/J1 + (t-1)/J2 + 1/J3`` is the variance (times n)
+of the locally efficient estimator at P_alpha. The paper's converse bound is
+``sup_alpha inf_w M(alpha, w) / n``: no estimator does better in the worst
+case, and uBD with the optimal mixture and the *projection decoder*
+
+    p_hat = P_alpha + Phi_1(eta)/J1 + Phi_2(eta)/J2 + Phi_3(eta)/J3,
+    eta(x) = (1/n) sum_i Q(y_i | x) / Q_alpha(y_i),
+
+(Phi_j the orthogonal projection onto H_j) reaches it. The decoder is
+unbiased for every p (``E eta = F p`` with F the information matrix, and
+F P_alpha = 1), and it is linear in additive counts: for a protected report
+of size h, ``Q(y|x)/Q_alpha(y) = E^[x in T] / (1 + alpha h (E-1)/s)``, and for
+the invertible report of a non-sensitive x it is ``t / (1-alpha)`` at x and 0
+elsewhere. So each report adds a per-category contribution that takes
+2H + 1 values for a sensitive x (size h, x in T or not; invertible) and H + 2
+for a non-sensitive one, which gives its exact variance in closed form
+(:meth:`UtilityOptimizedBlockDesignChannel.estimator_variance`). The counts
+it needs are the per-size counts of each sensitive bit and of the protected
+reports, appended to the statistics of a channel with ``alpha`` set.
 """
 
 import math
@@ -56,12 +89,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
 from ..utils._validation import check_sensitive, realized_probability
-from ._channel import MAX_MATRIX_OUTPUTS, Channel
+from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 from ._rappor import (
     UnaryEncodingChannel,
     UtilityOptimizedRAPPOR,
@@ -155,6 +189,138 @@ def _check_mixture(subset_size, s):
             f"categories), got {subset_size}."
         )
     return sizes, weights
+
+
+def _design_information(alpha, weights, k, s, epsilon):
+    """(J1, J2, J3) of a size mixture at P_alpha (module docstring).
+
+    ``weights`` is indexed by h - 1 for h = 1..len(weights). A subspace of
+    dimension 0 (s = 1 for H1; t = 0 for H2 and H3) gets J = inf.
+    """
+    E1 = np.expm1(epsilon)
+    E = E1 + 1.0
+    w = np.asarray(weights, dtype=float)
+    h = np.arange(1, w.size + 1, dtype=float)
+    t = k - s
+    D = h * E + s - h
+    tilt = alpha * h * E1 + s
+    J1 = (s * E1**2 / (s - 1) * np.sum(w * h * (s - h) / (tilt * D))
+          if s > 1 else np.inf)
+    if t == 0:
+        return J1, np.inf, np.inf
+    J2 = t * E1 / (1.0 - alpha) * np.sum(w * h / D)
+    J3 = s * t * E1 / (k * (1.0 - alpha)) * np.sum(w * h / tilt)
+    return J1, J2, J3
+
+
+def _design_bound(alpha, weights, k, s, epsilon):
+    """M(alpha, w) = (s-1)/J1 + (t-1)/J2 + 1/J3 (n times the variance)."""
+    J1, J2, J3 = _design_information(alpha, weights, k, s, epsilon)
+    t = k - s
+    with np.errstate(divide="ignore"):
+        total = (s - 1) / J1 if s > 1 else 0.0
+        if t > 0:
+            total += (t - 1) / J2 + 1.0 / J3
+    return float(total) if np.isfinite(total) and total > 0 else np.inf
+
+
+def _best_mixture(alpha, k, s, epsilon):
+    """inf over mixtures w of M(alpha, w): a convex problem on the simplex.
+
+    Each J is linear in w, so M is convex in w; SLSQP from the best single
+    size and from the uniform mixture.
+    """
+    hmax = max(1, s - 1)
+    singles = [_design_bound(alpha, np.eye(hmax)[i], k, s, epsilon)
+               for i in range(hmax)]
+    best_h = int(np.argmin(singles))
+    best_w, best_val = np.eye(hmax)[best_h], singles[best_h]
+    if hmax == 1:
+        return best_w, best_val
+    for start in (0.8 * best_w + 0.2 / hmax, np.full(hmax, 1.0 / hmax)):
+        res = minimize(
+            lambda w: _design_bound(alpha, np.clip(w, 0.0, None), k, s, epsilon),
+            start, method="SLSQP", bounds=[(0.0, 1.0)] * hmax,
+            constraints=[{"type": "eq", "fun": lambda w: np.sum(w) - 1.0}],
+            options={"ftol": 1e-14, "maxiter": 500})
+        w = np.clip(res.x, 0.0, None)
+        w = w / w.sum()
+        val = _design_bound(alpha, w, k, s, epsilon)
+        if val < best_val:
+            best_w, best_val = w, val
+    return best_w, best_val
+
+
+def _optimal_design(k, s, epsilon):
+    """The (alpha, mixture) saddle point of arXiv 2509.24173, and M.
+
+    Returns ``(alpha, weights, bound)``: ``bound = sup_alpha inf_w M`` is n
+    times the converse (minimax) bound on the expected squared l2 loss, and
+    the mixture ``weights`` (over h = 1..max(1, s-1); sizes below 1e-8 are
+    dropped, as in the paper's code) attains it with the projection decoder
+    at ``alpha``. The outer problem is a bounded scalar maximization over
+    alpha, started from a grid so that it does not stop at an end point.
+    """
+    if k == s:  # no non-sensitive value: P_alpha is uniform on X_S
+        w, val = _best_mixture(1.0, k, s, epsilon)
+        return 1.0, w, val
+
+    def neg(alpha):
+        return -_best_mixture(alpha, k, s, epsilon)[1]
+
+    grid = np.linspace(0.05, 0.95, 10)
+    vals = [neg(a) for a in grid]
+    i = int(np.argmin(vals))
+    lo, hi = grid[max(i - 1, 0)] if i > 0 else 1e-9, (
+        grid[i + 1] if i + 1 < grid.size else 1.0 - 1e-9)
+    res = minimize_scalar(neg, bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-9})
+    alpha = float(res.x)
+    w, val = _best_mixture(alpha, k, s, epsilon)
+    w = np.where(w < 1e-8, 0.0, w)
+    return alpha, w / w.sum(), val
+
+
+def ubd_converse_bound(n_categories, n_sensitive, epsilon, n=1):
+    """The converse bound of ULDP distribution estimation (arXiv 2509.24173).
+
+    ``sup_alpha inf_w M(alpha, w) / n``: the expected squared l2 loss below
+    which no (X_S, Y_P, epsilon)-ULDP mechanism and estimator can go for
+    every distribution (the minimax risk, to first order in 1/n). The
+    utility-optimized block design with ``subset_size="optimal"`` reaches it
+    (its exact loss at the least favourable distribution P_alpha equals the
+    bound).
+
+    Parameters
+    ----------
+    n_categories : int
+        k, the size of the domain.
+    n_sensitive : int
+        s = ``|X_S|``, between 1 and k.
+    epsilon : float
+        Privacy budget (> 0).
+    n : int, default=1
+        Number of users.
+
+    Returns
+    -------
+    bound : float
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms._block_design import ubd_converse_bound
+    >>> round(ubd_converse_bound(20, 4, 1.0, n=1), 3)
+    9.057
+    """
+    k, s = int(n_categories), int(n_sensitive)
+    if not 1 <= s <= k or k < 2:
+        raise ValueError(
+            f"Need 1 <= n_sensitive <= n_categories and n_categories >= 2, got "
+            f"n_categories={n_categories}, n_sensitive={n_sensitive}.")
+    from ..utils._validation import check_epsilon
+
+    epsilon = check_epsilon(epsilon)
+    return _optimal_design(k, s, epsilon)[2] / n
 
 
 class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):

@@ -53,8 +53,6 @@ MAX_HASH_OUTPUTS = 1 << 24
 #: Largest (seed, category) hash table kept in memory (uint8/uint16 cells);
 #: beyond it the products recompute the table block by block.
 _MAX_TABLE_CELLS = 1 << 25
-#: Seeds per block of a recomputed table.
-_SEED_BLOCK = 1 << 12
 
 
 def _check_hash_range(hash_range):

@@ -185,7 +185,8 @@ class SubsetSelectionChannel(Channel):
         """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`).
 
         Inclusion of x is a comparison of a 53-bit uniform; the other
-        elements are exact uniform integer draws.
+        elements are a uniform subset (exactly for the rounds of integer
+        draws, to float64 resolution for the column sweep).
         """
         return self._matrix_from(realized_probability(self.keep))
 

@@ -24,7 +24,6 @@ __all__ = [
     "PrivacyUtilitySearchCV",
     "make_simulation_scorer",
     "true_distribution",
-    "warn_if_default_score_compares_mechanisms",
     "LOSSES",
 ]
 

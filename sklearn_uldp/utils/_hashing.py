@@ -41,6 +41,7 @@ __all__ = [
     "linear_hash_table",
     "hash_parameters",
     "mersenne_hash",
+    "premix",
     "is_prime",
 ]
 
@@ -153,6 +154,29 @@ def _splitmix64(state):
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
+
+
+def premix(x):
+    """An injective scrambling of category codes into [0, 2^61 - 1).
+
+    SplitMix64 is a bijection of uint64; reducing it mod P maps two codes
+    to one value with probability about 2^-61 per pair. Pairwise
+    universality of :func:`mersenne_hash` holds for any distinct inputs, but
+    for one *fixed* function, consecutive small codes x = 0, 1, 2, ... make
+    ``a x + b`` an arithmetic progression that may not wrap around P (e.g.
+    every code in one bucket when a is a multiple of m); scrambled inputs
+    avoid such degenerate members.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._hashing import premix, MERSENNE_61
+    >>> y = premix(np.arange(1000))
+    >>> bool((y < MERSENNE_61).all()), np.unique(y).size
+    (True, 1000)
+    """
+    x = np.asarray(x).astype(np.uint64)
+    return _splitmix64(x) % _P
 
 
 def hash_parameters(seed, n_functions):

@@ -23,6 +23,7 @@ __all__ = [
     "EPSILON_RTOL",
     "is_missing",
     "encode_labels",
+    "bool_mismatch_hint",
 ]
 
 
@@ -145,13 +146,99 @@ def encode_labels(values, categories, index=None):
         index = pd.Index(categories)
     missing = _missing_mask(values)
     if missing is None:
-        return index.get_indexer(values).astype(np.intp, copy=False)
-    codes = np.full(values.shape[0], -1, dtype=np.intp)
-    codes[~missing] = index.get_indexer(values[~missing])
-    missing_categories = _missing_mask(categories)
-    if missing_categories is not None:
-        codes[missing] = np.flatnonzero(missing_categories)[0]
+        codes = index.get_indexer(values).astype(np.intp, copy=False)
+    else:
+        codes = np.full(values.shape[0], -1, dtype=np.intp)
+        codes[~missing] = index.get_indexer(values[~missing])
+        missing_categories = _missing_mask(categories)
+        if missing_categories is not None:
+            codes[missing] = np.flatnonzero(missing_categories)[0]
+    _unmatch_bools(values, categories, codes)
     return codes
+
+
+def _is_bool(v):
+    return isinstance(v, (bool, np.bool_))
+
+
+def _bool_flags(values):
+    """Which entries of a 1-D array are booleans (a bool, or None if none is)."""
+    kind = values.dtype.kind
+    if kind == "b":
+        return True
+    if kind != "O":
+        return None
+    # A C pass recognises the common homogeneous columns; only mixed object
+    # columns need the per-value test.
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred == "boolean":
+        return True
+    if inferred in ("string", "bytes", "integer", "floating", "mixed-integer-float",
+                    "empty", "decimal", "complex"):
+        return None
+    flags = np.fromiter(map(_is_bool, values), dtype=bool, count=values.shape[0])
+    return flags if flags.any() else None
+
+
+def _unmatch_bools(values, categories, codes):
+    """Unset the codes of booleans matched to numbers, and of numbers matched to booleans.
+
+    Python and pandas hash ``True`` like ``1`` (and ``False`` like ``0``), so a
+    lookup alone maps ``True`` to the category ``1`` and ``1.0`` to the category
+    ``True``. A boolean is not a number: such values are unknown (``codes`` is
+    updated in place).
+    """
+    # Between typed arrays pandas already keeps booleans and numbers apart.
+    if codes.size == 0 or (values.dtype != object and categories.dtype != object):
+        return
+    cat_flags = _bool_flags(categories)
+    if cat_flags is None:
+        # Without boolean categories, only a boolean equal to a numeric 0/1
+        # category can be matched wrongly.
+        if not any(c == 0 or c == 1 for c in categories.tolist()
+                   if isinstance(c, (numbers.Number, np.number))):
+            return
+        cat_flags = np.zeros(categories.shape[0], dtype=bool)
+    elif cat_flags is True:
+        cat_flags = np.ones(categories.shape[0], dtype=bool)
+    value_flags = _bool_flags(values)
+    if value_flags is None:
+        value_flags = False
+    matched = codes >= 0
+    if not matched.any():
+        return
+    wrong = matched.copy()
+    wrong[matched] = np.broadcast_to(value_flags, codes.shape)[matched] != cat_flags[
+        codes[matched]]
+    codes[wrong] = -1
+
+
+def bool_mismatch_hint(unknown, categories):
+    """A sentence for an error listing ``unknown`` values, or ``""``.
+
+    Says that booleans and numbers are distinct categories when the unknown
+    values are booleans and the domain has none, or the reverse.
+    """
+    unknown = [v for v in unknown if not _is_missing_scalar(v)]
+    cats = [c for c in np.asarray(categories, dtype=object).tolist()
+            if not _is_missing_scalar(c)]
+    unknown_bool = any(map(_is_bool, unknown))
+    cats_bool = any(map(_is_bool, cats))
+    if (unknown_bool and not all(map(_is_bool, cats))) or (
+            cats_bool and not all(map(_is_bool, unknown))):
+        return (
+            " Booleans and numbers are distinct categories (True is not the "
+            "category 1, and 1 or 1.0 is not the category True): convert the "
+            "column to the type of the categories."
+        )
+    return ""
+
+
+def _is_missing_scalar(v):
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def check_categories(categories):
@@ -164,10 +251,11 @@ def check_categories(categories):
         raise ValueError(
             f"categories must be 'auto' or a list of category values, got {categories!r}."
         )
-    if np.ndim(categories) != 1:
+    ndim, shape = _ndim_shape(categories)
+    if ndim != 1:
         raise ValueError(
             "categories must be one-dimensional (the list of possible values of "
-            f"one column), got an array of shape {np.shape(categories)}."
+            f"one column), got an array of shape {shape}."
         )
     cats = as_label_array(categories)
     if cats.ndim != 1:
@@ -195,6 +283,24 @@ def check_categories(categories):
             "once (remove the repeated values)."
         )
     return cats
+
+
+def _ndim_shape(values):
+    """``np.ndim`` and ``np.shape`` of ``values``, also for lists numpy cannot type.
+
+    numpy refuses some lists outright (``[b"\\xff", ""]`` fails to decode the
+    bytes as text, ragged nested lists are inhomogeneous): such a list is
+    one-dimensional unless one of its items is itself a sequence.
+    """
+    try:
+        return np.ndim(values), np.shape(values)
+    except (ValueError, TypeError, UnicodeError):
+        items = list(values)
+        nested = [v for v in items
+                  if isinstance(v, (list, tuple, set, dict, np.ndarray, pd.Series, pd.Index))]
+        if nested:
+            return 2, f"({len(items)}, ...) (nested sequences)"
+        return 1, (len(items),)
 
 
 def as_label_array(values):

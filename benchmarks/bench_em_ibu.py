@@ -1,0 +1,145 @@
+"""Exact EM on large bit-vector uploads, side by side with multi-freq-ldpy.
+
+Times, in one run and on the same reports, the exact maximum-likelihood EM
+of sklearn-uldp (``EMEstimator``, SQUAREM with zeroing steps, distinct-row
+compression, compiled products on all cores) and multi-freq-ldpy's
+iterative Bayesian update (IBU) and matrix-inversion (MI) aggregators for
+optimized unary encoding (OUE), plus the package's own large EM cases:
+
+* ``oue``: OUE, k = 1000, n = 10^6, epsilon = 1. multi-freq-ldpy's IBU
+  works on the bit counts (each bit's marginal, not the likelihood of the
+  reports), so it is cheaper per iteration and less accurate; EM uses every
+  report. The estimates "emp" and "emp+thr" are compared with MI.
+* ``urap``: uRAP, k = 52, epsilon = 1, n = 2 * 10^6, with 10, 26 and 52
+  sensitive categories.
+* ``urap-low``: uRAP with 200 sensitive values of 400, epsilon = 0.1.
+* ``rappor``: RAPPOR, k = 12,800, n = 240,000, epsilon = 6 (the ULDP
+  paper's largest scale, as ``bench_em_scale.py``).
+
+Wall times include computing the statistics from the reports (``fit``).
+multi-freq-ldpy's aggregators get the reports as an int32 array: they add
+the report vectors with Python's ``sum``, which overflows in uint8.
+
+Run::
+
+    python benchmarks/bench_em_ibu.py                 # everything (~25 GB-s of RAM)
+    python benchmarks/bench_em_ibu.py --cases oue --n-oue 200000
+"""
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from sklearn_uldp import (
+    RAPPOR,
+    EmpiricalEstimator,
+    EMEstimator,
+    ThresholdEstimator,
+    UtilityOptimizedRAPPOR,
+)
+from sklearn_uldp.mechanisms import _bit_rows
+from sklearn_uldp.metrics import total_variation
+
+
+def _timed(function):
+    start = time.perf_counter()
+    result = function()
+    return result, time.perf_counter() - start
+
+
+def _data(k, n, alpha, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(k, alpha))
+    X = rng.choice(k, size=(n, 1), p=p)
+    return X, np.bincount(X.ravel(), minlength=k) / n
+
+
+def _row(case, method, seconds, tv, note=""):
+    print(f"| {case} | {method} | {seconds:.2f} | {tv:.4f} | {note} |", flush=True)
+
+
+def _em_note(em):
+    info = em._fitted_result()[1]
+    return (f"{em.n_iter_} iterations, {info['n_evaluations']} evaluations, "
+            f"gap {em.duality_gap_:.1e} <= tol {em.tol_:.1e}: {em.converged_}")
+
+
+def bench_oue(n, seed):
+    from multi_freq_ldpy.pure_frequency_oracles.UE import (
+        UE_Aggregator_IBU,
+        UE_Aggregator_MI,
+    )
+
+    k, eps = 1000, 1.0
+    X, true = _data(k, n, 0.3, seed)
+    mech = RAPPOR(eps, theta=0.5, categories=np.arange(k), random_state=seed)
+    reports = mech.fit_transform(X)  # uint8 (n, k)
+    case = f"OUE k={k} n={n} eps={eps}"
+    em, seconds = _timed(lambda: EMEstimator().fit(reports))
+    _row(case, "sklearn-uldp EM (exact MLE)", seconds, total_variation(em.distribution_, true),
+         _em_note(em))
+    for name, est in [("emp", EmpiricalEstimator()), ("emp+thr", ThresholdEstimator())]:
+        fitted, seconds = _timed(lambda est=est: est.fit(reports))
+        _row(case, f"sklearn-uldp {name}", seconds,
+             total_variation(fitted.distribution_, true))
+    as_int = reports.astype(np.int32)
+    del reports
+    ibu, seconds = _timed(lambda: UE_Aggregator_IBU(as_int, k, eps, optimal=True))
+    _row(case, "multi-freq-ldpy IBU", seconds, total_variation(ibu, true),
+         "defaults: nb_iter=10000, tol=1e-12")
+    mi, seconds = _timed(lambda: UE_Aggregator_MI(as_int, eps, optimal=True))
+    mi = np.clip(mi, 0, None)
+    _row(case, "multi-freq-ldpy MI", seconds, total_variation(mi / mi.sum(), true))
+
+
+def bench_urap(n, sensitive, seed, k=52, eps=1.0):
+    X, true = _data(k, n, 1.0, seed)
+    for s in sensitive:
+        mech = UtilityOptimizedRAPPOR(eps, sensitive=np.arange(s), categories=np.arange(k),
+                                      random_state=seed)
+        reports = mech.fit_transform(X)
+        em, seconds = _timed(lambda reports=reports: EMEstimator().fit(reports))
+        em.distribution_  # noqa: B018 - fitted already
+        store = em.statistics_.extra
+        distinct = store.distinct_rows()
+        _row(f"uRAP k={k} s={s} n={n} eps={eps}", "sklearn-uldp EM (exact MLE)", seconds,
+             total_variation(em.distribution_, true),
+             f"{_em_note(em)}; {distinct.n_rows} distinct of {store.n_rows} protected rows")
+
+
+def bench_rappor(seed, k=12_800, n=240_000, eps=6.0):
+    X, true = _data(k, n, 0.3, seed)
+    mech = RAPPOR(eps, categories=np.arange(k), random_state=seed, sparse_output=True)
+    reports = mech.fit_transform(X)
+    em, seconds = _timed(lambda: EMEstimator().fit(reports))
+    _row(f"RAPPOR k={k} n={n} eps={eps}", "sklearn-uldp EM (exact MLE)", seconds,
+         total_variation(em.distribution_, true), _em_note(em))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=["oue", "urap", "urap-low", "rappor"],
+                        choices=["oue", "urap", "urap-low", "rappor"])
+    parser.add_argument("--n-oue", type=int, default=1_000_000)
+    parser.add_argument("--n-urap", type=int, default=2_000_000)
+    parser.add_argument("--n-urap-low", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, "
+          f"products: {_bit_rows._KERNEL}")
+    print("| case | method | wall s | TV | note |")
+    print("|---|---|---|---|---|")
+    if "oue" in args.cases:
+        bench_oue(args.n_oue, args.seed)
+    if "urap" in args.cases:
+        bench_urap(args.n_urap, [10, 26, 52], args.seed)
+    if "urap-low" in args.cases:
+        bench_urap(args.n_urap_low, [200], args.seed, k=400, eps=0.1)
+    if "rappor" in args.cases:
+        bench_rappor(args.seed)
+
+
+if __name__ == "__main__":
+    main()
