@@ -16,13 +16,15 @@ optimized unary encoding (OUE), plus the package's own large EM cases:
 * ``rappor``: RAPPOR, k = 12,800, n = 240,000, epsilon = 6 (the ULDP
   paper's largest scale, as ``bench_em_scale.py``).
 
-Wall times include computing the statistics from the reports (``fit``).
+Wall times include computing the statistics from the reports (``fit``);
+CPU times add up every thread of the process (a measure that a shared
+machine's load inflates less).
 multi-freq-ldpy's aggregators get the reports as an int32 array: they add
 the report vectors with Python's ``sum``, which overflows in uint8.
 
 Run::
 
-    python benchmarks/bench_em_ibu.py                 # everything (~25 GB-s of RAM)
+    python benchmarks/bench_em_ibu.py                 # everything (peak ~6 GB)
     python benchmarks/bench_em_ibu.py --cases oue --n-oue 200000
 """
 
@@ -44,9 +46,10 @@ from sklearn_uldp.metrics import total_variation
 
 
 def _timed(function):
-    start = time.perf_counter()
+    """``function()``, its wall time and its CPU time (all threads)."""
+    start, cpu = time.perf_counter(), time.process_time()
     result = function()
-    return result, time.perf_counter() - start
+    return result, (time.perf_counter() - start, time.process_time() - cpu)
 
 
 def _data(k, n, alpha, seed):
@@ -57,7 +60,9 @@ def _data(k, n, alpha, seed):
 
 
 def _row(case, method, seconds, tv, note=""):
-    print(f"| {case} | {method} | {seconds:.2f} | {tv:.4f} | {note} |", flush=True)
+    wall, cpu = seconds
+    print(f"| {case} | {method} | {wall:.2f} | {cpu:.2f} | {tv:.4f} | {note} |",
+          flush=True)
 
 
 def _em_note(em):
@@ -129,8 +134,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, "
           f"products: {_bit_rows._KERNEL}")
-    print("| case | method | wall s | TV | note |")
-    print("|---|---|---|---|---|")
+    print("| case | method | wall s | CPU s | TV | note |")
+    print("|---|---|---|---|---|---|")
     if "oue" in args.cases:
         bench_oue(args.n_oue, args.seed)
     if "urap" in args.cases:

@@ -102,6 +102,25 @@ KNOWN = [
     ("joint", {"api": "JointEncoder", "d1": "abc", "d2": ["x", "y"],
                "rows": [("a", "y")], "separator": "|", "sensitive": "none", "auto": False,
                "exclude": False, "dtype": object}),
+    # Found by the fuzz runs of issue 11: booleans matched to numbers (and
+    # back) in object columns, typed joint values, duplicate joint domains.
+    ("mechanism", _m("HadamardResponse", {"categories": [False, True], "epsilon": 2.0,
+                                          "block_size": None, "random_state": 0},
+                     [False, 1.0, True], fit_on_X=False)),
+    ("mechanism", _m("RAPPOR", {"categories": ["a", 1, 2.5, b"x"], "epsilon": 1.0,
+                                "theta": 0.9, "sparse_output": False, "random_state": 0},
+                     ["a", b"x", True], how="series")),
+    ("mechanism", _m("RandomizedResponse", {"categories": [True, 2], "epsilon": 1.0,
+                                            "random_state": 0}, [2, 1])),
+    ("mechanism", _m("HadamardResponse", {"categories": [False, True], "epsilon": 1.0,
+                                          "block_size": None, "random_state": None},
+                     [False], how="df_category")),
+    ("joint", {"api": "JointEncoder", "d1": ["1", "2"], "d2": ["x", "y"],
+               "rows": [(1, "x")], "separator": "|", "sensitive": "none", "auto": False,
+               "exclude": False, "dtype": object}),
+    ("joint", {"api": "JointEncoder", "d1": [True, 1, 0], "d2": ["x", "y"],
+               "rows": [(True, "x")], "separator": "|", "sensitive": "none", "auto": False,
+               "exclude": False, "dtype": object}),
 ]
 
 _CLI_OPTS = {"mechanism": "urr", "epsilon": "1", "theta": None, "categories": "given",

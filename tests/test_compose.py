@@ -534,3 +534,47 @@ def test_spec_file_keeps_accepting_unknown_keys(tmp_path):
     doc["reports"] = {"file": "r.csv"}
     path.write_text(json.dumps(doc))
     assert sorted(load_spec(path)) == ["age", "sex"]
+
+
+def test_scikit_learn_checks_pass():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    est = DataFramePrivatizer([("m", RandomizedResponse(1.0), [0])],
+                              remainder="passthrough")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(est, on_fail=None, expected_failed_checks={
+            "check_fit2d_1sample": "the mechanism's categories='auto' needs two "
+                                   "distinct values; its message says so",
+        })
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []
+
+
+def test_clear_input_errors():
+    import scipy.sparse as sp
+
+    priv = _priv()
+    with pytest.raises(TypeError, match="Sparse input"):
+        priv.fit(sp.csr_array(np.eye(3)))
+    with pytest.raises(ValueError, match="Reshape your data"):
+        priv.fit(np.array(["a", "b"], dtype=object))
+    with pytest.raises(ValueError, match="infinite"):
+        DataFramePrivatizer([("m", RandomizedResponse(1.0), [0])]).fit(
+            np.array([[1.0], [np.inf]]))
+
+
+def test_remainder_is_dropped_passed_or_privatized():
+    from sklearn.preprocessing import OneHotEncoder
+
+    df = _table()[["age", "sex"]]
+    priv = DataFramePrivatizer(
+        [("age", RandomizedResponse(1.0, categories=CATS), ["age"])],
+        remainder=RandomizedResponse(0.5, categories=["f", "m"]), random_state=0)
+    out = priv.fit_transform(df)
+    assert list(out.columns) == ["age", "sex"]
+    assert priv.epsilon_spent_ == pytest.approx(1.5)
+    assert sorted(priv.specs()) == ["age", "remainder"]
+    with pytest.raises(TypeError, match="without privacy"):
+        DataFramePrivatizer([("age", RandomizedResponse(1.0), ["age"])],
+                            remainder=OneHotEncoder()).fit(df)

@@ -458,3 +458,22 @@ def test_report_bits():
     assert SubsetSelectionChannel(CATS, 1.0, 2).report_bits == 5
     assert CountMeanSketchChannel(CATS, 1.0, 64, 16).report_bits == 68
     assert HadamardCountMeanSketchChannel(CATS, 1.0, 64, 16).report_bits == 11
+
+
+def test_subset_restricted_em_gradient_matches_the_full_one():
+    mech = SubsetSelection(1.0, categories=range(20), random_state=0)
+    X = np.random.default_rng(7).integers(0, 20, size=(3000, 1))
+    channel = mech.fit(X).channel_
+    stats = channel.statistics(channel.encode_reports(mech.transform(X)),
+                               keep_reports=True)
+    active = np.zeros(20, dtype=bool)
+    active[[0, 3, 4, 11]] = True
+    gradient = channel.restricted_em_gradient(stats, active)
+    q = np.array([0.4, 0.3, 0.2, 0.1])
+    p = np.zeros(20)
+    p[active] = q
+    g, ll = gradient(q)
+    g_full, ll_full = channel.em_gradient(stats, p)
+    assert np.allclose(g, g_full[active]) and ll == pytest.approx(ll_full)
+    est = EMEstimator().fit(mech.transform(X))
+    assert est.distribution_.shape == (20,)

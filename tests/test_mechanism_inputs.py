@@ -190,3 +190,26 @@ def test_joint_encoder_compares_values_with_their_type():
         enc.transform(pd.DataFrame({"a": [1], "b": ["x"]}))
     with pytest.raises(TypeError, match="separator must be a string"):
         JointEncoder({"a": ["1", "2"], "b": ["x", "y"]}, separator=5).fit(None)
+
+
+def test_personalized_mechanism_refuses_true_as_the_category_one():
+    import pandas as pd
+
+    from sklearn_uldp import PersonalizedMechanism
+
+    mech = PersonalizedMechanism(1.0, sensitive=[0], tags=["home"],
+                                 categories=[0, 1, 2], random_state=0)
+    frame = pd.DataFrame({"v": pd.Series([1, True], dtype=object),
+                          "home": [None, None]})
+    with pytest.raises(ValueError, match="True is not the category 1"):
+        mech.fit(frame).transform(frame)
+
+
+def test_unlimited_budget_stays_unlimited_after_an_unlimited_spend():
+    import math
+
+    from sklearn_uldp.privacy import BudgetAccountant
+
+    acc = BudgetAccountant(math.inf)
+    acc.spend(math.inf)
+    assert acc.remaining == math.inf

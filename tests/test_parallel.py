@@ -282,3 +282,20 @@ def test_privatizer_partitions_hold_no_seed_in_the_graph():
     assert b"SeedSequence" not in blob and b"PCG64" not in blob
     a, b = lazy.compute(), lazy.compute()
     assert (a["v"] != b["v"]).mean() > 0.2     # fresh noise at every compute
+
+
+def test_reducing_a_multi_column_dask_frame_fails_before_compute():
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn_uldp.compose import DataFramePrivatizer
+
+    X = _data(400)
+    X["w"] = X["v"]
+    priv = DataFramePrivatizer({"v": RandomizedResponse(1.0, categories=CATS),
+                                "w": RandomizedResponse(1.0, categories=CATS)},
+                               random_state=0)
+    lazy = priv.fit_transform(dd.from_pandas(X, npartitions=2))
+    with pytest.raises(ValueError, match="report_columns"):
+        reduce_statistics(lazy, mechanism=priv.mechanisms_["v"])
+    stats = reduce_statistics(lazy[priv.report_columns("v")],
+                              mechanism=priv.mechanisms_["v"])
+    assert stats.n == 400

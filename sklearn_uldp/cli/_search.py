@@ -145,7 +145,7 @@ def _cmd_search(args):
                 "in the grid"
             )
         else:
-            label = res.at[search.best_index_[search.target_epsilon_], "candidate"]
+            label = res.at[search.best_index_at_epsilon_[search.target_epsilon_], "candidate"]
             print(
                 f"smallest epsilon reaching {search.scoring_name_} <= {args.target}: "
                 f"{search.target_epsilon_:g} ({label})"

@@ -98,7 +98,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         What happens to the columns no mechanism selects. ``"drop"`` (the
         default) leaves them out; ``"passthrough"`` copies them to the
         output **unprivatized** (only for columns that are not private, such
-        as a survey wave).
+        as a survey wave); a mechanism privatizes the remaining column.
     missing : {"error", "category"}, default="error"
         What to do with missing values (None, NaN, pd.NA) in a privatized
         column. ``"error"`` raises a clear error naming the column;
@@ -289,6 +289,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
     # ------------------------------------------------------------ validation
     def _check_params(self):
         validate_params_with_hints(self, PARAMETER_HINTS)
+        if not isinstance(self.remainder, str | BaseMechanism):
+            raise TypeError(
+                "remainder must be 'drop', 'passthrough' or a mechanism, got "
+                f"{type(self.remainder).__name__}: another transformer would send "
+                "the remaining columns without privacy."
+            )
         transformers = self.transformers
         if not transformers:
             raise ValueError(
@@ -341,15 +347,20 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         for name, cols in positions.items():
             for j in cols:
                 values = X.iloc[:, j] if frame else pd.Series(np.asarray(X)[:, j])
+                label = X.columns[j] if frame else f"x{j}"
+                if values.dtype.kind == "f" and np.isinf(values.to_numpy()).any():
+                    raise ValueError(
+                        f"Column {label!r} holds infinite values (inf), which are "
+                        "not categories: replace or drop them."
+                    )
                 missing = pd.isna(values.astype(object)).to_numpy()
                 if not missing.any():
                     continue
-                label = X.columns[j] if frame else f"x{j}"
                 if self.missing == "error":
                     by = "" if name == str(label) else f" (read by mechanism {name!r})"
                     raise ValueError(
                         f"Column {label!r} has {int(missing.sum())} missing "
-                        f"values{by}. Impute or drop them, "
+                        f"values (NaN/None){by}. Impute or drop them, "
                         "or pass missing='category' to report them as the explicit "
                         f"category {self.missing_label!r}."
                     )
@@ -432,10 +443,31 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
             return self._fit_dask(X).transform(X)
         return self._fit_transform(X, keep=True)
 
-    def _fit_transform(self, X, keep):
-        self._check_params()
+    @staticmethod
+    def _check_input(X):
+        """A 2-D dense table, or a clear error."""
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise TypeError(
+                "Sparse input is not supported: privatized columns hold category "
+                "values. Pass a DataFrame or a dense array."
+            )
         if not hasattr(X, "iloc") and not hasattr(X, "shape"):
             X = np.asarray(X, dtype=object)
+        if np.ndim(X) != 2:
+            raise ValueError(
+                f"Expected 2D array, got {np.ndim(X)}D array instead. Reshape your "
+                "data with X.reshape(-1, 1) for a single column, or pass a DataFrame."
+            )
+        if X.shape[1] == 0:
+            raise ValueError(
+                f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                "required: pass the table's columns."
+            )
+        return X
+
+    def _fit_transform(self, X, keep):
+        self._check_params()
+        X = self._check_input(X)
         transformers = list(self.transformers)
         positions = self._mechanism_columns(X, transformers)
         seeds = iter(self._seeds(len(positions)))
@@ -590,8 +622,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
             from ..parallel import privatize_partitions
 
             return privatize_partitions(X, self)
-        if not hasattr(X, "iloc") and not hasattr(X, "shape"):
-            X = np.asarray(X, dtype=object)
+        X = self._check_input(X)
         X = self._prepared(X, self._fitted_positions(X))
         return self._finish(self._run(ColumnTransformer.transform, X), X)
 
@@ -702,10 +733,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
     # ---------------------------------------------------------- collector side
     @property
     def mechanisms_(self):
-        """Name -> fitted mechanism (the remainder excluded)."""
+        """Name -> fitted mechanism (``"remainder"`` when it is a mechanism)."""
         check_is_fitted(self, "transformers_")
         return {name: t for name, t, _ in self.transformers_
-                if isinstance(t, BaseMechanism) and name != "remainder"}
+                if isinstance(t, BaseMechanism)}
 
     @property
     def channels_(self):
@@ -897,7 +928,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         tags.non_deterministic = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
-        tags.input_tags.allow_nan = True
+        # Missing values are an error unless reported as a category.
+        tags.input_tags.allow_nan = self.missing == "category"
         tags.input_tags.sparse = False
         return tags
 

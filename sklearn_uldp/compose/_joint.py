@@ -84,8 +84,12 @@ class JointEncoder(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     categories : dict of {str: array-like} or "auto", default="auto"
-        Column -> public domain, in the order of the joint domain. ``"auto"``
-        learns the domains from the data (emits a
+        Column -> public domain (a flat list of distinct values), in the
+        order of the joint domain. A domain may hold one missing-value marker
+        (None or NaN), which the column's missing values then match. Values
+        are matched with their type, as by the mechanisms (``1`` is not
+        ``"1"``, ``True`` is not ``1``). ``"auto"`` learns the domains from
+        the data (emits a
         :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`).
     sensitive : callable or None, default=None
         Predicate over a tuple, ``f(row) -> bool``; ``row`` gives the values
@@ -275,7 +279,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         flat = np.zeros(len(tuples), dtype=np.intp)
         for j, (index, domain) in enumerate(zip(position, self._domains, strict=True)):
             codes = encode_labels(_as_labels([t[j] for t in tuples]),
-                                  _as_labels(domain), index)
+                                  _as_labels(domain), index, strict_bools=True)
             flat = flat * sizes[j] + codes
         table[flat] = np.arange(len(tuples))
         self._code_table = table
@@ -311,7 +315,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             cats = _as_labels(domain)
             # Values are matched by value and type (1 is not "1", True is
             # not 1), as by the mechanisms.
-            codes = encode_labels(values, cats)
+            codes = encode_labels(values, cats, strict_bools=True)
             if (codes < 0).any():
                 bad = values[codes < 0]
                 missing = is_missing(bad)

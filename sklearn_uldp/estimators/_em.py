@@ -43,8 +43,15 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     max_iter : int
         Maximum number of iterations (each costs one to three EM maps).
     acceleration : {"squarem", None}
-        SQUAREM (Varadhan & Roland 2008, scheme S3) extrapolates two EM maps,
-        with backtracking to stay in the simplex and a monotone fall-back.
+        SQUAREM (Varadhan & Roland 2008, scheme S3) extrapolates two EM
+        maps, with a monotone fall-back and without the optional stabilising
+        map (two evaluations an iteration). Categories the extrapolation
+        drives below zero are set to zero (an active set: EM maps keep them
+        there, and they restart from a small mass when the optimality
+        conditions ask for them), so the acceleration does not stall when
+        the maximum-likelihood point has zeros; after a zeroing step that
+        lowers the likelihood, steps are shrunk into the simplex instead for
+        a few iterations.
     restrict : callable or None
         ``restrict(active) -> gradient on the categories of the mask active``
         (or None when that would not be markedly cheaper), as
@@ -242,9 +249,12 @@ class EMEstimator(DistributionEstimator):
     ``p(x) <- p(x) * (1/n) sum_i Q(y_i|x) / sum_x' Q(y_i|x') p(x')``, computed
     with the channel's structure: on the histogram of outputs for
     categorical reports (O(k) per step for RR/uRR), with two sparse products
-    over the set bits for RAPPOR-type reports. SQUAREM acceleration and a
-    duality-gap stopping rule make it reach the maximum-likelihood estimate
-    (to ``tol``) even where plain EM crawls (large k, small epsilon).
+    over the set bits for RAPPOR-type reports (once per distinct report
+    when reports repeat, in compiled loops on all cores when numba is
+    installed). SQUAREM acceleration with zeroing steps and a duality-gap
+    stopping rule make it reach the maximum-likelihood estimate (to ``tol``)
+    even where plain EM crawls (large k, small epsilon, zeros in the
+    estimate).
 
     Parameters
     ----------
@@ -275,9 +285,11 @@ class EMEstimator(DistributionEstimator):
     n_jobs : int or None, default=None
         Threads sharing each EM step on bit-vector reports (RAPPOR, OUE,
         uRAP, uBD), whose steps cost time proportional to the number of
-        reports; ``None`` means 1 unless in a ``joblib.parallel_config``
-        context, -1 all cores. The estimate does not depend on it (to the
-        last bit). One-symbol reports need O(k) per step and ignore it.
+        reports; ``None`` means all cores unless a
+        ``joblib.parallel_config`` context sets ``n_jobs`` (threads, not
+        processes: the blocks of reports are shared, not copied). The
+        estimate does not depend on it (to the last bit). One-symbol
+        reports need O(k) per step and ignore it.
     report_store : {"memory", "disk"} or path-like, default="memory"
         Where EM keeps the reports it needs (bit-vector reports, whose
         likelihood has no fixed-size statistic; at most k/8 bytes a
@@ -295,8 +307,8 @@ class EMEstimator(DistributionEstimator):
     verbose : int, default=0
         ``1`` shows a progress bar (tqdm, when installed) for fits that last
         more than two seconds, with the iteration, the mean log-likelihood
-        per report and the duality gap; ``2`` also prints them after every
-        iteration.
+        per report and the duality gap; ``2`` prints them after every
+        iteration instead.
     mechanism : BaseMechanism, Channel, dict or None, default=None
         The mechanism that produced the reports, when they do not carry it.
 
@@ -476,7 +488,7 @@ class _Progress:
         self.bar = None
 
     def __enter__(self):
-        if self.verbose >= 1:
+        if self.verbose == 1:
             try:
                 from tqdm.auto import tqdm
             except ImportError:  # pragma: no cover - tqdm is an optional extra

@@ -339,7 +339,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             index = pd.Index(check_categories(self.categories))
         codes = _range_codes(column, index)
         if codes is None:
-            codes = encode_labels(column, np.asarray(index), index)
+            codes = encode_labels(column, np.asarray(index), index, strict_bools=True)
         if (codes < 0).any():
             bad = column[codes < 0]
             missing = is_missing(bad)

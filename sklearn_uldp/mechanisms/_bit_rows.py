@@ -759,7 +759,8 @@ class BitRows:
         columns : array-like of int
             Columns to keep, in their new order.
         n_jobs : int or None, default=None
-            Threads restricting blocks concurrently.
+            Threads restricting blocks concurrently (``None``: all cores
+            unless a ``joblib.parallel_config`` context sets ``n_jobs``).
 
         Returns
         -------
@@ -792,11 +793,11 @@ class BitRows:
         A : float
         b : ndarray of shape (n_cols,)
         n_jobs : int or None, default=None
-            Threads evaluating blocks concurrently (scipy's sparse products
-            and numpy's gathers release the GIL); ``None`` means 1 unless in
-            a ``joblib.parallel_config`` context. The blocks' terms are added
-            in block order whatever the threads, so the result is
-            bit-identical.
+            Threads evaluating blocks concurrently (the compiled products,
+            scipy's sparse products and numpy's gathers release the GIL);
+            ``None`` means all cores unless a ``joblib.parallel_config``
+            context sets ``n_jobs``. The blocks' terms are added in block
+            order whatever the threads, so the result is bit-identical.
 
         Returns
         -------
@@ -821,6 +822,11 @@ class BitRows:
         terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]),
                              items, n_jobs)
         return add_em_terms(terms, self.n_cols)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_distinct"] = None  # rebuilt at the first product
+        return state
 
     def distinct_rows(self):
         """The store of the distinct rows, each with its multiplicity.

@@ -191,63 +191,112 @@ def _check_mixture(subset_size, s):
     return sizes, weights
 
 
-def _design_information(alpha, weights, k, s, epsilon):
-    """(J1, J2, J3) of a size mixture at P_alpha (module docstring).
+def _design_vectors(alpha, hmax, k, s, epsilon):
+    """Per-size coefficients g_j(h) with J_j = sum_h w_h g_j(h) (docstring).
 
-    ``weights`` is indexed by h - 1 for h = 1..len(weights). A subspace of
-    dimension 0 (s = 1 for H1; t = 0 for H2 and H3) gets J = inf.
+    A subspace of dimension 0 (s = 1 for H1; t = 0 for H2 and H3) gets
+    g = None.
     """
     E1 = np.expm1(epsilon)
-    E = E1 + 1.0
-    w = np.asarray(weights, dtype=float)
-    h = np.arange(1, w.size + 1, dtype=float)
+    h = np.arange(1, hmax + 1, dtype=float)
     t = k - s
-    D = h * E + s - h
+    D = h * (E1 + 1.0) + s - h
     tilt = alpha * h * E1 + s
-    J1 = (s * E1**2 / (s - 1) * np.sum(w * h * (s - h) / (tilt * D))
-          if s > 1 else np.inf)
+    g1 = s * E1**2 / (s - 1) * h * (s - h) / (tilt * D) if s > 1 else None
     if t == 0:
-        return J1, np.inf, np.inf
-    J2 = t * E1 / (1.0 - alpha) * np.sum(w * h / D)
-    J3 = s * t * E1 / (k * (1.0 - alpha)) * np.sum(w * h / tilt)
-    return J1, J2, J3
+        return g1, None, None
+    g2 = t * E1 / (1.0 - alpha) * h / D
+    g3 = s * t * E1 / (k * (1.0 - alpha)) * h / tilt
+    return g1, g2, g3
+
+
+def _design_information(alpha, weights, k, s, epsilon):
+    """(J1, J2, J3) of a size mixture at P_alpha (inf for an empty subspace)."""
+    w = np.asarray(weights, dtype=float)
+    gs = _design_vectors(alpha, w.size, k, s, epsilon)
+    return tuple(np.inf if g is None else float(w @ g) for g in gs)
+
+
+def _bound_and_gradient(alpha, k, s, epsilon, hmax):
+    """Functions w -> M(alpha, w) and its gradient (each J is linear in w)."""
+    gs = _design_vectors(alpha, hmax, k, s, epsilon)
+    dims = (s - 1, k - s - 1, 1)
+    terms = [(d, g) for d, g in zip(dims, gs, strict=True) if g is not None and d > 0]
+
+    def value(w):
+        total = 0.0
+        for d, g in terms:
+            J = float(w @ g)
+            if J <= 0:
+                return np.inf
+            total += d / J
+        return total
+
+    def grad(w):
+        out = np.zeros(hmax)
+        for d, g in terms:
+            out -= d * g / max(float(w @ g), 1e-300) ** 2
+        return out
+
+    return value, grad
 
 
 def _design_bound(alpha, weights, k, s, epsilon):
     """M(alpha, w) = (s-1)/J1 + (t-1)/J2 + 1/J3 (n times the variance)."""
-    J1, J2, J3 = _design_information(alpha, weights, k, s, epsilon)
-    t = k - s
-    with np.errstate(divide="ignore"):
-        total = (s - 1) / J1 if s > 1 else 0.0
-        if t > 0:
-            total += (t - 1) / J2 + 1.0 / J3
-    return float(total) if np.isfinite(total) and total > 0 else np.inf
+    w = np.asarray(weights, dtype=float)
+    return _bound_and_gradient(alpha, k, s, epsilon, w.size)[0](w)
 
 
 def _best_mixture(alpha, k, s, epsilon):
     """inf over mixtures w of M(alpha, w): a convex problem on the simplex.
 
-    Each J is linear in w, so M is convex in w; SLSQP from the best single
-    size and from the uniform mixture.
+    Each J is linear in w, so M is convex in w, and since it depends on w
+    through three linear functionals an optimum uses few sizes. An active
+    set: SLSQP (exact gradient) on a window of sizes around the best single
+    one, grown while some size outside it has a smaller partial derivative
+    than the sizes in use (the optimality condition on the simplex).
     """
     hmax = max(1, s - 1)
-    singles = [_design_bound(alpha, np.eye(hmax)[i], k, s, epsilon)
-               for i in range(hmax)]
+    value, grad = _bound_and_gradient(alpha, k, s, epsilon, hmax)
+    singles = np.array([value(row) for row in np.eye(hmax)])
     best_h = int(np.argmin(singles))
-    best_w, best_val = np.eye(hmax)[best_h], singles[best_h]
+    best_w, best_val = np.eye(hmax)[best_h], float(singles[best_h])
     if hmax == 1:
         return best_w, best_val
-    for start in (0.8 * best_w + 0.2 / hmax, np.full(hmax, 1.0 / hmax)):
-        res = minimize(
-            lambda w: _design_bound(alpha, np.clip(w, 0.0, None), k, s, epsilon),
-            start, method="SLSQP", bounds=[(0.0, 1.0)] * hmax,
-            constraints=[{"type": "eq", "fun": lambda w: np.sum(w) - 1.0}],
-            options={"ftol": 1e-14, "maxiter": 500})
-        w = np.clip(res.x, 0.0, None)
-        w = w / w.sum()
-        val = _design_bound(alpha, w, k, s, epsilon)
+    active = set(range(max(0, best_h - 4), min(hmax, best_h + 5)))
+    for _ in range(20):  # rounds of the active set, not users
+        idx = np.array(sorted(active))
+        start = np.full(idx.size, 0.1 / idx.size)
+        start[np.searchsorted(idx, best_h)] += 0.9
+
+        def sub_value(v, idx=idx):
+            w = np.zeros(hmax)
+            w[idx] = np.clip(v, 0.0, None)
+            return value(w)
+
+        def sub_grad(v, idx=idx):
+            w = np.zeros(hmax)
+            w[idx] = np.clip(v, 0.0, None)
+            return grad(w)[idx]
+
+        res = minimize(sub_value, start, jac=sub_grad, method="SLSQP",
+                       bounds=[(0.0, 1.0)] * idx.size,
+                       constraints=[{"type": "eq", "fun": lambda v: np.sum(v) - 1.0,
+                                     "jac": lambda v: np.ones_like(v)}],
+                       options={"ftol": 1e-15, "maxiter": 300})
+        w = np.zeros(hmax)
+        w[idx] = np.clip(res.x, 0.0, None)
+        w /= w.sum()
+        val = value(w)
         if val < best_val:
             best_w, best_val = w, val
+        g = grad(best_w)
+        level = float(g[best_w > 1e-9].min())
+        better = np.flatnonzero(g < level - 1e-9 * abs(level))
+        new = [int(h) for h in better[np.argsort(g[better])][:5] if h not in active]
+        if not new:
+            break
+        active.update(new)
     return best_w, best_val
 
 
@@ -380,10 +429,20 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
                 "(1 <= h <= max(1, s - 1)), or a mixture {h: weight}."
             ),
         },
+        "alpha": {
+            "type": ["number", "null"],
+            "exclusiveMinimum": 0,
+            "exclusiveMaximum": 1,
+            "description": (
+                "Mass of the sensitive set in the reference distribution of "
+                "the projection decoder (arXiv 2509.24173); absent or null for "
+                "the per-category estimator."
+            ),
+        },
     }
     _own_budget_check = True
 
-    def __init__(self, categories, epsilon, sensitive, subset_size):
+    def __init__(self, categories, epsilon, sensitive, subset_size, alpha=None):
         super().__init__(categories, epsilon, 0.5, sensitive)
         self.theta = None
         s = int(self._s_codes.size)
@@ -408,6 +467,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
             c_s = np.where(h > 1, h * (E * (h - 1.0) + s - h) / (D * (s - 1.0)),
                            1.0 / D)
         c_n = h / D
+        self._c_s_h, self._c_n_h = c_s, c_n
         w = weights
         self._keep_s = float(w @ self._keep_s_h)
         self._keep_n = float(w @ self._keep_n_h)
@@ -422,6 +482,49 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         self._one_minus_d2 = self._keep_n
         self._log_c0_h = (np.log(w) + math.log(s) - np.log(D)
                           - (gammaln(s + 1) - gammaln(h + 1) - gammaln(s - h + 1)))
+        self.alpha = self._check_alpha(alpha)
+        if self.alpha is not None:
+            self._setup_projection()
+
+    def _check_alpha(self, alpha):
+        if alpha is None:
+            return None
+        if isinstance(alpha, bool) or not isinstance(alpha, Real):
+            raise TypeError(
+                f"alpha must be a number in (0, 1) or None, got {alpha!r} of "
+                f"type {type(alpha).__name__}.")
+        alpha = float(alpha)
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(
+                f"alpha must be in (0, 1) (the mass of the sensitive set in the "
+                f"decoder's reference distribution), got {alpha}; use None for "
+                "the per-category estimator.")
+        if self.s < 2 or self.t < 1:
+            raise ValueError(
+                "The projection decoder (alpha) needs at least two sensitive and "
+                f"one non-sensitive category, got s={self.s}, t={self.t}; use "
+                "alpha=None.")
+        return alpha
+
+    def _setup_projection(self):
+        """Per-report contributions of the projection decoder (module docstring)."""
+        s, t, k = self.s, self.t, self.n_categories
+        a, E1 = self.alpha, np.expm1(self.epsilon)
+        h = self._sizes.astype(float)
+        weights = np.zeros(max(1, s - 1))
+        weights[self._sizes - 1] = self._weights
+        J1, J2, J3 = _design_information(a, weights, k, s, self.epsilon)
+        self._J = (J1, J2, J3)
+        Qy = 1.0 + a * h * E1 / s  # Q_alpha(T) / (w_h c0_h), size h
+        r = t / (1.0 - a)  # Q(y|x) / Q_alpha(y) of an invertible report
+        phi3 = t * h * E1 / (s * k * Qy * J3)  # H3 part at a sensitive x
+        self._A_in = E1 * (1.0 - h / s) / (Qy * J1) + phi3
+        self._A_out = -E1 * h / s / (Qy * J1) + phi3
+        self._B = -r / (k * J3)
+        self._G = -h * E1 / (k * Qy * J3)
+        self._own = r * (1.0 - 1.0 / t) / J2 + s * r / (t * k * J3)
+        self._other = -r / (t * J2) + s * r / (t * k * J3)
+        self._p_alpha = np.where(self._sensitive, a / s, (1.0 - a) / t)
 
     def _draw_probabilities(self, epsilon):
         keep_s, keep_n = _ubd_keep(epsilon, self._sizes.astype(float), self.s)
@@ -433,11 +536,21 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         return np.concatenate(probs) if probs else np.ones(1)
 
     def get_params(self):
-        return {
+        params = {
             "epsilon": self.epsilon,
             "sensitive": self._sensitive.copy(),
             "subset_size": self.subset_size,
         }
+        if self.alpha is not None:  # specs without a decoder stay as they were
+            params["alpha"] = self.alpha
+        return params
+
+    @property
+    def exact_categories(self):
+        # The projection decoder spreads every report over all categories.
+        if self.alpha is not None:
+            return np.zeros(self.n_categories, dtype=bool)
+        return super().exact_categories
 
     def _key(self):
         name, cats, params = super()._key()
@@ -609,34 +722,113 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
             )
         return X
 
+    # The linear estimator. Without ``alpha``: the per-category statistic of
+    # the module docstring. With ``alpha``: the projection decoder, written
+    # as p_hat = f + P_alpha with f the mean of the reports' contributions.
+    def statistics(self, codes, *, keep_reports=False):
+        stats = super().statistics(codes, keep_reports=keep_reports)
+        if self.alpha is None:
+            return stats
+        return ReportStatistics(
+            self, stats.n, np.concatenate([stats.counts, self._size_counts(codes)]),
+            stats.extra)
+
+    def _size_counts(self, codes):
+        """Per-size counts of each sensitive bit (H x s) and of protected reports (H).
+
+        Only protected reports (no non-sensitive bit) count; flattened, size
+        by size, as appended to the statistics of a channel with ``alpha``.
+        """
+        H, s = self._sizes.size, self.s
+        bits = np.zeros((H, s), dtype=np.int64)
+        rows_h = np.zeros(H, dtype=np.int64)
+        if sp.issparse(codes):
+            sizes = np.diff(codes.indptr)
+            row_of = np.repeat(np.arange(codes.shape[0]), sizes)
+            nonsens = np.bincount(row_of[~self._sensitive[codes.indices]],
+                                  minlength=codes.shape[0])
+            protected = nonsens == 0
+            comp = np.searchsorted(self._sizes, sizes)
+            comp = np.where(protected & (comp < H), comp, H)
+            keep = comp[row_of] < H
+            bits += np.bincount(comp[row_of][keep] * s
+                                + self._rank[codes.indices[keep]],
+                                minlength=H * s).reshape(H, s)
+            rows_h += np.bincount(comp[comp < H], minlength=H)
+        else:
+            step = max(1, (1 << 24) // max(self.n_categories, 1))
+            for lo in range(0, codes.shape[0], step):  # chunks of rows
+                block = codes[lo:lo + step]
+                S = block[:, self._s_codes]
+                size = S.sum(axis=1, dtype=np.int64)
+                protected = ~block[:, self._n_codes].any(axis=1)
+                for c, h in enumerate(self._sizes):  # mixture components
+                    rows = protected & (size == h)
+                    rows_h[c] += int(rows.sum())
+                    bits[c] += S[rows].sum(axis=0, dtype=np.int64)
+        return np.concatenate([bits.ravel(), rows_h])
+
+    def _projection_contributions(self, stats):
+        k, H, s = self.n_categories, self._sizes.size, self.s
+        tail = np.asarray(stats.counts[k:], dtype=float)
+        Nx = tail[:H * s].reshape(H, s)
+        Nc = tail[H * s:H * s + H]
+        inv = np.asarray(stats.counts[self._n_codes], dtype=float)
+        f = np.empty(k)
+        f[self._s_codes] = ((self._A_in - self._A_out) @ Nx + self._A_out @ Nc
+                            + self._B * inv.sum())
+        f[self._n_codes] = (self._G @ Nc + (self._own - self._other) * inv
+                            + self._other * inv.sum())
+        return f
+
     def observed_frequency(self, stats):
+        if self.alpha is not None:
+            if stats.counts.size != self.n_categories + self._sizes.size * (self.s + 1):
+                raise ValueError(
+                    "These statistics lack the per-size counts the projection "
+                    "decoder needs; compute them with this channel's statistics().")
+            return self._projection_contributions(stats) / stats.n
         f = stats.counts / stats.n
         q_n = float(stats.counts[self._n_codes].sum()) / stats.n
         return np.where(self._sensitive, f + self._gamma * q_n, f)
 
     def expected_frequency(self, p):
         p = np.asarray(p, dtype=float)
+        if self.alpha is not None:
+            return p - self._p_alpha
         slope_s = self._keep_s - self._c_s
         return np.where(self._sensitive, self._c_s * p.sum() + slope_s * p,
                         self._keep_n * p)
 
     @property
     def coef_a(self):
+        if self.alpha is not None:
+            return np.ones(self.n_categories)
         return np.where(self._sensitive, 1.0 / (self._keep_s - self._c_s),
                         1.0 / self._keep_n)
 
     @property
     def coef_b(self):
+        if self.alpha is not None:
+            return self._p_alpha.copy()
         return np.where(self._sensitive, -self._c_s / (self._keep_s - self._c_s), 0.0)
 
     def estimator_variance(self, p, n):
-        """Exact Var[p_hat(x)] (the sensitive statistic takes values 0, gamma, 1).
+        """Exact Var[p_hat(x)] of the channel's linear estimator.
+
+        Per-category estimator: the sensitive statistic takes values 0, gamma
+        and 1. Projection decoder (``alpha`` set): x's contribution takes
+        2H + 1 (sensitive x) or H + 2 (non-sensitive x) values whose
+        probabilities are linear in p (module docstring).
 
         :meth:`null_variance` keeps the generic ``a^2 m0 (1 - m0) / n``: with
         p(x) = 0 the exact value is that minus a non-negative term
         proportional to p(X_N), so it is the worst case over distributions.
         """
         p = np.asarray(p, dtype=float)
+        if self.alpha is not None:
+            second = self._projection_second_moment(p)
+            return (second - (p - self._p_alpha) ** 2) / n
         P_n = p[self._n_codes].sum()
         m = self.expected_frequency(p)
         p_in = (self._keep_s * p + self._c_s * (p[self._s_codes].sum() - p)
@@ -644,6 +836,49 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         p_inv = self._keep_n * P_n
         second = np.where(self._sensitive, p_in + self._gamma**2 * p_inv, m)
         return self.coef_a**2 * (second - m**2) / n
+
+    def _projection_second_moment(self, p):
+        """E[c_x(y)^2] of the projection decoder's contribution, per category."""
+        w = self._weights
+        P_s, P_n = p[self._s_codes].sum(), p[self._n_codes].sum()
+        p_s = p[self._s_codes]
+        # P(size h, x in T) and P(size h) for the sensitive x (rows: sizes)
+        p_in = w[:, None] * (self._keep_s_h[:, None] * p_s
+                             + self._c_s_h[:, None] * (P_s - p_s)
+                             + self._c_n_h[:, None] * P_n)
+        p_size = w * (P_s + self.s / self._D_h * P_n)
+        inv = self._keep_n * P_n
+        out = np.empty(self.n_categories)
+        out[self._s_codes] = (self._A_in**2 @ p_in
+                              + self._A_out**2 @ (p_size[:, None] - p_in)
+                              + self._B**2 * inv)
+        p_n = p[self._n_codes]
+        out[self._n_codes] = (self._G**2 @ p_size
+                              + self._own**2 * self._keep_n * p_n
+                              + self._other**2 * self._keep_n * (P_n - p_n))
+        return out
+
+    def null_variance(self, n, stats=None):
+        """Var[p_hat(x)] when p(x) = 0, the worst case over the other categories.
+
+        For the per-category estimator, the generic ``a^2 m0 (1 - m0) / n``
+        (see :meth:`estimator_variance`). For the projection decoder (``alpha``
+        set) the mean of x's contribution is fixed (-P_alpha(x)) once p(x) = 0
+        and its second moment is linear in p, so the worst case is a point
+        mass on another category: the largest of those variances.
+        """
+        if self.alpha is None:
+            return super().null_variance(n, stats)
+        k = self.n_categories
+        worst = np.zeros(k)
+        candidates = [self._s_codes[:2], self._n_codes[:2]]
+        for y in np.concatenate(candidates):  # at most four point masses
+            point = np.zeros(k)
+            point[y] = 1.0
+            var = self.estimator_variance(point, n)
+            var[y] = 0.0  # the point mass is on y itself: not a null case
+            worst = np.maximum(worst, var)
+        return worst
 
     def _log_c(self, stats):
         """sum_i log(w_h c0_h) over the protected reports (h = their size)."""
@@ -689,8 +924,13 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         ``{h: weight}`` (each user first draws h, with its own uniform draw,
         then runs uBD with that h); ``"auto"`` picks the single h with the
         smallest expected l2 loss of the empirical estimator at the uniform
-        distribution (a simple stand-in for the paper's design optimizer,
-        which is not implemented).
+        distribution; ``"optimal"`` solves the paper's design problem
+        (``sup_alpha inf_w M(alpha, w)``, see the module docstring) for the
+        mixture that reaches the converse bound
+        (:func:`~sklearn_uldp.metrics.ubd_converse_bound`), and, when it
+        mixes several sizes, estimates with the paper's projection decoder
+        at that alpha (``channel_.alpha``; its statistics then also hold
+        per-size counts). With one size it is the per-category estimator.
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
     sparse_output : bool, default=False
@@ -703,7 +943,8 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
     categories_ : ndarray of shape (k,)
     sensitive_mask_ : ndarray of bool of shape (k,)
     subset_size_ : int or dict
-        The h (or the mixture ``{h: weight}``) in use.
+        The h (or the mixture ``{h: weight}``) in use; with
+        ``subset_size="optimal"`` the decoder's alpha is ``channel_.alpha``.
     channel_ : UtilityOptimizedBlockDesignChannel
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (1,)
@@ -730,6 +971,12 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
     ...     subset_size={1: 0.5, 2: 0.5}, categories=cats).fit()
     >>> bool(check_uldp(mixture)), mixture.channel_.n_outputs
     (True, 18)
+    >>> optimal = UtilityOptimizedBlockDesign(epsilon=1.0, sensitive=[0, 1, 2, 3],
+    ...     subset_size="optimal", categories=range(20)).fit()
+    >>> {h: round(w, 3) for h, w in optimal.subset_size_.items()}
+    {1: 0.669, 2: 0.331}
+    >>> round(optimal.channel_.alpha, 3)
+    0.452
     """
 
     _parameter_constraints = {
@@ -740,7 +987,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         "sparse_output": ["boolean"],
         "sensitive": ["array-like", callable],
         "subset_size": [Interval(Integral, 1, None, closed="left"),
-                        StrOptions({"auto"}), dict],
+                        StrOptions({"auto", "optimal"}), dict],
     }
 
     def __init__(self, epsilon=1.0, *, sensitive, subset_size=1,
@@ -757,6 +1004,21 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
         h = self.subset_size
+        if h == "optimal":
+            s = int(self.sensitive_mask_.sum())
+            k = self.sensitive_mask_.size
+            alpha, weights, _ = _optimal_design(k, s, float(self.epsilon))
+            used = np.flatnonzero(weights > 0)
+            if used.size == 1:  # one size: the per-category estimator
+                channel = UtilityOptimizedBlockDesignChannel(
+                    self.categories_, self.epsilon, self.sensitive_mask_,
+                    int(used[0]) + 1)
+            else:
+                channel = UtilityOptimizedBlockDesignChannel(
+                    self.categories_, self.epsilon, self.sensitive_mask_,
+                    {int(i) + 1: float(weights[i]) for i in used}, alpha=alpha)
+            self.subset_size_ = channel.subset_size
+            return channel
         if isinstance(h, str):
             s = int(self.sensitive_mask_.sum())
             k = self.sensitive_mask_.size

@@ -24,9 +24,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import (
     as_label_array,
+    bool_mismatch_hint,
     check_categories,
     check_sensitive,
     check_theta,
+    encode_labels,
     is_missing,
 )
 from ._base import RANDOM_STATE_CONSTRAINT, BaseMechanism, _transform_output
@@ -115,7 +117,8 @@ def split_bots(channel):
 def _value_codes(values, index, name):
     """Codes (0..k-1) of one column of true values, with clear errors."""
     values = as_label_array(np.asarray(values, dtype=object))
-    codes = index.get_indexer(values)
+    # strict_bools: True is not the category 1 (nor 1.0 the category True).
+    codes = encode_labels(values, np.asarray(index), index, strict_bools=True)
     bad = codes < 0
     if bad.any():
         missing = is_missing(values[bad])
@@ -126,8 +129,9 @@ def _value_codes(values, index, name):
             )
         raise ValueError(
             f"Value column {name!r} holds values "
-            f"{list(pd.unique(values[bad])[:10])} that are not categories. The "
-            f"domain is fixed to {len(index)} categories."
+            f"{np.asarray(pd.unique(values[bad])[:10], dtype=object).tolist()} "
+            f"that are not categories. The domain is fixed to {len(index)} "
+            "categories." + bool_mismatch_hint(pd.unique(values[bad]), index)
         )
     return codes.astype(np.intp)
 
@@ -161,7 +165,7 @@ def _tag_pairs(column, index, tag):
     rows, vals = rows[present], as_label_array(vals[present])
     if vals.size == 0:
         return rows.astype(np.int64), np.zeros(0, dtype=np.int64)
-    codes = index.get_indexer(vals)
+    codes = encode_labels(vals, np.asarray(index), index, strict_bools=True)
     if (codes < 0).any():
         raise ValueError(
             f"Tag column {tag!r} holds values "

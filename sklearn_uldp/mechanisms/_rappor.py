@@ -119,14 +119,35 @@ _BINCOUNT_CHUNK = 1 << 20
 _SLAB_ROWS = 255
 
 
+def _column_sums_loop(bits, out):
+    """``out += bits.sum(axis=0)`` with uint16 partial sums (numba)."""
+    n, k = bits.shape
+    acc = np.zeros(k, np.uint16)
+    for lo in range(0, n, 65535):  # 65535 rows of 0/1 fit in uint16
+        acc[:] = 0
+        for i in range(lo, min(n, lo + 65535)):
+            for j in range(k):
+                acc[j] += bits[i, j]
+        for j in range(k):
+            out[j] += acc[j]
+
+
+if numba is not None:
+    _column_sums_loop = numba.njit(nogil=True, cache=True)(_column_sums_loop)
+
+
 def _column_sums(bits):
     """Column sums of a 0/1 uint8 matrix, as int64.
 
     Slabs of 255 rows are added in uint8 (one byte a cell, vectorized) and
     only their sums widened: several times faster than summing every cell
-    into int64.
+    into int64 (with numba, one vectorized loop into uint16: faster still).
     """
     n, k = bits.shape
+    if numba is not None and bits.flags.c_contiguous:
+        sums = np.zeros(k, dtype=np.int64)
+        _column_sums_loop(bits, sums)
+        return sums
     full = n // _SLAB_ROWS * _SLAB_ROWS
     sums = bits[full:].sum(axis=0, dtype=np.int64)
     if full:

@@ -287,6 +287,27 @@ class SubsetSelectionChannel(Channel):
         g = (sum_inv + gain * t) / stats.n
         return g, float(sum_log - stats.n * self._log_omega())
 
+    def restricted_em_gradient(self, stats, active, *, n_jobs=None):
+        # As for RAPPOR: categories outside the working set have p = 0, so
+        # their bits drop out of D_i; a store of the working set's columns,
+        # built once, makes each step cost in proportion to their set bits.
+        active = np.asarray(active, dtype=bool)
+        columns = np.flatnonzero(active)
+        store = stats.extra
+        if (store is None or not hasattr(store, "restrict")
+                or columns.size > 0.8 * self.n_categories):
+            return None
+        store = store.restrict(columns, n_jobs=n_jobs)
+        gain = np.expm1(self.epsilon)
+        log_omega = self._log_omega()
+
+        def gradient(q):
+            q = np.asarray(q, dtype=float)
+            sum_inv, sum_log, t = store.em_terms(float(q.sum()), gain * q, n_jobs=n_jobs)
+            return (sum_inv + gain * t) / stats.n, float(sum_log - stats.n * log_omega)
+
+        return gradient
+
     def likelihood(self, codes):
         # Q(S | x) up to the report's factor e^eps / Omega.
         L = np.full((codes.shape[0], self.n_categories), np.exp(-self.epsilon))

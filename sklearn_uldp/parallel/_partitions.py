@@ -167,6 +167,7 @@ def _reduce_dask(collection, mechanism, keep_reports):
     import dask
 
     channel = _dask_channel(mechanism)
+    _check_report_columns(collection, mechanism, channel)
     parts = [
         dask.delayed(statistics_of)(part, channel, keep_reports=keep_reports)
         for part in np.ravel(collection.to_delayed())
@@ -179,6 +180,29 @@ def _reduce_dask(collection, mechanism, keep_reports):
             for i in range(0, len(parts), 2)
         ]
     return parts[0].compute()
+
+
+def _check_report_columns(collection, mechanism, channel):
+    """Refuse, before any compute, a Dask frame that is not one mechanism's reports."""
+    columns = getattr(collection, "columns", None)
+    if columns is None:
+        return
+    if channel.report_format == "bits":
+        names = (mechanism.get_feature_names_out()
+                 if hasattr(mechanism, "get_feature_names_out") else None)
+        if names is None or len(names) == len(columns):
+            return
+        expected = len(names)
+    else:
+        if len(columns) == 1:
+            return
+        expected = 1
+    raise ValueError(
+        f"The Dask DataFrame has {len(columns)} columns ({list(columns)[:10]}), but "
+        f"the reports of this mechanism have {expected}. Select its report "
+        "columns, e.g. reports[priv.report_columns('age')] with "
+        "mechanism=priv.mechanisms_['age'] for a DataFramePrivatizer's reports."
+    )
 
 
 def _additive_part(stats):
@@ -205,6 +229,7 @@ def _reduce_dask_on_workers(collection, mechanism):
     from ._distributed import WorkerBitRows
 
     channel = _dask_channel(mechanism)
+    _check_report_columns(collection, mechanism, channel)
     parts = client.compute([
         dask.delayed(statistics_of)(part, channel, keep_reports=True)
         for part in np.ravel(collection.to_delayed())

@@ -95,7 +95,10 @@ class BudgetAccountant:
 
     @property
     def remaining(self):
-        """Budget left, ``total - spent``."""
+        """Budget left, ``total - spent`` (``inf`` for an unlimited total)."""
+        if math.isinf(self.total):
+            # inf - inf is NaN: an unlimited budget stays unlimited.
+            return math.inf
         return self.total - self.spent
 
     @property

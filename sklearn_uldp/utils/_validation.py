@@ -121,7 +121,7 @@ def _missing_mask(values):
     return mask if mask.any() else None
 
 
-def encode_labels(values, categories, index=None):
+def encode_labels(values, categories, index=None, *, strict_bools=False):
     """Position of each value in ``categories`` (-1 for values not in it).
 
     Every missing-value marker (None, NaN, pd.NA, NaT) matches the missing
@@ -135,6 +135,11 @@ def encode_labels(values, categories, index=None):
     categories : ndarray of shape (k,)
     index : pandas.Index, default=None
         ``pd.Index(categories)``, if already built.
+    strict_bools : bool, default=False
+        Whether a boolean only matches a boolean category (and a number only
+        a numeric one). A lookup alone matches ``True`` with the category
+        ``1`` (Python hashes them alike); callers that report such type
+        mismatches themselves may leave it False.
 
     Returns
     -------
@@ -153,7 +158,8 @@ def encode_labels(values, categories, index=None):
         missing_categories = _missing_mask(categories)
         if missing_categories is not None:
             codes[missing] = np.flatnonzero(missing_categories)[0]
-    _unmatch_bools(values, categories, codes)
+    if strict_bools:
+        _unmatch_bools(values, categories, codes)
     return codes
 
 
@@ -352,7 +358,7 @@ def check_sensitive(sensitive, categories, *, name="sensitive"):
         ):
             mask = values.astype(bool)
         else:
-            positions = encode_labels(values, np.asarray(categories))
+            positions = encode_labels(values, np.asarray(categories), strict_bools=True)
             unknown = values[positions < 0]
             if unknown.size:
                 raise ValueError(

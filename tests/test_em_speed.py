@@ -1,0 +1,242 @@
+"""Exact EM on large bit-vector uploads: the ingredients of its speed.
+
+Not timed: each test pins a mechanism of the speed (iterations, evaluations,
+memory layout, distinct rows, compiled products equal to the numpy ones,
+memory of the statistics) so that a regression shows as a failure, not as a
+slower benchmark.
+"""
+
+import tracemalloc
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_uldp import (
+    RAPPOR,
+    EMEstimator,
+    RandomizedResponse,
+    UtilityOptimizedRAPPOR,
+)
+from sklearn_uldp.estimators import maximize_likelihood
+from sklearn_uldp.mechanisms import _bit_rows, _rappor
+from sklearn_uldp.mechanisms._bit_rows import BitRows
+
+
+def _reports(mech, k, n, alpha=0.3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.choice(k, size=(n, 1), p=rng.dirichlet(np.full(k, alpha)))
+    return mech.fit_transform(X)
+
+
+def _random_bits(n, k, density, seed=0):
+    return (np.random.default_rng(seed).random((n, k)) < density).astype(np.uint8)
+
+
+# ----------------------------------------------------------------- iterations
+def test_em_with_zeros_at_the_optimum_takes_few_iterations():
+    # RR, k = 100, eps = 1, a skewed distribution: the maximum-likelihood
+    # point has zeros. Shrinking SQUAREM's step to stay in the simplex took
+    # 1,282 iterations (5,123 evaluations); zeroing steps take a handful.
+    k = 100
+    R = _reports(RandomizedResponse(1.0, categories=np.arange(k), random_state=0),
+                 k, 100_000)
+    em = EMEstimator(tol=1e-8).fit(R)
+    assert em.converged_ and em.duality_gap_ <= 1e-8  # the certificate
+    assert em.n_iter_ <= 60
+    assert (em.distribution_ == 0).sum() >= 5  # zeros are exact
+    # the same maximum as plain EM run far (to the last digits it reaches)
+    slow = EMEstimator(acceleration=None, tol=1e-6, max_iter=100_000).fit(R)
+    assert em.log_likelihood_ >= slow.log_likelihood_ - 1e-9
+
+
+def test_squarem_costs_two_evaluations_per_iteration():
+    # No stabilising map: an iteration is two evaluations (three before),
+    # plus one for a rare monotonicity fall-back.
+    k = 1000
+    R = _reports(RAPPOR(1.0, theta=0.5, categories=np.arange(k), random_state=0),
+                 k, 20_000)
+    em = EMEstimator(working_set=False).fit(R)
+    info = em._fitted_result()[1]
+    assert em.converged_
+    assert info["n_evaluations"] <= 2.3 * em.n_iter_ + 2
+
+
+def test_zeroed_categories_come_back_when_the_gradient_asks():
+    # Start with categories at exactly zero that the optimum needs: the
+    # certificate max(g) - 1 <= tol covers them, so EM must revive them.
+    channel = RandomizedResponse(1.0, categories=[0, 1, 2, 3]).fit().channel_
+    stats = channel.statistics(np.repeat([0, 1, 2, 3], [400, 300, 200, 100]))
+    p, info = maximize_likelihood(lambda q: channel.em_gradient(stats, q),
+                                  np.array([0.5, 0.5, 0.0, 0.0]), tol=1e-9)
+    assert info["converged"] and info["gap"] <= 1e-9
+    assert p[2] > 0.01  # revived
+    q, _ = maximize_likelihood(lambda q: channel.em_gradient(stats, q),
+                               np.full(4, 0.25), tol=1e-9)
+    np.testing.assert_allclose(p, q, atol=1e-5)
+
+
+# ----------------------------------------------------------- distinct rows
+def test_repeated_rows_are_kept_once_with_their_multiplicity():
+    # uRAP with 10 sensitive values: at most 2^10 patterns for 10^5 reports.
+    k, s = 52, 10
+    mech = UtilityOptimizedRAPPOR(1.0, sensitive=np.arange(s), categories=np.arange(k),
+                                  random_state=0)
+    R = _reports(mech, k, 100_000, alpha=1.0)
+    store = mech.channel_.statistics(mech.channel_.encode_reports(R),
+                                     keep_reports=True).extra
+    distinct = store.distinct_rows()
+    assert distinct.n_rows <= 2**s < store.n_rows / 50
+    assert distinct.distinct_rows() is distinct
+    b = np.random.default_rng(0).random(s)
+    whole = BitRows(s, store.density)
+    whole._distinct = whole  # products over every row, as before
+    for block in store._all_blocks():
+        whole.append_dense(np.unpackbits(block.packed, axis=1, count=s,
+                                         bitorder="little"))
+    for got, want in zip(store.em_terms(0.7, b), whole.em_terms(0.7, b), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-11)
+    # restricting the distinct rows merges them further, same products
+    columns = np.array([1, 4, 7])
+    restricted = store.restrict(columns)
+    assert restricted.distinct_rows().n_rows <= 8
+    for got, want in zip(restricted.em_terms(0.7, b[columns]),
+                         whole.restrict(columns).em_terms(0.7, b[columns]), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-11)
+
+
+def test_unique_rows_are_not_compressed():
+    # OUE-like rows are all distinct: the store is its own distinct store,
+    # decided from the first block (no pass over the others).
+    store = BitRows(200, 0.3)
+    store.append_dense(_random_bits(5000, 200, 0.3))
+    assert store.distinct_rows() is store
+
+
+def test_em_on_distinct_rows_is_the_same_estimate(monkeypatch):
+    k, s = 30, 8
+    mech = UtilityOptimizedRAPPOR(1.0, sensitive=np.arange(s), categories=np.arange(k),
+                                  random_state=0)
+    R = _reports(mech, k, 50_000, alpha=1.0)
+    fast = EMEstimator(tol=1e-9).fit(R)
+    assert fast.statistics_.extra.distinct_rows().n_rows <= 2**s
+    monkeypatch.setattr(_bit_rows, "_DISTINCT_MAX_FRACTION", 0.0)
+    slow = EMEstimator(tol=1e-9).fit(R)
+    assert slow.statistics_.extra.distinct_rows() is slow.statistics_.extra
+    np.testing.assert_allclose(fast.distribution_, slow.distribution_, atol=1e-6)
+
+
+# ------------------------------------------------------------ products
+@pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed layouts
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_products_equal_numpy_products(density, weighted, monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 97)
+    k = 37
+    bits = _random_bits(1000, k, density, seed=1)
+    b = np.random.default_rng(2).random(k)
+    weights = np.random.default_rng(3).integers(1, 9, 1000).astype(float)
+    terms = {}
+    for kernel in ("numpy", "numba"):
+        monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
+        store = BitRows(k, density)
+        store.append_dense(bits)
+        store._distinct = store
+        if weighted:
+            store._weights = weights
+        terms[kernel] = store.em_terms(0.3, b, n_jobs=2)
+        # and on a working set (packed: the compiled column selection)
+        columns = np.array([0, 3, 9, 10, 11, 30, 36])
+        restricted = store.restrict(columns)
+        restricted._distinct = restricted
+        terms[kernel + "-restricted"] = restricted.em_terms(0.3, b[columns])
+    for a, c in zip(terms["numpy"], terms["numba"], strict=True):
+        np.testing.assert_allclose(a, c, rtol=1e-12)
+    for a, c in zip(terms["numpy-restricted"], terms["numba-restricted"], strict=True):
+        np.testing.assert_allclose(a, c, rtol=1e-12)
+
+
+def test_restricted_packed_blocks_are_row_ordered():
+    # A Fortran-ordered block made every product copy it back (a quarter of
+    # a step); the restricted store's blocks are C-ordered whatever kernel.
+    store = BitRows(300, 0.5)
+    store.append_dense(_random_bits(3000, 300, 0.5))
+    columns = np.arange(0, 300, 3)
+    kernels = [("numpy",), ("numba",)] if getattr(_bit_rows, "numba", None) else [()]
+    for kernel in kernels:
+        with pytest.MonkeyPatch.context() as patch:
+            if kernel:
+                patch.setattr(_bit_rows, "_KERNEL", kernel[0])
+            for block in store.restrict(columns)._all_blocks():
+                assert block.packed.flags.c_contiguous
+
+
+def test_threads_by_default():
+    # Threads change the time of a product, not its value: all cores unless
+    # a joblib context says otherwise.
+    assert _bit_rows._n_threads(None) == joblib.cpu_count(only_physical_cores=False)
+    with joblib.parallel_config(n_jobs=1):
+        assert _bit_rows._n_threads(None) == 1
+    assert _bit_rows._n_threads(1) == 1
+
+
+# ------------------------------------------------------------ statistics
+def test_oue_column_sums_in_uint8_slabs_are_exact():
+    for n in (0, 7, 255, 256, 1000):
+        bits = _random_bits(n, 13, 0.5, seed=n)
+        # C order (compiled loop when numba is installed), else uint8 slabs
+        for layout in (bits, np.asfortranarray(bits)):
+            np.testing.assert_array_equal(_rappor._column_sums(layout),
+                                          bits.sum(axis=0, dtype=np.int64))
+    ones = np.ones((70_000, 3), dtype=np.uint8)  # no uint8/uint16 overflow
+    for layout in (ones, np.asfortranarray(ones)):
+        np.testing.assert_array_equal(_rappor._column_sums(layout), [70_000] * 3)
+
+
+def test_statistics_of_int32_csr_reports_keep_a_small_memory():
+    # np.bincount widens int32 indices to int64: 8 bytes per set bit at once
+    # (1.17 GB for an OUE upload); in chunks it is bounded.
+    k, n = 1000, 20_000
+    mech = RAPPOR(1.0, theta=0.5, categories=np.arange(k), random_state=0)
+    dense = _reports(mech, k, n)
+    csr = sp.csr_array(dense)
+    csr = sp.csr_array((csr.data, csr.indices.astype(np.int32),
+                        csr.indptr.astype(np.int32)), shape=csr.shape)
+    assert csr.indices.dtype == np.int32
+    nnz = csr.nnz
+    channel = mech.channel_
+    tracemalloc.start()
+    try:
+        stats = channel.statistics(csr)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert nnz * 8 > 4e7
+    assert peak < 2 * nnz
+    np.testing.assert_array_equal(stats.counts, dense.sum(axis=0))
+
+
+def test_sparse_sampling_writes_int32_indices():
+    pytest.importorskip("numba")
+    bits = _random_bits(500, 77, 0.4)
+    bits[-1] = 1
+    csr = _rappor._dense_bits_to_csr(bits)
+    assert csr.indices.dtype == np.int32 and csr.indptr.dtype == np.int32
+    assert csr.has_canonical_format
+    np.testing.assert_array_equal(csr.toarray(), bits)
+
+
+# ------------------------------------------------------------ progress
+def test_verbose_reports_iterations_log_likelihood_and_gap(capsys):
+    R = _reports(RandomizedResponse(1.0, categories=np.arange(5), random_state=0),
+                 5, 2000)
+    em = EMEstimator(verbose=2).fit(R)
+    em.distribution_  # noqa: B018 - runs EM
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("EM iteration")]
+    assert len(lines) == em.n_iter_
+    assert "log-likelihood" in lines[-1] and "duality gap" in lines[-1]
+    em = EMEstimator(verbose=0).fit(R)
+    em.distribution_  # noqa: B018
+    assert "EM iteration" not in capsys.readouterr().out
