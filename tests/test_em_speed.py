@@ -24,6 +24,10 @@ from sklearn_uldp.mechanisms import _bit_rows, _rappor
 from sklearn_uldp.mechanisms._bit_rows import BitRows
 
 
+# The exact maximum-likelihood estimate (the default estimate may be shrunk).
+_MLE = {"shrinkage": None} if "shrinkage" in EMEstimator().get_params() else {}
+
+
 def _reports(mech, k, n, alpha=0.3, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.choice(k, size=(n, 1), p=rng.dirichlet(np.full(k, alpha)))
@@ -42,12 +46,12 @@ def test_em_with_zeros_at_the_optimum_takes_few_iterations():
     k = 100
     R = _reports(RandomizedResponse(1.0, categories=np.arange(k), random_state=0),
                  k, 100_000)
-    em = EMEstimator(tol=1e-8).fit(R)
+    em = EMEstimator(tol=1e-8, **_MLE).fit(R)
     assert em.converged_ and em.duality_gap_ <= 1e-8  # the certificate
     assert em.n_iter_ <= 60
     assert (em.distribution_ == 0).sum() >= 5  # zeros are exact
     # the same maximum as plain EM run far (to the last digits it reaches)
-    slow = EMEstimator(acceleration=None, tol=1e-6, max_iter=100_000).fit(R)
+    slow = EMEstimator(acceleration=None, tol=1e-6, max_iter=100_000, **_MLE).fit(R)
     assert em.log_likelihood_ >= slow.log_likelihood_ - 1e-9
 
 
@@ -57,7 +61,7 @@ def test_squarem_costs_two_evaluations_per_iteration():
     k = 1000
     R = _reports(RAPPOR(1.0, theta=0.5, categories=np.arange(k), random_state=0),
                  k, 20_000)
-    em = EMEstimator(working_set=False).fit(R)
+    em = EMEstimator(working_set=False, **_MLE).fit(R)
     info = em._fitted_result()[1]
     assert em.converged_
     assert info["n_evaluations"] <= 2.3 * em.n_iter_ + 2
@@ -119,10 +123,10 @@ def test_em_on_distinct_rows_is_the_same_estimate(monkeypatch):
     mech = UtilityOptimizedRAPPOR(1.0, sensitive=np.arange(s), categories=np.arange(k),
                                   random_state=0)
     R = _reports(mech, k, 50_000, alpha=1.0)
-    fast = EMEstimator(tol=1e-9).fit(R)
+    fast = EMEstimator(tol=1e-9, **_MLE).fit(R)
     assert fast.statistics_.extra.distinct_rows().n_rows <= 2**s
     monkeypatch.setattr(_bit_rows, "_DISTINCT_MAX_FRACTION", 0.0)
-    slow = EMEstimator(tol=1e-9).fit(R)
+    slow = EMEstimator(tol=1e-9, **_MLE).fit(R)
     assert slow.statistics_.extra.distinct_rows() is slow.statistics_.extra
     np.testing.assert_allclose(fast.distribution_, slow.distribution_, atol=1e-6)
 
@@ -231,12 +235,12 @@ def test_sparse_sampling_writes_int32_indices():
 def test_verbose_reports_iterations_log_likelihood_and_gap(capsys):
     R = _reports(RandomizedResponse(1.0, categories=np.arange(5), random_state=0),
                  5, 2000)
-    em = EMEstimator(verbose=2).fit(R)
+    em = EMEstimator(verbose=2, **_MLE).fit(R)
     em.distribution_  # noqa: B018 - runs EM
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("EM iteration")]
     assert len(lines) == em.n_iter_
     assert "log-likelihood" in lines[-1] and "duality gap" in lines[-1]
-    em = EMEstimator(verbose=0).fit(R)
+    em = EMEstimator(verbose=0, **_MLE).fit(R)
     em.distribution_  # noqa: B018
     assert "EM iteration" not in capsys.readouterr().out

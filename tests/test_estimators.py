@@ -286,7 +286,7 @@ def test_em_reaches_maximum_likelihood(name):
     channel, Q, hist, st, R = dense_problem(name)
     n = st.n
     tol = 1e-10
-    em = EMEstimator(tol=tol).fit(R)
+    em = EMEstimator(shrinkage=None, tol=tol).fit(R)
     p = em.distribution_
     assert em.converged_ and em.duality_gap_ <= tol
     assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-14)
@@ -360,8 +360,8 @@ def large_domain_reports(epsilon, theta, k=300, n=20_000, seed=0):
 def test_em_on_working_sets_has_the_same_certificate(epsilon, theta):
     R = large_domain_reports(epsilon, theta)
     tol = 1e-6
-    ws = EMEstimator(tol=tol).fit(R)
-    full = EMEstimator(tol=tol, working_set=False).fit(R)
+    ws = EMEstimator(shrinkage=None, tol=tol).fit(R)
+    full = EMEstimator(shrinkage=None, tol=tol, working_set=False).fit(R)
     # the working sets were used, and leave out a good part of the domain
     assert ws.working_sets_ and ws.working_sets_[0] < 0.7 * 300
     assert full.working_sets_ == []
@@ -380,7 +380,7 @@ def test_em_readmits_categories_left_out_of_a_working_set():
     # and the readmission is done by the full EM instead.
     R = large_domain_reports(4.0, None, seed=1)
     k = 300
-    ref = EMEstimator(tol=1e-8).fit(R)
+    ref = EMEstimator(shrinkage=None, tol=1e-8).fit(R)
     channel, stats, p_star = ref.channel_, ref.statistics_, ref.distribution_
     # Start above the maximum-likelihood value of small categories in its
     # support, with less than average mass: the first working set leaves
@@ -419,7 +419,7 @@ def test_em_agrees_with_softmax_bfgs():
 
         res = optimize.minimize(neg_ll, np.zeros(K), method="BFGS",
                                 options={"gtol": 1e-8, "maxiter": 5000})
-        em = EMEstimator(tol=1e-10).fit(R)
+        em = EMEstimator(shrinkage=None, tol=1e-10).fit(R)
         ll_em = channel.log_likelihood(st, em.distribution_)
         # BFGS cannot beat the certified maximum ...
         assert -res.fun <= ll_em + st.n * em.duality_gap_ + 1e-9 * abs(ll_em)
@@ -431,10 +431,10 @@ def test_em_agrees_with_softmax_bfgs():
 def test_plain_em_and_squarem_agree(name):
     channel, Q, hist, st, R = dense_problem(name)
     tol = 1e-9
-    fast = EMEstimator(tol=tol).fit(R)
+    fast = EMEstimator(shrinkage=None, tol=tol).fit(R)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # plain EM must converge too
-        slow = EMEstimator(tol=tol, acceleration=None, max_iter=100_000).fit(R)
+        slow = EMEstimator(shrinkage=None, tol=tol, acceleration=None, max_iter=100_000).fit(R)
     assert fast.converged_ and slow.converged_
     assert fast.n_iter_ < slow.n_iter_
     n = st.n
@@ -450,8 +450,8 @@ def test_plain_em_and_squarem_agree(name):
                                   [0.5, 0.1, 0.1, 0.1, 0.1, 0.1]])
 def test_em_initialisations_reach_the_same_mle(init):
     channel, Q, hist, st, R = dense_problem("urap")
-    ref = EMEstimator(tol=1e-10).fit(R)
-    em = EMEstimator(tol=1e-10, init=init).fit(R)
+    ref = EMEstimator(shrinkage=None, tol=1e-10).fit(R)
+    em = EMEstimator(shrinkage=None, tol=1e-10, init=init).fit(R)
     lam = curvature(Q, hist, ref.distribution_)
     bound = 2 * np.sqrt(2 * st.n * 1e-10 / lam)
     assert np.linalg.norm(em.distribution_ - ref.distribution_) <= 2 * bound
@@ -460,7 +460,7 @@ def test_em_initialisations_reach_the_same_mle(init):
 def test_em_warns_when_not_converged():
     _, R = reports_of("oue")
     with pytest.warns(Warning, match="duality gap"):
-        em = EMEstimator(tol=1e-12, max_iter=2, acceleration=None).fit(R)
+        em = EMEstimator(shrinkage=None, tol=1e-12, max_iter=2, acceleration=None).fit(R)
         assert not em.converged_ and em.n_iter_ == 2
         assert em.duality_gap_ > 1e-12
 
@@ -590,7 +590,7 @@ def test_predict_proba(name):
     np.testing.assert_allclose(P.mean(axis=0), p * g, rtol=1e-10, atol=1e-15)
     # at the EM fixed point the mean posterior is the estimate itself
     tol = 1e-10
-    em = EMEstimator(tol=tol).fit(R)
+    em = EMEstimator(shrinkage=None, tol=tol).fit(R)
     np.testing.assert_allclose(em.predict_proba(R).mean(axis=0), em.distribution_,
                                rtol=0, atol=2 * tol)
 

@@ -44,6 +44,7 @@ __all__ = [
     "BlockHadamardChannel",
     "HadamardResponse",
     "HighLowHadamardResponse",
+    "UtilityOptimizedHadamardResponse",
     "BlockHadamardResponse",
 ]
 
@@ -991,6 +992,58 @@ class HighLowHadamardResponse(BaseMechanism):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
         return HighLowHadamardChannel(
             self.categories_, self.epsilon, self.sensitive_mask_)
+
+
+class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
+    """Utility-optimized Hadamard response (uHR): high-low HR with A = X_S.
+
+    The uHR baseline of the utility-optimized block design paper (arXiv
+    2509.24173) is, channel and decoder alike, :class:`HighLowHadamardResponse`
+    (Acharya et al. 2020, Sec. 5.1) with the sensitive set X_S as its
+    high-privacy set A: a sensitive value runs Hadamard response on
+    S = 2^ceil(log2(s + 1)) hashed outputs, a non-sensitive value reports
+    itself with probability (e^eps - 1)/(e^eps + 1) and otherwise a uniform
+    hashed output, and the estimate is ``(E+1)/(E-1) (2 q(S_x) - q([S]))``
+    on X_S and ``(E+1)/(E-1) q(x)`` on X_N. This class is that mechanism
+    under the paper's name, with no second implementation: its channel and
+    spec are high-low HR's (``"hlhr"``), so reports of either are estimated
+    with the other. It is (X_S, Y_P = [S], epsilon)-ULDP.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0).
+    sensitive : array-like, boolean mask or callable
+        The sensitive categories X_S (non-empty), high-low HR's set A.
+    categories : "auto" or array-like of shape (k,), default="auto"
+        The public domain.
+    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+        Source of randomness.
+
+    Attributes
+    ----------
+    categories_ : ndarray of shape (k,)
+    sensitive_mask_ : ndarray of bool of shape (k,)
+    channel_ : HighLowHadamardChannel
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (1,)
+
+    See Also
+    --------
+    HighLowHadamardResponse : the same mechanism.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms._hadamard import (
+    ...     HighLowHadamardResponse, UtilityOptimizedHadamardResponse)
+    >>> cats = list(range(8))
+    >>> uhr = UtilityOptimizedHadamardResponse(epsilon=1.0, sensitive=[0, 1, 2],
+    ...                                        categories=cats).fit()
+    >>> hl = HighLowHadamardResponse(epsilon=1.0, sensitive=[0, 1, 2],
+    ...                              categories=cats).fit()
+    >>> uhr.channel_ == hl.channel_, uhr.spec()["mechanism"]
+    (True, 'hlhr')
+    """
 
 
 class BlockHadamardResponse(BaseMechanism):

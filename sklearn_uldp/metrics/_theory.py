@@ -9,13 +9,24 @@ by the normal approximation, ``E||p_hat - p||_1 ~ sqrt(2 / (pi n)) sum_x
 For a fixed population (values not redrawn) the variance is
 ``sum_i Var(statistic | x_i)``, never larger: these formulas are then upper
 bounds.
+
+:func:`ubd_converse_bound` is the other side: the smallest worst-case
+expected squared l2 loss any ULDP mechanism and estimator can reach
+(arXiv 2509.24173), which the utility-optimized block design with its
+optimal design reaches.
 """
 
 import numpy as np
 
 from ..estimators._base import as_channel
+from ..mechanisms._block_design import ubd_converse_bound
 
-__all__ = ["expected_l2_loss", "expected_l1_loss", "expected_total_variation"]
+__all__ = [
+    "expected_l2_loss",
+    "expected_l1_loss",
+    "expected_total_variation",
+    "ubd_converse_bound",
+]
 
 
 def _channel_and_p(mechanism, p):

@@ -1,0 +1,91 @@
+"""The default EM estimate: emp+thr shrunk towards the maximum likelihood.
+
+The exact maximum-likelihood estimate overfits at small budgets (docs page
+"Choosing the default estimate"); ``EMEstimator()`` must be at least as
+accurate as emp+thr there and keep the MLE available with
+``shrinkage=None``.
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_uldp import (
+    EMEstimator,
+    RandomizedResponse,
+    ThresholdEstimator,
+    UtilityOptimizedRR,
+)
+from sklearn_uldp.datasets import make_location_grid
+from sklearn_uldp.estimators._em import shrink_towards_mle
+from sklearn_uldp.metrics import total_variation
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return make_location_grid(60_000, random_state=0)
+
+
+def _fit_all(mech, data, seed):
+    reports = mech.set_params(random_state=seed).fit_transform(data.frame)
+    default = EMEstimator().fit(reports)
+    mle = EMEstimator(shrinkage=None).fit(reports)
+    thr = ThresholdEstimator().fit(reports)
+    return default, mle, thr
+
+
+def test_default_beats_the_mle_at_a_small_budget(grid):
+    mech = RandomizedResponse(1.0, categories=grid.categories)
+    tv = np.array([
+        [total_variation(grid.distribution, est.distribution_)
+         for est in _fit_all(mech, grid, seed)]
+        for seed in range(3)
+    ]).mean(axis=0)
+    default, mle, thr = tv
+    # k-RR at eps = 1 on 625 cells: the MLE spreads mass over empty cells.
+    assert default < mle - 0.1
+    assert default <= thr + 0.01
+
+
+def test_default_is_close_to_the_best_at_a_large_budget(grid):
+    mech = UtilityOptimizedRR(4.0, sensitive=grid.sensitive, categories=grid.categories)
+    default, mle, thr = _fit_all(mech, grid, 0)
+    tv = [total_variation(grid.distribution, e.distribution_) for e in (default, mle, thr)]
+    assert tv[0] <= min(tv[1], tv[2]) + 0.005
+
+
+def test_shrinkage_none_is_the_exact_mle(grid):
+    mech = RandomizedResponse(2.0, categories=grid.categories)
+    default, mle, _ = _fit_all(mech, grid, 1)
+    np.testing.assert_array_equal(mle.distribution_, mle.mle_distribution_)
+    assert mle.shrinkage_weight_ == 1.0
+    # the default keeps the MLE's fit diagnostics and exposes the MLE itself
+    np.testing.assert_allclose(default.mle_distribution_, mle.distribution_, atol=1e-6)
+    assert 0.0 <= default.shrinkage_weight_ <= 1.0
+    assert default.distribution_.sum() == pytest.approx(1.0, abs=1e-12)
+    assert default.log_likelihood_ <= mle.log_likelihood_ + 1e-12
+
+
+def test_shrinkage_weight_rules():
+    target, p_mle = np.array([1.0, 0.0]), np.array([0.5, 0.5])
+
+    def ll(q):  # concave, maximal at p_mle
+        return -1e4 * float(np.sum((q - p_mle) ** 2))
+
+    # a target far worse than the maximum is pulled most of the way
+    p, w = shrink_towards_mle(ll, target, p_mle, 0.0, df=1, deviance_sd=4.0)
+    assert ll(p) >= -4.0 * np.sqrt(0.5) - 1e-9 and w > 0.9
+    # a target whose fit is as good as the maximum's is returned as the MLE
+    p, w = shrink_towards_mle(ll, p_mle, p_mle, 0.0, df=1)
+    assert w == 1.0
+    # with many noisy parameters and a small gap, James-Stein keeps the target
+    p, w = shrink_towards_mle(lambda q: -1.0, target, p_mle, 0.0, df=100)
+    assert w == 0.0
+    np.testing.assert_array_equal(p, target)
+
+
+@pytest.mark.parametrize("value", [0, -1.0, "4"])
+def test_invalid_shrinkage_is_refused(grid, value):
+    reports = RandomizedResponse(1.0, categories=grid.categories,
+                                 random_state=0).fit_transform(grid.frame[:100])
+    with pytest.raises(ValueError, match="shrinkage"):
+        EMEstimator(shrinkage=value).fit(reports)
