@@ -41,12 +41,14 @@ from .mechanisms import (
     PersonalizedMechanism,
     RandomizedResponse,
     UtilityOptimizedBlockDesign,
+    UtilityOptimizedHadamardResponse,
     UtilityOptimizedOUE,
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
+    UtilityOptimizedSubsetSelection,
     get_channel,
 )
-from .model_selection import PrivacyUtilitySearchCV
+from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
 from .privacy import BudgetAccountant
 
 # The version is written once, in pyproject.toml; the installed metadata
@@ -73,6 +75,8 @@ __all__ = [
     "HighLowHadamardResponse",
     "BlockHadamardResponse",
     "UtilityOptimizedBlockDesign",
+    "UtilityOptimizedHadamardResponse",
+    "UtilityOptimizedSubsetSelection",
     # estimators
     "DistributionEstimator",
     "EmpiricalEstimator",
@@ -83,6 +87,7 @@ __all__ = [
     "DataFramePrivatizer",
     "JointEncoder",
     "PrivacyUtilitySearchCV",
+    "choose_mechanism",
     "BudgetAccountant",
     "get_channel",
     # warnings and errors

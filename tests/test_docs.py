@@ -116,7 +116,8 @@ def test_api_reference_lists_every_public_name():
     "page",
     ["README.md", "docs/user_guide.md", "docs/architecture.md",
      "docs/personalized.md", "docs/context_aware.md", "docs/workflow.md",
-     "docs/audit.md", "docs/security.md", "docs/spec_format.md"],
+     "docs/audit.md", "docs/security.md", "docs/spec_format.md",
+     "docs/choosing.md", "docs/estimator_choice.md"],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)

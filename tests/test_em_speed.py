@@ -161,6 +161,25 @@ def test_compiled_products_equal_numpy_products(density, weighted, monkeypatch):
         np.testing.assert_allclose(a, c, rtol=1e-12)
 
 
+def test_compiled_products_of_extreme_probabilities(monkeypatch):
+    # The compiled loop takes one logarithm per 16 rows (of their product);
+    # products out of the normal range take them row by row.
+    pytest.importorskip("numba")
+    bits = np.zeros((40, 16), dtype=np.uint8)
+    bits[::3, 2] = 1
+    for A, scale in ((1e-30, 1e-30), (1e30, 1e30), (0.5, 1.0)):
+        b = np.full(16, scale)
+        terms = {}
+        for kernel in ("numpy", "numba"):
+            monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
+            store = BitRows(16, 0.5)
+            store.append_dense(bits)
+            store._distinct = store
+            terms[kernel] = store.em_terms(A, b)
+        for a, c in zip(terms["numpy"], terms["numba"], strict=True):
+            np.testing.assert_allclose(a, c, rtol=1e-12)
+
+
 def test_restricted_packed_blocks_are_row_ordered():
     # A Fortran-ordered block made every product copy it back (a quarter of
     # a step); the restricted store's blocks are C-ordered whatever kernel.

@@ -334,3 +334,23 @@ def test_choose_with_prior_and_n():
         choose_mechanism(20, 1.0, prior=np.ones(20))
     with pytest.raises(ValueError, match="loss"):
         choose_mechanism(20, 1.0, loss="l3")
+
+
+@pytest.mark.parametrize("mech", [
+    UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1, 2], categories=range(8)),
+    UtilityOptimizedSubsetSelection(1.0, sensitive=[0, 1, 2, 3], categories=range(8)),
+    UtilityOptimizedBlockDesign(1.0, sensitive=[0, 1, 2, 3], subset_size="optimal",
+                                categories=range(8)),
+], ids=["uHR", "uSS", "uBD-optimal"])
+def test_every_estimator_works_in_a_pipeline(mech):
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_uldp import ThresholdEstimator
+
+    assert clone(mech).get_params() == mech.get_params()
+    p = np.array([.3, .2, .05, .05, .1, .1, .1, .1])
+    X = np.random.default_rng(0).choice(8, p=p, size=(30_000, 1))
+    for est in (EmpiricalEstimator(), ThresholdEstimator(), EMEstimator()):
+        pipe = make_pipeline(clone(mech).set_params(random_state=0), est).fit(X)
+        assert np.abs(pipe[-1].distribution_ - p).max() < 0.06

@@ -21,6 +21,7 @@ from ._hadamard import (
     HadamardResponseChannel,
     HighLowHadamardChannel,
     HighLowHadamardResponse,
+    UtilityOptimizedHadamardResponse,
 )
 from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
@@ -37,6 +38,10 @@ from ._rappor import (
     UnaryEncodingChannel,
     UtilityOptimizedRAPPOR,
     basic_rappor_theta,
+)
+from ._utility_optimized_subset import (
+    UtilityOptimizedSubsetSelection,
+    UtilityOptimizedSubsetSelectionChannel,
 )
 from ._reports import Reports, SparseReports, attach_channel, get_channel
 
@@ -77,4 +82,7 @@ __all__ = [
     "HadamardResponseChannel",
     "HighLowHadamardChannel",
     "BlockHadamardChannel",
+    "UtilityOptimizedHadamardResponse",
+    "UtilityOptimizedSubsetSelection",
+    "UtilityOptimizedSubsetSelectionChannel",
 ]

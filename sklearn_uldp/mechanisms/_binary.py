@@ -145,7 +145,9 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         if len(categories) != 2:
             raise ValueError(
                 f"The optimal binary mechanism has exactly two categories, got "
-                f"{len(categories)}."
+                f"{len(categories)}: {list(categories)[:10]}. Give the two "
+                "values (element 1 first), or use a k-ary mechanism such as "
+                "RandomizedResponse for more."
             )
         self._Q = binary_optimal_matrix(epsilon_12, epsilon_21)
         self.epsilon_12 = _check_side_budget(epsilon_12, "epsilon_12")
@@ -303,5 +305,22 @@ class BinaryOptimalResponse(BaseMechanism):
         binary_optimal_matrix(self.epsilon_12, self.epsilon_21)
 
     def _make_channel(self):
+        n_categories = len(self.categories_)
+        if n_categories != 2:
+            # Say where the domain came from: with "auto" it is the column's
+            # distinct values, which the user may not have looked at.
+            source = (
+                "the column holds" if isinstance(self.categories, str)
+                else "categories has"
+            )
+            shown = np.asarray(self.categories_[:10]).tolist()
+            raise ValueError(
+                f"{type(self).__name__} privatizes a binary column, but "
+                f"{source} {n_categories} distinct value(s) "
+                f"{shown}{' ...' if n_categories > 10 else ''}. Pass "
+                "categories=[a, b] with the two values (element 1 first), "
+                "recode the column to two values, or use a k-ary mechanism "
+                "(e.g. RandomizedResponse) for more."
+            )
         return BinaryOptimalChannel(
             self.categories_, self.epsilon_12, self.epsilon_21)

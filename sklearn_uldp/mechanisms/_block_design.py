@@ -263,6 +263,9 @@ def _best_mixture(alpha, k, s, epsilon):
     best_w, best_val = np.eye(hmax)[best_h], float(singles[best_h])
     if hmax == 1:
         return best_w, best_val
+    g = grad(best_w)
+    if (g >= g[best_h] - 1e-12 * abs(g[best_h])).all():
+        return best_w, best_val  # the vertex is optimal (no descent direction)
     active = set(range(max(0, best_h - 4), min(hmax, best_h + 5)))
     for _ in range(20):  # rounds of the active set, not users
         idx = np.array(sorted(active))

@@ -2,7 +2,12 @@
 
 from ._losses import l1_loss, l2_loss, mean_squared_error, total_variation
 from ._personalized import personalized_loss_terms
-from ._theory import expected_l1_loss, expected_l2_loss, expected_total_variation
+from ._theory import (
+    expected_l1_loss,
+    expected_l2_loss,
+    expected_total_variation,
+    ubd_converse_bound,
+)
 
 __all__ = [
     "l1_loss",
@@ -13,4 +18,5 @@ __all__ = [
     "expected_l2_loss",
     "expected_total_variation",
     "personalized_loss_terms",
+    "ubd_converse_bound",
 ]

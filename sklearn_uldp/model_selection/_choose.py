@@ -23,7 +23,7 @@ __all__ = ["choose_mechanism"]
 _LOSSES = ("l2", "l1", "tv")
 
 
-def _candidates(epsilon, categories, sensitive_mask):
+def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     """(name, unfitted mechanism) pairs; ULDP ones only with a sensitive set."""
     from ..mechanisms import (
         RAPPOR,
@@ -61,7 +61,9 @@ def _candidates(epsilon, categories, sensitive_mask):
             if cls is not None:
                 out.append((short, cls(epsilon, **cats)))
     if sensitive_mask is not None and not sensitive_mask.all():
-        sens = {"sensitive": sensitive_mask, **cats}
+        # the user's own description of X_S (readable in reprs), as checked
+        sens = {"sensitive": sensitive_mask if sensitive is None else sensitive,
+                **cats}
         out += [
             ("uRR", UtilityOptimizedRR(epsilon, **sens)),
             ("uRAP", UtilityOptimizedRAPPOR(epsilon, theta="optimal", **sens)),
@@ -208,7 +210,7 @@ def choose_mechanism(k, epsilon, sensitive=None, prior=None, n=None, loss="l2",
                 f"prior must be a distribution over the {kk} categories "
                 "(non-negative, summing to 1); pass None for the worst case.")
     rows = []
-    for name, mech in _candidates(epsilon, categories, mask):
+    for name, mech in _candidates(epsilon, categories, mask, sensitive):
         try:
             fitted = clone(mech).fit()
         except ValueError:
