@@ -33,13 +33,18 @@ from .estimators import (
 from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
 from .mechanisms import (
     RAPPOR,
+    BinaryLocalHashing,
     BinaryOptimalResponse,
     BlockHadamardResponse,
+    CountMeanSketch,
+    HadamardCountMeanSketch,
     HadamardResponse,
     HighLowHadamardResponse,
     NonPrivate,
+    OptimizedLocalHashing,
     PersonalizedMechanism,
     RandomizedResponse,
+    SubsetSelection,
     UtilityOptimizedBlockDesign,
     UtilityOptimizedHadamardResponse,
     UtilityOptimizedOUE,
@@ -77,6 +82,12 @@ __all__ = [
     "UtilityOptimizedBlockDesign",
     "UtilityOptimizedHadamardResponse",
     "UtilityOptimizedSubsetSelection",
+    # plain-LDP frequency oracles
+    "OptimizedLocalHashing",
+    "BinaryLocalHashing",
+    "SubsetSelection",
+    "CountMeanSketch",
+    "HadamardCountMeanSketch",
     # estimators
     "DistributionEstimator",
     "EmpiricalEstimator",

@@ -75,7 +75,17 @@ from sklearn_uldp import (
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
-from sklearn_uldp.mechanisms import BaseMechanism, get_channel
+from sklearn_uldp.mechanisms import (
+    BaseMechanism,
+    BinaryLocalHashing,
+    CountMeanSketch,
+    HadamardCountMeanSketch,
+    OptimizedLocalHashing,
+    SubsetSelection,
+    UtilityOptimizedHadamardResponse,
+    UtilityOptimizedSubsetSelection,
+    get_channel,
+)
 
 TESTS = Path(__file__).parent
 
@@ -142,6 +152,13 @@ PUM_20 = dict(categories=list(range(20)), tags=["home"])
 #     NewMechanism: _mechanism,
 CHECKED = {
     RandomizedResponse: _mechanism,
+    OptimizedLocalHashing: _mechanism,
+    BinaryLocalHashing: _mechanism,
+    SubsetSelection: _mechanism,
+    CountMeanSketch: _mechanism,
+    HadamardCountMeanSketch: _mechanism,
+    UtilityOptimizedSubsetSelection: _mechanism,
+    UtilityOptimizedHadamardResponse: _mechanism,
     RAPPOR: _mechanism,
     UtilityOptimizedRR: _mechanism,
     UtilityOptimizedRAPPOR: _mechanism,

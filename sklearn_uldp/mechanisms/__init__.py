@@ -13,6 +13,12 @@ from ._block_design import (
     UtilityOptimizedBlockDesignChannel,
     UtilityOptimizedOUE,
 )
+from ._count_mean_sketch import (
+    CountMeanSketch,
+    CountMeanSketchChannel,
+    HadamardCountMeanSketch,
+    HadamardCountMeanSketchChannel,
+)
 from ._channel import CategoricalChannel, Channel, ReportStatistics, spec_json_schema
 from ._hadamard import (
     BlockHadamardChannel,
@@ -22,6 +28,12 @@ from ._hadamard import (
     HighLowHadamardChannel,
     HighLowHadamardResponse,
     UtilityOptimizedHadamardResponse,
+)
+from ._local_hashing import (
+    BinaryLocalHashing,
+    BinaryLocalHashingChannel,
+    LocalHashingChannel,
+    OptimizedLocalHashing,
 )
 from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
@@ -43,6 +55,7 @@ from ._utility_optimized_subset import (
     UtilityOptimizedSubsetSelection,
     UtilityOptimizedSubsetSelectionChannel,
 )
+from ._subset_selection import SubsetSelection, SubsetSelectionChannel
 from ._reports import Reports, SparseReports, attach_channel, get_channel
 
 __all__ = [
@@ -85,4 +98,14 @@ __all__ = [
     "UtilityOptimizedHadamardResponse",
     "UtilityOptimizedSubsetSelection",
     "UtilityOptimizedSubsetSelectionChannel",
+    "OptimizedLocalHashing",
+    "BinaryLocalHashing",
+    "SubsetSelection",
+    "CountMeanSketch",
+    "HadamardCountMeanSketch",
+    "LocalHashingChannel",
+    "BinaryLocalHashingChannel",
+    "SubsetSelectionChannel",
+    "CountMeanSketchChannel",
+    "HadamardCountMeanSketchChannel",
 ]
