@@ -713,3 +713,138 @@ def test_every_help_shows_each_default_once(command, capsys, monkeypatch):
     assert "default: None" not in text
     for entry in _option_entries(text):
         assert len(re.findall(r"\bdefault\b", entry, re.IGNORECASE)) <= 1, entry
+
+
+# ------------------------------------------------ the mechanisms of issue 15
+#: Each new mechanism's extra options (utility-optimized ones need X_S; a
+#: smaller sketch keeps the CSV narrow, yet large enough that the collisions
+#: of the fixed public hash family bias the estimate little).
+NEW_MECHANISMS = {
+    "olh": [],
+    "blh": [],
+    "ss": [],
+    "cms": ["--n-buckets", "128", "--n-hashes", "64"],
+    "hcms": ["--n-buckets", "128", "--n-hashes", "64"],
+    "uss": ["--sensitive", "region=n,s"],
+    "uhr": ["--sensitive", "region=n,s"],
+}
+P_REGION = {"n": 0.4, "s": 0.3, "e": 0.2, "w": 0.1}
+
+
+@pytest.fixture(scope="module")
+def regions(tmp_path_factory):
+    rng = np.random.default_rng(1)
+    n = 40_000
+    df = pd.DataFrame(
+        {"region": rng.choice(list(P_REGION), p=list(P_REGION.values()), size=n)}
+    )
+    path = tmp_path_factory.mktemp("regions") / "regions.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+@pytest.mark.parametrize("estimator", ["emp-simplex", "em"])
+@pytest.mark.parametrize("mechanism", list(NEW_MECHANISMS))
+def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys,
+                                                mechanism, estimator):
+    path, df = regions
+    rep, out = tmp_path / "rep.csv", tmp_path / "dist.csv"
+    code, stdout, _ = run(
+        ["privatize", path, "-o", rep, "--columns", "region", "--mechanism",
+         mechanism, "--epsilon", "4", "--categories", "region=n,s,e,w",
+         "--random-state", "0", "--no-progress", *NEW_MECHANISMS[mechanism]],
+        capsys,
+    )
+    assert code == 0, stdout
+    spec = json.loads((tmp_path / "rep.csv.spec.json").read_text())
+    channel = Channel.from_dict(spec["columns"]["region"])
+    reports = pd.read_csv(rep)
+    assert list(reports.columns) == spec["report_columns"]["region"]
+    assert len(reports) == len(df)
+    if mechanism == "cms":  # rows [hash index, 128 bits]
+        assert reports.shape[1] == 129 and channel.report_format == "sketch"
+    elif mechanism in ("ss", "uss"):  # one bit per category
+        assert reports.shape[1] == 4 and channel.report_format == "bits"
+    else:  # one integer output code
+        assert reports.shape[1] == 1
+        assert np.issubdtype(reports["region"].dtype, np.integer)
+    code, stdout, _ = run(
+        ["estimate", rep, "--spec", tmp_path / "rep.csv.spec.json", "-o", out,
+         "--estimator", estimator, "--no-progress"],
+        capsys,
+    )
+    assert code == 0, stdout
+    est = pd.read_csv(out, keep_default_na=False)
+    assert est["category"].tolist() == list(P_REGION)
+    assert est["sensitive"].tolist() == (
+        [True, True, False, False] if mechanism in ("uss", "uhr") else [True] * 4
+    )
+    tv = 0.5 * np.abs(est["estimate"].to_numpy() - list(P_REGION.values())).sum()
+    assert tv < 0.03, (mechanism, estimator, est["estimate"].tolist())
+
+
+@pytest.mark.parametrize("mechanism", ["olh", "cms"])
+def test_new_mechanisms_reject_altered_reports(regions, tmp_path, capsys, mechanism):
+    path, _ = regions
+    rep = tmp_path / "rep.csv"
+    run(["privatize", path, "-o", rep, "--columns", "region", "--mechanism",
+         mechanism, "--epsilon", "1", "--categories", "region=n,s,e,w",
+         "--random-state", "0", "--no-progress", *NEW_MECHANISMS[mechanism]],
+        capsys)
+    reports = pd.read_csv(rep, dtype=str)
+    reports.iloc[0, 0] = "x"
+    reports.to_csv(rep, index=False)
+    code, _, err = run(
+        ["estimate", rep, "--spec", tmp_path / "rep.csv.spec.json", "-o",
+         tmp_path / "d.csv", "--skip-report-check", "--no-progress"],
+        capsys,
+    )
+    assert code != 0
+    assert "integers" in err and "'x'" in err
+
+
+def test_sketch_size_needs_a_sketch_mechanism(data, tmp_path, capsys):
+    path, _ = data
+    code, _, err = run(
+        ["privatize", path, "-o", tmp_path / "r.csv", "--columns", "region",
+         "--mechanism", "olh", "--epsilon", "1", "--n-buckets", "16",
+         "--categories", "region=n,s,e,w", "--random-state", "0"],
+        capsys,
+    )
+    assert code != 0 and "cms" in err and "drop them" in err
+
+
+def test_search_compares_the_new_mechanisms(regions, tmp_path, capsys):
+    path, _ = regions
+    code, out, err = run(
+        ["search", path, "--column", "region", "--categories", "n,s,e,w",
+         "--sensitive", "n,s", "--mechanisms", "olh", "ss", "hcms", "uss", "uhr",
+         "--epsilon", "2", "--n-repeats", "1", "-o", tmp_path / "res.csv",
+         "--no-progress"],
+        capsys,
+    )
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "res.csv")
+    assert len(table) == 5
+    code, _, err = run(
+        ["search", path, "--column", "region", "--mechanisms", "uss"], capsys
+    )
+    assert code == 2 and "needs --sensitive" in err
+
+
+def test_sketch_size_in_a_config(data, tmp_path, capsys):
+    path, _ = data
+    config = tmp_path / "config.json"
+    column = {"mechanism": "cms", "epsilon": 2, "categories": ["n", "s", "e", "w"],
+              "n_buckets": 8, "n_hashes": 4}
+    config.write_text(json.dumps({"columns": {"region": column}, "random_state": 0}))
+    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--config",
+                        config, "--no-progress"], capsys)
+    assert code == 0, err
+    assert list(pd.read_csv(tmp_path / "r.csv").columns) == (
+        ["region_hash"] + [f"region_b{b}" for b in range(8)])
+    column.update(mechanism="rr")
+    config.write_text(json.dumps({"columns": {"region": column}, "random_state": 0}))
+    code, _, err = run(["privatize", path, "-o", tmp_path / "r2.csv", "--config",
+                        config, "--no-progress"], capsys)
+    assert code == 2 and "column 'region'" in err and "drop them" in err

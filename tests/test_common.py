@@ -339,71 +339,31 @@ PUM_COLUMN_XFAILS = [
     "check_dict_unchanged", "check_fit2d_predict1d",
 ]
 
-# Checks that fail because of a defect of the class, not of the check's data.
-# They stay listed (strict: a fix makes them XPASS and fails the suite, so
-# the entry is removed with the fix) with the defect and the fix to make.
-PERSONALIZED_ESTIMATOR_DEFECTS = {
-    "check_n_features_in_after_fitting": (
-        "fit does not set n_features_in_ (use validate_data on the reports)",
-        r"does not set the `n_features_in_` attribute"),
-    "check_n_features_in": (
-        "fit does not set n_features_in_ (use validate_data on the reports)",
-        r"\A\Z"),
-    "check_estimators_empty_data_messages": (
-        "reports of shape (n, 0) are reshaped instead of refused with "
-        "'0 feature(s)'", r"0 sample\(s\) \(shape=\(0, 1\)\)"),
-    "check_estimator_sparse_tag": (
-        "sparse reports fail without saying sparse input is not supported",
-        r"sparse"),
-    "check_estimator_sparse_array": (
-        "sparse reports fail without saying sparse input is not supported",
-        r"sparse"),
-    "check_estimator_sparse_matrix": (
-        "sparse reports fail without saying sparse input is not supported",
-        r"sparse"),
-    "check_methods_sample_order_invariance": (
-        "predict_proba does not return one row per report",
-        r"shapes \(\d+, 20\), \(\d+, 20\) mismatch"),
-    "check_dict_unchanged": (
-        "predict_proba changes the estimator's __dict__",
-        r"changes __dict__ during predict_proba"),
-}
 PERSONALIZED_ESTIMATOR_XFAILS = {
     "check_positive_only_tag_during_fit": (
         "negative values are not outputs of the channel (its outputs are the "
         "domain and the bot labels) and are refused (ReportMismatchError)",
         "test_personalized_estimator_refuses_foreign_reports",
         r"not outputs of"),
-    "check_fit2d_predict1d": (
-        "one value per user: reports of shape (n,) and (n, 1) are the same "
-        "reports, so predict_proba on a 1-D array is not an error",
-        "test_personalized_estimator_1d_reports", r"Did not raise"),
 }
 
-# JointEncoder reads its input by column name: it accepts only a DataFrame.
-JOINT_ENCODER_DEFECT = (
-    "JointEncoder reads its columns by name and accepts only a pandas "
-    "DataFrame; an ndarray raises AttributeError (fix: accept array-likes "
-    "through validate_data, naming the columns x0, x1, ... as "
-    "OneHotEncoder does, and raise ValueError on empty or NaN input)"
-)
-JOINT_ENCODER_XFAILS = [
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes",
-    "check_complex_data", "check_dtype_object",
-    "check_estimators_empty_data_messages", "check_pipeline_consistency",
-    "check_estimators_nan_inf", "check_estimator_sparse_tag",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix",
-    "check_estimators_pickle", "check_f_contiguous_array_estimator",
-    "check_transformer_data_not_an_array", "check_transformer_general",
-    "check_transformer_preserve_dtypes", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1sample",
-    "check_fit2d_1feature", "check_dict_unchanged", "check_fit_idempotent",
-    "check_fit_check_is_fitted", "check_n_features_in", "check_fit1d",
-    "check_fit2d_predict1d",
-]
+# JointEncoder maps each row to a string label ("0.0|3.0|1.0"); these checks
+# compare two outputs numerically (assert_allclose), so they fail on any
+# string output. Each property is tested on the labels in the test named.
+JOINT_ENCODER_XFAILS = {
+    "check_pipeline_consistency": "test_joint_encoder_array_input",
+    "check_estimators_pickle": "test_joint_encoder_array_input",
+    "check_transformer_data_not_an_array": "test_joint_encoder_array_input",
+    "check_transformer_general": "test_joint_encoder_array_input",
+    "check_methods_sample_order_invariance": "test_joint_encoder_array_input",
+    "check_methods_subset_invariance": "test_joint_encoder_array_input",
+    "check_fit_idempotent": "test_joint_encoder_array_input",
+}
+
+# A check that fails because of a defect of the class, not of the check's
+# data, is listed with a reason starting with KNOWN_DEFECT and the fix to
+# make (strict: the fix makes it XPASS and fails the suite, so the entry is
+# removed with the fix). None is listed today.
 KNOWN_DEFECT = "KNOWN DEFECT, to fix: "
 
 
@@ -414,10 +374,12 @@ def _expected_failures(estimator):
     if isinstance(estimator, DataFramePrivatizer):
         return out  # the multi-column object passes every check
     if isinstance(estimator, JointEncoder):
-        return {check: (KNOWN_DEFECT + JOINT_ENCODER_DEFECT + ".",
-                        r"no attribute 'columns'|does not raise a ValueError|"
-                        r"doesn't check for NaN|sparse")
-                for check in JOINT_ENCODER_XFAILS}
+        return {check: (
+            f"{name} outputs string joint labels, which this check compares "
+            "numerically (assert_allclose). Tested on the labels in "
+            f"{SINGLE_COLUMN}{test}.",
+            r"unsupported operand type\(s\) for -: 'str' and 'str'")
+            for check, test in JOINT_ENCODER_XFAILS.items()}
     if isinstance(estimator, PersonalizedMechanism):
         for check in PUM_COLUMN_XFAILS:
             out[check] = (
@@ -462,8 +424,6 @@ def _expected_failures(estimator):
         return out
     mech = type(estimator.mechanism).__name__
     if isinstance(estimator, PersonalizedEstimator):
-        for check, (defect, pattern) in PERSONALIZED_ESTIMATOR_DEFECTS.items():
-            out[check] = (f"{KNOWN_DEFECT}{name}: {defect}.", pattern)
         for check, (why, test, pattern) in PERSONALIZED_ESTIMATOR_XFAILS.items():
             out[check] = (f"{why}. Tested in {SINGLE_COLUMN}{test}.", pattern)
         return out
@@ -1073,3 +1033,127 @@ def test_personalized_estimator_1d_reports():
     flat = np.asarray(R, dtype=object)[:, 0]
     assert_allclose(PersonalizedEstimator(mechanism=mech).fit(flat).distribution_,
                     est.distribution_)
+    # Users who sent several reports: a 1-D array cannot say which values
+    # belong together, so it is refused as scikit-learn refuses 1-D X.
+    mech2 = PersonalizedMechanism(**PUM_20, n_reports=2, random_state=0)
+    data = _pum_data()
+    R2 = mech2.fit_transform(data.assign(cell2=data["cell"])[["cell", "cell2", "home"]])
+    est2 = PersonalizedEstimator(mechanism=mech2).fit(R2)
+    with pytest.raises(ValueError, match="Reshape your data"):
+        est2.predict_proba(np.asarray(R2, dtype=object)[0])
+
+
+def test_personalized_estimator_input_validation():
+    mech, R = _pum_reports()
+    est = PersonalizedEstimator(mechanism=mech).fit(R)
+    assert est.n_features_in_ == 1
+    assert not hasattr(est, "feature_names_in_")
+    with pytest.raises(ValueError, match=r"X has 2 features, but "
+                       r"PersonalizedEstimator is expecting 1 features"):
+        est.predict_proba(np.hstack([np.asarray(R, dtype=object)] * 2))
+    # No report columns: refused as scikit-learn words it, not reshaped
+    # into "0 sample(s)".
+    with pytest.raises(ValueError, match=r"0 feature\(s\) \(shape=\(60, 0\)\)"):
+        PersonalizedEstimator(mechanism=mech).fit(np.empty((60, 0)))
+    for sparse in (sp.csr_array, sp.csr_matrix):
+        with pytest.raises(TypeError, match="Sparse input is not supported"):
+            PersonalizedEstimator(mechanism=mech).fit(sparse(np.ones((3, 1))))
+        with pytest.raises(TypeError, match="Sparse input is not supported"):
+            est.predict_proba(sparse(np.ones((3, 1))))
+    frame = pd.DataFrame({"report": np.asarray(R, dtype=object)[:, 0]})
+    named = PersonalizedEstimator(mechanism=mech).fit(frame)
+    assert_array_equal(named.feature_names_in_, ["report"])
+
+
+def test_personalized_estimator_predict_proba_one_row_per_user():
+    mech = PersonalizedMechanism(**PUM_20, n_reports=2, random_state=0)
+    data = _pum_data(90)
+    X = data.assign(cell2=data["cell"][::-1].to_numpy())[["cell", "cell2", "home"]]
+    R = mech.fit_transform(X)
+    est = PersonalizedEstimator(mechanism=mech).fit(R)
+    assert est.n_features_in_ == 2 and est.n_reports_ == 180
+    before = copy.deepcopy(est.__dict__)
+    proba = est.predict_proba(R)
+    # predict_proba and score leave the fitted estimator as it was.
+    est.score(R)
+    assert est.__dict__.keys() == before.keys()
+    assert_allclose(est.distribution_, before["_cache"][0])
+    assert proba.shape == (90, 2 * 20)
+    assert_allclose(proba.reshape(90, 2, 20).sum(axis=2), 1.0)
+    # One row per user: permuting and slicing users permutes and slices rows.
+    order = np.random.default_rng(0).permutation(90)
+    R_arr = np.asarray(R, dtype=object)
+    assert_allclose(est.predict_proba(R_arr[order]), proba[order])
+    assert_allclose(est.predict_proba(R_arr[10:20]), proba[10:20])
+    # Report j of user i is column block j of row i.
+    single = PersonalizedEstimator(mechanism=mech).fit(R)
+    assert_allclose(proba.reshape(-1, 20)[1],
+                    single.predict_proba(R_arr[:1]).reshape(2, 20)[1])
+
+
+def test_joint_encoder_array_input():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(50, 2))
+    enc = JointEncoder()
+    with pytest.warns(PrivacyLeakWarning):
+        labels = enc.fit_transform(X)
+    # Columns of an array are named by position, as OneHotEncoder names them;
+    # feature_names_in_ exists only after a DataFrame.
+    assert enc.columns_ == ["x0", "x1"] and enc.n_features_in_ == 2
+    assert not hasattr(enc, "feature_names_in_")
+    assert labels["joint"].tolist()[:2] == [f"{a}|{b}" for a, b in X[:2]]
+    assert enc.categories_.tolist()[:2] == ["0|0", "0|1"]
+    out = labels["joint"].to_numpy()
+    # The properties of the checks that compare outputs numerically, on the
+    # string labels: order and subset invariance, idempotent fit, pickling,
+    # lists as input, and a Pipeline.
+    order = rng.permutation(50)
+    assert_array_equal(enc.transform(X[order])["joint"], out[order])
+    assert_array_equal(enc.transform(X[5:9])["joint"], out[5:9])
+    with pytest.warns(PrivacyLeakWarning):
+        assert_array_equal(clone(enc).fit(X).transform(X)["joint"], out)
+    restored = pickle.loads(pickle.dumps(enc))
+    assert_array_equal(restored.transform(X)["joint"], out)
+    assert_array_equal(enc.transform(X.tolist())["joint"], out)
+    from sklearn.pipeline import make_pipeline
+    with pytest.warns(PrivacyLeakWarning):
+        assert_array_equal(make_pipeline(clone(enc)).fit_transform(X)["joint"], out)
+    # Explicit domains name an array's columns x0, x1, ... (a subset may be
+    # joined); a DataFrame's by its names.
+    cats = {"x1": [0, 1, 2], "x0": [0, 1, 2]}
+    sub = JointEncoder(cats).fit(np.column_stack([X, X[:, :1]]))
+    assert sub.n_features_in_ == 3
+    assert sub.transform(np.column_stack([X, X[:, :1]]))["joint"][0] == \
+        f"{X[0, 1]}|{X[0, 0]}"
+    with pytest.raises(KeyError, match=r"\['a'\] are not in X.*x0"):
+        JointEncoder({"a": [0, 1]}).fit(X)
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    named = JointEncoder({"b": [0, 1, 2], "a": [0, 1, 2]}).fit(frame)
+    assert_array_equal(named.feature_names_in_, ["a", "b"])
+    assert_array_equal(named.transform(frame)["joint"],
+                       sub.transform(np.column_stack([X, X[:, :1]]))["joint"])
+    with pytest.raises(ValueError, match="X has 1 features, but JointEncoder "
+                       "is expecting 2 features"):
+        enc.transform(X[:, :1])
+    # Invalid input: sparse, empty, NaN without a missing-value marker, a
+    # joint domain too large to enumerate.
+    with pytest.raises(TypeError, match="Sparse input is not supported"):
+        JointEncoder().fit(sp.csr_array(X))
+    with pytest.raises(ValueError, match=r"0 sample\(s\)"):
+        JointEncoder().fit(np.empty((0, 2)))
+    with pytest.raises(ValueError, match=r"0 feature\(s\)"):
+        JointEncoder().fit(pd.DataFrame(index=range(3)))
+    with_nan = X.astype(float)
+    with_nan[0, 0] = np.nan
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(
+            ValueError, match="missing values.*NaN"):
+        JointEncoder().fit(with_nan)
+    with pytest.raises(ValueError, match=r"missing values \(None/NaN\)"):
+        JointEncoder({"x0": [0.0, 1.0, 2.0], "x1": [0.0, 1.0, 2.0]}).fit(
+            X.astype(float)).transform(with_nan)
+    marked = JointEncoder({"x0": [0.0, 1.0, 2.0, np.nan], "x1": [0.0, 1.0, 2.0]})
+    assert marked.fit(with_nan).transform(with_nan)["joint"][0] == f"nan|{float(X[0, 1])}"
+    wide = rng.permutation(200 * 6).reshape(200, 6)
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(
+            ValueError, match="joint domain would have 6.4e\\+13 combinations"):
+        JointEncoder().fit(wide)

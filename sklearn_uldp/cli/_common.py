@@ -8,32 +8,58 @@ is expected), the help formatter and the options every command has.
 import argparse
 import json
 import math
+import numbers
 import os
 import re
 import sys
 
 from ._values import split_values
 
-__all__ = ["MECHANISMS", "ESTIMATORS", "DEFAULT_CHUNKSIZE", "make_mechanism"]
+__all__ = [
+    "MECHANISMS",
+    "UTILITY_MECHANISMS",
+    "SKETCH_MECHANISMS",
+    "ESTIMATORS",
+    "DEFAULT_CHUNKSIZE",
+    "make_mechanism",
+]
 
 #: Mechanism names accepted on the command line and in configs.
-MECHANISMS = ("rr", "urr", "rappor", "urap", "oue", "uoue")
+MECHANISMS = (
+    "rr", "urr", "rappor", "urap", "oue", "uoue",
+    "olh", "blh", "ss", "cms", "hcms", "uss", "uhr",
+)
 #: Mechanisms that need sensitive values (utility-optimized ones).
-UTILITY_MECHANISMS = ("urr", "urap", "uoue")
+UTILITY_MECHANISMS = ("urr", "urap", "uoue", "uss", "uhr")
+#: Mechanisms whose sketch size (``n_buckets``, ``n_hashes``) can be set.
+SKETCH_MECHANISMS = ("cms", "hcms")
 #: Estimator names accepted by ``estimate --estimator``.
 ESTIMATORS = ("emp", "emp-simplex", "thr", "em")
 DEFAULT_CHUNKSIZE = 100_000
 
 
 def make_mechanism(
-    name, epsilon, categories, sensitive=None, theta=None, random_state=None
+    name,
+    epsilon,
+    categories,
+    sensitive=None,
+    theta=None,
+    random_state=None,
+    *,
+    n_buckets=None,
+    n_hashes=None,
 ):
     """Build the mechanism a command-line name stands for.
 
     Parameters
     ----------
-    name : {"rr", "urr", "rappor", "urap", "oue", "uoue"}
-        ``oue``/``uoue`` are RAPPOR/uRAP with ``theta=0.5``.
+    name : str
+        One of :data:`MECHANISMS`: ``rr`` (k-ary randomized response),
+        ``urr``, ``rappor``, ``urap``, ``oue``/``uoue`` (RAPPOR/uRAP with
+        ``theta=0.5``), ``olh``/``blh`` (optimized/binary local hashing),
+        ``ss`` (subset selection), ``cms``/``hcms`` (count-mean sketch and its
+        Hadamard variant), ``uss`` (utility-optimized subset selection) and
+        ``uhr`` (utility-optimized Hadamard response).
     epsilon : float
     categories : list
     sensitive : list or None
@@ -41,6 +67,8 @@ def make_mechanism(
     theta : float, "optimal" or None
     random_state : None, int or "secure"
         Passed to the mechanism as is.
+    n_buckets, n_hashes : int or None
+        Sketch size of ``cms``/``hcms`` (None: the mechanism's default).
 
     Returns
     -------
@@ -52,12 +80,22 @@ def make_mechanism(
     >>> from sklearn_uldp.cli._common import make_mechanism
     >>> make_mechanism("urr", 1.0, ["a", "b", "c"], sensitive=["c"])
     UtilityOptimizedRR(categories=['a', 'b', 'c'], sensitive=['c'])
+    >>> make_mechanism("cms", 2.0, ["a", "b", "c"], n_buckets=16, n_hashes=8)
+    CountMeanSketch(categories=['a', 'b', 'c'], epsilon=2.0, n_buckets=16,
+                    n_hashes=8)
     """
     from ..mechanisms import (
         RAPPOR,
+        BinaryLocalHashing,
+        CountMeanSketch,
+        HadamardCountMeanSketch,
+        OptimizedLocalHashing,
         RandomizedResponse,
+        SubsetSelection,
+        UtilityOptimizedHadamardResponse,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
+        UtilityOptimizedSubsetSelection,
     )
 
     if not isinstance(name, str) or name.lower() not in MECHANISMS:
@@ -75,7 +113,13 @@ def make_mechanism(
     if not utility and sensitive:
         raise ValueError(
             f"Mechanism {name!r} protects every value and takes no sensitive "
-            "values; use 'urr' or 'urap' for utility-optimized privacy."
+            f"values; use one of {list(UTILITY_MECHANISMS)} for utility-optimized "
+            "privacy."
+        )
+    if name not in SKETCH_MECHANISMS and (n_buckets is not None or n_hashes is not None):
+        raise ValueError(
+            f"n_buckets and n_hashes set the sketch of 'cms' and 'hcms'; mechanism "
+            f"{name!r} has no sketch: drop them."
         )
     if name in ("oue", "uoue"):
         theta = 0.5
@@ -87,13 +131,35 @@ def make_mechanism(
     kw = dict(categories=categories)
     if random_state is not None:
         kw["random_state"] = random_state
+    if name in SKETCH_MECHANISMS:
+        for key, value in (("n_buckets", n_buckets), ("n_hashes", n_hashes)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise ValueError(f"{key} must be an integer >= 1, got {value!r}.")
+            kw[key] = int(value)
     if name == "rr":
         return RandomizedResponse(epsilon, **kw)
     if name == "urr":
         return UtilityOptimizedRR(epsilon, sensitive=sensitive, **kw)
     if name in ("rappor", "oue"):
         return RAPPOR(epsilon, theta=theta, **kw)
-    return UtilityOptimizedRAPPOR(epsilon, sensitive=sensitive, theta=theta, **kw)
+    if name in ("urap", "uoue"):
+        return UtilityOptimizedRAPPOR(
+            epsilon, sensitive=sensitive, theta=theta, **kw
+        )
+    if name == "uss":
+        return UtilityOptimizedSubsetSelection(epsilon, sensitive=sensitive, **kw)
+    if name == "uhr":
+        return UtilityOptimizedHadamardResponse(epsilon, sensitive=sensitive, **kw)
+    others = {
+        "olh": OptimizedLocalHashing,
+        "blh": BinaryLocalHashing,
+        "ss": SubsetSelection,
+        "cms": CountMeanSketch,
+        "hcms": HadamardCountMeanSketch,
+    }
+    return others[name](epsilon, **kw)
 
 
 def _epsilon(value):

@@ -37,13 +37,24 @@ __all__ = ["register"]
 
 
 # --------------------------------------------------------------------- spec
+def _default_report_names(column, channel):
+    """The report columns the mechanisms write (``get_feature_names_out``)."""
+    if channel.report_format == "bits":
+        return [f"{column}_{cat}" for cat in channel.categories]
+    if channel.report_format == "sketch":
+        # Count-mean sketch: the hash index, then one column per bucket bit.
+        return [f"{column}_hash"] + [
+            f"{column}_b{b}" for b in range(channel.n_buckets)
+        ]
+    return [column]
+
+
 def _report_names(column, channel, names):
     """The report columns of ``column``: from the spec, or the default ones."""
-    expected = len(channel.categories) if channel.report_format == "bits" else 1
+    default = _default_report_names(column, channel)
+    expected = len(default)
     if names is None:
-        if channel.report_format == "bits":
-            return [f"{column}_{cat}" for cat in channel.categories]
-        return [column]
+        return default
     if (
         not isinstance(names, list)
         or len(names) != expected
@@ -51,11 +62,19 @@ def _report_names(column, channel, names):
     ):
         raise ValueError(
             f"The spec's report_columns of {column!r} must be a list of {expected} "
-            f"column name(s), one per {'category' if expected > 1 else 'report'}; "
+            f"column name(s) ({_columns_meaning(channel)}); "
             f"got {names!r}. The spec file is damaged: write it again with "
             "'sklearn-uldp privatize'."
         )
     return names
+
+
+def _columns_meaning(channel):
+    if channel.report_format == "bits":
+        return "one per category"
+    if channel.report_format == "sketch":
+        return "the hash index, then one per bucket"
+    return "one per report"
 
 
 def load_specs(path, columns):
@@ -183,9 +202,49 @@ def _codes(frame, name, channel):
     return col.map(lookup).to_numpy(dtype=object)
 
 
+def _integers(frame, name, channel, what):
+    """A report column of integer codes read as text -> int64."""
+    col = frame[name]
+    if col.isna().any():
+        raise ValueError(
+            f"Report column {name!r} has empty values; every {what} of the spec's "
+            f"{type(channel).__name__} is an integer."
+        )
+    values = col.to_numpy(dtype=object).astype(str)
+    ok = np.char.isdigit(values)
+    if not ok.all():
+        raise ValueError(
+            f"Report column {name!r} holds {pd.unique(values[~ok])[:5].tolist()}; "
+            f"the {what}s of the spec's {type(channel).__name__} are integers "
+            ">= 0. These reports do not come from this spec, or were altered."
+        )
+    try:
+        return values.astype(np.int64)
+    except OverflowError:
+        raise ValueError(
+            f"Report column {name!r} holds integers too large for a {what} of "
+            f"the spec's {type(channel).__name__}; these reports do not come from "
+            "this spec."
+        ) from None
+
+
+def _sketch(frame, channel, names):
+    """Rows ``[hash index, m bits]`` of a count-mean sketch."""
+    index = _integers(frame, names[0], channel, "hash index")
+    bits = _bits(frame, names[1:])
+    return np.column_stack([index, bits])
+
+
 def _as_reports(frame, channel, names):
     if channel.report_format == "bits":
         return _bits(frame, names)
+    if channel.report_format == "sketch":
+        return _sketch(frame, channel, names)
+    if not getattr(channel, "reports_are_categories", True):
+        # Output codes (local hashing's seed * g + value, the Hadamard
+        # family's codes): integers, checked against the output space by
+        # the channel's encode_reports.
+        return _integers(frame, names[0], channel, "report")
     return _codes(frame, names[0], channel)
 
 
@@ -370,7 +429,7 @@ def register(subparsers):
         default="memory",
         metavar="{memory,disk,DIR}",
         help="where --estimator em keeps bit-vector reports (RAPPOR, OUE, uRAP, "
-        "uBD), whose likelihood needs each one: memory (default), disk (the system's "
+        "uBD, SS, uSS, CMS), whose likelihood needs each one: memory (default), disk (the system's "
         "temporary directory) or an existing directory DIR. On disk, memory "
         "does not grow with the number of reports.",
     )

@@ -37,6 +37,7 @@ from ._common import (
     noise_arg,
     plural,
     positive_float,
+    positive_int,
     progress,
     theta_arg,
     warn,
@@ -61,7 +62,9 @@ from ._values import (
 __all__ = ["register"]
 
 _CONFIG_KEYS = {"columns", "random_state", "missing"}
-_COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta"}
+_COLUMN_KEYS = {
+    "mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"
+}
 
 
 # ------------------------------------------------------------------- config
@@ -144,6 +147,8 @@ def _from_config(args):
             "categories": _value_list(conf.get("categories"), "categories", column),
             "sensitive": _value_list(conf.get("sensitive"), "sensitive", column),
             "theta": theta,
+            "n_buckets": conf.get("n_buckets"),
+            "n_hashes": conf.get("n_hashes"),
         }
     # The command line wins over the config, which wins over the default.
     if args.random_state is not None:
@@ -183,6 +188,8 @@ def _privatize_config(args):
             "categories": cats.get(c),
             "sensitive": sens.get(c),
             "theta": args.theta,
+            "n_buckets": args.n_buckets,
+            "n_hashes": args.n_hashes,
         }
         for c in args.columns
     }
@@ -330,6 +337,8 @@ def _cmd_privatize(args):
                 sensitive,
                 conf["theta"],
                 random_state=mech_noise,
+                n_buckets=conf["n_buckets"],
+                n_hashes=conf["n_hashes"],
             )
         except ValueError as exc:
             raise ValueError(f"column {c!r}: {exc}") from None
@@ -424,7 +433,12 @@ def register(subparsers):
             "reports (CSV or Parquet) and the public spec (JSON) a collector needs "
             "for 'sklearn-uldp estimate'. Each person spends the sum of the "
             "columns' epsilons (sequential composition). Mechanisms: rr, urr, "
-            "rappor, urap, oue, uoue. An existing file is replaced only with "
+            "rappor, urap, oue, uoue, olh, blh (local hashing), ss (subset "
+            "selection), cms, hcms (count-mean sketches), uss, uhr "
+            "(utility-optimized subset selection and Hadamard response). A "
+            "bit-vector mechanism (rappor, urap, oue, uoue, ss, uss) writes one "
+            "report column per category, cms one hash-index column then one per "
+            "bucket; the others one column. An existing file is replaced only with "
             "--overwrite, and an input file never."
         ),
     )
@@ -445,8 +459,8 @@ def register(subparsers):
         "--config",
         metavar="JSON",
         help='JSON config {"columns": {COL: {"mechanism", "epsilon", "categories", '
-        '"sensitive", "theta"}}, "random_state": ..., "missing": ...} instead of '
-        "--columns and the options below",
+        '"sensitive", "theta", "n_buckets", "n_hashes"}}, "random_state": ..., '
+        '"missing": ...} instead of --columns and the options below',
     )
     p.add_argument("--columns", nargs="+", metavar="COL", help="columns to privatize")
     p.add_argument(
@@ -467,6 +481,21 @@ def register(subparsers):
         default=None,
         help="theta of rappor/urap, or 'optimal' for urap (default: basic "
         "RAPPOR's)",
+    )
+    p.add_argument(
+        "--n-buckets",
+        type=positive_int,
+        default=None,
+        metavar="M",
+        help="buckets of the cms/hcms sketch (a power of two for hcms; default: "
+        "the mechanism's, 256 for cms and 1024 for hcms)",
+    )
+    p.add_argument(
+        "--n-hashes",
+        type=positive_int,
+        default=None,
+        metavar="H",
+        help="hash functions of the cms/hcms sketch (default: 256)",
     )
     p.add_argument(
         "--categories",

@@ -209,7 +209,8 @@ def register(subparsers):
     s.add_argument(
         "--sensitive",
         metavar="v1,v2",
-        help="sensitive values, ranges LOW..HIGH too (needed by urr/urap/uoue)",
+        help="sensitive values, ranges LOW..HIGH too (needed by urr/urap/uoue/"
+        "uss/uhr)",
     )
     s.add_argument(
         "--mechanisms",

@@ -7,17 +7,30 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ..utils._validation import as_label_array, encode_labels, is_missing
 
 __all__ = ["JointEncoder"]
 
+#: Largest product of the column domains that ``fit`` enumerates. The joint
+#: domain is listed tuple by tuple (a Python predicate decides each one), and
+#: an LDP estimate over more categories than this is noise at any realistic
+#: number of users: coarsen the columns, or privatize them separately.
+_MAX_JOINT_SIZE = 1_000_000
+
 
 def _is_missing(value):
     return bool(is_missing([value])[0])
+
+
+def _has_inf(values):
+    """Whether a numeric column holds +-infinity (never a learned category)."""
+    labels = as_label_array(values)
+    return labels.dtype.kind == "f" and bool(np.isinf(labels).any())
 
 
 def _as_labels(values):
@@ -85,7 +98,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
     ----------
     categories : dict of {str: array-like} or "auto", default="auto"
         Column -> public domain (a flat list of distinct values), in the
-        order of the joint domain. A domain may hold one missing-value marker
+        order of the joint domain. Columns are named as in ``X``: a
+        DataFrame's by their names, an array's by position as ``"x0"``,
+        ``"x1"``, ... (a dict may join a subset of the columns). A domain may hold one missing-value marker
         (None or NaN), which the column's missing values then match. Values
         are matched with their type, as by the mechanisms (``1`` is not
         ``"1"``, ``True`` is not ``1``). ``"auto"`` learns the domains from
@@ -112,6 +127,12 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         The tuples behind ``categories_``.
     sensitive_mask_ : ndarray of bool of shape (k,)
         Which joint categories are sensitive.
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit`` (of the dict's columns
+        when fitted on ``X=None``).
+    feature_names_in_ : ndarray of str objects of shape (`n_features_in_`,)
+        Column names of ``X``, when fitted on a DataFrame whose column
+        names are all strings (or on ``X=None`` with string columns).
 
     Examples
     --------
@@ -134,6 +155,14 @@ class JointEncoder(TransformerMixin, BaseEstimator):
     >>> est = EmpiricalEstimator().fit(mech.fit_transform(enc.transform(df)))
     >>> enc.marginals(est)["sex"].index.tolist()
     ['f', 'm']
+
+    The columns of an array are named by position, ``x0``, ``x1``, ...:
+
+    >>> import numpy as np
+    >>> X = np.array([[0, "a"], [1, "b"], [1, "a"]], dtype=object)
+    >>> enc = JointEncoder({"x0": [0, 1], "x1": ["a", "b"]}).fit(X)
+    >>> enc.transform(X)["joint"].tolist()
+    ['0|a', '1|b', '1|a']
     """
 
     def __init__(
@@ -156,8 +185,11 @@ class JointEncoder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame or None
-            The columns to join. May be None when ``categories`` is a dict.
+        X : DataFrame, array-like of shape (n_samples, n_features) or None
+            The columns to join. A DataFrame's columns are named by its
+            column names, an array's by position: ``x0``, ``x1``, ... (as in
+            ``OneHotEncoder.get_feature_names_out``). May be None when
+            ``categories`` is a dict.
         y : None
             Ignored.
 
@@ -165,20 +197,29 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         -------
         self : object
         """
+        for attr in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(attr, None)
         if isinstance(self.categories, dict):
             if not self.categories:
                 raise ValueError("categories must name at least one column.")
             columns = list(self.categories)
             domains = [_check_domain(c, self.categories[c]) for c in columns]
-            if X is not None:
-                self._check_frame(X, columns)
+            if X is None:
+                self.n_features_in_ = len(columns)
+                if all(isinstance(c, str) for c in columns):
+                    self.feature_names_in_ = np.asarray(columns, dtype=object)
+                positions = list(range(len(columns)))
+            else:
+                frame = self._validate_input(X, reset=True)
+                positions = self._positions(frame, columns)
         elif isinstance(self.categories, str) and self.categories == "auto":
             if X is None:
                 raise ValueError(
                     "categories='auto' learns the domains from X, so X is required."
                 )
-            self._check_frame(X, list(X.columns))
-            columns = list(X.columns)
+            frame = self._validate_input(X, reset=True)
+            columns = list(frame.columns)
+            positions = list(range(len(columns)))
             warnings.warn(
                 "categories='auto' learns the joint domain from the private data. "
                 "Pass categories={column: [...]} (the public domains) in a "
@@ -188,11 +229,12 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             )
             domains = []
             for c in columns:
-                values = X[c]
-                if pd.isna(values).any():
+                values = frame[c]
+                if pd.isna(values).any() or _has_inf(values):
                     raise ValueError(
-                        f"Column {c!r} has missing values; impute them or give "
-                        "explicit categories including a missing-value marker."
+                        f"Column {c!r} has missing values (None/NaN) or infinity; "
+                        "impute or drop them, or give explicit categories "
+                        "(a domain may include a missing-value marker)."
                     )
                 if isinstance(values.dtype, pd.CategoricalDtype):
                     domains.append(list(values.cat.categories))
@@ -202,6 +244,17 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             raise ValueError(
                 "categories must be 'auto' or a dict {column: list of values}, got "
                 f"{self.categories!r}."
+            )
+        size = int(np.prod([float(len(d)) for d in domains]))
+        if size > _MAX_JOINT_SIZE:
+            sizes = ", ".join(f"{c!r}: {len(d)}" for c, d in
+                              zip(columns, domains, strict=True))
+            raise ValueError(
+                f"The joint domain would have {size:.3g} combinations (domain "
+                f"sizes {{{sizes}}}), more than {_MAX_JOINT_SIZE:,}, and an "
+                "LDP estimate over so many categories is noise. Coarsen the "
+                "columns (e.g. bin numeric ones), join fewer of them, or "
+                "privatize them separately with DataFramePrivatizer."
             )
         if not isinstance(self.separator, str):
             raise TypeError(
@@ -225,9 +278,14 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 continue
             tuples.append(values)
         if len(tuples) < 2:
+            learned = (
+                f" (categories='auto' learned each column's domain from "
+                f"n_samples={len(frame)}: pass categories={{column: [...]}})"
+                if self.categories == "auto" else ""
+            )
             raise ValueError(
                 f"The joint domain has {len(tuples)} combinations after exclusions; "
-                "at least two are needed."
+                f"at least two are needed{learned}."
             )
         self.columns_ = columns
         self._domains = domains
@@ -265,8 +323,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 "lambda row: row.marital == 'divorced'."
             )
         self.sensitive_mask_ = mask
-        self.n_features_in_ = len(columns)
-        self.feature_names_in_ = np.asarray(columns, dtype=object)
+        self._input_positions = positions
         self._label_index = pd.Index(self.categories_)
         self._set_code_table(tuples)
         return self
@@ -284,21 +341,65 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         table[flat] = np.arange(len(tuples))
         self._code_table = table
 
+    def _validate_input(self, X, *, reset):
+        """``X`` as a DataFrame with named columns, checked as by scikit-learn.
+
+        A DataFrame keeps its columns and dtypes (a Categorical's declared
+        categories are its domain); any other array-like goes through
+        ``validate_data`` and its columns are named ``x0``, ``x1``, ...
+        Missing values are not refused here: a domain may hold a
+        missing-value marker, and the domains decide.
+        """
+        name = type(self).__name__
+        if sp.issparse(X):
+            raise TypeError(
+                f"Sparse input is not supported: {name} joins columns of "
+                "categorical values. Pass a DataFrame or a dense array "
+                "(e.g. X.toarray())."
+            )
+        if isinstance(X, pd.DataFrame):
+            # By name: only the joined columns are read, in any order.
+            if reset:
+                validate_data(self, X, skip_check_array=True, reset=True)
+            for axis, what in ((0, "sample"), (1, "feature")):
+                if X.shape[axis] == 0:
+                    raise ValueError(
+                        f"Found array with 0 {what}(s) (shape={X.shape}) while "
+                        f"a minimum of 1 is required by {name}."
+                    )
+            return X
+        arr = validate_data(
+            self, X, reset=reset, dtype=None, accept_sparse=False,
+            ensure_all_finite=False, ensure_min_samples=1, ensure_min_features=1,
+        )
+        names = getattr(self, "feature_names_in_", None)
+        if names is None or len(names) != arr.shape[1]:
+            names = [f"x{j}" for j in range(arr.shape[1])]
+        return pd.DataFrame(arr, columns=list(names), copy=False)
+
     @staticmethod
-    def _check_frame(X, columns):
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(f"X must be a DataFrame, got {type(X).__name__}.")
-        absent = [c for c in columns if c not in X.columns]
+    def _positions(frame, columns):
+        """Position of each joined column among the input columns."""
+        absent = [c for c in columns if c not in frame.columns]
         if absent:
-            raise KeyError(f"Columns {absent} are not in the DataFrame.")
+            hint = (
+                " X is an array, so its columns are named by position: "
+                f"{list(frame.columns[:5])}{' ...' * (frame.shape[1] > 5)} "
+                "(pass a DataFrame to use its column names)."
+                if all(isinstance(c, str) and c.startswith("x")
+                       for c in frame.columns) else ""
+            )
+            raise KeyError(f"Columns {absent} are not in X.{hint}")
+        return [int(frame.columns.get_loc(c)) for c in columns]
 
     def transform(self, X):
         """Map each row to its joint label.
 
         Parameters
         ----------
-        X : DataFrame
-            Holding the columns ``columns_``.
+        X : DataFrame or array-like of shape (n_samples, `n_features_in_`)
+            A DataFrame holding the columns ``columns_`` (read by name), or
+            an array with the columns seen in ``fit`` (read by position).
 
         Returns
         -------
@@ -306,7 +407,19 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             One column ``name`` of joint labels, same index as ``X``.
         """
         check_is_fitted(self, "categories_")
-        self._check_frame(X, self.columns_)
+        by_name = isinstance(X, pd.DataFrame)
+        X = self._validate_input(X, reset=False)
+        if by_name:
+            self._positions(X, self.columns_)  # KeyError naming absent columns
+        elif not set(self.columns_) <= set(X.columns):
+            # An array, fitted on columns that are not named x0, x1, ... (a
+            # DataFrame with non-string names): read by position.
+            positions = getattr(self, "_input_positions", None)
+            if positions is None:
+                positions = range(len(self.columns_))
+            X = pd.DataFrame(
+                {c: X.iloc[:, j] for c, j in zip(self.columns_, positions,
+                                                  strict=True)}, index=X.index)
         if getattr(self, "_code_table", None) is None:  # fitted by an older version
             self._set_code_table(list(self.joint_index_))
         flat = np.zeros(len(X), dtype=np.intp)
@@ -321,9 +434,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 missing = is_missing(bad)
                 if missing.any():
                     raise ValueError(
-                        f"Column {c!r} has {int(missing.sum())} missing values and "
-                        "its domain has no missing-value marker; impute or drop "
-                        "them, or add None to its categories."
+                        f"Column {c!r} has {int(missing.sum())} missing values "
+                        "(None/NaN) and its domain has no missing-value marker; "
+                        "impute or drop them, or add None to its categories."
                     )
                 raise ValueError(
                     f"Column {c!r} holds {int((codes < 0).sum())} values outside "
@@ -411,6 +524,20 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 )
             mech.set_params(sensitive=self.sensitive_mask_)
         return mech
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Columns of categorical values (numbers, strings, booleans); the
+        # output is one column of string labels.
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = isinstance(self.categories, dict) and any(
+            not isinstance(d, (str, bytes)) and np.ndim(d) == 1 and len(d) > 0
+            and bool(is_missing(np.asarray(list(d), dtype=object)).any())
+            for d in self.categories.values()
+        )
+        tags.transformer_tags.preserves_dtype = []
+        return tags
 
     # ------------------------------------------------------------ estimates
     def _as_series(self, distribution):

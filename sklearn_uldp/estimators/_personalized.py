@@ -11,17 +11,35 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import _check_feature_names
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._personalized import split_bots
 from ..mechanisms._reports import Reports, attach_channel
-from ._base import DistributionEstimator
+from ._base import DistributionEstimator, _check_reports, _report_columns
 from ._em import EMEstimator
 from ._projection import project_to_simplex
 
 __all__ = ["PersonalizedEstimator"]
+
+
+def _check_pum_reports(X, channel, estimator):
+    """scikit-learn's input checks on the reports as given, before stacking.
+
+    Stacking reshapes ``(n, t)`` into ``(n * t, 1)``: an ``(n, 0)`` array would
+    become ``(0, 1)`` and be reported as "0 sample(s)", so the checks (no
+    reports, no columns, NaN, complex, 3-D) run on the array as given.
+    """
+    if sp.issparse(X) and channel.report_format != "bits":
+        raise TypeError(
+            f"Sparse input is not supported for the reports of {channel!r}: it "
+            "sends one value per report (uRR), so its reports are dense; only "
+            "the bit vectors of the uRAP variant may be sparse. Pass the "
+            "reports as a dense array (e.g. reports.toarray())."
+        )
+    _check_reports(X, channel, estimator)
 
 
 def _stack_reports(X, channel):
@@ -52,6 +70,12 @@ def _stack_reports(X, channel):
             f"got shape {arr.shape}."
         )
     return Reports(arr.reshape(-1, k_z), channel)
+
+
+def _n_users(X):
+    """Number of users (rows) of a batch of reports; a 1-D array is one column."""
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
 
 
 class PersonalizedEstimator(DistributionEstimator):
@@ -115,6 +139,11 @@ class PersonalizedEstimator(DistributionEstimator):
     loss_bound_ : float
         ``2 Σ_k |r̂(⊥k)|``, the computable bound on the second term of
         Theorem 1.
+    n_features_in_ : int
+        Number of report columns of one user: ``t`` values (uRR) or
+        ``t * |Z|`` bits (uRAP) for ``n_reports = t``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Report column names, when fitted on a DataFrame of reports.
 
     Notes
     -----
@@ -185,7 +214,11 @@ class PersonalizedEstimator(DistributionEstimator):
         self : object
         """
         self._forget_fit()
-        return self.partial_fit(X)
+        self.partial_fit(X)
+        # As DistributionEstimator.fit: the estimate is computed now, so that
+        # predict_proba and score do not change the fitted estimator.
+        self._fitted_result()
+        return self
 
     def partial_fit(self, X, y=None):
         """Add a batch of PUM reports.
@@ -203,11 +236,20 @@ class PersonalizedEstimator(DistributionEstimator):
         """
         self._validate_params()
         channel = self._resolve_channel(X)
+        first = not hasattr(self, "estimator_")
+        if first:
+            _check_pum_reports(X, channel, self)
+        else:
+            self._check_later_batch(X, channel)
         stacked = _stack_reports(X, channel)
-        if not hasattr(self, "estimator_"):
+        if first:
             self._set_channel(channel)
             inner = EMEstimator() if self.estimator is None else self.estimator
             self.estimator_ = clone(inner)
+            # The report columns of one user: t values (uRR) or t * |Z| bits
+            # (uRAP); later batches and predict_proba must have as many.
+            self.n_features_in_ = _report_columns(X)
+            _check_feature_names(self, X, reset=True)
         self.estimator_.partial_fit(stacked)
         self.statistics_ = self.estimator_.statistics_
         self.n_reports_ = self.statistics_.n
@@ -233,7 +275,23 @@ class PersonalizedEstimator(DistributionEstimator):
         self.statistics_ = statistics
         self.n_reports_ = statistics.n
         self._cache = None
+        self._fitted_result()
         return self
+
+    def _check_later_batch(self, X, channel):
+        if sp.issparse(X):
+            _check_pum_reports(X, channel, self)
+        expected = getattr(self, "n_features_in_", 1)
+        if expected != 1 and not sp.issparse(X) and len(np.shape(X)) == 1:
+            # A 1-D array is one report per user, but these users sent
+            # several: it cannot be told which values belong together.
+            raise ValueError(
+                f"Expected 2D array of reports of shape (n_users, {expected}), "
+                "got 1D array instead (a 1-D array is one report per user). "
+                "Reshape your data using reports.reshape(1, -1) if it holds "
+                "the reports of a single user."
+            )
+        super()._check_later_batch(X, channel)
 
     def _set_channel(self, channel):
         n_x, tags = split_bots(channel)
@@ -392,19 +450,30 @@ class PersonalizedEstimator(DistributionEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix
-            Reports from the same mechanism; with ``n_reports = t`` row
-            ``i * t + j`` of the result is report ``j`` of user ``i``.
+            Reports from the same mechanism, one row per user, with as many
+            columns as the reports ``fit`` saw.
 
         Returns
         -------
-        proba : ndarray of shape (n_reports, k)
+        proba : ndarray of shape (n_users, n_reports * k)
+            One row per row of ``X``. With ``n_reports = t`` reports per user,
+            columns ``j * k`` to ``(j + 1) * k`` are the posterior of report
+            ``j`` (``proba.reshape(n_users, t, k)`` separates them); with one
+            report per user the shape is ``(n_users, k)``.
         """
-        self._check_fitted()
-        channel = self._resolve_channel(X)
-        post_z = self.estimator_.predict_proba(_stack_reports(X, channel))
+        post_z = self._stacked_posterior(X)
         info = self._info()
         pis = np.stack([info["tag_distributions"][t] for t in self.tags_])
-        return post_z[:, :self._n_x] + post_z[:, self._n_x:] @ pis
+        proba = post_z[:, :self._n_x] + post_z[:, self._n_x:] @ pis
+        # Stacked rows are user-major: row i * t + j is report j of user i.
+        return proba.reshape(_n_users(X), -1)
+
+    def _stacked_posterior(self, X):
+        """P(z | report) over Z for each report, stacked user-major."""
+        self._check_fitted()
+        channel = self._resolve_channel(X)
+        self._check_later_batch(X, channel)
+        return self.estimator_.predict_proba(_stack_reports(X, channel))
 
     def score(self, X, y=None):
         """Mean log-likelihood of the (stacked) reports under r̂.
@@ -422,4 +491,5 @@ class PersonalizedEstimator(DistributionEstimator):
         """
         self._check_fitted()
         channel = self._resolve_channel(X)
+        self._check_later_batch(X, channel)
         return self.estimator_.score(_stack_reports(X, channel))

@@ -31,6 +31,8 @@ __all__ = ["AuditResult", "audit_mechanism"]
 
 #: Bits whose joint patterns are tested per ordered pair of inputs.
 _PATTERN_BITS = 3
+#: Thresholds tried per pair by the likelihood-ratio events.
+_MAX_THRESHOLDS = 16
 #: Rows per chunk when the channel classifies reports (bounds the memory of
 #: its (rows, k) likelihood block).
 _CHUNK = 8192
@@ -230,8 +232,18 @@ def _make_sampler(mechanism, seed):
 
 
 # ----------------------------------------------------------------- reports
+def _is_sketch(arr):
+    """Rows [index, 0/1 bits...] whose index is not itself a bit (CMS)."""
+    if arr.ndim != 2 or arr.shape[1] < 2 or arr.dtype.kind not in "iu" or not arr.size:
+        return False
+    index, bits = arr[:, 0], arr[:, 1:]
+    return bool(index.min() >= 0 and index.max() > 1
+                and bits.min() >= 0 and bits.max() <= 1)
+
+
 def _as_reports(reports):
-    """Return ("outputs", 1-D values) or ("bits", dense uint8 or CSR matrix)."""
+    """Return ("outputs", 1-D values), ("bits", dense uint8 or CSR matrix) or
+    ("sketch", int64 rows [index, bits])."""
     if sp.issparse(reports):
         return "bits", sp.csr_array(reports)
     if hasattr(reports, "to_numpy"):
@@ -244,6 +256,8 @@ def _as_reports(reports):
     if arr.ndim == 2:
         if arr.dtype == bool or (arr.dtype.kind in "iuf" and np.isin(arr, (0, 1)).all()):
             return "bits", np.ascontiguousarray(arr, dtype=np.uint8)
+        if _is_sketch(arr):
+            return "sketch", np.ascontiguousarray(arr, dtype=np.int64)
         return "outputs", _row_values(arr)
     raise ValueError(
         f"Reports of shape {arr.shape} are neither one value per user nor one "
@@ -281,6 +295,8 @@ def _row_keys(kind, X):
     """A 1-D array identifying each report (for outputs: the value itself)."""
     if kind == "outputs":
         return X
+    if kind == "sketch":
+        return _row_values(X)
     if sp.issparse(X):
         X = X.toarray()
     packed = np.packbits(np.asarray(X, dtype=np.uint8), axis=1)
@@ -291,6 +307,10 @@ def _describe_report(kind, value):
     if kind == "bits":
         dense = value.toarray().ravel() if sp.issparse(value) else np.asarray(value).ravel()
         return "bits set " + str(np.flatnonzero(dense).tolist())
+    if kind == "sketch":
+        row = np.asarray(value).ravel()
+        return (f"index {int(row[0])}, bits set "
+                + str(np.flatnonzero(row[1:]).tolist()))
     return repr(value.item() if hasattr(value, "item") else value)
 
 
@@ -463,7 +483,8 @@ def audit_mechanism(
 
     The mechanism is a black box: only ``transform`` (or a plain callable)
     is used to draw reports; its ``channel_`` and ``epsilon``, when present,
-    give the claim to test against and which outputs are invertible.
+    give the claim to test against, which outputs are invertible and (for
+    sketch reports) the likelihood-ratio events.
 
     Parameters
     ----------
@@ -473,7 +494,8 @@ def audit_mechanism(
         callable ``f(values, rng) -> reports`` with ``values`` a 1-D array of
         inputs and ``rng`` a numpy Generator. Reports may be one value per
         user (labels or integer codes, shape (n,) or (n, 1)), 0/1 bit vectors
-        (dense (n, d) or scipy sparse) or other rows (compared as wholes). A
+        (dense (n, d) or scipy sparse), sketch rows (an integer index, then
+        0/1 bits) or other rows (compared as wholes). A
         transformer draws with its own ``random_state``.
     pairs : None, "all" or list of (x, x_prime), default=None
         Inputs to compare (values of the domain; dict rows for mechanisms
@@ -485,11 +507,20 @@ def audit_mechanism(
         domain (k(k-1)/2 pairs). A callable without a domain needs a list.
     n_samples : int, default=20_000
         Reports drawn per tested input (half select events, half test).
-    events : {"auto", "outputs", "bits"} or callable, default="auto"
-        "outputs": each report value is an event (whole bit vectors for
-        bit-vector reports). "bits": for bit vectors, the joint patterns of
+    events : {"auto", "outputs", "bits", "likelihood"} or callable, default="auto"
+        "outputs": each report value is an event (whole bit vectors or
+        sketch rows). "bits": for bit vectors, the joint patterns of
         the 3 bits that differ most between x and x' and each of these bits
-        alone (set or unset). "auto": "bits" for bit vectors, else "outputs".
+        alone (set or unset). "likelihood": the likelihood-ratio events
+        ``ln Q(y|x)/Q(y|x') >= t`` of the mechanism's channel (the most
+        powerful tests), thresholds t chosen on the first half. "auto":
+        "bits" for bit vectors; for sketch rows ``[index, bits]`` (count-mean
+        sketch: the input shows only jointly with the hash index) and for
+        more possible outputs than reports (Hadamard count-mean sketch)
+        "likelihood" with a channel; for sketch rows of a black box, the
+        events "index == j and bit b set" (or unset) and "bit b1(j) set and
+        bit b0(j) unset" (per index and pooled) of the most telling bits
+        b1(j), b0(j) of each index; else "outputs".
         A callable ``events(reports) -> bool array`` of shape (n,) or (n, m),
         with ``reports`` a 1-D array of report values or an (n, d) 0/1 array
         (scipy sparse when the mechanism returns sparse reports), gives fixed
@@ -568,9 +599,10 @@ def audit_mechanism(
         raise ValueError(f"n_samples must be an integer >= 4, got {n_samples!r}.")
     if not (isinstance(alpha, Real) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
-    if not callable(events) and events not in ("auto", "outputs", "bits"):
+    if not callable(events) and events not in ("auto", "outputs", "bits", "likelihood"):
         raise ValueError(
-            f"events must be 'auto', 'outputs', 'bits' or a callable, got {events!r}.")
+            "events must be 'auto', 'outputs', 'bits', 'likelihood' or a callable, "
+            f"got {events!r}.")
     if not (isinstance(max_events, Integral) and max_events >= 1):
         raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}.")
     if not (isinstance(batch_size, Integral) and batch_size >= 1):
@@ -656,15 +688,32 @@ def audit_mechanism(
         reports.append(_stack(kind, parts))
     if events == "bits" and kind != "bits":
         raise ValueError(
-            "events='bits' needs bit-vector reports (0/1 arrays); these are one "
-            "value per user: use events='outputs'.")
+            "events='bits' needs bit-vector reports (0/1 arrays); these are "
+            f"{'sketch rows [index, bits]' if kind == 'sketch' else 'one value per user'}"
+            ": use events='auto' or 'outputs'.")
+    half = n_samples // 2
+    lik_cols = _likelihood_columns(channel, inputs)
+    if events == "likelihood" and lik_cols is None:
+        raise ValueError(
+            "events='likelihood' needs the mechanism's channel (channel_ with "
+            "encode_reports and likelihood) and inputs from its categories; use "
+            "events='auto' for a black box.")
     if callable(events):
         kind_ev = "custom"
-    elif events == "outputs" and kind == "bits":
-        kind_ev = "rows"
+    elif events == "likelihood":
+        kind_ev = "likelihood"
+    elif events == "outputs" and kind in ("bits", "sketch"):
+        kind_ev = "rows" if kind == "bits" else "sketch rows"
+    elif events == "auto" and lik_cols is not None and (
+        kind == "sketch"
+        or (kind == "outputs" and getattr(channel, "n_outputs", 0) > half)
+    ):
+        # A report shows the input only jointly with a public index (the hash
+        # of a sketch), or there are more outputs than reports: single outputs
+        # have no power, the likelihood ratio pools them (Neyman-Pearson).
+        kind_ev = "likelihood"
     else:
         kind_ev = kind
-    half = n_samples // 2
     # Fixed events need no selection: every report tests them.
     n_B = n_samples if kind_ev == "custom" else n_samples - half
 
@@ -706,6 +755,13 @@ def audit_mechanism(
     rows = []
     if kind_ev == "custom":
         split = [_custom_events(events, R) for R in reports]
+    elif kind_ev == "likelihood":
+        try:
+            split = [_log_likelihoods(channel, kind, R, lik_cols) for R in reports]
+        except Exception as exc:  # a report the spec cannot encode
+            raise ValueError(
+                f"events='likelihood': the channel could not evaluate the reports "
+                f"({exc}); use events='outputs' or a callable.") from None
     else:
         split = [_split(kind_ev, R, half) for R in reports]
     for i, j in idx_pairs:
@@ -716,6 +772,10 @@ def audit_mechanism(
             masks = (prot[x], prot[xp]) if restrict else (None, None)
             if kind_ev == "custom":
                 rows += _custom_tests(split[x], split[xp], masks, x, xp)
+                continue
+            if kind_ev == "likelihood":
+                rows += _likelihood_tests(split[x], split[xp], masks, half,
+                                          alpha, max_events, x, xp)
                 continue
             rows += _pair_tests(kind_ev, split[x], split[xp], masks, half,
                                 alpha, max_events, x, xp)
@@ -798,6 +858,8 @@ def _split(kind, R, half):
         return A, B, _bit_sums(A)
     if kind == "rows":
         return _row_keys("bits", A), _row_keys("bits", B), None
+    if kind == "sketch rows":
+        return _row_values(A), _row_values(B), None
     return A, B, None
 
 
@@ -809,6 +871,9 @@ def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
         m1A, m1B = masks[0][:half], masks[0][half:]
         m2A, m2B = masks[1][:half], masks[1][half:]
     n_A = half
+    if kind == "sketch":
+        return _sketch_tests(A1, B1, A2, B2, (m1A, m1B, m2A, m2B), alpha,
+                             max_events, x, xp)
     if kind == "bits":
         # The bits that differ most between x and x' carry the likelihood
         # ratio of unary encodings; their joint patterns reach the full ε
@@ -861,12 +926,139 @@ def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
     out = []
     for e in chosen:
         value = uniques[e]
-        label = ("output == " + (_describe_report("bits", np.unpackbits(
-            np.frombuffer(value.tobytes(), dtype=np.uint8))) if kind == "rows"
-            else _describe_report("outputs", value)))
+        if kind == "rows":
+            shown = _describe_report("bits", np.unpackbits(
+                np.frombuffer(value.tobytes(), dtype=np.uint8)))
+        elif kind == "sketch rows":
+            shown = _describe_report(
+                "sketch", np.frombuffer(value.tobytes(), dtype=np.int64))
+        else:
+            shown = _describe_report("outputs", value)
+        label = "output == " + shown
         out.append({"x": x, "xp": xp, "event": label, "count": int(cB1[e]),
                     "count_prime": int(cB2[e])})
     return out
+
+
+def _sketch_counts(X, mask, n_index):
+    """Counts of the events "index == j and bit b set/unset" (2 h m of them)."""
+    if mask is not None:
+        X = X[mask]
+    j = X[:, 0]
+    one_hot = sp.csr_array((np.ones(j.size, dtype=np.int64), (j, np.arange(j.size))),
+                           shape=(n_index, j.size))
+    set_ = np.asarray(one_hot @ X[:, 1:], dtype=np.int64)
+    total = np.bincount(j, minlength=n_index)[:, None]
+    return np.concatenate([set_.ravel(), (total - set_).ravel()])
+
+
+def _sketch_tests(A1, B1, A2, B2, masks, alpha, max_events, x, xp):
+    """Sketch rows [index j, bits]: the input shows in bit b only jointly with
+    j (the b-th bucket of the j-th hash), so the events are "index == j and
+    bit b set" (or unset), and the joint "bit b1(j) set and bit b0(j) unset"
+    of the most telling set and unset bits of each index (the two bits in
+    which the vectors of x and x' differ), per index and pooled over all
+    indices; chosen on the first half, counted on the second."""
+    m1A, m1B, m2A, m2B = masks
+    if m1A is not None:
+        A1, B1, A2, B2 = A1[m1A], B1[m1B], A2[m2A], B2[m2B]
+    n_index = int(max(X[:, 0].max(initial=0) for X in (A1, B1, A2, B2))) + 1
+    n_bits = A1.shape[1] - 1
+    n_A = max(A1.shape[0], 1)
+    sA1, sA2 = _sketch_counts(A1, None, n_index), _sketch_counts(A2, None, n_index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        single, _, _ = _log_ratio_bound(sA1, n_A, sA2, n_A, alpha)
+    single = np.where(sA1 > 0, single, -np.inf).reshape(2, n_index, n_bits)
+    b1, b0 = single[0].argmax(axis=1), single[1].argmax(axis=1)
+
+    def joint(X):
+        j = X[:, 0]
+        rows = np.arange(j.size)
+        hit = (X[rows, 1 + b1[j]] == 1) & (X[rows, 1 + b0[j]] == 0) & (b1[j] != b0[j])
+        per_index = np.bincount(j[hit], minlength=n_index)
+        return np.concatenate([per_index, [per_index.sum()]])
+
+    def counts(X):
+        return np.concatenate([_sketch_counts(X, None, n_index), joint(X)])
+
+    cA1, cA2 = np.concatenate([sA1, joint(A1)]), np.concatenate([sA2, joint(A2)])
+    cand = np.flatnonzero(cA1 > 0)
+    if not cand.size:
+        return []
+    score, _, _ = _log_ratio_bound(cA1[cand], n_A, cA2[cand], n_A, alpha)
+    chosen = cand[np.argsort(-score, kind="stable")[:max_events]]
+    cB1, cB2 = counts(B1), counts(B2)
+    n_single = 2 * n_index * n_bits
+    out = []
+    for e in chosen:
+        if e < n_single:
+            unset, rest = divmod(int(e), n_index * n_bits)
+            j, b = divmod(rest, n_bits)
+            label = f"index == {j} and bit {b} {'unset' if unset else 'set'}"
+        elif e < n_single + n_index:
+            j = int(e) - n_single
+            label = f"index == {j} and bit {int(b1[j])} set and bit {int(b0[j])} unset"
+        else:
+            label = "bit b1(index) set and bit b0(index) unset (pooled over indices)"
+        out.append({"x": x, "xp": xp, "event": label,
+                    "count": int(cB1[e]), "count_prime": int(cB2[e])})
+    return out
+
+
+def _likelihood_columns(channel, inputs):
+    """Positions of the inputs among the channel's categories (None: unusable)."""
+    if channel is None or not all(
+        hasattr(channel, name) for name in ("encode_reports", "likelihood", "categories")
+    ):
+        return None
+    position = {_key(v): t for t, v in enumerate(np.asarray(channel.categories).tolist())}
+    cols = [position.get(_key(v)) for v in inputs]
+    return None if any(c is None for c in cols) else np.asarray(cols)
+
+
+def _log_likelihoods(channel, kind, R, cols):
+    """(n, len(cols)) log Q(y | x) of each report y for each tested input x
+    (up to a factor of y alone, which cancels in the ratios)."""
+    with np.errstate(divide="ignore"):
+        if kind == "outputs":
+            uniques, inverse = _factorize(R)
+            codes = channel.encode_reports(np.asarray(uniques).reshape(-1, 1))
+            return np.log(np.asarray(channel.likelihood(codes), dtype=float)[:, cols])[inverse]
+        out = np.empty((R.shape[0], cols.size))
+        for start in range(0, R.shape[0], _CHUNK):
+            L = channel.likelihood(channel.encode_reports(R[start:start + _CHUNK]))
+            out[start:start + _CHUNK] = np.log(np.asarray(L, dtype=float)[:, cols])
+        return out
+
+
+def _likelihood_tests(L1, L2, masks, half, alpha, max_events, x, xp):
+    """Events "log Q(y|x)/Q(y|x') >= t": the Neyman-Pearson tests of x vs x',
+    thresholds t chosen on the first half from the values x's reports take."""
+    with np.errstate(invalid="ignore"):
+        s1, s2 = L1[:, x] - L1[:, xp], L2[:, x] - L2[:, xp]
+    # A report neither input can produce (nan) is in no event; ULDP tests
+    # with a non-sensitive x keep the protected outputs only.
+    s1, s2 = np.where(np.isnan(s1), -np.inf, s1), np.where(np.isnan(s2), -np.inf, s2)
+    if masks[0] is not None:
+        s1, s2 = np.where(masks[0], s1, -np.inf), np.where(masks[1], s2, -np.inf)
+    A1, B1, A2, B2 = (np.sort(v) for v in (s1[:half], s1[half:], s2[:half], s2[half:]))
+    cand = np.unique(A1[A1 > -np.inf])
+    if not cand.size:
+        return []
+    if cand.size > _MAX_THRESHOLDS:
+        cand = np.unique(np.quantile(cand, np.linspace(0, 1, _MAX_THRESHOLDS)))
+    # Rounding: ratios equal in exact arithmetic may differ in the last bits.
+    t = cand - 1e-9 * np.maximum(1.0, np.abs(np.where(np.isfinite(cand), cand, 0.0)))
+
+    def count(v):
+        return v.size - np.searchsorted(v, t, side="left")
+
+    cA1, cA2 = count(A1), count(A2)
+    score, _, _ = _log_ratio_bound(cA1, half, cA2, half, alpha)
+    chosen = np.argsort(-score, kind="stable")[:max_events]
+    cB1, cB2 = count(B1), count(B2)
+    return [{"x": x, "xp": xp, "event": f"log Q(y|x)/Q(y|x') >= {cand[e]:.4g}",
+             "count": int(cB1[e]), "count_prime": int(cB2[e])} for e in chosen]
 
 
 def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
