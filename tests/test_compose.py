@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
 from sklearn.compose import ColumnTransformer
 
 from sklearn_uldp import (
@@ -546,6 +547,9 @@ def test_scikit_learn_checks_pass():
         results = check_estimator(est, on_fail=None, expected_failed_checks={
             "check_fit2d_1sample": "the mechanism's categories='auto' needs two "
                                    "distinct values; its message says so",
+            # scikit-learn 1.6's version fails on its own int32 data (fixed in 1.7)
+            **({"check_positive_only_tag_during_fit": "scikit-learn < 1.7"}
+               if sklearn.__version__.startswith("1.6.") else {}),
         })
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []

@@ -147,8 +147,8 @@ class JointEncoder(TransformerMixin, BaseEstimator):
     ...     sensitive=lambda row: row.marital == "divorced").fit(df)
     >>> enc.categories_.tolist()
     ['f|single', 'f|married', 'f|divorced', 'm|single', 'm|married', 'm|divorced']
-    >>> enc.sensitive_mask_.sum()
-    np.int64(2)
+    >>> int(enc.sensitive_mask_.sum())
+    2
     >>> enc.transform(df)["joint"].tolist()
     ['f|married', 'm|divorced', 'f|single', 'm|single']
     >>> mech = enc.make_mechanism(UtilityOptimizedRR, epsilon=1.0, random_state=0)

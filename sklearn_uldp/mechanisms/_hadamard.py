@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..privacy._context_aware import _resolve_blocks
+from ..utils._fixes import bitwise_count
 from ..utils._validation import (
     check_sensitive,
     check_sensitive_mask,
@@ -109,13 +110,13 @@ def _small_hadamard(bits):
     if bits not in _SMALL_H:
         i = np.arange(1 << bits)
         _SMALL_H[bits] = np.where(
-            np.bitwise_count(i[:, None] & i[None, :]) & 1, -1.0, 1.0)
+            bitwise_count(i[:, None] & i[None, :]) & 1, -1.0, 1.0)
     return _SMALL_H[bits]
 
 
 def _parity(a, b):
     """0 where H[a, b] = +1, 1 where it is -1 (elementwise, broadcasting)."""
-    return np.bitwise_count(np.bitwise_and(a, b)) & 1
+    return bitwise_count(np.bitwise_and(a, b)) & 1
 
 
 def _hadamard_size(k):

@@ -17,6 +17,7 @@ from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
+from ..utils._fixes import bitwise_count
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
 from ._bit_rows import BitRows
@@ -175,7 +176,7 @@ class SubsetSelectionChannel(Channel):
                 "matrix is only built for small domains."
             )
         y = np.arange(1 << k, dtype=np.int64)
-        y = y[np.bitwise_count(y) == d]
+        y = y[bitwise_count(y) == d]
         return ((y[:, None] >> np.arange(k)[None, :]) & 1).astype(np.uint8)
 
     def matrix(self):

@@ -34,6 +34,8 @@ Frequency Estimation", USENIX Security 2017 (local hashing).
 
 import numpy as np
 
+from ._fixes import bitwise_count
+
 __all__ = [
     "MERSENNE_61",
     "n_digits",
@@ -119,7 +121,7 @@ def linear_hash(seeds, codes, g, r):
     seeds = np.asarray(seeds, dtype=np.int64)
     codes = np.asarray(codes, dtype=np.int64)
     if g == 2:  # the parity of the common bits: one popcount
-        return (np.bitwise_count(seeds & codes) & 1).astype(np.int64)
+        return (bitwise_count(seeds & codes) & 1).astype(np.int64)
     out = np.zeros(np.broadcast_shapes(seeds.shape, codes.shape), dtype=np.int64)
     a, x = seeds.copy(), codes.copy()
     for _ in range(r):  # r passes over the users, not a loop over users
