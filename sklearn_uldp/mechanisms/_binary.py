@@ -261,7 +261,7 @@ class BinaryOptimalResponse(BaseMechanism):
         Bound on ``log Q(y|2) / Q(y|1)``. Not both infinite.
     categories : "auto" or array-like of shape (2,), default="auto"
         The two values, element 1 first.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes

@@ -938,7 +938,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
     Attributes
@@ -1064,7 +1064,7 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes

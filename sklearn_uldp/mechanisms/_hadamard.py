@@ -857,7 +857,7 @@ class HadamardResponse(BaseMechanism):
         that block size; ``"auto"`` chooses it.
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes
@@ -946,7 +946,7 @@ class HighLowHadamardResponse(BaseMechanism):
         The sensitive categories A (non-empty).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes
@@ -1018,7 +1018,7 @@ class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
         The sensitive categories X_S (non-empty), high-low HR's set A.
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes
@@ -1070,7 +1070,7 @@ class BlockHadamardResponse(BaseMechanism):
         ``f(category) -> block_label``.
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes

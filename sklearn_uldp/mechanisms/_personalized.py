@@ -249,7 +249,7 @@ class PersonalizedMechanism(BaseMechanism):
     categories : array-like of shape (k,)
         The public domain X. Labels may not start with ``"⊥"`` (reserved for
         the bots).
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes

@@ -437,7 +437,7 @@ class RandomizedResponse(BaseMechanism):
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain. ``"auto"`` learns it from the data in ``fit`` and
         warns with :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         ``None`` draws OS entropy; an int makes runs reproducible.
 
     Attributes
@@ -501,7 +501,7 @@ class UtilityOptimizedRR(BaseMechanism):
         non-empty (an empty X_S releases the raw data: use :class:`NonPrivate`).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain (see :class:`RandomizedResponse`).
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes

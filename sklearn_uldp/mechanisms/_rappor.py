@@ -815,7 +815,7 @@ class RAPPOR(_UnaryEncodingMechanism):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes
@@ -889,7 +889,7 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
     Attributes

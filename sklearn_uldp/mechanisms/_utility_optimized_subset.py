@@ -309,7 +309,7 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
-    random_state : None, int, Generator, SeedSequence or RandomState, default=None
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
     Attributes
