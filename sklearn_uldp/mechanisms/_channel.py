@@ -525,10 +525,16 @@ class Channel:
         raise NotImplementedError
 
     def merge_extra(self, a, b):
-        """Combine the ``extra`` parts of two statistics."""
+        """Combine the ``extra`` parts of two statistics.
+
+        Per-report stores (:class:`~sklearn_uldp.mechanisms.BitRows`) add
+        with ``+``, which is the default; a statistic without them (``None``)
+        makes the sum count-only. Channels whose extra is not additive this
+        way override it.
+        """
         if a is None or b is None:
             return None
-        raise NotImplementedError
+        return a + b
 
     def observed_frequency(self, stats):
         """Observed frequency f(x) of each category's linear statistic."""

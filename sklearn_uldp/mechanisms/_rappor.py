@@ -573,11 +573,6 @@ class UnaryEncodingChannel(Channel):
         """Expected fraction of set sensitive bits in a protected report."""
         return self.d1
 
-    def merge_extra(self, a, b):
-        if a is None or b is None:
-            return None
-        return a + b
-
     def observed_frequency(self, stats):
         return stats.counts / stats.n
 

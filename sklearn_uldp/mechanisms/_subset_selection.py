@@ -254,11 +254,6 @@ class SubsetSelectionChannel(Channel):
                 "produce. Were they produced by another mechanism or subset size?"
             )
 
-    def merge_extra(self, a, b):
-        if a is None or b is None:
-            return None
-        return a + b
-
     def observed_frequency(self, stats):
         return stats.counts / stats.n
 
