@@ -52,6 +52,8 @@ exclude_patterns = [
     "auto_examples/*.ipynb",
     "auto_examples/*.py",
     "auto_examples/*.zip",
+    # sections of reproducing.md, included there (not pages of their own)
+    "reproduce/*",
 ]
 default_role = "literal"
 nitpicky = False
