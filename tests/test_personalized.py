@@ -416,7 +416,7 @@ def test_generator():
     assert data.frame["work"].isna().any() and data.frame["home"].notna().all()
     r = data.intermediate_distribution
     assert r.sum() == pytest.approx(1.0)
-    assert 0.015 < r[k] < 0.05 and 0.08 < r[k + 1] < 0.14
+    assert 0.01 < r[k] < 0.03 and 0.04 < r[k + 1] < 0.08
     p = r[:k] + r[k] * data.tag_distributions["home"] \
         + r[k + 1] * data.tag_distributions["work"]
     np.testing.assert_allclose(p, data.empirical)

@@ -2,9 +2,9 @@
 
 In the spirit of the ULDP paper's personalized experiment on the Foursquare
 Manhattan data (Murakami & Kawamoto 2019, Sec. 6: 25 x 25 cells, 15 hospital
-cells sensitive to all, n = 179,527 users of which 5,040 at home and 19,532
-at work, and a distribution of "home"/"workplace" POIs as background
-knowledge).
+cells sensitive to all, 359,054 check-ins of which 5,040 at home and 19,532
+at work, n = 179,527 of them as users, and a distribution of
+"home"/"workplace" POIs as background knowledge).
 """
 
 import numpy as np
@@ -28,8 +28,8 @@ def make_personalized_locations(
     *,
     shape=(25, 25),
     n_sensitive=15,
-    home_fraction=0.028,
-    work_fraction=0.109,
+    home_fraction=5_040 / 359_054,
+    work_fraction=19_532 / 359_054,
     employment_rate=0.9,
     poi_noise=0.3,
     n_population="double",
@@ -67,10 +67,13 @@ def make_personalized_locations(
         Grid shape; ``|X| = rows * columns``.
     n_sensitive : int, default=15
         Number of hospital cells (the common X_S).
-    home_fraction : float, default=0.028
-        Probability that a user is at home (5,040 / 179,527 in the paper).
-    work_fraction : float, default=0.109
-        Probability that a user is at work (19,532 / 179,527).
+    home_fraction : float, default=5040 / 359054
+        Probability that a user is at home: the paper's 5,040 check-ins at
+        home among its 359,054 check-ins (1.4 %). The paper counts them in
+        the whole data set (the population), not among the 179,527 users
+        sampled from it, so the fraction is over 359,054.
+    work_fraction : float, default=19532 / 359054
+        Probability that a user is at work: 19,532 among 359,054 (5.4 %).
     employment_rate : float, default=0.9
         Probability that a user has a work cell (the others have a missing
         ``work`` value).
