@@ -136,3 +136,21 @@ def test_ci_runs_the_readme_test_command():
     assert 'pip install ".[plot]" && python -m sklearn_uldp demo' in readme
     assert README_TEST_COMMAND in ci
     assert os.access(REPO_ROOT / ".ci" / "run", os.X_OK)
+
+
+def test_readme_links_work_from_pypi():
+    # PyPI renders README.md without the repository around it: relative links
+    # break there, so every link is absolute, and a docs-site link must name a
+    # page the docs really build.
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme)
+    relative = [t for t in targets if not re.match(r"https?://", t)]
+    assert not relative, f"README links must be absolute (PyPI): {relative}"
+    site = "https://sklearn-uldp.readthedocs.io/en/latest/"
+    for target in targets:
+        if target.startswith(site):
+            page = target[len(site):].split("#")[0].removesuffix(".html")
+            sources = [REPO_ROOT / "docs" / f"{page}{ext}" for ext in (".md", ".rst")]
+            if page == "auto_examples/index":
+                sources = [REPO_ROOT / "examples" / "GALLERY_HEADER.rst"]
+            assert any(s.exists() for s in sources), f"no docs page for {target}"

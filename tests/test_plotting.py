@@ -164,3 +164,151 @@ def test_error_bar_display_from_estimator():
                                np.sort(est.distribution_))
     with pytest.raises(ValueError, match=r"one\s+row per category"):
         ErrorBarDisplay(CATS, est.distribution_, ci[:3]).plot()
+
+
+def _bbox(artist, draw=True):
+    """The artist's extent in pixels, after a draw (tight layout, fonts)."""
+    fig = artist.figure
+    if draw:
+        fig.canvas.draw()
+    return artist.get_window_extent(fig.canvas.get_renderer())
+
+
+def _big_domain(k=122, seed=0):
+    rng = np.random.default_rng(seed)
+    p_true = rng.dirichlet(np.full(k, 0.5))
+    p_est = p_true + rng.normal(0, 0.004, k)
+    cats = [f"hospvis_{i}" for i in range(k)]
+    sensitive = np.zeros(k, dtype=bool)
+    sensitive[[3, int(np.argmax(p_est))]] = True
+    return cats, p_true, p_est, sensitive
+
+
+def test_distribution_display_top_k_aggregates_the_rest():
+    cats, p_true, p_est, sensitive = _big_domain()
+    disp = DistributionDisplay.from_predictions(
+        p_true, p_est, categories=cats, sensitive=sensitive, top_k=20, sort=True)
+    top = np.argsort(-p_est, kind="stable")[:20]
+    rest = np.setdiff1d(np.arange(122), top)
+    assert len(disp.bars_) == len(disp.true_bars_) == 21
+    np.testing.assert_array_equal(disp.shown_, np.append(top, -1))
+    heights = np.array([b.get_height() for b in disp.bars_])
+    np.testing.assert_allclose(heights[:20], p_est[top])
+    assert heights[0] == p_est.max() and np.all(np.diff(heights[:20]) <= 0)
+    np.testing.assert_allclose(heights[20], p_est[rest].sum())
+    np.testing.assert_allclose(disp.true_bars_[20].get_height(), p_true[rest].sum())
+    labels = [t.get_text() for t in disp.ax_.get_xticklabels()]
+    assert labels == [cats[i] for i in top] + ["other (102)"]
+    # the marks follow their categories through the reordering
+    hatched = [b.get_hatch() == "//" for b in disp.bars_]
+    assert hatched == [bool(sensitive[i]) for i in top] + [False]
+    assert hatched[0]
+    assert "20 most probable of 122" in disp.note_ and "102 others" in disp.note_
+    assert disp.ax_.get_legend().get_title().get_text() == disp.note_
+
+
+def test_distribution_display_top_k_drop_rank_by_true_keeps_order():
+    cats, p_true, p_est, _ = _big_domain()
+    disp = DistributionDisplay.from_predictions(
+        p_true, p_est, categories=cats, top_k=10, rank_by="true", others="drop")
+    top = np.sort(np.argsort(-p_true, kind="stable")[:10])  # category order
+    np.testing.assert_array_equal(disp.shown_, top)
+    assert [t.get_text() for t in disp.ax_.get_xticklabels()] == [cats[i] for i in top]
+    np.testing.assert_allclose([b.get_height() for b in disp.true_bars_], p_true[top])
+    assert "not shown" in disp.note_
+    # sort without top_k: every category, largest first
+    disp = DistributionDisplay.from_predictions(p_true, p_est, categories=cats, sort=True)
+    assert len(disp.bars_) == 122 and disp.note_ is None
+    assert np.all(np.diff([b.get_height() for b in disp.bars_]) <= 0)
+    with pytest.raises(ValueError, match="needs the true distribution"):
+        DistributionDisplay(cats, p_est).plot(top_k=5, rank_by="true")
+    with pytest.raises(ValueError, match="positive integer"):
+        DistributionDisplay(cats, p_est).plot(top_k=0)
+    with pytest.raises(ValueError, match="aggregate"):
+        DistributionDisplay(cats, p_est).plot(top_k=5, others="hide")
+
+
+def test_distribution_display_122_categories_readable():
+    cats, p_true, p_est, sensitive = _big_domain()
+    disp = DistributionDisplay.from_predictions(
+        p_true, p_est, categories=cats, sensitive=sensitive)
+    width, height = disp.figure_.get_size_inches()
+    assert 12 <= width <= 24  # grows with k, within reason
+    # neighbouring tick labels do not overlap (they shrink to fit)
+    ticks = disp.ax_.get_xticklabels()
+    disp.figure_.canvas.draw()
+    boxes = [_bbox(t, draw=False) for t in ticks]
+    assert all(a.x1 <= b.x0 + 0.5 for a, b in zip(boxes, boxes[1:], strict=False))
+    # the legend cannot hide a bar: it is above the axes, inside the figure
+    legend = _bbox(disp.ax_.get_legend())
+    axes = disp.ax_.get_window_extent()
+    assert legend.y0 >= axes.y1 - 0.5
+    assert disp.figure_.bbox.contains(legend.x0, legend.y0)
+    assert disp.figure_.bbox.contains(legend.x1, legend.y1)
+    small = DistributionDisplay.from_predictions(p_true, p_est, categories=cats,
+                                                 figsize=(5, 3))
+    np.testing.assert_allclose(small.figure_.get_size_inches(), (5, 3))
+
+
+def test_distribution_display_passes_kwargs_to_matplotlib():
+    X = np.random.default_rng(0).choice(CATS, size=(2000, 1))
+    mech = UtilityOptimizedRR(1.0, sensitive=["b"], categories=CATS, random_state=0)
+    est = EmpiricalEstimator().fit(mech.fit_transform(X))
+    _, ax = plt.subplots()
+    disp = DistributionDisplay.from_estimator(
+        est, X, ax=ax, top_k=3, color="tab:green", alpha=0.5,
+        true_kw={"color": "black"}, legend_loc="upper right")
+    assert disp.ax_ is ax and disp.figure_ is ax.figure
+    assert len(disp.bars_) == 4
+    assert matplotlib.colors.same_color(disp.bars_[0].get_facecolor()[:3], "tab:green")
+    assert disp.bars_[0].get_alpha() == 0.5
+    assert matplotlib.colors.same_color(disp.true_bars_[0].get_facecolor(), "black")
+    assert disp.ax_.get_legend()._loc == 1  # "upper right", as asked
+    none = DistributionDisplay.from_estimator(est, legend_loc=None)
+    assert none.ax_.get_legend() is None
+    # one color per bar is matplotlib's business; the legend copies the first
+    colors = ["tab:orange"] + ["tab:gray"] * 5
+    disp = DistributionDisplay(CATS, est.distribution_).plot(color=colors)
+    swatch = disp.ax_.get_legend().legend_handles[0]
+    assert matplotlib.colors.same_color(swatch.get_facecolor(), "tab:orange")
+
+
+def _dense_results(n_candidates=8):
+    import pandas as pd
+
+    rows = [
+        {"candidate": f"Mechanism{c}", "epsilon": eps,
+         "mean_loss": (1 + 0.1 * c) / eps ** (0.5 + 0.05 * c), "std_loss": 0.05}
+        for c in range(n_candidates) for eps in [0.1, 0.25, 0.5, 1, 2, 4, 8]
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_privacy_utility_legend_does_not_hide_the_curves():
+    disp = PrivacyUtilityDisplay(_dense_results(), loss_name="tv", target=0.3).plot()
+    legend = _bbox(disp.ax_.get_legend())
+    axes = disp.ax_.get_window_extent()
+    # outside the axes, hence off every curve...
+    assert not legend.overlaps(axes)
+    assert legend.x0 >= axes.x1
+    # ...and inside the figure, so nothing is cut off
+    fig = disp.figure_.bbox
+    assert fig.contains(legend.x0, legend.y0) and fig.contains(legend.x1, legend.y1)
+    texts = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert texts == [f"Mechanism{c}" for c in range(8)] + ["target tv = 0.3"]
+    # and every curve's data is inside the axes
+    for line in disp.lines_.values():
+        xy = disp.ax_.transData.transform(line.get_xydata())
+        assert np.all(xy[:, 0] <= axes.x1 + 0.5)
+
+
+def test_privacy_utility_display_legend_loc_and_kwargs():
+    _, ax = plt.subplots()
+    disp = PrivacyUtilityDisplay(_dense_results(3)).plot(
+        ax=ax, legend_loc="lower left", linewidth=3, marker="s")
+    assert disp.ax_ is ax and disp.figure_ is ax.figure
+    assert disp.ax_.get_legend()._loc == 3
+    assert all(line.get_linewidth() == 3 and line.get_marker() == "s"
+               for line in disp.lines_.values())
+    disp = PrivacyUtilityDisplay(_dense_results(3)).plot(legend_loc=None)
+    assert disp.ax_.get_legend() is None

@@ -1,9 +1,14 @@
 """Privatize several columns of a table, one mechanism each (a ColumnTransformer)."""
 
+from __future__ import annotations
+
 import copy
 import json
 import warnings
+from collections.abc import Callable, Sequence
 from numbers import Integral
+from os import PathLike
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,9 +25,12 @@ from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMec
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
+from ..utils._typing import RandomStateLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
 
 __all__ = ["DataFramePrivatizer", "load_spec", "CHANNELS_ATTR", "SPEC_FORMAT"]
+
+_PrivatizerT = TypeVar("_PrivatizerT", bound="DataFramePrivatizer")
 
 #: Marker of a multi-column spec file (:meth:`DataFramePrivatizer.save_spec`).
 SPEC_FORMAT = "sklearn-uldp-spec"
@@ -53,7 +61,7 @@ def _as_transformer_list(mechanisms):
     return mechanisms
 
 
-class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
+class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # type: ignore[call-arg]
     """Privatize the columns of a table, one mechanism per column.
 
     A :class:`~sklearn.compose.ColumnTransformer` whose transformers are
@@ -199,16 +207,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
 
     def __init__(
         self,
-        mechanisms,
+        mechanisms: Sequence[tuple[str, Any, Any]] | dict[Any, Any],
         *,
-        remainder="drop",
-        missing="error",
-        missing_label="(missing)",
-        random_state=None,
-        n_jobs=None,
-        verbose_feature_names_out=False,
-        verbose=False,
-    ):
+        remainder: Literal["drop", "passthrough"] | BaseMechanism = "drop",
+        missing: Literal["error", "category"] = "error",
+        missing_label: str = "(missing)",
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        verbose_feature_names_out: bool | str | Callable[[str, str], str] = False,
+        verbose: bool = False,
+    ) -> None:
         self.mechanisms = mechanisms
         self.remainder = remainder
         self.missing = missing
@@ -405,7 +413,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         return check_seed_sequence(self.random_state).spawn(n)
 
     # -------------------------------------------------------------------- fit
-    def fit(self, X, y=None):
+    def fit(self: _PrivatizerT, X: Any, y: object = None) -> _PrivatizerT:
         """Fit every mechanism on its columns (fixes domains and channels).
 
         Parameters
@@ -425,7 +433,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         self._fit_transform(X, keep=False)
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: Any, y: object = None) -> TransformOutput:
         """Fit every mechanism and privatize the table.
 
         Parameters
@@ -596,7 +604,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         return self
 
     # -------------------------------------------------------------- transform
-    def transform(self, X):
+    def transform(self, X: Any) -> TransformOutput:
         """Privatize every column with fresh independent randomness.
 
         Parameters
@@ -823,7 +831,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         attach_channel(part, channel)
         return part
 
-    def estimate(self, reports, estimator=None, *, columns=None):
+    def estimate(self, reports: Any, estimator: Any = None, *,
+                 columns: Sequence[str] | None = None) -> dict[str, pd.Series]:
         """Estimate the distribution of every privatized column.
 
         Parameters
@@ -870,7 +879,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
             )
         return result
 
-    def specs(self):
+    def specs(self) -> dict[str, dict[str, Any]]:
         """The public specs of all mechanisms, ``{name: channel.to_dict()}``.
 
         Returns
@@ -879,7 +888,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         """
         return {c: ch.to_dict() for c, ch in self.channels_.items()}
 
-    def save_spec(self, path):
+    def save_spec(self, path: str | PathLike[str]) -> str | PathLike[str]:
         """Write the public spec of every mechanism to a JSON file.
 
         The file (also written by ``sklearn-uldp privatize``) holds, per
@@ -919,7 +928,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         return path
 
     @property
-    def epsilon_spent_(self):
+    def epsilon_spent_(self) -> float:
         """Budget one person spends: the sum over the mechanisms."""
         return float(sum(m.epsilon_spent_ for m in self.mechanisms_.values()))
 
@@ -934,7 +943,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):
         return tags
 
 
-def load_spec(path):
+def load_spec(path: str | PathLike[str]) -> dict[str | None, Channel]:
     """Read a spec file written by :meth:`DataFramePrivatizer.save_spec`.
 
     Unknown top-level keys (such as the ``"reports"`` entry the command line

@@ -1,9 +1,12 @@
 """Joint attributes: several columns privatized as one "total category"."""
 
+from __future__ import annotations
+
 import inspect
 import itertools
 import warnings
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -12,9 +15,15 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
+from ..utils._typing import ArrayLike
 from ..utils._validation import as_label_array, encode_labels, is_missing
 
 __all__ = ["JointEncoder"]
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
+
+_JointT = TypeVar("_JointT", bound="JointEncoder")
 
 #: Largest product of the column domains that ``fit`` enumerates. The joint
 #: domain is listed tuple by tuple (a Python predicate decides each one), and
@@ -167,20 +176,20 @@ class JointEncoder(TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        categories="auto",
+        categories: Mapping[str, ArrayLike] | Literal["auto"] = "auto",
         *,
-        sensitive=None,
-        exclude=None,
-        separator="|",
-        name="joint",
-    ):
+        sensitive: Callable[[Any], bool] | None = None,
+        exclude: Callable[[Any], bool] | None = None,
+        separator: str = "|",
+        name: str = "joint",
+    ) -> None:
         self.categories = categories
         self.sensitive = sensitive
         self.exclude = exclude
         self.separator = separator
         self.name = name
 
-    def fit(self, X, y=None):
+    def fit(self: _JointT, X: Any, y: object = None) -> _JointT:
         """Build the joint domain and its sensitive set.
 
         Parameters
@@ -392,7 +401,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             raise KeyError(f"Columns {absent} are not in X.{hint}")
         return [int(frame.columns.get_loc(c)) for c in columns]
 
-    def transform(self, X):
+    def transform(self, X: Any) -> Any:
         """Map each row to its joint label.
 
         Parameters
@@ -457,7 +466,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         labels = self.categories_[positions]
         return pd.DataFrame({self.name: labels}, index=X.index)
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: Any) -> Any:
         """Map joint labels back to the columns.
 
         Parameters
@@ -476,7 +485,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         index = self.joint_index_[codes]
         return pd.DataFrame({c: list(index.get_level_values(c)) for c in self.columns_})
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """The output column name.
 
         Parameters
@@ -491,7 +500,8 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "categories_")
         return np.asarray([self.name], dtype=object)
 
-    def make_mechanism(self, mechanism, **params):
+    def make_mechanism(self, mechanism: type[BaseMechanism] | BaseMechanism,
+                       **params: Any) -> BaseMechanism:
         """A mechanism over the joint domain with the joint sensitive set.
 
         Parameters
@@ -560,7 +570,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             )
         return values
 
-    def to_table(self, distribution):
+    def to_table(self, distribution: ArrayLike) -> pd.Series:
         """The joint distribution as a Series with a MultiIndex.
 
         Parameters
@@ -578,7 +588,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             self._as_series(distribution), index=self.joint_index_, name="probability"
         )
 
-    def marginals(self, distribution):
+    def marginals(self, distribution: ArrayLike) -> dict[str, pd.Series]:
         """Marginal distribution of every column.
 
         Parameters

@@ -1,8 +1,11 @@
 """Base class of the distribution estimators."""
 
+from __future__ import annotations
+
 import copy
 import warnings
 from numbers import Integral
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,8 +19,9 @@ from sklearn.utils.validation import (
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import BaseMechanism
-from ..mechanisms._channel import Channel
+from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import get_channel
+from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
 from ._projection import project_to_simplex
 from ._uncertainty import (
@@ -28,6 +32,9 @@ from ._uncertainty import (
 )
 
 __all__ = ["DistributionEstimator", "as_channel"]
+
+# fit returns the estimator itself, typed as its own class.
+_EstimatorT = TypeVar("_EstimatorT", bound="DistributionEstimator")
 
 
 def _report_columns(X):
@@ -89,7 +96,7 @@ def _check_reports(X, channel, estimator):
             )
 
 
-def as_channel(mechanism):
+def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
     """Return the channel (public spec) described by ``mechanism``.
 
     Parameters
@@ -193,13 +200,16 @@ class DistributionEstimator(BaseEstimator):
     [0.62, 0.23, 0.15]
     """
 
-    _parameter_constraints = {"mechanism": [None, BaseMechanism, Channel, dict]}
+    _parameter_constraints: dict[str, list[Any]] = {
+        "mechanism": [None, BaseMechanism, Channel, dict]}
 
     #: Whether the estimate needs each report (exact likelihood of bit vectors)
     #: rather than the additive counts alone.
     _needs_reports = False
 
-    def __init__(self, *, mechanism=None):
+    def __init__(
+        self, *, mechanism: BaseMechanism | Channel | dict[str, Any] | None = None
+    ) -> None:
         self.mechanism = mechanism
 
     def __sklearn_clone__(self):
@@ -216,8 +226,9 @@ class DistributionEstimator(BaseEstimator):
         return new
 
     #: Fitted state that ``fit`` discards before starting over.
-    _fitted_attributes = ("channel_", "statistics_", "n_reports_", "_cache",
-                          "n_features_in_", "feature_names_in_")
+    _fitted_attributes: tuple[str, ...] = (
+        "channel_", "statistics_", "n_reports_", "_cache", "n_features_in_",
+        "feature_names_in_")
 
     def _forget_fit(self):
         for attr in self._fitted_attributes:
@@ -242,7 +253,7 @@ class DistributionEstimator(BaseEstimator):
         return self
 
     # --------------------------------------------------------------- fitting
-    def fit(self, X, y=None):
+    def fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Estimate the distribution from reports.
 
         Parameters
@@ -264,7 +275,7 @@ class DistributionEstimator(BaseEstimator):
         self._fitted_result()
         return self
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Add a batch of reports to the sufficient statistics.
 
         Parameters
@@ -299,7 +310,7 @@ class DistributionEstimator(BaseEstimator):
         self._cache = None
         return self
 
-    def fit_statistics(self, statistics):
+    def fit_statistics(self: _EstimatorT, statistics: ReportStatistics) -> _EstimatorT:
         """Fit from precomputed sufficient statistics (e.g. summed over machines).
 
         Like :meth:`fit`, it computes the estimate at once (statistics kept on
@@ -371,7 +382,7 @@ class DistributionEstimator(BaseEstimator):
         return self._cache
 
     @property
-    def distribution_(self):
+    def distribution_(self) -> np.ndarray:
         """Estimated distribution of the true values, aligned with ``categories_``."""
         return self._fitted_result()[0].copy()
 
@@ -419,7 +430,7 @@ class DistributionEstimator(BaseEstimator):
         return linear_standard_errors(self.channel_, self.statistics_)
 
     @property
-    def standard_errors_(self):
+    def standard_errors_(self) -> np.ndarray:
         """Standard error of each entry of ``distribution_``.
 
         Exact for the linear unbiased estimate (``EmpiricalEstimator()``
@@ -435,8 +446,10 @@ class DistributionEstimator(BaseEstimator):
             return self._linear_standard_errors()
         return self._bootstrap(self._n_resamples, 0).std(axis=0, ddof=1)
 
-    def confidence_intervals(self, alpha=0.05, method="auto", simultaneous=False,
-                             *, n_resamples=None, random_state=0):
+    def confidence_intervals(self, alpha: float = 0.05, method: str = "auto",
+                             simultaneous: bool = False, *,
+                             n_resamples: int | None = None,
+                             random_state: RandomStateLike = 0) -> np.ndarray:
         """Confidence intervals for each entry of ``distribution_``.
 
         Parameters
@@ -531,7 +544,7 @@ class DistributionEstimator(BaseEstimator):
         self._check_later_batch(X, self.channel_)
         return self.channel_.encode_reports(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ReportsLike) -> np.ndarray:
         """Posterior P(true category | report) under the fitted distribution.
 
         Parameters
@@ -557,7 +570,7 @@ class DistributionEstimator(BaseEstimator):
             total[empty] = L[empty].sum(axis=1, keepdims=True)
         return post / total
 
-    def score(self, X, y=None):
+    def score(self, X: ReportsLike, y: object = None) -> float:
         """Mean log-likelihood of the reports under the fitted distribution.
 
         Parameters

@@ -1,12 +1,17 @@
 """The empirical (unbiased) estimator and the significance-threshold estimator."""
 
+from __future__ import annotations
+
 import inspect
 from numbers import Real
+from typing import Any, Literal
 
 import numpy as np
 from scipy.stats import norm
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..mechanisms._base import BaseMechanism
+from ..mechanisms._channel import Channel
 from ._base import DistributionEstimator
 from ._projection import clip_and_normalize, project_to_simplex
 
@@ -60,7 +65,12 @@ class EmpiricalEstimator(DistributionEstimator):
         "projection": [None, StrOptions({"simplex", "clip"})],
     }
 
-    def __init__(self, *, projection=None, mechanism=None):
+    def __init__(
+        self,
+        *,
+        projection: Literal["simplex", "clip"] | None = None,
+        mechanism: BaseMechanism | Channel | dict[str, Any] | None = None,
+    ) -> None:
         self.projection = projection
         self.mechanism = mechanism
 
@@ -78,7 +88,7 @@ class EmpiricalEstimator(DistributionEstimator):
         return "linear" if self.projection is None else "bootstrap"
 
     @property
-    def unbiased_distribution_(self):
+    def unbiased_distribution_(self) -> np.ndarray:
         """The unbiased estimate before any projection."""
         return self._fitted_result()[1]["unbiased"].copy()
 
@@ -213,7 +223,12 @@ class ThresholdEstimator(DistributionEstimator):
         "alpha": [Interval(Real, 0, 1, closed="neither")],
     }
 
-    def __init__(self, alpha=0.05, *, mechanism=None):
+    def __init__(
+        self,
+        alpha: float = 0.05,
+        *,
+        mechanism: BaseMechanism | Channel | dict[str, Any] | None = None,
+    ) -> None:
         self.alpha = alpha
         self.mechanism = mechanism
 
@@ -224,11 +239,11 @@ class ThresholdEstimator(DistributionEstimator):
         return p, {"threshold": threshold, "significant": kept}
 
     @property
-    def threshold_(self):
+    def threshold_(self) -> float:
         """The significance threshold T(x) of each category."""
         return self._fitted_result()[1]["threshold"].copy()
 
     @property
-    def significant_(self):
+    def significant_(self) -> np.ndarray:
         """Mask of the categories whose estimate exceeded the threshold."""
         return self._fitted_result()[1]["significant"].copy()

@@ -6,6 +6,10 @@ estimator, then map back to X with background knowledge π̂_k of where users
 tagged ``k`` are: ``p̂(x) = r̂(x) + Σ_k r̂(⊥k) π̂_k(x)``.
 """
 
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -18,9 +22,12 @@ from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._personalized import split_bots
 from ..mechanisms._reports import Reports, attach_channel
+from ..utils._typing import ArrayLike, ReportsLike
 from ._base import DistributionEstimator, _check_reports, _report_columns
 from ._em import EMEstimator
 from ._projection import project_to_simplex
+
+_PersonalizedT = TypeVar("_PersonalizedT", bound="PersonalizedEstimator")
 
 __all__ = ["PersonalizedEstimator"]
 
@@ -193,13 +200,19 @@ class PersonalizedEstimator(DistributionEstimator):
         "mechanism": [None, BaseMechanism, Channel, dict],
     }
 
-    def __init__(self, estimator=None, *, background=None, mechanism=None):
+    def __init__(
+        self,
+        estimator: DistributionEstimator | None = None,
+        *,
+        background: dict[str, ArrayLike | pd.Series | dict[Any, float]] | None = None,
+        mechanism: BaseMechanism | Channel | dict[str, Any] | None = None,
+    ) -> None:
         self.estimator = estimator
         self.background = background
         self.mechanism = mechanism
 
     # --------------------------------------------------------------- fitting
-    def fit(self, X, y=None):
+    def fit(self: _PersonalizedT, X: ReportsLike, y: object = None) -> _PersonalizedT:
         """Estimate the distribution from PUM reports.
 
         Parameters
@@ -220,7 +233,8 @@ class PersonalizedEstimator(DistributionEstimator):
         self._fitted_result()
         return self
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self: _PersonalizedT, X: ReportsLike,
+                    y: object = None) -> _PersonalizedT:
         """Add a batch of PUM reports.
 
         Parameters
@@ -256,7 +270,7 @@ class PersonalizedEstimator(DistributionEstimator):
         self._cache = None
         return self
 
-    def fit_statistics(self, statistics):
+    def fit_statistics(self: _PersonalizedT, statistics: Any) -> _PersonalizedT:
         """Fit from precomputed sufficient statistics of Q_cmn reports.
 
         Parameters
@@ -414,22 +428,22 @@ class PersonalizedEstimator(DistributionEstimator):
         return self._fitted_result()[1]
 
     @property
-    def intermediate_distribution_(self):
+    def intermediate_distribution_(self) -> np.ndarray:
         """r̂ over Z = X ∪ bots (aligned with ``intermediate_categories_``)."""
         return self._info()["intermediate"].copy()
 
     @property
-    def bot_masses_(self):
+    def bot_masses_(self) -> dict[str, float]:
         """Tag -> r̂(⊥k), the estimated share of reports sent through each bot."""
         return dict(self._info()["bot_masses"])
 
     @property
-    def tag_distributions_(self):
+    def tag_distributions_(self) -> dict[str, np.ndarray]:
         """Tag -> π̂_k, the distribution over X used for that bot."""
         return {t: v.copy() for t, v in self._info()["tag_distributions"].items()}
 
     @property
-    def loss_bound_(self):
+    def loss_bound_(self) -> float:
         """``2 Σ_k |r̂(⊥k)|``: bound on the second term of Theorem 1."""
         return self._info()["loss_bound"]
 
@@ -441,7 +455,7 @@ class PersonalizedEstimator(DistributionEstimator):
                 "'fit' with reports before using this estimator."
             )
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ReportsLike) -> np.ndarray:
         """Posterior P(true value | report) over X.
 
         ``P(x | y) = P(z = x | y) + Σ_k P(z = ⊥k | y) π̂_k(x)`` with the
@@ -475,7 +489,7 @@ class PersonalizedEstimator(DistributionEstimator):
         self._check_later_batch(X, channel)
         return self.estimator_.predict_proba(_stack_reports(X, channel))
 
-    def score(self, X, y=None):
+    def score(self, X: ReportsLike, y: object = None) -> float:
         """Mean log-likelihood of the (stacked) reports under r̂.
 
         Parameters

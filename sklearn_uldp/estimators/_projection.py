@@ -1,13 +1,16 @@
 """Projections of unbiased estimates onto the probability simplex."""
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["project_to_simplex", "clip_and_normalize"]
 
 
-def project_to_simplex(v):
+def project_to_simplex(v: ArrayLike) -> np.ndarray:
     """Euclidean projection of ``v`` onto the probability simplex.
 
     The result is ``max(v - tau, 0)`` with the shift ``tau`` that makes it sum
@@ -69,7 +72,7 @@ def project_to_simplex(v):
     return p / total if total > 0 else np.full(v.size, 1.0 / v.size)
 
 
-def clip_and_normalize(v):
+def clip_and_normalize(v: ArrayLike) -> np.ndarray:
     """Clip negative entries to zero and rescale to sum one ("Norm-Cut").
 
     Parameters

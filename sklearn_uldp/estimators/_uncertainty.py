@@ -17,21 +17,30 @@ tests"):
   not.
 """
 
+from __future__ import annotations
+
 import warnings
 from numbers import Integral
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import norm
 from sklearn.base import clone
 
 from ..utils._random import check_random_generator
+from ..utils._typing import ArrayLike, RandomStateLike
 from ._projection import project_to_simplex
+
+if TYPE_CHECKING:
+    from ..mechanisms._channel import Channel, ReportStatistics
 
 __all__ = ["simulate_statistics", "linear_standard_errors"]
 
 
-def simulate_statistics(channel, p, n, random_state=None, *, size=None,
-                        keep_reports=False):
+def simulate_statistics(channel: Channel, p: ArrayLike, n: int,
+                        random_state: RandomStateLike = None, *,
+                        size: int | None = None, keep_reports: bool = False,
+                        ) -> ReportStatistics | list[ReportStatistics]:
     """Sufficient statistics of ``n`` simulated reports of users drawn from ``p``.
 
     For one-symbol reports the histogram of outputs is drawn directly (it is
@@ -74,7 +83,8 @@ def simulate_statistics(channel, p, n, random_state=None, *, size=None,
     n = int(n)
     reps = 1 if size is None else int(size)
     if channel.report_format == "categorical":
-        m = np.clip(np.asarray(channel.forward(p), dtype=float), 0.0, None)
+        forward = channel.forward  # type: ignore[attr-defined]  # CategoricalChannel
+        m = np.clip(np.asarray(forward(p), dtype=np.float64), 0.0, None)
         m /= m.sum()
         hists = rng.multinomial(n, m, size=reps)
         out = [ReportStatistics(channel, n, h.astype(np.int64)) for h in hists]
@@ -89,7 +99,8 @@ def simulate_statistics(channel, p, n, random_state=None, *, size=None,
     return out[0] if size is None else out
 
 
-def linear_standard_errors(channel, stats, p=None):
+def linear_standard_errors(channel: Channel, stats: ReportStatistics,
+                           p: ArrayLike | None = None) -> np.ndarray:
     """Standard errors of the channel's unbiased (linear) estimate.
 
     ``sqrt(Var[p_hat(x)])`` with the exact variance of the linear estimator
@@ -123,7 +134,7 @@ def linear_standard_errors(channel, stats, p=None):
     return np.sqrt(np.clip(var, 0.0, None))
 
 
-def _as_distribution(p, k):
+def _as_distribution(p: Any, k: int) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if p.shape != (k,) or not np.isfinite(p).all():
         raise ValueError(

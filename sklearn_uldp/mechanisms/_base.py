@@ -1,7 +1,10 @@
 """Base class of the privacy mechanisms (scikit-learn transformers)."""
 
+from __future__ import annotations
+
 import warnings
 from numbers import Integral, Real
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +25,7 @@ from ..utils._random import (
     is_secure,
     transform_generator,
 )
+from ..utils._typing import ArrayLike, TransformOutput
 from ..utils._validation import (
     as_label_array,
     bool_mismatch_hint,
@@ -35,9 +39,13 @@ from ._reports import Reports, attach_channel
 
 __all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS"]
 
+# ``fit`` returns the mechanism itself, typed as its own class (typing.Self
+# needs Python 3.11).
+_MechanismT = TypeVar("_MechanismT", bound="BaseMechanism")
+
 #: How to fix an invalid parameter (appended to scikit-learn's message, which
 #: says what is wrong).
-PARAMETER_HINTS = {
+PARAMETER_HINTS: dict[str, str] = {
     "epsilon": (
         "epsilon is the privacy budget spent per report: pass a finite number "
         "> 0 such as 1.0 (smaller is more private). For a no-privacy baseline "
@@ -67,7 +75,7 @@ PARAMETER_HINTS = {
     "sparse_output": "Pass True (scipy CSR reports) or False (dense reports).",
 }
 
-RANDOM_STATE_CONSTRAINT = [
+RANDOM_STATE_CONSTRAINT: list[Any] = [
     None,
     StrOptions({SECURE}),
     Interval(Integral, 0, None, closed="left"),
@@ -115,7 +123,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
     ((2, 1), True)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: dict[str, list[Any]] = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "categories": [StrOptions({"auto"}), "array-like"],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -131,7 +139,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             check_epsilon(self.epsilon)
 
     # -------------------------------------------------------------------- fit
-    def fit(self, X=None, y=None):
+    def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Fix the public domain and build the channel.
 
         Parameters
@@ -239,7 +247,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                                    codes=codes, n_values=n_values)
 
     # -------------------------------------------------------------- transform
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> TransformOutput:
         """Privatize each value independently.
 
         Parameters
@@ -361,7 +369,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         return codes.astype(np.intp, copy=False)
 
     # ---------------------------------------------------------------- outputs
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names of the report columns.
 
         Parameters
@@ -387,12 +395,12 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------ public spec
     @property
-    def epsilon_spent_(self):
+    def epsilon_spent_(self) -> float:
         """Privacy budget one report spends (for budget accounting)."""
         check_is_fitted(self, "channel_")
         return self.channel_.epsilon
 
-    def spec(self):
+    def spec(self) -> dict[str, Any]:
         """The public spec (a JSON-serialisable dict) a collector needs.
 
         Returns
@@ -402,7 +410,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "channel_")
         return self.channel_.to_dict()
 
-    def channel_matrix(self):
+    def channel_matrix(self) -> np.ndarray:
         """The exact channel Q(y | x) as a (k, n_outputs) matrix (small domains).
 
         Returns

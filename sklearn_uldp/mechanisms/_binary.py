@@ -8,12 +8,15 @@ Warner, "Randomized response", JASA 1965.
 Mangat, "An improved randomized response strategy", JRSS B 1994.
 """
 
+from __future__ import annotations
+
 import math
 from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, Options
 
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import (
     check_channel_categories,
     check_realizable,
@@ -25,7 +28,7 @@ from ._randomized_response import _LabelledOutputsChannel
 __all__ = ["BinaryOptimalChannel", "BinaryOptimalResponse", "binary_optimal_matrix"]
 
 
-def binary_optimal_matrix(epsilon_12, epsilon_21):
+def binary_optimal_matrix(epsilon_12: float, epsilon_21: float) -> np.ndarray:
     """Theorem 2's channel for budgets eps_12 and eps_21.
 
     With D = e^{eps_21} - e^{-eps_12}, rows = input (1, 2), columns = output::
@@ -140,12 +143,12 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         },
     }
 
-    def __init__(self, categories, epsilon_12, epsilon_21):
-        categories = check_channel_categories(categories)
-        if len(categories) != 2:
+    def __init__(self, categories: ArrayLike, epsilon_12: float, epsilon_21: float) -> None:
+        cats = check_channel_categories(categories)
+        if len(cats) != 2:
             raise ValueError(
                 f"The optimal binary mechanism has exactly two categories, got "
-                f"{len(categories)}: {list(categories)[:10]}. Give the two "
+                f"{len(cats)}: {list(cats)[:10]}. Give the two "
                 "values (element 1 first), or use a k-ary mechanism such as "
                 "RandomizedResponse for more."
             )
@@ -153,7 +156,7 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         self.epsilon_12 = _check_side_budget(epsilon_12, "epsilon_12")
         self.epsilon_21 = _check_side_budget(epsilon_21, "epsilon_21")
         finite = [e for e in (self.epsilon_12, self.epsilon_21) if math.isfinite(e)]
-        super().__init__(categories, max(finite))
+        super().__init__(cats, max(finite))
         self._check_budget(
             f"the optimal binary mechanism with epsilon_12={self.epsilon_12}, "
             f"epsilon_21={self.epsilon_21} (the range is for the smaller budget)")
@@ -294,8 +297,9 @@ class BinaryOptimalResponse(BaseMechanism):
         "random_state": BaseMechanism._parameter_constraints["random_state"],
     }
 
-    def __init__(self, epsilon_12=1.0, epsilon_21=1.0, *, categories="auto",
-                 random_state=None):
+    def __init__(self, epsilon_12: float = 1.0, epsilon_21: float = 1.0, *,
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon_12 = epsilon_12
         self.epsilon_21 = epsilon_21
         self.categories = categories

@@ -84,8 +84,11 @@ it needs are the per-size counts of each sensitive bit and of the protected
 reports, appended to the statistics of a channel with ``alpha`` set.
 """
 
+from __future__ import annotations
+
 import math
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -94,6 +97,7 @@ from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import check_sensitive, realized_probability
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 from ._rappor import (
@@ -333,7 +337,8 @@ def _optimal_design(k, s, epsilon):
     return alpha, w / w.sum(), val
 
 
-def ubd_converse_bound(n_categories, n_sensitive, epsilon, n=1):
+def ubd_converse_bound(n_categories: int, n_sensitive: int, epsilon: float,
+                       n: int = 1) -> float:
     """The converse bound of ULDP distribution estimation (arXiv 2509.24173).
 
     ``sup_alpha inf_w M(alpha, w) / n``: the expected squared l2 loss below
@@ -445,7 +450,9 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     }
     _own_budget_check = True
 
-    def __init__(self, categories, epsilon, sensitive, subset_size, alpha=None):
+    def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike,
+                 subset_size: int | dict[int, float],
+                 alpha: float | None = None) -> None:
         super().__init__(categories, epsilon, 0.5, sensitive)
         self.theta = None
         s = int(self._s_codes.size)
@@ -993,8 +1000,10 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
                         StrOptions({"auto", "optimal"}), dict],
     }
 
-    def __init__(self, epsilon=1.0, *, sensitive, subset_size=1,
-                 categories="auto", sparse_output=False, random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
+                 subset_size: int | dict[int, float] | Literal["auto", "optimal"] = 1,
+                 categories: Categories = "auto", sparse_output: bool = False,
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.subset_size = subset_size
@@ -1090,8 +1099,9 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
 
     theta = 0.5
 
-    def __init__(self, epsilon=1.0, *, sensitive, categories="auto",
-                 sparse_output=False, random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
+                 categories: Categories = "auto", sparse_output: bool = False,
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.categories = categories

@@ -29,14 +29,18 @@ report; statistics = the histogram of outputs; EM through structured
 family.
 """
 
+from __future__ import annotations
+
 import inspect
 import json
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..exceptions import InvalidSpecError, ReportMismatchError
 from ..utils._validation import (
@@ -60,7 +64,7 @@ __all__ = [
 SPEC_VERSION = 1
 
 #: name -> Channel subclass, so that a spec can be rebuilt from JSON.
-CHANNEL_REGISTRY = {}
+CHANNEL_REGISTRY: dict[str, type[Channel]] = {}
 
 _MISSING = ("sklearn_uldp", "missing category")
 
@@ -109,7 +113,7 @@ class ReportStatistics:
     True
     """
 
-    channel: "Channel"
+    channel: Channel
     n: int
     counts: np.ndarray
     extra: object = field(default=None, repr=False)
@@ -207,9 +211,9 @@ class Channel:
     """
 
     #: Registry key, also stored in the JSON spec.
-    name = None
+    name: str | None = None
     #: "categorical" (one output symbol per report) or "bits" (a 0/1 vector).
-    report_format = None
+    report_format: str | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -219,12 +223,12 @@ class Channel:
     #: JSON Schema of each spec field (besides ``mechanism``, ``spec_version``
     #: and ``categories``); subclasses add theirs. :func:`spec_json_schema`
     #: builds the published schema from these declarations.
-    _spec_field_schemas = {"epsilon": {
+    _spec_field_schemas: dict[str, dict[str, Any]] = {"epsilon": {
         "type": "number", "exclusiveMinimum": 0,
         "description": "Privacy budget per report: a finite number > 0.",
     }}
 
-    def __init__(self, categories, epsilon):
+    def __init__(self, categories: ArrayLike, epsilon: float) -> None:
         self.categories = check_channel_categories(categories)
         self.epsilon = check_epsilon(epsilon)
 
@@ -259,15 +263,15 @@ class Channel:
 
     # ------------------------------------------------------------------ identity
     @property
-    def n_categories(self):
+    def n_categories(self) -> int:
         """Size k of the domain."""
         return len(self.categories)
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         """Parameters (besides categories) that define the channel."""
         return {"epsilon": self.epsilon}
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable description of the channel (the public spec).
 
         Keys: ``mechanism`` (the registry name), ``spec_version``
@@ -284,7 +288,7 @@ class Channel:
             },
         }
 
-    def to_json(self, **kwargs):
+    def to_json(self, **kwargs: Any) -> str:
         """Serialise the public spec to a JSON string."""
         return json.dumps(self.to_dict(), **kwargs)
 
@@ -297,7 +301,7 @@ class Channel:
         return required, optional
 
     @staticmethod
-    def from_dict(spec):
+    def from_dict(spec: Mapping[str, Any]) -> Channel:
         """Rebuild a channel from :meth:`to_dict` output, validating every field.
 
         Parameters
@@ -355,7 +359,7 @@ class Channel:
                 f"spec_version must be an integer (this sklearn-uldp writes "
                 f"{SPEC_VERSION}), got {version!r}."
             )
-        if version > SPEC_VERSION:
+        if int(version) > SPEC_VERSION:
             raise InvalidSpecError(
                 f"The spec has spec_version {version}, newer than the version "
                 f"{SPEC_VERSION} this sklearn-uldp reads. Upgrade sklearn-uldp "
@@ -394,7 +398,7 @@ class Channel:
             ) from None
 
     @staticmethod
-    def from_json(text):
+    def from_json(text: str | bytes) -> Channel:
         """Rebuild a channel from :meth:`to_json` output (see :meth:`from_dict`)."""
         try:
             spec = json.loads(text)
@@ -814,7 +818,7 @@ _CATEGORIES_SCHEMA = {
 SPEC_SCHEMA_FILE = "spec.schema.json"
 
 
-def spec_json_schema():
+def spec_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a channel spec, for every mechanism.
 
     Built from the channels' own field declarations, so it cannot disagree

@@ -23,13 +23,18 @@ is a bijection between ``S_x`` and its complement, so the result is exactly
 uniform on the requested side.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 from numbers import Integral
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..privacy._context_aware import _resolve_blocks
 from ..utils._fixes import bitwise_count
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import (
     check_sensitive,
     check_sensitive_mask,
@@ -102,7 +107,7 @@ def fwht(a, axis=-1):
     return np.moveaxis(x, -1, axis)
 
 
-_SMALL_H = {}
+_SMALL_H: dict[int, np.ndarray] = {}
 
 
 def _small_hadamard(bits):
@@ -226,7 +231,8 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         },
     }
 
-    def __init__(self, categories, epsilon, block_size=None):
+    def __init__(self, categories: ArrayLike, epsilon: float,
+                 block_size: int | None = None) -> None:
         super().__init__(categories, epsilon)
         k = self.n_categories
         if block_size is None:
@@ -431,7 +437,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         },
     }
 
-    def __init__(self, categories, epsilon, sensitive):
+    def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike) -> None:
         super().__init__(categories, epsilon)
         self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
         self._check_budget(
@@ -629,7 +635,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
         },
     }
 
-    def __init__(self, categories, epsilon, blocks):
+    def __init__(self, categories: ArrayLike, epsilon: float, blocks: ArrayLike) -> None:
         super().__init__(categories, epsilon)
         if isinstance(blocks, (str, bytes)) or np.ndim(blocks) != 1:
             raise ValueError(
@@ -898,8 +904,10 @@ class HadamardResponse(BaseMechanism):
                        StrOptions({"auto"})],
     }
 
-    def __init__(self, epsilon=1.0, *, block_size=None, categories="auto",
-                 random_state=None):
+    def __init__(self, epsilon: float = 1.0, *,
+                 block_size: int | Literal["auto"] | None = None,
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.block_size = block_size
         self.categories = categories
@@ -982,8 +990,9 @@ class HighLowHadamardResponse(BaseMechanism):
         "sensitive": ["array-like", callable],
     }
 
-    def __init__(self, epsilon=1.0, *, sensitive, categories="auto",
-                 random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.categories = categories
@@ -1101,8 +1110,10 @@ class BlockHadamardResponse(BaseMechanism):
         "blocks": ["array-like", dict, callable],
     }
 
-    def __init__(self, epsilon=1.0, *, blocks, categories="auto",
-                 random_state=None):
+    def __init__(self, epsilon: float = 1.0, *,
+                 blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.blocks = blocks
         self.categories = categories

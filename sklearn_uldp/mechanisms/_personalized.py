@@ -15,13 +15,18 @@ The pre-processor runs inside :meth:`PersonalizedMechanism.transform` and is
 never stored.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive, TransformOutput
 from ..utils._validation import (
     as_label_array,
     bool_mismatch_hint,
@@ -36,6 +41,11 @@ from ._randomized_response import UtilityOptimizedRRChannel
 from ._rappor import UnaryEncodingChannel, _checked_basic_theta
 from ._reports import Reports, attach_channel
 
+if TYPE_CHECKING:
+    from ._channel import Channel
+
+_PUMT = TypeVar("_PUMT", bound="PersonalizedMechanism")
+
 __all__ = ["PersonalizedMechanism", "BOT_PREFIX", "bot_label", "split_bots"]
 
 #: Reserved prefix of the bot labels. Real category labels may not start with
@@ -49,7 +59,7 @@ _SCALAR_KINDS = {
 }
 
 
-def bot_label(tag):
+def bot_label(tag: str) -> str:
     """Label of the bot of a semantic tag: ``"⊥" + tag``.
 
     Parameters
@@ -69,7 +79,7 @@ def bot_label(tag):
     return f"{BOT_PREFIX}{tag}"
 
 
-def split_bots(channel):
+def split_bots(channel: Channel) -> tuple[int, list[str]]:
     """Split the categories of a PUM channel into the domain X and the bots.
 
     The bots are the trailing categories whose labels start with
@@ -319,16 +329,16 @@ class PersonalizedMechanism(BaseMechanism):
 
     def __init__(
         self,
-        epsilon=1.0,
+        epsilon: float = 1.0,
         *,
-        sensitive=None,
-        tags=("home", "work"),
-        mechanism="urr",
-        theta=None,
-        n_reports=1,
-        categories,
-        random_state=None,
-    ):
+        sensitive: Sensitive | None = None,
+        tags: Sequence[str] = ("home", "work"),
+        mechanism: Literal["urr", "urap"] = "urr",
+        theta: float | None = None,
+        n_reports: int = 1,
+        categories: Categories,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.tags = tags
@@ -358,7 +368,7 @@ class PersonalizedMechanism(BaseMechanism):
             raise ValueError(f"tags must be unique, got {tags!r}.")
         return tags
 
-    def fit(self, X=None, y=None):
+    def fit(self: _PUMT, X: ArrayLike | None = None, y: object = None) -> _PUMT:
         """Fix the public domain and build the common mechanism Q_cmn.
 
         Parameters
@@ -481,7 +491,7 @@ class PersonalizedMechanism(BaseMechanism):
         return codes, pairs, names
 
     # ------------------------------------------------------------- transform
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> TransformOutput:
         """Privatize each user's value(s) with her secret pre-processor.
 
         Parameters
@@ -519,7 +529,7 @@ class PersonalizedMechanism(BaseMechanism):
             return frame
         return Reports(data, self.channel_)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: object = None) -> TransformOutput:
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
@@ -542,7 +552,7 @@ class PersonalizedMechanism(BaseMechanism):
             dtype=object,
         )
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names of the report columns.
 
         Parameters
@@ -555,12 +565,12 @@ class PersonalizedMechanism(BaseMechanism):
         feature_names_out : ndarray of str objects
         """
         check_is_fitted(self, "channel_")
-        if input_features is None:
-            input_features = getattr(self, "feature_names_in_", None)
-        if input_features is None:
+        features = (getattr(self, "feature_names_in_", None)
+                    if input_features is None else np.asarray(input_features, dtype=object))
+        if features is None:
             names = [f"x{j}" for j in range(int(self.n_reports))]
         else:
-            names = [c for c in input_features if c not in self._tags]
+            names = [c for c in features if c not in self._tags]
         return self._feature_names(names)
 
     # ---------------------------------------------------------- verification

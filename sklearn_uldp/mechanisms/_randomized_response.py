@@ -8,6 +8,8 @@ Murakami & Kawamoto, "Utility-Optimized Local Differential Privacy Mechanisms
 for Distribution Estimation", USENIX Security 2019, Def. 4 / Prop. 4 (uRR).
 """
 
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import StrOptions
@@ -17,6 +19,7 @@ from ..utils._sampling import (
     randomized_response_codes,
     randomized_response_move_counts,
 )
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import (
     check_channel_categories,
     check_sensitive,
@@ -191,7 +194,7 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
         },
     }
 
-    def __init__(self, categories, epsilon, sensitive):
+    def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike) -> None:
         super().__init__(categories, epsilon)
         self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
         self._sensitive_codes = np.flatnonzero(self._sensitive)
@@ -346,9 +349,9 @@ class RandomizedResponseChannel(UtilityOptimizedRRChannel):
     name = "rr"
     _spec_field_schemas = CategoricalChannel._spec_field_schemas
 
-    def __init__(self, categories, epsilon):
-        categories = check_channel_categories(categories)
-        super().__init__(categories, epsilon, np.ones(len(categories), dtype=bool))
+    def __init__(self, categories: ArrayLike, epsilon: float) -> None:
+        cats = check_channel_categories(categories)
+        super().__init__(cats, epsilon, np.ones(len(cats), dtype=bool))
 
     @property
     def exact_categories(self):
@@ -372,7 +375,7 @@ class IdentityChannel(_LabelledOutputsChannel):
     name = "identity"
     _spec_field_schemas = {}
 
-    def __init__(self, categories):
+    def __init__(self, categories: ArrayLike) -> None:
         # No budget to validate: the identity spends an infinite one.
         self.categories = check_channel_categories(categories)
         self.epsilon = np.inf
@@ -471,7 +474,8 @@ class RandomizedResponse(BaseMechanism):
            [0.107, 0.107, 0.787]])
     """
 
-    def __init__(self, epsilon=1.0, *, categories="auto", random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.categories = categories
         self.random_state = random_state
@@ -539,8 +543,13 @@ class UtilityOptimizedRR(BaseMechanism):
     }
 
     def __init__(
-        self, epsilon=1.0, *, sensitive, categories="auto", random_state=None
-    ):
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.categories = categories
@@ -581,7 +590,7 @@ class NonPrivate(BaseMechanism):
 
     _parameter_constraints = {"categories": [StrOptions({"auto"}), "array-like"]}
 
-    def __init__(self, *, categories="auto"):
+    def __init__(self, *, categories: Categories = "auto") -> None:
         self.categories = categories
 
     random_state = None  # the identity draws no randomness

@@ -12,8 +12,15 @@ to the reports it returns, and every estimator reads it back:
 * sparse output: an attribute on the scipy sparse matrix.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from ._channel import Channel
 
 __all__ = ["Reports", "SparseReports", "attach_channel", "get_channel", "CHANNEL_ATTR"]
 
@@ -77,7 +84,7 @@ class SparseReports(sp.csr_array):
     ('SparseReports', (2, 3), True)
     """
 
-    channel = None
+    channel: Channel | None = None
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
@@ -93,7 +100,7 @@ def _rebuild_sparse(matrix, channel):
     return attach_channel(matrix, channel)
 
 
-def attach_channel(reports, channel):
+def attach_channel(reports: Any, channel: Channel | None) -> Any:
     """Attach ``channel`` to ``reports`` (ndarray, DataFrame or sparse matrix).
 
     Pandas objects store the JSON-able spec (``channel.to_dict()``) in
@@ -122,13 +129,13 @@ def attach_channel(reports, channel):
         reports.attrs[CHANNEL_ATTR] = None if channel is None else channel.to_dict()
         return reports
     if sp.issparse(reports):
-        out = SparseReports(reports.tocsr())
-        out.channel = channel
-        return out
+        sparse = SparseReports(reports.tocsr())
+        sparse.channel = channel
+        return sparse
     return Reports(reports, channel)
 
 
-def get_channel(reports):
+def get_channel(reports: object) -> Channel | None:
     """Return the channel attached to ``reports``, or None.
 
     Parameters

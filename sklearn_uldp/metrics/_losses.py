@@ -1,22 +1,25 @@
 """Distances between distributions (mathematics §5)."""
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["l1_loss", "total_variation", "l2_loss", "mean_squared_error"]
 
 
-def _pair(p_true, p_est):
-    p_true = np.asarray(p_true, dtype=float)
-    p_est = np.asarray(p_est, dtype=float)
-    if p_true.shape != p_est.shape or p_true.ndim != 1:
+def _pair(p_true: ArrayLike, p_est: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(p_true, dtype=np.float64)
+    b = np.asarray(p_est, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
         raise ValueError(
             "Both distributions must be 1-D arrays over the same categories; "
-            f"got shapes {p_true.shape} and {p_est.shape}."
+            f"got shapes {a.shape} and {b.shape}."
         )
-    return p_true, p_est
+    return a, b
 
 
-def l1_loss(p_true, p_est):
+def l1_loss(p_true: ArrayLike, p_est: ArrayLike) -> float:
     """l1 loss ``sum_x abs(p_est(x) - p_true(x))``.
 
     Parameters
@@ -33,11 +36,11 @@ def l1_loss(p_true, p_est):
     >>> l1_loss([0.5, 0.5], [0.25, 0.75])
     0.5
     """
-    p_true, p_est = _pair(p_true, p_est)
-    return float(np.abs(p_est - p_true).sum())
+    t, e = _pair(p_true, p_est)
+    return float(np.abs(e - t).sum())
 
 
-def total_variation(p_true, p_est):
+def total_variation(p_true: ArrayLike, p_est: ArrayLike) -> float:
     """Total variation distance, half the l1 loss.
 
     Parameters
@@ -57,7 +60,7 @@ def total_variation(p_true, p_est):
     return 0.5 * l1_loss(p_true, p_est)
 
 
-def l2_loss(p_true, p_est):
+def l2_loss(p_true: ArrayLike, p_est: ArrayLike) -> float:
     """Squared l2 loss sum_x (p_est(x) - p_true(x))^2 (the ULDP paper's "l2 loss").
 
     Parameters
@@ -74,11 +77,11 @@ def l2_loss(p_true, p_est):
     >>> l2_loss([0.5, 0.5], [0.25, 0.75])
     0.125
     """
-    p_true, p_est = _pair(p_true, p_est)
-    return float(np.square(p_est - p_true).sum())
+    t, e = _pair(p_true, p_est)
+    return float(np.square(e - t).sum())
 
 
-def mean_squared_error(p_true, p_est):
+def mean_squared_error(p_true: ArrayLike, p_est: ArrayLike) -> float:
     """Mean squared error over categories, ``l2_loss / k``.
 
     Parameters
@@ -95,5 +98,5 @@ def mean_squared_error(p_true, p_est):
     >>> mean_squared_error([0.5, 0.5], [0.25, 0.75])
     0.0625
     """
-    p_true, p_est = _pair(p_true, p_est)
-    return float(np.square(p_est - p_true).mean())
+    t, e = _pair(p_true, p_est)
+    return float(np.square(e - t).mean())

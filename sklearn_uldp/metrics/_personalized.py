@@ -1,9 +1,17 @@
 """Theorem 1 of the personalized mechanism: where the l1 loss comes from."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import Bunch
 
 from ._losses import l1_loss
+
+if TYPE_CHECKING:
+    from ..estimators._personalized import PersonalizedEstimator
 
 __all__ = ["personalized_loss_terms"]
 
@@ -29,8 +37,11 @@ def _tag_truth(true_tag_distributions, tags, k):
     return dict(zip(tags, rows, strict=True))
 
 
-def personalized_loss_terms(estimator, true_distribution, true_intermediate,
-                            true_tag_distributions):
+def personalized_loss_terms(estimator: PersonalizedEstimator,
+                            true_distribution: ArrayLike,
+                            true_intermediate: ArrayLike,
+                            true_tag_distributions: dict[str, Any] | ArrayLike,
+                            ) -> Bunch:
     """Both terms of Theorem 1 for a fitted PersonalizedEstimator.
 
     Theorem 1 (Murakami & Kawamoto 2019, Sec. 5.4; mathematics §4):

@@ -16,10 +16,19 @@ expected squared l2 loss any ULDP mechanism and estimator can reach
 optimal design reaches.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..estimators._base import as_channel
 from ..mechanisms._block_design import ubd_converse_bound
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
+    from ..mechanisms._channel import Channel
 
 __all__ = [
     "expected_l2_loss",
@@ -39,7 +48,9 @@ def _channel_and_p(mechanism, p):
     return channel, p
 
 
-def expected_l2_loss(mechanism, p, n):
+def expected_l2_loss(
+    mechanism: BaseMechanism | Channel | dict[str, Any], p: ArrayLike, n: int
+) -> float:
     """Exact expected squared l2 loss of the empirical estimator.
 
     Parameters
@@ -66,7 +77,9 @@ def expected_l2_loss(mechanism, p, n):
     return float(channel.estimator_variance(p, n).sum())
 
 
-def expected_l1_loss(mechanism, p, n):
+def expected_l1_loss(
+    mechanism: BaseMechanism | Channel | dict[str, Any], p: ArrayLike, n: int
+) -> float:
     """Large-n expected l1 loss of the empirical estimator.
 
     Parameters
@@ -92,7 +105,9 @@ def expected_l1_loss(mechanism, p, n):
     return float(np.sqrt(2.0 / np.pi) * sd.sum())
 
 
-def expected_total_variation(mechanism, p, n):
+def expected_total_variation(
+    mechanism: BaseMechanism | Channel | dict[str, Any], p: ArrayLike, n: int
+) -> float:
     """Large-n expected total variation of the empirical estimator (l1 / 2).
 
     Parameters

@@ -7,16 +7,24 @@ estimator (``Channel.estimator_variance``), and returns the best one with the
 whole table.
 """
 
+from __future__ import annotations
+
 import importlib
 import math
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
+from ..utils._typing import ArrayLike
 from ..utils._validation import check_categories, check_epsilon, check_sensitive
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
 
 __all__ = ["choose_mechanism"]
 
@@ -113,8 +121,11 @@ def _worst_case(channel, mask, n, loss):
     return float(vals[i]), float(grid[i])
 
 
-def choose_mechanism(k, epsilon, sensitive=None, prior=None, n=None, loss="l2",
-                     *, rtol=1e-3):
+def choose_mechanism(k: int | ArrayLike, epsilon: float,
+                     sensitive: ArrayLike | Callable[[Any], bool] | None = None,
+                     prior: ArrayLike | None = None, n: int | None = None,
+                     loss: Literal["l2", "l1", "tv"] = "l2", *,
+                     rtol: float = 1e-3) -> tuple[BaseMechanism, pd.DataFrame]:
     """The mechanism with the smallest expected loss, and the table of all.
 
     Every frequency oracle of the package is a candidate: the LDP ones (RR,

@@ -1,10 +1,14 @@
 """The privacy/utility search and simulation scorers."""
 
+from __future__ import annotations
+
 import inspect
 import numbers
 import sys
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -18,6 +22,7 @@ from ..estimators._base import DistributionEstimator
 from ..mechanisms._base import BaseMechanism
 from ..metrics import l1_loss, l2_loss, mean_squared_error, total_variation
 from ..utils._random import check_seed_sequence, is_secure
+from ..utils._typing import ArrayLike, RandomStateLike
 from ..utils._validation import as_label_array
 
 __all__ = [
@@ -27,13 +32,15 @@ __all__ = [
     "LOSSES",
 ]
 
+_SearchT = TypeVar("_SearchT", bound="PrivacyUtilitySearchCV")
+
 #: Seconds that worker processes must save before a search uses them: about
 #: the time to start two loky workers that import sklearn-uldp (measured 2-10 s
 #: on a 2-core machine, see the performance page).
 _PARALLEL_BREAK_EVEN = 10.0
 
 #: Name -> loss(p_true, p_est), lower is better.
-LOSSES = {
+LOSSES: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
     "tv": total_variation,
     "l1": l1_loss,
     "l2": l2_loss,
@@ -67,7 +74,7 @@ def _column(X):
     return as_label_array(arr)
 
 
-def true_distribution(X, categories):
+def true_distribution(X: Any, categories: ArrayLike) -> np.ndarray:
     """The empirical distribution of the true values ``X`` over ``categories``.
 
     Parameters
@@ -86,13 +93,14 @@ def true_distribution(X, categories):
     [0.25, 0.75, 0.0]
     """
     column = _column(X)
-    codes = pd.Index(as_label_array(categories)).get_indexer(column)
+    cats = as_label_array(categories)
+    codes = pd.Index(cats).get_indexer(column)
     if (codes < 0).any():
         raise ValueError(
             f"{int((codes < 0).sum())} true values are not in the categories, e.g. "
             f"{pd.unique(column[codes < 0])[:5].tolist()}."
         )
-    return np.bincount(codes, minlength=len(categories)) / codes.size
+    return np.bincount(codes, minlength=len(cats)) / codes.size
 
 
 def _final_estimator(model):
@@ -118,7 +126,9 @@ class _SimulationScorer:
         return f"make_simulation_scorer({self.name!r})"
 
 
-def make_simulation_scorer(loss="tv"):
+def make_simulation_scorer(
+    loss: Literal["tv", "l1", "l2", "mse"] | Callable[[ArrayLike, ArrayLike], float] = "tv",
+) -> Callable[..., float]:
     """A scorer comparing a fitted estimate with the true values of ``X``.
 
     For simulations: the scorer takes a fitted pipeline ``(mechanism,
@@ -432,17 +442,17 @@ class PrivacyUtilitySearchCV(BaseEstimator):
 
     def __init__(
         self,
-        estimator,
-        param_grid,
+        estimator: Any,
+        param_grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]],
         *,
-        scoring="tv",
-        n_repeats=5,
-        target=None,
-        refit=True,
-        n_jobs=None,
-        verbose=0,
-        random_state=None,
-    ):
+        scoring: str | Callable[[ArrayLike, ArrayLike], float] = "tv",
+        n_repeats: int = 5,
+        target: float | None = None,
+        refit: bool = True,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.scoring = scoring
@@ -525,7 +535,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         return ParameterGrid(self.param_grid)
 
     # ---------------------------------------------------------------- fit
-    def fit(self, X, y=None):
+    def fit(self: _SearchT, X: Any, y: object = None) -> _SearchT:
         """Run the search on the true data ``X``.
 
         Parameters
@@ -567,13 +577,14 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                 # None leaves the mechanisms' own random_state: the refitted
                 # pipeline may privatize real data, and must hold no seed.
                 root = self.random_state
+                refit_seeds: list[Any]
                 if is_secure(root):
-                    seeds = [root] * len(keys)
+                    refit_seeds = [root] * len(keys)
                 else:
                     # A child after the fits' ones: never a fit's stream.
-                    seeds = check_seed_sequence(root).spawn(len(grid) * R + 1)[-1]
-                    seeds = seeds.spawn(len(keys))
-                best.set_params(**dict(zip(keys, seeds, strict=True)))
+                    child = check_seed_sequence(root).spawn(len(grid) * R + 1)[-1]
+                    refit_seeds = child.spawn(len(keys))
+                best.set_params(**dict(zip(keys, refit_seeds, strict=True)))
             start = time.perf_counter()
             self.best_estimator_ = best.fit(X)
             self.refit_time_ = time.perf_counter() - start
@@ -699,7 +710,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                     f"{res.at[self.best_index_at_epsilon_[e], 'candidate']}"
                 )
 
-    def best_candidates(self):
+    def best_candidates(self) -> pd.DataFrame:
         """The best row of ``cv_results_`` at each epsilon.
 
         Returns

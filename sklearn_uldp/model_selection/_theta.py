@@ -1,6 +1,11 @@
 """The optimal theta of utility-optimized RAPPOR (mathematics §2.5)."""
 
+from __future__ import annotations
+
+from typing import Literal
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
 from ..utils._validation import check_epsilon
@@ -29,7 +34,9 @@ def _mask(sensitive):
     return mask
 
 
-def urap_expected_l2_loss(theta, epsilon, sensitive, prior="uniform", n=1):
+def urap_expected_l2_loss(theta: float | ArrayLike, epsilon: float, sensitive: ArrayLike,
+                          prior: Literal["uniform"] | ArrayLike = "uniform",
+                          n: int = 1) -> float | np.ndarray:
     """Expected squared l2 loss of the empirical uRAP estimator as a function of theta.
 
     ``E||p_hat - p||_2^2 = sum_x a_x^2 m_x (1 - m_x) / n`` (mathematics §2)
@@ -77,7 +84,8 @@ def urap_expected_l2_loss(theta, epsilon, sensitive, prior="uniform", n=1):
     return float(loss) if np.ndim(theta) == 0 else loss
 
 
-def optimal_theta(epsilon, sensitive, prior="uniform"):
+def optimal_theta(epsilon: float, sensitive: ArrayLike,
+                  prior: Literal["uniform"] | ArrayLike = "uniform") -> float:
     """The theta of uRAP that minimizes the expected l2 loss (mathematics §2.5).
 
     The paper leaves theta free; the expected squared l2 loss of the
@@ -120,7 +128,7 @@ def optimal_theta(epsilon, sensitive, prior="uniform"):
 
     # A coarse grid guards against a non-unimodal loss; Brent refines.
     grid = np.linspace(1e-3, 1 - 1e-3, 999)
-    values = urap_expected_l2_loss(grid, epsilon, mask, p)
+    values = np.asarray(urap_expected_l2_loss(grid, epsilon, mask, p))
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
     res = minimize_scalar(

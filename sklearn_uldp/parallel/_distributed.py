@@ -10,6 +10,11 @@ whatever n is, and one EM evaluation moves one length-s vector per partition
 each way.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from ..mechanisms._bit_rows import add_em_terms
@@ -65,7 +70,7 @@ class WorkerBitRows:
     ('WorkerBitRows', 3, True)
     """
 
-    def __init__(self, futures, client):
+    def __init__(self, futures: Sequence[Any], client: Any) -> None:
         self.futures = list(futures)
         self.client = client
         summaries = client.gather(client.map(_summary, self.futures, pure=False))
@@ -93,7 +98,7 @@ class WorkerBitRows:
                                        (0, width - other._size_counts.size)))
         return total
 
-    def row_size_counts(self):
+    def row_size_counts(self) -> np.ndarray:
         """How many rows have each number of set bits (index = set bits)."""
         return self._size_counts.copy()
 

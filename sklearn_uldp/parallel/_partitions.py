@@ -1,18 +1,29 @@
 """Partition-wise privatization and reduction of sufficient statistics."""
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Iterable
 from operator import add
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..estimators._base import as_channel
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
+from ..utils._typing import RandomStateLike, ReportsLike
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
+    from ..mechanisms._channel import Channel, ReportStatistics
 
 __all__ = ["statistics_of", "reduce_statistics", "privatize_partitions"]
 
 
-def statistics_of(reports, mechanism=None, *, keep_reports=False):
+def statistics_of(reports: ReportsLike,
+                  mechanism: BaseMechanism | Channel | dict[str, Any] | None = None, *,
+                  keep_reports: bool = False) -> ReportStatistics:
     """Sufficient statistics of one batch of reports.
 
     Parameters
@@ -59,7 +70,10 @@ def statistics_of(reports, mechanism=None, *, keep_reports=False):
     return channel.statistics(codes, keep_reports=keep_reports)
 
 
-def reduce_statistics(batches, mechanism=None, *, keep_reports=False, n_jobs=None):
+def reduce_statistics(batches: Iterable[ReportsLike] | Any,
+                      mechanism: BaseMechanism | Channel | dict[str, Any] | None = None, *,
+                      keep_reports: bool | Literal["disk", "workers"] = False,
+                      n_jobs: int | None = None) -> ReportStatistics:
     """Sum the sufficient statistics of many batches of reports.
 
     Parameters
@@ -288,7 +302,8 @@ def _is_composite(obj):
     return hasattr(obj, "_privatize_partition") and hasattr(obj, "transformers_")
 
 
-def privatize_partitions(partitions, mechanism, *, random_state=None):
+def privatize_partitions(partitions: Any, mechanism: Any, *,
+                         random_state: RandomStateLike = None) -> Any:
     """Privatize partitions independently, one random stream per partition.
 
     Parameters

@@ -3,8 +3,20 @@
 matplotlib is imported only when something is plotted (the ``plot`` extra).
 """
 
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # matplotlib is optional: only the type checker imports it
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PrivacyUtilityDisplay",
@@ -16,7 +28,7 @@ __all__ = [
 _SENSITIVE_COLOR = "tab:red"
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - optional extra
@@ -26,11 +38,43 @@ def _pyplot():
     return plt
 
 
-def _axes(ax, figsize=None):
+def _axes(
+    ax: Axes | None, figsize: tuple[float, float] | None = None
+) -> tuple[Axes, Figure]:
     plt = _pyplot()
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize)
-    return ax, ax.figure
+    return ax, ax.figure  # type: ignore[return-value]  # a SubFigure is fine too
+
+
+def _legend(
+    ax: Axes,
+    loc: str,
+    *,
+    handles: Sequence[Artist] | None = None,
+    above: bool = False,
+    title: str | None = None,
+) -> Any:
+    """Draw the legend; ``loc="outside"`` keeps it off the data.
+
+    Inside the axes even ``loc="best"`` covers part of dense curves or of
+    many bars, so "outside" puts the legend to the right of the axes (one
+    entry per row) or, with ``above``, above them (one row).
+    """
+    kw: dict[str, Any] = {"fontsize": "small", "title": title,
+                          "title_fontsize": "small"}
+    if handles is not None:
+        kw["handles"] = handles
+    if loc == "outside":
+        if above:
+            kw.update(loc="lower left", bbox_to_anchor=(0.0, 1.01), borderaxespad=0.0,
+                      ncol=max(1, len(handles or ())), frameon=False,
+                      alignment="left")
+        else:
+            kw.update(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    else:
+        kw["loc"] = loc
+    return ax.legend(**kw)
 
 
 class PrivacyUtilityDisplay:
@@ -38,7 +82,8 @@ class PrivacyUtilityDisplay:
 
     Build it with :meth:`from_search` from a fitted
     :class:`~sklearn_uldp.model_selection.PrivacyUtilitySearchCV`, or from a
-    results table.
+    results table. The legend sits outside the axes by default, so that it
+    never hides a curve however many candidates there are.
 
     Parameters
     ----------
@@ -72,12 +117,27 @@ class PrivacyUtilityDisplay:
     ['uRAP', 'uRR']
     """
 
-    def __init__(self, results, *, loss_name="loss", target=None):
+    def __init__(
+        self,
+        results: pd.DataFrame,
+        *,
+        loss_name: str = "loss",
+        target: float | None = None,
+    ) -> None:
         self.results = results
         self.loss_name = loss_name
         self.target = target
 
-    def plot(self, ax=None, *, errorbars=True, log=True):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        errorbars: bool = True,
+        log: bool = True,
+        legend_loc: str | None = "outside",
+        figsize: tuple[float, float] | None = None,
+        **kwargs: Any,
+    ) -> PrivacyUtilityDisplay:
         """Plot the curves.
 
         Parameters
@@ -88,13 +148,27 @@ class PrivacyUtilityDisplay:
             Shade mean +- std over the repeats.
         log : bool, default=True
             Log scale on both axes.
+        legend_loc : str or None, default="outside"
+            ``"outside"`` puts the legend to the right of the axes, where it
+            cannot hide a curve (a figure created here is widened and laid
+            out to hold it; with your own ``ax``, leave room with e.g.
+            ``fig.tight_layout()``); any other value is passed to
+            ``Axes.legend(loc=...)``; None draws no legend.
+        figsize : tuple of float, default=None
+            Size of the figure created when ``ax`` is None; by default
+            (8, 4.8) with the legend outside, matplotlib's default otherwise.
+        **kwargs : dict
+            Keyword arguments for every curve (``Axes.plot``), such as
+            ``linewidth`` or ``marker``.
 
         Returns
         -------
         display : PrivacyUtilityDisplay
         """
         created = ax is None
-        ax, fig = _axes(ax)
+        if figsize is None and legend_loc == "outside":
+            figsize = (8.0, 4.8)
+        ax, fig = _axes(ax, figsize=figsize)
         res = self.results
         missing = {"candidate", "epsilon", "mean_loss"} - set(res.columns)
         if missing:
@@ -105,14 +179,14 @@ class PrivacyUtilityDisplay:
             group = group.sort_values("epsilon")
             x = group["epsilon"].to_numpy(float)
             y = group["mean_loss"].to_numpy(float)
-            (line,) = ax.plot(x, y, marker="o", label=label)
+            (line,) = ax.plot(x, y, **{"marker": "o", "label": label, **kwargs})
             if errorbars and "std_loss" in group:
                 sd = group["std_loss"].to_numpy(float)
                 lo = np.maximum(y - sd, y * 0.05) if log else y - sd
                 ax.fill_between(
                     x, lo, y + sd, color=line.get_color(), alpha=0.1, linewidth=0
                 )
-            self.lines_[label] = line
+            self.lines_[str(label)] = line
         self.target_line_ = None
         if self.target is not None:
             self.target_line_ = ax.axhline(
@@ -127,7 +201,8 @@ class PrivacyUtilityDisplay:
             ax.set_yscale("log")
         ax.set_xlabel("epsilon (budget per report)")
         ax.set_ylabel(f"{self.loss_name} (lower is better)")
-        ax.legend(fontsize="small", loc="best")
+        if legend_loc is not None:
+            _legend(ax, legend_loc)
         ax.grid(True, which="both", alpha=0.3)
         if created:
             fig.tight_layout()
@@ -135,7 +210,16 @@ class PrivacyUtilityDisplay:
         return self
 
     @classmethod
-    def from_search(cls, search, *, ax=None, target="auto", errorbars=True, log=True):
+    def from_search(
+        cls,
+        search: Any,
+        *,
+        ax: Axes | None = None,
+        target: float | Literal["auto"] | None = "auto",
+        errorbars: bool = True,
+        log: bool = True,
+        **kwargs: Any,
+    ) -> PrivacyUtilityDisplay:
         """Plot the privacy-utility curve of a fitted search.
 
         Parameters
@@ -147,6 +231,9 @@ class PrivacyUtilityDisplay:
             ``"auto"`` uses the search's ``target``.
         errorbars : bool, default=True
         log : bool, default=True
+        **kwargs : dict
+            Passed to :meth:`plot` (``legend_loc``, ``figsize`` and keyword
+            arguments for the curves).
 
         Returns
         -------
@@ -154,13 +241,13 @@ class PrivacyUtilityDisplay:
         """
         if not hasattr(search, "cv_results_"):
             raise ValueError("The search is not fitted; call fit first.")
-        if isinstance(target, str) and target == "auto":
-            target = search.target
-        disp = cls(search.cv_results_, loss_name=search.scoring_name_, target=target)
-        return disp.plot(ax=ax, errorbars=errorbars, log=log)
+        target_loss = search.target if isinstance(target, str) else target
+        disp = cls(search.cv_results_, loss_name=search.scoring_name_,
+                   target=target_loss)
+        return disp.plot(ax=ax, errorbars=errorbars, log=log, **kwargs)
 
 
-def _sensitive_or_none(mask, k):
+def _sensitive_or_none(mask: ArrayLike | None, k: int) -> np.ndarray:
     if mask is None:
         return np.zeros(k, dtype=bool)
     mask = np.asarray(mask, dtype=bool)
@@ -172,7 +259,11 @@ def _sensitive_or_none(mask, k):
 class DistributionDisplay:
     """Estimated (and true) distribution as bars, sensitive categories marked.
 
-    Sensitive categories get hatched bars and red tick labels.
+    Sensitive categories get hatched bars and red tick labels. Large domains
+    stay readable: :meth:`plot` can keep only the ``top_k`` most probable
+    categories (the others summed into one bar or dropped, as the legend's
+    title says), sort the bars by probability, and sizes a figure it creates
+    to the number of bars.
 
     Parameters
     ----------
@@ -184,10 +275,18 @@ class DistributionDisplay:
 
     Attributes
     ----------
-    ax_, figure_
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
     bars_ : BarContainer
-        The estimated distribution.
+        The estimated distribution, one bar per shown category (the last one
+        is the aggregate of the others when ``others="aggregate"``).
     true_bars_ : BarContainer or None
+    shown_ : ndarray of shape (n_bars,)
+        Indices into ``categories`` of the bars, in drawing order; -1 marks the
+        aggregate bar.
+    note_ : str or None
+        What was left out (also the legend's title), when ``top_k`` hides
+        categories.
 
     Examples
     --------
@@ -199,70 +298,177 @@ class DistributionDisplay:
     ...     sensitive=[False, False, True])
     >>> len(disp.bars_), disp.bars_[2].get_hatch()
     (3, '//')
+
+    The two most probable categories, the third summed into an "other" bar:
+
+    >>> disp = DistributionDisplay.from_predictions(
+    ...     [0.3, 0.5, 0.2], [0.35, 0.45, 0.2], categories=["a", "b", "c"],
+    ...     top_k=2, sort=True)
+    >>> [t.get_text() for t in disp.ax_.get_xticklabels()]
+    ['b', 'a', 'other (1)']
+    >>> disp.note_
+    'the 2 most probable of 3 categories (by estimate); 1 other summed in one bar'
     """
 
     def __init__(
         self,
-        categories,
-        estimated,
+        categories: ArrayLike,
+        estimated: ArrayLike,
         *,
-        true=None,
-        sensitive=None,
-        estimate_label="estimate",
-    ):
+        true: ArrayLike | None = None,
+        sensitive: ArrayLike | None = None,
+        estimate_label: str = "estimate",
+    ) -> None:
         self.categories = categories
         self.estimated = estimated
         self.true = true
         self.sensitive = sensitive
         self.estimate_label = estimate_label
 
-    def plot(self, ax=None):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        top_k: int | None = None,
+        rank_by: Literal["estimate", "true"] = "estimate",
+        sort: bool = False,
+        others: Literal["aggregate", "drop"] = "aggregate",
+        figsize: tuple[float, float] | None = None,
+        legend_loc: str | None = "outside",
+        true_kw: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> DistributionDisplay:
         """Draw the bars.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            A new figure when None.
+        top_k : int or None, default=None
+            Show only the ``top_k`` categories with the largest probability
+            (``rank_by``); the others are summed into one last bar
+            ``"other (m)"`` or dropped (``others``), and the legend's title
+            says so. None shows every category.
+        rank_by : {"estimate", "true"}, default="estimate"
+            The probability that ``top_k`` and ``sort`` rank by; ``"true"``
+            needs the true distribution.
+        sort : bool, default=False
+            Order the bars by decreasing probability (``rank_by``) instead of
+            by category.
+        others : {"aggregate", "drop"}, default="aggregate"
+            What happens to the categories that ``top_k`` leaves out.
+        figsize : tuple of float, default=None
+            Size of the figure created when ``ax`` is None; by default its
+            width grows with the number of bars (about 0.2 inch each, between
+            6 and 24 inches) and the tick labels shrink when they would not fit.
+        legend_loc : str or None, default="outside"
+            ``"outside"`` puts the legend above the axes, where it cannot hide
+            a bar; any other value is passed to ``Axes.legend(loc=...)``; None
+            draws no legend.
+        true_kw : dict, default=None
+            Keyword arguments for the true distribution's bars
+            (``Axes.bar``).
+        **kwargs : dict
+            Keyword arguments for the estimate's bars (``Axes.bar``), such as
+            ``color`` or ``alpha``.
 
         Returns
         -------
         display : DistributionDisplay
         """
-        cats = [str(c) for c in np.asarray(self.categories, dtype=object)]
-        k = len(cats)
+        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)],
+                          dtype=object)
+        k = cats.size
         est = np.asarray(self.estimated, dtype=float)
         if est.shape != (k,):
             raise ValueError(f"estimated must have one value per category ({k}).")
         mask = _sensitive_or_none(self.sensitive, k)
-        ax, fig = _axes(ax, figsize=(max(6, 0.35 * k), 4))
-        x = np.arange(k)
-        width = 0.4 if self.true is not None else 0.8
+        true = None if self.true is None else np.asarray(self.true, dtype=float)
+        if true is not None and true.shape != (k,):
+            raise ValueError(f"true must have one value per category ({k}).")
+        if rank_by not in ("estimate", "true"):
+            raise ValueError(f'rank_by must be "estimate" or "true"; got {rank_by!r}.')
+        if rank_by == "true" and true is None:
+            raise ValueError(
+                'rank_by="true" needs the true distribution: pass true= (or X / '
+                'p_true to from_estimator), or rank by "estimate".')
+        if others not in ("aggregate", "drop"):
+            raise ValueError(f'others must be "aggregate" or "drop"; got {others!r}.')
+        if top_k is not None and (
+            isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral)
+            or top_k < 1
+        ):
+            raise ValueError(
+                f"top_k must be a positive integer (or None for every category); "
+                f"got {top_k!r}.")
+        key = true if rank_by == "true" and true is not None else est
+        # Stable sort on -key: ties keep the categories' order.
+        ranked = np.argsort(-key, kind="stable")
+        shown = np.arange(k)
+        self.note_ = None
+        rest = np.array([], dtype=int)
+        if top_k is not None and top_k < k:
+            kept, rest = ranked[:top_k], ranked[top_k:]
+            shown = kept if sort else np.sort(kept)
+            what = ("summed in one bar" if others == "aggregate"
+                    else "not shown")
+            self.note_ = (
+                f"the {top_k} most probable of {k} categories (by {rank_by}); "
+                f"{rest.size} other{'s' if rest.size > 1 else ''} {what}")
+            if others == "drop":
+                rest = np.array([], dtype=int)
+        elif sort:
+            shown = ranked
+        labels = list(cats[shown])
+        bar_est = est[shown]
+        bar_true = None if true is None else true[shown]
+        bar_mask = mask[shown]
+        if rest.size:
+            labels.append(f"other ({rest.size})")
+            bar_est = np.append(bar_est, est[rest].sum())
+            if true is not None and bar_true is not None:
+                bar_true = np.append(bar_true, true[rest].sum())
+            bar_mask = np.append(bar_mask, False)
+            shown = np.append(shown, -1)
+        self.shown_ = shown
+        m = len(labels)
+        created = ax is None
+        if figsize is None:
+            figsize = (float(np.clip(0.2 * m + 1.5, 6, 24)), 4.0)
+        ax, fig = _axes(ax, figsize=figsize)
+        x = np.arange(m)
+        width = 0.4 if true is not None else 0.8
         self.true_bars_ = None
-        if self.true is not None:
-            true = np.asarray(self.true, dtype=float)
-            if true.shape != (k,):
-                raise ValueError(f"true must have one value per category ({k}).")
-            self.true_bars_ = ax.bar(
-                x - width / 2, true, width, color="0.7", label="true"
-            )
-        offset = width / 2 if self.true is not None else 0.0
-        self.bars_ = ax.bar(
-            x + offset, est, width, color="tab:blue", label=self.estimate_label
-        )
-        for bar, s in zip(self.bars_, mask, strict=False):
+        if bar_true is not None:
+            tkw = {"color": "0.7", "label": "true", **(true_kw or {})}
+            self.true_bars_ = ax.bar(x - width / 2, bar_true, width, **tkw)
+        offset = width / 2 if true is not None else 0.0
+        ekw = {"color": "tab:blue", "label": self.estimate_label, **kwargs}
+        self.bars_ = ax.bar(x + offset, bar_est, width, **ekw)
+        for bar, s in zip(self.bars_, bar_mask, strict=False):
             if s:
                 bar.set_hatch("//")
                 bar.set_edgecolor(_SENSITIVE_COLOR)
         ax.set_xticks(x)
-        ax.set_xticklabels(cats, rotation=90 if k > 8 else 0)
-        for tick, s in zip(ax.get_xticklabels(), mask, strict=False):
+        ax.set_xticklabels(labels, rotation=90 if m > 8 else 0)
+        # Tick labels in points must fit in the space of one bar: shrink
+        # them for wide domains instead of letting them overlap.
+        bar_pt = 72 * fig.get_figwidth() * ax.get_position().width / max(m, 1)
+        fontsize = float(np.clip(0.9 * bar_pt, 4, 10))
+        for tick, s in zip(ax.get_xticklabels(), bar_mask, strict=False):
+            tick.set_fontsize(fontsize)
             if s:
                 tick.set_color(_SENSITIVE_COLOR)
+        ax.set_xlim(-0.6, m - 0.4)
         from matplotlib.patches import Patch
 
-        handles = [Patch(facecolor="tab:blue", label=self.estimate_label)]
+        # Legend swatches copy the first bar (whatever color/alpha kwargs set).
+        handles = [Patch(facecolor=self.bars_.patches[0].get_facecolor(),
+                         label=ekw["label"])]
         if self.true_bars_ is not None:
-            handles.insert(0, Patch(facecolor="0.7", label="true"))
-        if mask.any():
+            handles.insert(0, Patch(facecolor=self.true_bars_.patches[0].get_facecolor(),
+                                    label=tkw["label"]))
+        if bar_mask.any():
             handles.append(
                 Patch(
                     facecolor="white",
@@ -271,16 +477,26 @@ class DistributionDisplay:
                     label="sensitive",
                 )
             )
-        ax.legend(handles=handles, fontsize="small")
+        if legend_loc is not None:
+            _legend(ax, legend_loc, handles=handles, above=True, title=self.note_)
         ax.axhline(0, color="k", linewidth=0.5)
         ax.set_ylabel("probability")
+        if created:
+            fig.tight_layout()
         self.ax_, self.figure_ = ax, fig
         return self
 
     @classmethod
     def from_estimator(
-        cls, estimator, X=None, *, p_true=None, sensitive="auto", ax=None
-    ):
+        cls,
+        estimator: Any,
+        X: ArrayLike | None = None,
+        *,
+        p_true: ArrayLike | None = None,
+        sensitive: ArrayLike | Literal["auto"] | None = "auto",
+        ax: Axes | None = None,
+        **kwargs: Any,
+    ) -> DistributionDisplay:
         """Plot a fitted distribution estimator's estimate.
 
         Parameters
@@ -294,6 +510,10 @@ class DistributionDisplay:
             ``"auto"`` marks the channel's sensitive categories (none for an
             LDP mechanism, where every category is protected alike).
         ax : matplotlib Axes, default=None
+        **kwargs : dict
+            Passed to :meth:`plot`: ``top_k``, ``rank_by``, ``sort``,
+            ``others``, ``figsize``, ``legend_loc``, ``true_kw`` and keyword
+            arguments for the bars.
 
         Returns
         -------
@@ -314,12 +534,19 @@ class DistributionDisplay:
             true=p_true,
             sensitive=sensitive,
             estimate_label=type(est).__name__,
-        ).plot(ax=ax)
+        ).plot(ax=ax, **kwargs)
 
     @classmethod
     def from_predictions(
-        cls, p_true, p_est, *, categories=None, sensitive=None, ax=None
-    ):
+        cls,
+        p_true: ArrayLike | None,
+        p_est: ArrayLike,
+        *,
+        categories: ArrayLike | None = None,
+        sensitive: ArrayLike | None = None,
+        ax: Axes | None = None,
+        **kwargs: Any,
+    ) -> DistributionDisplay:
         """Plot an estimate against the true distribution.
 
         Parameters
@@ -330,18 +557,23 @@ class DistributionDisplay:
         categories : array-like of shape (k,), default=None
         sensitive : array-like of bool of shape (k,), default=None
         ax : matplotlib Axes, default=None
+        **kwargs : dict
+            Passed to :meth:`plot` (``top_k``, ``sort``, ``figsize``, bar
+            keyword arguments...).
 
         Returns
         -------
         display : DistributionDisplay
         """
+        p_est_arr = np.asarray(p_est, dtype=float)
         if categories is None:
             categories = (
-                p_est.index if isinstance(p_est, pd.Series) else np.arange(len(p_est))
+                p_est.index if isinstance(p_est, pd.Series)
+                else np.arange(p_est_arr.size)
             )
         return cls(
-            categories, np.asarray(p_est, dtype=float), true=p_true, sensitive=sensitive
-        ).plot(ax=ax)
+            categories, p_est_arr, true=p_true, sensitive=sensitive
+        ).plot(ax=ax, **kwargs)
 
 
 class ErrorBarDisplay:
@@ -383,8 +615,10 @@ class ErrorBarDisplay:
     1.0
     """
 
-    def __init__(self, categories, estimated, intervals, *, true=None,
-                 sensitive=None, interval_label="95% interval"):
+    def __init__(self, categories: ArrayLike, estimated: ArrayLike,
+                 intervals: ArrayLike, *, true: ArrayLike | None = None,
+                 sensitive: ArrayLike | None = None,
+                 interval_label: str = "95% interval") -> None:
         self.categories = categories
         self.estimated = estimated
         self.intervals = intervals
@@ -392,7 +626,7 @@ class ErrorBarDisplay:
         self.sensitive = sensitive
         self.interval_label = interval_label
 
-    def plot(self, ax=None, *, sort=False):
+    def plot(self, ax: Axes | None = None, *, sort: bool = False) -> ErrorBarDisplay:
         """Draw the estimates and their intervals.
 
         Parameters
@@ -448,9 +682,11 @@ class ErrorBarDisplay:
         return self
 
     @classmethod
-    def from_estimator(cls, estimator, X=None, *, p_true=None, alpha=0.05,
-                       method="auto", simultaneous=False, sensitive="auto",
-                       sort=False, ax=None):
+    def from_estimator(cls, estimator: Any, X: ArrayLike | None = None, *,
+                       p_true: ArrayLike | None = None, alpha: float = 0.05,
+                       method: str = "auto", simultaneous: bool = False,
+                       sensitive: ArrayLike | Literal["auto"] | None = "auto",
+                       sort: bool = False, ax: Axes | None = None) -> ErrorBarDisplay:
         """Plot a fitted estimator's estimate with its confidence intervals.
 
         Parameters
@@ -488,8 +724,11 @@ class ErrorBarDisplay:
                    interval_label=label).plot(ax=ax, sort=sort)
 
     @classmethod
-    def from_intervals(cls, estimated, intervals, *, categories=None, true=None,
-                       sensitive=None, sort=False, ax=None):
+    def from_intervals(cls, estimated: ArrayLike, intervals: ArrayLike, *,
+                       categories: ArrayLike | None = None,
+                       true: ArrayLike | None = None,
+                       sensitive: ArrayLike | None = None, sort: bool = False,
+                       ax: Axes | None = None) -> ErrorBarDisplay:
         """Plot estimates and intervals computed elsewhere.
 
         Parameters
@@ -507,10 +746,11 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
+        est = np.asarray(estimated, dtype=float)
         if categories is None:
             categories = (estimated.index if isinstance(estimated, pd.Series)
-                          else np.arange(len(estimated)))
-        return cls(categories, np.asarray(estimated, dtype=float), intervals,
+                          else np.arange(est.size))
+        return cls(categories, est, intervals,
                    true=true, sensitive=sensitive).plot(ax=ax, sort=sort)
 
 
@@ -546,12 +786,14 @@ class GridHeatmapDisplay:
     ((2, 3), 2)
     """
 
-    def __init__(self, distribution, shape, *, sensitive=None):
+    def __init__(self, distribution: ArrayLike, shape: tuple[int, int], *,
+                 sensitive: ArrayLike | None = None) -> None:
         self.distribution = distribution
         self.shape = shape
         self.sensitive = sensitive
 
-    def plot(self, ax=None, *, cmap="viridis", title=None, colorbar=True):
+    def plot(self, ax: Axes | None = None, *, cmap: str = "viridis",
+             title: str | None = None, colorbar: bool = True) -> GridHeatmapDisplay:
         """Draw the heatmap.
 
         Parameters
@@ -599,7 +841,9 @@ class GridHeatmapDisplay:
         return self
 
     @classmethod
-    def from_estimator(cls, estimator, shape, *, sensitive="auto", ax=None, **kwargs):
+    def from_estimator(cls, estimator: Any, shape: tuple[int, int], *,
+                       sensitive: ArrayLike | Literal["auto"] | None = "auto",
+                       ax: Axes | None = None, **kwargs: Any) -> GridHeatmapDisplay:
         """Heatmap of a fitted estimator's estimate.
 
         Parameters

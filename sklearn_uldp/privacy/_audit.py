@@ -15,9 +15,13 @@ Protocols: An Auditing Perspective", PETS 2024; Ding, Wang, Wang, Zhang &
 Kifer, "Detecting Violations of Differential Privacy", CCS 2018).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -25,6 +29,7 @@ import scipy.sparse as sp
 from scipy.stats import beta
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._typing import ArrayLike, RandomStateLike
 from ._context_aware import PrivacyMatrix, block_structured
 
 __all__ = ["AuditResult", "audit_mechanism"]
@@ -83,7 +88,7 @@ class AuditResult:
 
     epsilon_lower_bound: float
     epsilon_claimed: float
-    passed: object
+    passed: bool | None
     tests: pd.DataFrame
     uldp_violations: pd.DataFrame
     n_samples: int
@@ -94,7 +99,7 @@ class AuditResult:
         return bool(self.passed)
 
     @property
-    def worst(self):
+    def worst(self) -> pd.Series | None:
         """The test row attaining :attr:`epsilon_lower_bound` (None if no test)."""
         if self.tests.empty:
             return None
@@ -102,7 +107,7 @@ class AuditResult:
         frame = finite if not finite.empty else self.tests
         return frame.loc[frame["lower_bound"].idxmax()]
 
-    def summary(self):
+    def summary(self) -> str:
         """A readable multi-line summary.
 
         Returns
@@ -456,19 +461,19 @@ def _default_pairs(domain, sens_of, claims_of, rng):
 
 # -------------------------------------------------------------- the audit
 def audit_mechanism(
-    mechanism,
+    mechanism: Any,
     *,
-    pairs=None,
-    n_samples=20_000,
-    events="auto",
-    alpha=0.05,
-    sensitive=None,
-    epsilon=None,
-    protected=None,
-    max_events=8,
-    batch_size=65_536,
-    random_state=None,
-):
+    pairs: Literal["all"] | Sequence[tuple[Any, Any]] | None = None,
+    n_samples: int = 20_000,
+    events: Literal["auto", "outputs", "bits", "likelihood"] | Callable[..., Any] = "auto",
+    alpha: float = 0.05,
+    sensitive: ArrayLike | Callable[[Any], bool] | None = None,
+    epsilon: float | PrivacyMatrix | None = None,
+    protected: Callable[..., Any] | None = None,
+    max_events: int = 8,
+    batch_size: int = 65_536,
+    random_state: RandomStateLike = None,
+) -> AuditResult:
     """Audit a mechanism empirically: a statistical lower bound on its ε.
 
     For each pair of inputs (x, x') the audit draws ``n_samples`` reports of

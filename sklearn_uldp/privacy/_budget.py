@@ -1,7 +1,10 @@
 """Privacy budget accounting under sequential composition (mathematics §1)."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Any
 
 import pandas as pd
 
@@ -80,21 +83,21 @@ class BudgetAccountant:
     0.25
     """
 
-    def __init__(self, total=math.inf):
+    def __init__(self, total: float = math.inf) -> None:
         total = float(total)
         if math.isnan(total) or total <= 0:
             raise ValueError(f"total must be a positive budget, got {total}.")
         self.total = total
-        self._entries = []
+        self._entries: list[dict[str, Any]] = []
 
     # ---------------------------------------------------------------- state
     @property
-    def spent(self):
+    def spent(self) -> float:
         """Budget spent so far (the sum of the ledger)."""
         return float(math.fsum(e["total"] for e in self._entries))
 
     @property
-    def remaining(self):
+    def remaining(self) -> float:
         """Budget left, ``total - spent`` (``inf`` for an unlimited total)."""
         if math.isinf(self.total):
             # inf - inf is NaN: an unlimited budget stays unlimited.
@@ -102,7 +105,7 @@ class BudgetAccountant:
         return self.total - self.spent
 
     @property
-    def ledger(self):
+    def ledger(self) -> pd.DataFrame:
         """The spends so far as a DataFrame."""
         return pd.DataFrame(
             self._entries, columns=["label", "epsilon", "count", "total"]
@@ -115,7 +118,7 @@ class BudgetAccountant:
         )
 
     # ---------------------------------------------------------------- spend
-    def check(self, epsilon, count=1):
+    def check(self, epsilon: Any, count: int = 1) -> bool:
         """Whether spending ``count`` times ``epsilon`` stays within the total.
 
         Parameters
@@ -130,7 +133,7 @@ class BudgetAccountant:
         eps = _as_epsilon(epsilon) * self._check_count(count)
         return self.spent + eps <= self.total * (1 + _RTOL)
 
-    def spend(self, epsilon, *, count=1, label=None):
+    def spend(self, epsilon: Any, *, count: int = 1, label: str | None = None) -> float:
         """Record ``count`` reports of budget ``epsilon`` each.
 
         Parameters
@@ -170,7 +173,7 @@ class BudgetAccountant:
         )
         return self.spent
 
-    def reset(self):
+    def reset(self) -> BudgetAccountant:
         """Forget every spend (a new person, or a new period)."""
         self._entries = []
         return self
@@ -186,7 +189,7 @@ class BudgetAccountant:
         return int(count)
 
     @staticmethod
-    def split(epsilon, n_reports):
+    def split(epsilon: float, n_reports: int) -> float:
         """Budget per report when ``n_reports`` reports share ``epsilon``.
 
         Sequential composition: ``n_reports`` reports of budget

@@ -7,11 +7,19 @@ the largest log-ratio. A positive ``Q(y|x)`` against ``Q(y|x') = 0`` is an
 infinite ratio and violates any finite bound.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..utils._typing import ArrayLike
 from ..utils._validation import EPSILON_RTOL
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
+    from ..mechanisms._channel import Channel
 
 __all__ = [
     "PrivacyCheck",
@@ -69,15 +77,16 @@ class PrivacyCheck:
     epsilon: float
     satisfied: bool
     worst_log_ratio: float
-    worst: tuple = None
-    invertible: np.ndarray = field(default=None, repr=False)
+    worst: tuple | None = None
+    invertible: np.ndarray | None = field(default=None, repr=False)
     reasons: list = field(default_factory=list)
 
     def __bool__(self):
         return bool(self.satisfied)
 
 
-def as_channel_matrix(obj, *, realized=True):
+def as_channel_matrix(obj: BaseMechanism | Channel | ArrayLike, *,
+                      realized: bool = True) -> np.ndarray:
     """Return the (k, n_outputs) channel matrix of a mechanism, channel or array.
 
     For a mechanism or channel this is the channel its sampler *realizes*
@@ -106,14 +115,14 @@ def as_channel_matrix(obj, *, realized=True):
     >>> as_channel_matrix(mech).round(3).tolist()
     [[0.731, 0.269], [0.269, 0.731]]
     """
-    if hasattr(obj, "channel_"):
-        obj = obj.channel_
-    if realized and callable(getattr(obj, "realized_matrix", None)):
-        Q = obj.realized_matrix()
-    elif hasattr(obj, "matrix") and callable(obj.matrix):
-        Q = obj.matrix()
+    # Duck-typed: anything with a channel_, a channel, or a matrix.
+    source: Any = getattr(obj, "channel_", obj)
+    if realized and callable(getattr(source, "realized_matrix", None)):
+        Q = source.realized_matrix()
+    elif hasattr(source, "matrix") and callable(source.matrix):
+        Q = source.matrix()
     else:
-        Q = np.asarray(obj, dtype=float)
+        Q = np.asarray(source, dtype=float)
     if Q.ndim != 2:
         raise ValueError(f"A channel matrix is 2-D (inputs x outputs), got {Q.shape}.")
     if np.any(Q < 0) or not np.allclose(Q.sum(axis=1), 1.0, atol=1e-9):
@@ -149,7 +158,7 @@ def _sensitive_of(obj, sensitive, k):
     return mask
 
 
-def invertible_outputs(Q):
+def invertible_outputs(Q: ArrayLike) -> np.ndarray:
     """Outputs with exactly one input of positive probability.
 
     Parameters
@@ -190,7 +199,8 @@ def _within(worst, epsilon):
     return worst <= epsilon * (1.0 + _RTOL) + _ATOL
 
 
-def check_ldp(mechanism, epsilon=None):
+def check_ldp(mechanism: BaseMechanism | Channel | ArrayLike,
+              epsilon: float | None = None) -> PrivacyCheck:
     """Check epsilon-LDP: Q(y|x) <= e^eps Q(y|x') for all x, x', y.
 
     A mechanism or channel is checked on the probabilities its sampler
@@ -227,7 +237,9 @@ def check_ldp(mechanism, epsilon=None):
     return PrivacyCheck("LDP", eps, ok, worst, where, invertible_outputs(Q), reasons)
 
 
-def check_uldp(mechanism, sensitive=None, epsilon=None, *, protected=None):
+def check_uldp(mechanism: BaseMechanism | Channel | ArrayLike, sensitive: ArrayLike | None = None,
+               epsilon: float | None = None, *,
+               protected: ArrayLike | None = None) -> PrivacyCheck:
     """Check (X_S, Y_P, epsilon)-ULDP (Murakami & Kawamoto, Def. 2).
 
     A mechanism or channel is checked on the probabilities its sampler
@@ -297,7 +309,8 @@ def check_uldp(mechanism, sensitive=None, epsilon=None, *, protected=None):
     return PrivacyCheck("ULDP", eps, not reasons, worst, where, invertible, reasons)
 
 
-def check_osldp(mechanism, sensitive=None, epsilon=None):
+def check_osldp(mechanism: BaseMechanism | Channel | ArrayLike, sensitive: ArrayLike | None = None,
+                epsilon: float | None = None) -> PrivacyCheck:
     """Check (X_S, epsilon)-one-sided LDP: Q(y|x) <= e^eps Q(y|x') for x in X_S.
 
     ULDP implies OSLDP, and epsilon-LDP implies ULDP: OSLDP is the weakest.

@@ -22,12 +22,29 @@ checks side by side so that this ordering can be seen on any
 mechanism.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ._checks import _ATOL, _RTOL, as_channel_matrix, check_ldp, check_osldp, check_uldp
+from ..utils._typing import ArrayLike
+from ._checks import (
+    _ATOL,
+    _RTOL,
+    PrivacyCheck,
+    as_channel_matrix,
+    check_ldp,
+    check_osldp,
+    check_uldp,
+)
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
+    from ..mechanisms._channel import Channel
 
 __all__ = [
     "PrivacyMatrix",
@@ -172,7 +189,8 @@ class PrivacyMatrix:
     False
     """
 
-    def __init__(self, matrix, categories=None, *, kind="general"):
+    def __init__(self, matrix: ArrayLike, categories: ArrayLike | None = None, *,
+                 kind: str = "general") -> None:
         M = np.array(matrix, dtype=float)
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
             raise ValueError(
@@ -193,7 +211,7 @@ class PrivacyMatrix:
         self.kind = kind
 
     @property
-    def n_categories(self):
+    def n_categories(self) -> int:
         """Size k of the domain."""
         return self.matrix.shape[0]
 
@@ -207,7 +225,7 @@ class PrivacyMatrix:
             raise KeyError(f"{value!r} is not a category.")
         return pos
 
-    def epsilon(self, x, x_prime):
+    def epsilon(self, x: Any, x_prime: Any) -> float:
         """The budget E[x, x'] between two categories (by value).
 
         Parameters
@@ -220,7 +238,7 @@ class PrivacyMatrix:
         """
         return float(self.matrix[self._pos(x), self._pos(x_prime)])
 
-    def is_symmetric(self):
+    def is_symmetric(self) -> bool:
         """Whether E[x, x'] == E[x', x] for every pair.
 
         Returns
@@ -229,7 +247,7 @@ class PrivacyMatrix:
         """
         return bool(np.array_equal(self.matrix, self.matrix.T))
 
-    def compose(self, other):
+    def compose(self, other: PrivacyMatrix) -> PrivacyMatrix:
         """Sequential composition: E1 + E2 (Acharya et al., Prop. 2).
 
         Parameters
@@ -245,7 +263,7 @@ class PrivacyMatrix:
             raise ValueError("Cannot compose privacy matrices over different domains.")
         return PrivacyMatrix(self.matrix + other.matrix, self.categories)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         """The matrix as a labelled DataFrame (rows x, columns x').
 
         Returns
@@ -256,7 +274,7 @@ class PrivacyMatrix:
 
     # ------------------------------------------------------------ builders
     @classmethod
-    def ldp(cls, categories, epsilon):
+    def ldp(cls, categories: ArrayLike, epsilon: float) -> PrivacyMatrix:
         """Plain epsilon-LDP: every off-diagonal entry is epsilon.
 
         Parameters
@@ -280,7 +298,8 @@ class PrivacyMatrix:
         return cls(np.full((cats.size, cats.size), float(epsilon)), cats, kind="LDP")
 
     @classmethod
-    def high_low(cls, categories, sensitive, epsilon):
+    def high_low(cls, categories: ArrayLike, sensitive: ArrayLike,
+                 epsilon: float) -> PrivacyMatrix:
         """(A, epsilon)-high-low LDP: E[x, x'] = epsilon if x in A else inf.
 
         This is the one-sided notion: it equals (X_S, epsilon)-OSLDP with
@@ -313,7 +332,9 @@ class PrivacyMatrix:
         return cls(M, cats, kind="HLLDP")
 
     @classmethod
-    def block_structured(cls, categories, blocks, epsilon):
+    def block_structured(cls, categories: ArrayLike,
+                         blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
+                         epsilon: float) -> PrivacyMatrix:
         """(P, epsilon)-block-structured LDP: epsilon within a block, inf across.
 
         Parameters
@@ -343,7 +364,7 @@ class PrivacyMatrix:
         return cls(M, cats, kind="BSLDP")
 
 
-def ldp(categories, epsilon):
+def ldp(categories: ArrayLike, epsilon: float) -> PrivacyMatrix:
     """Privacy matrix of plain epsilon-LDP (see :meth:`PrivacyMatrix.ldp`).
 
     Parameters
@@ -364,7 +385,7 @@ def ldp(categories, epsilon):
     return PrivacyMatrix.ldp(categories, epsilon)
 
 
-def high_low(categories, sensitive, epsilon):
+def high_low(categories: ArrayLike, sensitive: ArrayLike, epsilon: float) -> PrivacyMatrix:
     """Privacy matrix of (A, epsilon)-HLLDP (see :meth:`PrivacyMatrix.high_low`).
 
     Parameters
@@ -386,7 +407,9 @@ def high_low(categories, sensitive, epsilon):
     return PrivacyMatrix.high_low(categories, sensitive, epsilon)
 
 
-def block_structured(categories, blocks, epsilon):
+def block_structured(categories: ArrayLike,
+                     blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
+                     epsilon: float) -> PrivacyMatrix:
     """Privacy matrix of (P, epsilon)-BSLDP (:meth:`PrivacyMatrix.block_structured`).
 
     Parameters
@@ -450,14 +473,14 @@ class ContextAwareCheck:
     allowed: np.ndarray = field(repr=False)
     excess: np.ndarray = field(repr=False)
     worst_excess: float = 0.0
-    worst_pair: tuple = None
-    categories: np.ndarray = field(default=None, repr=False)
+    worst_pair: tuple | None = None
+    categories: np.ndarray | None = field(default=None, repr=False)
     reasons: list = field(default_factory=list)
 
     def __bool__(self):
         return bool(self.satisfied)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         """Per-pair report: log-ratio, allowed budget and excess.
 
         Returns
@@ -477,7 +500,7 @@ class ContextAwareCheck:
         })
 
 
-def pairwise_log_ratio(Q):
+def pairwise_log_ratio(Q: ArrayLike) -> np.ndarray:
     """``L[x, x'] = max_y log Q(y|x) - log Q(y|x')`` for a channel matrix.
 
     An output possible under x but impossible under x' gives ``+inf``; the
@@ -515,7 +538,8 @@ def pairwise_log_ratio(Q):
     return L
 
 
-def check_context_aware(mechanism, E):
+def check_context_aware(mechanism: BaseMechanism | Channel | ArrayLike,
+                        E: PrivacyMatrix | ArrayLike) -> ContextAwareCheck:
     """Check E-LDP (Acharya et al. 2020, Def. 2) on the exact channel.
 
     For every ordered pair (x, x') the worst log-ratio over outputs,
@@ -581,7 +605,9 @@ def check_context_aware(mechanism, E):
     )
 
 
-def privacy_profile(mechanism, sensitive=None, epsilon=None):
+def privacy_profile(mechanism: BaseMechanism | Channel | ArrayLike,
+                    sensitive: ArrayLike | None = None,
+                    epsilon: float | None = None) -> dict[str, PrivacyCheck]:
     """Run the LDP, ULDP and OSLDP checks side by side.
 
     epsilon-LDP implies (X_S, Y_P, epsilon)-ULDP, which implies (X_S,

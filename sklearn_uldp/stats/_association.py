@@ -1,7 +1,10 @@
 """Joint distribution of two privatized columns, and a test of independence."""
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from scipy.stats import chi2
@@ -11,6 +14,11 @@ from ..estimators._em import maximize_likelihood
 from ..exceptions import ReportMismatchError
 from ..mechanisms._reports import get_channel
 from ..utils._random import check_random_generator
+from ..utils._typing import RandomStateLike, ReportsLike
+
+if TYPE_CHECKING:
+    from ..mechanisms._base import BaseMechanism
+    from ..mechanisms._channel import Channel
 
 __all__ = ["AssociationResult", "association_test", "joint_distribution"]
 
@@ -140,7 +148,10 @@ def _fit_pairs(channel_a, codes_a, channel_b, codes_b):
     return P, pa, pb, stat, converged
 
 
-def joint_distribution(reports_a, reports_b, channel_a=None, channel_b=None):
+def joint_distribution(reports_a: ReportsLike, reports_b: ReportsLike,
+                       channel_a: BaseMechanism | Channel | dict[str, Any] | None = None,
+                       channel_b: BaseMechanism | Channel | dict[str, Any] | None = None,
+                       ) -> np.ndarray:
     """Maximum-likelihood joint distribution of two privatized columns.
 
     Each user privatized two values independently (one mechanism per
@@ -177,8 +188,12 @@ def joint_distribution(reports_a, reports_b, channel_a=None, channel_b=None):
     return association_test(reports_a, reports_b, channel_a, channel_b).joint
 
 
-def association_test(reports_a, reports_b, channel_a=None, channel_b=None, *,
-                     method="chi2", n_resamples=200, random_state=None):
+def association_test(reports_a: ReportsLike, reports_b: ReportsLike,
+                     channel_a: BaseMechanism | Channel | dict[str, Any] | None = None,
+                     channel_b: BaseMechanism | Channel | dict[str, Any] | None = None, *,
+                     method: Literal["chi2", "bootstrap"] = "chi2",
+                     n_resamples: int = 200,
+                     random_state: RandomStateLike = None) -> AssociationResult:
     """Test whether two privatized columns of the same users are independent.
 
     Fits the joint distribution by EM over the product channel (see

@@ -1,6 +1,9 @@
 """Did the distribution change? A two-sample test on privatized uploads."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import chi2, norm
@@ -50,7 +53,7 @@ def _as_statistics(obj, which):
         f"fitted distribution estimator; got {type(obj).__name__}.")
 
 
-def two_sample_test(a, b):
+def two_sample_test(a: ReportStatistics | Any, b: ReportStatistics | Any) -> TwoSampleResult:
     """Test whether two uploads of the same channel come from one distribution.
 
     Under the null hypothesis the true values of both uploads are drawn from

@@ -24,11 +24,15 @@ derived with ``SeedSequence.spawn`` or spawn keys, never by re-using or
 offsetting one seed.
 """
 
+from __future__ import annotations
+
 import functools
 import hashlib
 import numbers
 
 import numpy as np
+
+from ._typing import RandomStateLike
 
 __all__ = ["check_seed_sequence", "check_random_generator", "spawn_generators"]
 
@@ -144,7 +148,7 @@ def check_seed_sequence(random_state):
     )
 
 
-def check_random_generator(random_state):
+def check_random_generator(random_state: RandomStateLike) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` for ``random_state``.
 
     A Generator passed in is returned as is; ``"secure"`` gives a
@@ -175,7 +179,7 @@ def check_random_generator(random_state):
     return np.random.default_rng(check_seed_sequence(random_state))
 
 
-def spawn_generators(random_state, n):
+def spawn_generators(random_state: RandomStateLike, n: int) -> list[np.random.Generator]:
     """Return ``n`` statistically independent generators derived from one seed.
 
     Parameters

@@ -3,8 +3,11 @@
 Every error names what is wrong and how to fix it; inputs are never modified.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,7 +64,7 @@ def validate_params_with_hints(estimator, hints):
             raise InvalidParameterError(f"{exc} {hints[name]}") from None
 
 
-def check_epsilon(epsilon, name="epsilon", *, allow_inf=False):
+def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = False) -> float:
     """Validate a privacy budget and return it as a float.
 
     Raises
@@ -107,7 +110,7 @@ def check_theta(theta, name="theta"):
     return theta
 
 
-def is_missing(values):
+def is_missing(values: Any) -> np.ndarray:
     """Elementwise test for missing values (None, NaN, pd.NA, NaT)."""
     return np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
 
@@ -121,7 +124,8 @@ def _missing_mask(values):
     return mask if mask.any() else None
 
 
-def encode_labels(values, categories, index=None, *, strict_bools=False):
+def encode_labels(values: Any, categories: Any, index: Any = None, *,
+                  strict_bools: bool = False) -> np.ndarray:
     """Position of each value in ``categories`` (-1 for values not in it).
 
     Every missing-value marker (None, NaN, pd.NA, NaT) matches the missing
@@ -247,7 +251,7 @@ def _is_missing_scalar(v):
         return False
 
 
-def check_categories(categories):
+def check_categories(categories: Any) -> np.ndarray:
     """Validate a user-given domain and return it as a 1-D numpy array.
 
     The domain must be non-empty, one-dimensional, hold at least two values and
@@ -309,7 +313,7 @@ def _ndim_shape(values):
         return 1, (len(items),)
 
 
-def as_label_array(values):
+def as_label_array(values: Any) -> np.ndarray:
     """Return ``values`` as a 1-D numpy array of labels.
 
     Numeric and boolean labels keep their numpy dtype; everything else (strings,
@@ -327,7 +331,7 @@ def as_label_array(values):
     return obj
 
 
-def check_sensitive(sensitive, categories, *, name="sensitive"):
+def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive") -> np.ndarray:
     """Resolve ``sensitive`` into a boolean mask over ``categories``.
 
     Parameters
@@ -383,7 +387,7 @@ def check_sensitive(sensitive, categories, *, name="sensitive"):
     return mask
 
 
-def check_channel_categories(categories):
+def check_channel_categories(categories: Any) -> np.ndarray:
     """Validate the domain of a channel; keep a numpy array as it is.
 
     The rules of :func:`check_categories` (non-empty, one-dimensional, at least
@@ -398,7 +402,8 @@ def check_channel_categories(categories):
     return check_categories(categories)
 
 
-def check_sensitive_mask(sensitive, n_categories, *, name="sensitive"):
+def check_sensitive_mask(sensitive: Any, n_categories: int, *,
+                         name: str = "sensitive") -> np.ndarray:
     """Validate a boolean mask of sensitive categories, as a spec holds it.
 
     Parameters
