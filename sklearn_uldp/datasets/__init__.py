@@ -1,5 +1,6 @@
-"""Generated datasets for simulations and examples."""
+"""Generated datasets for simulations and examples, and a real census table."""
 
+from ._census import load_census_tuples
 from ._location import grid_cell_labels, location_distribution, make_location_grid
 from ._personalized import make_personalized_locations
 
@@ -8,4 +9,5 @@ __all__ = [
     "grid_cell_labels",
     "location_distribution",
     "make_personalized_locations",
+    "load_census_tuples",
 ]

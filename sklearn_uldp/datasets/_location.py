@@ -67,21 +67,74 @@ def location_distribution(shape=(25, 25), n_hotspots=8, random_state=None):
     return p / p.sum()
 
 
+def _island_mask(shape, land_fraction, rng):
+    """A long, narrow, slightly tilted strip of land cells (Manhattan-like).
+
+    The strip runs along the grid's main axis with a width chosen so that
+    about ``land_fraction`` of the cells are land; its edges wiggle a little so
+    the footprint is not a perfect parallelogram.
+    """
+    n_rows, n_cols = shape
+    rr, cc = np.meshgrid(np.arange(n_rows), np.arange(n_cols), indexing="ij")
+    # Distance of each cell from a tilted centre line (the island's axis).
+    tilt = 0.35
+    centre = (n_cols - 1) / 2 + tilt * (rr - (n_rows - 1) / 2)
+    wiggle = rng.normal(0.0, 0.6, size=n_rows).cumsum() * 0.3
+    wiggle -= wiggle.mean()
+    dist = np.abs(cc - centre - wiggle[:, None])
+    # The half-width that leaves the requested share of cells on land.
+    half_width = np.quantile(dist, land_fraction)
+    return dist <= half_width
+
+
 def make_location_grid(
-    n_users=100_000, *, shape=(25, 25), n_sensitive=15, random_state=None
+    n_users=100_000, *, shape=(25, 25), n_sensitive=15, n_population=None,
+    land_fraction=None, min_sensitive_visits=10, random_state=None,
 ):
     """Generate one location per user on a grid with a few sensitive cells.
 
     A synthetic stand-in for the ULDP paper's Foursquare/Manhattan data
-    (25 x 25 cells, ``|X| = 625``, 15 sensitive "hospital" cells, n = 179,527):
-    visits concentrate around a few hotspots; the sensitive cells are drawn
-    among all cells.
+    (Murakami & Kawamoto, USENIX Security 2019, Sec. 6.1): 25 x 25 regions
+    (``|X| = 625``), 15 sensitive "hospital" regions, visits concentrated
+    around a few hotspots.
+
+    With the defaults, every cell has some probability and each user's cell
+    is drawn from that distribution (``distribution``). The paper's set-up is
+    reproduced with ``n_population=359_054, n_users=179_527,
+    land_fraction=0.45``: a finite population of 359,054 check-ins is drawn
+    first, its frequencies are the true distribution (as the paper used "all
+    people"), and the users are a random half of it (drawn without
+    replacement); the cells lie on a narrow tilted island so that most cells
+    are empty (Manhattan fills little of its bounding box), and the sensitive
+    cells are drawn among the cells with at least ``min_sensitive_visits``
+    check-ins (the paper's hospitals "visited by at least ten users").
+
+    Matched with the paper: the grid (25 x 25), the population size
+    (359,054), the number of users (179,527, a random half), the number of
+    sensitive cells (15) and their rule (visited at least ten times), a
+    majority of empty or near-empty cells. Not matched (not published): the
+    per-cell counts, which here come from a mixture of Gaussian hotspots;
+    where the sensitive cells lie and how much mass they hold; the share of
+    land cells (``land_fraction`` is our guess).
 
     Parameters
     ----------
     n_users : int, default=100000
+        Number of users (rows of ``frame``); at most ``n_population`` when
+        that is given.
     shape : tuple of int, default=(25, 25)
     n_sensitive : int, default=15
+    n_population : int or None, default=None
+        Size of a finite population of check-ins whose frequencies are the
+        true distribution; the users are then drawn from it without
+        replacement. ``None`` draws the users from the generating
+        distribution directly.
+    land_fraction : float in (0, 1] or None, default=None
+        Share of the cells that can be visited (a Manhattan-like strip); the
+        others have probability 0. ``None`` lets every cell be visited.
+    min_sensitive_visits : int, default=10
+        With ``n_population``, the sensitive cells are drawn among the cells
+        with at least this many check-ins in the population.
     random_state : None, int or Generator
 
     Returns
@@ -89,8 +142,10 @@ def make_location_grid(
     data : Bunch
         ``frame`` (DataFrame with column ``"cell"``), ``categories`` (the
         cells), ``sensitive`` (the sensitive cells), ``distribution`` (the
-        distribution the users were drawn from), ``empirical`` (the users'
-        empirical distribution), ``shape``.
+        true distribution: the generating one, or the population's
+        frequencies with ``n_population``), ``empirical`` (the users'
+        empirical distribution), ``shape``, and with ``n_population`` also
+        ``population_counts`` (check-ins per cell).
 
     Examples
     --------
@@ -98,23 +153,72 @@ def make_location_grid(
     >>> data = make_location_grid(1000, random_state=0)
     >>> data.frame.shape, len(data.categories), len(data.sensitive)
     ((1000, 1), 625, 15)
+
+    The paper's sizes (a population of check-ins, a random half reporting):
+
+    >>> data = make_location_grid(179_527, n_population=359_054,
+    ...                           land_fraction=0.45, random_state=0)
+    >>> int(data.population_counts.sum()), len(data.frame)
+    (359054, 179527)
+    >>> bool((data.population_counts < 10).mean() > 0.5)   # most cells near-empty
+    True
     """
     rng = check_random_generator(random_state)
     n_rows, n_cols = shape
     k = n_rows * n_cols
     if not 0 < n_sensitive < k:
         raise ValueError(f"n_sensitive must be in [1, {k - 1}], got {n_sensitive}.")
+    if n_population is not None and not 0 < n_users <= n_population:
+        raise ValueError(
+            f"n_users must be in [1, n_population={n_population}] when drawing "
+            f"users from a finite population, got {n_users}; lower n_users or "
+            "raise n_population."
+        )
+    if land_fraction is not None and not 0 < land_fraction <= 1:
+        raise ValueError(
+            f"land_fraction must be in (0, 1], got {land_fraction}; use None "
+            "to let every cell be visited."
+        )
     categories = grid_cell_labels(n_rows, n_cols)
     p = location_distribution(shape, random_state=rng)
-    sensitive = categories[np.sort(rng.choice(k, size=n_sensitive, replace=False))]
-    codes = rng.choice(k, size=n_users, p=p)
+    if land_fraction is not None:
+        land = _island_mask(shape, land_fraction, rng).ravel()
+        # Sharper hotspots than the default floor: on the island, a few
+        # areas (Midtown, downtown) take most check-ins.
+        p = np.where(land, (p - p.min()) ** 1.5 + 1e-5, 0.0)
+        p = p / p.sum()
+    if n_population is None:
+        sensitive = categories[np.sort(rng.choice(k, size=n_sensitive, replace=False))]
+        codes = rng.choice(k, size=n_users, p=p)
+        frame = pd.DataFrame({"cell": categories[codes]})
+        empirical = np.bincount(codes, minlength=k) / n_users
+        return Bunch(
+            frame=frame,
+            categories=categories,
+            sensitive=sensitive,
+            distribution=p,
+            empirical=empirical,
+            shape=shape,
+        )
+    population = rng.multinomial(n_population, p)
+    visited = np.flatnonzero(population >= min_sensitive_visits)
+    if visited.size < n_sensitive:
+        raise ValueError(
+            f"Only {visited.size} cells have at least {min_sensitive_visits} "
+            f"check-ins, fewer than n_sensitive={n_sensitive}; raise "
+            "n_population or land_fraction, or lower min_sensitive_visits."
+        )
+    sensitive = categories[np.sort(rng.choice(visited, size=n_sensitive, replace=False))]
+    # The users: a random subset of the population's check-ins.
+    user_counts = rng.multivariate_hypergeometric(population, n_users)
+    codes = rng.permutation(np.repeat(np.arange(k), user_counts))
     frame = pd.DataFrame({"cell": categories[codes]})
-    empirical = np.bincount(codes, minlength=k) / n_users
     return Bunch(
         frame=frame,
         categories=categories,
         sensitive=sensitive,
-        distribution=p,
-        empirical=empirical,
+        distribution=population / n_population,
+        empirical=user_counts / n_users,
         shape=shape,
+        population_counts=population,
     )
