@@ -26,6 +26,8 @@ Run::
 
     python benchmarks/bench_em_ibu.py                 # everything (peak ~6 GB)
     python benchmarks/bench_em_ibu.py --cases oue --n-oue 200000
+    # rappor, alternately with this code and an older checkout, 3 runs each
+    python benchmarks/bench_em_ibu.py --cases rappor --baseline ../old --repeats 3
 """
 
 import argparse
@@ -121,13 +123,35 @@ def bench_urap(n, sensitive, seed, k=52, eps=1.0):
              f"{_em_note(em)}; {distinct.n_rows} distinct of {store.n_rows} protected rows")
 
 
-def bench_rappor(seed, k=12_800, n=240_000, eps=6.0):
+def bench_rappor(seed, k=12_800, n=240_000, eps=6.0, label=""):
     X, true = _data(k, n, 0.3, seed)
     mech = RAPPOR(eps, categories=np.arange(k), random_state=seed, sparse_output=True)
     reports = mech.fit_transform(X)
+    # Compiled loops are loaded (or compiled) at their first call: not timed.
+    _exact_em().fit(reports[:1000])
     em, seconds = _timed(lambda: _exact_em().fit(reports))
-    _row(f"RAPPOR k={k} n={n} eps={eps}", "sklearn-uldp EM (exact MLE)", seconds,
-         total_variation(em.distribution_, true), _em_note(em))
+    _row(f"RAPPOR k={k} n={n} eps={eps}", f"sklearn-uldp EM (exact MLE){label}", seconds,
+         total_variation(em.distribution_, true),
+         f"{_em_note(em)}; mean log-likelihood {em.log_likelihood_:.10f}")
+
+
+def bench_rappor_side_by_side(seed, baseline, repeats):
+    """The ``rappor`` case, alternately with this code and the code at
+    ``baseline`` (a source tree put first on ``PYTHONPATH``), each run in a
+    fresh process, so that both see the same load."""
+    import subprocess
+    import sys
+
+    for _ in range(repeats):
+        for label, path in (("", None), (f" [{baseline}]", baseline)):
+            env = dict(os.environ)
+            if path is not None:
+                env["PYTHONPATH"] = os.pathsep.join(
+                    [path] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+            subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--cases", "rappor",
+                 "--seed", str(seed), "--label", label, "--no-header"],
+                env=env, check=True)
 
 
 def main(argv=None):
@@ -138,11 +162,19 @@ def main(argv=None):
     parser.add_argument("--n-urap", type=int, default=2_000_000)
     parser.add_argument("--n-urap-low", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", default=None,
+                        help="source tree of other code to time the rappor case with, "
+                             "side by side (alternate runs in fresh processes)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each side with --baseline")
+    parser.add_argument("--label", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--no-header", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, "
-          f"products: {_bit_rows._KERNEL}")
-    print("| case | method | wall s | CPU s | TV | note |")
-    print("|---|---|---|---|---|---|")
+    if not args.no_header:
+        print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, "
+              f"products: {_bit_rows._KERNEL}")
+        print("| case | method | wall s | CPU s | TV | note |")
+        print("|---|---|---|---|---|---|", flush=True)
     if "oue" in args.cases:
         bench_oue(args.n_oue, args.seed)
     if "urap" in args.cases:
@@ -150,7 +182,10 @@ def main(argv=None):
     if "urap-low" in args.cases:
         bench_urap(args.n_urap_low, [200], args.seed, k=400, eps=0.1)
     if "rappor" in args.cases:
-        bench_rappor(args.seed)
+        if args.baseline is None:
+            bench_rappor(args.seed, label=args.label)
+        else:
+            bench_rappor_side_by_side(args.seed, args.baseline, args.repeats)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ estimation", USENIX Security 2017 (generalized RAPPOR, OUE).
 Murakami & Kawamoto, USENIX Security 2019, Def. 5 / Prop. 5 (uRAP).
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 
 import numpy as np
@@ -24,14 +25,14 @@ from ..utils._sampling import (
 )
 from ..utils._validation import (
     check_channel_categories,
+    check_realizable,
     check_sensitive,
     check_sensitive_mask,
-    check_realizable,
     check_theta,
     realized_probability,
 )
 from ._base import BaseMechanism
-from ._bit_rows import BitRows, numba
+from ._bit_rows import BitRows, _n_threads, numba
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 from ._reports import attach_channel
 
@@ -113,7 +114,9 @@ def _rows_per_chunk(k):
     return max(1, _CHUNK_CELLS // max(k, 1))
 
 
-# Set bits counted per bincount call (bounds its int64 copy: 8 MB).
+# Set bits counted per bincount call (bounds its int64 copy: 8 MB, where a
+# single call would copy 8 bytes a set bit, a GB for an OUE upload of 10^6
+# reports).
 _BINCOUNT_CHUNK = 1 << 20
 # Rows added in uint8 before widening (255 rows of 0/1 cannot overflow).
 _SLAB_ROWS = 255
@@ -132,8 +135,48 @@ def _column_sums_loop(bits, out):
             out[j] += acc[j]
 
 
+def _count_columns_loop(indices, counts):
+    """``counts[j] += 1`` for every j of ``indices`` (numba).
+
+    Returns False, leaving ``counts`` partly updated, on an index outside
+    ``[0, counts.size)`` (compiled code checks no bounds).
+    """
+    k = counts.size
+    for at in range(indices.size):
+        j = indices[at]
+        if j < 0 or j >= k:
+            return False
+        counts[j] += 1
+    return True
+
+
 if numba is not None:
     _column_sums_loop = numba.njit(nogil=True, cache=True)(_column_sums_loop)
+    _count_columns_loop = numba.njit(nogil=True, cache=True)(_count_columns_loop)
+
+
+def _count_columns(indices, k):
+    """``np.bincount(indices, minlength=k)`` for column indices of a CSR matrix.
+
+    Compiled, one pass and no copy (bincount widens int32 input to int64, 8
+    bytes a set bit); else bincount in chunks, which bounds that copy.
+    """
+    if numba is not None:
+        # Halves on two threads (the loop releases the GIL), added after.
+        parts = [indices] if indices.size < 1 << 22 else np.array_split(indices, 2)
+        counts = [np.zeros(k, dtype=np.int64) for _ in parts]
+        if len(parts) > 1 and _n_threads(None) > 1:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                ok = list(pool.map(_count_columns_loop, parts, counts))
+        else:
+            ok = [_count_columns_loop(*args) for args in zip(parts, counts,
+                                                             strict=True)]
+        if all(ok):
+            return sum(counts[1:], counts[0])
+    counts = np.zeros(k, dtype=np.int64)
+    for lo in range(0, indices.size, _BINCOUNT_CHUNK):
+        counts += np.bincount(indices[lo:lo + _BINCOUNT_CHUNK], minlength=k)
+    return counts
 
 
 def _column_sums(bits):
@@ -436,6 +479,11 @@ class UnaryEncodingChannel(Channel):
         k = self.n_categories
         if sp.issparse(reports):
             X = sp.csr_array(reports)
+            if (reports.format == "csr"
+                    and vars(reports).get("_has_canonical_format") is True):
+                # scipy's own flag (set by the sampler, or by an earlier
+                # check) is lost in the conversion: an O(nnz) check saved.
+                X.has_canonical_format = True
             if X.shape[1] != k:
                 raise ReportMismatchError(
                     f"Reports have {X.shape[1]} columns, but {self!r} reports "
@@ -546,10 +594,7 @@ class UnaryEncodingChannel(Channel):
             return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
         # CSR: the set bits are listed already; no per-bit row numbers needed.
         indptr, indices = codes.indptr, codes.indices
-        for lo in range(0, indices.size, _BINCOUNT_CHUNK):
-            # In chunks: bincount widens int32 input to int64 (8 bytes a set
-            # bit, a GB for an OUE upload of 10^6 reports) before counting.
-            counts += np.bincount(indices[lo:lo + _BINCOUNT_CHUNK], minlength=k)
+        counts += _count_columns(indices, k)
         if not self._n_codes.size:  # every report protected, ranks = codes
             if keep_reports:
                 bit_rows.append_sparse(indptr, indices)
@@ -760,7 +805,12 @@ class _UnaryEncodingMechanism(BaseMechanism):
                     "Pandas output does not support sparse reports: use "
                     "sparse_output=False with set_output(transform='pandas')."
                 )
-            return attach_channel(outputs, self.channel_)
+            reports = attach_channel(outputs, self.channel_)
+            # The sampler writes each row's indices sorted and once (scipy's
+            # canonical format): flagged, they are not checked again when
+            # estimated from.
+            reports.has_canonical_format = True
+            return reports
         return self._container(outputs, X)
 
     def get_feature_names_out(self, input_features=None):
