@@ -89,3 +89,42 @@ def test_invalid_shrinkage_is_refused(grid, value):
                                  random_state=0).fit_transform(grid.frame[:100])
     with pytest.raises(ValueError, match="shrinkage"):
         EMEstimator(shrinkage=value).fit(reports)
+
+
+def test_default_follows_the_mle_when_few_categories_are_pooled(grid):
+    # uRR at eps = 2: emp+thr keeps every non-sensitive category (their
+    # estimates are exact) and pools the 15 sensitive ones, so its noise is
+    # mostly the MLE's own and the MLE is the better estimate. Stein's weight
+    # against an independent target (numerator df - 2 = 12) kept emp+thr
+    # (weight about 0.1) and lost 0.005 in total variation to the MLE.
+    diff_mle, diff_thr, weights = [], [], []
+    for seed in range(3):
+        mech = UtilityOptimizedRR(2.0, sensitive=grid.sensitive,
+                                  categories=grid.categories, random_state=seed)
+        reports = mech.fit_transform(grid.frame)
+        default = EMEstimator().fit(reports)
+        tv = total_variation(grid.distribution, default.distribution_)
+        mle = EMEstimator(shrinkage=None).fit(reports)
+        thr = ThresholdEstimator().fit(reports)
+        diff_mle.append(tv - total_variation(grid.distribution, mle.distribution_))
+        diff_thr.append(tv - total_variation(grid.distribution, thr.distribution_))
+        weights.append(default.shrinkage_weight_)
+    assert min(weights) > 0.3
+    assert np.mean(diff_mle) < 0.003
+    assert np.mean(diff_thr) < 0.0
+
+
+def test_stein_weight_counts_only_the_pooled_categories():
+    target, p_mle = np.array([1.0, 0.0]), np.array([0.5, 0.5])
+
+    def ll(q):  # a constant gap of 1 nat between the target and the maximum
+        return -1.0 if q[0] > 0.5 + 1e-12 else 0.0
+
+    # every one of 101 noisy categories pooled: shrink all the way (w = 0)
+    assert shrink_towards_mle(ll, target, p_mle, 0.0, df=100)[1] == 0.0
+    # two pooled: 1 - 0.4 * (2 - 1) / (2 * 1) = 0.8
+    p, w = shrink_towards_mle(ll, target, p_mle, 0.0, df=100, n_pooled=2)
+    assert w == pytest.approx(0.8)
+    np.testing.assert_allclose(p, 0.2 * target + 0.8 * p_mle)
+    # nothing pooled: emp+thr is emp renormalized, the MLE is returned
+    assert shrink_towards_mle(ll, target, p_mle, 0.0, df=100, n_pooled=0)[1] == 1.0
