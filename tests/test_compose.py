@@ -582,3 +582,22 @@ def test_remainder_is_dropped_passed_or_privatized():
     with pytest.raises(TypeError, match="without privacy"):
         DataFramePrivatizer([("age", RandomizedResponse(1.0), ["age"])],
                             remainder=OneHotEncoder()).fit(df)
+
+
+def test_set_params_through_the_mechanisms_list():
+    # The spelling: set_params(mechanisms__age__epsilon=...) raised
+    # AttributeError ('list' object has no attribute 'set_params'); it is the
+    # same as ColumnTransformer's age__epsilon, so a search can use either.
+    priv = DataFramePrivatizer([
+        ("age", RandomizedResponse(1.0, categories=[1, 2, 3]), ["age"]),
+        ("sex", RandomizedResponse(1.0, categories=["f", "m"]), ["sex"]),
+    ])
+    priv.set_params(mechanisms__age__epsilon=2.0)
+    assert priv.get_params()["age__epsilon"] == 2.0
+    assert priv.get_params()["sex__epsilon"] == 1.0
+    priv.set_params(sex__epsilon=3.0, mechanisms__age__epsilon=4.0)
+    assert (priv.get_params()["age__epsilon"], priv.get_params()["sex__epsilon"]) == (4.0, 3.0)
+    with pytest.raises(ValueError, match=r"mechanisms are named \['age', 'sex'\]"):
+        priv.set_params(mechanisms__height__epsilon=2.0)
+    with pytest.raises(ValueError, match="mechanisms__age__epsilon"):
+        priv.set_params(mechanisms__age=RandomizedResponse(1.0, categories=[1, 2, 3]))

@@ -254,6 +254,38 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             for (name, trans), (_, _, cols) in zip(value, self.transformers, strict=True)
         ]
 
+    def set_params(self, **params: Any) -> DataFramePrivatizer:
+        """Set the parameters of this privatizer and of its mechanisms.
+
+        A mechanism's parameter is ``<name>__<parameter>`` as in
+        :class:`~sklearn.compose.ColumnTransformer`
+        (``set_params(age__epsilon=2.0)``); the spelling through the
+        ``mechanisms`` list, ``mechanisms__age__epsilon``, means the same.
+
+        Parameters
+        ----------
+        **params : dict
+            Parameter names and values.
+
+        Returns
+        -------
+        self : DataFramePrivatizer
+        """
+        aliased = {}
+        for key, value in params.items():
+            if key.startswith("mechanisms__"):
+                names = [name for name, *_ in _as_transformer_list(self.mechanisms)]
+                rest = key[len("mechanisms__"):]
+                if rest.split("__", 1)[0] not in names or "__" not in rest:
+                    raise ValueError(
+                        f"Invalid parameter {key!r}: after 'mechanisms__' comes a "
+                        f"mechanism's name and one of its parameters, e.g. "
+                        f"'mechanisms__{names[0] if names else 'age'}__epsilon'; "
+                        f"the mechanisms are named {names}.")
+                key = rest
+            aliased[key] = value
+        return super().set_params(**aliased)
+
     def set_output(self, *, transform=None):
         """Set the output container of ``transform`` and ``fit_transform``.
 
