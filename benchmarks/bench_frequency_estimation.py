@@ -1,6 +1,13 @@
 #!/usr/bin/env python
 """Benchmark LDP frequency estimation: sklearn-uldp vs pure-ldp vs multi-freq-ldpy.
 
+Mechanisms: k-ary randomized response (``krr``), OUE (``oue``), optimized and
+binary local hashing (``olh``, ``blh``; anchors pure-ldp OLH/BLH, pure-ldp's
+fast local hashing FLH, multi-freq-ldpy OLH/BLH), subset selection (``ss``;
+multi-freq-ldpy), Apple's count-mean sketches (``cms``, ``hcms``; pure-ldp) and
+Hadamard response (``hr``; pure-ldp's Hadamard mechanism and Hadamard
+response).
+
 For every (library, mechanism, k, epsilon) cell the script measures
 
 * wall time to privatise all ``n`` users,
@@ -12,7 +19,12 @@ For every (library, mechanism, k, epsilon) cell the script measures
 
 Each cell (and each repeat) runs in a fresh Python subprocess, so one cell's
 memory high-water mark cannot pollute another's and a per-cell timeout can kill
-a slow cell cleanly.  The data (a Zipf distribution over ``k`` categories) is
+a slow cell cleanly. Inside a cell, the library is first warmed up on a small
+slice (imports, JIT compilation, first allocations), then timed. An anchor
+estimator whose full run would exceed ``--anchor-cap`` seconds (predicted
+from a run on the first ``--anchor-subsample`` reports, or stopped at the cap)
+is reported with its time extrapolated linearly in n and no TV, marked ``~``
+in the tables: no number is invented.  The data (a Zipf distribution over ``k`` categories) is
 drawn once per ``k`` with a fixed seed by the parent, saved to a temporary
 ``.npy`` file, and loaded by every cell: all libraries see identical data.
 
@@ -37,7 +49,24 @@ from importlib import metadata
 import numpy as np
 
 LIBRARIES = ("sklearn_uldp", "sklearn_uldp_chunked", "pure_ldp", "multi_freq_ldpy")
-MECHANISMS = ("krr", "oue")
+MECHANISMS = ("krr", "oue", "olh", "blh", "ss", "cms", "hcms", "hr")
+#: The variants each library runs for a mechanism (a library without the
+#: mechanism is skipped). sklearn_uldp_chunked exists for krr and oue only.
+VARIANTS = {
+    # hr_auto: HadamardResponse(block_size="auto"), blocked HR for large
+    # epsilon, which pure-ldp's Hadamard response switches to above eps = 1
+    # (the plain "hr" is our default and the one the verdicts use).
+    "sklearn_uldp": {**{m: (m,) for m in MECHANISMS}, "hr": ("hr", "hr_auto")},
+    "sklearn_uldp_chunked": {"krr": ("krr",), "oue": ("oue",)},
+    "pure_ldp": {"krr": ("krr",), "oue": ("oue",), "olh": ("olh", "flh"), "blh": ("blh",),
+                 "cms": ("cms",), "hcms": ("hcms",), "hr": ("hm", "hr")},
+    "multi_freq_ldpy": {"krr": ("krr",), "oue": ("oue",), "olh": ("olh",),
+                        "blh": ("blh",), "ss": ("ss",)},
+}
+#: Sketch sizes (both libraries), and pure-ldp FLH's number of hash functions.
+CMS_M, CMS_H = 256, 256
+HCMS_M, HCMS_H = 1024, 256
+FLH_FUNCTIONS = 1000
 ESTIMATORS = ("emp", "proj", "thresh", "em")
 RESULT_PREFIX = "@@RESULT@@"
 
@@ -88,10 +117,30 @@ def mark_baseline():
     _BASELINE_MB.append(maxrss_mb())
 
 
+class Seconds(float):
+    """Wall-clock seconds, with the process's CPU seconds as ``.cpu``.
+
+    On a shared machine the wall time includes the time spent waiting for a
+    core; the CPU time (user + system, this process only) does not.
+    """
+
+    def __new__(cls, wall, cpu):
+        obj = super().__new__(cls, wall)
+        obj.cpu = float(cpu)
+        return obj
+
+    def __reduce__(self):  # through the pipe of a forked, capped call
+        return (Seconds, (float(self), self.cpu))
+
+
 def _timed(fn):
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     out = fn()
-    return out, time.perf_counter() - t0
+    return out, Seconds(time.perf_counter() - t0, time.process_time() - c0)
+
+
+def _cpu(t):
+    return getattr(t, "cpu", None)
 
 
 # --------------------------------------------------------------------------- #
@@ -100,15 +149,56 @@ def _timed(fn):
 # Estimation times include any counting/aggregation of the raw reports that the
 # estimator needs (i.e. "reports in -> frequency vector out").
 # --------------------------------------------------------------------------- #
+def _make_mechanism(mod, mech_name, k, eps, seed, opts):
+    cats = np.arange(k)
+    kw = {"sparse_output": True} if opts.get("sparse_output") else {}
+    make = {
+        "krr": lambda: mod.RandomizedResponse(epsilon=eps, categories=cats, random_state=seed),
+        "oue": lambda: mod.RAPPOR(epsilon=eps, theta=0.5, categories=cats, random_state=seed,
+                                  **kw),
+        "olh": lambda: mod.OptimizedLocalHashing(eps, categories=cats, random_state=seed),
+        "blh": lambda: mod.BinaryLocalHashing(eps, categories=cats, random_state=seed),
+        "ss": lambda: mod.SubsetSelection(eps, categories=cats, random_state=seed, **kw),
+        "cms": lambda: mod.CountMeanSketch(eps, n_buckets=CMS_M, n_hashes=CMS_H,
+                                           categories=cats, random_state=seed),
+        "hcms": lambda: mod.HadamardCountMeanSketch(eps, n_buckets=HCMS_M, n_hashes=HCMS_H,
+                                                    categories=cats, random_state=seed),
+        "hr": lambda: mod.HadamardResponse(epsilon=eps, categories=cats, random_state=seed),
+        "hr_auto": lambda: mod.HadamardResponse(epsilon=eps, block_size="auto",
+                                                categories=cats, random_state=seed),
+    }
+    return make[mech_name]()
+
+
+def _params_note(mech):
+    for attr, label in (("hash_range_", "g"), ("subset_size_", "d")):
+        if hasattr(mech, attr):
+            return f"{label}={getattr(mech, attr)}"
+    b = getattr(getattr(mech, "channel_", None), "b", None)
+    return "" if b is None else f"block size {b}"
+
+
 def run_sklearn_uldp(mech_name, X, k, eps, seed, true, opts):
     mod = _import_sklearn_uldp()
-    cats = np.arange(k)
     X2 = X.reshape(-1, 1)
-    if mech_name == "krr":
-        mech = mod.RandomizedResponse(epsilon=eps, categories=cats, random_state=seed)
-    else:
-        kw = {"sparse_output": True} if opts.get("sparse_output") else {}
-        mech = mod.RAPPOR(epsilon=eps, theta=0.5, categories=cats, random_state=seed, **kw)
+    factories = {
+        "emp": lambda: mod.EmpiricalEstimator(),
+        "proj": lambda: mod.EmpiricalEstimator(projection="simplex"),
+        "thresh": lambda: mod.ThresholdEstimator(alpha=0.05),
+        "em": lambda: mod.EMEstimator(),
+    }
+    # Warm-up on a slice (lazy imports, numba compilation, first allocations),
+    # with another seed so that the timed run's draws are untouched.
+    warm = X2[:int(opts.get("warmup", 20_000))]
+    wmech = _make_mechanism(mod, mech_name, k, eps, seed + 1, opts)
+    wrep = wmech.fit(warm).transform(warm)
+    for make in factories.values():
+        try:
+            np.asarray(make().fit(wrep).distribution_)
+        except Exception:  # noqa: S110  (the timed run reports the error)
+            pass
+    del wmech, wrep
+    mech = _make_mechanism(mod, mech_name, k, eps, seed, opts)
     mark_baseline()
 
     def priv():
@@ -117,12 +207,6 @@ def run_sklearn_uldp(mech_name, X, k, eps, seed, true, opts):
 
     reports, t_priv = _timed(priv)
 
-    factories = {
-        "emp": lambda: mod.EmpiricalEstimator(),
-        "proj": lambda: mod.EmpiricalEstimator(projection="simplex"),
-        "thresh": lambda: mod.ThresholdEstimator(alpha=0.05),
-        "em": lambda: mod.EMEstimator(),
-    }
     ests = {}
     for name, make in factories.items():
         try:
@@ -131,10 +215,12 @@ def run_sklearn_uldp(mech_name, X, k, eps, seed, true, opts):
                 return e, np.asarray(e.distribution_)  # include a lazy distribution_
 
             (est, dist), t = _timed(fit_and_read)
-            ests[name] = {"time_s": t, "tv": tv_distance(dist, true), "note": _em_note(est)}
+            ests[name] = {"time_s": t, "cpu_s": _cpu(t), "tv": tv_distance(dist, true),
+                          "note": _em_note(est)}
         except Exception as e:  # keep going; report the failure
             ests[name] = {"error": f"{type(e).__name__}: {e}"}
-    return {"privatize_s": t_priv, "estimators": ests}
+    return {"privatize_s": t_priv, "privatize_cpu_s": _cpu(t_priv), "estimators": ests,
+            "params": _params_note(mech)}
 
 
 def run_sklearn_uldp_chunked(mech_name, X, k, eps, seed, true, opts):
@@ -209,56 +295,243 @@ def _em_note(est) -> str:
     return " ".join(parts)
 
 
-def run_pure_ldp(mech_name, X, k, eps, seed, true, opts):
+# --------------------------------------------------------------------------- #
+# anchors: compatibility shims, a per-call time cap, extrapolation
+# --------------------------------------------------------------------------- #
+def _compat_shims():
+    """Make the anchors run with today's xxhash and numpy (not their logic).
+
+    Both anchors call ``xxhash.xxh32(str(x), seed=...)`` (or xxh64), which
+    xxhash >= 3 refuses (it hashes bytes); pure-ldp's CMS server calls
+    ``np.zeros(None)``, which numpy 2 refuses. The shims encode the string and
+    map None to ().
+    """
+    try:
+        import xxhash
+    except ImportError:
+        return
+    if not getattr(xxhash, "_bench_shim", False):
+        for name in ("xxh32", "xxh64"):
+            raw = getattr(xxhash, name)
+
+            def encoded(data, seed=0, _raw=raw):
+                return _raw(data.encode() if isinstance(data, str) else data, seed=seed)
+
+            setattr(xxhash, name, encoded)
+        xxhash._bench_shim = True
+    try:
+        import pure_ldp.core._freq_oracle_server as fos
+    except ImportError:
+        return
+
+    class _NumpyProxy:
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def zeros(shape, *args, **kwargs):
+            return np.zeros(() if shape is None else shape, *args, **kwargs)
+
+    fos.np = _NumpyProxy()
+
+
+_CHILD_PEAK_MB = []
+
+
+def _capped(fn, cap):
+    """Run ``fn()`` in a forked copy of this process, stopped after ``cap`` s.
+
+    Returns ``(result, None)`` or ``(None, reason)``. The fork sees the
+    reports and the anchor's (not yet used) server as they are, and leaves
+    them untouched, so a stopped or sub-sampled call cannot spoil the next
+    one; its peak memory counts as the cell's.
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def target():
+        try:
+            out = ("ok", fn())
+        except BaseException as e:  # noqa: BLE001  (reported to the parent)
+            out = ("error", f"{type(e).__name__}: {e}"[:200])
+        send.send(out + (maxrss_mb(),))
+        send.close()
+
+    proc = ctx.Process(target=target, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not recv.poll(cap):
+            return None, f"stopped at the {cap:g} s cap"
+        status, out, rss = recv.recv()
+    except EOFError:
+        proc.join()
+        return None, f"child died (exit code {proc.exitcode}; out of memory?)"
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    _CHILD_PEAK_MB.append(rss)
+    return (out, None) if status == "ok" else (None, out)
+
+
+def _anchor_estimates(jobs, reports, true, opts):
+    """Time an anchor's estimators, each job under the per-call cap.
+
+    ``jobs`` is a list of callables ``job(reports) -> {name: (seconds,
+    frequency vector, note)}`` with the estimator names in ``job.names``.
+    Each job first runs on the first ``anchor_subsample`` reports; when its
+    time scaled by n / m exceeds the cap, or the full run is stopped at the
+    cap, the full-n time is reported as that linear extrapolation
+    (``extrapolated``) and the TV as unknown; when even the subsample is
+    stopped, as the lower bound cap * n / m (``lower_bound``).
+    """
+    n = len(reports)
+    cap = float(opts.get("anchor_cap") or 1e9)
+    m = int(opts.get("anchor_subsample") or 0)
+    out = {}
+    for job in jobs:
+        sub, why = (None, None)
+        if 0 < m < n:
+            sub, why = _capped(lambda: job(reports[:m]), cap)
+            if sub is None and why.startswith("stopped"):
+                # Even the subsample exceeded the cap: a lower bound only.
+                for name in job.names:
+                    out[name] = {"time_s": cap * n / m, "cpu_s": None, "tv": None,
+                                 "extrapolated": True, "lower_bound": True,
+                                 "note": f"> {cap:g} s on {m:,} reports, so > x{n / m:g}"}
+                continue
+            if sub is None:
+                out.update({"?": {"error": f"on {m:,} reports: {why}"}})
+                continue
+            predicted = sum(t for t, _, _ in sub.values()) * n / m
+            if predicted > cap:
+                why = f"predicted {predicted:.0f} s > cap {cap:g} s"
+        full = None
+        if why is None:
+            full, why = _capped(lambda: job(reports), cap)
+        if full is not None:
+            for name, (t, est, note) in full.items():
+                out[name] = {"time_s": t, "cpu_s": _cpu(t), "tv": tv_distance(est, true),
+                             "note": note}
+        elif sub is not None:
+            for name, (t, _, note) in sub.items():
+                out[name] = {"time_s": t * n / m, "cpu_s": _cpu(t) and _cpu(t) * n / m,
+                             "tv": None, "extrapolated": True,
+                             "note": "; ".join(filter(None, [
+                                 note, f"~time x{n / m:g} from {m:,} reports ({why})"]))}
+        else:
+            out.update({"?": {"error": why}})
+    return out
+
+
+def _pure_ldp_pair(variant, k, eps):
+    """(client, server, note) of a pure-ldp oracle over the codes 0..k-1."""
+    identity = lambda x: x  # noqa: E731  (the default maps 1-based items)
+    if variant == "krr":
+        from pure_ldp.frequency_oracles.direct_encoding import DEClient, DEServer
+
+        return (DEClient(epsilon=eps, d=k, index_mapper=identity),
+                DEServer(epsilon=eps, d=k, index_mapper=identity), "")
+    if variant == "oue":
+        from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
+
+        return (UEClient(epsilon=eps, d=k, use_oue=True, index_mapper=identity),
+                UEServer(epsilon=eps, d=k, use_oue=True, index_mapper=identity), "")
+    if variant in ("olh", "blh"):
+        from pure_ldp.frequency_oracles.local_hashing import LHClient, LHServer
+
+        olh = variant == "olh"
+        server = LHServer(epsilon=eps, d=k, use_olh=olh, index_mapper=identity)
+        return (LHClient(epsilon=eps, d=k, use_olh=olh, index_mapper=identity), server,
+                f"g={server.g}")
+    if variant == "flh":
+        from pure_ldp.frequency_oracles.local_hashing import FastLHClient, FastLHServer
+
+        # The server's table of FLH_FUNCTIONS x k hashes is set-up, not timed.
+        server = FastLHServer(eps, k, FLH_FUNCTIONS, use_olh=True, index_mapper=identity)
+        client = FastLHClient(eps, k, FLH_FUNCTIONS, use_olh=True, index_mapper=identity)
+        return client, server, f"FLH g={server.g}, {FLH_FUNCTIONS} functions"
+    if variant in ("cms", "hcms"):
+        from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
+
+        had = variant == "hcms"
+        m, h = (HCMS_M, HCMS_H) if had else (CMS_M, CMS_H)
+        server = CMSServer(epsilon=eps, k=h, m=m, is_hadamard=had)
+        client = CMSClient(epsilon=eps, hash_funcs=server.get_hash_funcs(), m=m,
+                           is_hadamard=had)
+        return client, server, f"m={m},h={h}"
+    if variant == "hm":
+        from pure_ldp.frequency_oracles.hadamard_mechanism import (
+            HadamardMechClient,
+            HadamardMechServer,
+        )
+
+        # Its fast Walsh-Hadamard transform needs a power-of-2 domain.
+        d = 1 << (k - 1).bit_length()
+        server = HadamardMechServer(eps, d, 1, use_optimal_t=True, index_mapper=identity)
+        client = HadamardMechClient(eps, d, 1, use_optimal_t=True, index_mapper=identity)
+        return client, server, f"Hadamard mechanism t={server.t}"
+    if variant == "hr":
+        from pure_ldp.frequency_oracles.hadamard_response import (
+            HadamardResponseClient,
+            HadamardResponseServer,
+        )
+
+        server = HadamardResponseServer(eps, k, index_mapper=identity)
+        client = HadamardResponseClient(eps, k, server.get_hash_funcs(),
+                                        index_mapper=identity)
+        return client, server, "Hadamard response"
+    raise ValueError(f"pure-ldp has no {variant!r}")
+
+
+def run_pure_ldp(variant, X, k, eps, seed, true, opts):
     import random
 
-    from pure_ldp.frequency_oracles.direct_encoding import DEClient, DEServer
-    from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
-
+    _compat_shims()
+    client, server, params = _pure_ldp_pair(variant, k, eps)
+    data = X.tolist()  # the library is per-item Python; feed it Python ints (untimed)
+    for v in data[:1000]:  # warm-up
+        list(client.privatise(v)) if variant == "hm" else client.privatise(v)
     random.seed(seed)
     np.random.seed(seed)
-    identity = lambda x: x  # noqa: E731  (default index_mapper is x-1 for 1-based data)
-    if mech_name == "krr":
-        client = DEClient(epsilon=eps, d=k, index_mapper=identity)
-        server = DEServer(epsilon=eps, d=k, index_mapper=identity)
-    else:
-        client = UEClient(epsilon=eps, d=k, use_oue=True, index_mapper=identity)
-        server = UEServer(epsilon=eps, d=k, use_oue=True, index_mapper=identity)
-    n = X.shape[0]
-    data = X.tolist()  # the library is per-item Python; feed it Python ints (untimed)
     mark_baseline()
 
     # Per-user Python loop: this is the library's API (privatise one item).
-    reports, t_priv = _timed(lambda: [client.privatise(v) for v in data])
+    # The Hadamard mechanism returns a lazy zip: materialise it (timed).
+    if variant == "hm":
+        reports, t_priv = _timed(lambda: [list(client.privatise(v)) for v in data])
+    else:
+        reports, t_priv = _timed(lambda: [client.privatise(v) for v in data])
 
-    # Aggregation (also a per-report Python loop) is shared by all estimators;
-    # its time is added to each estimator's time.
-    _, t_agg = _timed(lambda: server.aggregate_all(reports))
     domain = list(range(k))
-    ests = {}
-    for name, norm in (("emp", 0), ("proj", 2), ("thresh", 3)):
-        try:
+
+    def job(reps):
+        # Aggregation (a per-report Python loop) is shared by all estimators;
+        # its time is added to each estimator's time.
+        _, t_agg = _timed(lambda: server.aggregate_all(reps))
+        res = {}
+        for name, norm in (("emp", 0), ("proj", 2), ("thresh", 3)):
             est, t = _timed(lambda: server.estimate_all(domain, suppress_warnings=True,
                                                         normalization=norm))
-            ests[name] = {"time_s": t_agg + t, "tv": tv_distance(np.asarray(est) / n, true),
-                          "note": {0: "", 2: "norm=2", 3: "norm=3 cut"}[norm]}
-        except Exception as e:
-            ests[name] = {"error": f"{type(e).__name__}: {e}"}
-    return {"privatize_s": t_priv, "estimators": ests}
+            res[name] = (Seconds(t_agg + t, t_agg.cpu + t.cpu),
+                         np.asarray(est, dtype=float) / len(reps),
+                         {0: "", 2: "norm=2", 3: "norm=3 cut"}[norm])
+        return res
+
+    job.names = ("emp", "proj", "thresh")
+    ests = _anchor_estimates([job], reports, true, opts)
+    return {"privatize_s": t_priv, "privatize_cpu_s": _cpu(t_priv), "estimators": ests,
+            "params": params}
 
 
-def run_multi_freq_ldpy(mech_name, X, k, eps, seed, true, opts):
+def run_multi_freq_ldpy(variant, X, k, eps, seed, true, opts):
     import numba
-    from multi_freq_ldpy.pure_frequency_oracles.GRR import (
-        GRR_Aggregator_IBU,
-        GRR_Aggregator_MI,
-        GRR_Client,
-    )
-    from multi_freq_ldpy.pure_frequency_oracles.UE import (
-        UE_Aggregator_IBU,
-        UE_Aggregator_MI,
-        UE_Client,
-    )
+
+    _compat_shims()
+    from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, SS, UE
 
     @numba.njit
     def _numba_seed(s):  # numba has its own RNG state, separate from numpy's
@@ -268,49 +541,65 @@ def run_multi_freq_ldpy(mech_name, X, k, eps, seed, true, opts):
     k = int(k)
     eps = float(eps)
     data = X.tolist()
-
-    # Warm-up: trigger numba JIT compilation outside the timed region.
-    if mech_name == "krr":
-        warm = [GRR_Client(v, k, eps) for v in data[:10]]
-        GRR_Aggregator_IBU(warm, k, eps, nb_iter=2)
+    params = ""
+    if variant == "krr":
+        client = lambda v: GRR.GRR_Client(v, k, eps)  # noqa: E731
+        mi = lambda r: GRR.GRR_Aggregator_MI(r, k, eps)  # noqa: E731
+        ibu = lambda r, it=nb_iter: GRR.GRR_Aggregator_IBU(r, k, eps, nb_iter=it, tol=tol)  # noqa: E731,E501
+    elif variant == "oue":
+        client = lambda v: UE.UE_Client(v, k, eps, True)  # noqa: E731
+        mi = lambda r: UE.UE_Aggregator_MI(r, eps, True)  # noqa: E731
+        ibu = lambda r, it=nb_iter: UE.UE_Aggregator_IBU(r, k, eps, True, nb_iter=it, tol=tol)  # noqa: E731,E501
+    elif variant in ("olh", "blh"):
+        olh = variant == "olh"
+        client = lambda v: LH.LH_Client(v, k, eps, olh)  # noqa: E731
+        mi = lambda r: LH.LH_Aggregator_MI(r, k, eps, olh)  # noqa: E731
+        ibu = lambda r, it=nb_iter: LH.LH_Aggregator_IBU(r, k, eps, olh, nb_iter=it, tol=tol)  # noqa: E731,E501
+        params = f"g={int(round(np.exp(eps))) + 1 if olh else 2}"
+    elif variant == "ss":
+        client = lambda v: SS.SS_Client(v, k, eps)  # noqa: E731
+        mi = lambda r: SS.SS_Aggregator_MI(r, k, eps)  # noqa: E731
+        ibu = lambda r, it=nb_iter: SS.SS_Aggregator_IBU(r, k, eps, nb_iter=it, tol=tol)  # noqa: E731,E501
+        params = f"d={int(max(1, np.rint(k / (np.exp(eps) + 1))))}"
     else:
-        warm = [UE_Client(v, k, eps, True) for v in data[:10]]
-        UE_Aggregator_IBU(warm, k, eps, True, nb_iter=2)
+        raise ValueError(f"multi-freq-ldpy has no {variant!r}")
+
+    # Warm-up: numba JIT compilation and first allocations, outside the timing.
+    warm = [client(v) for v in data[:1000]]
+    mi(warm)
+    ibu(warm, 2)
     del warm
     _numba_seed(seed)
+    np.random.seed(seed)
     mark_baseline()
 
     # Per-user Python loop over a numba-jitted single-user client.
+    reports, t_priv = _timed(lambda: [client(v) for v in data])
+
+    def mi_job(reps):
+        est, t = _timed(lambda: mi(reps))
+        return {"emp": (t, np.asarray(est, dtype=float), "MI clip+renorm")}
+
+    def ibu_job(reps):
+        est, t = _timed(lambda: ibu(reps))
+        note = (_ibu_note(est, reps, variant, k, eps, tol, nb_iter)
+                if variant in ("krr", "oue") and len(reps) == len(reports) else "IBU")
+        return {"em": (t, np.asarray(est, dtype=float), note)}
+
+    mi_job.names, ibu_job.names = ("emp",), ("em",)
+    ests = _anchor_estimates([mi_job, ibu_job], reports, true, opts)
+    return {"privatize_s": t_priv, "privatize_cpu_s": _cpu(t_priv), "estimators": ests,
+            "params": params}
+
+
+def _ibu_note(est, reports, mech_name, k, eps, tol, nb_iter):
+    """IBU does not report its iteration count; take one more IBU step (untimed)
+    and flag 'CAP' if it would still move by >= tol, i.e. it hit nb_iter."""
     if mech_name == "krr":
-        reports, t_priv = _timed(lambda: [GRR_Client(v, k, eps) for v in data])
-        mi = lambda: GRR_Aggregator_MI(reports, k, eps)  # noqa: E731
-        ibu = lambda: GRR_Aggregator_IBU(reports, k, eps, nb_iter=nb_iter, tol=tol)  # noqa: E731
         p = np.exp(eps) / (np.exp(eps) + k - 1)
         q = (1 - p) / (k - 1)
     else:
-        reports, t_priv = _timed(lambda: [UE_Client(v, k, eps, True) for v in data])
-        mi = lambda: UE_Aggregator_MI(reports, eps, True)  # noqa: E731
-        ibu = lambda: UE_Aggregator_IBU(reports, k, eps, True, nb_iter=nb_iter, tol=tol)  # noqa: E731
         p, q = 0.5, 1 / (np.exp(eps) + 1)
-
-    ests = {}
-    try:
-        est, t = _timed(mi)
-        ests["emp"] = {"time_s": t, "tv": tv_distance(est, true), "note": "MI clip+renorm"}
-    except Exception as e:
-        ests["emp"] = {"error": f"{type(e).__name__}: {e}"}
-    try:
-        est, t = _timed(ibu)
-        ests["em"] = {"time_s": t, "tv": tv_distance(est, true),
-                      "note": _ibu_note(est, reports, mech_name, k, p, q, tol, nb_iter)}
-    except Exception as e:
-        ests["em"] = {"error": f"{type(e).__name__}: {e}"}
-    return {"privatize_s": t_priv, "estimators": ests}
-
-
-def _ibu_note(est, reports, mech_name, k, p, q, tol, nb_iter):
-    """IBU does not report its iteration count; take one more IBU step (untimed)
-    and flag 'CAP' if it would still move by >= tol, i.e. it hit nb_iter."""
     if mech_name == "krr":
         obs = np.bincount(np.asarray(reports), minlength=k).astype(float)
     else:
@@ -342,11 +631,13 @@ def run_cell(cell: dict) -> dict:
     lib, mech, k, eps = cell["library"], cell["mechanism"], cell["k"], cell["epsilon"]
     X = np.load(cell["data_path"])
     true = np.bincount(X, minlength=k) / X.shape[0]
-    res = RUNNERS[lib](mech, X, k, eps, cell["seed"], true, cell.get("opts", {}))
+    variant = cell.get("variant", mech)
+    res = RUNNERS[lib](variant, X, k, eps, cell["seed"], true, cell.get("opts", {}))
     # Baseline = high-water mark after imports, data load and library setup
     # (incl. numba JIT warm-up), as recorded by the runner via mark_baseline().
+    # Anchor estimators run in forks (for the time cap): their peaks count.
     res.update(baseline_mb=_BASELINE_MB[0] if _BASELINE_MB else float("nan"),
-               peak_mb=maxrss_mb())
+               peak_mb=max([maxrss_mb(), *_CHILD_PEAK_MB]))
     return res
 
 
@@ -450,6 +741,11 @@ def spawn_cell(cell: dict, timeout: float | None, env: dict | None = None) -> di
     return {"status": f"failed: {tail}"[:200]}
 
 
+def _median_or_none(values):
+    values = list(values)
+    return None if not values or None in values else statistics.median(values)
+
+
 def aggregate_repeats(runs: list[dict]) -> dict:
     ok = [r for r in runs if r.get("status") == "ok"]
     if not ok:
@@ -458,6 +754,7 @@ def aggregate_repeats(runs: list[dict]) -> dict:
         "status": "ok",
         "repeats": len(ok),
         "privatize_s": statistics.median(r["privatize_s"] for r in ok),
+        "privatize_cpu_s": _median_or_none(r.get("privatize_cpu_s") for r in ok),
         "peak_mb": max(r["peak_mb"] for r in ok),
         "baseline_mb": max(r["baseline_mb"] for r in ok),
         "estimators": {},
@@ -470,13 +767,20 @@ def aggregate_repeats(runs: list[dict]) -> dict:
         if not good:
             out["estimators"][name] = {"error": vals[0]["error"]}
             continue
-        tvs = [v["tv"] for v in good]
+        tvs = [v["tv"] for v in good if v.get("tv") is not None]
         out["estimators"][name] = {
             "time_s": statistics.median(v["time_s"] for v in good),
-            "tv": statistics.fmean(tvs),
+            "cpu_s": _median_or_none(v.get("cpu_s") for v in good),
+            "extrapolated": any(v.get("extrapolated") for v in good),
+            "lower_bound": any(v.get("lower_bound") for v in good),
+            "tv": statistics.fmean(tvs) if tvs else None,
             "tv_sd": statistics.stdev(tvs) if len(tvs) > 1 else None,
             "note": "; ".join(sorted({v.get("note", "") for v in good} - {""})),
         }
+    errors = [v["error"] for r in ok for v in r["estimators"].values() if "error" in v]
+    if errors:
+        out["estimators"]["?"] = {"error": errors[0]}
+    out["params"] = ok[0].get("params", "")
     return out
 
 
@@ -485,18 +789,19 @@ def fmt_time(x):
 
 
 def render_table(rows: list[dict]) -> str:
-    head = ["library", "mech", "k", "eps", "privatize s"]
+    head = ["library", "mech", "k", "eps", "params", "privatize s"]
     for e in ESTIMATORS:
         head += [f"{e} s", f"{e} TV"]
     head += ["peak MB", "Δ MB", "notes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         r = row["result"]
-        cells = [row["library"], row["mechanism"], str(row["k"]), f"{row['epsilon']:g}"]
+        cells = [_label(row), row["mechanism"], str(row["k"]), f"{row['epsilon']:g}",
+                 r.get("params", "")]
         if r.get("status") != "ok":
             cells += ["—"] * (1 + 2 * len(ESTIMATORS) + 2) + [r.get("status", "")]
         else:
-            cells.append(fmt_time(r["privatize_s"]))
+            cells.append(_pair(r["privatize_s"], r.get("privatize_cpu_s")))
             notes = []
             for e in ESTIMATORS:
                 v = r["estimators"].get(e)
@@ -506,15 +811,139 @@ def render_table(rows: list[dict]) -> str:
                     cells += ["err", "err"]
                     notes.append(f"{e}: {v['error'][:80]}")
                 else:
-                    tv = f"{v['tv']:.4f}"
+                    tv = "n/a" if v.get("tv") is None else f"{v['tv']:.4f}"
                     if v.get("tv_sd") is not None:
                         tv += f"±{v['tv_sd']:.4f}"
-                    cells += [fmt_time(v["time_s"]), tv]
+                    mark = ">" if v.get("lower_bound") else "~" if v.get("extrapolated") else ""
+                    cells += [mark + _pair(v["time_s"], v.get("cpu_s")), tv]
                     if v.get("note"):
                         notes.append(f"{e}: {v['note']}")
+            if "?" in r["estimators"]:
+                notes.append(f"error: {r['estimators']['?']['error'][:80]}")
             cells += [f"{r['peak_mb']:.0f}", f"{r['peak_mb'] - r['baseline_mb']:.0f}",
                       "; ".join(notes)]
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+LEGEND = (
+    "Columns: `privatize s` = time to privatise all n users; `<est> s` = time from raw "
+    "reports to a frequency vector (includes counting/aggregation); `<est> TV` = "
+    "0.5·L1 to the true empirical distribution (estimate not renormalised); "
+    "`peak MB` = ru_maxrss of the cell's process; `Δ MB` = peak minus the high-water mark "
+    "after imports, data load and library setup (incl. numba JIT warm-up). Estimators: emp = unbiased frequency oracle "  # noqa: E501
+    "(multi_freq_ldpy: MI, clipped at 0 and renormalised); proj = simplex projection "
+    "(pure_ldp normalization=2); thresh = sklearn_uldp ThresholdEstimator(alpha=0.05) / "
+    "pure_ldp normalization=3 (threshold cut); em = sklearn_uldp EMEstimator "
+    "(report_store=\"disk\" in sklearn_uldp_chunked) / "
+    "multi_freq_ldpy IBU. `CAP` = EM stopped at its iteration cap. Times are wall-clock "
+    "seconds with the process's CPU seconds in parentheses; `~` = extrapolated (see Setup)."
+)
+
+
+SUMMARY_LEGEND = (
+    "Ratios are the faster anchor's time over ours (privatization: the anchor with the "
+    "smaller privatization time; estimation: our unbiased `emp` against the fastest "
+    "anchor unbiased estimator, pure-ldp normalization=0 or multi-freq-ldpy MI; `EM / IBU`: "
+    "multi-freq-ldpy's IBU over our EMEstimator). `~` = the anchor's time is a linear "
+    "extrapolation from a subsample (its call would have exceeded the cap); `>` = even "
+    "the subsample exceeded the cap, so the time (cap x n / subsample) is a lower bound. "
+    "TV ok: the lowest TV among our estimators is no higher than the lowest TV among the anchors' "
+    "estimators that ran on all n reports (one run each: differences of a few percent "
+    "are within the noise)."
+)
+
+
+def _label(row) -> str:
+    lib, variant = row["library"], row.get("variant", row["mechanism"])
+    return lib if variant == row["mechanism"] else f"{lib} ({variant})"
+
+
+ANCHOR_LIBRARIES = ("pure_ldp", "multi_freq_ldpy")
+
+
+def _pair(wall, cpu):
+    return fmt_time(wall) + ("" if cpu is None else f" ({fmt_time(cpu)})")
+
+
+def _ratio_cols(a_wall, a_cpu, o_wall, o_cpu, approx):
+    """Ratio (anchor / ours) and the 10x verdict, on wall and on CPU time."""
+    rw = a_wall / o_wall if o_wall else float("inf")
+    rc = a_cpu / o_cpu if a_cpu is not None and o_cpu else None
+    ratio = f"{approx}{rw:.0f}" + ("" if rc is None else f" / {approx}{rc:.0f}")
+    verdict = ("yes" if rw >= 10 else "NO") + (
+        "" if rc is None else " / " + ("yes" if rc >= 10 else "NO"))
+    return [ratio, verdict]
+
+
+def render_summary(rows: list[dict]) -> str:
+    """Ours against the faster anchor, cell by cell, with the goals' verdicts.
+
+    Goals: privatization and estimation (unbiased estimator against the
+    anchors' unbiased ones) at least 10 times faster than the faster anchor,
+    and a TV no worse than the best anchor estimator's (among those that ran
+    on all n reports).
+    """
+    head = ["mech", "k", "eps", "privatize ours s (CPU)", "faster anchor s (CPU)",
+            "ratio wall / CPU", "≥10× wall / CPU", "emp ours s (CPU)",
+            "faster anchor emp s (CPU)", "ratio wall / CPU", "≥10× wall / CPU", "EM / IBU ratio",
+            "TV ours best (est)", "TV ours emp", "TV best anchor (est)", "TV ok",
+            "peak MB ours / anchor"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    keys = list(dict.fromkeys((r["mechanism"], r["k"], r["epsilon"]) for r in rows))
+    for mech, k, eps in keys:
+        cell = [r for r in rows if (r["mechanism"], r["k"], r["epsilon"]) == (mech, k, eps)
+                and r["result"].get("status") == "ok"]
+        ours = next((r["result"] for r in cell if r["library"] == "sklearn_uldp"
+                     and r["variant"] == mech), None)
+        anchors = [r for r in cell if r["library"] in ANCHOR_LIBRARIES]
+        if ours is None or not anchors:
+            continue
+        fa = min(anchors, key=lambda r: r["result"]["privatize_s"])
+        far = fa["result"]
+        priv_cols = [_pair(ours["privatize_s"], ours.get("privatize_cpu_s")),
+                     f"{_pair(far['privatize_s'], far.get('privatize_cpu_s'))} ({_label(fa)})",
+                     *_ratio_cols(far["privatize_s"], far.get("privatize_cpu_s"),
+                                  ours["privatize_s"], ours.get("privatize_cpu_s"), "")]
+        emps = [(r["result"]["estimators"]["emp"], _label(r)) for r in anchors
+                if "time_s" in r["result"]["estimators"].get("emp", {})]
+        ours_emp = ours["estimators"].get("emp", {})
+        if emps and "time_s" in ours_emp:
+            ae, _ = min(emps, key=lambda e: e[0]["time_s"])
+            approx = (">" if ae.get("lower_bound") else "~" if ae.get("extrapolated")
+                      else "")
+            est_cols = [_pair(ours_emp["time_s"], ours_emp.get("cpu_s")),
+                        approx + _pair(ae["time_s"], ae.get("cpu_s")),
+                        *_ratio_cols(ae["time_s"], ae.get("cpu_s"), ours_emp["time_s"],
+                                     ours_emp.get("cpu_s"), approx)]
+        else:
+            est_cols = ["—"] * 4
+        ibus = [r["result"]["estimators"]["em"] for r in anchors
+                if r["library"] == "multi_freq_ldpy"
+                and "time_s" in r["result"]["estimators"].get("em", {})]
+        ours_em = ours["estimators"].get("em", {})
+        if ibus and "time_s" in ours_em:
+            ib = ibus[0]
+            em_ratio = ((">" if ib.get("lower_bound") else "~" if ib.get("extrapolated")
+                         else "")
+                        + f"{ib['time_s'] / ours_em['time_s']:.0f}")
+        else:
+            em_ratio = "—"
+        ours_tv = [(v["tv"], e) for e, v in ours["estimators"].items()
+                   if v.get("tv") is not None]
+        anc_tv = [(v["tv"], f"{_label(r)} {e}") for r in anchors
+                  for e, v in r["result"]["estimators"].items() if v.get("tv") is not None]
+        best = min(ours_tv) if ours_tv else None
+        abest = min(anc_tv) if anc_tv else None
+        tv_ok = ("—" if best is None or abest is None
+                 else "yes" if best[0] <= abest[0] else "NO")
+        lines.append("| " + " | ".join([
+            mech, str(k), f"{eps:g}", *priv_cols, *est_cols, em_ratio,
+            "—" if best is None else f"{best[0]:.4f} ({best[1]})",
+            "n/a" if ours_emp.get("tv") is None else f"{ours_emp['tv']:.4f}",
+            "n/a (no anchor ran on all n)" if abest is None else f"{abest[0]:.4f} ({abest[1]})",
+            tv_ok, f"{ours['peak_mb']:.0f} / {fa['result']['peak_mb']:.0f}",
+        ]) + " |")
     return "\n".join(lines)
 
 
@@ -537,6 +966,10 @@ def render_machine(info: dict, args, n: int) -> str:
         f"- chunk size (sklearn_uldp_chunked) = {args.chunk_size:,}",
         f"- IBU (multi_freq_ldpy): nb_iter={args.ibu_iter}, tol={args.ibu_tol:g}",
         f"- per-cell timeout: {args.max_cell_seconds or 'none'}",
+        f"- anchor estimators: per-call cap {args.anchor_cap:g} s; a call predicted (from "
+        f"the first {args.anchor_subsample:,} reports) or found to exceed it is reported "
+        "with its time extrapolated linearly in n (`~`) and no TV",
+        f"- warm-up before timing: {args.warmup:,} users (sklearn-uldp), 1,000 (anchors)",
         f"- threads per cell (BLAS/OpenMP/numba): "
         f"{args.threads if args.threads > 0 else 'environment default'}",
         f"- load average at start (1/5/15 min): {info['loadavg']} — "
@@ -567,6 +1000,14 @@ def parse_args(argv=None):
                    help="multi_freq_ldpy IBU nb_iter (library default 10000)")
     p.add_argument("--ibu-tol", type=float, default=1e-12,
                    help="multi_freq_ldpy IBU tol (library default 1e-12)")
+    p.add_argument("--anchor-cap", type=float, default=120.0,
+                   help="per-call time cap (s) of an anchor estimator; beyond it the time "
+                        "is extrapolated from --anchor-subsample reports and TV not reported")
+    p.add_argument("--anchor-subsample", type=int, default=20_000,
+                   help="reports an anchor estimator first runs on, to predict its full "
+                        "time (0 = always try all n, stopped at --anchor-cap)")
+    p.add_argument("--warmup", type=int, default=20_000,
+                   help="users of the untimed warm-up run of sklearn-uldp in each cell")
     p.add_argument("--max-cell-seconds", type=float, default=None,
                    help="kill a cell (one repeat) after this many seconds and mark it skipped")
     p.add_argument("--threads", type=int, default=1,
@@ -574,6 +1015,12 @@ def parse_args(argv=None):
                         "0 = leave the environment alone")
     p.add_argument("--output", default=None, help="write the markdown report here")
     p.add_argument("--json", default=None, help="also dump raw per-cell results as JSON")
+    p.add_argument("--cells-log", default=None, metavar="JSONL",
+                   help="append each finished cell here as one JSON line (default: a "
+                        "cells.jsonl in the run's temporary directory)")
+    p.add_argument("--from-cells", nargs="+", default=None, metavar="JSONL",
+                   help="render the tables from the cells.jsonl files that runs leave "
+                        "beside their data (a run still going, or several runs together)")
     p.add_argument("--cell", default=None, help=argparse.SUPPRESS)  # internal: child mode
     args = p.parse_args(argv)
     if args.quick:
@@ -583,16 +1030,74 @@ def parse_args(argv=None):
     return args
 
 
+def _render_from_cells(args, header):
+    # A cell measured again (a later line, or a later file) replaces the earlier.
+    cells = {}
+    for path in args.from_cells:
+        with open(path) as f:
+            for line in f:
+                rec = json.loads(line)
+                c, res = rec["cell"], dict(rec["result"], status="ok")
+                row = {"library": c["library"], "mechanism": c["mechanism"],
+                       "variant": c.get("variant", c["mechanism"]), "k": c["k"],
+                       "epsilon": c["epsilon"], "result": aggregate_repeats([res])}
+                cells[tuple(row[key] for key in ("library", "mechanism", "variant", "k",
+                                                 "epsilon"))] = row
+    rows = list(cells.values())
+    order = {m: i for i, m in enumerate(MECHANISMS)}
+    libs = {lib: i for i, lib in enumerate(LIBRARIES)}
+    rows.sort(key=lambda r: (order[r["mechanism"]], r["k"], r["epsilon"],
+                             libs[r["library"]], r["variant"]))
+    report = "\n\n".join([header, "## Results", render_table(rows), LEGEND,
+                            "## Against the faster anchor", render_summary(rows),
+                            SUMMARY_LEGEND])
+    print(report, flush=True)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(report + "\n")
+    return 0
+
+
+def _run_repeats(args, lib, mech, variant, k, eps, path, opts, env):
+    runs = []
+    for rep in range(args.repeats):
+        cell = {"library": lib, "mechanism": mech, "variant": variant, "k": k,
+                "epsilon": eps, "seed": 1000 + rep, "data_path": path, "opts": opts,
+                "cells_log": args.cells_log and os.path.abspath(args.cells_log)}
+        r = spawn_cell(cell, args.max_cell_seconds, env)
+        runs.append(r)
+        if r.get("status") != "ok":
+            break  # don't repeat a timed-out/failed cell
+    agg = aggregate_repeats(runs)
+    row = {"library": lib, "mechanism": mech, "variant": variant, "k": k, "epsilon": eps,
+           "result": agg, "runs": runs}
+    msg = (f"privatize {agg['privatize_s']:.2f}s, peak {agg['peak_mb']:.0f} MB"
+           if agg["status"] == "ok" else agg["status"])
+    print(f"  done {_label(row):28s} {mech} k={k} eps={eps:g}: {msg}",
+          file=sys.stderr, flush=True)
+    return row
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.cell is not None:
-        res = run_cell(json.loads(args.cell))
+        cell = json.loads(args.cell)
+        res = run_cell(cell)
         print(RESULT_PREFIX + json.dumps(res), flush=True)
+        # Each finished cell also goes to --cells-log (default: cells.jsonl
+        # beside the data), so that a long run can be read, or rendered with
+        # --from-cells, before it ends.
+        log = cell.get("cells_log") or os.path.join(os.path.dirname(cell["data_path"]),
+                                                    "cells.jsonl")
+        with open(log, "a") as f:
+            f.write(json.dumps({"cell": cell, "result": res}) + "\n")
         return 0
 
     info = machine_info()
     header = render_machine(info, args, args.n)
     print(header, flush=True)
+    if args.from_cells:
+        return _render_from_cells(args, header)
 
     unavailable = {}
     for lib in dict.fromkeys(args.libraries):
@@ -604,7 +1109,9 @@ def main(argv=None):
     env = child_env(args.threads)
     rows = []
     opts = {"chunk_size": args.chunk_size, "sparse_output": args.sparse_output,
-            "ibu_iter": args.ibu_iter, "ibu_tol": args.ibu_tol}
+            "ibu_iter": args.ibu_iter, "ibu_tol": args.ibu_tol,
+            "anchor_cap": args.anchor_cap, "anchor_subsample": args.anchor_subsample,
+            "warmup": args.warmup}
     with tempfile.TemporaryDirectory(prefix="uldp_bench_") as tmp:
         for k in args.k:
             X = make_data(args.n, k, args.zipf_s, args.seed)
@@ -616,40 +1123,21 @@ def main(argv=None):
                     for lib in args.libraries:
                         if lib in unavailable:
                             continue
-                        runs = []
-                        for rep in range(args.repeats):
-                            cell = {"library": lib, "mechanism": mech, "k": k, "epsilon": eps,
-                                    "seed": 1000 + rep, "data_path": path, "opts": opts}
-                            r = spawn_cell(cell, args.max_cell_seconds, env)
-                            runs.append(r)
-                            if r.get("status") != "ok":
-                                break  # don't repeat a timed-out/failed cell
-                        agg = aggregate_repeats(runs)
-                        rows.append({"library": lib, "mechanism": mech, "k": k,
-                                     "epsilon": eps, "result": agg, "runs": runs})
-                        msg = (f"privatize {agg['privatize_s']:.2f}s, peak {agg['peak_mb']:.0f} MB"
-                               if agg["status"] == "ok" else agg["status"])
-                        print(f"  done {lib:22s} {mech} k={k} eps={eps:g}: {msg}",
-                              file=sys.stderr, flush=True)
+                        for variant in VARIANTS[lib].get(mech, ()):
+                            rows.append(_run_repeats(args, lib, mech, variant, k, eps,
+                                                     path, opts, env))
 
     table = render_table(rows)
-    legend = (
-        "Columns: `privatize s` = time to privatise all n users; `<est> s` = time from raw "
-        "reports to a frequency vector (includes counting/aggregation); `<est> TV` = "
-        "0.5·L1 to the true empirical distribution (estimate not renormalised); "
-        "`peak MB` = ru_maxrss of the cell's process; `Δ MB` = peak minus the high-water mark "
-        "after imports, data load and library setup (incl. numba JIT warm-up). Estimators: emp = unbiased frequency oracle "  # noqa: E501
-        "(multi_freq_ldpy: MI, clipped at 0 and renormalised); proj = simplex projection "
-        "(pure_ldp normalization=2); thresh = sklearn_uldp ThresholdEstimator(alpha=0.05) / "
-        "pure_ldp normalization=3 (threshold cut); em = sklearn_uldp EMEstimator "
-        "(report_store=\"disk\" in sklearn_uldp_chunked) / "
-        "multi_freq_ldpy IBU. `CAP` = EM stopped at its iteration cap."
-    )
-    report = "\n\n".join([header, "## Results", table, legend])
+    summary = render_summary(rows)
+    legend = LEGEND
+    report = "\n\n".join([header, "## Results", table, legend,
+                            "## Against the faster anchor", summary, SUMMARY_LEGEND])
     if unavailable:
         report += "\n\nSkipped (not importable): " + ", ".join(
             f"{k} ({v})" for k, v in unavailable.items())
     print("\n## Results\n\n" + table + "\n\n" + legend, flush=True)
+    print("\n## Against the faster anchor\n\n" + summary + "\n\n" + SUMMARY_LEGEND,
+          flush=True)
     if args.output:
         with open(args.output, "w") as f:
             f.write(report + "\n")

@@ -491,18 +491,24 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
             raise ReportMismatchError(
                 f"Hash indices must lie in [0, {h}); got values up to "
                 f"{int(j.max())}. Were the reports produced with another n_hashes?")
-        return j, np.ascontiguousarray(bits)
+        # The bits stay a view of the reports (rows of m + 1 bytes): a
+        # contiguous copy would cost as much as the whole count (statistics
+        # gathers the rows of each hash function anyway).
+        return j, bits
 
     def statistics(self, codes, *, keep_reports=False):
         j, bits = codes
         h, m = self.n_hashes, self.n_buckets
-        order = np.argsort(j, kind="stable")
+        # n_hashes <= 2^16: a stable sort of 16-bit keys is a radix sort.
+        order = np.argsort(j.astype(np.uint16), kind="stable")
         bounds = np.searchsorted(j[order], np.arange(h + 1))
         counts = np.zeros((h, m), dtype=np.int64)
         stores = {} if keep_reports else None
+        # 32-bit accumulators are faster on 0/1 bytes and hold any count below 2^32.
+        acc = np.uint32 if j.size < (1 << 32) else np.int64
         for t in np.flatnonzero(np.diff(bounds)):  # a loop over hash functions
             rows = bits[order[bounds[t]:bounds[t + 1]]]
-            counts[t] = rows.sum(axis=0, dtype=np.int64)
+            counts[t] = rows.sum(axis=0, dtype=acc)
             if keep_reports:
                 store = BitRows(m, self._flip)
                 store.append_dense(rows)

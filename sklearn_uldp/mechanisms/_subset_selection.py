@@ -16,6 +16,11 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
+try:
+    import numba
+except ImportError:  # pragma: no cover - numba is optional (the "fast" extra)
+    numba = None
+
 from ..exceptions import ReportMismatchError
 from ..utils._fixes import bitwise_count
 from ..utils._validation import realized_probability
@@ -31,7 +36,16 @@ __all__ = [
 ]
 
 #: Users per sampling chunk (bounds the temporaries of the sampler).
-_CHUNK_USERS = 1 << 12
+_CHUNK_USERS = 1 << 13
+
+#: "numba" (one compiled pass per chunk) or "numpy" (one vectorized step per
+#: element of the subset); the two draw the same distribution and the tests
+#: run both.
+_KERNEL = "numba" if numba is not None else "numpy"
+
+#: Spare 32-bit words per chunk for the compiled sampler's rejections (one
+#: draw in about 2^32 / k is rejected, so a chunk almost never needs any).
+_SPARE_WORDS = 64
 
 
 def _inclusion_probabilities(epsilon, k, d):
@@ -204,20 +218,24 @@ class SubsetSelectionChannel(Channel):
         """Privatize coded inputs: a dense uint8 (n, k) array or a CSR array.
 
         Each user includes its value w.p. ``keep`` and completes the set with
-        a uniform subset of ``d - 1`` or ``d`` of the other k - 1 categories,
-        vectorized over the users of a chunk: by rounds of uniform draws
-        when the subsets are small (d <= (k - 1) / 20), else by selection
-        sampling over the columns (each column taken w.p. still-needed /
-        columns-left, a comparison of a float64 uniform, exact to float64
-        resolution).
+        a uniform subset of ``r = d - 1`` or ``d`` of the other k - 1
+        categories, drawn by Floyd's algorithm (Bentley & Floyd, "A sample of
+        brilliance", CACM 1987): for j = K - r, ..., K - 1 (K = k - 1) draw t
+        uniform in {0, ..., j} and add t, or j if t is already in the set.
+        That is r exactly uniform integers per user, O(n d) work and random
+        bits rather than O(n k). With numba, one compiled pass per chunk of
+        users turns 32-bit words into the integers (Lemire's multiply-shift
+        with rejection, exact); without it, one vectorized step per element
+        of the subset (``Generator.integers``, exact); same distribution.
         """
         codes = np.asarray(codes, dtype=np.intp)
         n, k, d = codes.size, self.n_categories, self.subset_size
         out = np.zeros((n, k), dtype=np.uint8)
         include = rng.random(n) < self.keep
+        fill = _fill_subsets_numba if _KERNEL == "numba" else _fill_subsets_numpy
         for lo in range(0, n, _CHUNK_USERS):
             hi = min(n, lo + _CHUNK_USERS)
-            _fill_subsets(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng)
+            fill(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng)
         return _dense_bits_to_csr(out) if sparse else out
 
     # ------------------------------------------------------------- estimation
@@ -235,11 +253,17 @@ class SubsetSelectionChannel(Channel):
             if keep_reports:
                 store.append_sparse(codes.indptr.astype(np.int64), codes.indices)
         else:
+            # 16-bit accumulators (a third faster than int64 on 0/1 bytes):
+            # a row sums at most k bits and a column at most step rows.
+            small = k < (1 << 16)
+            acc = np.uint16 if small else np.int64
             step = max(1, (1 << 25) // k)
+            if small:
+                step = min(step, (1 << 16) - 1)
             for lo in range(0, codes.shape[0], step):
                 block = codes[lo:lo + step]
-                self._check_sizes(block.sum(axis=1, dtype=np.int64))
-                counts += block.sum(axis=0, dtype=np.int64)
+                self._check_sizes(block.sum(axis=1, dtype=acc))
+                counts += block.sum(axis=0, dtype=acc)
                 if keep_reports:
                     store.append_dense(np.ascontiguousarray(block))
         return ReportStatistics(self, int(codes.shape[0]), counts, store)
@@ -314,63 +338,100 @@ class SubsetSelectionChannel(Channel):
         return L
 
 
-def _fill_subsets(out, codes, include, d, rng):
-    """Write each row's subset: its code w.p. include, plus uniform others."""
-    m, k = out.shape
-    need = d - include.astype(np.intp)  # others to draw among the k - 1, per row
-    if 20 * int(need.max(initial=0)) <= k - 1:
-        _draw_by_rounds(out, codes, need, rng)
-    else:
-        _draw_by_sweep(out, codes, need, rng)
-    out[np.arange(m), codes] = include
+def _fill_subsets_numpy(out, codes, include, d, rng):
+    """Floyd's algorithm, one vectorized step per element for all the rows.
 
-
-def _draw_by_rounds(out, codes, need, rng):
-    """Small subsets: rounds of uniform draws among the others, new cells kept.
-
-    The rounds never look at the labels' values (a draw is kept when its
-    cell is new and it is the last draw of that cell in the round), so by
-    symmetry each row's set is a uniform subset of its size.
-    """
-    m, k = out.shape
-    rows = np.arange(m, dtype=np.intp)
-    need = need.copy()
-    flat = out.reshape(-1)
-    winner = np.empty(m * k, dtype=np.int32)
-    while need.any():
-        who = np.repeat(rows, need)
-        t = rng.integers(0, k - 1, size=who.size)
-        cells = who * k + t + (t >= codes[who])  # skip the user's own value
-        cells = cells[flat[cells] == 0]
-        winner[cells] = np.arange(cells.size, dtype=np.int32)
-        cells = cells[winner[cells] == np.arange(cells.size, dtype=np.int32)]
-        flat[cells] = 1
-        need -= np.bincount(cells // k, minlength=m)
-
-
-def _draw_by_sweep(out, codes, need, rng):
-    """Large subsets: selection sampling (Knuth's Algorithm S) over the columns.
-
-    Column j of the k - 1 others is taken w.p. (still needed) / (columns
-    left), which gives a uniform subset of exactly ``need`` columns; one
-    vectorized step per column for all the rows of the chunk.
+    Step s (j = K - d + s) concerns the rows that still draw d - s or more
+    others; the others' index t maps to the category t + (t >= code).
     """
     m, k = out.shape
     K = k - 1
-    left = need.astype(np.float64)
-    U = rng.random((K, m))
-    U *= np.arange(K, 0, -1, dtype=np.float64)[:, None]  # columns left, K..1
-    bits = np.empty((K, m), dtype=bool)
-    for j in range(K):  # a loop over columns; each step is vectorized over rows
-        np.less(U[j], left, out=bits[j])
-        left -= bits[j]
-    # Others' column j is category j + (j >= code): insert the own column
-    # (two contiguous passes over the rows).
-    # numpy transposes byte arrays slowly; slabs of 32 columns stay in cache.
-    bits = bits.view(np.uint8)
-    for lo in range(0, K, 32):
-        out[:, 1 + lo:1 + lo + 32] = bits[lo:lo + 32].T
-    np.copyto(out[:, :K], out[:, 1:], where=np.arange(K)[None, :] < codes[:, None])
+    need = d - include.astype(np.intp)  # others to draw, per row
+    rows = np.arange(m)
+    for s in range(d):
+        j = K - d + s
+        act = rows[need >= d - s]
+        if act.size == 0:
+            continue
+        code = codes[act]
+        t = rng.integers(0, j + 1, size=act.size)
+        cat = t + (t >= code)
+        cat = np.where(out[act, cat] != 0, j + (j >= code), cat)
+        out[act, cat] = 1
+    out[rows, codes] = include
+
+
+def _floyd_loop(out, codes, need, words, spare, d, bits, start):  # pragma: no cover
+    """Floyd's algorithm row by row from row ``start`` (compiled by numba).
+
+    ``words[i, s]`` (uniform, ``bits`` bits) gives step s's integer in
+    {0, ..., j} by Lemire's multiply-shift ("Fast random integer generation
+    in an interval", ACM TOMACS 2019), exact with the rejection of the low
+    words under 2^bits mod (j + 1); a rejected word is replaced by the next
+    spare one. Returns the number of rows done: a row that runs out of spare words
+    is cleared and left for a new call with fresh spares.
+    """
+    m = out.shape[0]
+    K = out.shape[1] - 1
+    shift = np.uint64(bits)
+    span = np.uint64(1) << shift
+    mask = span - np.uint64(1)
+    used = 0
+    for i in range(start, m):
+        code = codes[i]
+        for s in range(d - need[i], d):
+            j = K - d + s
+            bound = np.uint64(j + 1)
+            prod = np.uint64(words[i, s]) * bound
+            if (prod & mask) < bound:
+                limit = span % bound
+                while (prod & mask) < limit:
+                    if used == spare.size:
+                        out[i, :] = 0
+                        return i
+                    prod = np.uint64(spare[used]) * bound
+                    used += 1
+            t = np.int64(prod >> shift)
+            cat = t + 1 if t >= code else t
+            if out[i, cat] != 0:
+                cat = j + 1 if j >= code else j
+            out[i, cat] = 1
+    return m
+
+
+if numba is not None:
+    _floyd_loop = numba.njit(nogil=True, cache=True)(_floyd_loop)
+
+
+def _words(rng, size, bits):
+    """``size`` uniform words of ``bits`` (16 or 32) bits from the generator.
+
+    The bit generator's raw 64-bit outputs cut into little-endian words
+    (several times faster than ``Generator.integers`` for the same bits;
+    the same seed gives the same words on every platform).
+    """
+    dtype = np.dtype("<u2") if bits == 16 else np.dtype("<u4")
+    n_raw = -(-size * dtype.itemsize // 8)
+    raw = getattr(rng.bit_generator, "random_raw", None)
+    if raw is None:  # pragma: no cover - every numpy bit generator has it
+        return rng.integers(0, 1 << bits, size=size, dtype=dtype.newbyteorder("="))
+    words = np.asarray(raw(n_raw), dtype="<u8").view(dtype)[:size]
+    return words.astype(dtype.newbyteorder("="), copy=False)
+
+
+def _fill_subsets_numba(out, codes, include, d, rng):
+    m, k = out.shape
+    need = d - include.astype(np.intp)
+    # 16-bit words while the rejection rate (under k / 2^16) stays small.
+    bits = 16 if k <= 4096 else 32
+    words = _words(rng, m * d, bits).reshape(m, d)
+    # Spares: about twice the expected number of rejections.
+    n_spare = _SPARE_WORDS + int(2 * m * d * k / 2.0 ** bits)
+    done = 0
+    while done < m:
+        done = _floyd_loop(out, codes, need, words, _words(rng, n_spare, bits), d,
+                           bits, done)
+    out[np.arange(m), codes] = include
 
 
 class SubsetSelection(_UnaryEncodingMechanism):
