@@ -14,8 +14,11 @@ and existing files safe) is in :mod:`sklearn_uldp.cli._io`; category values
 :mod:`sklearn_uldp.cli._values`.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Sequence
 
 from . import _demo, _estimate, _privatize, _search
 
@@ -25,7 +28,7 @@ __all__ = ["main", "build_parser"]
 _COMMAND_MODULES = (_demo, _privatize, _estimate, _search)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """Return the top-level argument parser with every subcommand.
 
     Returns
@@ -54,7 +57,7 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script.
 
     Parameters

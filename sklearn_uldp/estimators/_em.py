@@ -1,18 +1,28 @@
 """Maximum-likelihood estimation by (accelerated) EM."""
 
+from __future__ import annotations
+
 import os
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ConvergenceWarning
+from ..mechanisms._base import BaseMechanism
+from ..mechanisms._channel import Channel
 from ._base import DistributionEstimator
 from ._empirical import threshold_estimate
 from ._projection import project_to_simplex
 
 __all__ = ["EMEstimator", "maximize_likelihood"]
+
+#: ``gradient(p) -> (g, log_likelihood)``, as Channel.em_gradient.
+_Gradient = Callable[[np.ndarray], tuple[np.ndarray, float]]
 
 # Mass of the uniform distribution mixed into the initial point: EM updates
 # are multiplicative, so a category that starts at exactly zero never moves.
@@ -24,8 +34,16 @@ _MAX_WORKING_SETS = 10
 _CLIP_PAUSE = 10
 
 
-def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
-                        acceleration="squarem", restrict=None, callback=None):
+def maximize_likelihood(
+    gradient: _Gradient,
+    p0: ArrayLike,
+    *,
+    tol: float = 1e-5,
+    max_iter: int = 10_000,
+    acceleration: Literal["squarem"] | None = "squarem",
+    restrict: Callable[[np.ndarray], _Gradient | None] | None = None,
+    callback: Callable[[int, float, float], object] | None = None,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Maximize a channel likelihood over the simplex by EM (optionally SQUAREM).
 
     Parameters
@@ -89,7 +107,7 @@ def maximize_likelihood(gradient, p0, *, tol=1e-5, max_iter=10_000,
     p = np.asarray(p0, dtype=float)
     k = p.size
     g, ll = gradient(p)
-    info = {"n_iter": 0, "n_evaluations": 1, "working_sets": []}
+    info: dict[str, Any] = {"n_iter": 0, "n_evaluations": 1, "working_sets": []}
     # First working set: the categories EM would raise, or that keep at least
     # an average share after one EM map; the others are on their way down.
     active = (g > 1.0) | (p * g >= 1.0 / k)
@@ -249,8 +267,17 @@ def _norm(v):
 _STEIN_FRACTION = 0.4
 
 
-def shrink_towards_mle(log_likelihood, target, p_mle, ll_max, df, *,
-                       n_pooled=None, deviance_sd=4.0, n_bisect=20):
+def shrink_towards_mle(
+    log_likelihood: Callable[[np.ndarray], float],
+    target: np.ndarray,
+    p_mle: np.ndarray,
+    ll_max: float,
+    df: int,
+    *,
+    n_pooled: int | None = None,
+    deviance_sd: float = 4.0,
+    n_bisect: int = 20,
+) -> tuple[np.ndarray, float]:
     """Shrink ``target`` towards the maximum-likelihood estimate ``p_mle``.
 
     Returns ``((1 - w) target + w p_mle, w)`` with ``w`` the larger of two
@@ -468,10 +495,20 @@ class EMEstimator(DistributionEstimator):
 
     _needs_reports = True
 
-    def __init__(self, *, tol="auto", max_iter=10_000, init="threshold",
-                 acceleration="squarem", working_set=True, n_jobs=None,
-                 report_store="memory", verbose=0, shrinkage=4.0,
-                 mechanism=None):
+    def __init__(
+        self,
+        *,
+        tol: float | Literal["auto"] = "auto",
+        max_iter: int = 10_000,
+        init: Literal["threshold", "uniform", "empirical"] | ArrayLike = "threshold",
+        acceleration: Literal["squarem"] | None = "squarem",
+        working_set: bool = True,
+        n_jobs: int | None = None,
+        report_store: Literal["memory", "disk"] | str | os.PathLike[str] = "memory",
+        verbose: int = 0,
+        shrinkage: float | None = 4.0,
+        mechanism: BaseMechanism | Channel | dict[str, Any] | None = None,
+    ) -> None:
         self.tol = tol
         self.max_iter = max_iter
         self.init = init
@@ -582,42 +619,42 @@ class EMEstimator(DistributionEstimator):
         return p
 
     @property
-    def tol_(self):
+    def tol_(self) -> float:
         """The duality-gap tolerance used."""
         return self._fitted_result()[1]["tol"]
 
     @property
-    def n_iter_(self):
+    def n_iter_(self) -> int:
         """Number of iterations run."""
         return self._fitted_result()[1]["n_iter"]
 
     @property
-    def converged_(self):
+    def converged_(self) -> bool:
         """Whether the duality gap reached ``tol``."""
         return self._fitted_result()[1]["converged"]
 
     @property
-    def duality_gap_(self):
+    def duality_gap_(self) -> float:
         """``max(g) - 1`` at the estimate: bound on the mean log-likelihood gap."""
         return self._fitted_result()[1]["gap"]
 
     @property
-    def working_sets_(self):
+    def working_sets_(self) -> list[int]:
         """Sizes of the working sets EM ran on (empty: all categories)."""
         return list(self._fitted_result()[1]["working_sets"])
 
     @property
-    def mle_distribution_(self):
+    def mle_distribution_(self) -> np.ndarray:
         """The maximum-likelihood estimate."""
         return self._fitted_result()[1]["mle"].copy()
 
     @property
-    def shrinkage_weight_(self):
+    def shrinkage_weight_(self) -> float:
         """Weight of the maximum-likelihood estimate in ``distribution_``."""
         return self._fitted_result()[1]["shrinkage_weight"]
 
     @property
-    def log_likelihood_(self):
+    def log_likelihood_(self) -> float:
         """Mean log-likelihood per report at the estimate."""
         return self._fitted_result()[1]["log_likelihood"] / self.statistics_.n
 

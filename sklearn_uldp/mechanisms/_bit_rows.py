@@ -57,6 +57,8 @@ owner's host and process id, and a spill removes the directories of this
 user and host whose process no longer exists (never one of a live process).
 """
 
+from __future__ import annotations
+
 import hashlib
 import itertools
 import math
@@ -74,11 +76,12 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import cpu_count, effective_n_jobs
 from joblib.parallel import get_active_backend
+from numpy.typing import ArrayLike
 
 try:  # optional: compiled products (several times faster per EM step)
     import numba
 except ImportError:  # pragma: no cover - numba is optional
-    numba = None
+    numba = None  # type: ignore[assignment]
 
 __all__ = ["BitRows"]
 
@@ -602,6 +605,12 @@ def _remove_file(path):
         pass
 
 
+#: A block of a store: in memory (sparse or packed) or in a file.
+_Block = _SparseBlock | _PackedBlock | _SpilledBlock
+#: Rows being appended: packed bytes, or CSR (indptr, indices).
+_Piece = np.ndarray | tuple[np.ndarray, np.ndarray]
+
+
 class BitRows:
     """Set bits of protected bit-vector reports, in compact blocks.
 
@@ -653,28 +662,32 @@ class BitRows:
     (10,)
     """
 
-    def __init__(self, n_cols, density):
+    def __init__(self, n_cols: int, density: float) -> None:
         self.n_cols = int(n_cols)
         self.density = float(density)
         self.packed = self.density >= _PACKED_DENSITY
+        rows: float  # an int for packed blocks, a float for sparse ones
         if self.packed:
             rows = _BLOCK_NNZ // max(1, -(-self.n_cols // 8))
         else:
             rows = _BLOCK_NNZ // max(1.0, self.density * self.n_cols)
         self.block_rows = int(min(_BLOCK_ROWS, max(1, rows)))
-        self._blocks = []  # full blocks of block_rows rows
-        self._tail = []    # pieces (packed arrays or (indptr, indices)) of the rest
+        self._blocks: list[_Block] = []  # full blocks of block_rows rows
+        # pieces (packed arrays or (indptr, indices)) of the rest
+        self._tail: list[_Piece] = []
         self._tail_rows = 0
-        self._tail_block = None  # the tail as a block, built for products
-        self._spill = None  # _SpillDirectory of a store kept in files
+        # the tail as a block, built for products
+        self._tail_block: _SparseBlock | _PackedBlock | None = None
+        # _SpillDirectory of a store kept in files
+        self._spill: _SpillDirectory | None = None
         # Multiplicity of each row (a store of distinct rows), else None.
-        self._weights = None
+        self._weights: np.ndarray | None = None
         # The store of this one's distinct rows with their multiplicities:
         # None before the first product, this store when not worth it.
-        self._distinct = None
+        self._distinct: BitRows | None = None
 
     # ------------------------------------------------------------- building
-    def append_dense(self, bits):
+    def append_dense(self, bits: np.ndarray) -> None:
         """Append rows given as a dense (m, n_cols) 0/1 uint8 array."""
         if bits.shape[0] == 0:
             return
@@ -689,7 +702,7 @@ class BitRows:
             np.cumsum(np.bincount(rows, minlength=block.shape[0]), out=indptr[1:])
             self._append((indptr, cols))
 
-    def append_sparse(self, indptr, indices):
+    def append_sparse(self, indptr: np.ndarray, indices: np.ndarray) -> None:
         """Append rows given in CSR form (``indptr`` starting at 0)."""
         m = indptr.size - 1
         if m == 0:
@@ -755,7 +768,7 @@ class BitRows:
             self._tail_block = self._make_block(self._tail[0])
         return self._blocks + [self._tail_block]
 
-    def __add__(self, other):
+    def __add__(self, other: BitRows) -> BitRows:
         if (other.n_cols, other.packed, other.block_rows) != (
                 self.n_cols, self.packed, self.block_rows):
             raise ValueError("Cannot add bit rows of different layouts.")
@@ -767,7 +780,7 @@ class BitRows:
             total._append(piece)
         return total
 
-    def spill(self, directory=None):
+    def spill(self, directory: str | os.PathLike[str] | None = None) -> BitRows:
         """The same rows, with the full blocks kept in files.
 
         For EM on more reports than fit in memory, or to keep the memory of
@@ -818,38 +831,38 @@ class BitRows:
 
     # ------------------------------------------------------------- querying
     @property
-    def n_rows(self):
+    def n_rows(self) -> int:
         return len(self._blocks) * self.block_rows + self._tail_rows
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Bytes of the kept rows (what the EM likelihood keeps per report),
         wherever they are kept."""
         return sum(block.nbytes for block in self._all_blocks())
 
     @property
-    def memory_nbytes(self):
+    def memory_nbytes(self) -> int:
         """Bytes of the kept rows held in memory (all of them unless spilled)."""
         return sum(block.nbytes for block in self._all_blocks()
                    if not isinstance(block, _SpilledBlock))
 
     @property
-    def directory(self):
+    def directory(self) -> str | None:
         """The directory of a spilled store's blocks (None in memory)."""
         return None if self._spill is None else self._spill.path
 
-    def row_sizes(self):
+    def row_sizes(self) -> np.ndarray:
         """Number of set bits of every row, in order."""
         blocks = self._all_blocks()
         if not blocks:
             return np.zeros(0, dtype=np.int64)
         return np.concatenate([block.row_sizes() for block in blocks])
 
-    def row_size_counts(self):
+    def row_size_counts(self) -> np.ndarray:
         """How many rows have each number of set bits (index = set bits)."""
         return np.bincount(self.row_sizes(), minlength=self.n_cols + 1)
 
-    def restrict(self, columns, n_jobs=None):
+    def restrict(self, columns: ArrayLike, n_jobs: int | None = None) -> BitRows:
         """The store on a subset of its columns, for products on that subset.
 
         EM on a working set of categories (the others at probability zero)
@@ -890,7 +903,8 @@ class BitRows:
             restricted._tail_rows = self._tail_rows
         return restricted
 
-    def em_terms(self, A, b, n_jobs=None):
+    def em_terms(self, A: float, b: ArrayLike,
+                 n_jobs: int | None = None) -> tuple[float, float, np.ndarray]:
         """``sum_i 1/D_i``, ``sum_i log D_i`` and ``Y^T (1/D)`` for ``D = A + Y b``.
 
         Parameters
@@ -936,7 +950,7 @@ class BitRows:
         state["_distinct"] = None  # rebuilt at the first product
         return state
 
-    def distinct_rows(self):
+    def distinct_rows(self) -> BitRows:
         """The store of the distinct rows, each with its multiplicity.
 
         Built at the first call (one pass over the blocks) and kept; EM's

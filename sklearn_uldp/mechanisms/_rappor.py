@@ -8,8 +8,11 @@ estimation", USENIX Security 2017 (generalized RAPPOR, OUE).
 Murakami & Kawamoto, USENIX Security 2019, Def. 5 / Prop. 5 (uRAP).
 """
 
+from __future__ import annotations
+
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -23,6 +26,7 @@ from ..utils._sampling import (
     bernoulli_position_chunks,
     unary_sparse_rows,
 )
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import (
     check_channel_categories,
     check_realizable,
@@ -56,7 +60,7 @@ _BITS_ONLY = (
 )
 
 
-def basic_rappor_theta(epsilon):
+def basic_rappor_theta(epsilon: float) -> float:
     """theta of basic one-time RAPPOR: e^(eps/2) / (e^(eps/2) + 1).
 
     Examples
@@ -303,7 +307,8 @@ class UnaryEncodingChannel(Channel):
     # uBD checks its own budget (its sampler draws other probabilities).
     _own_budget_check = False
 
-    def __init__(self, categories, epsilon, theta, sensitive):
+    def __init__(self, categories: ArrayLike, epsilon: float, theta: float,
+                 sensitive: ArrayLike) -> None:
         super().__init__(categories, epsilon)
         self.theta = check_theta(theta)
         self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
@@ -747,7 +752,7 @@ class RAPPORChannel(UnaryEncodingChannel):
         if key != "sensitive"
     }
 
-    def __init__(self, categories, epsilon, theta):
+    def __init__(self, categories: ArrayLike, epsilon: float, theta: float) -> None:
         categories = check_channel_categories(categories)
         super().__init__(
             categories, epsilon, theta, np.ones(len(categories), dtype=bool)
@@ -813,7 +818,7 @@ class _UnaryEncodingMechanism(BaseMechanism):
             return reports
         return self._container(outputs, X)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """One name per report bit, ``<input>_<category>``.
 
         Parameters
@@ -835,7 +840,7 @@ class _UnaryEncodingMechanism(BaseMechanism):
         return tags
 
     @property
-    def theta_(self):
+    def theta_(self) -> float:
         """The theta in use (resolved from ``theta=None``)."""
         check_is_fitted(self, "channel_")
         return self.channel_.theta
@@ -892,13 +897,13 @@ class RAPPOR(_UnaryEncodingMechanism):
 
     def __init__(
         self,
-        epsilon=1.0,
+        epsilon: float = 1.0,
         *,
-        theta=None,
-        categories="auto",
-        sparse_output=False,
-        random_state=None,
-    ):
+        theta: float | None = None,
+        categories: Categories = "auto",
+        sparse_output: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.theta = theta
         self.categories = categories
@@ -968,14 +973,14 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
 
     def __init__(
         self,
-        epsilon=1.0,
+        epsilon: float = 1.0,
         *,
-        sensitive,
-        theta=None,
-        categories="auto",
-        sparse_output=False,
-        random_state=None,
-    ):
+        sensitive: Sensitive,
+        theta: float | Literal["optimal"] | None = None,
+        categories: Categories = "auto",
+        sparse_output: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.theta = theta
