@@ -31,6 +31,8 @@ Apple Differential Privacy Team, "Learning with Privacy at Scale", Apple
 Machine Learning Journal 1(8), 2017 (CMS, HCMS).
 """
 
+from __future__ import annotations
+
 from numbers import Integral
 
 import numpy as np
@@ -39,6 +41,7 @@ from sklearn.utils._param_validation import Interval
 from ..exceptions import ReportMismatchError
 from ..utils._hashing import hash_parameters, mersenne_hash, premix
 from ..utils._sampling import bernoulli_matrix
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
 from ._bit_rows import BitRows
@@ -249,7 +252,8 @@ class HadamardCountMeanSketchChannel(_SketchHashing, CategoricalChannel):
     name = "hcms"
     _spec_field_schemas = {**CategoricalChannel._spec_field_schemas, **_SKETCH_SCHEMAS}
 
-    def __init__(self, categories, epsilon, n_buckets, n_hashes, hash_seed=0):
+    def __init__(self, categories: ArrayLike, epsilon: float, n_buckets: int,
+                 n_hashes: int, hash_seed: int = 0) -> None:
         super().__init__(categories, epsilon)
         self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=True)
         self._check_budget(f"HCMS with m={self.n_buckets}")
@@ -386,7 +390,8 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
     report_format = "sketch"
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
 
-    def __init__(self, categories, epsilon, n_buckets, n_hashes, hash_seed=0):
+    def __init__(self, categories: ArrayLike, epsilon: float, n_buckets: int,
+                 n_hashes: int, hash_seed: int = 0) -> None:
         super().__init__(categories, epsilon)
         self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=False)
         self._check_budget(f"CMS with m={self.n_buckets}")
@@ -620,8 +625,10 @@ class CountMeanSketch(BaseMechanism):
 
     _parameter_constraints = _SKETCH_CONSTRAINTS
 
-    def __init__(self, epsilon=1.0, *, n_buckets=256, n_hashes=256, hash_seed=0,
-                 categories="auto", random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, n_buckets: int = 256,
+                 n_hashes: int = 256, hash_seed: int = 0,
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
@@ -636,7 +643,7 @@ class CountMeanSketch(BaseMechanism):
     def _wrap_reports(self, outputs, column, X):
         return self._container(outputs, X)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """``<input>_hash`` then one name per bucket bit, ``<input>_b<l>``.
 
         Parameters
@@ -708,8 +715,10 @@ class HadamardCountMeanSketch(BaseMechanism):
 
     _parameter_constraints = _SKETCH_CONSTRAINTS
 
-    def __init__(self, epsilon=1.0, *, n_buckets=1024, n_hashes=256, hash_seed=0,
-                 categories="auto", random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, n_buckets: int = 1024,
+                 n_hashes: int = 256, hash_seed: int = 0,
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes

@@ -29,13 +29,17 @@ Wang, Blocki, Li & Jha, "Locally Differentially Private Protocols for
 Frequency Estimation", USENIX Security 2017 (OLH, BLH).
 """
 
+from __future__ import annotations
+
 from numbers import Integral
+from typing import Literal
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..utils._hashing import is_prime, linear_hash, linear_hash_table, n_digits
 from ..utils._sampling import randomized_response_codes
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ._base import BaseMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
 from ._randomized_response import RandomizedResponseChannel, _urr_probabilities
@@ -84,7 +88,7 @@ def _null_variance_factor(epsilon, g):
     return (1.0 / g) * (1.0 - 1.0 / g) / _grr_gap(epsilon, g) ** 2
 
 
-def optimal_hash_range(epsilon, k, *, max_outputs=MAX_HASH_OUTPUTS):
+def optimal_hash_range(epsilon: float, k: int, *, max_outputs: int = MAX_HASH_OUTPUTS) -> int:
     """The prime hash range g of OLH with the smallest variance.
 
     Wang et al. (2017) show that g = e^eps + 1 minimizes the variance of
@@ -172,7 +176,7 @@ class LocalHashingChannel(CategoricalChannel):
         },
     }
 
-    def __init__(self, categories, epsilon, hash_range):
+    def __init__(self, categories: ArrayLike, epsilon: float, hash_range: int) -> None:
         super().__init__(categories, epsilon)
         g = self.hash_range = _check_hash_range(hash_range)
         k = self.n_categories
@@ -398,7 +402,7 @@ class BinaryLocalHashingChannel(LocalHashingChannel):
     name = "blh"
     _spec_field_schemas = CategoricalChannel._spec_field_schemas
 
-    def __init__(self, categories, epsilon):
+    def __init__(self, categories: ArrayLike, epsilon: float) -> None:
         super().__init__(categories, epsilon, 2)
 
     def get_params(self):
@@ -471,8 +475,10 @@ class OptimizedLocalHashing(BaseMechanism):
         "hash_range": [StrOptions({"optimal"}), Interval(Integral, 2, None, closed="left")],
     }
 
-    def __init__(self, epsilon=1.0, *, hash_range="optimal", categories="auto",
-                 random_state=None):
+    def __init__(self, epsilon: float = 1.0, *,
+                 hash_range: int | Literal["optimal"] = "optimal",
+                 categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.hash_range = hash_range
         self.categories = categories
@@ -524,7 +530,8 @@ class BinaryLocalHashing(BaseMechanism):
     ((3, 8), True)
     """
 
-    def __init__(self, epsilon=1.0, *, categories="auto", random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.categories = categories
         self.random_state = random_state

@@ -8,8 +8,11 @@ Ye & Barg, "Optimal Schemes for Discrete Distribution Estimation Under
 Locally Differential Privacy", IEEE Trans. Inf. Theory 64(8), 2018.
 """
 
+from __future__ import annotations
+
 from math import comb
 from numbers import Integral
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,15 +22,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 try:
     import numba
 except ImportError:  # pragma: no cover - numba is optional (the "fast" extra)
-    numba = None
+    numba = None  # type: ignore[assignment]
 
 from ..exceptions import ReportMismatchError
 from ..utils._fixes import bitwise_count
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
 from ._bit_rows import BitRows
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
-from ._rappor import UnaryEncodingChannel, _UnaryEncodingMechanism, _dense_bits_to_csr
+from ._rappor import UnaryEncodingChannel, _dense_bits_to_csr, _UnaryEncodingMechanism
 
 __all__ = [
     "SubsetSelectionChannel",
@@ -65,7 +69,7 @@ def _null_variance_factor(epsilon, k, d):
     return other * (1.0 - other) / (keep - other) ** 2
 
 
-def optimal_subset_size(epsilon, k):
+def optimal_subset_size(epsilon: float, k: int) -> int:
     """The subset size d with the smallest estimator variance at p(x) = 0.
 
     About ``k / (e^eps + 1)`` (Wang et al. 2016; Ye & Barg 2018), chosen
@@ -144,7 +148,7 @@ class SubsetSelectionChannel(Channel):
         },
     }
 
-    def __init__(self, categories, epsilon, subset_size):
+    def __init__(self, categories: ArrayLike, epsilon: float, subset_size: int) -> None:
         super().__init__(categories, epsilon)
         k = self.n_categories
         self.subset_size = d = _check_subset_size(subset_size, k)
@@ -490,8 +494,10 @@ class SubsetSelection(_UnaryEncodingMechanism):
         "sparse_output": ["boolean"],
     }
 
-    def __init__(self, epsilon=1.0, *, subset_size="optimal", sparse_output=False,
-                 categories="auto", random_state=None):
+    def __init__(self, epsilon: float = 1.0, *,
+                 subset_size: int | Literal["optimal"] = "optimal",
+                 sparse_output: bool = False, categories: Categories = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.subset_size = subset_size
         self.sparse_output = sparse_output

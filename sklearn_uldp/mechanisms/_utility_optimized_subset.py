@@ -36,15 +36,18 @@ The size h minimizes the worst-case bound of the reference code:
 d = h E / D - c_S, z = h (E-1)/D.
 """
 
+from __future__ import annotations
+
 import math
+from numbers import Integral
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from numbers import Integral
-
 from ..exceptions import ReportMismatchError
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import check_sensitive, realized_probability
 from ._block_design import (
     UtilityOptimizedBlockDesign,
@@ -60,7 +63,7 @@ __all__ = [
 ]
 
 
-def uss_worst_case_bound(n_sensitive, epsilon, subset_size):
+def uss_worst_case_bound(n_sensitive: int, epsilon: float, subset_size: int) -> float:
     """The reference code's worst-case bound of uSS with subset size h.
 
     ``A + max(B, C)`` (module docstring): n times the expected squared l2
@@ -129,7 +132,8 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         },
     }
 
-    def __init__(self, categories, epsilon, sensitive, subset_size):
+    def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike,
+                 subset_size: int) -> None:
         if isinstance(subset_size, dict):
             raise TypeError(
                 "uSS has one subset size h (an integer); mixtures over sizes "
@@ -350,8 +354,10 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
                         StrOptions({"optimal"})],
     }
 
-    def __init__(self, epsilon=1.0, *, sensitive, subset_size="optimal",
-                 categories="auto", sparse_output=False, random_state=None):
+    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
+                 subset_size: int | Literal["optimal"] = "optimal",
+                 categories: Categories = "auto", sparse_output: bool = False,
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.subset_size = subset_size
