@@ -348,9 +348,10 @@ def test_blocked_hr_reduces_to_hr_and_helps_at_large_epsilon():
     uniform = np.full(100, 0.01)
     cats = np.arange(100)
     low = HadamardResponse(0.5, block_size="auto", categories=cats).fit()
-    assert low.channel_ == HadamardResponse(0.5, categories=cats).fit().channel_
-    high = HadamardResponse(5.0, block_size="auto", categories=cats).fit()
-    plain = HadamardResponse(5.0, categories=cats).fit()
+    assert low.channel_ == HadamardResponse(0.5, block_size=None, categories=cats).fit().channel_
+    # "auto" is the default: plain HR at small budgets, blocks at large ones
+    high = HadamardResponse(5.0, categories=cats).fit()
+    plain = HadamardResponse(5.0, block_size=None, categories=cats).fit()
     assert high.channel_.b < plain.channel_.K
     assert (high.channel_.estimator_variance(uniform, 1).sum()
             < 0.2 * plain.channel_.estimator_variance(uniform, 1).sum())
@@ -362,6 +363,16 @@ def test_blocked_hr_reduces_to_hr_and_helps_at_large_epsilon():
         assert np.abs(p_hat - truth).sum() < 0.3
     with pytest.raises(ValueError, match="power of two"):
         HadamardResponse(1.0, block_size=6, categories=cats).fit()
+
+
+def test_auto_block_size_keeps_plain_hr_where_blocks_cannot_be_realized():
+    # At a tiny budget every block size is about as good as plain HR, and
+    # small blocks need probabilities the float sampler cannot realize: the
+    # default must stay plain HR there instead of refusing the budget.
+    mech = HadamardResponse(1e-6, categories=np.arange(100_000)).fit()
+    assert mech.channel_.n_blocks == 1
+    assert mech.channel_ == HadamardResponse(
+        1e-6, block_size=None, categories=np.arange(100_000)).fit().channel_
 
 
 def test_chi_square_detects_a_wrong_channel():

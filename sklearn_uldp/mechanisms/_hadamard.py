@@ -858,9 +858,13 @@ class HadamardResponse(BaseMechanism):
     ----------
     epsilon : float, default=1.0
         Privacy budget (> 0).
-    block_size : None, int or "auto", default=None
+    block_size : None, int or "auto", default="auto"
         ``None`` is plain HR; an int (a power of two >= 2) is blocked HR with
-        that block size; ``"auto"`` chooses it.
+        that block size; ``"auto"`` chooses it: plain HR up to about
+        eps = 1, blocks that shrink as e^eps grows above (at k = 1000:
+        b = 256 at eps = 2, 32 at eps = 4, 2 at eps = 10), which is what
+        keeps HR accurate at large budgets (at eps = 4, n = 10^6: total
+        variation 0.108 against 0.165 for plain HR at k = 1000).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
@@ -887,9 +891,9 @@ class HadamardResponse(BaseMechanism):
     >>> cats = list("abcde")
     >>> X = np.random.default_rng(0).choice(cats, p=[.5, .2, .1, .1, .1],
     ...                                     size=(50000, 1))
-    >>> mech = HadamardResponse(epsilon=2.0, categories=cats, random_state=0)
+    >>> mech = HadamardResponse(epsilon=1.0, categories=cats, random_state=0)
     >>> reports = mech.fit_transform(X)
-    >>> mech.channel_.K, mech.channel_.report_bits
+    >>> mech.channel_.K, mech.channel_.report_bits   # plain HR at eps = 1
     (8, 3.0)
     >>> EmpiricalEstimator().fit(reports).distribution_.round(1).tolist()
     [0.5, 0.2, 0.1, 0.1, 0.1]
@@ -905,7 +909,7 @@ class HadamardResponse(BaseMechanism):
     }
 
     def __init__(self, epsilon: float = 1.0, *,
-                 block_size: int | Literal["auto"] | None = None,
+                 block_size: int | Literal["auto"] | None = "auto",
                  categories: Categories = "auto",
                  random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
@@ -918,16 +922,22 @@ class HadamardResponse(BaseMechanism):
         if isinstance(b, str):
             k = len(self.categories_)
             uniform = np.full(k, 1.0 / k)
-            best, best_loss = None, np.inf
-            size = 2
-            while size <= _hadamard_size(k):
-                ch = HadamardResponseChannel(self.categories_, self.epsilon, size)
+            # Start from plain HR and move to smaller blocks only when they
+            # are clearly better (ties, as at tiny budgets, keep plain HR),
+            # skipping block sizes whose probabilities the float sampler
+            # cannot realize at this budget (plain HR's error is the user's).
+            best = HadamardResponseChannel(self.categories_, self.epsilon)
+            best_loss = best.estimator_variance(uniform, 1).sum()
+            size = _hadamard_size(k) // 2
+            while size >= 2:
+                try:
+                    ch = HadamardResponseChannel(self.categories_, self.epsilon, size)
+                except ValueError:
+                    break  # smaller blocks need even more extreme probabilities
                 loss = ch.estimator_variance(uniform, 1).sum()
-                if loss < best_loss * (1 - 1e-12):
+                if loss < best_loss * (1 - 1e-9):
                     best, best_loss = ch, loss
-                size *= 2
-            if best.n_blocks == 1:  # plain HR: keep the plain spec
-                best = HadamardResponseChannel(self.categories_, self.epsilon)
+                size //= 2
             return best
         return HadamardResponseChannel(self.categories_, self.epsilon, b)
 
