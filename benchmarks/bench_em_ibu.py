@@ -38,8 +38,8 @@ import numpy as np
 
 from sklearn_uldp import (
     RAPPOR,
-    EmpiricalEstimator,
     EMEstimator,
+    EmpiricalEstimator,
     ThresholdEstimator,
     UtilityOptimizedRAPPOR,
 )
@@ -63,8 +63,7 @@ def _data(k, n, alpha, seed):
 
 def _row(case, method, seconds, tv, note=""):
     wall, cpu = seconds
-    print(f"| {case} | {method} | {wall:.2f} | {cpu:.2f} | {tv:.4f} | {note} |",
-          flush=True)
+    print(f"| {case} | {method} | {wall:.2f} | {cpu:.2f} | {tv:.4f} | {note} |", flush=True)
 
 
 def _exact_em():
@@ -76,8 +75,10 @@ def _exact_em():
 
 def _em_note(em):
     info = em._fitted_result()[1]
-    return (f"{em.n_iter_} iterations, {info['n_evaluations']} evaluations, "
-            f"gap {em.duality_gap_:.1e} <= tol {em.tol_:.1e}: {em.converged_}")
+    return (
+        f"{em.n_iter_} iterations, {info['n_evaluations']} evaluations, "
+        f"gap {em.duality_gap_:.1e} <= tol {em.tol_:.1e}: {em.converged_}"
+    )
 
 
 def bench_oue(n, seed):
@@ -91,18 +92,27 @@ def bench_oue(n, seed):
     mech = RAPPOR(eps, theta=0.5, categories=np.arange(k), random_state=seed)
     reports = mech.fit_transform(X)  # uint8 (n, k)
     case = f"OUE k={k} n={n} eps={eps}"
-    em, seconds = _timed(lambda: _exact_em().fit(reports))
-    _row(case, "sklearn-uldp EM (exact MLE)", seconds, total_variation(em.distribution_, true),
-         _em_note(em))
+    em, seconds = _timed(lambda: _exact_em().fit(reports))  # noqa: F821 (called before `del reports`)
+    _row(
+        case,
+        "sklearn-uldp EM (exact MLE)",
+        seconds,
+        total_variation(em.distribution_, true),
+        _em_note(em),
+    )
     for name, est in [("emp", EmpiricalEstimator()), ("emp+thr", ThresholdEstimator())]:
-        fitted, seconds = _timed(lambda est=est: est.fit(reports))
-        _row(case, f"sklearn-uldp {name}", seconds,
-             total_variation(fitted.distribution_, true))
+        fitted, seconds = _timed(lambda est=est: est.fit(reports))  # noqa: F821 (called before `del reports`)
+        _row(case, f"sklearn-uldp {name}", seconds, total_variation(fitted.distribution_, true))
     as_int = reports.astype(np.int32)
     del reports
     ibu, seconds = _timed(lambda: UE_Aggregator_IBU(as_int, k, eps, optimal=True))
-    _row(case, "multi-freq-ldpy IBU", seconds, total_variation(ibu, true),
-         "defaults: nb_iter=10000, tol=1e-12")
+    _row(
+        case,
+        "multi-freq-ldpy IBU",
+        seconds,
+        total_variation(ibu, true),
+        "defaults: nb_iter=10000, tol=1e-12",
+    )
     mi, seconds = _timed(lambda: UE_Aggregator_MI(as_int, eps, optimal=True))
     mi = np.clip(mi, 0, None)
     _row(case, "multi-freq-ldpy MI", seconds, total_variation(mi / mi.sum(), true))
@@ -111,16 +121,21 @@ def bench_oue(n, seed):
 def bench_urap(n, sensitive, seed, k=52, eps=1.0):
     X, true = _data(k, n, 1.0, seed)
     for s in sensitive:
-        mech = UtilityOptimizedRAPPOR(eps, sensitive=np.arange(s), categories=np.arange(k),
-                                      random_state=seed)
+        mech = UtilityOptimizedRAPPOR(
+            eps, sensitive=np.arange(s), categories=np.arange(k), random_state=seed
+        )
         reports = mech.fit_transform(X)
         em, seconds = _timed(lambda reports=reports: _exact_em().fit(reports))
         em.distribution_  # noqa: B018 - fitted already
         store = em.statistics_.extra
         distinct = store.distinct_rows()
-        _row(f"uRAP k={k} s={s} n={n} eps={eps}", "sklearn-uldp EM (exact MLE)", seconds,
-             total_variation(em.distribution_, true),
-             f"{_em_note(em)}; {distinct.n_rows} distinct of {store.n_rows} protected rows")
+        _row(
+            f"uRAP k={k} s={s} n={n} eps={eps}",
+            "sklearn-uldp EM (exact MLE)",
+            seconds,
+            total_variation(em.distribution_, true),
+            f"{_em_note(em)}; {distinct.n_rows} distinct of {store.n_rows} protected rows",
+        )
 
 
 def bench_rappor(seed, k=12_800, n=240_000, eps=6.0, label=""):
@@ -130,9 +145,13 @@ def bench_rappor(seed, k=12_800, n=240_000, eps=6.0, label=""):
     # Compiled loops are loaded (or compiled) at their first call: not timed.
     _exact_em().fit(reports[:1000])
     em, seconds = _timed(lambda: _exact_em().fit(reports))
-    _row(f"RAPPOR k={k} n={n} eps={eps}", f"sklearn-uldp EM (exact MLE){label}", seconds,
-         total_variation(em.distribution_, true),
-         f"{_em_note(em)}; mean log-likelihood {em.log_likelihood_:.10f}")
+    _row(
+        f"RAPPOR k={k} n={n} eps={eps}",
+        f"sklearn-uldp EM (exact MLE){label}",
+        seconds,
+        total_variation(em.distribution_, true),
+        f"{_em_note(em)}; mean log-likelihood {em.log_likelihood_:.10f}",
+    )
 
 
 def bench_rappor_side_by_side(seed, baseline, repeats):
@@ -147,32 +166,52 @@ def bench_rappor_side_by_side(seed, baseline, repeats):
             env = dict(os.environ)
             if path is not None:
                 env["PYTHONPATH"] = os.pathsep.join(
-                    [path] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+                    [path] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+                )
             subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--cases", "rappor",
-                 "--seed", str(seed), "--label", label, "--no-header"],
-                env=env, check=True)
+                [
+                    sys.executable,
+                    os.path.abspath(__file__),
+                    "--cases",
+                    "rappor",
+                    "--seed",
+                    str(seed),
+                    "--label",
+                    label,
+                    "--no-header",
+                ],
+                env=env,
+                check=True,
+            )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", nargs="+", default=["oue", "urap", "urap-low", "rappor"],
-                        choices=["oue", "urap", "urap-low", "rappor"])
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        default=["oue", "urap", "urap-low", "rappor"],
+        choices=["oue", "urap", "urap-low", "rappor"],
+    )
     parser.add_argument("--n-oue", type=int, default=1_000_000)
     parser.add_argument("--n-urap", type=int, default=2_000_000)
     parser.add_argument("--n-urap-low", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--baseline", default=None,
-                        help="source tree of other code to time the rappor case with, "
-                             "side by side (alternate runs in fresh processes)")
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="runs of each side with --baseline")
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="source tree of other code to time the rappor case with, "
+        "side by side (alternate runs in fresh processes)",
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each side with --baseline")
     parser.add_argument("--label", default="", help=argparse.SUPPRESS)
     parser.add_argument("--no-header", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.no_header:
-        print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, "
-              f"products: {_bit_rows._KERNEL}")
+        print(
+            f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, "
+            f"products: {_bit_rows._KERNEL}"
+        )
         print("| case | method | wall s | CPU s | TV | note |")
         print("|---|---|---|---|---|---|", flush=True)
     if "oue" in args.cases:

@@ -45,13 +45,12 @@ def make_mechanism(name, k, s, epsilon, seed):
     if name == "rr":
         return RandomizedResponse(epsilon, categories=cats, random_state=seed)
     if name == "urr":
-        return UtilityOptimizedRR(epsilon, sensitive=sensitive, categories=cats,
-                                  random_state=seed)
+        return UtilityOptimizedRR(epsilon, sensitive=sensitive, categories=cats, random_state=seed)
     if name == "rappor":
-        return RAPPOR(epsilon, categories=cats, random_state=seed,
-                      sparse_output=True)
-    return UtilityOptimizedRAPPOR(epsilon, sensitive=sensitive, categories=cats,
-                                  random_state=seed, sparse_output=True)
+        return RAPPOR(epsilon, categories=cats, random_state=seed, sparse_output=True)
+    return UtilityOptimizedRAPPOR(
+        epsilon, sensitive=sensitive, categories=cats, random_state=seed, sparse_output=True
+    )
 
 
 def main(argv=None):
@@ -60,17 +59,24 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=240_000)
     parser.add_argument("--s", type=int, default=2_432)
     parser.add_argument("--epsilon", type=float, default=6.0)
-    parser.add_argument("--mechanisms", nargs="+", default=list(PAPER_SECONDS),
-                        choices=list(PAPER_SECONDS))
+    parser.add_argument(
+        "--mechanisms", nargs="+", default=list(PAPER_SECONDS), choices=list(PAPER_SECONDS)
+    )
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-jobs", type=int, default=None,
-                        help="threads per EM step (EMEstimator(n_jobs=...))")
-    parser.add_argument("--no-working-set", action="store_true",
-                        help="EM on all categories (EMEstimator(working_set=False))")
-    parser.add_argument("--exact", action="store_true",
-                        help="the maximum-likelihood estimate, not shrunk "
-                             "(EMEstimator(shrinkage=None))")
+    parser.add_argument(
+        "--n-jobs", type=int, default=None, help="threads per EM step (EMEstimator(n_jobs=...))"
+    )
+    parser.add_argument(
+        "--no-working-set",
+        action="store_true",
+        help="EM on all categories (EMEstimator(working_set=False))",
+    )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="the maximum-likelihood estimate, not shrunk (EMEstimator(shrinkage=None))",
+    )
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -78,11 +84,15 @@ def main(argv=None):
     X = rng.choice(args.k, size=(args.n, 1), p=p)
     true = np.bincount(X.ravel(), minlength=args.k) / args.n
 
-    print(f"k={args.k} n={args.n} s={args.s} epsilon={args.epsilon} "
-          f"repeats={args.repeats} n_jobs={args.n_jobs} "
-          f"working_set={not args.no_working_set} exact={args.exact}")
-    print("| mechanism | privatize s | statistics s | EM s | statistics + EM, CPU s "
-          "| iterations | working sets | EM store MB | TV | paper EM s |")
+    print(
+        f"k={args.k} n={args.n} s={args.s} epsilon={args.epsilon} "
+        f"repeats={args.repeats} n_jobs={args.n_jobs} "
+        f"working_set={not args.no_working_set} exact={args.exact}"
+    )
+    print(
+        "| mechanism | privatize s | statistics s | EM s | statistics + EM, CPU s "
+        "| iterations | working sets | EM store MB | TV | paper EM s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.mechanisms:
         times = {"privatize": [], "statistics": [], "em": [], "cpu": []}
@@ -92,17 +102,18 @@ def main(argv=None):
             t0 = time.perf_counter()
             reports = mech.fit(X).transform(X)
             t1 = time.perf_counter()
-            em = EMEstimator(n_jobs=args.n_jobs,
-                             working_set=not args.no_working_set,
-                             **({"shrinkage": None} if args.exact else {}))
+            em = EMEstimator(
+                n_jobs=args.n_jobs,
+                working_set=not args.no_working_set,
+                **({"shrinkage": None} if args.exact else {}),
+            )
             cpu = time.process_time()  # all threads of the process
             em.partial_fit(reports)  # sufficient statistics only
             t2 = time.perf_counter()
             estimate = em.distribution_  # EM runs on first access
             t3 = time.perf_counter()
             cpu = time.process_time() - cpu
-            for key, seconds in zip(times, (t1 - t0, t2 - t1, t3 - t2, cpu),
-                                    strict=True):
+            for key, seconds in zip(times, (t1 - t0, t2 - t1, t3 - t2, cpu), strict=True):
                 times[key].append(seconds)
             iters.append(em.n_iter_)
             del reports
@@ -110,11 +121,13 @@ def main(argv=None):
         store_mb = extra.nbytes / 1e6 if extra is not None else 0.0
         sets = em.working_sets_
         median = {key: statistics.median(v) for key, v in times.items()}
-        print(f"| {name} | {median['privatize']:.2f} | {median['statistics']:.2f} | "
-              f"{median['em']:.2f} | {median['cpu']:.2f} | {iters} | {sets or '-'} | "
-              f"{store_mb:.0f} | "
-              f"{total_variation(estimate, true):.4f} | {PAPER_SECONDS[name]} |",
-              flush=True)
+        print(
+            f"| {name} | {median['privatize']:.2f} | {median['statistics']:.2f} | "
+            f"{median['em']:.2f} | {median['cpu']:.2f} | {iters} | {sets or '-'} | "
+            f"{store_mb:.0f} | "
+            f"{total_variation(estimate, true):.4f} | {PAPER_SECONDS[name]} |",
+            flush=True,
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MB")
 

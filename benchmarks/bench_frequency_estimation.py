@@ -31,6 +31,7 @@ drawn once per ``k`` with a fixed seed by the parent, saved to a temporary
 Run ``python benchmarks/bench_frequency_estimation.py --help`` for options and
 see ``benchmarks/README.md`` for details.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,10 +59,22 @@ VARIANTS = {
     # (the plain "hr" is our default and the one the verdicts use).
     "sklearn_uldp": {**{m: (m,) for m in MECHANISMS}, "hr": ("hr", "hr_auto")},
     "sklearn_uldp_chunked": {"krr": ("krr",), "oue": ("oue",)},
-    "pure_ldp": {"krr": ("krr",), "oue": ("oue",), "olh": ("olh", "flh"), "blh": ("blh",),
-                 "cms": ("cms",), "hcms": ("hcms",), "hr": ("hm", "hr")},
-    "multi_freq_ldpy": {"krr": ("krr",), "oue": ("oue",), "olh": ("olh",),
-                        "blh": ("blh",), "ss": ("ss",)},
+    "pure_ldp": {
+        "krr": ("krr",),
+        "oue": ("oue",),
+        "olh": ("olh", "flh"),
+        "blh": ("blh",),
+        "cms": ("cms",),
+        "hcms": ("hcms",),
+        "hr": ("hm", "hr"),
+    },
+    "multi_freq_ldpy": {
+        "krr": ("krr",),
+        "oue": ("oue",),
+        "olh": ("olh",),
+        "blh": ("blh",),
+        "ss": ("ss",),
+    },
 }
 #: Sketch sizes (both libraries), and pure-ldp FLH's number of hash functions.
 CMS_M, CMS_H = 256, 256
@@ -154,18 +167,20 @@ def _make_mechanism(mod, mech_name, k, eps, seed, opts):
     kw = {"sparse_output": True} if opts.get("sparse_output") else {}
     make = {
         "krr": lambda: mod.RandomizedResponse(epsilon=eps, categories=cats, random_state=seed),
-        "oue": lambda: mod.RAPPOR(epsilon=eps, theta=0.5, categories=cats, random_state=seed,
-                                  **kw),
+        "oue": lambda: mod.RAPPOR(epsilon=eps, theta=0.5, categories=cats, random_state=seed, **kw),
         "olh": lambda: mod.OptimizedLocalHashing(eps, categories=cats, random_state=seed),
         "blh": lambda: mod.BinaryLocalHashing(eps, categories=cats, random_state=seed),
         "ss": lambda: mod.SubsetSelection(eps, categories=cats, random_state=seed, **kw),
-        "cms": lambda: mod.CountMeanSketch(eps, n_buckets=CMS_M, n_hashes=CMS_H,
-                                           categories=cats, random_state=seed),
-        "hcms": lambda: mod.HadamardCountMeanSketch(eps, n_buckets=HCMS_M, n_hashes=HCMS_H,
-                                                    categories=cats, random_state=seed),
+        "cms": lambda: mod.CountMeanSketch(
+            eps, n_buckets=CMS_M, n_hashes=CMS_H, categories=cats, random_state=seed
+        ),
+        "hcms": lambda: mod.HadamardCountMeanSketch(
+            eps, n_buckets=HCMS_M, n_hashes=HCMS_H, categories=cats, random_state=seed
+        ),
         "hr": lambda: mod.HadamardResponse(epsilon=eps, categories=cats, random_state=seed),
-        "hr_auto": lambda: mod.HadamardResponse(epsilon=eps, block_size="auto",
-                                                categories=cats, random_state=seed),
+        "hr_auto": lambda: mod.HadamardResponse(
+            epsilon=eps, block_size="auto", categories=cats, random_state=seed
+        ),
     }
     return make[mech_name]()
 
@@ -189,7 +204,7 @@ def run_sklearn_uldp(mech_name, X, k, eps, seed, true, opts):
     }
     # Warm-up on a slice (lazy imports, numba compilation, first allocations),
     # with another seed so that the timed run's draws are untouched.
-    warm = X2[:int(opts.get("warmup", 20_000))]
+    warm = X2[: int(opts.get("warmup", 20_000))]
     wmech = _make_mechanism(mod, mech_name, k, eps, seed + 1, opts)
     wrep = wmech.fit(warm).transform(warm)
     for make in factories.values():
@@ -210,17 +225,26 @@ def run_sklearn_uldp(mech_name, X, k, eps, seed, true, opts):
     ests = {}
     for name, make in factories.items():
         try:
+
             def fit_and_read():
                 e = make().fit(reports)
                 return e, np.asarray(e.distribution_)  # include a lazy distribution_
 
             (est, dist), t = _timed(fit_and_read)
-            ests[name] = {"time_s": t, "cpu_s": _cpu(t), "tv": tv_distance(dist, true),
-                          "note": _em_note(est)}
+            ests[name] = {
+                "time_s": t,
+                "cpu_s": _cpu(t),
+                "tv": tv_distance(dist, true),
+                "note": _em_note(est),
+            }
         except Exception as e:  # keep going; report the failure
             ests[name] = {"error": f"{type(e).__name__}: {e}"}
-    return {"privatize_s": t_priv, "privatize_cpu_s": _cpu(t_priv), "estimators": ests,
-            "params": _params_note(mech)}
+    return {
+        "privatize_s": t_priv,
+        "privatize_cpu_s": _cpu(t_priv),
+        "estimators": ests,
+        "params": _params_note(mech),
+    }
 
 
 def run_sklearn_uldp_chunked(mech_name, X, k, eps, seed, true, opts):
@@ -254,7 +278,7 @@ def run_sklearn_uldp_chunked(mech_name, X, k, eps, seed, true, opts):
     t_priv += time.perf_counter() - t0
     for start in range(0, X2.shape[0], chunk):
         t0 = time.perf_counter()
-        rep = mech.transform(X2[start:start + chunk])
+        rep = mech.transform(X2[start : start + chunk])
         t_priv += time.perf_counter() - t0
         for name, est in ests.items():
             if name in errors:
@@ -274,8 +298,11 @@ def run_sklearn_uldp_chunked(mech_name, X, k, eps, seed, true, opts):
         try:
             # distribution_ may be computed lazily; include that in the time.
             dist, t = _timed(lambda: np.asarray(est.distribution_))
-            out[name] = {"time_s": times[name] + t, "tv": tv_distance(dist, true),
-                         "note": _em_note(est)}
+            out[name] = {
+                "time_s": times[name] + t,
+                "tv": tv_distance(dist, true),
+                "note": _em_note(est),
+            }
         except Exception as e:
             out[name] = {"error": f"{type(e).__name__}: {e}"}
     return {"privatize_s": t_priv, "estimators": out}
@@ -399,9 +426,14 @@ def _anchor_estimates(jobs, reports, true, opts):
             if sub is None and why.startswith("stopped"):
                 # Even the subsample exceeded the cap: a lower bound only.
                 for name in job.names:
-                    out[name] = {"time_s": cap * n / m, "cpu_s": None, "tv": None,
-                                 "extrapolated": True, "lower_bound": True,
-                                 "note": f"> {cap:g} s on {m:,} reports, so > x{n / m:g}"}
+                    out[name] = {
+                        "time_s": cap * n / m,
+                        "cpu_s": None,
+                        "tv": None,
+                        "extrapolated": True,
+                        "lower_bound": True,
+                        "note": f"> {cap:g} s on {m:,} reports, so > x{n / m:g}",
+                    }
                 continue
             if sub is None:
                 out.update({"?": {"error": f"on {m:,} reports: {why}"}})
@@ -414,14 +446,23 @@ def _anchor_estimates(jobs, reports, true, opts):
             full, why = _capped(lambda: job(reports), cap)
         if full is not None:
             for name, (t, est, note) in full.items():
-                out[name] = {"time_s": t, "cpu_s": _cpu(t), "tv": tv_distance(est, true),
-                             "note": note}
+                out[name] = {
+                    "time_s": t,
+                    "cpu_s": _cpu(t),
+                    "tv": tv_distance(est, true),
+                    "note": note,
+                }
         elif sub is not None:
             for name, (t, _, note) in sub.items():
-                out[name] = {"time_s": t * n / m, "cpu_s": _cpu(t) and _cpu(t) * n / m,
-                             "tv": None, "extrapolated": True,
-                             "note": "; ".join(filter(None, [
-                                 note, f"~time x{n / m:g} from {m:,} reports ({why})"]))}
+                out[name] = {
+                    "time_s": t * n / m,
+                    "cpu_s": _cpu(t) and _cpu(t) * n / m,
+                    "tv": None,
+                    "extrapolated": True,
+                    "note": "; ".join(
+                        filter(None, [note, f"~time x{n / m:g} from {m:,} reports ({why})"])
+                    ),
+                }
         else:
             out.update({"?": {"error": why}})
     return out
@@ -433,20 +474,29 @@ def _pure_ldp_pair(variant, k, eps):
     if variant == "krr":
         from pure_ldp.frequency_oracles.direct_encoding import DEClient, DEServer
 
-        return (DEClient(epsilon=eps, d=k, index_mapper=identity),
-                DEServer(epsilon=eps, d=k, index_mapper=identity), "")
+        return (
+            DEClient(epsilon=eps, d=k, index_mapper=identity),
+            DEServer(epsilon=eps, d=k, index_mapper=identity),
+            "",
+        )
     if variant == "oue":
         from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
 
-        return (UEClient(epsilon=eps, d=k, use_oue=True, index_mapper=identity),
-                UEServer(epsilon=eps, d=k, use_oue=True, index_mapper=identity), "")
+        return (
+            UEClient(epsilon=eps, d=k, use_oue=True, index_mapper=identity),
+            UEServer(epsilon=eps, d=k, use_oue=True, index_mapper=identity),
+            "",
+        )
     if variant in ("olh", "blh"):
         from pure_ldp.frequency_oracles.local_hashing import LHClient, LHServer
 
         olh = variant == "olh"
         server = LHServer(epsilon=eps, d=k, use_olh=olh, index_mapper=identity)
-        return (LHClient(epsilon=eps, d=k, use_olh=olh, index_mapper=identity), server,
-                f"g={server.g}")
+        return (
+            LHClient(epsilon=eps, d=k, use_olh=olh, index_mapper=identity),
+            server,
+            f"g={server.g}",
+        )
     if variant == "flh":
         from pure_ldp.frequency_oracles.local_hashing import FastLHClient, FastLHServer
 
@@ -460,8 +510,7 @@ def _pure_ldp_pair(variant, k, eps):
         had = variant == "hcms"
         m, h = (HCMS_M, HCMS_H) if had else (CMS_M, CMS_H)
         server = CMSServer(epsilon=eps, k=h, m=m, is_hadamard=had)
-        client = CMSClient(epsilon=eps, hash_funcs=server.get_hash_funcs(), m=m,
-                           is_hadamard=had)
+        client = CMSClient(epsilon=eps, hash_funcs=server.get_hash_funcs(), m=m, is_hadamard=had)
         return client, server, f"m={m},h={h}"
     if variant == "hm":
         from pure_ldp.frequency_oracles.hadamard_mechanism import (
@@ -481,8 +530,7 @@ def _pure_ldp_pair(variant, k, eps):
         )
 
         server = HadamardResponseServer(eps, k, index_mapper=identity)
-        client = HadamardResponseClient(eps, k, server.get_hash_funcs(),
-                                        index_mapper=identity)
+        client = HadamardResponseClient(eps, k, server.get_hash_funcs(), index_mapper=identity)
         return client, server, "Hadamard response"
     raise ValueError(f"pure-ldp has no {variant!r}")
 
@@ -514,17 +562,24 @@ def run_pure_ldp(variant, X, k, eps, seed, true, opts):
         _, t_agg = _timed(lambda: server.aggregate_all(reps))
         res = {}
         for name, norm in (("emp", 0), ("proj", 2), ("thresh", 3)):
-            est, t = _timed(lambda: server.estimate_all(domain, suppress_warnings=True,
-                                                        normalization=norm))
-            res[name] = (Seconds(t_agg + t, t_agg.cpu + t.cpu),
-                         np.asarray(est, dtype=float) / len(reps),
-                         {0: "", 2: "norm=2", 3: "norm=3 cut"}[norm])
+            est, t = _timed(
+                lambda: server.estimate_all(domain, suppress_warnings=True, normalization=norm)
+            )
+            res[name] = (
+                Seconds(t_agg + t, t_agg.cpu + t.cpu),
+                np.asarray(est, dtype=float) / len(reps),
+                {0: "", 2: "norm=2", 3: "norm=3 cut"}[norm],
+            )
         return res
 
     job.names = ("emp", "proj", "thresh")
     ests = _anchor_estimates([job], reports, true, opts)
-    return {"privatize_s": t_priv, "privatize_cpu_s": _cpu(t_priv), "estimators": ests,
-            "params": params}
+    return {
+        "privatize_s": t_priv,
+        "privatize_cpu_s": _cpu(t_priv),
+        "estimators": ests,
+        "params": params,
+    }
 
 
 def run_multi_freq_ldpy(variant, X, k, eps, seed, true, opts):
@@ -582,14 +637,21 @@ def run_multi_freq_ldpy(variant, X, k, eps, seed, true, opts):
 
     def ibu_job(reps):
         est, t = _timed(lambda: ibu(reps))
-        note = (_ibu_note(est, reps, variant, k, eps, tol, nb_iter)
-                if variant in ("krr", "oue") and len(reps) == len(reports) else "IBU")
+        note = (
+            _ibu_note(est, reps, variant, k, eps, tol, nb_iter)
+            if variant in ("krr", "oue") and len(reps) == len(reports)
+            else "IBU"
+        )
         return {"em": (t, np.asarray(est, dtype=float), note)}
 
     mi_job.names, ibu_job.names = ("emp",), ("em",)
     ests = _anchor_estimates([mi_job, ibu_job], reports, true, opts)
-    return {"privatize_s": t_priv, "privatize_cpu_s": _cpu(t_priv), "estimators": ests,
-            "params": params}
+    return {
+        "privatize_s": t_priv,
+        "privatize_cpu_s": _cpu(t_priv),
+        "estimators": ests,
+        "params": params,
+    }
 
 
 def _ibu_note(est, reports, mech_name, k, eps, tol, nb_iter):
@@ -636,8 +698,10 @@ def run_cell(cell: dict) -> dict:
     # Baseline = high-water mark after imports, data load and library setup
     # (incl. numba JIT warm-up), as recorded by the runner via mark_baseline().
     # Anchor estimators run in forks (for the time cap): their peaks count.
-    res.update(baseline_mb=_BASELINE_MB[0] if _BASELINE_MB else float("nan"),
-               peak_mb=max([maxrss_mb(), *_CHILD_PEAK_MB]))
+    res.update(
+        baseline_mb=_BASELINE_MB[0] if _BASELINE_MB else float("nan"),
+        peak_mb=max([maxrss_mb(), *_CHILD_PEAK_MB]),
+    )
     return res
 
 
@@ -666,7 +730,7 @@ def machine_info() -> dict:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemTotal"):
-                    ram_gb = int(line.split()[1]) / 1024 ** 2
+                    ram_gb = int(line.split()[1]) / 1024**2
                     break
     except OSError:
         pass
@@ -688,8 +752,11 @@ def machine_info() -> dict:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scikit-learn": _version("scikit-learn"),
-        "sklearn-uldp": (_version("sklearn-uldp") if _version("sklearn-uldp") != "not installed"
-                         else "not installed (imported from the checkout)"),
+        "sklearn-uldp": (
+            _version("sklearn-uldp")
+            if _version("sklearn-uldp") != "not installed"
+            else "not installed (imported from the checkout)"
+        ),
         "pure-ldp": _version("pure-ldp"),
         "multi-freq-ldpy": _version("multi-freq-ldpy"),
         "numba": _version("numba"),
@@ -711,8 +778,13 @@ def library_available(lib: str) -> str | None:
     return last
 
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
 
 
 def child_env(threads: int) -> dict:
@@ -732,7 +804,7 @@ def spawn_cell(cell: dict, timeout: float | None, env: dict | None = None) -> di
     wall = time.perf_counter() - t0
     for line in r.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
-            res = json.loads(line[len(RESULT_PREFIX):])
+            res = json.loads(line[len(RESULT_PREFIX) :])
             res.update(status="ok", wall_s=wall)
             return res
     tail = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
@@ -796,8 +868,13 @@ def render_table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         r = row["result"]
-        cells = [_label(row), row["mechanism"], str(row["k"]), f"{row['epsilon']:g}",
-                 r.get("params", "")]
+        cells = [
+            _label(row),
+            row["mechanism"],
+            str(row["k"]),
+            f"{row['epsilon']:g}",
+            r.get("params", ""),
+        ]
         if r.get("status") != "ok":
             cells += ["—"] * (1 + 2 * len(ESTIMATORS) + 2) + [r.get("status", "")]
         else:
@@ -820,8 +897,11 @@ def render_table(rows: list[dict]) -> str:
                         notes.append(f"{e}: {v['note']}")
             if "?" in r["estimators"]:
                 notes.append(f"error: {r['estimators']['?']['error'][:80]}")
-            cells += [f"{r['peak_mb']:.0f}", f"{r['peak_mb'] - r['baseline_mb']:.0f}",
-                      "; ".join(notes)]
+            cells += [
+                f"{r['peak_mb']:.0f}",
+                f"{r['peak_mb'] - r['baseline_mb']:.0f}",
+                "; ".join(notes),
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -835,7 +915,7 @@ LEGEND = (
     "(multi_freq_ldpy: MI, clipped at 0 and renormalised); proj = simplex projection "
     "(pure_ldp normalization=2); thresh = sklearn_uldp ThresholdEstimator(alpha=0.05) / "
     "pure_ldp normalization=3 (threshold cut); em = sklearn_uldp EMEstimator "
-    "(report_store=\"disk\" in sklearn_uldp_chunked) / "
+    '(report_store="disk" in sklearn_uldp_chunked) / '
     "multi_freq_ldpy IBU. `CAP` = EM stopped at its iteration cap. Times are wall-clock "
     "seconds with the process's CPU seconds in parentheses; `~` = extrapolated (see Setup)."
 )
@@ -872,7 +952,8 @@ def _ratio_cols(a_wall, a_cpu, o_wall, o_cpu, approx):
     rc = a_cpu / o_cpu if a_cpu is not None and o_cpu else None
     ratio = f"{approx}{rw:.0f}" + ("" if rc is None else f" / {approx}{rc:.0f}")
     verdict = ("yes" if rw >= 10 else "NO") + (
-        "" if rc is None else " / " + ("yes" if rc >= 10 else "NO"))
+        "" if rc is None else " / " + ("yes" if rc >= 10 else "NO")
+    )
     return [ratio, verdict]
 
 
@@ -884,66 +965,117 @@ def render_summary(rows: list[dict]) -> str:
     and a TV no worse than the best anchor estimator's (among those that ran
     on all n reports).
     """
-    head = ["mech", "k", "eps", "privatize ours s (CPU)", "faster anchor s (CPU)",
-            "ratio wall / CPU", "≥10× wall / CPU", "emp ours s (CPU)",
-            "faster anchor emp s (CPU)", "ratio wall / CPU", "≥10× wall / CPU", "EM / IBU ratio",
-            "TV ours best (est)", "TV ours emp", "TV best anchor (est)", "TV ok",
-            "peak MB ours / anchor"]
+    head = [
+        "mech",
+        "k",
+        "eps",
+        "privatize ours s (CPU)",
+        "faster anchor s (CPU)",
+        "ratio wall / CPU",
+        "≥10× wall / CPU",
+        "emp ours s (CPU)",
+        "faster anchor emp s (CPU)",
+        "ratio wall / CPU",
+        "≥10× wall / CPU",
+        "EM / IBU ratio",
+        "TV ours best (est)",
+        "TV ours emp",
+        "TV best anchor (est)",
+        "TV ok",
+        "peak MB ours / anchor",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     keys = list(dict.fromkeys((r["mechanism"], r["k"], r["epsilon"]) for r in rows))
     for mech, k, eps in keys:
-        cell = [r for r in rows if (r["mechanism"], r["k"], r["epsilon"]) == (mech, k, eps)
-                and r["result"].get("status") == "ok"]
-        ours = next((r["result"] for r in cell if r["library"] == "sklearn_uldp"
-                     and r["variant"] == mech), None)
+        cell = [
+            r
+            for r in rows
+            if (r["mechanism"], r["k"], r["epsilon"]) == (mech, k, eps)
+            and r["result"].get("status") == "ok"
+        ]
+        ours = next(
+            (r["result"] for r in cell if r["library"] == "sklearn_uldp" and r["variant"] == mech),
+            None,
+        )
         anchors = [r for r in cell if r["library"] in ANCHOR_LIBRARIES]
         if ours is None or not anchors:
             continue
         fa = min(anchors, key=lambda r: r["result"]["privatize_s"])
         far = fa["result"]
-        priv_cols = [_pair(ours["privatize_s"], ours.get("privatize_cpu_s")),
-                     f"{_pair(far['privatize_s'], far.get('privatize_cpu_s'))} ({_label(fa)})",
-                     *_ratio_cols(far["privatize_s"], far.get("privatize_cpu_s"),
-                                  ours["privatize_s"], ours.get("privatize_cpu_s"), "")]
-        emps = [(r["result"]["estimators"]["emp"], _label(r)) for r in anchors
-                if "time_s" in r["result"]["estimators"].get("emp", {})]
+        priv_cols = [
+            _pair(ours["privatize_s"], ours.get("privatize_cpu_s")),
+            f"{_pair(far['privatize_s'], far.get('privatize_cpu_s'))} ({_label(fa)})",
+            *_ratio_cols(
+                far["privatize_s"],
+                far.get("privatize_cpu_s"),
+                ours["privatize_s"],
+                ours.get("privatize_cpu_s"),
+                "",
+            ),
+        ]
+        emps = [
+            (r["result"]["estimators"]["emp"], _label(r))
+            for r in anchors
+            if "time_s" in r["result"]["estimators"].get("emp", {})
+        ]
         ours_emp = ours["estimators"].get("emp", {})
         if emps and "time_s" in ours_emp:
             ae, _ = min(emps, key=lambda e: e[0]["time_s"])
-            approx = (">" if ae.get("lower_bound") else "~" if ae.get("extrapolated")
-                      else "")
-            est_cols = [_pair(ours_emp["time_s"], ours_emp.get("cpu_s")),
-                        approx + _pair(ae["time_s"], ae.get("cpu_s")),
-                        *_ratio_cols(ae["time_s"], ae.get("cpu_s"), ours_emp["time_s"],
-                                     ours_emp.get("cpu_s"), approx)]
+            approx = ">" if ae.get("lower_bound") else "~" if ae.get("extrapolated") else ""
+            est_cols = [
+                _pair(ours_emp["time_s"], ours_emp.get("cpu_s")),
+                approx + _pair(ae["time_s"], ae.get("cpu_s")),
+                *_ratio_cols(
+                    ae["time_s"], ae.get("cpu_s"), ours_emp["time_s"], ours_emp.get("cpu_s"), approx
+                ),
+            ]
         else:
             est_cols = ["—"] * 4
-        ibus = [r["result"]["estimators"]["em"] for r in anchors
-                if r["library"] == "multi_freq_ldpy"
-                and "time_s" in r["result"]["estimators"].get("em", {})]
+        ibus = [
+            r["result"]["estimators"]["em"]
+            for r in anchors
+            if r["library"] == "multi_freq_ldpy"
+            and "time_s" in r["result"]["estimators"].get("em", {})
+        ]
         ours_em = ours["estimators"].get("em", {})
         if ibus and "time_s" in ours_em:
             ib = ibus[0]
-            em_ratio = ((">" if ib.get("lower_bound") else "~" if ib.get("extrapolated")
-                         else "")
-                        + f"{ib['time_s'] / ours_em['time_s']:.0f}")
+            em_ratio = (
+                ">" if ib.get("lower_bound") else "~" if ib.get("extrapolated") else ""
+            ) + f"{ib['time_s'] / ours_em['time_s']:.0f}"
         else:
             em_ratio = "—"
-        ours_tv = [(v["tv"], e) for e, v in ours["estimators"].items()
-                   if v.get("tv") is not None]
-        anc_tv = [(v["tv"], f"{_label(r)} {e}") for r in anchors
-                  for e, v in r["result"]["estimators"].items() if v.get("tv") is not None]
+        ours_tv = [(v["tv"], e) for e, v in ours["estimators"].items() if v.get("tv") is not None]
+        anc_tv = [
+            (v["tv"], f"{_label(r)} {e}")
+            for r in anchors
+            for e, v in r["result"]["estimators"].items()
+            if v.get("tv") is not None
+        ]
         best = min(ours_tv) if ours_tv else None
         abest = min(anc_tv) if anc_tv else None
-        tv_ok = ("—" if best is None or abest is None
-                 else "yes" if best[0] <= abest[0] else "NO")
-        lines.append("| " + " | ".join([
-            mech, str(k), f"{eps:g}", *priv_cols, *est_cols, em_ratio,
-            "—" if best is None else f"{best[0]:.4f} ({best[1]})",
-            "n/a" if ours_emp.get("tv") is None else f"{ours_emp['tv']:.4f}",
-            "n/a (no anchor ran on all n)" if abest is None else f"{abest[0]:.4f} ({abest[1]})",
-            tv_ok, f"{ours['peak_mb']:.0f} / {fa['result']['peak_mb']:.0f}",
-        ]) + " |")
+        tv_ok = "—" if best is None or abest is None else "yes" if best[0] <= abest[0] else "NO"
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    mech,
+                    str(k),
+                    f"{eps:g}",
+                    *priv_cols,
+                    *est_cols,
+                    em_ratio,
+                    "—" if best is None else f"{best[0]:.4f} ({best[1]})",
+                    "n/a" if ours_emp.get("tv") is None else f"{ours_emp['tv']:.4f}",
+                    "n/a (no anchor ran on all n)"
+                    if abest is None
+                    else f"{abest[0]:.4f} ({abest[1]})",
+                    tv_ok,
+                    f"{ours['peak_mb']:.0f} / {fa['result']['peak_mb']:.0f}",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -979,48 +1111,97 @@ def render_machine(info: dict, args, n: int) -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("--n", type=int, default=1_000_000, help="number of users")
     p.add_argument("--k", type=int, nargs="+", default=[100, 1000], help="domain sizes")
     p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 4.0])
     p.add_argument("--mechanisms", nargs="+", choices=MECHANISMS, default=list(MECHANISMS))
     p.add_argument("--libraries", nargs="+", choices=LIBRARIES, default=list(LIBRARIES))
-    p.add_argument("--repeats", type=int, default=1,
-                   help="independent privatisation seeds per cell (each in its own process)")
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: n=20000 (unless --n is given explicitly), 1 repeat")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="independent privatisation seeds per cell (each in its own process)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: n=20000 (unless --n is given explicitly), 1 repeat",
+    )
     p.add_argument("--seed", type=int, default=0, help="data seed")
     p.add_argument("--zipf-s", type=float, default=1.1, help="Zipf exponent of the data")
-    p.add_argument("--chunk-size", type=int, default=100_000,
-                   help="chunk size for sklearn_uldp_chunked")
-    p.add_argument("--sparse-output", action="store_true",
-                   help="sklearn_uldp RAPPOR: sparse_output=True (CSR reports)")
-    p.add_argument("--ibu-iter", type=int, default=10000,
-                   help="multi_freq_ldpy IBU nb_iter (library default 10000)")
-    p.add_argument("--ibu-tol", type=float, default=1e-12,
-                   help="multi_freq_ldpy IBU tol (library default 1e-12)")
-    p.add_argument("--anchor-cap", type=float, default=120.0,
-                   help="per-call time cap (s) of an anchor estimator; beyond it the time "
-                        "is extrapolated from --anchor-subsample reports and TV not reported")
-    p.add_argument("--anchor-subsample", type=int, default=20_000,
-                   help="reports an anchor estimator first runs on, to predict its full "
-                        "time (0 = always try all n, stopped at --anchor-cap)")
-    p.add_argument("--warmup", type=int, default=20_000,
-                   help="users of the untimed warm-up run of sklearn-uldp in each cell")
-    p.add_argument("--max-cell-seconds", type=float, default=None,
-                   help="kill a cell (one repeat) after this many seconds and mark it skipped")
-    p.add_argument("--threads", type=int, default=1,
-                   help="BLAS/OpenMP/numba threads in each cell (sets OMP_NUM_THREADS etc.); "
-                        "0 = leave the environment alone")
+    p.add_argument(
+        "--chunk-size", type=int, default=100_000, help="chunk size for sklearn_uldp_chunked"
+    )
+    p.add_argument(
+        "--sparse-output",
+        action="store_true",
+        help="sklearn_uldp RAPPOR: sparse_output=True (CSR reports)",
+    )
+    p.add_argument(
+        "--ibu-iter",
+        type=int,
+        default=10000,
+        help="multi_freq_ldpy IBU nb_iter (library default 10000)",
+    )
+    p.add_argument(
+        "--ibu-tol",
+        type=float,
+        default=1e-12,
+        help="multi_freq_ldpy IBU tol (library default 1e-12)",
+    )
+    p.add_argument(
+        "--anchor-cap",
+        type=float,
+        default=120.0,
+        help="per-call time cap (s) of an anchor estimator; beyond it the time "
+        "is extrapolated from --anchor-subsample reports and TV not reported",
+    )
+    p.add_argument(
+        "--anchor-subsample",
+        type=int,
+        default=20_000,
+        help="reports an anchor estimator first runs on, to predict its full "
+        "time (0 = always try all n, stopped at --anchor-cap)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=20_000,
+        help="users of the untimed warm-up run of sklearn-uldp in each cell",
+    )
+    p.add_argument(
+        "--max-cell-seconds",
+        type=float,
+        default=None,
+        help="kill a cell (one repeat) after this many seconds and mark it skipped",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS/OpenMP/numba threads in each cell (sets OMP_NUM_THREADS etc.); "
+        "0 = leave the environment alone",
+    )
     p.add_argument("--output", default=None, help="write the markdown report here")
     p.add_argument("--json", default=None, help="also dump raw per-cell results as JSON")
-    p.add_argument("--cells-log", default=None, metavar="JSONL",
-                   help="append each finished cell here as one JSON line (default: a "
-                        "cells.jsonl in the run's temporary directory)")
-    p.add_argument("--from-cells", nargs="+", default=None, metavar="JSONL",
-                   help="render the tables from the cells.jsonl files that runs leave "
-                        "beside their data (a run still going, or several runs together)")
+    p.add_argument(
+        "--cells-log",
+        default=None,
+        metavar="JSONL",
+        help="append each finished cell here as one JSON line (default: a "
+        "cells.jsonl in the run's temporary directory)",
+    )
+    p.add_argument(
+        "--from-cells",
+        nargs="+",
+        default=None,
+        metavar="JSONL",
+        help="render the tables from the cells.jsonl files that runs leave "
+        "beside their data (a run still going, or several runs together)",
+    )
     p.add_argument("--cell", default=None, help=argparse.SUPPRESS)  # internal: child mode
     args = p.parse_args(argv)
     if args.quick:
@@ -1038,19 +1219,40 @@ def _render_from_cells(args, header):
             for line in f:
                 rec = json.loads(line)
                 c, res = rec["cell"], dict(rec["result"], status="ok")
-                row = {"library": c["library"], "mechanism": c["mechanism"],
-                       "variant": c.get("variant", c["mechanism"]), "k": c["k"],
-                       "epsilon": c["epsilon"], "result": aggregate_repeats([res])}
-                cells[tuple(row[key] for key in ("library", "mechanism", "variant", "k",
-                                                 "epsilon"))] = row
+                row = {
+                    "library": c["library"],
+                    "mechanism": c["mechanism"],
+                    "variant": c.get("variant", c["mechanism"]),
+                    "k": c["k"],
+                    "epsilon": c["epsilon"],
+                    "result": aggregate_repeats([res]),
+                }
+                cells[
+                    tuple(row[key] for key in ("library", "mechanism", "variant", "k", "epsilon"))
+                ] = row
     rows = list(cells.values())
     order = {m: i for i, m in enumerate(MECHANISMS)}
     libs = {lib: i for i, lib in enumerate(LIBRARIES)}
-    rows.sort(key=lambda r: (order[r["mechanism"]], r["k"], r["epsilon"],
-                             libs[r["library"]], r["variant"]))
-    report = "\n\n".join([header, "## Results", render_table(rows), LEGEND,
-                            "## Against the faster anchor", render_summary(rows),
-                            SUMMARY_LEGEND])
+    rows.sort(
+        key=lambda r: (
+            order[r["mechanism"]],
+            r["k"],
+            r["epsilon"],
+            libs[r["library"]],
+            r["variant"],
+        )
+    )
+    report = "\n\n".join(
+        [
+            header,
+            "## Results",
+            render_table(rows),
+            LEGEND,
+            "## Against the faster anchor",
+            render_summary(rows),
+            SUMMARY_LEGEND,
+        ]
+    )
     print(report, flush=True)
     if args.output:
         with open(args.output, "w") as f:
@@ -1061,20 +1263,37 @@ def _render_from_cells(args, header):
 def _run_repeats(args, lib, mech, variant, k, eps, path, opts, env):
     runs = []
     for rep in range(args.repeats):
-        cell = {"library": lib, "mechanism": mech, "variant": variant, "k": k,
-                "epsilon": eps, "seed": 1000 + rep, "data_path": path, "opts": opts,
-                "cells_log": args.cells_log and os.path.abspath(args.cells_log)}
+        cell = {
+            "library": lib,
+            "mechanism": mech,
+            "variant": variant,
+            "k": k,
+            "epsilon": eps,
+            "seed": 1000 + rep,
+            "data_path": path,
+            "opts": opts,
+            "cells_log": args.cells_log and os.path.abspath(args.cells_log),
+        }
         r = spawn_cell(cell, args.max_cell_seconds, env)
         runs.append(r)
         if r.get("status") != "ok":
             break  # don't repeat a timed-out/failed cell
     agg = aggregate_repeats(runs)
-    row = {"library": lib, "mechanism": mech, "variant": variant, "k": k, "epsilon": eps,
-           "result": agg, "runs": runs}
-    msg = (f"privatize {agg['privatize_s']:.2f}s, peak {agg['peak_mb']:.0f} MB"
-           if agg["status"] == "ok" else agg["status"])
-    print(f"  done {_label(row):28s} {mech} k={k} eps={eps:g}: {msg}",
-          file=sys.stderr, flush=True)
+    row = {
+        "library": lib,
+        "mechanism": mech,
+        "variant": variant,
+        "k": k,
+        "epsilon": eps,
+        "result": agg,
+        "runs": runs,
+    }
+    msg = (
+        f"privatize {agg['privatize_s']:.2f}s, peak {agg['peak_mb']:.0f} MB"
+        if agg["status"] == "ok"
+        else agg["status"]
+    )
+    print(f"  done {_label(row):28s} {mech} k={k} eps={eps:g}: {msg}", file=sys.stderr, flush=True)
     return row
 
 
@@ -1087,8 +1306,9 @@ def main(argv=None):
         # Each finished cell also goes to --cells-log (default: cells.jsonl
         # beside the data), so that a long run can be read, or rendered with
         # --from-cells, before it ends.
-        log = cell.get("cells_log") or os.path.join(os.path.dirname(cell["data_path"]),
-                                                    "cells.jsonl")
+        log = cell.get("cells_log") or os.path.join(
+            os.path.dirname(cell["data_path"]), "cells.jsonl"
+        )
         with open(log, "a") as f:
             f.write(json.dumps({"cell": cell, "result": res}) + "\n")
         return 0
@@ -1108,10 +1328,15 @@ def main(argv=None):
 
     env = child_env(args.threads)
     rows = []
-    opts = {"chunk_size": args.chunk_size, "sparse_output": args.sparse_output,
-            "ibu_iter": args.ibu_iter, "ibu_tol": args.ibu_tol,
-            "anchor_cap": args.anchor_cap, "anchor_subsample": args.anchor_subsample,
-            "warmup": args.warmup}
+    opts = {
+        "chunk_size": args.chunk_size,
+        "sparse_output": args.sparse_output,
+        "ibu_iter": args.ibu_iter,
+        "ibu_tol": args.ibu_tol,
+        "anchor_cap": args.anchor_cap,
+        "anchor_subsample": args.anchor_subsample,
+        "warmup": args.warmup,
+    }
     with tempfile.TemporaryDirectory(prefix="uldp_bench_") as tmp:
         for k in args.k:
             X = make_data(args.n, k, args.zipf_s, args.seed)
@@ -1124,20 +1349,30 @@ def main(argv=None):
                         if lib in unavailable:
                             continue
                         for variant in VARIANTS[lib].get(mech, ()):
-                            rows.append(_run_repeats(args, lib, mech, variant, k, eps,
-                                                     path, opts, env))
+                            rows.append(
+                                _run_repeats(args, lib, mech, variant, k, eps, path, opts, env)
+                            )
 
     table = render_table(rows)
     summary = render_summary(rows)
     legend = LEGEND
-    report = "\n\n".join([header, "## Results", table, legend,
-                            "## Against the faster anchor", summary, SUMMARY_LEGEND])
+    report = "\n\n".join(
+        [
+            header,
+            "## Results",
+            table,
+            legend,
+            "## Against the faster anchor",
+            summary,
+            SUMMARY_LEGEND,
+        ]
+    )
     if unavailable:
         report += "\n\nSkipped (not importable): " + ", ".join(
-            f"{k} ({v})" for k, v in unavailable.items())
+            f"{k} ({v})" for k, v in unavailable.items()
+        )
     print("\n## Results\n\n" + table + "\n\n" + legend, flush=True)
-    print("\n## Against the faster anchor\n\n" + summary + "\n\n" + SUMMARY_LEGEND,
-          flush=True)
+    print("\n## Against the faster anchor\n\n" + summary + "\n\n" + SUMMARY_LEGEND, flush=True)
     if args.output:
         with open(args.output, "w") as f:
             f.write(report + "\n")

@@ -26,6 +26,7 @@ python benchmarks/bench_oracles.py --quick            # n = 1e5
 python benchmarks/bench_oracles.py                    # n = 1e6, k in {100, 1000}
 python benchmarks/bench_oracles.py --mechanisms olh --k 100 --eps 1
 """
+
 from __future__ import annotations
 
 import argparse
@@ -112,7 +113,7 @@ def _compat_shims():
 def run_sklearn_uldp(mech, X, k, eps, seed, true):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.path.insert(0, root)
-    from sklearn_uldp import EmpiricalEstimator, EMEstimator, ThresholdEstimator
+    from sklearn_uldp import EMEstimator, EmpiricalEstimator, ThresholdEstimator
     from sklearn_uldp.mechanisms._count_mean_sketch import (
         CountMeanSketch,
         HadamardCountMeanSketch,
@@ -128,29 +129,43 @@ def run_sklearn_uldp(mech, X, k, eps, seed, true):
         "olh": lambda: OptimizedLocalHashing(eps, categories=cats, random_state=seed),
         "blh": lambda: BinaryLocalHashing(eps, categories=cats, random_state=seed),
         "ss": lambda: SubsetSelection(eps, categories=cats, random_state=seed),
-        "cms": lambda: CountMeanSketch(eps, n_buckets=CMS_M, n_hashes=CMS_H,
-                                       categories=cats, random_state=seed),
-        "hcms": lambda: HadamardCountMeanSketch(eps, n_buckets=HCMS_M, n_hashes=HCMS_H,
-                                                categories=cats, random_state=seed),
+        "cms": lambda: CountMeanSketch(
+            eps, n_buckets=CMS_M, n_hashes=CMS_H, categories=cats, random_state=seed
+        ),
+        "hcms": lambda: HadamardCountMeanSketch(
+            eps, n_buckets=HCMS_M, n_hashes=HCMS_H, categories=cats, random_state=seed
+        ),
     }[mech]
     m = make()
     X2 = X.reshape(-1, 1)
     base = maxrss_mb()
     reports, t_priv = _timed(lambda: m.fit(X2).transform(X2))
     out = {}
-    for name, est in (("emp", EmpiricalEstimator()), ("thresh", ThresholdEstimator()),
-                      ("em", EMEstimator())):
+    for name, est in (
+        ("emp", EmpiricalEstimator()),
+        ("thresh", ThresholdEstimator()),
+        ("em", EMEstimator()),
+    ):
         try:
             dist, t = _timed(lambda: np.asarray(est.fit(reports).distribution_))
             note = f"it={est.n_iter_}" if hasattr(est, "n_iter_") else ""
             out[name] = {"time_s": t, "tv": tv(dist, true), "note": note}
         except Exception as e:  # report and go on
             out[name] = {"error": f"{type(e).__name__}: {e}"[:120]}
-    params = {"olh": lambda: f"g={m.hash_range_}", "ss": lambda: f"d={m.subset_size_}",
-              "blh": lambda: "g=2", "cms": lambda: f"m={CMS_M},h={CMS_H}",
-              "hcms": lambda: f"m={HCMS_M},h={HCMS_H}"}[mech]()
-    return {"privatize_s": t_priv, "estimators": out, "baseline_mb": base, "params": params,
-            "report_bits": float(m.channel_.report_bits)}
+    params = {
+        "olh": lambda: f"g={m.hash_range_}",
+        "ss": lambda: f"d={m.subset_size_}",
+        "blh": lambda: "g=2",
+        "cms": lambda: f"m={CMS_M},h={CMS_H}",
+        "hcms": lambda: f"m={HCMS_M},h={HCMS_H}",
+    }[mech]()
+    return {
+        "privatize_s": t_priv,
+        "estimators": out,
+        "baseline_mb": base,
+        "params": params,
+        "report_bits": float(m.channel_.report_bits),
+    }
 
 
 def run_pure_ldp(mech, X, k, eps, seed, true):
@@ -175,8 +190,7 @@ def run_pure_ldp(mech, X, k, eps, seed, true):
         had = mech == "hcms"
         m, h = (HCMS_M, HCMS_H) if had else (CMS_M, CMS_H)
         server = CMSServer(epsilon=eps, k=h, m=m, is_hadamard=had)
-        client = CMSClient(epsilon=eps, hash_funcs=server.get_hash_funcs(), m=m,
-                           is_hadamard=had)
+        client = CMSClient(epsilon=eps, hash_funcs=server.get_hash_funcs(), m=m, is_hadamard=had)
         params = f"m={m},h={h}"
     base = maxrss_mb()
     reports, t_priv = _timed(lambda: [client.privatise(v) for v in data])
@@ -184,10 +198,14 @@ def run_pure_ldp(mech, X, k, eps, seed, true):
     out = {}
     for name, norm in (("emp", 0), ("thresh", 3)):
         try:
-            est, t = _timed(lambda: server.estimate_all(domain, suppress_warnings=True,
-                                                        normalization=norm))
-            out[name] = {"time_s": t_agg + t, "tv": tv(np.asarray(est) / len(data), true),
-                         "note": "" if norm == 0 else "cut"}
+            est, t = _timed(
+                lambda: server.estimate_all(domain, suppress_warnings=True, normalization=norm)
+            )
+            out[name] = {
+                "time_s": t_agg + t,
+                "tv": tv(np.asarray(est) / len(data), true),
+                "note": "" if norm == 0 else "cut",
+            }
         except Exception as e:
             out[name] = {"error": f"{type(e).__name__}: {e}"[:120]}
     return {"privatize_s": t_priv, "estimators": out, "baseline_mb": base, "params": params}
@@ -197,6 +215,7 @@ def run_multi_freq_ldpy(mech, X, k, eps, seed, true, ibu_iter=10000, ibu_tol=1e-
     import numba
 
     _compat_shims()
+
     @numba.njit
     def _seed(s):
         np.random.seed(s)
@@ -214,7 +233,8 @@ def run_multi_freq_ldpy(mech, X, k, eps, seed, true, ibu_iter=10000, ibu_tol=1e-
         client = lambda v: LH_Client(v, k, eps, olh)  # noqa: E731
         mi = lambda r: LH_Aggregator_MI(r, k, eps, olh)  # noqa: E731
         ibu = lambda r: LH_Aggregator_IBU(  # noqa: E731
-            r, k, eps, olh, nb_iter=ibu_iter, tol=ibu_tol)
+            r, k, eps, olh, nb_iter=ibu_iter, tol=ibu_tol
+        )
         params = f"g={int(round(np.exp(eps))) + 1 if olh else 2}"
     else:
         from multi_freq_ldpy.pure_frequency_oracles.SS import (
@@ -236,15 +256,21 @@ def run_multi_freq_ldpy(mech, X, k, eps, seed, true, ibu_iter=10000, ibu_tol=1e-
     for name, fn in (("emp", mi), ("em", ibu)):
         try:
             est, t = _timed(lambda: fn(reports))
-            out[name] = {"time_s": t, "tv": tv(est, true),
-                         "note": "MI clip+renorm" if name == "emp" else "IBU"}
+            out[name] = {
+                "time_s": t,
+                "tv": tv(est, true),
+                "note": "MI clip+renorm" if name == "emp" else "IBU",
+            }
         except Exception as e:
             out[name] = {"error": f"{type(e).__name__}: {e}"[:120]}
     return {"privatize_s": t_priv, "estimators": out, "baseline_mb": base, "params": params}
 
 
-RUNNERS = {"sklearn_uldp": run_sklearn_uldp, "pure_ldp": run_pure_ldp,
-           "multi_freq_ldpy": run_multi_freq_ldpy}
+RUNNERS = {
+    "sklearn_uldp": run_sklearn_uldp,
+    "pure_ldp": run_pure_ldp,
+    "multi_freq_ldpy": run_multi_freq_ldpy,
+}
 
 
 def run_cell(cell):
@@ -252,8 +278,7 @@ def run_cell(cell):
     X = np.load(cell["data_path"])
     k = cell["k"]
     true = np.bincount(X, minlength=k) / X.shape[0]
-    res = RUNNERS[cell["library"]](cell["mechanism"], X, k, cell["epsilon"],
-                                   cell["seed"], true)
+    res = RUNNERS[cell["library"]](cell["mechanism"], X, k, cell["epsilon"], cell["seed"], true)
     res["peak_mb"] = maxrss_mb()
     return res
 
@@ -261,8 +286,12 @@ def run_cell(cell):
 def spawn(cell, timeout, threads):
     env = dict(os.environ)
     if threads > 0:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "NUMBA_NUM_THREADS"):
+        for var in (
+            "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "NUMBA_NUM_THREADS",
+        ):
             env[var] = str(threads)
     cmd = [sys.executable, os.path.abspath(__file__), "--cell", json.dumps(cell)]
     try:
@@ -271,7 +300,7 @@ def spawn(cell, timeout, threads):
         return {"status": f"timeout>{timeout:g}s"}
     for line in r.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
-            res = json.loads(line[len(RESULT_PREFIX):])
+            res = json.loads(line[len(RESULT_PREFIX) :])
             res["status"] = "ok"
             return res
     tail = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
@@ -299,8 +328,10 @@ def _best(res, key):
 
 def print_table(results, n):
     print(f"\n## Hashing and subset oracles, n = {n:,}\n")
-    print("| mech | k | eps | library | params | privatize s | emp s (TV) | thresh s (TV) "
-          "| em s (TV) | peak MB |")
+    print(
+        "| mech | k | eps | library | params | privatize s | emp s (TV) | thresh s (TV) "
+        "| em s (TV) | peak MB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for (mech, k, eps, lib), res in results.items():
         cols = []
@@ -309,11 +340,16 @@ def print_table(results, n):
             cols.append("-" if t is None else f"{t:.2f} ({d:.3f})")
         params = res.get("params", "")
         peak = f"{res['peak_mb']:.0f}" if res.get("status") == "ok" else ""
-        print(f"| {mech} | {k} | {eps:g} | {lib} | {params} | {_fmt_time(res)} | "
-              + " | ".join(cols) + f" | {peak} |")
+        print(
+            f"| {mech} | {k} | {eps:g} | {lib} | {params} | {_fmt_time(res)} | "
+            + " | ".join(cols)
+            + f" | {peak} |"
+        )
     print("\n### Ratios (anchor time / sklearn-uldp time; '>' = anchor timed out)\n")
-    print("| mech | k | eps | anchor | privatize | emp | em vs IBU | TV ours (best) "
-          "| TV anchor (best) |")
+    print(
+        "| mech | k | eps | anchor | privatize | emp | em vs IBU | TV ours (best) "
+        "| TV anchor (best) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     cells = sorted({key[:3] for key in results})
     for mech, k, eps in cells:
@@ -324,10 +360,8 @@ def print_table(results, n):
             theirs = results.get((mech, k, eps, lib))
             if theirs is None:
                 continue
-            if theirs.get("status") != "ok" and not theirs.get(
-                    "status", "").startswith("timeout"):
-                print(f"| {mech} | {k} | {eps:g} | {lib} | {theirs.get('status')} "
-                      "| | | | |")
+            if theirs.get("status") != "ok" and not theirs.get("status", "").startswith("timeout"):
+                print(f"| {mech} | {k} | {eps:g} | {lib} | {theirs.get('status')} | | | | |")
                 continue
             timeout = theirs.get("status", "").startswith("timeout")
 
@@ -349,8 +383,10 @@ def print_table(results, n):
                 tvs = [v.get("tv") for v in theirs["estimators"].values() if "tv" in v]
                 tv_theirs = f"{min(tvs):.3f}" if tvs else "-"
             tv_ours = min(v["tv"] for v in ours["estimators"].values() if "tv" in v)
-            print(f"| {mech} | {k} | {eps:g} | {lib} | {r_priv} | {r_emp} | {r_em} | "
-                  f"{tv_ours:.3f} | {tv_theirs} |")
+            print(
+                f"| {mech} | {k} | {eps:g} | {lib} | {r_priv} | {r_emp} | {r_em} | "
+                f"{tv_ours:.3f} | {tv_theirs} |"
+            )
 
 
 def main(argv=None):
@@ -360,14 +396,14 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=None)
     ap.add_argument("--k", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0, 4.0])
-    ap.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS),
-                    choices=MECHANISMS)
-    ap.add_argument("--libraries", nargs="+",
-                    default=["sklearn_uldp", "pure_ldp", "multi_freq_ldpy"])
-    ap.add_argument("--timeout", type=float, default=600.0,
-                    help="seconds per cell (default 600)")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="BLAS/numba threads per cell (0: library default)")
+    ap.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=MECHANISMS)
+    ap.add_argument(
+        "--libraries", nargs="+", default=["sklearn_uldp", "pure_ldp", "multi_freq_ldpy"]
+    )
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per cell (default 600)")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="BLAS/numba threads per cell (0: library default)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="also write the raw results to this file")
     args = ap.parse_args(argv)
@@ -386,19 +422,30 @@ def main(argv=None):
                     for lib in ("sklearn_uldp", *ANCHORS[mech]):
                         if lib not in args.libraries:
                             continue
-                        cell = {"library": lib, "mechanism": mech, "k": k,
-                                "epsilon": eps, "seed": args.seed, "data_path": path}
+                        cell = {
+                            "library": lib,
+                            "mechanism": mech,
+                            "k": k,
+                            "epsilon": eps,
+                            "seed": args.seed,
+                            "data_path": path,
+                        }
                         res = spawn(cell, args.timeout, args.threads)
                         results[(mech, k, eps, lib)] = res
-                        print(f"{mech} k={k} eps={eps:g} {lib}: {res.get('status')}"
-                              + (f" priv {res['privatize_s']:.2f}s"
-                                 if res.get("status") == "ok" else ""),
-                              file=sys.stderr, flush=True)
+                        print(
+                            f"{mech} k={k} eps={eps:g} {lib}: {res.get('status')}"
+                            + (
+                                f" priv {res['privatize_s']:.2f}s"
+                                if res.get("status") == "ok"
+                                else ""
+                            ),
+                            file=sys.stderr,
+                            flush=True,
+                        )
     print_table(results, n)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"|".join(map(str, key)): v for key, v in results.items()}, f,
-                      indent=1)
+            json.dump({"|".join(map(str, key)): v for key, v in results.items()}, f, indent=1)
 
 
 if __name__ == "__main__":

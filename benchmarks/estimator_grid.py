@@ -111,33 +111,45 @@ def census_data():
     sensitive cells are "divorced" (ages 2-7) and "unemployed" (ages 2-3, not
     divorced): s = 60 + 16 = 76, as in the paper. n = 1,229,143.
     """
-    age = np.array([.17, .10, .16, .17, .13, .09, .08, .10])
+    age = np.array([0.17, 0.10, 0.16, 0.17, 0.13, 0.09, 0.08, 0.10])
     # marital: never, married, widowed, divorced, separated
-    marital = np.array([
-        [1.0, 0, 0, 0, 0],
-        [.95, .04, 0, .005, .005],
-        [.55, .38, .002, .05, .018],
-        [.20, .62, .01, .13, .04],
-        [.10, .66, .03, .17, .04],
-        [.06, .67, .08, .16, .03],
-        [.05, .60, .22, .10, .03],
-        [.04, .42, .45, .07, .02],
-    ])
+    marital = np.array(
+        [
+            [1.0, 0, 0, 0, 0],
+            [0.95, 0.04, 0, 0.005, 0.005],
+            [0.55, 0.38, 0.002, 0.05, 0.018],
+            [0.20, 0.62, 0.01, 0.13, 0.04],
+            [0.10, 0.66, 0.03, 0.17, 0.04],
+            [0.06, 0.67, 0.08, 0.16, 0.03],
+            [0.05, 0.60, 0.22, 0.10, 0.03],
+            [0.04, 0.42, 0.45, 0.07, 0.02],
+        ]
+    )
     # income: none/NA, unemployed, low, middle, high
-    income = np.array([
-        [1.0, 0, 0, 0, 0],
-        [.60, .08, .26, .05, .01],
-        [.08, .07, .40, .37, .08],
-        [.05, .05, .30, .45, .15],
-        [.06, .04, .28, .45, .17],
-        [.15, .04, .30, .38, .13],
-        [.50, .02, .28, .15, .05],
-        [.75, .003, .18, .05, .017],
-    ])
-    male = np.array([[.51, .5, .5, .5, .5], [.51, .45, .3, .5, .5],
-                     [.53, .47, .3, .45, .45], [.55, .5, .2, .42, .42],
-                     [.55, .5, .2, .42, .42], [.55, .5, .2, .42, .42],
-                     [.55, .52, .17, .4, .4], [.5, .6, .15, .35, .35]])
+    income = np.array(
+        [
+            [1.0, 0, 0, 0, 0],
+            [0.60, 0.08, 0.26, 0.05, 0.01],
+            [0.08, 0.07, 0.40, 0.37, 0.08],
+            [0.05, 0.05, 0.30, 0.45, 0.15],
+            [0.06, 0.04, 0.28, 0.45, 0.17],
+            [0.15, 0.04, 0.30, 0.38, 0.13],
+            [0.50, 0.02, 0.28, 0.15, 0.05],
+            [0.75, 0.003, 0.18, 0.05, 0.017],
+        ]
+    )
+    male = np.array(
+        [
+            [0.51, 0.5, 0.5, 0.5, 0.5],
+            [0.51, 0.45, 0.3, 0.5, 0.5],
+            [0.53, 0.47, 0.3, 0.45, 0.45],
+            [0.55, 0.5, 0.2, 0.42, 0.42],
+            [0.55, 0.5, 0.2, 0.42, 0.42],
+            [0.55, 0.5, 0.2, 0.42, 0.42],
+            [0.55, 0.52, 0.17, 0.4, 0.4],
+            [0.5, 0.6, 0.15, 0.35, 0.35],
+        ]
+    )
     p = np.zeros((8, 5, 5, 2))
     sens = np.zeros((8, 5, 5, 2), dtype=bool)
     for a in range(8):
@@ -158,12 +170,11 @@ MECHANISMS = {
     "RR": lambda eps, cats, s: RandomizedResponse(eps, categories=cats),
     "RAPPOR": lambda eps, cats, s: RAPPOR(eps, categories=cats),
     "uRR": lambda eps, cats, s: UtilityOptimizedRR(eps, sensitive=s, categories=cats),
-    "uRAP": lambda eps, cats, s: UtilityOptimizedRAPPOR(
-        eps, sensitive=s, categories=cats),
-    "uOUE": lambda eps, cats, s: UtilityOptimizedOUE(
-        eps, sensitive=s, categories=cats),
+    "uRAP": lambda eps, cats, s: UtilityOptimizedRAPPOR(eps, sensitive=s, categories=cats),
+    "uOUE": lambda eps, cats, s: UtilityOptimizedOUE(eps, sensitive=s, categories=cats),
     "uBD": lambda eps, cats, s: UtilityOptimizedBlockDesign(
-        eps, sensitive=s, subset_size="auto", categories=cats),
+        eps, sensitive=s, subset_size="auto", categories=cats
+    ),
     "HR": lambda eps, cats, s: HadamardResponse(eps, categories=cats),
 }
 
@@ -190,7 +201,7 @@ def simulate(channel, p, n, rng, cache):
     stats = None
     step = max(1, 4_000_000 // k)
     for lo in range(0, n, step):
-        rep = channel.sample(codes[lo:lo + step], rng)
+        rep = channel.sample(codes[lo : lo + step], rng)
         s = channel.statistics(rep, keep_reports=True)
         stats = s if stats is None else stats + s
     return stats
@@ -243,9 +254,11 @@ def _mix(p, w=1e-2):
 def est_mle(channel, stats, p_thr):
     k = p_thr.size
     p, info = maximize_likelihood(
-        lambda q: channel.em_gradient(stats, q), _mix(p_thr),
+        lambda q: channel.em_gradient(stats, q),
+        _mix(p_thr),
         tol=_auto_tol(k, stats.n),
-        restrict=lambda a: channel.restricted_em_gradient(stats, a))
+        restrict=lambda a: channel.restricted_em_gradient(stats, a),
+    )
     return p, info
 
 
@@ -276,7 +289,7 @@ def est_emsig(channel, stats, parts, p_thr, pool=True):
 
     def expand(q):
         p = np.zeros(k)
-        p[idx] = q[:idx.size]
+        p[idx] = q[: idx.size]
         if nb:
             p[below] = q[-1] / nb
         return p
@@ -422,10 +435,8 @@ def select_thr_mle(ctx, slack):
 
 CANDIDATES = {
     "emsig": lambda c: est_emsig(c["channel"], c["stats"], c["parts"], c["thr"]),
-    "emsig0": lambda c: est_emsig(c["channel"], c["stats"], c["parts"], c["thr"],
-                                  pool=False),
-    "dp": lambda c: em_path_stop(
-        c, np.full(c["thr"].size, 1.0 / c["thr"].size), _slack(c)),
+    "emsig0": lambda c: est_emsig(c["channel"], c["stats"], c["parts"], c["thr"], pool=False),
+    "dp": lambda c: em_path_stop(c, np.full(c["thr"].size, 1.0 / c["thr"].size), _slack(c)),
     "sdn": lambda c: em_path_stop(c, c["thr"], np.sqrt(_noisy_df(c) / 2)),
     "js": lambda c: james_stein(c, c["thr"]),
     "sj2": lambda c: shrunk_mle(c, c["thr"], 2.0),
@@ -459,11 +470,18 @@ def dump_run(ctx, p):
     t, m = ctx["thr"], ctx["mle"]
     _, kept, below = ctx["parts"]
     ll = [channel.em_gradient(stats, (1 - w) * t + w * m)[1] for w in W_GRID]
-    return {"t": t, "m": m, "emp": ctx["parts"][0], "ll": np.array(ll),
-            "ll_max": ctx["info"]["log_likelihood"],
-            "ll_true": channel.em_gradient(stats, p)[1],
-            "noisy": ctx["noisy"], "kept": kept, "below": below,
-            "n": stats.n}
+    return {
+        "t": t,
+        "m": m,
+        "emp": ctx["parts"][0],
+        "ll": np.array(ll),
+        "ll_max": ctx["info"]["log_likelihood"],
+        "ll_true": channel.em_gradient(stats, p)[1],
+        "noisy": ctx["noisy"],
+        "kept": kept,
+        "below": below,
+        "n": stats.n,
+    }
 
 
 def run_cell(mech_name, eps, data, runs, n_bits, seed, estimators, dump=None):
@@ -485,9 +503,15 @@ def run_cell(mech_name, eps, data, runs, n_bits, seed, estimators, dump=None):
         p_mle, info = est_mle(channel, stats, p_thr)
         timing["mle"] += time.perf_counter() - t + t_thr
         res["mle"] = p_mle
-        ctx = {"channel": channel, "stats": stats, "parts": parts,
-               "thr": p_thr, "mle": p_mle, "info": info,
-               "noisy": np.asarray(_null_variance(channel, stats)) > 0}
+        ctx = {
+            "channel": channel,
+            "stats": stats,
+            "parts": parts,
+            "thr": p_thr,
+            "mle": p_mle,
+            "info": info,
+            "noisy": np.asarray(_null_variance(channel, stats)) > 0,
+        }
         for e in estimators:
             if e in res:
                 continue
@@ -515,8 +539,14 @@ def summarize(cell, runs):
             x = v[:, metric]
             d = x - cell[best][:, metric]
             rows.setdefault(e, []).append(
-                (x.mean(), x.std(ddof=1) / np.sqrt(runs),
-                 d.mean(), d.std(ddof=1) / np.sqrt(runs), best))
+                (
+                    x.mean(),
+                    x.std(ddof=1) / np.sqrt(runs),
+                    d.mean(),
+                    d.std(ddof=1) / np.sqrt(runs),
+                    best,
+                )
+            )
     return rows
 
 
@@ -526,24 +556,37 @@ def write(args, lines, summary, estimators, t_all, compact):
         lines = [
             f"Best of emp/thr/proj/mle in each cell (by mean) against "
             f"``{args.recommended}``; Δ is the paired difference (mean ± s.e.), "
-            "negative when it is more accurate.", "",
+            "negative when it is more accurate.",
+            "",
             "| dataset | mechanism | ε | n | best TV | "
             f"{args.recommended} TV | Δ TV | best l2 | {args.recommended} l2 | Δ l2 |",
             "|---|---|---|---|---|---|---|---|---|---|",
-            *compact, "", "All estimators:", "", *lines]
-    lines += ["", "Summary over the cells (loss = paired difference to the best of "
-              "emp/thr/proj/mle in the cell, by mean):", "",
-              "| estimator | cells | TV: worse by > 2 s.e. | TV: largest loss | "
-              "TV: mean relative change | l2: worse by > 2 s.e. | l2: largest loss |",
-              "|---|---|---|---|---|---|---|"]
+            *compact,
+            "",
+            "All estimators:",
+            "",
+            *lines,
+        ]
+    lines += [
+        "",
+        "Summary over the cells (loss = paired difference to the best of "
+        "emp/thr/proj/mle in the cell, by mean):",
+        "",
+        "| estimator | cells | TV: worse by > 2 s.e. | TV: largest loss | "
+        "TV: mean relative change | l2: worse by > 2 s.e. | l2: largest loss |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for e in estimators:
         s = summary[e]
         lines.append(
             f"| {e} | {s['cells']} | {s['tv_lose']} | {s['tv_max']:.4f} "
             f"({s['tv_where']}) | {100 * np.mean(s['tv_rel']):+.1f} % | "
-            f"{s['l2_lose']} | {s['l2_max']:.4f} ({s['l2_where']}) |")
-    header = (f"Runs per cell: {args.runs}; bit-vector mechanisms at n = "
-              f"{args.n_bits}; total {time.perf_counter() - t_all:.0f} s.\n\n")
+            f"{s['l2_lose']} | {s['l2_max']:.4f} ({s['l2_where']}) |"
+        )
+    header = (
+        f"Runs per cell: {args.runs}; bit-vector mechanisms at n = "
+        f"{args.n_bits}; total {time.perf_counter() - t_all:.0f} s.\n\n"
+    )
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as fh:
         fh.write(header + "\n".join(lines) + "\n")
@@ -552,21 +595,27 @@ def write(args, lines, summary, estimators, t_all, compact):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="Markdown file to write")
-    ap.add_argument("--quick", action="store_true",
-                    help="a reduced grid that runs in under two minutes")
+    ap.add_argument(
+        "--quick", action="store_true", help="a reduced grid that runs in under two minutes"
+    )
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--n-bits", type=int, default=20_000,
-                    help="users for the bit-vector mechanisms")
+    ap.add_argument(
+        "--n-bits", type=int, default=20_000, help="users for the bit-vector mechanisms"
+    )
     ap.add_argument("--mechanisms", default=",".join(MECHANISMS))
     ap.add_argument("--epsilons", default="0.1,0.5,1,2,4,lnk,10")
     ap.add_argument("--datasets", default="location,census")
     ap.add_argument("--estimators", default="emp,thr,proj,mle,sj4,pool4")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--dump", default=None,
-                    help="directory for per-cell .npz files (emp+thr, MLE, the truth "
-                         "and the log-likelihood along the segment, per run)")
-    ap.add_argument("--recommended", default="pool4",
-                    help="the candidate compared with the best baseline first")
+    ap.add_argument(
+        "--dump",
+        default=None,
+        help="directory for per-cell .npz files (emp+thr, MLE, the truth "
+        "and the log-likelihood along the segment, per run)",
+    )
+    ap.add_argument(
+        "--recommended", default="pool4", help="the candidate compared with the best baseline first"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.runs = min(args.runs, 5)
@@ -592,23 +641,35 @@ def main(argv=None):
                 eps = float(np.log(k)) if e_txt == "lnk" else float(e_txt)
                 t0 = time.perf_counter()
                 dump = [] if args.dump else None
-                cell, n, timing = run_cell(mech_name, eps, data, args.runs,
-                                           args.n_bits, args.seed, estimators,
-                                           dump=dump)
+                cell, n, timing = run_cell(
+                    mech_name, eps, data, args.runs, args.n_bits, args.seed, estimators, dump=dump
+                )
                 if dump:
                     os.makedirs(args.dump, exist_ok=True)
                     np.savez_compressed(
                         os.path.join(args.dump, f"{dname}_{mech_name}_{e_txt}.npz"),
-                        p=data["p"], eps=eps, w_grid=W_GRID,
-                        **{key: np.array([d[key] for d in dump]) for key in dump[0]})
+                        p=data["p"],
+                        eps=eps,
+                        w_grid=W_GRID,
+                        **{key: np.array([d[key] for d in dump]) for key in dump[0]},
+                    )
                 rows = summarize(cell, args.runs)
                 e_lbl = f"ln k={eps:.2f}" if e_txt == "lnk" else e_txt
                 for e in estimators:
                     (tv, tvs, dtv, dtvs, btv), (l2, l2s, dl2, dl2s, bl2) = rows[e]
-                    s = summary.setdefault(e, {
-                        "cells": 0, "tv_lose": 0, "l2_lose": 0, "tv_max": 0.0,
-                        "l2_max": 0.0, "tv_where": "-", "l2_where": "-",
-                        "tv_rel": []})
+                    s = summary.setdefault(
+                        e,
+                        {
+                            "cells": 0,
+                            "tv_lose": 0,
+                            "l2_lose": 0,
+                            "tv_max": 0.0,
+                            "l2_max": 0.0,
+                            "tv_where": "-",
+                            "l2_where": "-",
+                            "tv_rel": [],
+                        },
+                    )
                     where = f"{dname} {mech_name} {e_lbl}"
                     s["cells"] += 1
                     s["tv_rel"].append(dtv / (tv - dtv))
@@ -623,21 +684,23 @@ def main(argv=None):
                         f"| {dname} | {mech_name} | {e_lbl} | {n} | {e} | "
                         f"{fmt(tv, tvs)} | {dtv:+.4f} ± {dtvs:.4f} ({btv}) | "
                         f"{fmt(l2, l2s)} | {dl2:+.4f} ± {dl2s:.4f} ({bl2}) | "
-                        f"{tm:.3f} |")
-                short = "  ".join(
-                    f"{e}={rows[e][0][0]:.4f}" for e in estimators)
+                        f"{tm:.3f} |"
+                    )
+                short = "  ".join(f"{e}={rows[e][0][0]:.4f}" for e in estimators)
                 if args.recommended in rows:
-                    (tv, tvs, dtv, dtvs, btv), (l2, l2s, dl2, dl2s, bl2) = rows[
-                        args.recommended]
+                    (tv, tvs, dtv, dtvs, btv), (l2, l2s, dl2, dl2s, bl2) = rows[args.recommended]
                     compact.append(
                         f"| {dname} | {mech_name} | {e_lbl} | {n} | "
                         f"{btv} {rows[btv][0][0]:.4f} | {fmt(tv, tvs)} | "
                         f"{dtv:+.4f} ± {dtvs:.4f} | {bl2} {rows[bl2][1][0]:.4f} | "
-                        f"{fmt(l2, l2s)} | {dl2:+.4f} ± {dl2s:.4f} |")
+                        f"{fmt(l2, l2s)} | {dl2:+.4f} ± {dl2s:.4f} |"
+                    )
                 write(args, lines, summary, estimators, t_all, compact)
-                print(f"{dname:8s} {mech_name:6s} eps={e_lbl:10s} "
-                      f"[{time.perf_counter() - t0:6.1f}s] TV: {short}",
-                      flush=True)
+                print(
+                    f"{dname:8s} {mech_name:6s} eps={e_lbl:10s} "
+                    f"[{time.perf_counter() - t0:6.1f}s] TV: {short}",
+                    flush=True,
+                )
     write(args, lines, summary, estimators, t_all, compact)
     return 0
 

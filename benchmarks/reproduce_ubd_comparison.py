@@ -80,8 +80,11 @@ def make_paper_like_data(setting, n_total=1_000_000, random_state=0):
     rng.shuffle(weights)
     sensitive = np.zeros(K, dtype=bool)
     sensitive[:s] = True
-    p = np.where(sensitive, weights / weights[sensitive].sum() * mass,
-                 weights / weights[~sensitive].sum() * (1 - mass))
+    p = np.where(
+        sensitive,
+        weights / weights[sensitive].sum() * mass,
+        weights / weights[~sensitive].sum() * (1 - mass),
+    )
     values = rng.choice(K, p=p, size=n_total)
     p = np.bincount(values, minlength=K) / n_total  # the population's own p
     return values, p, sensitive
@@ -101,8 +104,7 @@ def mechanism(name, epsilon, sensitive):
         "uOUE": lambda: UtilityOptimizedOUE(epsilon, **common),
         "uHR": lambda: UtilityOptimizedHadamardResponse(epsilon, **common),
         "uSS": lambda: UtilityOptimizedSubsetSelection(epsilon, **common),
-        "uBD": lambda: UtilityOptimizedBlockDesign(epsilon, subset_size="optimal",
-                                                   **common),
+        "uBD": lambda: UtilityOptimizedBlockDesign(epsilon, subset_size="optimal", **common),
     }[name]()
 
 
@@ -120,13 +122,15 @@ def run(setting, points, replicates, size, random_state=0):
     rows = []
     for seg, (lo, hi) in enumerate(epsilon_ranges(s)):
         for eps in np.linspace(lo, hi, points):
-            row = {"range": seg, "epsilon": float(eps),
-                   "bound": ubd_converse_bound(K, s, eps, n=size) / K}
+            row = {
+                "range": seg,
+                "epsilon": float(eps),
+                "bound": ubd_converse_bound(K, s, eps, n=size) / K,
+            }
             for name in MECHANISMS:
                 mech = mechanism(name, eps, sensitive).fit()
                 channel = mech.channel_
-                row[f"{name} exact"] = float(
-                    channel.estimator_variance(p, size).sum()) / K
+                row[f"{name} exact"] = float(channel.estimator_variance(p, size).sum()) / K
                 if replicates:
                     errs = []
                     for r, sub in enumerate(subsamples):
@@ -153,43 +157,59 @@ def _ordering(values, names, rtol=1e-6):
 def _table(rows, kind):
     print(f"{'eps':>6} " + " ".join(f"{m:>10}" for m in MECHANISMS) + f" {'bound':>10}")
     for row in rows:
-        print(f"{row['epsilon']:6.2f} " + " ".join(
-            f"{row[f'{m} {kind}']:10.3e}" for m in MECHANISMS) + f" {row['bound']:10.3e}")
+        print(
+            f"{row['epsilon']:6.2f} "
+            + " ".join(f"{row[f'{m} {kind}']:10.3e}" for m in MECHANISMS)
+            + f" {row['bound']:10.3e}"
+        )
 
 
 def report(setting, rows, s, replicates):
-    print(f"\n=== setting {setting!r}: k = {K}, s = {s} "
-          f"(ranges: {', '.join(f'[{a:.2f}, {b:.2f}]' for a, b in epsilon_ranges(s))})")
-    print("Exact MSE per category of each unbiased estimator (closed form) and "
-          "the converse bound (worst case over distributions)")
+    print(
+        f"\n=== setting {setting!r}: k = {K}, s = {s} "
+        f"(ranges: {', '.join(f'[{a:.2f}, {b:.2f}]' for a, b in epsilon_ranges(s))})"
+    )
+    print(
+        "Exact MSE per category of each unbiased estimator (closed form) and "
+        "the converse bound (worst case over distributions)"
+    )
     _table(rows, "exact")
     if replicates:
-        print(f"\nSimulated MSE per category, {replicates} subsample(s), estimates "
-              "clipped at 0 and renormalized as in the reference code")
+        print(
+            f"\nSimulated MSE per category, {replicates} subsample(s), estimates "
+            "clipped at 0 and renormalized as in the reference code"
+        )
         _table(rows, "sim")
     print("\nwho wins where (exact MSE summed over the range)")
     for seg in range(3):
         seg_rows = [r for r in rows if r["range"] == seg]
         exact = np.array([[r[f"{m} exact"] for m in MECHANISMS] for r in seg_rows])
-        gap = float(np.max(exact[:, MECHANISMS.index("uBD")]
-                           / np.array([r["bound"] for r in seg_rows])))
-        print(f"  range {seg}: ours  : {_ordering(exact.sum(axis=0), MECHANISMS)} "
-              f"(uBD / converse bound <= {gap:.4f})")
+        gap = float(
+            np.max(exact[:, MECHANISMS.index("uBD")] / np.array([r["bound"] for r in seg_rows]))
+        )
+        print(
+            f"  range {seg}: ours  : {_ordering(exact.sum(axis=0), MECHANISMS)} "
+            f"(uBD / converse bound <= {gap:.4f})"
+        )
         print(f"           paper : {PAPER_READING[seg]}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--setting", choices=[*SETTINGS, "both"], default="both")
-    parser.add_argument("--points", type=int, default=6,
-                        help="budgets per range (the paper: 50)")
-    parser.add_argument("--replicates", type=int, default=3,
-                        help="subsamples simulated per budget (the paper: 20; 0: exact only)")
-    parser.add_argument("--size", type=int, default=50_000,
-                        help="users per subsample (the paper: 50 000)")
+    parser.add_argument("--points", type=int, default=6, help="budgets per range (the paper: 50)")
+    parser.add_argument(
+        "--replicates",
+        type=int,
+        default=3,
+        help="subsamples simulated per budget (the paper: 20; 0: exact only)",
+    )
+    parser.add_argument(
+        "--size", type=int, default=50_000, help="users per subsample (the paper: 50 000)"
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    for setting in (SETTINGS if args.setting == "both" else [args.setting]):
+    for setting in SETTINGS if args.setting == "both" else [args.setting]:
         rows, s = run(setting, args.points, args.replicates, args.size)
         report(setting, rows, s, args.replicates)
     print(f"\n({time.perf_counter() - start:.0f} s)")

@@ -69,13 +69,14 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
 
-
 def _defining_module(obj):
     """Module that defines a class member (function, property, descriptor)."""
-    for candidate in (getattr(obj, "__objclass__", None),
-                      getattr(obj, "fget", None),
-                      getattr(obj, "__func__", None),
-                      obj):
+    for candidate in (
+        getattr(obj, "__objclass__", None),
+        getattr(obj, "fget", None),
+        getattr(obj, "__func__", None),
+        obj,
+    ):
         module = getattr(candidate, "__module__", None)
         if isinstance(module, str):
             return module
@@ -100,8 +101,7 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
 # -- intersphinx -----------------------------------------------------------------
 # Inventories are written from the installed packages (docs/_ext), so links to
 # scikit-learn, numpy, scipy and pandas resolve without a network.
-intersphinx_mapping = write_inventories(
-    Path(__file__).parent / "_build" / "_inventories")
+intersphinx_mapping = write_inventories(Path(__file__).parent / "_build" / "_inventories")
 intersphinx_disabled_reftypes = ["std:doc"]
 
 # -- MyST (Markdown pages) ------------------------------------------------------

@@ -55,10 +55,10 @@ distributions = {
 def make_mechanism(m, random_state):
     """HR for m = 1 (plain LDP), block HR with m equal blocks otherwise."""
     if m == 1:
-        return HadamardResponse(epsilon, categories=categories,
-                                random_state=random_state)
-    return BlockHadamardResponse(epsilon, blocks=categories // (k // m),
-                                 categories=categories, random_state=random_state)
+        return HadamardResponse(epsilon, categories=categories, random_state=random_state)
+    return BlockHadamardResponse(
+        epsilon, blocks=categories // (k // m), categories=categories, random_state=random_state
+    )
 
 
 # %%
@@ -68,8 +68,7 @@ def make_mechanism(m, random_state):
 # random stream for the data and for the privatization noise.
 settings = [1] + block_counts
 results = {}  # (distribution, m) -> mean TV per n
-streams = iter(spawn_generators(0, len(distributions) * len(settings)
-                                * len(sizes) * n_repeats * 2))
+streams = iter(spawn_generators(0, len(distributions) * len(settings) * len(sizes) * n_repeats * 2))
 for name, p in distributions.items():
     for m in settings:
         errors = []
@@ -88,24 +87,25 @@ for name, p in distributions.items():
 # -------
 # TV at the largest n: block HR beats HR, and more blocks help.
 header = "distribution".ljust(22) + "".join(
-    ("HR" if m == 1 else f"m={m}").rjust(9) for m in settings)
+    ("HR" if m == 1 else f"m={m}").rjust(9) for m in settings
+)
 print(f"TV at n = {sizes[-1]}, epsilon = {epsilon}")
 print(header)
 for name in distributions:
-    print(name.ljust(22) + "".join(
-        f"{results[name, m][-1]:9.4f}" for m in settings))
+    print(name.ljust(22) + "".join(f"{results[name, m][-1]:9.4f}" for m in settings))
 
-beats = all(results[name, m][-1] < results[name, 1][-1]
-            for name in distributions for m in block_counts)
-improves = all(results[name, 100][-1] < results[name, 10][-1]
-               for name in distributions)
+beats = all(
+    results[name, m][-1] < results[name, 1][-1] for name in distributions for m in block_counts
+)
+improves = all(results[name, 100][-1] < results[name, 10][-1] for name in distributions)
 print(f"block HR beats HR everywhere: {beats}; m = 100 beats m = 10: {improves}")
 
 fig, axes = plt.subplots(2, 2, figsize=(9, 7), sharex=True)
 for ax, name in zip(axes.ravel(), distributions, strict=True):
     for m in settings:
-        ax.loglog(sizes, results[name, m], marker="o",
-                  label="HR (LDP)" if m == 1 else f"block HR, m={m}")
+        ax.loglog(
+            sizes, results[name, m], marker="o", label="HR (LDP)" if m == 1 else f"block HR, m={m}"
+        )
     ax.set_title(name)
     ax.set_xlabel("n")
     ax.set_ylabel("TV error")

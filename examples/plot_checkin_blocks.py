@@ -53,10 +53,12 @@ spread = rng.uniform(0.3, 1.5, size=n_cities)  # blob radius, in cells
 
 rural = rng.random(n) < 0.005
 city = rng.choice(n_cities, p=popularity, size=n)
-lat = np.where(rural, rng.uniform(0, n_lat, size=n),
-               city_lat[city] + spread[city] * rng.standard_normal(n))
-lon = np.where(rural, rng.uniform(0, n_lon, size=n),
-               city_lon[city] + spread[city] * rng.standard_normal(n))
+lat = np.where(
+    rural, rng.uniform(0, n_lat, size=n), city_lat[city] + spread[city] * rng.standard_normal(n)
+)
+lon = np.where(
+    rural, rng.uniform(0, n_lon, size=n), city_lon[city] + spread[city] * rng.standard_normal(n)
+)
 lat = np.clip(np.round(lat), 0, n_lat - 1).astype(np.int64)
 lon = np.clip(np.round(lon), 0, n_lon - 1).astype(np.int64)
 cells = lat * n_lon + lon
@@ -77,8 +79,7 @@ def grid_blocks(m1, m2):
     return (lat_of // (n_lat // m1)) * m2 + lon_of // (n_lon // m2)
 
 
-settings = {"LDP": None, "(5, 7)": (5, 7), "(25, 35)": (25, 35),
-            "(25, 70)": (25, 70)}
+settings = {"LDP": None, "(5, 7)": (5, 7), "(25, 35)": (25, 35), "(25, 70)": (25, 70)}
 paper = {"LDP": 0.591, "(5, 7)": 0.298, "(25, 35)": 0.108, "(25, 70)": 0.082}
 n_runs = 3
 X = cells.reshape(-1, 1)
@@ -88,8 +89,7 @@ for name, grid in settings.items():
     if grid is None:
         mech = HadamardResponse(epsilon, categories=categories)
     else:
-        mech = BlockHadamardResponse(epsilon, blocks=grid_blocks(*grid),
-                                     categories=categories)
+        mech = BlockHadamardResponse(epsilon, blocks=grid_blocks(*grid), categories=categories)
     tv = []
     for _ in range(n_runs):
         mech.set_params(random_state=next(streams)).fit()
@@ -110,11 +110,13 @@ for name in settings:
     print(f"{name:<10} {results[name]:6.3f}   {paper[name]:6.3f}{note}")
 
 fig, axes = plt.subplots(1, 3, figsize=(12, 3))
-panels = [("true", p_true), ("LDP (HR)", estimates["LDP"]),
-          ("blocks (25, 70)", estimates["(25, 70)"])]
+panels = [
+    ("true", p_true),
+    ("LDP (HR)", estimates["LDP"]),
+    ("blocks (25, 70)", estimates["(25, 70)"]),
+]
 for ax, (title, p) in zip(axes, panels, strict=True):
-    ax.imshow(np.log10(p.reshape(n_lat, n_lon) + 1e-7), origin="lower",
-              cmap="magma", aspect="auto")
+    ax.imshow(np.log10(p.reshape(n_lat, n_lon) + 1e-7), origin="lower", cmap="magma", aspect="auto")
     ax.set_title(title)
     ax.set_xticks([])
     ax.set_yticks([])

@@ -50,9 +50,7 @@ mechanism = UtilityOptimizedRR(
     categories=data.categories,
 ).fit()
 reports = mechanism.transform(data.frame.to_numpy())
-pd.DataFrame({"cell": reports.ravel()}).to_csv(
-    os.path.join(workdir, "reports.csv"), index=False
-)
+pd.DataFrame({"cell": reports.ravel()}).to_csv(os.path.join(workdir, "reports.csv"), index=False)
 with open(os.path.join(workdir, "spec.json"), "w") as fh:
     fh.write(mechanism.channel_.to_json())
 print("client wrote:", sorted(os.listdir(workdir)))
@@ -126,9 +124,6 @@ cli(
 print(load_spec(os.path.join(workdir, "cli_reports.csv.spec.json")))
 estimate = pd.read_csv(os.path.join(workdir, "distribution.csv"))
 print(estimate.head())
-print(
-    f"TV (command line) = "
-    f"{total_variation(data.empirical, estimate['estimate'].to_numpy()):.4f}"
-)
+print(f"TV (command line) = {total_variation(data.empirical, estimate['estimate'].to_numpy()):.4f}")
 shutil.rmtree(workdir)
 plt.show()

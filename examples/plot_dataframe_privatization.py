@@ -58,9 +58,7 @@ def load_table():
         wage = pd.DataFrame(
             {
                 "maritl": rng.choice(MARITAL, p=[0.22, 0.69, 0.01, 0.07, 0.01], size=n),
-                "education": rng.choice(
-                    EDUCATION, p=[0.09, 0.32, 0.22, 0.23, 0.14], size=n
-                ),
+                "education": rng.choice(EDUCATION, p=[0.09, 0.32, 0.22, 0.23, 0.14], size=n),
                 "health": rng.choice(HEALTH, p=[0.29, 0.71], size=n),
                 "jobclass": rng.choice(JOBCLASS, size=n),
                 "age": rng.integers(18, 81, size=n),
@@ -106,8 +104,11 @@ print(table.head())
 # integer seed gives every column an independent random stream.
 privatizer = DataFramePrivatizer(
     [
-        ("maritl", UtilityOptimizedRR(
-            epsilon=1.0, sensitive=["Widowed", "Divorced", "Separated"]), ["maritl"]),
+        (
+            "maritl",
+            UtilityOptimizedRR(epsilon=1.0, sensitive=["Widowed", "Divorced", "Separated"]),
+            ["maritl"],
+        ),
         ("health", UtilityOptimizedRR(epsilon=1.0, sensitive=["<=Good"]), ["health"]),
         ("education", RandomizedResponse(epsilon=1.0), ["education"]),
     ],
@@ -141,9 +142,7 @@ privatizer.set_params(education__epsilon=1.0)
 # --------------------------
 fig, axes = plt.subplots(1, 3, figsize=(13, 4))
 for ax, column in zip(axes, ["maritl", "health", "education"], strict=False):
-    est = EmpiricalEstimator(projection="simplex").fit(
-        privatizer.column_reports(reports, column)
-    )
+    est = EmpiricalEstimator(projection="simplex").fit(privatizer.column_reports(reports, column))
     DistributionDisplay.from_estimator(est, table[column].astype(object), ax=ax)
     ax.set_title(column)
 fig.tight_layout()
@@ -160,10 +159,7 @@ encoder = JointEncoder(
     {"age": ["<30", "30-44", "45-59", "60+"], "maritl": MARITAL, "health": HEALTH},
     sensitive=lambda row: row.maritl in ("Widowed", "Divorced", "Separated"),
 ).fit(table)
-print(
-    f"{len(encoder.categories_)} joint categories, "
-    f"{encoder.sensitive_mask_.sum()} sensitive"
-)
+print(f"{len(encoder.categories_)} joint categories, {encoder.sensitive_mask_.sum()} sensitive")
 mech = encoder.make_mechanism(UtilityOptimizedRAPPOR, epsilon=2.0, random_state=1)
 joint = encoder.transform(table)
 est = EmpiricalEstimator(projection="simplex").fit(mech.fit_transform(joint))

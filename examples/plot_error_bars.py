@@ -51,8 +51,9 @@ def load_table():
         age = rng.choice(5, size=n)
         shift = (year - 1978) / 38 + 0.3 * (age < 2)
         educ = np.clip(np.round(rng.normal(1 + 1.2 * shift, 1.1)), 0, 4).astype(int)
-        return pd.DataFrame({"year": year, "ageGroup": np.array(AGE)[age],
-                             "educGroup": np.array(EDUCATION)[educ]})
+        return pd.DataFrame(
+            {"year": year, "ageGroup": np.array(AGE)[age], "educGroup": np.array(EDUCATION)[educ]}
+        )
 
 
 df = load_table()
@@ -64,20 +65,22 @@ print(f"{len(df)} respondents")
 # Education is privatized with utility-optimized randomized response:
 # "less than 12 years of school" is the sensitive answer (full epsilon-LDP
 # protection), the others may be reported as they are.
-mech = UtilityOptimizedRR(epsilon=1.0, sensitive=["<12 yrs"], categories=EDUCATION,
-                          random_state=0)
+mech = UtilityOptimizedRR(epsilon=1.0, sensitive=["<12 yrs"], categories=EDUCATION, random_state=0)
 reports = mech.fit_transform(df[["educGroup"]])
 emp = EmpiricalEstimator().fit(reports)
 em = EMEstimator().fit(reports)
 truth = df["educGroup"].value_counts(normalize=True).reindex(EDUCATION).to_numpy()
 
-summary = pd.DataFrame({
-    "true": truth,
-    "emp": emp.distribution_,
-    "emp s.e.": emp.standard_errors_,      # exact variance of the linear estimator
-    "EM": em.distribution_,
-    "EM s.e.": em.standard_errors_,        # parametric bootstrap (200 refits)
-}, index=EDUCATION)
+summary = pd.DataFrame(
+    {
+        "true": truth,
+        "emp": emp.distribution_,
+        "emp s.e.": emp.standard_errors_,  # exact variance of the linear estimator
+        "EM": em.distribution_,
+        "EM s.e.": em.standard_errors_,  # parametric bootstrap (200 refits)
+    },
+    index=EDUCATION,
+)
 print(summary.round(4))
 
 # %%
@@ -113,8 +116,10 @@ for _ in range(100):
     a = EmpiricalEstimator().fit(mech.transform(late[half][["educGroup"]]))
     b = EmpiricalEstimator().fit(mech.transform(late[~half][["educGroup"]]))
     pvalues.append(two_sample_test(a, b).pvalue)
-print(f"two halves of 2004-2016, 100 splits: median p = {np.median(pvalues):.2f}, "
-      f"{np.mean(np.array(pvalues) < 0.05):.0%} rejected at 5%")
+print(
+    f"two halves of 2004-2016, 100 splits: median p = {np.median(pvalues):.2f}, "
+    f"{np.mean(np.array(pvalues) < 0.05):.0%} rejected at 5%"
+)
 
 # %%
 # 3. Are age and education associated?
@@ -131,8 +136,10 @@ print(f"G = {result.statistic:.1f}, dof = {result.dof}, p = {result.pvalue:.2g}"
 true_joint = pd.crosstab(df["ageGroup"], df["educGroup"], normalize=True)
 true_joint = true_joint.reindex(index=AGE, columns=EDUCATION)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-for ax, table, title in [(axes[0], true_joint.to_numpy(), "true joint"),
-                         (axes[1], result.joint, "EM over the product channel")]:
+for ax, table, title in [
+    (axes[0], true_joint.to_numpy(), "true joint"),
+    (axes[1], result.joint, "EM over the product channel"),
+]:
     im = ax.imshow(table, cmap="viridis", vmin=0, vmax=true_joint.to_numpy().max())
     ax.set_xticks(range(5), EDUCATION, rotation=30)
     ax.set_yticks(range(5), AGE)

@@ -56,13 +56,14 @@ print(f"{len(X)} users, {len(cells)} cells, {len(sensitive)} sensitive cells")
 # significance-threshold estimator ("emp+thr"). Every (mechanism, epsilon)
 # pair draws its noise from its own independent random stream.
 mechanisms = {
-    "RR": lambda eps, rng: RandomizedResponse(
-        eps, categories=cells, random_state=rng),
+    "RR": lambda eps, rng: RandomizedResponse(eps, categories=cells, random_state=rng),
     "RAPPOR": lambda eps, rng: RAPPOR(eps, categories=cells, random_state=rng),
     "uRR": lambda eps, rng: UtilityOptimizedRR(
-        eps, sensitive=sensitive, categories=cells, random_state=rng),
+        eps, sensitive=sensitive, categories=cells, random_state=rng
+    ),
     "uRAP": lambda eps, rng: UtilityOptimizedRAPPOR(
-        eps, sensitive=sensitive, categories=cells, random_state=rng),
+        eps, sensitive=sensitive, categories=cells, random_state=rng
+    ),
 }
 epsilons = [0.1, 0.3, 1.0, 3.0, np.log(len(cells))]
 rngs = iter(spawn_generators(0, len(mechanisms) * len(epsilons)))
@@ -88,8 +89,13 @@ for name, values in tv.items():
     ax.plot(epsilons, values, marker="o", label=name)
 ax.axhline(tv_floor, color="black", linestyle="--", label="no privacy")
 ax.axvline(np.log(len(cells)), color="0.6", linewidth=3, alpha=0.4, zorder=0)
-ax.set(xscale="log", yscale="log", xlabel="epsilon", ylabel="total variation",
-       title='Estimator "emp+thr"')
+ax.set(
+    xscale="log",
+    yscale="log",
+    xlabel="epsilon",
+    ylabel="total variation",
+    title='Estimator "emp+thr"',
+)
 ax.legend()
 ax.grid(True, which="both", alpha=0.3)
 

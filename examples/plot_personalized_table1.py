@@ -66,18 +66,17 @@ print(f"true bot masses: r(⊥home) = {r_true[k]:.4f}, r(⊥work) = {r_true[k + 
 # sensitive set is the hospitals plus the bots. A user's own channel
 # Q(i) = Q_cmn ∘ f(i) is (X_S ∪ X_S(i), Y_P, epsilon)-ULDP: we check it
 # exactly for one user on a small 4 x 4 grid.
-small = make_personalized_locations(100, shape=(4, 4), n_sensitive=2,
-                                    random_state=1)
+small = make_personalized_locations(100, shape=(4, 4), n_sensitive=2, random_state=1)
 small_mech = PersonalizedMechanism(
-    np.log(16), sensitive=small.sensitive, tags=small.tags,
-    categories=small.categories).fit()
+    np.log(16), sensitive=small.sensitive, tags=small.tags, categories=small.categories
+).fit()
 user = small.frame.iloc[0]
 Q_user = small_mech.user_channel_matrix({"home": user["home"], "work": user["work"]})
 mask = np.isin(small.categories, list(small.sensitive) + [user["home"], user["work"]])
-check = check_uldp(Q_user, sensitive=mask, epsilon=np.log(16),
-                   protected=small_mech.channel_.protected_outputs())
-print(f"user 0 (home {user['home']}, work {user['work']}): ULDP holds: "
-      f"{check.satisfied}")
+check = check_uldp(
+    Q_user, sensitive=mask, epsilon=np.log(16), protected=small_mech.channel_.protected_outputs()
+)
+print(f"user 0 (home {user['home']}, work {user['work']}): ULDP holds: {check.satisfied}")
 
 # %%
 # Table 1
@@ -91,36 +90,45 @@ runs = {"urr": 10, "urap": 2}
 results = {}
 for name, n_runs in runs.items():
     mech = PersonalizedMechanism(
-        eps, sensitive=data.sensitive, tags=data.tags, categories=cells,
-        mechanism=name, random_state=0).fit()
+        eps,
+        sensitive=data.sensitive,
+        tags=data.tags,
+        categories=cells,
+        mechanism=name,
+        random_state=0,
+    ).fit()
     rows = {case: [] for case in cases}
     for _ in range(n_runs):
         reports = mech.transform(X)
         est = PersonalizedEstimator(EMEstimator()).fit(reports)
         for case, background in cases.items():
             est.set_params(background=background)
-            terms = personalized_loss_terms(
-                est, data.empirical, r_true, data.tag_distributions)
+            terms = personalized_loss_terms(est, data.empirical, r_true, data.tag_distributions)
             assert terms.holds, terms  # Theorem 1, in every run
-            rows[case].append(
-                (terms.l1_loss, terms.first_term, terms.second_term,
-                 est.loss_bound_))
+            rows[case].append((terms.l1_loss, terms.first_term, terms.second_term, est.loss_bound_))
     results[name] = {case: np.mean(v, axis=0) for case, v in rows.items()}
 
 paper = {  # Murakami & Kawamoto (2019), Table 1: l1, first term, second term
-    "urr": {"(I)": (6.73e-2, 2.70e-2, 7.34e-2), "(II)": (4.24e-2, 2.70e-2, 2.96e-2),
-            "(III)": (2.62e-2, 2.70e-2, 0.0)},
-    "urap": {"(I)": (6.77e-2, 2.76e-2, 7.35e-2), "(II)": (4.28e-2, 2.76e-2, 2.96e-2),
-             "(III)": (2.67e-2, 2.76e-2, 0.0)},
+    "urr": {
+        "(I)": (6.73e-2, 2.70e-2, 7.34e-2),
+        "(II)": (4.24e-2, 2.70e-2, 2.96e-2),
+        "(III)": (2.62e-2, 2.70e-2, 0.0),
+    },
+    "urap": {
+        "(I)": (6.77e-2, 2.76e-2, 7.35e-2),
+        "(II)": (4.28e-2, 2.76e-2, 2.96e-2),
+        "(III)": (2.67e-2, 2.76e-2, 0.0),
+    },
 }
 print(f"\nepsilon = ln {k} = {eps:.2f}, EM; mean over runs (ours | paper)")
-print(f"{'method':12s} {'l1 loss':^19s} {'first term':^19s} {'second term':^19s}"
-      f" {'2 sum r(bot)':>13s}")
+print(
+    f"{'method':12s} {'l1 loss':^19s} {'first term':^19s} {'second term':^19s}"
+    f" {'2 sum r(bot)':>13s}"
+)
 for name in runs:
     for case in cases:
         ours, ref = results[name][case], paper[name][case]
-        cols = " ".join(
-            f"{o:.2e} | {p:.2e}" for o, p in zip(ours[:3], ref, strict=True))
+        cols = " ".join(f"{o:.2e} | {p:.2e}" for o, p in zip(ours[:3], ref, strict=True))
         print(f"{name + ' ' + case:12s} {cols} {ours[3]:13.3f}")
     l1 = [results[name][case][0] for case in cases]
     assert l1[0] > l1[1] > l1[2], l1  # (I) > (II) > (III), as in the paper
@@ -134,19 +142,24 @@ print("Theorem 1 held in every run; (I) > (II) > (III) for both mechanisms.")
 # fractions of the check-ins (1.4% and 5.4%, the generator's default) the
 # bot masses are about half of what they are read as fractions of the users
 # (2.8% and 10.9%), and so is the second term of case (I).
-other = make_personalized_locations(home_fraction=5_040 / 179_527,
-                                    work_fraction=19_532 / 179_527,
-                                    random_state=0)
-mech = PersonalizedMechanism(eps, sensitive=other.sensitive, tags=other.tags,
-                             categories=other.categories, random_state=1).fit()
+other = make_personalized_locations(
+    home_fraction=5_040 / 179_527, work_fraction=19_532 / 179_527, random_state=0
+)
+mech = PersonalizedMechanism(
+    eps, sensitive=other.sensitive, tags=other.tags, categories=other.categories, random_state=1
+).fit()
 case_one = []
 for _ in range(3):
     est = PersonalizedEstimator(EMEstimator()).fit(mech.transform(other.frame))
-    case_one.append(personalized_loss_terms(
-        est, other.empirical, other.intermediate_distribution,
-        other.tag_distributions).l1_loss)
-print(f"uRR (I), l1 loss: {results['urr']['(I)'][0]:.2e} (check-ins reading), "
-      f"{np.mean(case_one):.2e} (users reading); paper 6.73e-02")
+    case_one.append(
+        personalized_loss_terms(
+            est, other.empirical, other.intermediate_distribution, other.tag_distributions
+        ).l1_loss
+    )
+print(
+    f"uRR (I), l1 loss: {results['urr']['(I)'][0]:.2e} (check-ins reading), "
+    f"{np.mean(case_one):.2e} (users reading); paper 6.73e-02"
+)
 
 # %%
 # Where the error comes from
@@ -162,8 +175,14 @@ for i, name in enumerate(runs):
     second = [results[name][c][2] for c in cases]
     ax.bar(x, first, width, label=f"{name}: first term", alpha=0.8)
     ax.bar(x, second, width, bottom=first, label=f"{name}: second term", alpha=0.5)
-    ax.plot(x, [results[name][c][0] for c in cases], "o", color=f"C{i}",
-            markeredgecolor="k", label=f"{name}: l1 loss")
+    ax.plot(
+        x,
+        [results[name][c][0] for c in cases],
+        "o",
+        color=f"C{i}",
+        markeredgecolor="k",
+        label=f"{name}: l1 loss",
+    )
     ax.plot(x, [paper[name][c][0] for c in cases], "k_", markersize=14)
 ax.set_xticks(np.arange(len(cases)), list(cases))
 ax.set_ylabel("l1 loss")

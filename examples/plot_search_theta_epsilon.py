@@ -61,10 +61,7 @@ for eps in (0.5, 1.0, 2.0, 4.0):
         color=line.get_color(),
     )
     ax.axvline(basic_rappor_theta(eps), color=line.get_color(), linestyle=":")
-    print(
-        f"epsilon={eps:g}: optimal theta {best:.3f} "
-        f"(default {basic_rappor_theta(eps):.3f})"
-    )
+    print(f"epsilon={eps:g}: optimal theta {best:.3f} (default {basic_rappor_theta(eps):.3f})")
 ax.set_yscale("log")
 ax.set_xlabel("theta")
 ax.set_ylabel("expected l2 loss")
@@ -121,10 +118,12 @@ print(f"smallest epsilon with TV <= 0.05: {search.target_epsilon_}")
 # whole data) describe the chosen candidate: with a ``target``, the best one
 # at the smallest epsilon reaching it, not the most accurate of the grid
 # (which is always the least private).
-print(search.best_params_["mechanism"].__class__.__name__,
-      search.best_params_.get("mechanism__epsilon"), round(-search.best_score_, 4))
-print(search.cv_results_[["epsilon", "candidate", "mean_test_score",
-                          "rank_test_score"]].head())
+print(
+    search.best_params_["mechanism"].__class__.__name__,
+    search.best_params_.get("mechanism__epsilon"),
+    round(-search.best_score_, 4),
+)
+print(search.cv_results_[["epsilon", "candidate", "mean_test_score", "rank_test_score"]].head())
 
 # %%
 # The "optimal" theta minimizes the expected l2 loss of the *unbiased*
@@ -135,9 +134,9 @@ print(search.cv_results_[["epsilon", "candidate", "mean_test_score",
 # The optimal theta is specific to each epsilon, so its candidates have
 # different labels; group them as one curve before plotting.
 results = search.cv_results_.copy()
-results.loc[
-    results["candidate"].str.startswith("UtilityOptimizedRAPPOR(theta="), "candidate"
-] = "UtilityOptimizedRAPPOR(theta=optimal)"
+results.loc[results["candidate"].str.startswith("UtilityOptimizedRAPPOR(theta="), "candidate"] = (
+    "UtilityOptimizedRAPPOR(theta=optimal)"
+)
 disp = PrivacyUtilityDisplay(results, loss_name="tv", target=0.05).plot()
 disp.ax_.set_title("privacy-utility curve (10 x 10 grid, 6 sensitive cells)")
 plt.show()

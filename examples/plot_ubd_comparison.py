@@ -47,7 +47,8 @@ MECHANISMS = {
     "uHR": lambda eps, sens: UtilityOptimizedHadamardResponse(eps, sensitive=sens),
     "uSS": lambda eps, sens: UtilityOptimizedSubsetSelection(eps, sensitive=sens),
     "uBD": lambda eps, sens: UtilityOptimizedBlockDesign(
-        eps, sensitive=sens, subset_size="optimal"),
+        eps, sensitive=sens, subset_size="optimal"
+    ),
 }
 
 
@@ -72,7 +73,7 @@ def ranges(s):
 # -------------------------
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 winners = {}
-for ax, (setting, s, mass) in zip(axes, [("and", 35, 0.0457), ("or", 253, 0.5903)]):
+for ax, (setting, s, mass) in zip(axes, [("and", 35, 0.0457), ("or", 253, 0.5903)], strict=True):
     p, sens = paper_like_distribution(s, mass)
     eps_grid = np.linspace(0.5, 10, 20)
     curves = {name: [] for name in MECHANISMS}
@@ -87,12 +88,12 @@ for ax, (setting, s, mass) in zip(axes, [("and", 35, 0.0457), ("or", 253, 0.5903
     ax.semilogy(eps_grid, bound, "k--", label="converse bound")
     for edge in ranges(s):
         ax.axvline(edge, color="grey", lw=0.8, ls=":")
-    ax.set(title=f"'{setting}': k = {K}, s = {s}", xlabel="epsilon",
-           ylabel="MSE per category")
+    ax.set(title=f"'{setting}': k = {K}, s = {s}", xlabel="epsilon", ylabel="MSE per category")
     best = np.min([curves[m] for m in curves], axis=0)
     winners[setting] = [
         (round(eps, 1), "=".join(m for m in curves if curves[m][i] <= best[i] * (1 + 1e-9)))
-        for i, eps in enumerate(eps_grid)]
+        for i, eps in enumerate(eps_grid)
+    ]
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 plt.show()

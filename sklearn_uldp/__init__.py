@@ -115,4 +115,5 @@ __all__ = [
     "parallel",
     "plotting",
     "privacy",
+    "stats",
 ]

@@ -69,8 +69,7 @@ else:  # pragma: no cover - depends on the tree under test
     from sklearn_uldp._cli import main as cli_main
 
 # ------------------------------------------------------------------ outcome
-OK, CLEAR, UNCLEAR, WRONG, REJECTED_VALID = (
-    "ok", "clear", "unclear", "wrong", "rejected_valid")
+OK, CLEAR, UNCLEAR, WRONG, REJECTED_VALID = ("ok", "clear", "unclear", "wrong", "rejected_valid")
 
 
 class Outcome:
@@ -98,13 +97,22 @@ _CLEAR_SOURCES = ("sklearn_uldp", os.sep + "sklearn" + os.sep + "utils")
 # Messages of Python/numpy/pandas internals: an error carrying one of them was
 # not validated by the package, even when a package frame raised it.
 _RAW_MESSAGES = (
-    "invalid literal for int()", "could not convert string to float",
-    "setting an array element with a sequence", "unhashable type",
-    "operands could not be broadcast", "object of type", "is not subscriptable",
-    "cannot convert float NaN to integer", "unsupported operand type",
-    "not supported between instances of", "'NoneType' object",
-    "Cannot cast array data", "index out of bounds", "math domain error",
-    "only integer scalar arrays", "truth value of an array",
+    "invalid literal for int()",
+    "could not convert string to float",
+    "setting an array element with a sequence",
+    "unhashable type",
+    "operands could not be broadcast",
+    "object of type",
+    "is not subscriptable",
+    "cannot convert float NaN to integer",
+    "unsupported operand type",
+    "not supported between instances of",
+    "'NoneType' object",
+    "Cannot cast array data",
+    "index out of bounds",
+    "math domain error",
+    "only integer scalar arrays",
+    "truth value of an array",
 )
 
 
@@ -116,8 +124,12 @@ def classify_exception(exc, api, valid):
     where = f"{os.path.basename(origin)}:{frames[-1].lineno}" if frames else "?"
     msg = str(exc).replace("\n", " ")
     raw = any(r in msg for r in _RAW_MESSAGES)
-    if isinstance(exc, _EXPECTED) and any(s in origin for s in _CLEAR_SOURCES) \
-            and len(msg) >= 15 and not raw:
+    if (
+        isinstance(exc, _EXPECTED)
+        and any(s in origin for s in _CLEAR_SOURCES)
+        and len(msg) >= 15
+        and not raw
+    ):
         if valid == "valid":
             return Outcome(REJECTED_VALID, api, f"{name} on valid input", msg[:300])
         return Outcome(CLEAR, api, name, msg[:200])
@@ -195,12 +207,16 @@ def domain_verdict(domain):
 def snapshot(obj):
     """A value-level fingerprint used to detect modified inputs."""
     if isinstance(obj, pd.DataFrame):
-        return ("df", list(map(str, obj.dtypes)), repr(list(obj.columns)),
-                repr(obj.index.tolist()),
-                tuple(repr(obj[c].tolist()) for c in obj.columns), repr(obj.attrs))
+        return (
+            "df",
+            list(map(str, obj.dtypes)),
+            repr(list(obj.columns)),
+            repr(obj.index.tolist()),
+            tuple(repr(obj[c].tolist()) for c in obj.columns),
+            repr(obj.attrs),
+        )
     if isinstance(obj, pd.Series):
-        return ("s", str(obj.dtype), repr(obj.name), repr(obj.index.tolist()),
-                repr(obj.tolist()))
+        return ("s", str(obj.dtype), repr(obj.name), repr(obj.index.tolist()), repr(obj.tolist()))
     if isinstance(obj, np.ndarray):
         return ("a", obj.dtype.str, obj.shape, repr(obj.tolist()))
     if isinstance(obj, dict):
@@ -214,19 +230,43 @@ def snapshot(obj):
 
 # ------------------------------------------------------------ strategies
 _SHORT = st.text(
-    alphabet=st.sampled_from(list("abcxyz019 _,;|\"'é日本🙂\u200b\t")), min_size=0,
-    max_size=5)
+    alphabet=st.sampled_from(list("abcxyz019 _,;|\"'é日本🙂\u200b\t")), min_size=0, max_size=5
+)
 
 EPSILONS_VALID = [0.1, 0.5, 1.0, 2.0, 4.0, np.float32(1.5), np.int64(2), 3]
-EPSILONS_EDGE = [1e-300, 1e-12, 1e-6, 30.0, 36.0, 40.0, 100.0, 709.0, 709.8, 710.0,
-                 1e10, 2.0 ** 70, 1e308]
-EPSILONS_BAD = [0, 0.0, -1.0, -1e-9, float("nan"), float("inf"), -float("inf"),
-                True, "1.0", None, [1.0], complex(1, 0)]
+EPSILONS_EDGE = [
+    1e-300,
+    1e-12,
+    1e-6,
+    30.0,
+    36.0,
+    40.0,
+    100.0,
+    709.0,
+    709.8,
+    710.0,
+    1e10,
+    2.0**70,
+    1e308,
+]
+EPSILONS_BAD = [
+    0,
+    0.0,
+    -1.0,
+    -1e-9,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    True,
+    "1.0",
+    None,
+    [1.0],
+    complex(1, 0),
+]
 
 
 def eps_verdict(e):
-    if isinstance(e, (bool, np.bool_)) or not isinstance(e, (int, float, np.integer,
-                                                             np.floating)):
+    if isinstance(e, (bool, np.bool_)) or not isinstance(e, (int, float, np.integer, np.floating)):
         return "reject"
     e = float(e)
     if not (e > 0) or math.isinf(e):
@@ -238,14 +278,26 @@ def eps_verdict(e):
 
 @st.composite
 def epsilons(draw, fuzz=True):
-    kind = draw(st.sampled_from(["valid"] * 2 + ["edge"] * 2 + ["bad"])) \
-        if fuzz else "valid"
+    kind = draw(st.sampled_from(["valid"] * 2 + ["edge"] * 2 + ["bad"])) if fuzz else "valid"
     pool = {"valid": EPSILONS_VALID, "edge": EPSILONS_EDGE, "bad": EPSILONS_BAD}[kind]
     return draw(st.sampled_from(pool))
 
 
-VALID_DOMAIN_KINDS = ["str", "str", "str", "int", "int", "float", "bool", "bytes",
-                      "mixed", "unicode", "long", "missing", "intfloat"]
+VALID_DOMAIN_KINDS = [
+    "str",
+    "str",
+    "str",
+    "int",
+    "int",
+    "float",
+    "bool",
+    "bytes",
+    "mixed",
+    "unicode",
+    "long",
+    "missing",
+    "intfloat",
+]
 BAD_DOMAIN_KINDS = ["dup", "dup_num", "empty", "single", "nested", "string"]
 
 
@@ -259,35 +311,40 @@ def domains(draw, fuzz=True):
         if draw(st.integers(0, 3)) == 0:  # numeric-looking labels, as read from a CSV
             dom = ["1", "2", "10", "1.5", "0"][:k]
     elif kind == "int":
-        start = draw(st.sampled_from([0, 1, -3, 2 ** 62]))
+        start = draw(st.sampled_from([0, 1, -3, 2**62]))
         if draw(st.booleans()):
             dom = list(range(start, start + k))
         else:
-            dom = draw(st.lists(st.integers(-10 ** 6, 10 ** 6), min_size=k,
-                                max_size=k, unique=True))
+            dom = draw(st.lists(st.integers(-(10**6), 10**6), min_size=k, max_size=k, unique=True))
     elif kind == "float":
-        dom = draw(st.lists(st.sampled_from([0.5, 1.5, -2.25, 1e-300, 3.0, 1e300]),
-                            min_size=2, max_size=k, unique=True))
+        dom = draw(
+            st.lists(
+                st.sampled_from([0.5, 1.5, -2.25, 1e-300, 3.0, 1e300]),
+                min_size=2,
+                max_size=k,
+                unique=True,
+            )
+        )
     elif kind == "bool":
         dom = [False, True]
     elif kind == "intfloat":  # ints and non-integer floats in one domain
         dom = [1, 2.5, 3, -0.5, 7][:k]
     elif kind == "bytes":
-        dom = [b"a", b"b", b"\xff"][:max(2, min(k, 3))]
+        dom = [b"a", b"b", b"\xff"][: max(2, min(k, 3))]
     elif kind == "mixed":
-        dom = ["a", 1, 2.5, b"x"][:max(2, min(k, 4))]
+        dom = ["a", 1, 2.5, b"x"][: max(2, min(k, 4))]
     elif kind == "unicode":
-        dom = ["é", "日本", "🙂", "", "\u200b", "a|b", "⊥home"][:k + 1]
+        dom = ["é", "日本", "🙂", "", "\u200b", "a|b", "⊥home"][: k + 1]
     elif kind == "long":
         dom = [c * 10_000 for c in "abcdef"[:k]]
     elif kind == "missing":
-        dom = [f"v{i}" for i in range(k - 1)] + [draw(st.sampled_from(
-            [None, float("nan")]))]
+        dom = [f"v{i}" for i in range(k - 1)] + [draw(st.sampled_from([None, float("nan")]))]
     elif kind == "dup":
         dom = ["a", "b", "a"]
     elif kind == "dup_num":
-        dom = draw(st.sampled_from([[1, 1.0, 2], [True, 1, 0], [None, float("nan"), "a"],
-                                    [0, False]]))
+        dom = draw(
+            st.sampled_from([[1, 1.0, 2], [True, 1, 0], [None, float("nan"), "a"], [0, False]])
+        )
     elif kind == "empty":
         dom = []
     elif kind == "single":
@@ -296,16 +353,23 @@ def domains(draw, fuzz=True):
         dom = [["a", "b"], ["c", "d"]]
     else:  # a bare string
         dom = "abc"
-    if draw(st.booleans()) and isinstance(dom, list) and len(dom) > 1 and \
-            kind not in ("dup", "dup_num"):
+    if (
+        draw(st.booleans())
+        and isinstance(dom, list)
+        and len(dom) > 1
+        and kind not in ("dup", "dup_num")
+    ):
         dom = dom[::-1] if draw(st.booleans()) else dom
     return dom
 
 
 def _perturbed(draw, value, domain):
     """A value perturbed in type or replaced by a foreign one."""
-    how = draw(st.sampled_from(["missing", "out", "str", "float", "bool", "bytes",
-                                "int", "npstr", "parse"]))
+    how = draw(
+        st.sampled_from(
+            ["missing", "out", "str", "float", "bool", "bytes", "int", "npstr", "parse"]
+        )
+    )
     if how == "parse" and family(value) == "str":
         # "1" -> 1 or 1.0: a number is not the string category "1"
         for conv in (int, float):
@@ -337,8 +401,11 @@ def _perturbed(draw, value, domain):
 def columns(draw, domain, *, allow_bad=True):
     """Values for one column drawn from ``domain`` (list), maybe perturbed."""
     n = draw(st.sampled_from([0, 1, 2, 3, 5, 8, 13, 30]))
-    pool = domain if isinstance(domain, list) and domain and all(
-        not isinstance(d, list) for d in domain) else ["a", "b"]
+    pool = (
+        domain
+        if isinstance(domain, list) and domain and all(not isinstance(d, list) for d in domain)
+        else ["a", "b"]
+    )
     values = [draw(st.sampled_from(pool)) for _ in range(n)]
     if allow_bad and n and draw(st.integers(0, 2)) == 0:
         for i in draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3)):
@@ -363,18 +430,26 @@ def container_of(values, how, name="c"):
     if how == "series":
         return pd.Series(values, dtype=object, name=name)
     if how == "two_columns":
-        return pd.DataFrame({name: pd.Series(values, dtype=object),
-                             "other": pd.Series(values, dtype=object)})
+        return pd.DataFrame(
+            {name: pd.Series(values, dtype=object), "other": pd.Series(values, dtype=object)}
+        )
     if how == "sparse":
         import scipy.sparse as sp
+
         try:
             return sp.csr_matrix(np.asarray(values, dtype=float).reshape(-1, 1))
         except (TypeError, ValueError):
             return sp.csr_matrix(np.zeros((len(values), 1)))
-    dtype = {"df_arrow": "string[pyarrow]",
-             "df_object": object, "df_category": "category", "df_Int64": "Int64",
-             "df_string": "string", "df_boolean": "boolean", "df_float": float,
-             "df_infer": None}[how]
+    dtype = {
+        "df_arrow": "string[pyarrow]",
+        "df_object": object,
+        "df_category": "category",
+        "df_Int64": "Int64",
+        "df_string": "string",
+        "df_boolean": "boolean",
+        "df_float": float,
+        "df_infer": None,
+    }[how]
     try:
         col = pd.Series(values, dtype=dtype)
     except (TypeError, ValueError):  # the dtype cannot hold these values
@@ -382,10 +457,24 @@ def container_of(values, how, name="c"):
     return pd.DataFrame({name: col})
 
 
-CONTAINERS = ["object", "object", "native", "list", "1d", "series", "two_columns",
-              "sparse", "df_arrow",
-              "df_object", "df_category", "df_Int64", "df_string", "df_boolean",
-              "df_float", "df_infer"]
+CONTAINERS = [
+    "object",
+    "object",
+    "native",
+    "list",
+    "1d",
+    "series",
+    "two_columns",
+    "sparse",
+    "df_arrow",
+    "df_object",
+    "df_category",
+    "df_Int64",
+    "df_string",
+    "df_boolean",
+    "df_float",
+    "df_infer",
+]
 
 
 def container_values(X):
@@ -409,12 +498,19 @@ def container_values(X):
 def sensitive_for(draw, domain, fuzz=True):
     """A sensitive specification over ``domain``."""
     k = len(domain)
-    kind = draw(st.sampled_from(["subset"] * 4 + ["mask", "callable", "all"] + (
-        ["empty", "unknown", "dup", "mask_false", "mask_len", "coerced", "string"]
-        if fuzz else [])))
+    kind = draw(
+        st.sampled_from(
+            ["subset"] * 4
+            + ["mask", "callable", "all"]
+            + (
+                ["empty", "unknown", "dup", "mask_false", "mask_len", "coerced", "string"]
+                if fuzz
+                else []
+            )
+        )
+    )
     if kind == "subset":
-        idx = sorted(draw(st.lists(st.integers(0, k - 1), min_size=1, max_size=k,
-                                   unique=True)))
+        idx = sorted(draw(st.lists(st.integers(0, k - 1), min_size=1, max_size=k, unique=True)))
         return [domain[i] for i in idx]
     if kind == "mask":
         m = draw(st.lists(st.booleans(), min_size=k, max_size=k))
@@ -455,8 +551,7 @@ def sensitive_verdict(sens, domain):
         return mask, combine(v, "may")
     if not isinstance(sens, list):
         return None, "may"
-    if all(family(d) == "bool" for d in domain) and all(
-            family(s) == "bool" for s in sens):
+    if all(family(d) == "bool" for d in domain) and all(family(s) == "bool" for s in sens):
         return None, "may"  # mask or values: ambiguous on a bool domain
     if len(sens) == k and sens and all(isinstance(s, bool) for s in sens):
         mask = np.array(sens)
@@ -478,21 +573,40 @@ def sensitive_verdict(sens, domain):
 
 # --------------------------------------------------------- mechanism cases
 MECHANISM_NAMES = [
-    "RandomizedResponse", "UtilityOptimizedRR", "RAPPOR", "UtilityOptimizedRAPPOR",
-    "UtilityOptimizedOUE", "NonPrivate", "BinaryOptimalResponse", "HadamardResponse",
-    "HighLowHadamardResponse", "BlockHadamardResponse",
-    "UtilityOptimizedBlockDesign", "PersonalizedMechanism"]
-ULDP = {"UtilityOptimizedRR", "UtilityOptimizedRAPPOR", "UtilityOptimizedOUE",
-        "UtilityOptimizedBlockDesign", "PersonalizedMechanism"}
+    "RandomizedResponse",
+    "UtilityOptimizedRR",
+    "RAPPOR",
+    "UtilityOptimizedRAPPOR",
+    "UtilityOptimizedOUE",
+    "NonPrivate",
+    "BinaryOptimalResponse",
+    "HadamardResponse",
+    "HighLowHadamardResponse",
+    "BlockHadamardResponse",
+    "UtilityOptimizedBlockDesign",
+    "PersonalizedMechanism",
+]
+ULDP = {
+    "UtilityOptimizedRR",
+    "UtilityOptimizedRAPPOR",
+    "UtilityOptimizedOUE",
+    "UtilityOptimizedBlockDesign",
+    "PersonalizedMechanism",
+}
 PURE_LDP = {"RandomizedResponse", "RAPPOR", "HadamardResponse"}
 RANDOM_STATES = [0, 0, 0, 7, None, "gen", "seedseq", "randomstate", -1, 1.5, "secure"]
 
 
 def _random_state(rs):
-    return {"gen": lambda: np.random.default_rng(1),
+    return (
+        {
+            "gen": lambda: np.random.default_rng(1),
             "seedseq": lambda: np.random.SeedSequence(3),
-            "randomstate": lambda: np.random.RandomState(2)}.get(
-        rs, lambda: rs)() if isinstance(rs, str) else rs
+            "randomstate": lambda: np.random.RandomState(2),
+        }.get(rs, lambda: rs)()
+        if isinstance(rs, str)
+        else rs
+    )
 
 
 SAFE_CONTAINERS = ["object", "list", "df_object", "series", "df_category", "native"]
@@ -527,52 +641,100 @@ def mechanism_cases(draw, names=None):
         if name == "PersonalizedMechanism" and P and draw(st.integers(0, 4)) == 0:
             params["sensitive"] = None
     if name in ("RAPPOR", "UtilityOptimizedRAPPOR") or (
-            name == "PersonalizedMechanism" and draw(st.booleans())):
-        params["theta"] = draw(st.sampled_from(
-            [None, None, 0.5, 0.25, 0.9] + (["optimal"] if name == "UtilityOptimizedRAPPOR"
-                                             else []) + (
-                [1e-12, 1 - 1e-12, 0.0, 1.0, 1.5, -0.1, float("nan"), "0.5"] if P else [])))
-    if name in ("RAPPOR", "UtilityOptimizedRAPPOR", "UtilityOptimizedOUE",
-                "UtilityOptimizedBlockDesign"):
+        name == "PersonalizedMechanism" and draw(st.booleans())
+    ):
+        params["theta"] = draw(
+            st.sampled_from(
+                [None, None, 0.5, 0.25, 0.9]
+                + (["optimal"] if name == "UtilityOptimizedRAPPOR" else [])
+                + ([1e-12, 1 - 1e-12, 0.0, 1.0, 1.5, -0.1, float("nan"), "0.5"] if P else [])
+            )
+        )
+    if name in (
+        "RAPPOR",
+        "UtilityOptimizedRAPPOR",
+        "UtilityOptimizedOUE",
+        "UtilityOptimizedBlockDesign",
+    ):
         params["sparse_output"] = draw(st.sampled_from([False, True, False] + [1] * P))
     if name == "HadamardResponse":
-        params["block_size"] = draw(st.sampled_from(
-            [None, None, 2, 4, 8, "auto"] + ([3, 1, 0, -2, 2 ** 40, 2.0] if P else [])))
+        params["block_size"] = draw(
+            st.sampled_from(
+                [None, None, 2, 4, 8, "auto"] + ([3, 1, 0, -2, 2**40, 2.0] if P else [])
+            )
+        )
     if name == "BlockHadamardResponse":
         if okdom:
             k = len(domain)
-            params["blocks"] = draw(st.sampled_from([
-                [i % 2 for i in range(k)], [0] * k, list(range(k)),
-                [[domain[i] for i in range(0, k, 2)], [domain[i] for i in range(1, k, 2)]]]
-                + ([[[domain[0]]], [0] * (k + 1), [-1] * k, [[domain[0]], [domain[0]]]]
-                   if P else [])))
+            params["blocks"] = draw(
+                st.sampled_from(
+                    [
+                        [i % 2 for i in range(k)],
+                        [0] * k,
+                        list(range(k)),
+                        [[domain[i] for i in range(0, k, 2)], [domain[i] for i in range(1, k, 2)]],
+                    ]
+                    + (
+                        [[[domain[0]]], [0] * (k + 1), [-1] * k, [[domain[0]], [domain[0]]]]
+                        if P
+                        else []
+                    )
+                )
+            )
         else:
             params["blocks"] = [0, 1]
     if name == "UtilityOptimizedBlockDesign":
-        params["subset_size"] = draw(st.sampled_from([1, 1, 2, 3, "auto"] + (
-            [0, -1, 100, 2.5] if P else [])))
+        params["subset_size"] = draw(
+            st.sampled_from([1, 1, 2, 3, "auto"] + ([0, -1, 100, 2.5] if P else []))
+        )
     if name == "PersonalizedMechanism":
         params["mechanism"] = draw(st.sampled_from(["urr", "urap", "urr"] + ["zzz"] * P))
         params["n_reports"] = draw(st.sampled_from([1, 1, 2] + [0] * P))
         params["tags"] = draw(st.sampled_from([("home",), ("home", "work")] + [()] * P))
     if name != "NonPrivate":
-        params["random_state"] = _random_state(draw(st.sampled_from(
-            RANDOM_STATES if P else RANDOM_STATES[:6])))
+        params["random_state"] = _random_state(
+            draw(st.sampled_from(RANDOM_STATES if P else RANDOM_STATES[:6]))
+        )
     values = draw(columns(domain, allow_bad=fz["column"]))
     how = draw(st.sampled_from(CONTAINERS if fz["container"] else SAFE_CONTAINERS))
     if name == "PersonalizedMechanism":
         how = "pum"
-        tags = {t: [draw(st.sampled_from(
-            (domain if okdom else ["a"]) + [None] + ["zz_out"] * fz["column"]))
-            for _ in values] for t in params["tags"]}
-        extra = ([draw(st.sampled_from(domain if okdom else ["a"])) for _ in values]
-                 if params["n_reports"] == 2 else None)
-        return {"api": name, "focus": focus, "params": params, "values": values,
-                "how": how, "tags": tags, "extra": extra,
-                "pandas_out": draw(st.booleans()), "fit_on_X": True}
-    return {"api": name, "focus": focus, "params": params, "values": values, "how": how,
-            "pandas_out": draw(st.integers(0, 3)) == 0,
-            "fit_on_X": draw(st.booleans())}
+        tags = {
+            t: [
+                draw(
+                    st.sampled_from(
+                        (domain if okdom else ["a"]) + [None] + ["zz_out"] * fz["column"]
+                    )
+                )
+                for _ in values
+            ]
+            for t in params["tags"]
+        }
+        extra = (
+            [draw(st.sampled_from(domain if okdom else ["a"])) for _ in values]
+            if params["n_reports"] == 2
+            else None
+        )
+        return {
+            "api": name,
+            "focus": focus,
+            "params": params,
+            "values": values,
+            "how": how,
+            "tags": tags,
+            "extra": extra,
+            "pandas_out": draw(st.booleans()),
+            "fit_on_X": True,
+        }
+    return {
+        "api": name,
+        "focus": focus,
+        "params": params,
+        "values": values,
+        "how": how,
+        "pandas_out": draw(st.integers(0, 3)) == 0,
+        "fit_on_X": draw(st.booleans()),
+    }
 
 
 def _build_X(case):
@@ -610,9 +772,19 @@ def _param_verdict(case):
             mask, v = np.zeros(len(dom), bool), "valid"
         else:
             mask, v = sensitive_verdict(p["sensitive"], dom)
-        if name == "PersonalizedMechanism" and mask is None and v == "reject" and (
-                p["sensitive"] == [] or (isinstance(p["sensitive"], list) and len(
-                    p["sensitive"]) == len(dom) and not any(p["sensitive"]))):
+        if (
+            name == "PersonalizedMechanism"
+            and mask is None
+            and v == "reject"
+            and (
+                p["sensitive"] == []
+                or (
+                    isinstance(p["sensitive"], list)
+                    and len(p["sensitive"]) == len(dom)
+                    and not any(p["sensitive"])
+                )
+            )
+        ):
             v, mask = "may", None  # PUM: an empty common X_S is documented
         verdicts.append(v)
     if "theta" in p:
@@ -633,7 +805,7 @@ def _param_verdict(case):
             pass
         elif isinstance(b, float) or b < 2:
             verdicts.append("reject")
-        elif b & (b - 1) or b > 2 ** 20:
+        elif b & (b - 1) or b > 2**20:
             verdicts.append("may")  # not a power of two / absurdly large
     if "blocks" in p and verdicts[0] == "valid":
         b, k = p["blocks"], len(dom)
@@ -659,8 +831,7 @@ def _param_verdict(case):
             verdicts.append("reject")
         if p["n_reports"] < 1:
             verdicts.append("reject")
-        if isinstance(dom, list) and any(
-                isinstance(d, str) and d.startswith("⊥") for d in dom):
+        if isinstance(dom, list) and any(isinstance(d, str) and d.startswith("⊥") for d in dom):
             verdicts.append("reject")
         if not p["tags"]:
             verdicts.append("may")
@@ -694,8 +865,12 @@ def _column_verdict(case, domain):
             codes.append(c)
             verdict = combine(verdict, vv)
         if case["extra"] is not None or any(
-                combine(*[match_code(t, domain)[1] for t in vals if family(t) != "missing"]
-                        or ["valid"]) == "reject" for vals in case["tags"].values()):
+            combine(
+                *[match_code(t, domain)[1] for t in vals if family(t) != "missing"] or ["valid"]
+            )
+            == "reject"
+            for vals in case["tags"].values()
+        ):
             verdict = combine(verdict, "may" if verdict != "reject" else "reject")
             if any("zz_out" in vals for vals in case["tags"].values()):
                 verdict = "reject"
@@ -705,8 +880,7 @@ def _column_verdict(case, domain):
     codes = []
     for orig, v in zip(values, got, strict=False):
         c, vv = match_code(v, domain)
-        if family(orig) != family(v) and not (
-                family(orig) == "missing" and family(v) == "missing"):
+        if family(orig) != family(v) and not (family(orig) == "missing" and family(v) == "missing"):
             # The container itself converted the value (e.g. a native numpy
             # array turns [1, "a"] into strings): the user asked for this.
             vv = combine(vv, "may")
@@ -721,13 +895,17 @@ def _column_verdict(case, domain):
         except (TypeError, ValueError):
             conv = None
         if conv is not None and conv.dtype.kind in "US":
-            verdict = combine(*["may" if match_code(v.item() if hasattr(v, "item") else v,
-                                                    domain)[0] >= 0 else "reject"
-                                for v in conv])
+            verdict = combine(
+                *[
+                    "may"
+                    if match_code(v.item() if hasattr(v, "item") else v, domain)[0] >= 0
+                    else "reject"
+                    for v in conv
+                ]
+            )
         else:
             verdict = combine(verdict, "may")
-    if how == "native" and X.dtype.kind in "USO" and len(
-            {family(v) for v in values}) > 1:
+    if how == "native" and X.dtype.kind in "USO" and len({family(v) for v in values}) > 1:
         verdict = combine(verdict, "may")
     return verdict, codes
 
@@ -752,8 +930,7 @@ def _output_codes(channel, R):
         for r in R[:, 0]:
             c, v = match_code(r, labels)
             if c < 0:
-                raise _Wrong("report outside output domain",
-                             f"{r!r} not in {labels[:8]!r}")
+                raise _Wrong("report outside output domain", f"{r!r} not in {labels[:8]!r}")
             out.append(c)
         return np.array(out)
     if not isinstance(channel, M.UnaryEncodingChannel):
@@ -761,8 +938,10 @@ def _output_codes(channel, R):
         if vals.dtype.kind not in "iu":
             raise _Wrong("report dtype", f"codes of dtype {vals.dtype}")
         if vals.size and (vals.min() < 0 or vals.max() >= channel.n_outputs):
-            raise _Wrong("report outside output domain",
-                         f"codes {vals.min()}..{vals.max()}, n_outputs={channel.n_outputs}")
+            raise _Wrong(
+                "report outside output domain",
+                f"codes {vals.min()}..{vals.max()}, n_outputs={channel.n_outputs}",
+            )
         return vals.astype(int)
     # bit vectors
     if R.ndim != 2 or R.shape[1] != k:
@@ -801,8 +980,7 @@ def check_channel(channel, epsilon, mech_name):
             cols = np.ones(Q.shape[1], bool)
         elif mech_name in ULDP:
             smask = np.asarray(channel.sensitive_mask, bool)
-            cols = (Q[smask] > 0).any(axis=0) if smask.any() else np.zeros(
-                Q.shape[1], bool)
+            cols = (Q[smask] > 0).any(axis=0) if smask.any() else np.zeros(Q.shape[1], bool)
         else:
             cols = np.zeros(Q.shape[1], bool)
         for j in np.flatnonzero(cols):
@@ -810,9 +988,10 @@ def check_channel(channel, epsilon, mech_name):
             if col.max() == 0:
                 continue
             if col.min() <= 0 or math.log(col.max()) - math.log(col.min()) > bound:
-                raise _Wrong("channel violates its epsilon",
-                             f"{mech_name} eps={epsilon}: output {j} ratio "
-                             f"{col.max()}/{col.min()}")
+                raise _Wrong(
+                    "channel violates its epsilon",
+                    f"{mech_name} eps={epsilon}: output {j} ratio {col.max()}/{col.min()}",
+                )
     return Q
 
 
@@ -821,6 +1000,7 @@ def _check_mechanism_result(case, mech, X, reports, codes, mask):
     n = len(case["values"])
     channel = mech.channel_
     from sklearn_uldp.mechanisms import get_channel
+
     if get_channel(reports) != channel:
         raise _Wrong("reports carry another channel", repr(get_channel(reports)))
     R = _dense(reports)
@@ -834,18 +1014,17 @@ def _check_mechanism_result(case, mech, X, reports, codes, mask):
     dom = p["categories"]
     if dom != "auto" and name != "PersonalizedMechanism":
         got = list(channel.categories)
-        if len(got) != len(dom) or any(match_code(g, dom)[0] != i
-                                       for i, g in enumerate(got)):
-            raise _Wrong("channel categories differ from the domain",
-                         f"{got[:6]!r} vs {dom[:6]!r}")
+        if len(got) != len(dom) or any(match_code(g, dom)[0] != i for i, g in enumerate(got)):
+            raise _Wrong("channel categories differ from the domain", f"{got[:6]!r} vs {dom[:6]!r}")
     if mask is not None and name != "PersonalizedMechanism":
         got = np.asarray(channel.sensitive_mask, bool)
         if got.shape != mask.shape or (got != mask).any():
             raise _Wrong("sensitive set differs", f"{got} vs {mask}")
     eps = None
     if "epsilon" in p:
-        eps = float(p["epsilon"]) / (p.get("n_reports", 1) if name ==
-                                     "PersonalizedMechanism" else 1)
+        eps = float(p["epsilon"]) / (
+            p.get("n_reports", 1) if name == "PersonalizedMechanism" else 1
+        )
     Q = check_channel(channel, eps, name)
     if name == "PersonalizedMechanism":
         # One report per value column (n_reports of them), each over Z.
@@ -854,7 +1033,7 @@ def _check_mechanism_result(case, mech, X, reports, codes, mask):
         if width < 1:
             raise _Wrong("report shape", f"{R.shape} for n_reports={t}")
         for j in range(t):
-            _output_codes(channel, R[:, j * width:(j + 1) * width])
+            _output_codes(channel, R[:, j * width : (j + 1) * width])
         return
     out = _output_codes(channel, R)
     if name == "NonPrivate" and codes is not None and out is not None:
@@ -863,8 +1042,7 @@ def _check_mechanism_result(case, mech, X, reports, codes, mask):
     if Q is not None and out is not None and codes is not None and len(codes) == n:
         for x, y in zip(codes, out, strict=False):
             if x >= 0 and Q[x, y] <= 0:
-                raise _Wrong("report impossible under the channel",
-                             f"input code {x} -> output {y}")
+                raise _Wrong("report impossible under the channel", f"input code {x} -> output {y}")
 
 
 def run_mechanism_case(case):
@@ -872,8 +1050,7 @@ def run_mechanism_case(case):
     cls = getattr(M, api)
     X = _build_X(case)
     params = case["params"]
-    snap_X, snap_p = snapshot(X), snapshot({k: v for k, v in params.items()
-                                            if k != "random_state"})
+    snap_X, snap_p = snapshot(X), snapshot({k: v for k, v in params.items() if k != "random_state"})
     pverdict, mask = _param_verdict(case)
     dom = params["categories"]
     if dom == "auto":
@@ -903,8 +1080,10 @@ def run_mechanism_case(case):
                 return Outcome(WRONG, api, "input modified", repr(type(X)))
             return out
     try:
-        if snapshot(X) != snap_X or snapshot({k: v for k, v in params.items()
-                                              if k != "random_state"}) != snap_p:
+        if (
+            snapshot(X) != snap_X
+            or snapshot({k: v for k, v in params.items() if k != "random_state"}) != snap_p
+        ):
             raise _Wrong("input modified", "X or a parameter changed")
         if verdict == "reject":
             raise _Wrong("invalid input accepted", _why_reject(case))
@@ -922,9 +1101,16 @@ def _why_reject(case):
     parts = []
     pv, _ = _param_verdict(case)
     if pv == "reject":
-        parts.append("params " + repr({k: (v if not isinstance(v, list) or len(repr(v)) < 80
-                                       else repr(v)[:80]) for k, v in p.items()
-                                       if k != "random_state"})[:300])
+        parts.append(
+            "params "
+            + repr(
+                {
+                    k: (v if not isinstance(v, list) or len(repr(v)) < 80 else repr(v)[:80])
+                    for k, v in p.items()
+                    if k != "random_state"
+                }
+            )[:300]
+        )
     dom = p["categories"]
     if dom != "auto" and domain_verdict(dom) == "valid":
         cv, _ = _column_verdict(case, dom)
@@ -936,67 +1122,177 @@ def _why_reject(case):
                 vals = container_values(X) or []
                 bad = [v for v in vals if match_code(v, dom)[1] == "reject"]
                 if case["how"] == "pum":
-                    bad = bad + [t for vals in case["tags"].values() for t in vals
-                                 if t == "zz_out"]
-                parts.append(f"values {[repr(b)[:40] for b in bad[:3]]} ({case['how']}) "
-                             f"vs domain {repr(dom)[:80]}")
+                    bad = bad + [t for vals in case["tags"].values() for t in vals if t == "zz_out"]
+                parts.append(
+                    f"values {[repr(b)[:40] for b in bad[:3]]} ({case['how']}) "
+                    f"vs domain {repr(dom)[:80]}"
+                )
     return "; ".join(parts)
 
 
 # ------------------------------------------------------------ estimators
-ESTIMATORS = ["EmpiricalEstimator", "EmpiricalEstimator:simplex", "EmpiricalEstimator:clip",
-              "ThresholdEstimator", "EMEstimator"]
+ESTIMATORS = [
+    "EmpiricalEstimator",
+    "EmpiricalEstimator:simplex",
+    "EmpiricalEstimator:clip",
+    "ThresholdEstimator",
+    "EMEstimator",
+]
 
 SPEC_TAMPER = [
-    ("epsilon", 0), ("epsilon", -1.0), ("epsilon", "1.0"), ("epsilon", float("nan")),
-    ("epsilon", float("inf")), ("epsilon", True), ("epsilon", None), ("epsilon", 1e-320),
-    ("theta", 1.5), ("theta", 0.0), ("theta", "x"), ("theta", 1.0),
-    ("categories", []), ("categories", ["a"]), ("categories", "dup"),
-    ("categories", [["a", "b"]]), ("sensitive", "all_false"), ("sensitive", "short"),
-    ("sensitive", "labels"), ("mechanism", "zzz"), ("mechanism", None), ("drop", "epsilon"),
-    ("drop", "categories"), ("block_size", 3), ("blocks", "short"), ("subset_size", 0),
-    ("epsilon_12", -1.0), ("extra", "unknown_key"),
+    ("epsilon", 0),
+    ("epsilon", -1.0),
+    ("epsilon", "1.0"),
+    ("epsilon", float("nan")),
+    ("epsilon", float("inf")),
+    ("epsilon", True),
+    ("epsilon", None),
+    ("epsilon", 1e-320),
+    ("theta", 1.5),
+    ("theta", 0.0),
+    ("theta", "x"),
+    ("theta", 1.0),
+    ("categories", []),
+    ("categories", ["a"]),
+    ("categories", "dup"),
+    ("categories", [["a", "b"]]),
+    ("sensitive", "all_false"),
+    ("sensitive", "short"),
+    ("sensitive", "labels"),
+    ("mechanism", "zzz"),
+    ("mechanism", None),
+    ("drop", "epsilon"),
+    ("drop", "categories"),
+    ("block_size", 3),
+    ("blocks", "short"),
+    ("subset_size", 0),
+    ("epsilon_12", -1.0),
+    ("extra", "unknown_key"),
 ]
 
 ESTIMATOR_PARAMS = {  # base name -> [(params, verdict)]
     "ThresholdEstimator": [
-        ({"alpha": a}, v) for a, v in [
-            (0.05, "valid"), (0.5, "valid"), (1e-300, "may"), (1 - 1e-16, "may"),
-            (0, "reject"), (1, "reject"), (-0.1, "reject"), (1.5, "reject"),
-            (float("nan"), "reject"), ("0.05", "reject"), (None, "reject")]],
+        ({"alpha": a}, v)
+        for a, v in [
+            (0.05, "valid"),
+            (0.5, "valid"),
+            (1e-300, "may"),
+            (1 - 1e-16, "may"),
+            (0, "reject"),
+            (1, "reject"),
+            (-0.1, "reject"),
+            (1.5, "reject"),
+            (float("nan"), "reject"),
+            ("0.05", "reject"),
+            (None, "reject"),
+        ]
+    ],
     "EMEstimator": [
-        ({"tol": t}, v) for t, v in [
-            ("auto", "valid"), (1e-6, "valid"), (1e-300, "may"), (0, "reject"),
-            (-1.0, "reject"), (float("nan"), "reject"), (float("inf"), "may"),
-            ("x", "reject")]] + [
-        ({"max_iter": m}, v) for m, v in [
-            (1, "valid"), (2, "valid"), (0, "reject"), (-1, "reject"), (2.5, "reject"),
-            (None, "reject")]] + [
-        ({"init": i}, v) for i, v in [
-            ("uniform", "valid"), ("empirical", "valid"), ("threshold", "valid"),
-            ("zzz", "reject"), ("uniform_len", "valid"), ("short", "reject"),
-            ("negative", "reject"), ("nan", "reject"), ("unnormalized", "may"),
-            ("zeros", "may")]] + [
-        ({"n_jobs": j}, v) for j, v in [(None, "valid"), (1, "valid"), (2, "valid"),
-                                        (-1, "valid"), (0, "may"), (1.5, "reject")]] + [
-        ({"report_store": r}, v) for r, v in [
-            ("memory", "valid"), ("disk", "valid"), ("/nonexistent/dir/xyz", "reject"),
-            ("", "reject"), (5, "reject")]] + [
-        ({"acceleration": a}, v) for a, v in [(None, "valid"), ("squarem", "valid"),
-                                              ("zz", "reject")]] + [
-        ({"working_set": w}, v) for w, v in [(True, "valid"), (False, "valid"),
-                                             ("yes", "reject")]],
-    "PersonalizedEstimator": [({"background": b}, v) for b, v in [
-        ("valid", "valid"), ("unknown_tag", "reject"), ("unknown_value", "reject"),
-        ("negative", "reject"), ("nan", "reject"), ("zeros", "reject"),
-        ("string_weight", "may"), ("empty", "may"), ("not_dict", "reject")]],
-    "EmpiricalEstimator": [({"projection": p}, v) for p, v in [
-        (None, "valid"), ("simplex", "valid"), ("clip", "valid"), ("zz", "reject"),
-        (1, "reject")]],
+        ({"tol": t}, v)
+        for t, v in [
+            ("auto", "valid"),
+            (1e-6, "valid"),
+            (1e-300, "may"),
+            (0, "reject"),
+            (-1.0, "reject"),
+            (float("nan"), "reject"),
+            (float("inf"), "may"),
+            ("x", "reject"),
+        ]
+    ]
+    + [
+        ({"max_iter": m}, v)
+        for m, v in [
+            (1, "valid"),
+            (2, "valid"),
+            (0, "reject"),
+            (-1, "reject"),
+            (2.5, "reject"),
+            (None, "reject"),
+        ]
+    ]
+    + [
+        ({"init": i}, v)
+        for i, v in [
+            ("uniform", "valid"),
+            ("empirical", "valid"),
+            ("threshold", "valid"),
+            ("zzz", "reject"),
+            ("uniform_len", "valid"),
+            ("short", "reject"),
+            ("negative", "reject"),
+            ("nan", "reject"),
+            ("unnormalized", "may"),
+            ("zeros", "may"),
+        ]
+    ]
+    + [
+        ({"n_jobs": j}, v)
+        for j, v in [
+            (None, "valid"),
+            (1, "valid"),
+            (2, "valid"),
+            (-1, "valid"),
+            (0, "may"),
+            (1.5, "reject"),
+        ]
+    ]
+    + [
+        ({"report_store": r}, v)
+        for r, v in [
+            ("memory", "valid"),
+            ("disk", "valid"),
+            ("/nonexistent/dir/xyz", "reject"),
+            ("", "reject"),
+            (5, "reject"),
+        ]
+    ]
+    + [
+        ({"acceleration": a}, v)
+        for a, v in [(None, "valid"), ("squarem", "valid"), ("zz", "reject")]
+    ]
+    + [({"working_set": w}, v) for w, v in [(True, "valid"), (False, "valid"), ("yes", "reject")]],
+    "PersonalizedEstimator": [
+        ({"background": b}, v)
+        for b, v in [
+            ("valid", "valid"),
+            ("unknown_tag", "reject"),
+            ("unknown_value", "reject"),
+            ("negative", "reject"),
+            ("nan", "reject"),
+            ("zeros", "reject"),
+            ("string_weight", "may"),
+            ("empty", "may"),
+            ("not_dict", "reject"),
+        ]
+    ],
+    "EmpiricalEstimator": [
+        ({"projection": p}, v)
+        for p, v in [
+            (None, "valid"),
+            ("simplex", "valid"),
+            ("clip", "valid"),
+            ("zz", "reject"),
+            (1, "reject"),
+        ]
+    ],
 }
 
-REPORT_TAMPER = ["float", "bool", "str", "out", "nan", "extra_col", "bits_2",
-                 "negative", "drop_col", "empty", "as_int64", "dataframe", "list"]
+REPORT_TAMPER = [
+    "float",
+    "bool",
+    "str",
+    "out",
+    "nan",
+    "extra_col",
+    "bits_2",
+    "negative",
+    "drop_col",
+    "empty",
+    "as_int64",
+    "dataframe",
+    "list",
+]
 
 
 def _tamper_spec(spec, what, value):
@@ -1056,7 +1352,7 @@ def _tamper_reports(reports, channel, how):
         T = R.astype(object).copy()
         if T.shape[0] == 0:
             return None, None
-        T[0, 0] = "zz_out" if cat else 10 ** 6
+        T[0, 0] = "zz_out" if cat else 10**6
         return T, "reject"
     if how == "nan":
         T = R.astype(object).copy()
@@ -1098,13 +1394,20 @@ def _tamper_reports(reports, channel, how):
 
 def _make_estimator(name, mechanism=None, params=None, k=None, cats0=None):
     from sklearn_uldp import estimators as E
+
     base, _, proj = name.partition(":")
     kw = {} if mechanism is None else {"mechanism": mechanism}
     if params:
         params = dict(params)
         init = params.get("init")
-        if isinstance(init, str) and init in ("uniform_len", "short", "negative", "nan",
-                                              "unnormalized", "zeros"):
+        if isinstance(init, str) and init in (
+            "uniform_len",
+            "short",
+            "negative",
+            "nan",
+            "unnormalized",
+            "zeros",
+        ):
             arr = np.full(k, 1.0 / k)
             if init == "short":
                 arr = arr[:-1]
@@ -1121,11 +1424,16 @@ def _make_estimator(name, mechanism=None, params=None, k=None, cats0=None):
         if isinstance(bg, str):
             c0 = cats0
             params["background"] = {
-                "valid": {"home": {c0: 1.0}}, "unknown_tag": {"zz_tag": {c0: 1.0}},
+                "valid": {"home": {c0: 1.0}},
+                "unknown_tag": {"zz_tag": {c0: 1.0}},
                 "unknown_value": {"home": {"zz_not_a_category": 1.0}},
-                "negative": {"home": {c0: -1.0}}, "nan": {"home": {c0: float("nan")}},
-                "zeros": {"home": {c0: 0.0}}, "string_weight": {"home": {c0: "1"}},
-                "empty": {"home": {}}, "not_dict": {"home": [c0]}}[bg]
+                "negative": {"home": {c0: -1.0}},
+                "nan": {"home": {c0: float("nan")}},
+                "zeros": {"home": {c0: 0.0}},
+                "string_weight": {"home": {c0: "1"}},
+                "empty": {"home": {}},
+                "not_dict": {"home": [c0]},
+            }[bg]
         if base == "EmpiricalEstimator":
             return E.EmpiricalEstimator(**{**params, **kw})
         if base == "EMEstimator":
@@ -1156,9 +1464,8 @@ def check_distribution(est, name, channel, k=None):
     if cats is not None:
         want = list(channel.categories)
         if name.startswith("Personalized"):
-            want = want[:len(cats)]
-        if len(cats) != len(want) or any(
-                match_code(c, want)[0] != i for i, c in enumerate(cats)):
+            want = want[: len(cats)]
+        if len(cats) != len(want) or any(match_code(c, want)[0] != i for i, c in enumerate(cats)):
             raise _Wrong("estimate for another category set", f"{list(cats)[:6]}")
 
 
@@ -1168,13 +1475,32 @@ def estimator_cases(draw):
     # A valid mechanism most of the time: the estimator is what is fuzzed here.
     if draw(st.integers(0, 3)):
         mcase = _sanitize(draw, mcase)
-    name = draw(st.sampled_from(ESTIMATORS + (
-        ["PersonalizedEstimator"] if mcase["api"] == "PersonalizedMechanism" else [])))
+    name = draw(
+        st.sampled_from(
+            ESTIMATORS
+            + (["PersonalizedEstimator"] if mcase["api"] == "PersonalizedMechanism" else [])
+        )
+    )
     if mcase["api"] == "PersonalizedMechanism" and draw(st.booleans()):
         name = "PersonalizedEstimator"
-    via = draw(st.sampled_from(["reports", "reports", "mechanism", "channel", "spec",
-                                "spec_tampered", "tampered", "tampered", "partial",
-                                "mixed", "params", "params"]))
+    via = draw(
+        st.sampled_from(
+            [
+                "reports",
+                "reports",
+                "mechanism",
+                "channel",
+                "spec",
+                "spec_tampered",
+                "tampered",
+                "tampered",
+                "partial",
+                "mixed",
+                "params",
+                "params",
+            ]
+        )
+    )
     tamper = None
     if via == "params":
         base = name.partition(":")[0]
@@ -1191,6 +1517,7 @@ def estimator_cases(draw):
 def _other_reports(mech, mcase, how):
     """A second batch of reports from a mechanism that differs in ``how``."""
     from sklearn.base import clone
+
     other = clone(mech)
     params = other.get_params()
     cats = list(mech.categories_)
@@ -1223,8 +1550,15 @@ def _sanitize(draw, mcase):
     mcase = copy.deepcopy(mcase)
     p = mcase["params"]
     k = draw(st.integers(2, 6))
-    dom = draw(st.sampled_from([[f"c{i}" for i in range(k)], list(range(k)),
-                                ["é", "日本", "🙂", "x"][:max(2, min(k, 4))]]))
+    dom = draw(
+        st.sampled_from(
+            [
+                [f"c{i}" for i in range(k)],
+                list(range(k)),
+                ["é", "日本", "🙂", "x"][: max(2, min(k, 4))],
+            ]
+        )
+    )
     if mcase["api"] == "BinaryOptimalResponse":
         dom = dom[:2]
     p["categories"] = dom
@@ -1310,17 +1644,24 @@ def run_estimator_case(case):
             return Outcome(OK, api)
     if len(mcase["values"]) == 0 or _dense(reports).shape[0] == 0:
         verdict = combine(verdict, "may")
-    if mcase["api"] == "PersonalizedMechanism" and case["api"] != "PersonalizedEstimator" \
-            and mcase["params"].get("n_reports", 1) > 1:
+    if (
+        mcase["api"] == "PersonalizedMechanism"
+        and case["api"] != "PersonalizedEstimator"
+        and mcase["params"].get("n_reports", 1) > 1
+    ):
         verdict = combine(verdict, "may")  # t reports a user: a PUM-only layout
     snap = snapshot(data if not hasattr(data, "toarray") else data.toarray())
     snap_m = snapshot(mechanism) if isinstance(mechanism, dict) else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            est = _make_estimator(case["api"], mechanism,
-                                  tamper[0] if via == "params" else None,
-                                  k=channel.n_categories, cats0=mech.categories_[0])
+            est = _make_estimator(
+                case["api"],
+                mechanism,
+                tamper[0] if via == "params" else None,
+                k=channel.n_categories,
+                cats0=mech.categories_[0],
+            )
             if via == "mixed":
                 est.partial_fit(reports)
                 est.partial_fit(other)
@@ -1345,19 +1686,26 @@ def run_estimator_case(case):
                 tol = 1e-6 if case["api"].startswith(("EM", "Personalized")) else 1e-9
                 if a.shape != b.shape or not np.allclose(a, b, atol=tol, rtol=0):
                     diff = np.max(np.abs(a - b)) if a.shape == b.shape else a.shape
-                    return Outcome(WRONG, api, "partial_fit differs from fit",
-                                   f"max diff {diff}")
-            if verdict != "reject" and via in ("reports", "spec") and \
-                    case["api"] != "PersonalizedEstimator":
+                    return Outcome(WRONG, api, "partial_fit differs from fit", f"max diff {diff}")
+            if (
+                verdict != "reject"
+                and via in ("reports", "spec")
+                and case["api"] != "PersonalizedEstimator"
+            ):
                 post = np.asarray(est.predict_proba(data), float)
                 n_rep = _dense(data).shape[0]
                 if post.shape != (n_rep, channel.n_categories):
-                    return Outcome(WRONG, api + ".predict_proba", "posterior shape",
-                                   f"{post.shape}")
-                if post.size and (not np.isfinite(post).all() or (post < -1e-12).any()
-                                  or not np.allclose(post.sum(axis=1), 1, atol=1e-9)):
-                    return Outcome(WRONG, api + ".predict_proba",
-                                   "posterior not a distribution", f"{post[:2]}")
+                    return Outcome(
+                        WRONG, api + ".predict_proba", "posterior shape", f"{post.shape}"
+                    )
+                if post.size and (
+                    not np.isfinite(post).all()
+                    or (post < -1e-12).any()
+                    or not np.allclose(post.sum(axis=1), 1, atol=1e-9)
+                ):
+                    return Outcome(
+                        WRONG, api + ".predict_proba", "posterior not a distribution", f"{post[:2]}"
+                    )
                 score = est.score(data)
                 if n_rep and np.isnan(score):
                     return Outcome(WRONG, api + ".score", "score is NaN", "")
@@ -1371,8 +1719,7 @@ def run_estimator_case(case):
             raise _Wrong("invalid input accepted", api)
         if case["api"] == "PersonalizedEstimator":
             # The estimate is over the domain X, the channel over Z = X + bots.
-            check_distribution(est, "PersonalizedEstimator", channel,
-                               k=len(mech.categories_))
+            check_distribution(est, "PersonalizedEstimator", channel, k=len(mech.categories_))
         else:
             check_distribution(est, case["api"], channel)
     except _Wrong as w:
@@ -1385,27 +1732,37 @@ def run_estimator_case(case):
 # ------------------------------------------------------------ composites
 @st.composite
 def dataframe_privatizer_cases(draw):
-    mcase = draw(mechanism_cases(names=[n for n in MECHANISM_NAMES
-                                        if n != "PersonalizedMechanism"]))
+    mcase = draw(
+        mechanism_cases(names=[n for n in MECHANISM_NAMES if n != "PersonalizedMechanism"])
+    )
     if draw(st.booleans()):
         mcase = _sanitize(draw, mcase)
     missing = draw(st.sampled_from(["error", "category", "category", "zzz"]))
     label = draw(st.sampled_from(["(missing)", "(missing)", None, 5, ""]))
-    if missing == "category" and isinstance(mcase["params"]["categories"], list) \
-            and draw(st.booleans()) and label is not None:
+    if (
+        missing == "category"
+        and isinstance(mcase["params"]["categories"], list)
+        and draw(st.booleans())
+        and label is not None
+    ):
         mcase["params"]["categories"] = mcase["params"]["categories"] + [label]
     if draw(st.integers(0, 2)) == 0 and mcase["values"]:
         i = draw(st.integers(0, len(mcase["values"]) - 1))
         mcase["values"][i] = draw(st.sampled_from([None, float("nan"), pd.NA]))
-    return {"api": "DataFramePrivatizer", "mcase": mcase, "missing": missing,
-            "missing_label": label, "dtype": draw(st.sampled_from(
-                [object, "category", "string", None])),
-            "random_state": draw(st.sampled_from([0, None, 3, -1])),
-            "second": draw(st.booleans())}
+    return {
+        "api": "DataFramePrivatizer",
+        "mcase": mcase,
+        "missing": missing,
+        "missing_label": label,
+        "dtype": draw(st.sampled_from([object, "category", "string", None])),
+        "random_state": draw(st.sampled_from([0, None, 3, -1])),
+        "second": draw(st.booleans()),
+    }
 
 
 def run_dataframe_privatizer_case(case):
     from sklearn_uldp.compose import DataFramePrivatizer
+
     mcase = case["mcase"]
     api = "DataFramePrivatizer<-" + mcase["api"]
     p = dict(mcase["params"])
@@ -1418,8 +1775,9 @@ def run_dataframe_privatizer_case(case):
     df = pd.DataFrame({"c": col, "keep": np.arange(len(values))})
     mechs = {"c": None}
     if case["second"]:
-        df["d"] = pd.Series(["u", "v"] * (len(values) // 2) + ["u"] * (len(values) % 2),
-                            dtype=object)
+        df["d"] = pd.Series(
+            ["u", "v"] * (len(values) // 2) + ["u"] * (len(values) % 2), dtype=object
+        )
         mechs["d"] = M.RandomizedResponse(1.0, categories=["u", "v"])
     snap = snapshot(df)
     # verdict: the mechanism's params and the column after missing handling
@@ -1459,8 +1817,7 @@ def run_dataframe_privatizer_case(case):
         warnings.simplefilter("ignore")
         try:
             mechs["c"] = cls(**p)
-            priv = DataFramePrivatizer(mechs, missing=missing, missing_label=label,
-                                       random_state=rs)
+            priv = DataFramePrivatizer(mechs, missing=missing, missing_label=label, random_state=rs)
             out = priv.fit_transform(df)
         except Exception as exc:  # noqa: BLE001
             if snapshot(df) != snap:
@@ -1470,9 +1827,11 @@ def run_dataframe_privatizer_case(case):
         if snapshot(df) != snap:
             raise _Wrong("input modified", "DataFrame changed")
         if verdict == "reject":
-            raise _Wrong("invalid input accepted",
-                         f"missing={missing!r} label={label!r} dom={repr(dom)[:80]} "
-                         f"values={repr(values)[:120]}")
+            raise _Wrong(
+                "invalid input accepted",
+                f"missing={missing!r} label={label!r} dom={repr(dom)[:80]} "
+                f"values={repr(values)[:120]}",
+            )
         if not isinstance(out, pd.DataFrame) or "keep" in out.columns:
             raise _Wrong("output columns", f"{list(getattr(out, 'columns', []))}")
         if len(out) != len(df):
@@ -1507,19 +1866,29 @@ def joint_encoder_cases(draw):
     if rows and draw(st.integers(0, 2)) == 0:
         i = draw(st.integers(0, n - 1))
         rows[i] = (_perturbed(draw, rows[i][0], pool1), rows[i][1])
-    return {"api": "JointEncoder", "d1": d1, "d2": d2, "rows": rows,
-            "separator": draw(st.sampled_from(["|", "|", ",", "", 5])),
-            "sensitive": draw(st.sampled_from(["none", "first", "all", "raise_none"])),
-            "auto": draw(st.integers(0, 4)) == 0,
-            "exclude": draw(st.booleans()),
-            "dtype": draw(st.sampled_from([object, "category"]))}
+    return {
+        "api": "JointEncoder",
+        "d1": d1,
+        "d2": d2,
+        "rows": rows,
+        "separator": draw(st.sampled_from(["|", "|", ",", "", 5])),
+        "sensitive": draw(st.sampled_from(["none", "first", "all", "raise_none"])),
+        "auto": draw(st.integers(0, 4)) == 0,
+        "exclude": draw(st.booleans()),
+        "dtype": draw(st.sampled_from([object, "category"])),
+    }
 
 
 def run_joint_encoder_case(case):
     from sklearn_uldp.compose import JointEncoder
+
     d1, d2, rows = case["d1"], case["d2"], case["rows"]
-    df = pd.DataFrame({"a": pd.Series([r[0] for r in rows], dtype=object),
-                       "b": pd.Series([r[1] for r in rows], dtype=object)})
+    df = pd.DataFrame(
+        {
+            "a": pd.Series([r[0] for r in rows], dtype=object),
+            "b": pd.Series([r[1] for r in rows], dtype=object),
+        }
+    )
     if case["dtype"] == "category":
         try:
             df = df.astype("category")
@@ -1536,8 +1905,11 @@ def run_joint_encoder_case(case):
     else:
         cats = {"a": d1, "b": d2}
         # One value is a fine per-column domain (the joint domain has more).
-        v1 = "may" if isinstance(d1, list) and len(d1) == 1 and not isinstance(
-            d1[0], list) else domain_verdict(d1)
+        v1 = (
+            "may"
+            if isinstance(d1, list) and len(d1) == 1 and not isinstance(d1[0], list)
+            else domain_verdict(d1)
+        )
         verdict = combine(verdict, v1, domain_verdict(d2))
     codes = []
     if verdict != "reject" and not case["auto"]:
@@ -1562,10 +1934,17 @@ def run_joint_encoder_case(case):
         # is not == NaN, but it is the domain's first value).
         return f is not None and match_code(v, [f])[1] != "reject"
 
-    sens = {"none": None, "first": (lambda row: is_first(row["a"])),
-            "all": (lambda row: True), "raise_none": (lambda row: None)}[case["sensitive"]]
-    exclude = (lambda row: is_first(row["a"]) and match_code(row["b"], [d2[0]])[1] != "reject"
-               ) if case["exclude"] else None
+    sens = {
+        "none": None,
+        "first": (lambda row: is_first(row["a"])),
+        "all": (lambda row: True),
+        "raise_none": (lambda row: None),
+    }[case["sensitive"]]
+    exclude = (
+        (lambda row: is_first(row["a"]) and match_code(row["b"], [d2[0]])[1] != "reject")
+        if case["exclude"]
+        else None
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -1577,8 +1956,10 @@ def run_joint_encoder_case(case):
         if snapshot(df) != snap:
             raise _Wrong("input modified", "")
         if verdict == "reject":
-            raise _Wrong("invalid input accepted",
-                         f"d1={repr(d1)[:60]} d2={d2} sep={sep!r} rows={repr(rows)[:100]}")
+            raise _Wrong(
+                "invalid input accepted",
+                f"d1={repr(d1)[:60]} d2={d2} sep={sep!r} rows={repr(rows)[:100]}",
+            )
         cats_ = list(enc.categories_)
         if len(set(map(repr, cats_))) != len(cats_) or len(set(cats_)) != len(cats_):
             raise _Wrong("duplicate joint categories", f"{cats_[:8]}")
@@ -1594,9 +1975,11 @@ def run_joint_encoder_case(case):
             if lab not in pos:
                 raise _Wrong("joint label outside categories_", repr(lab)[:80])
             ta, tb = enc.joint_index_[pos[lab]]
-            if not case["auto"] and (match_code(ta, [a])[0] != 0 and not (
-                    family(a) == "missing" and family(ta) == "missing")
-                    or match_code(tb, [b])[0] != 0):
+            if not case["auto"] and (
+                match_code(ta, [a])[0] != 0
+                and not (family(a) == "missing" and family(ta) == "missing")
+                or match_code(tb, [b])[0] != 0
+            ):
                 raise _Wrong("row mapped to another tuple", f"{(a, b)!r} -> {(ta, tb)!r}")
         if case["sensitive"] == "raise_none" and np.asarray(enc.sensitive_mask_).any():
             raise _Wrong("sensitive predicate returning None counted as True", "")
@@ -1608,14 +1991,32 @@ def run_joint_encoder_case(case):
 
 
 # ------------------------------------------------------------------ CLI
-CLI_VALUES = ["a", "b", "c", "é", "日本", "x y", "a,b", '"q"', "", " ", "1", "1.0",
-              "nan", "NA", "None", "⊥home", "z" * 5000, "-1", "True"]
+CLI_VALUES = [
+    "a",
+    "b",
+    "c",
+    "é",
+    "日本",
+    "x y",
+    "a,b",
+    '"q"',
+    "",
+    " ",
+    "1",
+    "1.0",
+    "nan",
+    "NA",
+    "None",
+    "⊥home",
+    "z" * 5000,
+    "-1",
+    "True",
+]
 
 
 CLI_OPTIONS = {  # (valid choices, fuzzed choices)
     "mechanism": (["rr", "urr", "rappor", "urap", "oue", "uoue"], ["zz"]),
-    "epsilon": (["1", "0.5", "2"], ["0", "-1", "nan", "inf", "1e-300", "710", "40", "abc",
-                                     None]),
+    "epsilon": (["1", "0.5", "2"], ["0", "-1", "nan", "inf", "1e-300", "710", "40", "abc", None]),
     "theta": ([None], ["0.5", "1.5", "0", "optimal", "x", "1e-12"]),
     "categories": (["given"], ["none", "dup", "malformed", "missing_col", "empty"]),
     "sensitive": (["auto"], ["first", "none", "unknown", "malformed"]),
@@ -1626,10 +2027,25 @@ CLI_OPTIONS = {  # (valid choices, fuzzed choices)
     "spec_tamper": ([None], SPEC_TAMPER[:22]),
     "column": (["c"], ["missing_col"]),
     "report_tamper": ([None], ["256", "x", "1.5", "", "-1", "zz_out", "drop_col"]),
-    "config": ([None], ["valid", "columns_list", "epsilon_str", "epsilon_zero",
-                        "categories_str", "unknown_key", "conf_not_dict", "malformed_json",
-                        "empty_columns", "sensitive_unknown", "numeric_categories",
-                        "mechanism_unknown", "not_object", "nested_categories"]),
+    "config": (
+        [None],
+        [
+            "valid",
+            "columns_list",
+            "epsilon_str",
+            "epsilon_zero",
+            "categories_str",
+            "unknown_key",
+            "conf_not_dict",
+            "malformed_json",
+            "empty_columns",
+            "sensitive_unknown",
+            "numeric_categories",
+            "mechanism_unknown",
+            "not_object",
+            "nested_categories",
+        ],
+    ),
 }
 
 # A string epsilon in a hand-written config ("1.0") may be parsed or refused.
@@ -1679,13 +2095,14 @@ def cli_cases(draw):
         return draw(search_cases())
     focus = draw(st.sampled_from(list(CLI_OPTIONS) + ["values", "values", "none"]))
     n = draw(st.sampled_from([0, 1, 3, 10, 40] if focus == "values" else [3, 10, 40]))
-    domain = draw(st.lists(st.sampled_from(CLI_VALUES[:12]), min_size=2, max_size=5,
-                           unique=True))
+    domain = draw(st.lists(st.sampled_from(CLI_VALUES[:12]), min_size=2, max_size=5, unique=True))
     vals = [draw(st.sampled_from(domain)) for _ in range(n)]
     if n and focus == "values":
         vals[draw(st.integers(0, n - 1))] = draw(st.sampled_from(CLI_VALUES + [None]))
-    opts = {name: draw(st.sampled_from(good + bad if focus == name else good))
-            for name, (good, bad) in CLI_OPTIONS.items()}
+    opts = {
+        name: draw(st.sampled_from(good + bad if focus == name else good))
+        for name, (good, bad) in CLI_OPTIONS.items()
+    }
     utility = opts["mechanism"] in ("urr", "urap", "uoue")
     if opts["sensitive"] == "auto":
         opts["sensitive"] = "first" if utility else "none"
@@ -1697,8 +2114,11 @@ def _run_cli(argv):
     err, out = io.StringIO(), io.StringIO()
     exc = None
     rc = None
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
-            warnings.catch_warnings():
+    with (
+        contextlib.redirect_stderr(err),
+        contextlib.redirect_stdout(out),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
         try:
             rc = cli_main(argv)
@@ -1715,8 +2135,7 @@ def _cli_outcome(api, rc, stderr, exc, verdict):
     if exc is not None:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
-        return Outcome(UNCLEAR, api, f"traceback {type(exc).__name__} at {where}",
-                       str(exc)[:300])
+        return Outcome(UNCLEAR, api, f"traceback {type(exc).__name__} at {where}", str(exc)[:300])
     if "Traceback" in stderr:
         return Outcome(UNCLEAR, api, "traceback on stderr", stderr[-300:])
     if rc == 0:
@@ -1731,29 +2150,69 @@ def _cli_outcome(api, rc, stderr, exc, verdict):
 
 SEARCH_OPTIONS = {  # option -> (valid argv, fuzzed [(argv, verdict)])
     "column": (["--column", "c"], [(["--column", "nope"], "reject")]),
-    "categories": (["--categories", "a,b,c"], [
-        ([], "may"), (["--categories", "a,a,b,c"], "reject"), (["--categories", "a"], "reject"),
-        (["--categories", "a,b"], "reject"), (["--categories", ","], "reject")]),
-    "sensitive": (["--sensitive", "a"], [
-        (["--sensitive", "zz"], "reject"), ([], "reject"), (["--sensitive", "a,a"], "reject")]),
-    "mechanisms": (["--mechanisms", "urr", "rr"], [
-        (["--mechanisms", "zz"], "reject"), (["--mechanisms", "urap", "oue"], "valid")]),
-    "epsilon": (["--epsilon", "1"], [
-        (["--epsilon", "0"], "reject"), (["--epsilon", "nan"], "reject"),
-        (["--epsilon", "inf"], "reject"), (["--epsilon", "-1"], "reject"),
-        (["--epsilon", "800"], "may"), (["--epsilon", "1e-300"], "may")]),
-    "theta": ([], [(["--theta", "1.5"], "reject"), (["--theta", "optimal"], "may"),
-                   (["--theta", "0"], "reject")]),
-    "n_repeats": (["--n-repeats", "1"], [(["--n-repeats", "0"], "reject"),
-                                         (["--n-repeats", "x"], "reject")]),
-    "target": ([], [(["--target", "-1"], "reject"), (["--target", "0.5"], "valid"),
-                    (["--target", "nan"], "reject")]),
+    "categories": (
+        ["--categories", "a,b,c"],
+        [
+            ([], "may"),
+            (["--categories", "a,a,b,c"], "reject"),
+            (["--categories", "a"], "reject"),
+            (["--categories", "a,b"], "reject"),
+            (["--categories", ","], "reject"),
+        ],
+    ),
+    "sensitive": (
+        ["--sensitive", "a"],
+        [(["--sensitive", "zz"], "reject"), ([], "reject"), (["--sensitive", "a,a"], "reject")],
+    ),
+    "mechanisms": (
+        ["--mechanisms", "urr", "rr"],
+        [(["--mechanisms", "zz"], "reject"), (["--mechanisms", "urap", "oue"], "valid")],
+    ),
+    "epsilon": (
+        ["--epsilon", "1"],
+        [
+            (["--epsilon", "0"], "reject"),
+            (["--epsilon", "nan"], "reject"),
+            (["--epsilon", "inf"], "reject"),
+            (["--epsilon", "-1"], "reject"),
+            (["--epsilon", "800"], "may"),
+            (["--epsilon", "1e-300"], "may"),
+        ],
+    ),
+    "theta": (
+        [],
+        [
+            (["--theta", "1.5"], "reject"),
+            (["--theta", "optimal"], "may"),
+            (["--theta", "0"], "reject"),
+        ],
+    ),
+    "n_repeats": (
+        ["--n-repeats", "1"],
+        [(["--n-repeats", "0"], "reject"), (["--n-repeats", "x"], "reject")],
+    ),
+    "target": (
+        [],
+        [
+            (["--target", "-1"], "reject"),
+            (["--target", "0.5"], "valid"),
+            (["--target", "nan"], "reject"),
+        ],
+    ),
     "n_jobs": ([], [(["--n-jobs", "0"], "may"), (["--n-jobs", "x"], "reject")]),
     "scoring": ([], [(["--scoring", "zz"], "reject"), (["--scoring", "mse"], "valid")]),
-    "random_state": ([], [(["--random-state", "-1"], "reject"),
-                          (["--random-state", "none"], "valid")]),
-    "output": ([], [(["-o", "OUT/cv.csv"], "valid"), (["-o", "OUT"], "reject"),
-                    (["-o", "OUT/cv.xlsx"], "may")]),
+    "random_state": (
+        [],
+        [(["--random-state", "-1"], "reject"), (["--random-state", "none"], "valid")],
+    ),
+    "output": (
+        [],
+        [
+            (["-o", "OUT/cv.csv"], "valid"),
+            (["-o", "OUT"], "reject"),
+            (["-o", "OUT/cv.xlsx"], "may"),
+        ],
+    ),
 }
 
 
@@ -1772,23 +2231,22 @@ def search_cases(draw):
     if focus == "values":
         vals[0] = draw(st.sampled_from(["zz", None, "", "é"]))
         verdict = combine(verdict, "may" if vals[0] is None or vals[0] == "" else "reject")
-    return {"api": "CLI search", "focus": focus, "values": vals, "argv": argv,
-            "verdict": verdict}
+    return {"api": "CLI search", "focus": focus, "values": vals, "argv": argv, "verdict": verdict}
 
 
 def run_search_case(case):
     with tempfile.TemporaryDirectory() as tmp:
         inp = os.path.join(tmp, "in.csv")
         pd.DataFrame({"c": pd.Series(case["values"], dtype=object)}).to_csv(inp, index=False)
-        argv = ["search", inp] + [a.replace("OUT", tmp) for a in case["argv"]] + [
-            "--no-progress"]
+        argv = ["search", inp] + [a.replace("OUT", tmp) for a in case["argv"]] + ["--no-progress"]
         rc, err, exc = _run_cli(argv)
         res = _cli_outcome("CLI search", rc, err, exc, case["verdict"])
         if res is not None:
             return res
         if case["verdict"] == "reject":
-            return Outcome(WRONG, "CLI search", "invalid input accepted (exit 0)",
-                           " ".join(case["argv"]))
+            return Outcome(
+                WRONG, "CLI search", "invalid input accepted (exit 0)", " ".join(case["argv"])
+            )
     return Outcome(OK, "CLI search")
 
 
@@ -1800,7 +2258,8 @@ def run_cli_case(case):
     with tempfile.TemporaryDirectory() as tmp:
         inp = os.path.join(tmp, "in.csv")
         pd.DataFrame({"c": pd.Series(vals, dtype=object), "k": range(len(vals))}).to_csv(
-            inp, index=False)
+            inp, index=False
+        )
         with open(inp, "rb") as fh:
             before = fh.read()
         output = {"same": inp, ".": "."}.get(o["output"], os.path.join(tmp, o["output"]))
@@ -1813,12 +2272,12 @@ def run_cli_case(case):
             if len(cats) < 2:
                 return Outcome(OK, "CLI privatize --config")
             utility = o["mechanism"] in ("urr", "urap", "uoue")
-            _write_config(cfg, o["config"], cats, o["mechanism"],
-                          cats[0] if utility else None)
+            _write_config(cfg, o["config"], cats, o["mechanism"], cats[0] if utility else None)
             verdict = CONFIG_VERDICT.get(o["config"], "reject")
             if any(v is None or v == "" or str(v) not in cats for v in vals):
-                verdict = combine(verdict, "may" if o["config"] == "numeric_categories"
-                                  else "reject")
+                verdict = combine(
+                    verdict, "may" if o["config"] == "numeric_categories" else "reject"
+                )
             if not vals:
                 verdict = combine(verdict, "may")
             api = f"CLI privatize --config [{o['config']}]"
@@ -1851,7 +2310,8 @@ def run_cli_case(case):
             elif o["theta"] == "1e-12":
                 verdict = combine(verdict, "may")
             elif o["mechanism"] in ("rr", "urr", "oue", "uoue") or (
-                    o["theta"] == "optimal" and o["mechanism"] != "urap"):
+                o["theta"] == "optimal" and o["mechanism"] != "urap"
+            ):
                 verdict = combine(verdict, "may")
         cats = None
         if o["categories"] == "given":
@@ -1917,9 +2377,14 @@ def run_cli_case(case):
         if res is not None:
             return res
         if verdict == "reject":
-            return Outcome(WRONG, api, "invalid input accepted (exit 0)",
-                           " ".join(a if len(a) < 60 else a[:60] + "..." for a in argv[1:]
-                                    ).replace(tmp, "TMP"))
+            return Outcome(
+                WRONG,
+                api,
+                "invalid input accepted (exit 0)",
+                " ".join(a if len(a) < 60 else a[:60] + "..." for a in argv[1:]).replace(
+                    tmp, "TMP"
+                ),
+            )
         if not output.endswith(".csv"):
             return Outcome(OK, api)
         try:
@@ -1927,8 +2392,9 @@ def run_cli_case(case):
         except Exception as e:  # noqa: BLE001
             return Outcome(WRONG, api, "unreadable reports", repr(e)[:200])
         if len(rep) != len(vals):
-            return Outcome(WRONG, api, "wrong number of reports",
-                           f"{len(rep)} for {len(vals)} rows")
+            return Outcome(
+                WRONG, api, "wrong number of reports", f"{len(rep)} for {len(vals)} rows"
+            )
         spec_path = output[:-4] + ".spec.json"
         if not os.path.exists(spec_path):
             cands = [f for f in os.listdir(tmp) if f.endswith(".json")]
@@ -1955,8 +2421,9 @@ def run_cli_case(case):
                 with open(spec_path, "w") as fh:
                     json.dump(spec, fh)
         if o["report_tamper"] is not None and len(rep) and verdict != "reject":
-            rcols = [c for c in rep.columns if c == "c" or c.startswith("c_")
-                     or c.startswith("c[")] or [rep.columns[0]]
+            rcols = [
+                c for c in rep.columns if c == "c" or c.startswith("c_") or c.startswith("c[")
+            ] or [rep.columns[0]]
             t = o["report_tamper"]
             if t == "drop_col":
                 if len(rcols) < 2:
@@ -1968,8 +2435,17 @@ def run_cli_case(case):
             verdict = "reject"
             api += f" [reports {t!r}]"
         dist = os.path.join(tmp, "dist.csv")
-        argv = ["estimate", output, "--spec", spec_path, "-o", dist, "--estimator",
-                o["estimator"], "--no-progress"]
+        argv = [
+            "estimate",
+            output,
+            "--spec",
+            spec_path,
+            "-o",
+            dist,
+            "--estimator",
+            o["estimator"],
+            "--no-progress",
+        ]
         if not vals:
             verdict = combine(verdict, "may")
         rc, err, exc = _run_cli(argv)
@@ -1989,41 +2465,58 @@ def run_cli_case(case):
             return Outcome(WRONG, api, "estimate not finite", str(est)[:200])
         if o["estimator"] != "emp":
             if (est < -1e-12).any() or abs(est.sum() - 1) > 1e-9:
-                return Outcome(WRONG, api, "estimate not a distribution",
-                               f"sum={est.sum()}")
+                return Outcome(WRONG, api, "estimate not a distribution", f"sum={est.sum()}")
         if cats is not None:
             got = [str(x) for x in d["category"]]
             want = [sorted(cats)]
             if o["missing"] == "category":  # documented: missing gets its own category
                 want.append(sorted(cats + ["(missing)"]))
             if sorted(got) not in want:
-                return Outcome(WRONG, api, "estimate for another category set",
-                               f"{got} vs {cats}")
+                return Outcome(WRONG, api, "estimate for another category set", f"{got} vs {cats}")
     return Outcome(OK, api)
 
 
 # ------------------------------------------------------------------ specs
 SPEC_TAMPER_MORE = SPEC_TAMPER + [
-    ("epsilon", 2.0 ** 70), ("epsilon", 710.0), ("epsilon", 1e-300), ("theta", 1e-300),
-    ("categories", [1, 1.0]), ("categories", [None, float("nan")]), ("categories", "abc"),
-    ("sensitive", [1, 0]), ("sensitive", "labels"), ("block_size", 1), ("block_size", "x"),
-    ("blocks", [0]), ("subset_size", 10 ** 9), ("subset_size", "x"), ("spec_version", 99),
-    ("spec_version", "x"), ("epsilon_21", float("nan")), ("mechanism", 5)]
+    ("epsilon", 2.0**70),
+    ("epsilon", 710.0),
+    ("epsilon", 1e-300),
+    ("theta", 1e-300),
+    ("categories", [1, 1.0]),
+    ("categories", [None, float("nan")]),
+    ("categories", "abc"),
+    ("sensitive", [1, 0]),
+    ("sensitive", "labels"),
+    ("block_size", 1),
+    ("block_size", "x"),
+    ("blocks", [0]),
+    ("subset_size", 10**9),
+    ("subset_size", "x"),
+    ("spec_version", 99),
+    ("spec_version", "x"),
+    ("epsilon_21", float("nan")),
+    ("mechanism", 5),
+]
 
 
 @st.composite
 def spec_cases(draw):
-    mcase = _sanitize(draw, draw(mechanism_cases(names=[
-        n for n in MECHANISM_NAMES if n != "PersonalizedMechanism"])))
-    return {"api": "Channel.from_dict", "mcase": mcase,
-            "tamper": draw(st.sampled_from([None, None] + SPEC_TAMPER_MORE)),
-            "via": draw(st.sampled_from(["from_dict", "from_json", "load_spec",
-                                         "load_spec_columns"]))}
+    mcase = _sanitize(
+        draw,
+        draw(mechanism_cases(names=[n for n in MECHANISM_NAMES if n != "PersonalizedMechanism"])),
+    )
+    return {
+        "api": "Channel.from_dict",
+        "mcase": mcase,
+        "tamper": draw(st.sampled_from([None, None] + SPEC_TAMPER_MORE)),
+        "via": draw(st.sampled_from(["from_dict", "from_json", "load_spec", "load_spec_columns"])),
+    }
 
 
 def run_spec_case(case):
     from sklearn_uldp.compose import load_spec
     from sklearn_uldp.mechanisms import Channel
+
     mcase = case["mcase"]
     out = run_mechanism_case(mcase)
     if out.klass != OK:
@@ -2041,7 +2534,7 @@ def run_spec_case(case):
             return Outcome(OK, api)
         spec = t
         verdict = "may" if what == "extra" else "reject"
-        if what == "epsilon" and value in (2.0 ** 70, 710.0, 1e-300):
+        if what == "epsilon" and value in (2.0**70, 710.0, 1e-300):
             verdict = "may"  # refused, or a channel valid at that budget
         api += f"[{what}]"
     snap = snapshot(spec)
@@ -2053,8 +2546,11 @@ def run_spec_case(case):
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 path = os.path.join(tmp, "spec.json")
-                doc = spec if case["via"] == "load_spec" else {
-                    "format": "sklearn-uldp-spec", "columns": {"c": spec}}
+                doc = (
+                    spec
+                    if case["via"] == "load_spec"
+                    else {"format": "sklearn-uldp-spec", "columns": {"c": spec}}
+                )
                 with open(path, "w", encoding="utf-8") as fh:
                     json.dump(doc, fh)
                 chans = load_spec(path)
@@ -2067,8 +2563,7 @@ def run_spec_case(case):
         if verdict == "reject":
             raise _Wrong("invalid spec accepted", f"{case['tamper']!r}")
         if case["tamper"] is None and ch != mech.channel_:
-            raise _Wrong("spec round trip changed the channel",
-                         f"{ch!r} vs {mech.channel_!r}")
+            raise _Wrong("spec round trip changed the channel", f"{ch!r} vs {mech.channel_!r}")
         eps = getattr(ch, "epsilon", None)
         check_channel(ch, float(eps) if eps is not None else None, mcase["api"])
     except _Wrong as w:
@@ -2079,27 +2574,53 @@ def run_spec_case(case):
 
 
 # ------------------------------------------------------------------ budget
-BUDGET_VALUES = [1.0, 0.5, 2, 0.1, 0.2, 0.3, 1e-300, 0.0, -1.0, float("nan"), float("inf"),
-                 True, "1", None, np.float32(0.7), np.int64(1)]
+BUDGET_VALUES = [
+    1.0,
+    0.5,
+    2,
+    0.1,
+    0.2,
+    0.3,
+    1e-300,
+    0.0,
+    -1.0,
+    float("nan"),
+    float("inf"),
+    True,
+    "1",
+    None,
+    np.float32(0.7),
+    np.int64(1),
+]
 
 
 @st.composite
 def budget_cases(draw):
-    total = draw(st.sampled_from([1.0, 0.3, 3, float("inf"), 0.0, -1.0, float("nan"),
-                                  "1", True, np.float64(2.0)]))
-    spends = draw(st.lists(st.tuples(st.sampled_from(BUDGET_VALUES),
-                                     st.sampled_from([1, 1, 2, 0, -1, 2.5, True, 10 ** 6])),
-                           max_size=6))
+    total = draw(
+        st.sampled_from(
+            [1.0, 0.3, 3, float("inf"), 0.0, -1.0, float("nan"), "1", True, np.float64(2.0)]
+        )
+    )
+    spends = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(BUDGET_VALUES), st.sampled_from([1, 1, 2, 0, -1, 2.5, True, 10**6])
+            ),
+            max_size=6,
+        )
+    )
     return {"api": "BudgetAccountant", "total": total, "spends": spends}
 
 
 def _number(v):
     return not isinstance(v, (bool, np.bool_)) and isinstance(
-        v, (int, float, np.integer, np.floating))
+        v, (int, float, np.integer, np.floating)
+    )
 
 
 def run_budget_case(case):
     from sklearn_uldp import BudgetAccountant, BudgetError
+
     total = case["total"]
     ok_total = _number(total) and float(total) > 0 and not math.isnan(float(total))
     # "1" or True as a total: parsing them is lax but not wrong (unsure: reported).
@@ -2107,8 +2628,7 @@ def run_budget_case(case):
     try:
         acc = BudgetAccountant(total)
     except Exception as exc:  # noqa: BLE001
-        return classify_exception(exc, "BudgetAccountant", "valid" if ok_total
-                                  else "reject")
+        return classify_exception(exc, "BudgetAccountant", "valid" if ok_total else "reject")
     if not ok_total and not lax:
         return Outcome(WRONG, "BudgetAccountant", "invalid total accepted", repr(total))
     if lax:
@@ -2116,8 +2636,9 @@ def run_budget_case(case):
     spent = 0.0
     for eps, count in case["spends"]:
         ok_eps = _number(eps) and not math.isnan(float(eps)) and float(eps) >= 0
-        ok_count = isinstance(count, (int, np.integer)) and not isinstance(count, bool) \
-            and count >= 1
+        ok_count = (
+            isinstance(count, (int, np.integer)) and not isinstance(count, bool) and count >= 1
+        )
         verdict = "valid" if ok_eps and ok_count else "reject"
         if ok_eps and math.isinf(float(eps)):
             verdict = "may"
@@ -2128,33 +2649,47 @@ def run_budget_case(case):
             acc.spend(eps, count=count)
         except BudgetError as exc:
             if not over and verdict == "valid":
-                return Outcome(REJECTED_VALID, "BudgetAccountant.spend",
-                               "BudgetError within the total", str(exc)[:200])
+                return Outcome(
+                    REJECTED_VALID,
+                    "BudgetAccountant.spend",
+                    "BudgetError within the total",
+                    str(exc)[:200],
+                )
             if acc.spent != before:
-                return Outcome(WRONG, "BudgetAccountant.spend",
-                               "failed spend changed the ledger", "")
+                return Outcome(
+                    WRONG, "BudgetAccountant.spend", "failed spend changed the ledger", ""
+                )
             continue
         except Exception as exc:  # noqa: BLE001
             out = classify_exception(exc, "BudgetAccountant.spend", verdict)
             if out.klass != CLEAR:
                 return out
             if acc.spent != before:
-                return Outcome(WRONG, "BudgetAccountant.spend",
-                               "failed spend changed the ledger", "")
+                return Outcome(
+                    WRONG, "BudgetAccountant.spend", "failed spend changed the ledger", ""
+                )
             continue
         if verdict == "reject":
-            return Outcome(WRONG, "BudgetAccountant.spend", "invalid spend accepted",
-                           f"epsilon={eps!r} count={count!r}")
+            return Outcome(
+                WRONG,
+                "BudgetAccountant.spend",
+                "invalid spend accepted",
+                f"epsilon={eps!r} count={count!r}",
+            )
         if over:
-            return Outcome(WRONG, "BudgetAccountant.spend", "total exceeded silently",
-                           f"spent {spent} + {amount} > {total}")
+            return Outcome(
+                WRONG,
+                "BudgetAccountant.spend",
+                "total exceeded silently",
+                f"spent {spent} + {amount} > {total}",
+            )
         spent += amount
         if not math.isclose(acc.spent, spent, rel_tol=1e-9, abs_tol=1e-300) and not (
-                math.isinf(spent) and math.isinf(acc.spent)):
+            math.isinf(spent) and math.isinf(acc.spent)
+        ):
             return Outcome(WRONG, "BudgetAccountant", "spent differs", f"{acc.spent} vs {spent}")
         if acc.remaining < -1e-9 * float(total) or math.isnan(acc.remaining):
-            return Outcome(WRONG, "BudgetAccountant", "negative remaining",
-                           f"{acc.remaining}")
+            return Outcome(WRONG, "BudgetAccountant", "negative remaining", f"{acc.remaining}")
     return Outcome(OK, "BudgetAccountant")
 
 
@@ -2192,22 +2727,39 @@ def run(group, case):
             return Outcome(WRONG, case.get("api", group), w.kind, w.detail)
         except Exception as exc:  # noqa: BLE001 - a defect of this file
             tb = traceback.extract_tb(exc.__traceback__)[-1]
-            return Outcome(ORACLE_ERROR, case.get("api", group),
-                           f"{type(exc).__name__} at {os.path.basename(tb.filename)}:"
-                           f"{tb.lineno}", str(exc)[:300])
+            return Outcome(
+                ORACLE_ERROR,
+                case.get("api", group),
+                f"{type(exc).__name__} at {os.path.basename(tb.filename)}:{tb.lineno}",
+                str(exc)[:300],
+            )
 
 
 def describe(case):
     """A short, printable description of a case."""
+
     def short(v):
         r = repr(v)
         return r if len(r) < 100 else r[:97] + "..."
+
     c = {k: v for k, v in case.items() if not k.startswith("_")}
     if "mcase" in c:
         c["mcase"] = {k: v for k, v in c["mcase"].items() if not k.startswith("_")}
-    return {k: (short(v) if not isinstance(v, dict) else
-                {kk: short(vv) for kk, vv in v.items()}) for k, v in c.items()}
+    return {
+        k: (short(v) if not isinstance(v, dict) else {kk: short(vv) for kk, vv in v.items()})
+        for k, v in c.items()
+    }
 
 
-__all__ = ["run", "describe", "STRATEGIES", "OK", "CLEAR", "UNCLEAR", "WRONG",
-           "REJECTED_VALID", "ORACLE_ERROR", "sklearn_uldp"]
+__all__ = [
+    "run",
+    "describe",
+    "STRATEGIES",
+    "OK",
+    "CLEAR",
+    "UNCLEAR",
+    "WRONG",
+    "REJECTED_VALID",
+    "ORACLE_ERROR",
+    "sklearn_uldp",
+]

@@ -28,8 +28,8 @@ def reference_terms(bits, A, b):
 
 
 @pytest.mark.usefixtures("small_blocks")
-@pytest.mark.parametrize("density", [0.05, 0.5])   # sparse and packed layouts
-@pytest.mark.parametrize("k", [1, 7, 8, 19])        # partial bytes included
+@pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed layouts
+@pytest.mark.parametrize("k", [1, 7, 8, 19])  # partial bytes included
 def test_em_terms_match_dense_products(density, k):
     bits = random_bits(300, k, density)
     b = np.random.default_rng(1).random(k)
@@ -113,8 +113,9 @@ def test_oue_reports_use_the_compact_layout(epsilon, packed):
 def test_urap_store_keeps_only_protected_rows():
     cats = list("abcdefgh")
     X = np.random.default_rng(0).choice(cats, size=(4000, 1))
-    mech = UtilityOptimizedRAPPOR(epsilon=1.0, sensitive=["a", "b", "c"],
-                                  categories=cats, random_state=0).fit(X)
+    mech = UtilityOptimizedRAPPOR(
+        epsilon=1.0, sensitive=["a", "b", "c"], categories=cats, random_state=0
+    ).fit(X)
     R = mech.transform(X)
     store = mech.channel_.statistics(R, keep_reports=True).extra
     protected = ~R[:, 3:].any(axis=1)
@@ -148,9 +149,10 @@ def test_em_with_threads_equals_serial_em(epsilon):
 
 
 @pytest.mark.usefixtures("small_blocks")
-@pytest.mark.parametrize("density", [0.05, 0.5])   # sparse and packed layouts
-@pytest.mark.parametrize("columns", [[], [4], [0, 3, 5, 18], list(range(19)),
-                                     [18, 2, 7]])  # any order
+@pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed layouts
+@pytest.mark.parametrize(
+    "columns", [[], [4], [0, 3, 5, 18], list(range(19)), [18, 2, 7]]
+)  # any order
 def test_restricted_store_is_the_store_on_those_columns(density, columns):
     k = 19
     bits = random_bits(300, k, density, seed=4)
@@ -160,8 +162,7 @@ def test_restricted_store_is_the_store_on_those_columns(density, columns):
     restricted = store.restrict(columns)
     assert (restricted.n_cols, restricted.n_rows) == (len(columns), 300)
     assert restricted.packed == store.packed
-    np.testing.assert_array_equal(restricted.row_sizes(),
-                                  bits[:, columns].sum(axis=1))
+    np.testing.assert_array_equal(restricted.row_sizes(), bits[:, columns].sum(axis=1))
     b = np.random.default_rng(5).random(len(columns))
     got = restricted.em_terms(0.7, b)
     want = reference_terms(bits[:, columns].astype(float), 0.7, b)

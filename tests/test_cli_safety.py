@@ -19,15 +19,25 @@ import sklearn_uldp
 from sklearn_uldp.cli import main
 
 N_ROWS = 1000
-RR = ["--columns", "m", "--mechanism", "rr", "--epsilon", "1", "--categories",
-      "m=a,b,c", "--no-progress"]
+RR = [
+    "--columns",
+    "m",
+    "--mechanism",
+    "rr",
+    "--epsilon",
+    "1",
+    "--categories",
+    "m=a,b,c",
+    "--no-progress",
+]
 
 
 @pytest.fixture
 def table(tmp_path):
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"m": rng.choice(["a", "b", "c"], size=N_ROWS),
-                       "r": rng.choice(["x", "y"], size=N_ROWS)})
+    df = pd.DataFrame(
+        {"m": rng.choice(["a", "b", "c"], size=N_ROWS), "r": rng.choice(["x", "y"], size=N_ROWS)}
+    )
     path = tmp_path / "data.csv"
     df.to_csv(path, index=False)
     return path
@@ -53,8 +63,7 @@ def leftovers(folder):
 # ---------------------------------------------------------- input == output
 def test_output_is_the_input_refused_and_input_intact(table, capsys):
     before = table.read_bytes()
-    code, _, err = run(["privatize", table, "-o", table, "--chunksize", "100", *RR],
-                       capsys)
+    code, _, err = run(["privatize", table, "-o", table, "--chunksize", "100", *RR], capsys)
     assert_clear_error(code, err, "same file", "destroy the input")
     assert table.read_bytes() == before
 
@@ -64,8 +73,7 @@ def test_output_linked_to_the_input_refused(table, tmp_path, capsys, link):
     out = tmp_path / "reports.csv"
     (os.symlink if link == "symlink" else os.link)(table, out)
     before = table.read_bytes()
-    code, _, err = run(["privatize", table, "-o", out, "--chunksize", "100", *RR],
-                       capsys)
+    code, _, err = run(["privatize", table, "-o", out, "--chunksize", "100", *RR], capsys)
     assert_clear_error(code, err, "same file")
     assert table.read_bytes() == before
 
@@ -78,10 +86,26 @@ def test_input_never_overwritten_even_with_overwrite(table, tmp_path, capsys):
     assert_clear_error(code, err, "same file")
     # Nor the config file, as a spec.
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"columns": {"m": {"mechanism": "rr", "epsilon": 1,
-                                                    "categories": ["a", "b", "c"]}}}))
-    code, _, err = run(["privatize", table, "-o", tmp_path / "r.csv", "--config", config,
-                        "--spec-out", config, "--overwrite", "--no-progress"], capsys)
+    config.write_text(
+        json.dumps(
+            {"columns": {"m": {"mechanism": "rr", "epsilon": 1, "categories": ["a", "b", "c"]}}}
+        )
+    )
+    code, _, err = run(
+        [
+            "privatize",
+            table,
+            "-o",
+            tmp_path / "r.csv",
+            "--config",
+            config,
+            "--spec-out",
+            config,
+            "--overwrite",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert_clear_error(code, err, "same file")
     assert table.read_bytes() == before
     assert json.loads(config.read_text())["columns"]["m"]["epsilon"] == 1
@@ -91,17 +115,31 @@ def test_estimate_output_is_its_reports_refused(table, tmp_path, capsys):
     rep, spec = tmp_path / "r.csv", tmp_path / "s.json"
     assert run(["privatize", table, "-o", rep, "--spec-out", spec, *RR], capsys)[0] == 0
     before = rep.read_bytes()
-    code, _, err = run(["estimate", rep, "--spec", spec, "-o", rep, "--no-progress"],
-                       capsys)
+    code, _, err = run(["estimate", rep, "--spec", spec, "-o", rep, "--no-progress"], capsys)
     assert_clear_error(code, err)
     assert rep.read_bytes() == before
 
 
 def test_search_output_is_its_input_refused(table, tmp_path, capsys):
     before = table.read_bytes()
-    code, _, err = run(["search", table, "--column", "m", "--mechanisms", "rr",
-                        "--epsilon", "1", "--n-repeats", "1", "-o", table,
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "search",
+            table,
+            "--column",
+            "m",
+            "--mechanisms",
+            "rr",
+            "--epsilon",
+            "1",
+            "--n-repeats",
+            "1",
+            "-o",
+            table,
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert_clear_error(code, err, "same file")
     assert table.read_bytes() == before
 
@@ -157,8 +195,7 @@ def _bad_last_chunk(table):
 def test_failed_run_leaves_no_partial_output(table, tmp_path, capsys):
     _bad_last_chunk(table)
     rep = tmp_path / "r.csv"
-    code, _, err = run(["privatize", table, "-o", rep, "--chunksize", "100", *RR],
-                       capsys)
+    code, _, err = run(["privatize", table, "-o", rep, "--chunksize", "100", *RR], capsys)
     assert code == 2 and "Traceback" not in err
     assert not rep.exists()
     assert leftovers(tmp_path) == []
@@ -168,8 +205,9 @@ def test_failed_run_leaves_existing_output_intact(table, tmp_path, capsys):
     _bad_last_chunk(table)
     rep = tmp_path / "r.csv"
     rep.write_text("keep me\n")
-    code, _, err = run(["privatize", table, "-o", rep, "--overwrite", "--chunksize",
-                        "100", *RR], capsys)
+    code, _, err = run(
+        ["privatize", table, "-o", rep, "--overwrite", "--chunksize", "100", *RR], capsys
+    )
     assert code == 2 and "Traceback" not in err
     assert rep.read_text() == "keep me\n"
     assert not (tmp_path / "r.csv.spec.json").exists()
@@ -181,10 +219,8 @@ def test_each_output_has_its_own_spec_and_estimate_checks_it(table, tmp_path, ca
     pytest.importorskip("pyarrow")
     csv, parquet = tmp_path / "r.csv", tmp_path / "r.parquet"
     rr = [a if a != "1" else "{eps}" for a in RR]
-    assert run(["privatize", table, "-o", csv,
-                *[a.format(eps=1) for a in rr]], capsys)[0] == 0
-    assert run(["privatize", table, "-o", parquet,
-                *[a.format(eps=5) for a in rr]], capsys)[0] == 0
+    assert run(["privatize", table, "-o", csv, *[a.format(eps=1) for a in rr]], capsys)[0] == 0
+    assert run(["privatize", table, "-o", parquet, *[a.format(eps=5) for a in rr]], capsys)[0] == 0
     csv_spec = json.loads((tmp_path / "r.csv.spec.json").read_text())
     pq_spec = json.loads((tmp_path / "r.parquet.spec.json").read_text())
     assert csv_spec["columns"]["m"]["epsilon"] == 1
@@ -193,15 +229,34 @@ def test_each_output_has_its_own_spec_and_estimate_checks_it(table, tmp_path, ca
     assert csv_spec["reports"]["n_rows"] == N_ROWS
     assert csv_spec["reports"]["columns"] == ["m"]
     # The wrong spec (epsilon 5 for reports made with epsilon 1) is refused.
-    code, _, err = run(["estimate", csv, "--spec", tmp_path / "r.parquet.spec.json",
-                        "-o", tmp_path / "d.csv", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "estimate",
+            csv,
+            "--spec",
+            tmp_path / "r.parquet.spec.json",
+            "-o",
+            tmp_path / "d.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert_clear_error(code, err, "'r.parquet'", "r.csv.spec.json")
     assert not (tmp_path / "d.csv").exists()
     # The right one works, for both outputs.
     for rep in (csv, parquet):
-        code, out, err = run(["estimate", rep, "--spec", f"{rep}.spec.json", "-o",
-                              tmp_path / f"d_{rep.suffix[1:]}.csv", "--no-progress"],
-                             capsys)
+        code, out, err = run(
+            [
+                "estimate",
+                rep,
+                "--spec",
+                f"{rep}.spec.json",
+                "-o",
+                tmp_path / f"d_{rep.suffix[1:]}.csv",
+                "--no-progress",
+            ],
+            capsys,
+        )
         assert code == 0, err
         assert "1 distribution from 1000 reports" in out
 
@@ -229,8 +284,9 @@ def test_unknown_output_extension_refused(table, tmp_path, capsys, name):
 def test_estimate_output_must_be_csv(table, tmp_path, capsys):
     rep, spec = tmp_path / "r.csv", tmp_path / "s.json"
     assert run(["privatize", table, "-o", rep, "--spec-out", spec, *RR], capsys)[0] == 0
-    code, _, err = run(["estimate", rep, "--spec", spec, "-o", tmp_path / "d.xlsx",
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        ["estimate", rep, "--spec", spec, "-o", tmp_path / "d.xlsx", "--no-progress"], capsys
+    )
     assert_clear_error(code, err, ".csv")
     assert not (tmp_path / "d.xlsx").exists()
 
@@ -241,8 +297,10 @@ def test_parquet_output_is_written_by_row_group(table, tmp_path, capsys):
     pd.read_csv(table).to_parquet(tmp_path / "data.parquet", index=False)
     for source in (table, tmp_path / "data.parquet"):
         rep = tmp_path / f"r_{source.suffix[1:]}.parquet"
-        code, _, err = run(["privatize", source, "-o", rep, "--chunksize", "100",
-                            "--random-state", "0", *RR], capsys)
+        code, _, err = run(
+            ["privatize", source, "-o", rep, "--chunksize", "100", "--random-state", "0", *RR],
+            capsys,
+        )
         assert code == 0, err
         meta = pq.ParquetFile(rep).metadata
         assert meta.num_rows == N_ROWS
@@ -254,8 +312,7 @@ def test_parquet_output_is_written_by_row_group(table, tmp_path, capsys):
 # ---------------------------------------------------- clear messages instead
 @pytest.mark.parametrize("output", [".", "{tmp}", "{tmp}/"])
 def test_output_directory_is_a_clear_error(table, tmp_path, capsys, output):
-    code, _, err = run(["privatize", table, "-o", output.format(tmp=tmp_path), *RR],
-                       capsys)
+    code, _, err = run(["privatize", table, "-o", output.format(tmp=tmp_path), *RR], capsys)
     assert_clear_error(code, err, "is a directory", "file name")
 
 
@@ -268,12 +325,36 @@ def test_bit_value_out_of_range_is_a_clear_error(tmp_path, capsys):
     assert isinstance(Channel.from_json(spec.read_text()), Channel)
     rep = tmp_path / "bits.csv"
     rep.write_text("m_a,m_b,m_c\n0,1,0\n256,0,1\n1,0,0\n")
-    code, _, err = run(["estimate", rep, "--spec", spec, "--columns", "m", "-o",
-                        tmp_path / "d.csv", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            spec,
+            "--columns",
+            "m",
+            "-o",
+            tmp_path / "d.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert_clear_error(code, err, "'m_a'", "256", "0 or 1")
     rep.write_text("m_a,m_b,m_c\n0,1,0\n0.5,0,1\n")
-    code, _, err = run(["estimate", rep, "--spec", spec, "--columns", "m", "-o",
-                        tmp_path / "d.csv", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            spec,
+            "--columns",
+            "m",
+            "-o",
+            tmp_path / "d.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert_clear_error(code, err, "0.5", "0 or 1")
 
 
@@ -281,34 +362,37 @@ def test_bit_value_out_of_range_is_a_clear_error(tmp_path, capsys):
     "column, message",
     [
         ({"mechanism": "rr", "epsilon": 1, "categories": 5}, "'categories' must be"),
-        ({"mechanism": "urr", "epsilon": 1, "categories": ["a", "b", "c"],
-          "sensitive": 5}, "'sensitive' must be"),
+        (
+            {"mechanism": "urr", "epsilon": 1, "categories": ["a", "b", "c"], "sensitive": 5},
+            "'sensitive' must be",
+        ),
         # A string is not a list: it was silently split into ["a", "b"].
-        ({"mechanism": "urr", "epsilon": 1, "categories": ["a", "b", "c"],
-          "sensitive": "ab"}, "'sensitive' must be"),
-        ({"mechanism": "rr", "epsilon": 1, "categories": [["a"], "b"]},
-         "'categories' must be"),
+        (
+            {"mechanism": "urr", "epsilon": 1, "categories": ["a", "b", "c"], "sensitive": "ab"},
+            "'sensitive' must be",
+        ),
+        ({"mechanism": "rr", "epsilon": 1, "categories": [["a"], "b"]}, "'categories' must be"),
     ],
 )
-def test_malformed_column_mapping_is_a_clear_error(table, tmp_path, capsys, column,
-                                                   message):
+def test_malformed_column_mapping_is_a_clear_error(table, tmp_path, capsys, column, message):
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"columns": {"m": column}}))
-    code, _, err = run(["privatize", table, "-o", tmp_path / "r.csv", "--config", config,
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        ["privatize", table, "-o", tmp_path / "r.csv", "--config", config, "--no-progress"], capsys
+    )
     assert_clear_error(code, err, message)
     assert not (tmp_path / "r.csv").exists()
 
 
 def test_malformed_spec_report_columns_is_a_clear_error(table, tmp_path, capsys):
     rep, spec_path = tmp_path / "r.csv", tmp_path / "s.json"
-    assert run(["privatize", table, "-o", rep, "--spec-out", spec_path, *RR],
-               capsys)[0] == 0
+    assert run(["privatize", table, "-o", rep, "--spec-out", spec_path, *RR], capsys)[0] == 0
     spec = json.loads(spec_path.read_text())
     spec["report_columns"]["m"] = "m"
     spec_path.write_text(json.dumps(spec))
-    code, _, err = run(["estimate", rep, "--spec", spec_path, "-o", tmp_path / "d.csv",
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        ["estimate", rep, "--spec", spec_path, "-o", tmp_path / "d.csv", "--no-progress"], capsys
+    )
     assert_clear_error(code, err, "report_columns")
 
 
@@ -339,8 +423,7 @@ def fitted(monkeypatch):
     return seen
 
 
-def test_privatize_uses_the_secure_generator_by_default(table, tmp_path, capsys,
-                                                         fitted):
+def test_privatize_uses_the_secure_generator_by_default(table, tmp_path, capsys, fitted):
     pytest.importorskip("randomgen")
     code, _, err = run(["privatize", table, "-o", tmp_path / "r.csv", *RR], capsys)
     assert code == 0, err
@@ -352,13 +435,15 @@ def test_privatize_uses_the_secure_generator_by_default(table, tmp_path, capsys,
 
 
 def test_privatize_seed_warns_and_none_is_os_entropy(table, tmp_path, capsys, fitted):
-    code, _, err = run(["privatize", table, "-o", tmp_path / "a.csv",
-                        "--random-state", "3", *RR], capsys)
+    code, _, err = run(
+        ["privatize", table, "-o", tmp_path / "a.csv", "--random-state", "3", *RR], capsys
+    )
     assert code == 0, err
     assert "never to privatize real users" in err
     assert fitted[-1].random_state == 3
-    code, _, err = run(["privatize", table, "-o", tmp_path / "b.csv",
-                        "--random-state", "none", *RR], capsys)
+    code, _, err = run(
+        ["privatize", table, "-o", tmp_path / "b.csv", "--random-state", "none", *RR], capsys
+    )
     assert code == 0, err
     assert fitted[-1].random_state is None and "warning" not in err
     assert {m.random_state for m in fitted[-1].mechanisms_.values()} == {None}

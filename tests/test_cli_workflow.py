@@ -90,9 +90,7 @@ def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
     assert ch.name == "urap" and ch.epsilon == 2.0
     assert written["epsilon_per_person"] == 4.0
     # Chunks must not repeat noise: chunks of identical rows differ.
-    assert not (
-        reports.iloc[:1000].to_numpy() == reports.iloc[1000:2000].to_numpy()
-    ).all()
+    assert not (reports.iloc[:1000].to_numpy() == reports.iloc[1000:2000].to_numpy()).all()
 
     dist, png = tmp_path / "dist.csv", tmp_path / "dist.png"
     code, out, err = run(
@@ -105,9 +103,7 @@ def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
     marital = res[res["column"] == "marital"].set_index("category")["estimate"]
     for cat, p in P_MARITAL.items():
         assert marital[cat] == pytest.approx(p, abs=0.04)
-    assert res.set_index(["column", "category"]).loc[
-        ("marital", "divorced"), "sensitive"
-    ]
+    assert res.set_index(["column", "category"]).loc[("marital", "divorced"), "sensitive"]
     assert png.stat().st_size > 1000
 
 
@@ -130,9 +126,7 @@ def test_privatize_config_and_single_channel_spec(data, tmp_path, capsys):
         )
     )
     rep = tmp_path / "rep.csv"
-    code, out, err = run(
-        ["privatize", path, "-o", rep, "--config", conf, "--no-progress"], capsys
-    )
+    code, out, err = run(["privatize", path, "-o", rep, "--config", conf, "--no-progress"], capsys)
     assert code == 0, err
     assert (tmp_path / "rep.csv.spec.json").exists()
     # A one-channel spec (Channel.to_json) with --columns works too.
@@ -283,17 +277,32 @@ def test_file_errors(tmp_path, capsys):
     assert "expected a number > 0" in capsys.readouterr().err
 
 
-def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys,
-                                                          monkeypatch):
+def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys, monkeypatch):
     from sklearn_uldp.mechanisms import _bit_rows
 
     monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 256)  # 6000 reports: 23 files
     path, _ = data
     rep, spec = tmp_path / "rep.csv", tmp_path / "spec.json"
     code, _, err = run(
-        ["privatize", path, "-o", rep, "--spec-out", spec, "--columns", "region",
-         "--mechanism", "rappor", "--epsilon", "1", "--categories", "region=n,s,e,w",
-         "--random-state", "0", "--no-progress"],
+        [
+            "privatize",
+            path,
+            "-o",
+            rep,
+            "--spec-out",
+            spec,
+            "--columns",
+            "region",
+            "--mechanism",
+            "rappor",
+            "--epsilon",
+            "1",
+            "--categories",
+            "region=n,s,e,w",
+            "--random-state",
+            "0",
+            "--no-progress",
+        ],
         capsys,
     )
     assert code == 0, err
@@ -303,8 +312,20 @@ def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys
     for extra in ([], ["--report-store", store]):
         out_csv = tmp_path / f"dist{len(extra)}.csv"
         code, _, err = run(
-            ["estimate", rep, "--spec", spec, "-o", out_csv, "--estimator", "em",
-             "--chunksize", "500", "--no-progress", *extra],
+            [
+                "estimate",
+                rep,
+                "--spec",
+                spec,
+                "-o",
+                out_csv,
+                "--estimator",
+                "em",
+                "--chunksize",
+                "500",
+                "--no-progress",
+                *extra,
+            ],
             capsys,
         )
         assert code == 0, err
@@ -313,8 +334,19 @@ def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys
     gc.collect()
     assert list(store.iterdir()) == []  # the files went with the estimator
     code, _, err = run(
-        ["estimate", rep, "--spec", spec, "-o", tmp_path / "d.csv", "--estimator",
-         "em", "--report-store", tmp_path / "missing", "--no-progress"],
+        [
+            "estimate",
+            rep,
+            "--spec",
+            spec,
+            "-o",
+            tmp_path / "d.csv",
+            "--estimator",
+            "em",
+            "--report-store",
+            tmp_path / "missing",
+            "--no-progress",
+        ],
         capsys,
     )
     assert code == 2 and "existing directory" in err
@@ -377,13 +409,9 @@ def test_search(data, tmp_path, capsys):
     assert code == 0, err
     assert "smallest epsilon reaching tv <= 0.05" in out
     table = pd.read_csv(res)
-    assert len(table) == 4 and {"mean_loss", "std_loss", "epsilon"} <= set(
-        table.columns
-    )
+    assert len(table) == 4 and {"mean_loss", "std_loss", "epsilon"} <= set(table.columns)
     assert png.exists()
-    code, _, err = run(
-        ["search", path, "--column", "marital", "--mechanisms", "urr"], capsys
-    )
+    code, _, err = run(["search", path, "--column", "marital", "--mechanisms", "urr"], capsys)
     assert code == 2 and "needs --sensitive" in err
 
 
@@ -396,9 +424,7 @@ def test_help(command, capsys):
 
 
 def test_console_entry_point_subprocess():
-    env = dict(
-        os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
-    )
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(
         [sys.executable, "-m", "sklearn_uldp", "--help"],
         capture_output=True,
@@ -427,9 +453,24 @@ def test_parquet_without_engine_is_a_clear_error(data, tmp_path, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     path, _ = data
-    code, _, err = run(["privatize", path, "-o", tmp_path / "r.parquet", "--columns",
-                        "region", "--mechanism", "rr", "--epsilon", "1", "--categories",
-                        "region=n,s,e,w", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "r.parquet",
+            "--columns",
+            "region",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "region=n,s,e,w",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 2 and "Parquet needs pyarrow" in err and "Traceback" not in err
     assert os.listdir(tmp_path) == ["data.csv"]  # nothing written
 
@@ -440,16 +481,45 @@ def test_parquet_roundtrip(data, tmp_path, capsys):
     pq = tmp_path / "data.parquet"
     df.to_parquet(pq, index=False)
     rep = tmp_path / "rep.parquet"
-    code, _, err = run(["privatize", pq, "-o", rep, "--columns", "marital", "--mechanism",
-                        "urr", "--epsilon", "3", "--sensitive", "marital=divorced",
-                        "--categories", "marital=married,single,divorced",
-                        "--chunksize", "2500", "--random-state", "0", "--no-progress"],
-                       capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            pq,
+            "-o",
+            rep,
+            "--columns",
+            "marital",
+            "--mechanism",
+            "urr",
+            "--epsilon",
+            "3",
+            "--sensitive",
+            "marital=divorced",
+            "--categories",
+            "marital=married,single,divorced",
+            "--chunksize",
+            "2500",
+            "--random-state",
+            "0",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert len(pd.read_parquet(rep)) == len(df)
     dist = tmp_path / "d.csv"
-    code, _, err = run(["estimate", rep, "--spec", tmp_path / "rep.parquet.spec.json", "-o", dist,
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            tmp_path / "rep.parquet.spec.json",
+            "-o",
+            dist,
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     est = pd.read_csv(dist).set_index("category")["estimate"]
     assert est["divorced"] == pytest.approx(0.1, abs=0.03)
@@ -462,18 +532,50 @@ def test_privatize_with_optimal_theta(data, tmp_path, capsys):
 
     path, _ = data
     rep, spec = tmp_path / "rep.csv", tmp_path / "spec.json"
-    argv = ["privatize", path, "-o", rep, "--spec-out", spec, "--columns",
-            "marital", "--mechanism", "urap", "--theta", "optimal", "--epsilon",
-            "1", "--sensitive", "marital=divorced", "--categories",
-            "marital=married,single,divorced", "--random-state", "0"]
+    argv = [
+        "privatize",
+        path,
+        "-o",
+        rep,
+        "--spec-out",
+        spec,
+        "--columns",
+        "marital",
+        "--mechanism",
+        "urap",
+        "--theta",
+        "optimal",
+        "--epsilon",
+        "1",
+        "--sensitive",
+        "marital=divorced",
+        "--categories",
+        "marital=married,single,divorced",
+        "--random-state",
+        "0",
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0, err
     column = json.loads(spec.read_text())["columns"]["marital"]
     assert column["theta"] == pytest.approx(optimal_theta(1.0, [False, False, True]))
     # 'optimal' is only meaningful for urap: a clear error for rappor ...
-    rappor = ["privatize", path, "-o", rep, "--columns", "marital", "--mechanism",
-              "rappor", "--theta", "optimal", "--epsilon", "1", "--categories",
-              "marital=married,single,divorced", "--overwrite"]
+    rappor = [
+        "privatize",
+        path,
+        "-o",
+        rep,
+        "--columns",
+        "marital",
+        "--mechanism",
+        "rappor",
+        "--theta",
+        "optimal",
+        "--epsilon",
+        "1",
+        "--categories",
+        "marital=married,single,divorced",
+        "--overwrite",
+    ]
     code, out, err = run(rappor, capsys)
     assert code == 2 and "urap" in err
     # ... and a theta outside (0, 1) is refused by the parser.
@@ -488,8 +590,9 @@ def test_help_shows_each_default_once(capsys):
         main(["privatize", "--help"])
     text = capsys.readouterr().out
     assert "(default: None)" not in text
-    assert text.count("(default:") == len(set(
-        line.strip() for line in text.splitlines() if "(default:" in line))
+    assert text.count("(default:") == len(
+        set(line.strip() for line in text.splitlines() if "(default:" in line)
+    )
 
 
 # ------------------------------------------------ integer columns and ranges
@@ -510,10 +613,28 @@ def spec_categories(path):
 
 def test_learned_integer_domain_stays_integer_and_numeric(visits, tmp_path, capsys):
     rep = tmp_path / "r.csv"
-    code, _, err = run(["privatize", visits, "-o", rep, "--columns", "hospvis",
-                        "--mechanism", "rr", "--epsilon", "1", "--missing",
-                        "category", "--chunksize", "50", "--random-state", "0",
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            visits,
+            "-o",
+            rep,
+            "--columns",
+            "hospvis",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--missing",
+            "category",
+            "--chunksize",
+            "50",
+            "--random-state",
+            "0",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     # Integers in numeric order (not "0", "1", "10", "11", "2" nor "1.0"),
     # then the missing label.
@@ -521,47 +642,113 @@ def test_learned_integer_domain_stays_integer_and_numeric(visits, tmp_path, caps
     reports = pd.read_csv(rep, dtype=str)["hospvis"]
     assert set(reports) <= {str(v) for v in range(12)} | {"(missing)"}
     dist = tmp_path / "d.csv"
-    code, _, err = run(["estimate", rep, "--spec", tmp_path / "r.csv.spec.json",
-                        "-o", dist, "--no-progress"], capsys)
+    code, _, err = run(
+        ["estimate", rep, "--spec", tmp_path / "r.csv.spec.json", "-o", dist, "--no-progress"],
+        capsys,
+    )
     assert code == 0, err
-    assert pd.read_csv(dist, dtype=str)["category"].tolist() == [
-        *map(str, range(12)), "(missing)"]
+    assert pd.read_csv(dist, dtype=str)["category"].tolist() == [*map(str, range(12)), "(missing)"]
 
 
 def test_integer_reports_in_parquet_are_integers(visits, tmp_path, capsys):
     pytest.importorskip("pyarrow")
     rep = tmp_path / "r.parquet"
     # An integer missing label keeps the whole column integer.
-    code, _, err = run(["privatize", visits, "-o", rep, "--columns", "hospvis",
-                        "--mechanism", "urr", "--epsilon", "1", "--categories",
-                        "hospvis=0..11", "--sensitive", "hospvis=10..11", "--missing",
-                        "category", "--missing-label", "-1", "--chunksize", "50",
-                        "--random-state", "0", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            visits,
+            "-o",
+            rep,
+            "--columns",
+            "hospvis",
+            "--mechanism",
+            "urr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "hospvis=0..11",
+            "--sensitive",
+            "hospvis=10..11",
+            "--missing",
+            "category",
+            "--missing-label",
+            "-1",
+            "--chunksize",
+            "50",
+            "--random-state",
+            "0",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     spec = json.loads((tmp_path / "r.parquet.spec.json").read_text())
     assert spec["columns"]["hospvis"]["categories"] == [*range(12), -1]
-    assert spec["columns"]["hospvis"]["sensitive"] == [False] * 10 + [True] * 2 + [
-        False]
+    assert spec["columns"]["hospvis"]["sensitive"] == [False] * 10 + [True] * 2 + [False]
     assert pd.read_parquet(rep)["hospvis"].dtype == np.int64
     # With the default text label, every chunk still has one type.
-    code, _, err = run(["privatize", visits, "-o", rep, "--columns", "hospvis",
-                        "--mechanism", "rr", "--epsilon", "1", "--categories",
-                        "hospvis=0..11", "--missing", "category", "--chunksize",
-                        "50", "--random-state", "0", "--overwrite", "--no-progress"],
-                       capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            visits,
+            "-o",
+            rep,
+            "--columns",
+            "hospvis",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "hospvis=0..11",
+            "--missing",
+            "category",
+            "--chunksize",
+            "50",
+            "--random-state",
+            "0",
+            "--overwrite",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
-    assert spec_categories(tmp_path / "r.parquet.spec.json") == [*range(12),
-                                                                  "(missing)"]
-    code, _, err = run(["estimate", rep, "--spec", tmp_path / "r.parquet.spec.json",
-                        "-o", tmp_path / "d.csv", "--no-progress"], capsys)
+    assert spec_categories(tmp_path / "r.parquet.spec.json") == [*range(12), "(missing)"]
+    code, _, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            tmp_path / "r.parquet.spec.json",
+            "-o",
+            tmp_path / "d.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
 
 
 def test_codes_with_leading_zeros_stay_text(tmp_path, capsys):
     path = tmp_path / "zip.csv"
     path.write_text("zip\n02139\n10001\n02139\n")
-    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--columns", "zip",
-                        "--mechanism", "rr", "--epsilon", "1", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "r.csv",
+            "--columns",
+            "zip",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     cats = json.loads((tmp_path / "r.csv.spec.json").read_text())["columns"]["zip"]
     assert cats["categories"] == ["02139", "10001"]
@@ -569,20 +756,59 @@ def test_codes_with_leading_zeros_stay_text(tmp_path, capsys):
 
 def test_ranges_in_options_and_config(data, tmp_path, capsys):
     path, df = data  # "age" is 1..3
-    code, _, err = run(["privatize", path, "-o", tmp_path / "a.csv", "--columns", "age",
-                        "--mechanism", "urr", "--epsilon", "1", "--categories",
-                        "age=0..5", "--sensitive", "age=4..5", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "a.csv",
+            "--columns",
+            "age",
+            "--mechanism",
+            "urr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "age=0..5",
+            "--sensitive",
+            "age=4..5",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     column = json.loads((tmp_path / "a.csv.spec.json").read_text())["columns"]["age"]
     assert column["categories"] == [0, 1, 2, 3, 4, 5]
     assert column["sensitive"] == [False] * 4 + [True] * 2
     for categories in ("0..5", ["0..2", "3..5"], [0, "1..5"]):
         conf = tmp_path / "conf.json"
-        conf.write_text(json.dumps({"columns": {"age": {
-            "mechanism": "urr", "epsilon": 1, "categories": categories,
-            "sensitive": ["4..5"]}}}))
-        code, _, err = run(["privatize", path, "-o", tmp_path / "b.csv", "--config",
-                            conf, "--overwrite", "--no-progress"], capsys)
+        conf.write_text(
+            json.dumps(
+                {
+                    "columns": {
+                        "age": {
+                            "mechanism": "urr",
+                            "epsilon": 1,
+                            "categories": categories,
+                            "sensitive": ["4..5"],
+                        }
+                    }
+                }
+            )
+        )
+        code, _, err = run(
+            [
+                "privatize",
+                path,
+                "-o",
+                tmp_path / "b.csv",
+                "--config",
+                conf,
+                "--overwrite",
+                "--no-progress",
+            ],
+            capsys,
+        )
         assert code == 0, (categories, err)
         column = json.loads((tmp_path / "b.csv.spec.json").read_text())["columns"]["age"]
         assert column["categories"] == [0, 1, 2, 3, 4, 5]
@@ -591,31 +817,79 @@ def test_ranges_in_options_and_config(data, tmp_path, capsys):
 @pytest.mark.parametrize("bad", ["0..", "5..1", "a..b", "..3", "1..2..3", "1.5..3"])
 def test_malformed_ranges_are_clear_errors(data, tmp_path, capsys, bad):
     path, _ = data
-    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--columns", "age",
-                        "--mechanism", "rr", "--epsilon", "1", "--categories",
-                        f"age={bad}", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "r.csv",
+            "--columns",
+            "age",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--categories",
+            f"age={bad}",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 2 and "Traceback" not in err
     assert repr(bad) in err and "LOW..HIGH" in err, err
     if bad == "5..1":
         assert "empty" in err
     assert not (tmp_path / "r.csv").exists()
     conf = tmp_path / "conf.json"
-    conf.write_text(json.dumps({"columns": {"age": {
-        "mechanism": "rr", "epsilon": 1, "categories": [bad]}}}))
-    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--config", conf,
-                        "--no-progress"], capsys)
+    conf.write_text(
+        json.dumps({"columns": {"age": {"mechanism": "rr", "epsilon": 1, "categories": [bad]}}})
+    )
+    code, _, err = run(
+        ["privatize", path, "-o", tmp_path / "r.csv", "--config", conf, "--no-progress"], capsys
+    )
     assert code == 2 and repr(bad) in err and "LOW..HIGH" in err, err
-    code, _, err = run(["search", path, "--column", "age", "--mechanisms", "rr",
-                        "--categories", bad, "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "search",
+            path,
+            "--column",
+            "age",
+            "--mechanisms",
+            "rr",
+            "--categories",
+            bad,
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 2 and "LOW..HIGH" in err, err
 
 
 def test_search_integer_column_with_ranges(data, tmp_path, capsys):
     path, _ = data
     res = tmp_path / "res.csv"
-    code, out, err = run(["search", path, "--column", "age", "--categories", "1..3",
-                          "--sensitive", "3..3", "--mechanisms", "urr", "--epsilon",
-                          "2", "--n-repeats", "1", "-o", res, "--no-progress"], capsys)
+    code, out, err = run(
+        [
+            "search",
+            path,
+            "--column",
+            "age",
+            "--categories",
+            "1..3",
+            "--sensitive",
+            "3..3",
+            "--mechanisms",
+            "urr",
+            "--epsilon",
+            "2",
+            "--n-repeats",
+            "1",
+            "-o",
+            res,
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "mean over 1 privatization)" in out
 
@@ -626,24 +900,75 @@ def test_counts_are_singular_or_plural(data, tmp_path, capsys):
     one = tmp_path / "one.csv"
     one.write_text("region\nn\n")
     rep = tmp_path / "r.csv"
-    code, out, err = run(["privatize", one, "-o", rep, "--columns", "region",
-                          "--mechanism", "rr", "--epsilon", "1", "--categories",
-                          "region=n,s,e,w", "--no-progress"], capsys)
+    code, out, err = run(
+        [
+            "privatize",
+            one,
+            "-o",
+            rep,
+            "--columns",
+            "region",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "region=n,s,e,w",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "privatized 1 row x 1 column ->" in out
-    code, out, err = run(["estimate", rep, "--spec", tmp_path / "r.csv.spec.json",
-                          "-o", tmp_path / "d.csv", "--no-progress"], capsys)
+    code, out, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            tmp_path / "r.csv.spec.json",
+            "-o",
+            tmp_path / "d.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "estimated 1 distribution from 1 report ->" in out
-    code, out, err = run(["privatize", path, "-o", tmp_path / "r2.csv", "--columns",
-                          "region", "marital", "--mechanism", "rr", "--epsilon", "1",
-                          "--categories", "region=n,s,e,w", "--categories",
-                          "marital=married,single,divorced", "--no-progress"], capsys)
+    code, out, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "r2.csv",
+            "--columns",
+            "region",
+            "marital",
+            "--mechanism",
+            "rr",
+            "--epsilon",
+            "1",
+            "--categories",
+            "region=n,s,e,w",
+            "--categories",
+            "marital=married,single,divorced",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "privatized 6000 rows x 2 columns ->" in out
-    code, out, err = run(["estimate", tmp_path / "r2.csv", "--spec",
-                          tmp_path / "r2.csv.spec.json", "-o", tmp_path / "d2.csv",
-                          "--no-progress"], capsys)
+    code, out, err = run(
+        [
+            "estimate",
+            tmp_path / "r2.csv",
+            "--spec",
+            tmp_path / "r2.csv.spec.json",
+            "-o",
+            tmp_path / "d2.csv",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert "estimated 2 distributions from 6000 reports ->" in out
 
 
@@ -666,14 +991,41 @@ def test_estimate_plot_marks_sensitive_categories(data, tmp_path, capsys, monkey
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
     path, _ = data
     rep = tmp_path / "r.csv"
-    code, _, err = run(["privatize", path, "-o", rep, "--columns", "marital",
-                        "--mechanism", "urr", "--epsilon", "2", "--categories",
-                        "marital=married,single,divorced", "--sensitive",
-                        "marital=divorced", "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "privatize",
+            path,
+            "-o",
+            rep,
+            "--columns",
+            "marital",
+            "--mechanism",
+            "urr",
+            "--epsilon",
+            "2",
+            "--categories",
+            "marital=married,single,divorced",
+            "--sensitive",
+            "marital=divorced",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
-    code, _, err = run(["estimate", rep, "--spec", tmp_path / "r.csv.spec.json",
-                        "-o", tmp_path / "d.csv", "--plot", tmp_path / "p.png",
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        [
+            "estimate",
+            rep,
+            "--spec",
+            tmp_path / "r.csv.spec.json",
+            "-o",
+            tmp_path / "d.csv",
+            "--plot",
+            tmp_path / "p.png",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0, err
     (ax,) = figures[-1].axes
     bars = [p for p in ax.patches if p.get_height() != 0 or p.get_width() != 0]
@@ -700,8 +1052,7 @@ def _option_entries(text):
     return [" ".join(part.strip() for part in e) for e in entries]
 
 
-@pytest.mark.parametrize("command", [[], ["demo"], ["privatize"], ["estimate"],
-                                     ["search"]])
+@pytest.mark.parametrize("command", [[], ["demo"], ["privatize"], ["estimate"], ["search"]])
 def test_every_help_shows_each_default_once(command, capsys, monkeypatch):
     import re
 
@@ -735,9 +1086,7 @@ P_REGION = {"n": 0.4, "s": 0.3, "e": 0.2, "w": 0.1}
 def regions(tmp_path_factory):
     rng = np.random.default_rng(1)
     n = 40_000
-    df = pd.DataFrame(
-        {"region": rng.choice(list(P_REGION), p=list(P_REGION.values()), size=n)}
-    )
+    df = pd.DataFrame({"region": rng.choice(list(P_REGION), p=list(P_REGION.values()), size=n)})
     path = tmp_path_factory.mktemp("regions") / "regions.csv"
     df.to_csv(path, index=False)
     return path, df
@@ -745,14 +1094,28 @@ def regions(tmp_path_factory):
 
 @pytest.mark.parametrize("estimator", ["emp-simplex", "em"])
 @pytest.mark.parametrize("mechanism", list(NEW_MECHANISMS))
-def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys,
-                                                mechanism, estimator):
+def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys, mechanism, estimator):
     path, df = regions
     rep, out = tmp_path / "rep.csv", tmp_path / "dist.csv"
     code, stdout, _ = run(
-        ["privatize", path, "-o", rep, "--columns", "region", "--mechanism",
-         mechanism, "--epsilon", "4", "--categories", "region=n,s,e,w",
-         "--random-state", "0", "--no-progress", *NEW_MECHANISMS[mechanism]],
+        [
+            "privatize",
+            path,
+            "-o",
+            rep,
+            "--columns",
+            "region",
+            "--mechanism",
+            mechanism,
+            "--epsilon",
+            "4",
+            "--categories",
+            "region=n,s,e,w",
+            "--random-state",
+            "0",
+            "--no-progress",
+            *NEW_MECHANISMS[mechanism],
+        ],
         capsys,
     )
     assert code == 0, stdout
@@ -769,8 +1132,17 @@ def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys,
         assert reports.shape[1] == 1
         assert np.issubdtype(reports["region"].dtype, np.integer)
     code, stdout, _ = run(
-        ["estimate", rep, "--spec", tmp_path / "rep.csv.spec.json", "-o", out,
-         "--estimator", estimator, "--no-progress"],
+        [
+            "estimate",
+            rep,
+            "--spec",
+            tmp_path / "rep.csv.spec.json",
+            "-o",
+            out,
+            "--estimator",
+            estimator,
+            "--no-progress",
+        ],
         capsys,
     )
     assert code == 0, stdout
@@ -787,16 +1159,41 @@ def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys,
 def test_new_mechanisms_reject_altered_reports(regions, tmp_path, capsys, mechanism):
     path, _ = regions
     rep = tmp_path / "rep.csv"
-    run(["privatize", path, "-o", rep, "--columns", "region", "--mechanism",
-         mechanism, "--epsilon", "1", "--categories", "region=n,s,e,w",
-         "--random-state", "0", "--no-progress", *NEW_MECHANISMS[mechanism]],
-        capsys)
+    run(
+        [
+            "privatize",
+            path,
+            "-o",
+            rep,
+            "--columns",
+            "region",
+            "--mechanism",
+            mechanism,
+            "--epsilon",
+            "1",
+            "--categories",
+            "region=n,s,e,w",
+            "--random-state",
+            "0",
+            "--no-progress",
+            *NEW_MECHANISMS[mechanism],
+        ],
+        capsys,
+    )
     reports = pd.read_csv(rep, dtype=str)
     reports.iloc[0, 0] = "x"
     reports.to_csv(rep, index=False)
     code, _, err = run(
-        ["estimate", rep, "--spec", tmp_path / "rep.csv.spec.json", "-o",
-         tmp_path / "d.csv", "--skip-report-check", "--no-progress"],
+        [
+            "estimate",
+            rep,
+            "--spec",
+            tmp_path / "rep.csv.spec.json",
+            "-o",
+            tmp_path / "d.csv",
+            "--skip-report-check",
+            "--no-progress",
+        ],
         capsys,
     )
     assert code != 0
@@ -806,9 +1203,24 @@ def test_new_mechanisms_reject_altered_reports(regions, tmp_path, capsys, mechan
 def test_sketch_size_needs_a_sketch_mechanism(data, tmp_path, capsys):
     path, _ = data
     code, _, err = run(
-        ["privatize", path, "-o", tmp_path / "r.csv", "--columns", "region",
-         "--mechanism", "olh", "--epsilon", "1", "--n-buckets", "16",
-         "--categories", "region=n,s,e,w", "--random-state", "0"],
+        [
+            "privatize",
+            path,
+            "-o",
+            tmp_path / "r.csv",
+            "--columns",
+            "region",
+            "--mechanism",
+            "olh",
+            "--epsilon",
+            "1",
+            "--n-buckets",
+            "16",
+            "--categories",
+            "region=n,s,e,w",
+            "--random-state",
+            "0",
+        ],
         capsys,
     )
     assert code != 0 and "cms" in err and "drop them" in err
@@ -817,34 +1229,59 @@ def test_sketch_size_needs_a_sketch_mechanism(data, tmp_path, capsys):
 def test_search_compares_the_new_mechanisms(regions, tmp_path, capsys):
     path, _ = regions
     code, out, err = run(
-        ["search", path, "--column", "region", "--categories", "n,s,e,w",
-         "--sensitive", "n,s", "--mechanisms", "olh", "ss", "hcms", "uss", "uhr",
-         "--epsilon", "2", "--n-repeats", "1", "-o", tmp_path / "res.csv",
-         "--no-progress"],
+        [
+            "search",
+            path,
+            "--column",
+            "region",
+            "--categories",
+            "n,s,e,w",
+            "--sensitive",
+            "n,s",
+            "--mechanisms",
+            "olh",
+            "ss",
+            "hcms",
+            "uss",
+            "uhr",
+            "--epsilon",
+            "2",
+            "--n-repeats",
+            "1",
+            "-o",
+            tmp_path / "res.csv",
+            "--no-progress",
+        ],
         capsys,
     )
     assert code == 0, err
     table = pd.read_csv(tmp_path / "res.csv")
     assert len(table) == 5
-    code, _, err = run(
-        ["search", path, "--column", "region", "--mechanisms", "uss"], capsys
-    )
+    code, _, err = run(["search", path, "--column", "region", "--mechanisms", "uss"], capsys)
     assert code == 2 and "needs --sensitive" in err
 
 
 def test_sketch_size_in_a_config(data, tmp_path, capsys):
     path, _ = data
     config = tmp_path / "config.json"
-    column = {"mechanism": "cms", "epsilon": 2, "categories": ["n", "s", "e", "w"],
-              "n_buckets": 8, "n_hashes": 4}
+    column = {
+        "mechanism": "cms",
+        "epsilon": 2,
+        "categories": ["n", "s", "e", "w"],
+        "n_buckets": 8,
+        "n_hashes": 4,
+    }
     config.write_text(json.dumps({"columns": {"region": column}, "random_state": 0}))
-    code, _, err = run(["privatize", path, "-o", tmp_path / "r.csv", "--config",
-                        config, "--no-progress"], capsys)
+    code, _, err = run(
+        ["privatize", path, "-o", tmp_path / "r.csv", "--config", config, "--no-progress"], capsys
+    )
     assert code == 0, err
     assert list(pd.read_csv(tmp_path / "r.csv").columns) == (
-        ["region_hash"] + [f"region_b{b}" for b in range(8)])
+        ["region_hash"] + [f"region_b{b}" for b in range(8)]
+    )
     column.update(mechanism="rr")
     config.write_text(json.dumps({"columns": {"region": column}, "random_state": 0}))
-    code, _, err = run(["privatize", path, "-o", tmp_path / "r2.csv", "--config",
-                        config, "--no-progress"], capsys)
+    code, _, err = run(
+        ["privatize", path, "-o", tmp_path / "r2.csv", "--config", config, "--no-progress"], capsys
+    )
     assert code == 2 and "column 'region'" in err and "drop them" in err

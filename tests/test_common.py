@@ -99,12 +99,8 @@ def make_mechanisms():
     return [
         RandomizedResponse(epsilon=1.0, categories=CATS, random_state=0),
         RAPPOR(epsilon=1.0, categories=CATS, random_state=0),
-        UtilityOptimizedRR(
-            epsilon=1.0, sensitive=[0, 1], categories=CATS, random_state=0
-        ),
-        UtilityOptimizedRAPPOR(
-            epsilon=1.0, sensitive=[0, 1], categories=CATS, random_state=0
-        ),
+        UtilityOptimizedRR(epsilon=1.0, sensitive=[0, 1], categories=CATS, random_state=0),
+        UtilityOptimizedRAPPOR(epsilon=1.0, sensitive=[0, 1], categories=CATS, random_state=0),
         NonPrivate(categories=CATS),
     ]
 
@@ -114,14 +110,11 @@ def make_mechanisms():
 RR_3 = RandomizedResponse(epsilon=1.0, categories=[0, 1, 2], random_state=0).fit()
 RAPPOR_3 = RAPPOR(epsilon=1.0, categories=[0, 1, 2], random_state=0).fit()
 ESTIMATOR_CLASSES = [EmpiricalEstimator, ThresholdEstimator, EMEstimator]
-ESTIMATOR_IDS = [
-    f"{cls.__name__}-{kind}" for kind in ("RR", "RAPPOR") for cls in ESTIMATOR_CLASSES
-]
+ESTIMATOR_IDS = [f"{cls.__name__}-{kind}" for kind in ("RR", "RAPPOR") for cls in ESTIMATOR_CLASSES]
 
 
 def make_estimators():
-    return [cls(mechanism=mech) for mech in (RR_3, RAPPOR_3)
-            for cls in ESTIMATOR_CLASSES]
+    return [cls(mechanism=mech) for mech in (RR_3, RAPPOR_3) for cls in ESTIMATOR_CLASSES]
 
 
 def _is_bits(obj):
@@ -173,14 +166,17 @@ CHECKED = {
     EmpiricalEstimator: _estimator,
     ThresholdEstimator: _estimator,
     EMEstimator: _estimator,
-    PersonalizedEstimator: lambda cls: [cls(
-        mechanism=PersonalizedMechanism(**PUM_20, random_state=0).fit())],
+    PersonalizedEstimator: lambda cls: [
+        cls(mechanism=PersonalizedMechanism(**PUM_20, random_state=0).fit())
+    ],
     # The multi-column object: one mechanism on the first column, the other
     # columns passed through (the checks' rounded noise is in 0..~10).
-    DataFramePrivatizer: lambda cls: [cls(
-        [("x0", RandomizedResponse(categories=list(range(12)), random_state=0),
-          [0])],
-        remainder="passthrough")],
+    DataFramePrivatizer: lambda cls: [
+        cls(
+            [("x0", RandomizedResponse(categories=list(range(12)), random_state=0), [0])],
+            remainder="passthrough",
+        )
+    ],
     JointEncoder: lambda cls: [cls()],
 }
 
@@ -189,11 +185,13 @@ NOT_CHECKED = {
     BaseMechanism: "abstract base class of the mechanisms (no channel).",
     DistributionEstimator: (
         "base class of the estimators; it is checked through its concrete "
-        "subclasses EmpiricalEstimator, ThresholdEstimator and EMEstimator."),
+        "subclasses EmpiricalEstimator, ThresholdEstimator and EMEstimator."
+    ),
     PrivacyUtilitySearchCV: (
         "a search that builds and simulates the mechanisms itself from a raw "
         "column (like GridSearchCV, which scikit-learn checks only around a "
-        "base estimator); its surface is tested in tests/test_search.py."),
+        "base estimator); its surface is tested in tests/test_search.py."
+    ),
 }
 
 
@@ -243,12 +241,10 @@ MECHANISM_XFAILS = {
     "check_fit_score_takes_y": (3, "test_mechanism_fit_returns_self_and_takes_y"),
     "check_estimators_overwrite_params": (2, "test_mechanism_fit_keeps_params"),
     "check_dont_overwrite_parameters": (3, "test_mechanism_fit_keeps_params"),
-    "check_estimators_fit_returns_self": (
-        2, "test_mechanism_fit_returns_self_and_takes_y"),
+    "check_estimators_fit_returns_self": (2, "test_mechanism_fit_returns_self_and_takes_y"),
     "check_readonly_memmap_input": (2, "test_mechanism_input_containers"),
     "check_n_features_in_after_fitting": (4, "test_mechanism_n_features_in"),
-    "check_positive_only_tag_during_fit": (
-        4, "test_mechanism_negative_categories"),
+    "check_positive_only_tag_during_fit": (4, "test_mechanism_negative_categories"),
     "check_estimators_dtypes": (5, "test_mechanism_input_dtypes"),
     "check_dtype_object": (10, "test_mechanism_input_dtypes"),
     "check_estimators_pickle": (3, "test_mechanism_pickle_round_trip"),
@@ -259,8 +255,7 @@ MECHANISM_XFAILS = {
     "check_fit2d_1sample": (10, "test_mechanism_one_sample_and_empty"),
     "check_dict_unchanged": (3, "test_mechanism_transform_keeps_dict"),
     "check_fit_idempotent": (2, "test_mechanism_reproducible"),
-    "check_fit_check_is_fitted": (
-        2, "test_mechanism_fit_returns_self_and_takes_y"),
+    "check_fit_check_is_fitted": (2, "test_mechanism_fit_returns_self_and_takes_y"),
     "check_n_features_in": (2, "test_mechanism_n_features_in"),
     "check_fit2d_predict1d": (3, "test_mechanism_rejects_1d_input"),
 }
@@ -276,8 +271,7 @@ RR_ESTIMATOR_XFAILS = {
     "check_fit_score_takes_y": (3, "test_estimator_fit_returns_self_and_takes_y"),
     "check_estimators_overwrite_params": (2, "test_estimator_keeps_params_and_dict"),
     "check_dont_overwrite_parameters": (3, "test_estimator_keeps_params_and_dict"),
-    "check_estimators_fit_returns_self": (
-        2, "test_estimator_fit_returns_self_and_takes_y"),
+    "check_estimators_fit_returns_self": (2, "test_estimator_fit_returns_self_and_takes_y"),
     "check_readonly_memmap_input": (2, "test_estimator_report_containers"),
     "check_n_features_in_after_fitting": (4, "test_estimator_n_features_in"),
     "check_positive_only_tag_during_fit": (4, "test_estimator_negative_labels"),
@@ -292,8 +286,7 @@ RR_ESTIMATOR_XFAILS = {
     "check_fit2d_1sample": (10, "test_estimator_one_report_and_empty"),
     "check_dict_unchanged": (3, "test_estimator_keeps_params_and_dict"),
     "check_fit_idempotent": (2, "test_estimator_fit_idempotent"),
-    "check_fit_check_is_fitted": (
-        2, "test_estimator_fit_returns_self_and_takes_y"),
+    "check_fit_check_is_fitted": (2, "test_estimator_fit_returns_self_and_takes_y"),
     "check_n_features_in": (2, "test_estimator_n_features_in"),
     "check_fit2d_predict1d": (3, "test_estimator_1d_reports"),
 }
@@ -301,8 +294,7 @@ RR_ESTIMATOR_XFAILS = {
 # fed another number of columns: check -> (columns fed, test).
 RAPPOR_ESTIMATOR_SHAPE_XFAILS = {
     "check_estimators_overwrite_params": (2, "test_estimator_keeps_params_and_dict"),
-    "check_estimators_fit_returns_self": (
-        2, "test_estimator_fit_returns_self_and_takes_y"),
+    "check_estimators_fit_returns_self": (2, "test_estimator_fit_returns_self_and_takes_y"),
     "check_readonly_memmap_input": (2, "test_estimator_report_containers"),
     "check_n_features_in_after_fitting": (4, "test_estimator_n_features_in"),
     "check_positive_only_tag_during_fit": (4, "test_estimator_negative_labels"),
@@ -311,8 +303,7 @@ RAPPOR_ESTIMATOR_SHAPE_XFAILS = {
     "check_fit2d_1sample": (10, "test_estimator_one_report_and_empty"),
     "check_fit2d_1feature": (1, "test_estimator_n_features_in"),
     "check_fit_idempotent": (2, "test_estimator_fit_idempotent"),
-    "check_fit_check_is_fitted": (
-        2, "test_estimator_fit_returns_self_and_takes_y"),
+    "check_fit_check_is_fitted": (2, "test_estimator_fit_returns_self_and_takes_y"),
     "check_n_features_in": (2, "test_estimator_n_features_in"),
 }
 # ... and checks fed 3 columns of values other than 0/1 (3 * uniform, rounded).
@@ -326,17 +317,25 @@ RAPPOR_ESTIMATOR_VALUE_XFAILS = {
 }
 
 
-
 # Mechanisms that read their input by column layout rather than one column.
 # PersonalizedMechanism: X is n_reports=1 value column then the tag column.
 PUM_COLUMN_XFAILS = [
-    "check_fit_score_takes_y", "check_dont_overwrite_parameters",
-    "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
-    "check_estimators_dtypes", "check_complex_data", "check_dtype_object",
-    "check_estimators_empty_data_messages", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_transformer_data_not_an_array",
-    "check_transformer_general", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_dict_unchanged", "check_fit2d_predict1d",
+    "check_fit_score_takes_y",
+    "check_dont_overwrite_parameters",
+    "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit",
+    "check_estimators_dtypes",
+    "check_complex_data",
+    "check_dtype_object",
+    "check_estimators_empty_data_messages",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_transformer_data_not_an_array",
+    "check_transformer_general",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_dict_unchanged",
+    "check_fit2d_predict1d",
 ]
 
 PERSONALIZED_ESTIMATOR_XFAILS = {
@@ -344,7 +343,8 @@ PERSONALIZED_ESTIMATOR_XFAILS = {
         "negative values are not outputs of the channel (its outputs are the "
         "domain and the bot labels) and are refused (ReportMismatchError)",
         "test_personalized_estimator_refuses_foreign_reports",
-        r"not outputs of"),
+        r"not outputs of",
+    ),
 }
 
 # JointEncoder maps each row to a string label ("0.0|3.0|1.0"); these checks
@@ -368,17 +368,23 @@ KNOWN_DEFECT = "KNOWN DEFECT, to fix: "
 
 # assert_allclose on string arrays: numpy >= 2 fails on the subtraction,
 # numpy < 2 (CI's lower-bound job) earlier, on isfinite.
-STR_COMPARISON = (r"unsupported operand type\(s\) for -: 'str' and 'str'"
-                  r"|ufunc 'isfinite' not supported for the input types")
+STR_COMPARISON = (
+    r"unsupported operand type\(s\) for -: 'str' and 'str'"
+    r"|ufunc 'isfinite' not supported for the input types"
+)
 
 # scikit-learn 1.6's check_positive_only_tag_during_fit subtracts in place from
 # an int32 X for categorical-tagged estimators, failing before it reaches the
 # estimator (fixed in 1.7); CI's lower-bound job runs 1.6.
 SKLEARN_16_XFAILS = (
-    {"check_positive_only_tag_during_fit":
-     "scikit-learn < 1.7: the check fails on its own int32 data (fixed in 1.7). "
-     f"Negative values are tested in {SINGLE_COLUMN}test_mechanism_negative_categories."}
-    if parse_version(sklearn.__version__) < parse_version("1.7") else {})
+    {
+        "check_positive_only_tag_during_fit": "scikit-learn < 1.7: the check fails on its "
+        "own int32 data (fixed in 1.7). "
+        f"Negative values are tested in {SINGLE_COLUMN}test_mechanism_negative_categories."
+    }
+    if parse_version(sklearn.__version__) < parse_version("1.7")
+    else {}
+)
 
 
 def _expected_failures(estimator):
@@ -388,12 +394,15 @@ def _expected_failures(estimator):
     if isinstance(estimator, DataFramePrivatizer):
         return out  # the multi-column object passes every check
     if isinstance(estimator, JointEncoder):
-        return {check: (
-            f"{name} outputs string joint labels, which this check compares "
-            "numerically (assert_allclose). Tested on the labels in "
-            f"{SINGLE_COLUMN}{test}.",
-            STR_COMPARISON)
-            for check, test in JOINT_ENCODER_XFAILS.items()}
+        return {
+            check: (
+                f"{name} outputs string joint labels, which this check compares "
+                "numerically (assert_allclose). Tested on the labels in "
+                f"{SINGLE_COLUMN}{test}.",
+                STR_COMPARISON,
+            )
+            for check, test in JOINT_ENCODER_XFAILS.items()
+        }
     if isinstance(estimator, PersonalizedMechanism):
         for check in PUM_COLUMN_XFAILS:
             out[check] = (
@@ -482,8 +491,10 @@ def _expected_failures(estimator):
 
 
 def expected_failed_checks(estimator):
-    return {**SKLEARN_16_XFAILS, **{check: reason for check, (reason, _) in
-                                    _expected_failures(estimator).items()}}
+    return {
+        **SKLEARN_16_XFAILS,
+        **{check: reason for check, (reason, _) in _expected_failures(estimator).items()},
+    }
 
 
 # ``xfail_strict`` appeared in scikit-learn 1.7; on 1.6 listed checks that
@@ -520,8 +531,7 @@ def _expected_failure_cases():
             name = getattr(check, "func", check).__name__
             if name in expected:
                 label = re.sub(r"\s+", "", repr(est))[:40]
-                yield pytest.param(est, check, expected[name][1],
-                                   id=f"{label}-{name}")
+                yield pytest.param(est, check, expected[name][1], id=f"{label}-{name}")
 
 
 @pytest.mark.parametrize("estimator, check, pattern", list(_expected_failure_cases()))
@@ -614,9 +624,7 @@ def test_mechanism_n_features_in(mechanism):
         mechanism.transform(pd.DataFrame({"town": X[:, 0]}))
 
 
-@pytest.mark.parametrize(
-    "dtype", [np.int32, np.int64, np.float32, np.float64, object, str]
-)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64, object, str])
 def test_mechanism_input_dtypes(mechanism, dtype):
     categories = np.asarray(CATS).astype(dtype).tolist()
     mechanism.set_params(categories=categories)
@@ -669,8 +677,7 @@ def test_mechanism_pickle_round_trip(mechanism):
     assert restored.channel_ == mechanism.channel_
     assert restored.get_params() == mechanism.get_params()
     # The random stream is part of the state: both produce the same reports.
-    assert_array_equal(np.asarray(restored.transform(X)),
-                       np.asarray(mechanism.transform(X)))
+    assert_array_equal(np.asarray(restored.transform(X)), np.asarray(mechanism.transform(X)))
 
 
 def test_mechanism_reproducible(mechanism):
@@ -694,10 +701,10 @@ def test_mechanism_fit_keeps_params(mechanism):
     after = mechanism.get_params()
     for key, value in params.items():
         assert after[key] is value, key
-        assert_array_equal(np.asarray(after[key], dtype=object),
-                           np.asarray(snapshot[key], dtype=object))
-    public = [k for k in vars(mechanism) if not k.startswith("_")
-              and not k.endswith("_")]
+        assert_array_equal(
+            np.asarray(after[key], dtype=object), np.asarray(snapshot[key], dtype=object)
+        )
+    public = [k for k in vars(mechanism) if not k.startswith("_") and not k.endswith("_")]
     assert sorted(public) == sorted(params)
 
 
@@ -811,8 +818,7 @@ def test_estimator_report_containers(estimator):
         before = copy.deepcopy(data)
         est = clone(estimator).fit(data)
         assert_allclose(est.distribution_, reference.distribution_, err_msg=name)
-        assert_allclose(est.predict_proba(data), reference.predict_proba(R),
-                        err_msg=name)
+        assert_allclose(est.predict_proba(data), reference.predict_proba(R), err_msg=name)
         if isinstance(data, np.ndarray):
             assert_array_equal(data, before)
 
@@ -888,8 +894,7 @@ def test_estimator_1d_reports(estimator):
         # One value per user: (n,) and (n, 1) are the same reports.
         flat = np.asarray(R)[:, 0]
         assert_allclose(estimator.predict_proba(flat), estimator.predict_proba(R))
-        assert_allclose(clone(estimator).fit(flat).distribution_,
-                        estimator.distribution_)
+        assert_allclose(clone(estimator).fit(flat).distribution_, estimator.distribution_)
 
 
 def test_estimator_rejects_nan_inf_reports(estimator):
@@ -900,8 +905,9 @@ def test_estimator_rejects_nan_inf_reports(estimator):
         bad[0, 0] = bad_value
         for method in ("fit", "partial_fit", "predict_proba", "score"):
             with pytest.raises(ReportMismatchError, match="NaN or infinity"):
-                getattr(clone(estimator).fit(R) if method != "fit"
-                        else clone(estimator), method)(bad)
+                getattr(clone(estimator).fit(R) if method != "fit" else clone(estimator), method)(
+                    bad
+                )
 
 
 def test_estimator_complex_reports(estimator):
@@ -916,8 +922,7 @@ def test_estimator_sparse_reports(estimator):
         assert estimator.__sklearn_tags__().input_tags.sparse
         for fmt in (sp.csr_array, sp.csr_matrix, sp.csc_array, sp.coo_matrix):
             est = clone(estimator).fit(fmt(dense))
-            assert_allclose(est.distribution_, clone(estimator).fit(dense)
-                            .distribution_)
+            assert_allclose(est.distribution_, clone(estimator).fit(dense).distribution_)
             assert_allclose(est.predict_proba(fmt(dense)), est.predict_proba(dense))
     else:
         assert not estimator.__sklearn_tags__().input_tags.sparse
@@ -987,9 +992,13 @@ def test_binary_mechanism_refuses_other_values():
         mech.transform(np.array([[0], [2]]))
     # With categories="auto" the column's values make the domain: a third
     # value is refused at fit, saying how to fix it.
-    with pytest.warns(PrivacyLeakWarning), pytest.raises(
-        ValueError, match=r"the column holds 3 distinct value\(s\) "
-        r"\[0, 1, 2\]\. Pass categories=\[a, b\]"
+    with (
+        pytest.warns(PrivacyLeakWarning),
+        pytest.raises(
+            ValueError,
+            match=r"the column holds 3 distinct value\(s\) "
+            r"\[0, 1, 2\]\. Pass categories=\[a, b\]",
+        ),
     ):
         BinaryOptimalResponse().fit(np.array([[0], [1], [2]]))
     with pytest.raises(ValueError, match=r"categories has 3 distinct"):
@@ -1013,19 +1022,22 @@ def test_personalized_mechanism_layout():
     assert_array_equal(mech.feature_names_in_, ["cell", "home"])
     # Refitting restarts the seeded stream: fit is idempotent on the (object)
     # reports, which mix cells and the bot label.
-    assert_array_equal(np.asarray(mech.fit_transform(X), dtype=object),
-                       np.asarray(R, dtype=object))
+    assert_array_equal(np.asarray(mech.fit_transform(X), dtype=object), np.asarray(R, dtype=object))
     assert "⊥home" in set(np.asarray(R, dtype=object).ravel().tolist())
     # In an array the tag is the last column: 3 columns are 2 value columns,
     # 1 column is none.
     cells = X[["cell"]].to_numpy()
     for bad in (np.hstack([cells, cells, cells]), cells):
-        with pytest.raises(ValueError, match=r"value columns \(\[.*\]\) "
-                           "besides the tag columns"):
+        with pytest.raises(
+            ValueError,
+            match=r"value columns \(\[.*\]\) "
+            "besides the tag columns",
+        ):
             clone(mech).fit(bad)
     restored = pickle.loads(pickle.dumps(mech))
-    assert_array_equal(np.asarray(restored.transform(X), dtype=object),
-                       np.asarray(mech.transform(X), dtype=object))
+    assert_array_equal(
+        np.asarray(restored.transform(X), dtype=object), np.asarray(mech.transform(X), dtype=object)
+    )
 
 
 def _pum_reports(n=60):
@@ -1045,8 +1057,9 @@ def test_personalized_estimator_1d_reports():
     mech, R = _pum_reports()
     est = PersonalizedEstimator(mechanism=mech).fit(R)
     flat = np.asarray(R, dtype=object)[:, 0]
-    assert_allclose(PersonalizedEstimator(mechanism=mech).fit(flat).distribution_,
-                    est.distribution_)
+    assert_allclose(
+        PersonalizedEstimator(mechanism=mech).fit(flat).distribution_, est.distribution_
+    )
     # Users who sent several reports: a 1-D array cannot say which values
     # belong together, so it is refused as scikit-learn refuses 1-D X.
     mech2 = PersonalizedMechanism(**PUM_20, n_reports=2, random_state=0)
@@ -1062,8 +1075,11 @@ def test_personalized_estimator_input_validation():
     est = PersonalizedEstimator(mechanism=mech).fit(R)
     assert est.n_features_in_ == 1
     assert not hasattr(est, "feature_names_in_")
-    with pytest.raises(ValueError, match=r"X has 2 features, but "
-                       r"PersonalizedEstimator is expecting 1 features"):
+    with pytest.raises(
+        ValueError,
+        match=r"X has 2 features, but "
+        r"PersonalizedEstimator is expecting 1 features",
+    ):
         est.predict_proba(np.hstack([np.asarray(R, dtype=object)] * 2))
     # No report columns: refused as scikit-learn words it, not reshaped
     # into "0 sample(s)".
@@ -1101,8 +1117,7 @@ def test_personalized_estimator_predict_proba_one_row_per_user():
     assert_allclose(est.predict_proba(R_arr[10:20]), proba[10:20])
     # Report j of user i is column block j of row i.
     single = PersonalizedEstimator(mechanism=mech).fit(R)
-    assert_allclose(proba.reshape(-1, 20)[1],
-                    single.predict_proba(R_arr[:1]).reshape(2, 20)[1])
+    assert_allclose(proba.reshape(-1, 20)[1], single.predict_proba(R_arr[:1]).reshape(2, 20)[1])
 
 
 def test_joint_encoder_array_input():
@@ -1130,6 +1145,7 @@ def test_joint_encoder_array_input():
     assert_array_equal(restored.transform(X)["joint"], out)
     assert_array_equal(enc.transform(X.tolist())["joint"], out)
     from sklearn.pipeline import make_pipeline
+
     with pytest.warns(PrivacyLeakWarning):
         assert_array_equal(make_pipeline(clone(enc)).fit_transform(X)["joint"], out)
     # Explicit domains name an array's columns x0, x1, ... (a subset may be
@@ -1137,17 +1153,18 @@ def test_joint_encoder_array_input():
     cats = {"x1": [0, 1, 2], "x0": [0, 1, 2]}
     sub = JointEncoder(cats).fit(np.column_stack([X, X[:, :1]]))
     assert sub.n_features_in_ == 3
-    assert sub.transform(np.column_stack([X, X[:, :1]]))["joint"][0] == \
-        f"{X[0, 1]}|{X[0, 0]}"
+    assert sub.transform(np.column_stack([X, X[:, :1]]))["joint"][0] == f"{X[0, 1]}|{X[0, 0]}"
     with pytest.raises(KeyError, match=r"\['a'\] are not in X.*x0"):
         JointEncoder({"a": [0, 1]}).fit(X)
     frame = pd.DataFrame(X, columns=["a", "b"])
     named = JointEncoder({"b": [0, 1, 2], "a": [0, 1, 2]}).fit(frame)
     assert_array_equal(named.feature_names_in_, ["a", "b"])
-    assert_array_equal(named.transform(frame)["joint"],
-                       sub.transform(np.column_stack([X, X[:, :1]]))["joint"])
-    with pytest.raises(ValueError, match="X has 1 features, but JointEncoder "
-                       "is expecting 2 features"):
+    assert_array_equal(
+        named.transform(frame)["joint"], sub.transform(np.column_stack([X, X[:, :1]]))["joint"]
+    )
+    with pytest.raises(
+        ValueError, match="X has 1 features, but JointEncoder is expecting 2 features"
+    ):
         enc.transform(X[:, :1])
     # Invalid input: sparse, empty, NaN without a missing-value marker, a
     # joint domain too large to enumerate.
@@ -1159,15 +1176,17 @@ def test_joint_encoder_array_input():
         JointEncoder().fit(pd.DataFrame(index=range(3)))
     with_nan = X.astype(float)
     with_nan[0, 0] = np.nan
-    with pytest.warns(PrivacyLeakWarning), pytest.raises(
-            ValueError, match="missing values.*NaN"):
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="missing values.*NaN"):
         JointEncoder().fit(with_nan)
     with pytest.raises(ValueError, match=r"missing values \(None/NaN\)"):
-        JointEncoder({"x0": [0.0, 1.0, 2.0], "x1": [0.0, 1.0, 2.0]}).fit(
-            X.astype(float)).transform(with_nan)
+        JointEncoder({"x0": [0.0, 1.0, 2.0], "x1": [0.0, 1.0, 2.0]}).fit(X.astype(float)).transform(
+            with_nan
+        )
     marked = JointEncoder({"x0": [0.0, 1.0, 2.0, np.nan], "x1": [0.0, 1.0, 2.0]})
     assert marked.fit(with_nan).transform(with_nan)["joint"][0] == f"nan|{float(X[0, 1])}"
     wide = rng.permutation(200 * 6).reshape(200, 6)
-    with pytest.warns(PrivacyLeakWarning), pytest.raises(
-            ValueError, match="joint domain would have 6.4e\\+13 combinations"):
+    with (
+        pytest.warns(PrivacyLeakWarning),
+        pytest.raises(ValueError, match="joint domain would have 6.4e\\+13 combinations"),
+    ):
         JointEncoder().fit(wide)

@@ -76,13 +76,9 @@ def test_independent_randomness_per_column_with_one_seed():
     joint = (changed_x & changed_y).mean()
     assert joint == pytest.approx(changed_x.mean() * changed_y.mean(), abs=0.03)
     # Reproducible with the same seed, different with another seed.
-    again = DataFramePrivatizer({"x": _rr(), "y": _rr()}, random_state=0).fit_transform(
-        df
-    )
+    again = DataFramePrivatizer({"x": _rr(), "y": _rr()}, random_state=0).fit_transform(df)
     pd.testing.assert_frame_equal(rep, again)
-    other = DataFramePrivatizer({"x": _rr(), "y": _rr()}, random_state=1).fit_transform(
-        df
-    )
+    other = DataFramePrivatizer({"x": _rr(), "y": _rr()}, random_state=1).fit_transform(df)
     assert not rep.equals(other)
 
 
@@ -114,9 +110,7 @@ def test_chunks_get_fresh_noise():
 def test_dtypes_category_string_int():
     df = pd.DataFrame(
         {
-            "cat": pd.Series(
-                ["u", "v", "u"], dtype=pd.CategoricalDtype(["u", "v", "w"])
-            ),
+            "cat": pd.Series(["u", "v", "u"], dtype=pd.CategoricalDtype(["u", "v", "w"])),
             "str": pd.Series(["p", "q", "p"], dtype="string"),
             "int": pd.Series([1, 2, 3], dtype="Int64"),
         }
@@ -140,24 +134,16 @@ def test_dtypes_category_string_int():
 def test_missing_values_error_or_category():
     df = pd.DataFrame({"x": ["a", None, "b", np.nan]})
     with pytest.raises(ValueError, match="'x' has 2 missing values"):
-        DataFramePrivatizer({"x": RandomizedResponse(1.0, categories=["a", "b"])}).fit(
-            df
-        )
+        DataFramePrivatizer({"x": RandomizedResponse(1.0, categories=["a", "b"])}).fit(df)
     priv = DataFramePrivatizer(
-        {
-            "x": UtilityOptimizedRR(
-                1.0, sensitive=["(missing)"], categories=["a", "b", "(missing)"]
-            )
-        },
+        {"x": UtilityOptimizedRR(1.0, sensitive=["(missing)"], categories=["a", "b", "(missing)"])},
         missing="category",
         random_state=0,
     )
     rep = priv.fit_transform(df)
     assert set(rep["x"]) <= {"a", "b", "(missing)"}
     cat_df = pd.DataFrame({"x": pd.Series(["a", None], dtype="category")})
-    priv = DataFramePrivatizer({"x": RandomizedResponse(1.0)}, missing="category").fit(
-        cat_df
-    )
+    priv = DataFramePrivatizer({"x": RandomizedResponse(1.0)}, missing="category").fit(cat_df)
     assert "(missing)" in priv.channels_["x"].categories.tolist()
 
 
@@ -194,9 +180,7 @@ def test_column_transformer_pandas_output():
         [
             (
                 "x",
-                UtilityOptimizedRR(
-                    1.0, sensitive=["d"], categories=CATS, random_state=0
-                ),
+                UtilityOptimizedRR(1.0, sensitive=["d"], categories=CATS, random_state=0),
                 ["x"],
             ),
             ("y", RandomizedResponse(1.0, categories=CATS, random_state=1), ["y"]),
@@ -245,18 +229,14 @@ def test_joint_estimate_table_and_marginals():
     df = pd.DataFrame(
         {
             "age": rng.choice(["15-64", "65+"], size=n, p=[0.7, 0.3]),
-            "marital": rng.choice(
-                ["single", "married", "divorced"], size=n, p=[0.3, 0.6, 0.1]
-            ),
+            "marital": rng.choice(["single", "married", "divorced"], size=n, p=[0.3, 0.6, 0.1]),
         }
     )
     cats = {"age": ["15-64", "65+"], "marital": ["single", "married", "divorced"]}
     enc = JointEncoder(cats, sensitive=lambda r: r.marital == "divorced").fit(df)
     mech = enc.make_mechanism(UtilityOptimizedRR, epsilon=2.0, random_state=0)
     assert mech.get_params()["sensitive"].sum() == 2
-    est = EmpiricalEstimator(projection="simplex").fit(
-        mech.fit_transform(enc.transform(df))
-    )
+    est = EmpiricalEstimator(projection="simplex").fit(mech.fit_transform(enc.transform(df)))
     table = enc.to_table(est)
     assert table.index.names == ["age", "marital"]
     assert table.sum() == pytest.approx(1.0)
@@ -288,9 +268,7 @@ def test_joint_encoder_in_pipeline_and_set_output():
             "b": rng.choice(["u", "v"], size=20000),
         }
     )
-    enc = JointEncoder(
-        {"a": ["x", "y"], "b": ["u", "v"]}, sensitive=lambda r: r.b == "u"
-    ).fit(None)
+    enc = JointEncoder({"a": ["x", "y"], "b": ["u", "v"]}, sensitive=lambda r: r.b == "u").fit(None)
     pipe = make_pipeline(
         enc,
         enc.make_mechanism(UtilityOptimizedRR, epsilon=2.0, random_state=0),
@@ -306,10 +284,13 @@ def test_joint_encoder_in_pipeline_and_set_output():
 
 def test_save_and_load_spec_roundtrip(tmp_path):
     df = _frame(3000)
-    priv = DataFramePrivatizer({
-        "x": UtilityOptimizedRAPPOR(1.0, sensitive=["d"], categories=CATS),
-        "y": _rr(),
-    }, random_state=0)
+    priv = DataFramePrivatizer(
+        {
+            "x": UtilityOptimizedRAPPOR(1.0, sensitive=["d"], categories=CATS),
+            "y": _rr(),
+        },
+        random_state=0,
+    )
     reports = priv.fit_transform(df)
     path = priv.save_spec(tmp_path / "spec.json")
     from sklearn_uldp.compose import load_spec
@@ -330,9 +311,9 @@ def test_reports_attrs_hold_json_specs():
     import json
 
     df = _frame(100)
-    priv = DataFramePrivatizer({"x": UtilityOptimizedRR(1.0, sensitive=["d"],
-                                                        categories=CATS)},
-                               random_state=0)
+    priv = DataFramePrivatizer(
+        {"x": UtilityOptimizedRR(1.0, sensitive=["d"], categories=CATS)}, random_state=0
+    )
     rep = priv.fit_transform(df)
     specs = json.loads(json.dumps(rep.attrs["sklearn_uldp_specs"]))
     assert specs == priv.specs()
@@ -341,24 +322,29 @@ def test_reports_attrs_hold_json_specs():
 # ------------------------------------------------------- issue 13, item 1
 def _table(n=600, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "age": rng.choice(CATS, size=n),
-        "sex": rng.choice(["f", "m"], size=n),
-        "job": pd.Categorical(rng.choice(["x", "y", "z"], size=n)),
-        "wave": rng.integers(1, 3, size=n),
-    })
+    return pd.DataFrame(
+        {
+            "age": rng.choice(CATS, size=n),
+            "sex": rng.choice(["f", "m"], size=n),
+            "job": pd.Categorical(rng.choice(["x", "y", "z"], size=n)),
+            "wave": rng.integers(1, 3, size=n),
+        }
+    )
 
 
 def _priv(**kw):
-    return DataFramePrivatizer([
-        ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
-        ("sex", RandomizedResponse(1.0, categories=["f", "m"]), ["sex"]),
-    ], **kw)
+    return DataFramePrivatizer(
+        [
+            ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
+            ("sex", RandomizedResponse(1.0, categories=["f", "m"]), ["sex"]),
+        ],
+        **kw,
+    )
 
 
 def test_nested_params_reach_each_mechanism():
     priv = DataFramePrivatizer({"age": _rr(), "sex": RandomizedResponse(1.0)})
-    priv.set_params(age__epsilon=2.0)   # failed: 'dict' has no set_params
+    priv.set_params(age__epsilon=2.0)  # failed: 'dict' has no set_params
     assert priv.get_params()["age__epsilon"] == 2.0
     listed = _priv().set_params(age__epsilon=3.0)
     assert listed.get_params()["age__epsilon"] == 3.0
@@ -375,8 +361,10 @@ def test_per_column_epsilon_can_be_searched():
     from sklearn.model_selection import ParameterGrid
 
     df = _table()
-    spent = [clone(_priv()).set_params(**p).fit(df).epsilon_spent_
-             for p in ParameterGrid({"age__epsilon": [0.5, 2.0]})]
+    spent = [
+        clone(_priv()).set_params(**p).fit(df).epsilon_spent_
+        for p in ParameterGrid({"age__epsilon": [0.5, 2.0]})
+    ]
     assert spent == [1.5, 3.0]
 
 
@@ -389,20 +377,28 @@ def test_remainder_and_column_selectors():
     kept = _priv(remainder="passthrough").fit_transform(df)
     assert list(kept.columns) == ["age", "sex", "job", "wave"]
     assert kept["wave"].equals(df["wave"])
-    sel = DataFramePrivatizer([
-        ("text", RandomizedResponse(1.0, categories=CATS),
-         make_column_selector(pattern="^age$")),
-    ]).fit(df)
+    sel = DataFramePrivatizer(
+        [
+            (
+                "text",
+                RandomizedResponse(1.0, categories=CATS),
+                make_column_selector(pattern="^age$"),
+            ),
+        ]
+    ).fit(df)
     assert list(sel.get_feature_names_out()) == ["age"]
 
 
 def test_arrays_and_memmaps(tmp_path):
     df = _table()
     arr = df[["age", "sex"]].to_numpy(dtype=object)
-    priv = DataFramePrivatizer([
-        ("age", RandomizedResponse(1.0, categories=CATS), [0]),
-        ("sex", RandomizedResponse(1.0, categories=["f", "m"]), [1]),
-    ], random_state=0)
+    priv = DataFramePrivatizer(
+        [
+            ("age", RandomizedResponse(1.0, categories=CATS), [0]),
+            ("sex", RandomizedResponse(1.0, categories=["f", "m"]), [1]),
+        ],
+        random_state=0,
+    )
     out = priv.fit_transform(arr)
     assert isinstance(out, np.ndarray) and out.shape == (len(df), 2)
     path = tmp_path / "x.npy"
@@ -428,23 +424,32 @@ def test_set_output_is_honoured():
 
 def test_feature_names_and_output_indices():
     df = _table()
-    priv = DataFramePrivatizer([
-        ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
-        ("job", UtilityOptimizedRAPPOR(1.0, sensitive=["x"]), ["job"]),
-    ]).fit(df)
+    priv = DataFramePrivatizer(
+        [
+            ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
+            ("job", UtilityOptimizedRAPPOR(1.0, sensitive=["x"]), ["job"]),
+        ]
+    ).fit(df)
     assert list(priv.get_feature_names_out()) == ["age", "job_x", "job_y", "job_z"]
     assert priv.report_columns("job") == ["job_x", "job_y", "job_z"]
-    verbose = DataFramePrivatizer([
-        ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
-    ], verbose_feature_names_out=True).fit(df)
+    verbose = DataFramePrivatizer(
+        [
+            ("age", RandomizedResponse(1.0, categories=CATS), ["age"]),
+        ],
+        verbose_feature_names_out=True,
+    ).fit(df)
     assert list(verbose.get_feature_names_out()) == ["age__age"]
 
 
 def test_leak_warning_names_the_columns_once():
     df = _table()
-    priv = DataFramePrivatizer({"age": RandomizedResponse(1.0),
-                                "sex": RandomizedResponse(1.0),
-                                "job": RandomizedResponse(1.0)})  # job: category dtype
+    priv = DataFramePrivatizer(
+        {
+            "age": RandomizedResponse(1.0),
+            "sex": RandomizedResponse(1.0),
+            "job": RandomizedResponse(1.0),
+        }
+    )  # job: category dtype
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         priv.fit(df)
@@ -457,7 +462,7 @@ def test_estimate_on_a_subset_of_the_report_columns():
     df = _table()
     priv = _priv(random_state=0)
     reports = priv.fit_transform(df)
-    dists = priv.estimate(reports[["age"]])   # failed with a KeyError
+    dists = priv.estimate(reports[["age"]])  # failed with a KeyError
     assert list(dists) == ["age"]
     with pytest.raises(KeyError, match="lack the columns"):
         priv.estimate(reports[["age"]], columns=["sex"])
@@ -469,17 +474,20 @@ def test_n_jobs_threads_keep_seeded_streams_fresh():
     df = _table(2000)
     priv = _priv(random_state=0, n_jobs=2).fit(df)
     a, b = priv.transform(df), priv.transform(df)
-    assert (a["age"] != b["age"]).mean() > 0.2      # each call draws anew
+    assert (a["age"] != b["age"]).mean() > 0.2  # each call draws anew
     again = _priv(random_state=0, n_jobs=2).fit(df)
-    assert again.transform(df).equals(a)             # and reproducibly
+    assert again.transform(df).equals(a)  # and reproducibly
 
 
 def test_old_dict_form_and_list_form_agree():
     df = _table()
-    dict_form = DataFramePrivatizer({
-        "age": RandomizedResponse(1.0, categories=CATS),
-        "sex": RandomizedResponse(1.0, categories=["f", "m"]),
-    }, random_state=0)
+    dict_form = DataFramePrivatizer(
+        {
+            "age": RandomizedResponse(1.0, categories=CATS),
+            "sex": RandomizedResponse(1.0, categories=["f", "m"]),
+        },
+        random_state=0,
+    )
     assert dict_form.fit_transform(df).equals(_priv(random_state=0).fit_transform(df))
     assert sorted(dict_form.mechanisms_) == ["age", "sex"]
 
@@ -498,17 +506,20 @@ def test_dask_whole_frame_in_one_call():
     dd = pytest.importorskip("dask.dataframe")
     df = _table(2000)
     ddf = dd.from_pandas(df, npartitions=4)
-    priv = DataFramePrivatizer({
-        "age": RandomizedResponse(2.0, categories=CATS),
-        "sex": RandomizedResponse(2.0, categories=["f", "m"]),
-        "job": UtilityOptimizedRAPPOR(2.0, sensitive=["x"]),
-    }, random_state=0)
+    priv = DataFramePrivatizer(
+        {
+            "age": RandomizedResponse(2.0, categories=CATS),
+            "sex": RandomizedResponse(2.0, categories=["f", "m"]),
+            "job": UtilityOptimizedRAPPOR(2.0, sensitive=["x"]),
+        },
+        random_state=0,
+    )
     lazy = priv.fit_transform(ddf)
     assert hasattr(lazy, "dask")
     out = lazy.compute()
     assert list(out.columns) == ["age", "sex", "job_x", "job_y", "job_z"]
     assert len(out) == len(df)
-    assert out.equals(priv.transform(ddf).compute())      # seeded: reproducible
+    assert out.equals(priv.transform(ddf).compute())  # seeded: reproducible
     dists = priv.estimate(out)
     assert set(dists) == {"age", "sex", "job"}
 
@@ -540,17 +551,23 @@ def test_spec_file_keeps_accepting_unknown_keys(tmp_path):
 def test_scikit_learn_checks_pass():
     from sklearn.utils.estimator_checks import check_estimator
 
-    est = DataFramePrivatizer([("m", RandomizedResponse(1.0), [0])],
-                              remainder="passthrough")
+    est = DataFramePrivatizer([("m", RandomizedResponse(1.0), [0])], remainder="passthrough")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(est, on_fail=None, expected_failed_checks={
-            "check_fit2d_1sample": "the mechanism's categories='auto' needs two "
-                                   "distinct values; its message says so",
-            # scikit-learn 1.6's version fails on its own int32 data (fixed in 1.7)
-            **({"check_positive_only_tag_during_fit": "scikit-learn < 1.7"}
-               if sklearn.__version__.startswith("1.6.") else {}),
-        })
+        results = check_estimator(
+            est,
+            on_fail=None,
+            expected_failed_checks={
+                "check_fit2d_1sample": "the mechanism's categories='auto' needs two "
+                "distinct values; its message says so",
+                # scikit-learn 1.6's version fails on its own int32 data (fixed in 1.7)
+                **(
+                    {"check_positive_only_tag_during_fit": "scikit-learn < 1.7"}
+                    if sklearn.__version__.startswith("1.6.")
+                    else {}
+                ),
+            },
+        )
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []
 
@@ -564,8 +581,7 @@ def test_clear_input_errors():
     with pytest.raises(ValueError, match="Reshape your data"):
         priv.fit(np.array(["a", "b"], dtype=object))
     with pytest.raises(ValueError, match="infinite"):
-        DataFramePrivatizer([("m", RandomizedResponse(1.0), [0])]).fit(
-            np.array([[1.0], [np.inf]]))
+        DataFramePrivatizer([("m", RandomizedResponse(1.0), [0])]).fit(np.array([[1.0], [np.inf]]))
 
 
 def test_remainder_is_dropped_passed_or_privatized():
@@ -574,24 +590,29 @@ def test_remainder_is_dropped_passed_or_privatized():
     df = _table()[["age", "sex"]]
     priv = DataFramePrivatizer(
         [("age", RandomizedResponse(1.0, categories=CATS), ["age"])],
-        remainder=RandomizedResponse(0.5, categories=["f", "m"]), random_state=0)
+        remainder=RandomizedResponse(0.5, categories=["f", "m"]),
+        random_state=0,
+    )
     out = priv.fit_transform(df)
     assert list(out.columns) == ["age", "sex"]
     assert priv.epsilon_spent_ == pytest.approx(1.5)
     assert sorted(priv.specs()) == ["age", "remainder"]
     with pytest.raises(TypeError, match="without privacy"):
-        DataFramePrivatizer([("age", RandomizedResponse(1.0), ["age"])],
-                            remainder=OneHotEncoder()).fit(df)
+        DataFramePrivatizer(
+            [("age", RandomizedResponse(1.0), ["age"])], remainder=OneHotEncoder()
+        ).fit(df)
 
 
 def test_set_params_through_the_mechanisms_list():
     # The issue's spelling: set_params(mechanisms__age__epsilon=...) raised
     # AttributeError ('list' object has no attribute 'set_params'); it is the
     # same as ColumnTransformer's age__epsilon, so a search can use either.
-    priv = DataFramePrivatizer([
-        ("age", RandomizedResponse(1.0, categories=[1, 2, 3]), ["age"]),
-        ("sex", RandomizedResponse(1.0, categories=["f", "m"]), ["sex"]),
-    ])
+    priv = DataFramePrivatizer(
+        [
+            ("age", RandomizedResponse(1.0, categories=[1, 2, 3]), ["age"]),
+            ("sex", RandomizedResponse(1.0, categories=["f", "m"]), ["sex"]),
+        ]
+    )
     priv.set_params(mechanisms__age__epsilon=2.0)
     assert priv.get_params()["age__epsilon"] == 2.0
     assert priv.get_params()["sex__epsilon"] == 1.0

@@ -39,8 +39,7 @@ def brute_force_log_ratio(Q):
             for y in range(Y):
                 if Q[x, y] == 0:
                     continue
-                worst = max(worst, np.inf if Q[xp, y] == 0
-                            else np.log(Q[x, y] / Q[xp, y]))
+                worst = max(worst, np.inf if Q[xp, y] == 0 else np.log(Q[x, y] / Q[xp, y]))
             L[x, xp] = worst
     return L
 
@@ -62,8 +61,12 @@ def test_builders():
     B = block_structured(cats, [["a", "b"], ["c", "d"]], 2.0)
     assert B.epsilon("a", "b") == 2.0 and B.epsilon("a", "c") == np.inf
     assert B.is_symmetric()
-    for form in ({"a": 0, "b": 0, "c": 1, "d": 1}, ["x", "x", "y", "y"],
-                 lambda c: c in "ab", [("a", "b"), ("c", "d")]):
+    for form in (
+        {"a": 0, "b": 0, "c": 1, "d": 1},
+        ["x", "x", "y", "y"],
+        lambda c: c in "ab",
+        [("a", "b"), ("c", "d")],
+    ):
         assert np.array_equal(block_structured(cats, form, 2.0).matrix, B.matrix)
     assert np.all(np.diag(PrivacyMatrix(np.ones((3, 3))).matrix) == 0)
     composed = E.compose(H)
@@ -96,8 +99,9 @@ def test_builder_errors():
 def test_pairwise_log_ratio_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
     Q = random_channel(rng, int(rng.integers(2, 6)), int(rng.integers(2, 7)))
-    assert np.array_equal(pairwise_log_ratio(Q), brute_force_log_ratio(Q)) or \
-        np.allclose(pairwise_log_ratio(Q), brute_force_log_ratio(Q))
+    assert np.array_equal(pairwise_log_ratio(Q), brute_force_log_ratio(Q)) or np.allclose(
+        pairwise_log_ratio(Q), brute_force_log_ratio(Q)
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -150,9 +154,9 @@ def test_hlldp_is_the_one_sided_notion(seed):
     mask[0] = True
     eps = float(rng.uniform(0.1, 3))
     assert bool(check_context_aware(Q, high_low(np.arange(k), mask, eps))) == bool(
-        check_osldp(Q, sensitive=mask, epsilon=eps))
-    assert bool(check_context_aware(Q, ldp(np.arange(k), eps))) == bool(
-        check_ldp(Q, epsilon=eps))
+        check_osldp(Q, sensitive=mask, epsilon=eps)
+    )
+    assert bool(check_context_aware(Q, ldp(np.arange(k), eps))) == bool(check_ldp(Q, epsilon=eps))
 
 
 def random_uldp_like_channel(rng, k):
@@ -201,10 +205,13 @@ def test_random_channels_cover_every_level():
     for seed in range(40):
         rng = np.random.default_rng(seed)
         Q, mask, eps = random_uldp_like_channel(rng, int(rng.integers(2, 6)))
-        seen.add(tuple(bool(c) for c in privacy_profile(
-            Q, sensitive=mask, epsilon=eps).values()))
-    assert {(True, True, True), (False, True, True), (False, False, True),
-            (False, False, False)} <= seen
+        seen.add(tuple(bool(c) for c in privacy_profile(Q, sensitive=mask, epsilon=eps).values()))
+    assert {
+        (True, True, True),
+        (False, True, True),
+        (False, False, True),
+        (False, False, False),
+    } <= seen
 
 
 def test_uldp_strictly_between():
@@ -218,11 +225,13 @@ def test_uldp_strictly_between():
     assert not prof["LDP"] and prof["ULDP"] and prof["OSLDP"]
     # OSLDP but not ULDP: output 2 comes from two non-sensitive inputs with a
     # ratio 5 > e: it is not invertible, so it must be protected, and fails.
-    Q = np.array([
-        [0.5, 0.5, 0.0],
-        [0.3, 0.2, 0.5],
-        [0.45, 0.45, 0.1],
-    ])
+    Q = np.array(
+        [
+            [0.5, 0.5, 0.0],
+            [0.3, 0.2, 0.5],
+            [0.45, 0.45, 0.1],
+        ]
+    )
     prof = privacy_profile(Q, sensitive=[True, False, False], epsilon=1.0)
     assert not prof["LDP"] and not prof["ULDP"] and prof["OSLDP"]
 
@@ -246,10 +255,10 @@ def test_mechanisms_satisfy_their_privacy_matrices(seed):
         assert check_context_aware(mech, HL), type(mech).__name__
         assert check_uldp(mech)
         assert check_context_aware(mech, ldp(cats, eps)).satisfied == bool(
-            check_ldp(mech, epsilon=eps))
+            check_ldp(mech, epsilon=eps)
+        )
     if mask.sum() >= 3:
-        ubd = UtilityOptimizedBlockDesign(eps, sensitive=mask, subset_size=2,
-                                          categories=cats).fit()
+        ubd = UtilityOptimizedBlockDesign(eps, sensitive=mask, subset_size=2, categories=cats).fit()
         assert check_context_aware(ubd, HL)
     blocks = rng.integers(0, 3, size=k)
     bhr = BlockHadamardResponse(eps, blocks=blocks, categories=cats).fit()

@@ -35,11 +35,15 @@ def _fit_all(mech, data, seed):
 
 def test_default_beats_the_mle_at_a_small_budget(grid):
     mech = RandomizedResponse(1.0, categories=grid.categories)
-    tv = np.array([
-        [total_variation(grid.distribution, est.distribution_)
-         for est in _fit_all(mech, grid, seed)]
-        for seed in range(3)
-    ]).mean(axis=0)
+    tv = np.array(
+        [
+            [
+                total_variation(grid.distribution, est.distribution_)
+                for est in _fit_all(mech, grid, seed)
+            ]
+            for seed in range(3)
+        ]
+    ).mean(axis=0)
     default, mle, thr = tv
     # k-RR at eps = 1 on 625 cells: the MLE spreads mass over empty cells.
     assert default < mle - 0.1
@@ -85,8 +89,9 @@ def test_shrinkage_weight_rules():
 
 @pytest.mark.parametrize("value", [0, -1.0, "4"])
 def test_invalid_shrinkage_is_refused(grid, value):
-    reports = RandomizedResponse(1.0, categories=grid.categories,
-                                 random_state=0).fit_transform(grid.frame[:100])
+    reports = RandomizedResponse(1.0, categories=grid.categories, random_state=0).fit_transform(
+        grid.frame[:100]
+    )
     with pytest.raises(ValueError, match="shrinkage"):
         EMEstimator(shrinkage=value).fit(reports)
 
@@ -99,8 +104,9 @@ def test_default_follows_the_mle_when_few_categories_are_pooled(grid):
     # (weight about 0.1) and lost 0.005 in total variation to the MLE.
     diff_mle, diff_thr, weights = [], [], []
     for seed in range(3):
-        mech = UtilityOptimizedRR(2.0, sensitive=grid.sensitive,
-                                  categories=grid.categories, random_state=seed)
+        mech = UtilityOptimizedRR(
+            2.0, sensitive=grid.sensitive, categories=grid.categories, random_state=seed
+        )
         reports = mech.fit_transform(grid.frame)
         default = EMEstimator().fit(reports)
         tv = total_variation(grid.distribution, default.distribution_)

@@ -34,9 +34,7 @@ def results():
 def _env():
     """Environment in which ``python -m sklearn_uldp`` finds this checkout."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
@@ -48,7 +46,12 @@ def test_table_shape(results):
     assert results.index.names == ["epsilon", "mechanism"]
     assert results.index.get_level_values("epsilon").unique().tolist() == EPSILONS
     assert results.index.get_level_values("mechanism")[:5].tolist() == [
-        "RR", "RAPPOR", "uRR", "uRAP", "no privacy"]
+        "RR",
+        "RAPPOR",
+        "uRR",
+        "uRAP",
+        "no privacy",
+    ]
     assert np.isfinite(results.to_numpy()).all()
     assert (results.to_numpy() >= 0).all()
     assert results.attrs["n_users"] == N_USERS
@@ -119,8 +122,7 @@ def test_format_results(results):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"epsilons": [0.0]}, "epsilon"), ({"epsilons": []}, "epsilon"),
-     ({"n_users": 0}, "n_users")],
+    [({"epsilons": [0.0]}, "epsilon"), ({"epsilons": []}, "epsilon"), ({"n_users": 0}, "n_users")],
 )
 def test_run_demo_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -131,7 +133,10 @@ def test_run_demo_rejects_bad_arguments(kwargs, match):
 def test_python_m_demo_help():
     proc = subprocess.run(
         [sys.executable, "-m", "sklearn_uldp", "demo", "--help"],
-        capture_output=True, text=True, env=_env(), timeout=120,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     for option in ("--n-users", "--epsilon", "--random-state", "--plot", "--no-plot"):
@@ -152,8 +157,20 @@ def test_main_demo_no_plot(capsys, tmp_path, monkeypatch):
 def test_main_demo_writes_plot(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "demo.png"
-    code = main(["demo", "--n-users", "1500", "--epsilon", "0.5", "2",
-                 "--random-state", "3", "--plot", str(path)])
+    code = main(
+        [
+            "demo",
+            "--n-users",
+            "1500",
+            "--epsilon",
+            "0.5",
+            "2",
+            "--random-state",
+            "3",
+            "--plot",
+            str(path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert path.is_file() and path.stat().st_size > 0
@@ -190,17 +207,20 @@ def test_main_missing_plot_folder_exits_2(capsys, tmp_path):
 def test_python_m_bad_option_exit_code():
     proc = subprocess.run(
         [sys.executable, "-m", "sklearn_uldp", "demo", "--n-users", "many"],
-        capture_output=True, text=True, env=_env(), timeout=120,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert proc.returncode == 2
     assert "argument --n-users: expected a positive integer, got 'many'" in proc.stderr
 
 
-@pytest.mark.skipif(shutil.which("sklearn-uldp") is None,
-                    reason="console script not installed")
+@pytest.mark.skipif(shutil.which("sklearn-uldp") is None, reason="console script not installed")
 def test_console_script_help():
-    proc = subprocess.run(["sklearn-uldp", "demo", "--help"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        ["sklearn-uldp", "demo", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "--n-users" in proc.stdout
 
@@ -239,8 +259,7 @@ def test_demo_explicit_existing_plot_is_an_error_unless_overwrite(capsys, tmp_pa
     assert "already exists" in captured.err and "--overwrite" in captured.err
     assert "uRR" not in captured.out  # refused before computing
     assert plot.read_bytes() == b"keep me"
-    code = main(["demo", "--n-users", "300", "--epsilon", "1", "--plot", str(plot),
-                 "--overwrite"])
+    code = main(["demo", "--n-users", "300", "--epsilon", "1", "--plot", str(plot), "--overwrite"])
     assert code == 0 and plot.read_bytes() != b"keep me"
     code = main(["demo", "--n-users", "300", "--plot", str(tmp_path / "p.xyz")])
     assert code == 2 and "Cannot write the plot" in capsys.readouterr().err
@@ -258,8 +277,7 @@ def test_demo_explains_tv_above_one(capsys, tmp_path):
     code = main(["demo", "--n-users", "1500", "--epsilon", "0.5", "--no-plot"])
     out = capsys.readouterr().out
     assert code == 0
-    emp_rr = float(next(line.split()[1] for line in out.splitlines()
-                        if line.startswith("RR ")))
+    emp_rr = float(next(line.split()[1] for line in out.splitlines() if line.startswith("RR ")))
     assert emp_rr > 1  # the raw estimate is far from a distribution here
     note = " ".join(out.split("\n\n")[-2:])
     note = " ".join(note.split())

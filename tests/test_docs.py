@@ -40,37 +40,61 @@ _GENERATED = shutil.ignore_patterns(
 
 def _env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env.setdefault("MPLBACKEND", "Agg")
     return env
 
 
 def test_sphinx_build_has_no_warnings(tmp_path):
-    for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme",
-                   "myst_parser"):
+    for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "myst_parser"):
         pytest.importorskip(module)
     # Build a copy, so that generated pages never land in the checkout and
     # concurrent runs do not collide.
     shutil.copytree(DOCS, tmp_path / "docs", ignore=_GENERATED)
-    shutil.copytree(REPO_ROOT / "examples", tmp_path / "examples",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO_ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
     out = tmp_path / "html"
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q",
-         "--no-color", str(tmp_path / "docs"), str(out), "-D", "plot_gallery=0"],
-        capture_output=True, text=True, env=_env(), timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-W",
+            "--keep-going",
+            "-q",
+            "--no-color",
+            str(tmp_path / "docs"),
+            str(out),
+            "-D",
+            "plot_gallery=0",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
     )
-    problems = [line for line in proc.stderr.splitlines()
-                if "WARNING" in line or "ERROR" in line or "Error" in line]
+    problems = [
+        line
+        for line in proc.stderr.splitlines()
+        if "WARNING" in line or "ERROR" in line or "Error" in line
+    ]
     assert proc.returncode == 0, (
         "The documentation build failed (warnings are errors):\n"
         + "\n".join(problems or proc.stderr.splitlines()[-30:])
     )
-    for page in ("index", "user_guide", "architecture", "api", "performance",
-                 "auto_examples/index", "auto_examples/plot_location_demo",
-                 "gen_modules/sklearn_uldp.mechanisms.UtilityOptimizedRR"):
+    for page in (
+        "index",
+        "user_guide",
+        "architecture",
+        "api",
+        "performance",
+        "auto_examples/index",
+        "auto_examples/plot_location_demo",
+        "gen_modules/sklearn_uldp.mechanisms.UtilityOptimizedRR",
+    ):
         assert (out / f"{page}.html").is_file(), page
 
 
@@ -114,10 +138,19 @@ def test_api_reference_lists_every_public_name():
 
 @pytest.mark.parametrize(
     "page",
-    ["README.md", "docs/user_guide.md", "docs/architecture.md",
-     "docs/personalized.md", "docs/context_aware.md", "docs/workflow.md",
-     "docs/audit.md", "docs/security.md", "docs/spec_format.md",
-     "docs/choosing.md", "docs/estimator_choice.md"],
+    [
+        "README.md",
+        "docs/user_guide.md",
+        "docs/architecture.md",
+        "docs/personalized.md",
+        "docs/context_aware.md",
+        "docs/workflow.md",
+        "docs/audit.md",
+        "docs/security.md",
+        "docs/spec_format.md",
+        "docs/choosing.md",
+        "docs/estimator_choice.md",
+    ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
@@ -149,7 +182,7 @@ def test_readme_links_work_from_pypi():
     site = "https://sklearn-uldp.readthedocs.io/en/latest/"
     for target in targets:
         if target.startswith(site):
-            page = target[len(site):].split("#")[0].removesuffix(".html")
+            page = target[len(site) :].split("#")[0].removesuffix(".html")
             sources = [REPO_ROOT / "docs" / f"{page}{ext}" for ext in (".md", ".rst")]
             if page == "auto_examples/index":
                 sources = [REPO_ROOT / "examples" / "GALLERY_HEADER.rst"]

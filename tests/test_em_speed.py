@@ -23,7 +23,6 @@ from sklearn_uldp.estimators import maximize_likelihood
 from sklearn_uldp.mechanisms import _bit_rows, _rappor
 from sklearn_uldp.mechanisms._bit_rows import BitRows
 
-
 # The exact maximum-likelihood estimate (the default estimate may be shrunk).
 _MLE = {"shrinkage": None} if "shrinkage" in EMEstimator().get_params() else {}
 
@@ -44,8 +43,7 @@ def test_em_with_zeros_at_the_optimum_takes_few_iterations():
     # point has zeros. Shrinking SQUAREM's step to stay in the simplex took
     # 1,282 iterations (5,123 evaluations); zeroing steps take a handful.
     k = 100
-    R = _reports(RandomizedResponse(1.0, categories=np.arange(k), random_state=0),
-                 k, 100_000)
+    R = _reports(RandomizedResponse(1.0, categories=np.arange(k), random_state=0), k, 100_000)
     em = EMEstimator(tol=1e-8, **_MLE).fit(R)
     assert em.converged_ and em.duality_gap_ <= 1e-8  # the certificate
     assert em.n_iter_ <= 60
@@ -59,8 +57,7 @@ def test_squarem_costs_two_evaluations_per_iteration():
     # No stabilising map: an iteration is two evaluations (three before),
     # plus one for a rare monotonicity fall-back.
     k = 1000
-    R = _reports(RAPPOR(1.0, theta=0.5, categories=np.arange(k), random_state=0),
-                 k, 20_000)
+    R = _reports(RAPPOR(1.0, theta=0.5, categories=np.arange(k), random_state=0), k, 20_000)
     em = EMEstimator(working_set=False, **_MLE).fit(R)
     info = em._fitted_result()[1]
     assert em.converged_
@@ -72,12 +69,12 @@ def test_zeroed_categories_come_back_when_the_gradient_asks():
     # certificate max(g) - 1 <= tol covers them, so EM must revive them.
     channel = RandomizedResponse(1.0, categories=[0, 1, 2, 3]).fit().channel_
     stats = channel.statistics(np.repeat([0, 1, 2, 3], [400, 300, 200, 100]))
-    p, info = maximize_likelihood(lambda q: channel.em_gradient(stats, q),
-                                  np.array([0.5, 0.5, 0.0, 0.0]), tol=1e-9)
+    p, info = maximize_likelihood(
+        lambda q: channel.em_gradient(stats, q), np.array([0.5, 0.5, 0.0, 0.0]), tol=1e-9
+    )
     assert info["converged"] and info["gap"] <= 1e-9
     assert p[2] > 0.01  # revived
-    q, _ = maximize_likelihood(lambda q: channel.em_gradient(stats, q),
-                               np.full(4, 0.25), tol=1e-9)
+    q, _ = maximize_likelihood(lambda q: channel.em_gradient(stats, q), np.full(4, 0.25), tol=1e-9)
     np.testing.assert_allclose(p, q, atol=1e-5)
 
 
@@ -85,11 +82,11 @@ def test_zeroed_categories_come_back_when_the_gradient_asks():
 def test_repeated_rows_are_kept_once_with_their_multiplicity():
     # uRAP with 10 sensitive values: at most 2^10 patterns for 10^5 reports.
     k, s = 52, 10
-    mech = UtilityOptimizedRAPPOR(1.0, sensitive=np.arange(s), categories=np.arange(k),
-                                  random_state=0)
+    mech = UtilityOptimizedRAPPOR(
+        1.0, sensitive=np.arange(s), categories=np.arange(k), random_state=0
+    )
     R = _reports(mech, k, 100_000, alpha=1.0)
-    store = mech.channel_.statistics(mech.channel_.encode_reports(R),
-                                     keep_reports=True).extra
+    store = mech.channel_.statistics(mech.channel_.encode_reports(R), keep_reports=True).extra
     distinct = store.distinct_rows()
     assert distinct.n_rows <= 2**s < store.n_rows / 50
     assert distinct.distinct_rows() is distinct
@@ -97,16 +94,18 @@ def test_repeated_rows_are_kept_once_with_their_multiplicity():
     whole = BitRows(s, store.density)
     whole._distinct = whole  # products over every row, as before
     for block in store._all_blocks():
-        whole.append_dense(np.unpackbits(block.packed, axis=1, count=s,
-                                         bitorder="little"))
+        whole.append_dense(np.unpackbits(block.packed, axis=1, count=s, bitorder="little"))
     for got, want in zip(store.em_terms(0.7, b), whole.em_terms(0.7, b), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-11)
     # restricting the distinct rows merges them further, same products
     columns = np.array([1, 4, 7])
     restricted = store.restrict(columns)
     assert restricted.distinct_rows().n_rows <= 8
-    for got, want in zip(restricted.em_terms(0.7, b[columns]),
-                         whole.restrict(columns).em_terms(0.7, b[columns]), strict=True):
+    for got, want in zip(
+        restricted.em_terms(0.7, b[columns]),
+        whole.restrict(columns).em_terms(0.7, b[columns]),
+        strict=True,
+    ):
         np.testing.assert_allclose(got, want, rtol=1e-11)
 
 
@@ -120,8 +119,9 @@ def test_unique_rows_are_not_compressed():
 
 def test_em_on_distinct_rows_is_the_same_estimate(monkeypatch):
     k, s = 30, 8
-    mech = UtilityOptimizedRAPPOR(1.0, sensitive=np.arange(s), categories=np.arange(k),
-                                  random_state=0)
+    mech = UtilityOptimizedRAPPOR(
+        1.0, sensitive=np.arange(s), categories=np.arange(k), random_state=0
+    )
     R = _reports(mech, k, 50_000, alpha=1.0)
     fast = EMEstimator(tol=1e-9, **_MLE).fit(R)
     assert fast.statistics_.extra.distinct_rows().n_rows <= 2**s
@@ -210,8 +210,9 @@ def test_oue_column_sums_in_uint8_slabs_are_exact():
         bits = _random_bits(n, 13, 0.5, seed=n)
         # C order (compiled loop when numba is installed), else uint8 slabs
         for layout in (bits, np.asfortranarray(bits)):
-            np.testing.assert_array_equal(_rappor._column_sums(layout),
-                                          bits.sum(axis=0, dtype=np.int64))
+            np.testing.assert_array_equal(
+                _rappor._column_sums(layout), bits.sum(axis=0, dtype=np.int64)
+            )
     ones = np.ones((70_000, 3), dtype=np.uint8)  # no uint8/uint16 overflow
     for layout in (ones, np.asfortranarray(ones)):
         np.testing.assert_array_equal(_rappor._column_sums(layout), [70_000] * 3)
@@ -224,8 +225,9 @@ def test_statistics_of_int32_csr_reports_keep_a_small_memory():
     mech = RAPPOR(1.0, theta=0.5, categories=np.arange(k), random_state=0)
     dense = _reports(mech, k, n)
     csr = sp.csr_array(dense)
-    csr = sp.csr_array((csr.data, csr.indices.astype(np.int32),
-                        csr.indptr.astype(np.int32)), shape=csr.shape)
+    csr = sp.csr_array(
+        (csr.data, csr.indices.astype(np.int32), csr.indptr.astype(np.int32)), shape=csr.shape
+    )
     assert csr.indices.dtype == np.int32
     nnz = csr.nnz
     channel = mech.channel_
@@ -252,8 +254,7 @@ def test_sparse_sampling_writes_int32_indices():
 
 # ------------------------------------------------------------ progress
 def test_verbose_reports_iterations_log_likelihood_and_gap(capsys):
-    R = _reports(RandomizedResponse(1.0, categories=np.arange(5), random_state=0),
-                 5, 2000)
+    R = _reports(RandomizedResponse(1.0, categories=np.arange(5), random_state=0), 5, 2000)
     em = EMEstimator(verbose=2, **_MLE).fit(R)
     em.distribution_  # noqa: B018 - runs EM
     out = capsys.readouterr().out
@@ -286,8 +287,7 @@ def test_sampler_reports_are_not_checked_again_when_fitted(monkeypatch):
     assert calls == []
     np.testing.assert_array_equal(em.statistics_.counts, expected)
     # reports of unknown origin are still checked
-    plain = sp.csr_array((reports.data, reports.indices, reports.indptr),
-                         shape=reports.shape)
+    plain = sp.csr_array((reports.data, reports.indices, reports.indptr), shape=reports.shape)
     mech.channel_.encode_reports(plain)
     assert calls == [1]
 
@@ -341,8 +341,7 @@ def test_compiled_sparse_products_allocate_no_unit_data(monkeypatch):
         np.testing.assert_allclose(x, y, rtol=1e-12)
 
 
-@pytest.mark.parametrize("k, dtype", [(300, np.uint16), (40_000, np.uint16),
-                                      (70_000, np.uint32)])
+@pytest.mark.parametrize("k, dtype", [(300, np.uint16), (40_000, np.uint16), (70_000, np.uint32)])
 def test_sparse_blocks_keep_unsigned_column_indices(k, dtype):
     # Compiled code indexing with a signed integer checks for a negative
     # (wrap-around) index at every access: unsigned indices take a quarter
@@ -351,8 +350,9 @@ def test_sparse_blocks_keep_unsigned_column_indices(k, dtype):
     n = 200
     sizes = rng.integers(0, 30, n)
     indptr = np.concatenate([[0], np.cumsum(sizes)])
-    indices = np.concatenate([np.sort(rng.choice(k, size, replace=False))
-                              for size in sizes]).astype(np.int32)
+    indices = np.concatenate(
+        [np.sort(rng.choice(k, size, replace=False)) for size in sizes]
+    ).astype(np.int32)
     store = BitRows(k, 0.001)
     store.append_sparse(indptr, indices)
     assert all(block.indices.dtype == dtype for block in store._all_blocks())
@@ -363,8 +363,7 @@ def test_sparse_blocks_keep_unsigned_column_indices(k, dtype):
     b = rng.random(k)
     sum_inv, sum_log, t = store.em_terms(0.5, b)
     D = 0.5 + dense @ b
-    np.testing.assert_allclose([sum_inv, sum_log], [(1 / D).sum(), np.log(D).sum()],
-                               rtol=1e-12)
+    np.testing.assert_allclose([sum_inv, sum_log], [(1 / D).sum(), np.log(D).sum()], rtol=1e-12)
     np.testing.assert_allclose(t, dense.T @ (1 / D), rtol=1e-12)
     sub = restricted.em_terms(0.5, b[columns])
     D = 0.5 + dense[:, columns] @ b[columns]

@@ -59,10 +59,10 @@ MECHANISMS = {
     "rappor": lambda: RAPPOR(1.0, categories=CATS),
     "oue": lambda: RAPPOR(2.0, theta=0.5, categories=CATS),
     "urap": lambda: UtilityOptimizedRAPPOR(1.0, sensitive=[0, 5], categories=CATS),
-    "urap-theta": lambda: UtilityOptimizedRAPPOR(
-        2.0, sensitive=[1], theta=0.3, categories=CATS),
+    "urap-theta": lambda: UtilityOptimizedRAPPOR(2.0, sensitive=[1], theta=0.3, categories=CATS),
     "urap-sparse": lambda: UtilityOptimizedRAPPOR(
-        1.0, sensitive=[2, 4], theta=0.5, categories=CATS, sparse_output=True),
+        1.0, sensitive=[2, 4], theta=0.5, categories=CATS, sparse_output=True
+    ),
     "identity": lambda: NonPrivate(categories=CATS),
 }
 NAMES = list(MECHANISMS)
@@ -144,8 +144,7 @@ def test_expected_frequency_matches_dense_channel(name):
             m_dense = p @ Q @ Y  # E[bit j]
         else:
             m_dense = p @ Q  # E[1{y = x}]
-        np.testing.assert_allclose(channel.expected_frequency(p), m_dense,
-                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(channel.expected_frequency(p), m_dense, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -167,13 +166,11 @@ def test_null_variance_matches_spec():
     S = np.array([True, False, True, False, False])
     urr = UtilityOptimizedRRChannel(range(k), 1.3, S)
     u = S.sum() + E - 1
-    np.testing.assert_allclose(
-        urr.null_variance(n), np.where(S, (u - 1) / ((E - 1) ** 2 * n), 0.0))
+    np.testing.assert_allclose(urr.null_variance(n), np.where(S, (u - 1) / ((E - 1) ** 2 * n), 0.0))
     for theta in (0.5, 0.3):
         ch = RAPPORChannel(range(k), 1.3, theta)
         d1 = theta / ((1 - theta) * E + theta)
-        np.testing.assert_allclose(
-            ch.null_variance(n), d1 * (1 - d1) / ((theta - d1) ** 2 * n))
+        np.testing.assert_allclose(ch.null_variance(n), d1 * (1 - d1) / ((theta - d1) ** 2 * n))
     urap = make_mechanism("urap").channel_
     assert np.all(urap.null_variance(n)[~urap.sensitive_mask] == 0)
 
@@ -197,8 +194,7 @@ def test_unbiased_monte_carlo(name):
     if isinstance(channel, (RandomizedResponseChannel,)):
         wrong = RandomizedResponseChannel(CATS, channel.epsilon * 1.2)
         stats_ = channel.statistics(channel.encode_reports(mech.transform(X)))
-        p_bad = wrong.unbiased_estimate(
-            ReportStatistics(wrong, stats_.n, stats_.counts))
+        p_bad = wrong.unbiased_estimate(ReportStatistics(wrong, stats_.n, stats_.counts))
         z_bad = (p_bad - P_TRUE) / sd
         assert np.any(2 * stats.norm.sf(np.abs(z_bad)) < ALPHA / K)
 
@@ -207,8 +203,10 @@ def test_unbiased_monte_carlo(name):
 def split_reports(R, cuts):
     # slicing a scipy sparse array drops its attributes: re-attach the channel
     channel = get_channel(R)
-    return [attach_channel(R[lo:hi], channel)
-            for lo, hi in zip([0, *cuts], [*cuts, R.shape[0]], strict=True)]
+    return [
+        attach_channel(R[lo:hi], channel)
+        for lo, hi in zip([0, *cuts], [*cuts, R.shape[0]], strict=True)
+    ]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -216,8 +214,10 @@ def test_statistics_add_up(name):
     mech, R = reports_of(name)
     channel = mech.channel_
     whole = channel.statistics(channel.encode_reports(R), keep_reports=True)
-    parts = [channel.statistics(channel.encode_reports(c), keep_reports=True)
-             for c in split_reports(R, [1, 1000, 3333])]
+    parts = [
+        channel.statistics(channel.encode_reports(c), keep_reports=True)
+        for c in split_reports(R, [1, 1000, 3333])
+    ]
     total = parts[0] + parts[1] + parts[2] + parts[3]
     assert total.n == whole.n == N_USERS
     np.testing.assert_array_equal(total.counts, whole.counts)
@@ -226,8 +226,7 @@ def test_statistics_add_up(name):
         assert total.extra.n_rows == whole.extra.n_rows > 0
         np.testing.assert_array_equal(total.extra.row_sizes(), whole.extra.row_sizes())
         b = np.random.default_rng(0).random(whole.extra.n_cols)
-        for x, y in zip(total.extra.em_terms(1.0, b), whole.extra.em_terms(1.0, b),
-                        strict=True):
+        for x, y in zip(total.extra.em_terms(1.0, b), whole.extra.em_terms(1.0, b), strict=True):
             np.testing.assert_array_equal(x, y)
     # statistics of another mechanism do not add
     other = make_mechanism("rr" if name != "rr" else "urr").channel_
@@ -260,8 +259,10 @@ def test_partial_fit_equals_fit_exactly(name, est):
     assert refit.n_reports_ == 100
     # statistics computed elsewhere and summed give the same estimate too
     channel = one_shot.channel_
-    parts = [channel.statistics(channel.encode_reports(c), keep_reports=True)
-             for c in split_reports(R, [2000])]
+    parts = [
+        channel.statistics(channel.encode_reports(c), keep_reports=True)
+        for c in split_reports(R, [2000])
+    ]
     summed = clone(est).fit_statistics(parts[0] + parts[1])
     np.testing.assert_array_equal(summed.distribution_, one_shot.distribution_)
 
@@ -316,9 +317,11 @@ def test_em_reaches_maximum_likelihood(name):
     # The MLE beats every other point of the simplex, in particular the
     # emp+thr estimate (EM's own initialisation), the projected empirical
     # estimate and the truth.
-    for q in (ThresholdEstimator().fit(R).distribution_,
-              EmpiricalEstimator(projection="simplex").fit(R).distribution_,
-              P_TRUE):
+    for q in (
+        ThresholdEstimator().fit(R).distribution_,
+        EmpiricalEstimator(projection="simplex").fit(R).distribution_,
+        P_TRUE,
+    ):
         assert channel.log_likelihood(st, q) <= ll + 1e-9 * abs(ll)
 
 
@@ -393,16 +396,19 @@ def test_em_readmits_categories_left_out_of_a_working_set():
     first = (g0 > 1) | (p0 * g0 >= 1 / k)
     assert not first[small].any()
     p, info = maximize_likelihood(
-        lambda q: channel.em_gradient(stats, q), p0, tol=1e-8,
-        restrict=lambda active: channel.restricted_em_gradient(stats, active))
+        lambda q: channel.em_gradient(stats, q),
+        p0,
+        tol=1e-8,
+        restrict=lambda active: channel.restricted_em_gradient(stats, active),
+    )
     assert len(info["working_sets"]) >= 2 and info["converged"]
     assert info["working_sets"][0] == first.sum()
     assert np.all(p[small] > 1e-5)
     np.testing.assert_allclose(p, p_star, atol=1e-4)
     # A working-set function that is "no cheaper" (None) means all categories.
     p_all, info_all = maximize_likelihood(
-        lambda q: channel.em_gradient(stats, q), p0, tol=1e-6,
-        restrict=lambda active: None)
+        lambda q: channel.em_gradient(stats, q), p0, tol=1e-6, restrict=lambda active: None
+    )
     assert info_all["working_sets"] == [] and info_all["converged"]
 
 
@@ -417,8 +423,9 @@ def test_em_agrees_with_softmax_bfgs():
             p /= p.sum()
             return -float(h @ np.log(p @ Qs))
 
-        res = optimize.minimize(neg_ll, np.zeros(K), method="BFGS",
-                                options={"gtol": 1e-8, "maxiter": 5000})
+        res = optimize.minimize(
+            neg_ll, np.zeros(K), method="BFGS", options={"gtol": 1e-8, "maxiter": 5000}
+        )
         em = EMEstimator(shrinkage=None, tol=1e-10).fit(R)
         ll_em = channel.log_likelihood(st, em.distribution_)
         # BFGS cannot beat the certified maximum ...
@@ -446,8 +453,9 @@ def test_plain_em_and_squarem_agree(name):
     assert np.linalg.norm(fast.distribution_ - slow.distribution_) <= 2 * bound
 
 
-@pytest.mark.parametrize("init", ["uniform", "empirical", "threshold",
-                                  [0.5, 0.1, 0.1, 0.1, 0.1, 0.1]])
+@pytest.mark.parametrize(
+    "init", ["uniform", "empirical", "threshold", [0.5, 0.1, 0.1, 0.1, 0.1, 0.1]]
+)
 def test_em_initialisations_reach_the_same_mle(init):
     channel, Q, hist, st, R = dense_problem("urap")
     ref = EMEstimator(shrinkage=None, tol=1e-10).fit(R)
@@ -469,8 +477,7 @@ def test_em_warns_when_not_converged():
 def hand_fit(channel, counts):
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum()) if channel.report_format == "categorical" else 1000
-    return ThresholdEstimator(alpha=0.05).fit_statistics(
-        ReportStatistics(channel, n, counts))
+    return ThresholdEstimator(alpha=0.05).fit_statistics(ReportStatistics(channel, n, counts))
 
 
 def test_threshold_hand_example_rr():
@@ -484,12 +491,10 @@ def test_threshold_hand_example_rr():
     np.testing.assert_allclose(est.threshold_, T, rtol=1e-12)
     np.testing.assert_array_equal(est.significant_, [True, True, False, False])
     # kept .64 + .31 = .95; the remaining .05 is spread over the two others
-    np.testing.assert_allclose(est.distribution_, [0.64, 0.31, 0.025, 0.025],
-                               atol=1e-12)
+    np.testing.assert_allclose(est.distribution_, [0.64, 0.31, 0.025, 0.025], atol=1e-12)
     est = hand_fit(ch, [400, 300, 180, 120])  # p_hat = .7 .4 .04 -.14
     # kept mass 1.1 > 1: rescaled, the rest gets 0
-    np.testing.assert_allclose(est.distribution_, [7 / 11, 4 / 11, 0, 0],
-                               atol=1e-12)
+    np.testing.assert_allclose(est.distribution_, [7 / 11, 4 / 11, 0, 0], atol=1e-12)
 
 
 def test_threshold_hand_example_urr():
@@ -502,11 +507,9 @@ def test_threshold_hand_example_urr():
     np.testing.assert_allclose(est.threshold_, [T_S, T_S, 0, 0], rtol=1e-12)
     assert T_S == pytest.approx(0.0613833, abs=1e-7)  # .06 is just below
     np.testing.assert_array_equal(est.significant_, [True, False, True, True])
-    np.testing.assert_allclose(est.distribution_, [0.1, 0.06, 0.48, 0.36],
-                               atol=1e-12)
+    np.testing.assert_allclose(est.distribution_, [0.1, 0.06, 0.48, 0.36], atol=1e-12)
     est = hand_fit(ch, [300, 240, 280, 180])  # p_hat = .1 -.02 .56 .36
-    np.testing.assert_allclose(est.distribution_,
-                               np.array([0.1, 0, 0.56, 0.36]) / 1.02, atol=1e-12)
+    np.testing.assert_allclose(est.distribution_, np.array([0.1, 0, 0.56, 0.36]) / 1.02, atol=1e-12)
 
 
 def test_threshold_hand_example_oue():
@@ -528,7 +531,8 @@ def test_threshold_follows_definition(alpha):
         est = ThresholdEstimator(alpha=alpha).fit(R)
         ch = est.channel_
         T = stats.norm.ppf(1 - alpha / K) * np.sqrt(
-            ch.null_variance(N_USERS, stats=est.statistics_))
+            ch.null_variance(N_USERS, stats=est.statistics_)
+        )
         np.testing.assert_allclose(est.threshold_, T, rtol=1e-12)
         p_hat = EmpiricalEstimator().fit(R).distribution_
         # exact categories (zero null variance, not sensitive) are always
@@ -542,10 +546,8 @@ def test_threshold_follows_definition(alpha):
         assert np.all(p[~kept & ~below] == 0)
         total = np.clip(p_hat[kept], 0, None).sum()
         if total <= 1 and below.any():
-            np.testing.assert_allclose(p[kept], np.clip(p_hat[kept], 0, None),
-                                       rtol=1e-12)
-            np.testing.assert_allclose(
-                p[below], (1 - total) / below.sum(), rtol=1e-12)
+            np.testing.assert_allclose(p[kept], np.clip(p_hat[kept], 0, None), rtol=1e-12)
+            np.testing.assert_allclose(p[below], (1 - total) / below.sum(), rtol=1e-12)
         else:
             np.testing.assert_allclose(p[kept], np.clip(p_hat[kept], 0, None) / total)
             assert np.all(p[~kept] == 0)
@@ -591,14 +593,16 @@ def test_predict_proba(name):
     # at the EM fixed point the mean posterior is the estimate itself
     tol = 1e-10
     em = EMEstimator(shrinkage=None, tol=tol).fit(R)
-    np.testing.assert_allclose(em.predict_proba(R).mean(axis=0), em.distribution_,
-                               rtol=0, atol=2 * tol)
+    np.testing.assert_allclose(
+        em.predict_proba(R).mean(axis=0), em.distribution_, rtol=0, atol=2 * tol
+    )
 
 
 # ======================================================= (f) score
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("est", [EMEstimator(), EmpiricalEstimator(),
-                                 ThresholdEstimator()], ids=repr)
+@pytest.mark.parametrize(
+    "est", [EMEstimator(), EmpiricalEstimator(), ThresholdEstimator()], ids=repr
+)
 def test_score_is_mean_log_likelihood(name, est):
     channel, Q, hist, st, R = dense_problem(name)
     est = clone(est).fit(R)
@@ -624,20 +628,26 @@ def euclidean_projection_qp(v):
     """Reference: minimise ||x - v||^2 over the simplex with SLSQP."""
     k = v.size
     res = optimize.minimize(
-        lambda x: np.sum((x - v) ** 2), np.full(k, 1 / k),
-        jac=lambda x: 2 * (x - v), method="SLSQP",
+        lambda x: np.sum((x - v) ** 2),
+        np.full(k, 1 / k),
+        jac=lambda x: 2 * (x - v),
+        method="SLSQP",
         bounds=[(0, None)] * k,
-        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1,
-                      "jac": lambda x: np.ones(k)}],
-        options={"ftol": 1e-14, "maxiter": 500})
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1, "jac": lambda x: np.ones(k)}],
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     return res.x
 
 
 def test_project_to_simplex_is_euclidean_projection():
     rng = np.random.default_rng(4)
     vectors = [rng.normal(0.2, 0.5, size=k) for k in (1, 2, 3, 7, 20) for _ in range(4)]
-    vectors += [np.array([0.7, 0.5, -0.2]), np.array([0.25, 0.25, 0.25, 0.25]),
-                np.array([-1.0, -1.0, -1.0]), np.array([5.0, 0.0, 0.0])]
+    vectors += [
+        np.array([0.7, 0.5, -0.2]),
+        np.array([0.25, 0.25, 0.25, 0.25]),
+        np.array([-1.0, -1.0, -1.0]),
+        np.array([5.0, 0.0, 0.0]),
+    ]
     for v in vectors:
         p = project_to_simplex(v)
         assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
@@ -693,8 +703,7 @@ def test_empirical_simplex_projection_sums_to_one_for_hr_at_tiny_epsilon():
 
 
 def test_clip_and_normalize():
-    np.testing.assert_allclose(clip_and_normalize([0.7, 0.5, -0.2]),
-                               [0.7 / 1.2, 0.5 / 1.2, 0.0])
+    np.testing.assert_allclose(clip_and_normalize([0.7, 0.5, -0.2]), [0.7 / 1.2, 0.5 / 1.2, 0.0])
     np.testing.assert_allclose(clip_and_normalize([-0.1, -0.2]), [0.5, 0.5])
     np.testing.assert_allclose(clip_and_normalize([0.2, 0.2]), [0.5, 0.5])
 
@@ -712,5 +721,7 @@ def test_empirical_projection_options(name):
     c = np.clip(unbiased, 0, None)
     np.testing.assert_allclose(clip.distribution_, c / c.sum())
     # the Euclidean projection is never farther (l2) from the unbiased estimate
-    assert (np.linalg.norm(simplex.distribution_ - unbiased)
-            <= np.linalg.norm(clip.distribution_ - unbiased) + 1e-15)
+    assert (
+        np.linalg.norm(simplex.distribution_ - unbiased)
+        <= np.linalg.norm(clip.distribution_ - unbiased) + 1e-15
+    )

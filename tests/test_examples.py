@@ -15,8 +15,12 @@ EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.py"))
 def test_example_runs(script, tmp_path):
     env = {**os.environ, "MPLBACKEND": "Agg"}
     result = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip(), "an example should print what it shows"

@@ -29,23 +29,36 @@ import _fuzz_oracle as F  # noqa: E402
 BAD = (F.UNCLEAR, F.WRONG, F.REJECTED_VALID, F.ORACLE_ERROR)
 
 # Budget: about 30 s of CPU for the whole file (< 90 s on one busy core).
-_EXAMPLES = {"mechanism": 600, "estimator": 300, "dataframe": 150, "joint": 150, "cli": 80,
-             "budget": 150, "spec": 200}
+_EXAMPLES = {
+    "mechanism": 600,
+    "estimator": 300,
+    "dataframe": 150,
+    "joint": 150,
+    "cli": 80,
+    "budget": 150,
+    "spec": 200,
+}
 
 
 def _settings(n):
     # No shrinking: the failure message already shows the whole case, and
     # shrinking a failing run would blow the time budget.
-    return settings(max_examples=n, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), print_blob=False,
-                    phases=[Phase.explicit, Phase.generate])
+    return settings(
+        max_examples=n,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        phases=[Phase.explicit, Phase.generate],
+    )
 
 
 def _check(group, case):
     out = F.run(group, case)
     assert out.klass not in BAD, (
-        f"{out.klass.upper()} in {out.api}: {out.kind}: {out.detail}\n"
-        f"case: {F.describe(case)}")
+        f"{out.klass.upper()} in {out.api}: {out.kind}: {out.detail}\ncase: {F.describe(case)}"
+    )
 
 
 @_settings(_EXAMPLES["mechanism"])
@@ -91,8 +104,10 @@ def test_fuzz_budget_accountant(case):
 
 
 @pytest.mark.parametrize(
-    "group, case", _fuzz_known.KNOWN,
-    ids=[f"{i}-{g}-{c['api']}" for i, (g, c) in enumerate(_fuzz_known.KNOWN)])
+    "group, case",
+    _fuzz_known.KNOWN,
+    ids=[f"{i}-{g}-{c['api']}" for i, (g, c) in enumerate(_fuzz_known.KNOWN)],
+)
 def test_known_reproductions(group, case):
     """Inputs that crashed or gave wrong results before: clear errors or valid results."""
     _check(group, case)
@@ -117,8 +132,15 @@ def test_oracle_policy():
 # ------------------------------------------------------------ measurement
 def measure(n_total, groups=None, seed_note=""):
     """Run about ``n_total`` generated inputs, never stopping; print the counts."""
-    weights = {"mechanism": 0.35, "estimator": 0.27, "dataframe": 0.08, "joint": 0.08,
-               "cli": 0.08, "budget": 0.04, "spec": 0.10}
+    weights = {
+        "mechanism": 0.35,
+        "estimator": 0.27,
+        "dataframe": 0.08,
+        "joint": 0.08,
+        "cli": 0.08,
+        "budget": 0.04,
+        "spec": 0.10,
+    }
     if groups:
         weights = {g: weights[g] for g in groups}
         s = sum(weights.values())
@@ -134,12 +156,15 @@ def measure(n_total, groups=None, seed_note=""):
     groups_run = list(weights)
     print(f"  {'':15s} {'total':>6s} " + " ".join(f"{g:>10s}" for g in groups_run))
     for klass in (F.OK, F.CLEAR, F.UNCLEAR, F.WRONG, F.REJECTED_VALID, F.ORACLE_ERROR):
-        print(f"  {klass:15s} {by_class.get(klass, 0):6d} " + " ".join(
-            f"{by_group.get((g, klass), 0):10d}" for g in groups_run))
+        print(
+            f"  {klass:15s} {by_class.get(klass, 0):6d} "
+            + " ".join(f"{by_group.get((g, klass), 0):10d}" for g in groups_run)
+        )
     known = [(g, F.run(g, c), F.describe(c)) for g, c in _fuzz_known.KNOWN]
     still = [(g, o, c) for g, o, c in known if o.klass in BAD]
-    print(f"  known reproductions (tests/_fuzz_known.py): {len(still)} of {len(known)} "
-          "still failing")
+    print(
+        f"  known reproductions (tests/_fuzz_known.py): {len(still)} of {len(known)} still failing"
+    )
     kinds = collections.OrderedDict()
     for _group, o, case in results + still:
         if o.klass in BAD:
@@ -151,12 +176,18 @@ def measure(n_total, groups=None, seed_note=""):
 
 
 def _collector(group, n, results):
-    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=n,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(F.STRATEGIES[group]())
     def collect(case):
         out = F.run(group, case)
         results.append((group, out, F.describe(case)))
+
     return collect
 
 

@@ -60,7 +60,7 @@ def ref_hr(k, eps):
     K = 2 ** math.ceil(math.log2(k + 1))
     H = hadamard(K)
     E = math.exp(eps)
-    return np.where(H[1:k + 1] == 1, 2 * E / (K * (E + 1)), 2 / (K * (E + 1)))
+    return np.where(H[1 : k + 1] == 1, 2 * E / (K * (E + 1)), 2 / (K * (E + 1)))
 
 
 def ref_blocked_hr(k, eps, b):
@@ -73,7 +73,7 @@ def ref_blocked_hr(k, eps, b):
     Q = np.full((k, K), 1 / D)
     for x in range(k):
         j, r = divmod(x, b - 1)
-        Q[x, j * b:(j + 1) * b] = np.where(H[r + 1] == 1, E / D, 1 / D)
+        Q[x, j * b : (j + 1) * b] = np.where(H[r + 1] == 1, E / D, 1 / D)
     return Q
 
 
@@ -106,8 +106,9 @@ def ref_bhr(block_ids, eps):
         members = np.flatnonzero(block_ids == j)
         H = hadamard(Ks[j])
         for i, x in enumerate(members):
-            Q[x, offsets[j]:offsets[j + 1]] = np.where(
-                H[i + 1] == 1, 2 * E / (Ks[j] * (E + 1)), 2 / (Ks[j] * (E + 1)))
+            Q[x, offsets[j] : offsets[j + 1]] = np.where(
+                H[i + 1] == 1, 2 * E / (Ks[j] * (E + 1)), 2 / (Ks[j] * (E + 1))
+            )
     return Q
 
 
@@ -195,13 +196,21 @@ def categorical_configs():
         blocks = random_blocks(rng, k)
         out.append((HadamardResponseChannel(cats, eps), ref_hr(k, eps), None))
         b = int(rng.choice([2, 4, 8]))
-        out.append((HadamardResponseChannel(cats, eps + 2, b),
-                    ref_blocked_hr(k, eps + 2, b), None))
-        out.append((HighLowHadamardChannel(cats, eps, mask), ref_hlhr(mask, eps),
-                    high_low(cats, mask, eps)))
-        out.append((BlockHadamardChannel(cats, eps, blocks),
-                    ref_bhr(_first_appearance(blocks), eps),
-                    block_structured(cats, blocks.tolist(), eps)))
+        out.append((HadamardResponseChannel(cats, eps + 2, b), ref_blocked_hr(k, eps + 2, b), None))
+        out.append(
+            (
+                HighLowHadamardChannel(cats, eps, mask),
+                ref_hlhr(mask, eps),
+                high_low(cats, mask, eps),
+            )
+        )
+        out.append(
+            (
+                BlockHadamardChannel(cats, eps, blocks),
+                ref_bhr(_first_appearance(blocks), eps),
+                block_structured(cats, blocks.tolist(), eps),
+            )
+        )
     return out
 
 
@@ -271,14 +280,12 @@ def test_estimator_is_exactly_unbiased(channel, Q_ref, E):
     rng = np.random.default_rng(1)
     Q = channel.matrix()
     G = linear_statistic(channel)
-    for p in (rng.dirichlet(np.ones(channel.n_categories)),
-              np.eye(channel.n_categories)[0]):
+    for p in (rng.dirichlet(np.ones(channel.n_categories)), np.eye(channel.n_categories)[0]):
         m_out = p @ Q
         # expected_frequency is the mean of the actual statistic ...
         assert np.allclose(m_out @ G, channel.expected_frequency(p))
         # ... and the linear estimator inverts it exactly.
-        assert np.allclose(
-            channel.coef_a * channel.expected_frequency(p) + channel.coef_b, p)
+        assert np.allclose(channel.coef_a * channel.expected_frequency(p) + channel.coef_b, p)
         # exact variance of a * f + b, from the statistic's per-report values
         var = channel.coef_a**2 * (m_out @ G**2 - (m_out @ G) ** 2) / 100
         assert np.allclose(channel.estimator_variance(p, 100), var)
@@ -343,8 +350,7 @@ def test_sampler_matches_channel(channel, Q_ref, E):
 
 def test_blocked_hr_reduces_to_hr_and_helps_at_large_epsilon():
     cats = np.arange(20)
-    assert np.allclose(HadamardResponseChannel(cats, 1.0, 32).matrix(),
-                       ref_hr(20, 1.0))
+    assert np.allclose(HadamardResponseChannel(cats, 1.0, 32).matrix(), ref_hr(20, 1.0))
     uniform = np.full(100, 0.01)
     cats = np.arange(100)
     low = HadamardResponse(0.5, block_size="auto", categories=cats).fit()
@@ -353,8 +359,10 @@ def test_blocked_hr_reduces_to_hr_and_helps_at_large_epsilon():
     high = HadamardResponse(5.0, categories=cats).fit()
     plain = HadamardResponse(5.0, block_size=None, categories=cats).fit()
     assert high.channel_.b < plain.channel_.K
-    assert (high.channel_.estimator_variance(uniform, 1).sum()
-            < 0.2 * plain.channel_.estimator_variance(uniform, 1).sum())
+    assert (
+        high.channel_.estimator_variance(uniform, 1).sum()
+        < 0.2 * plain.channel_.estimator_variance(uniform, 1).sum()
+    )
     X = np.random.default_rng(0).choice(100, size=(20000, 1))
     reports = high.set_params(random_state=0).fit_transform(X)
     truth = np.bincount(X[:, 0], minlength=100) / 20000
@@ -371,8 +379,10 @@ def test_auto_block_size_keeps_plain_hr_where_blocks_cannot_be_realized():
     # default must stay plain HR there instead of refusing the budget.
     mech = HadamardResponse(1e-6, categories=np.arange(100_000)).fit()
     assert mech.channel_.n_blocks == 1
-    assert mech.channel_ == HadamardResponse(
-        1e-6, block_size=None, categories=np.arange(100_000)).fit().channel_
+    assert (
+        mech.channel_
+        == HadamardResponse(1e-6, block_size=None, categories=np.arange(100_000)).fit().channel_
+    )
 
 
 def test_chi_square_detects_a_wrong_channel():
@@ -393,23 +403,24 @@ def _mechanisms(cats, eps=1.0):
         HadamardResponse(eps, categories=cats, random_state=0),
         HighLowHadamardResponse(eps, sensitive=sens, categories=cats, random_state=0),
         BlockHadamardResponse(eps, blocks=blocks, categories=cats, random_state=0),
-        UtilityOptimizedBlockDesign(eps, sensitive=list(cats[:5]), subset_size=2,
-                                    categories=cats, random_state=0),
+        UtilityOptimizedBlockDesign(
+            eps, sensitive=list(cats[:5]), subset_size=2, categories=cats, random_state=0
+        ),
         UtilityOptimizedOUE(eps, sensitive=sens, categories=cats, random_state=0),
         BinaryOptimalResponse(0.5, 2.0, categories=cats[:2], random_state=0),
     ]
 
 
-@pytest.mark.parametrize("mech", _mechanisms(np.array(list("abcdefgh"), dtype=object)),
-                         ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize(
+    "mech", _mechanisms(np.array(list("abcdefgh"), dtype=object)), ids=lambda m: type(m).__name__
+)
 def test_every_estimator_works(mech):
     cats = np.asarray(mech.categories, dtype=object)
     k = cats.size
     rng = np.random.default_rng(3)
     p = rng.dirichlet(np.full(k, 2.0))
     X = rng.choice(cats, p=p, size=(40000, 1))
-    truth = np.bincount(
-        np.searchsorted(cats, X[:, 0]), minlength=k) / X.shape[0]
+    truth = np.bincount(np.searchsorted(cats, X[:, 0]), minlength=k) / X.shape[0]
     reports = mech.fit_transform(X)
     emp = EmpiricalEstimator().fit(reports)
     thr = ThresholdEstimator().fit(reports)
@@ -421,8 +432,7 @@ def test_every_estimator_works(mech):
     assert np.isclose(em.distribution_.sum(), 1.0)
     # chunked statistics add up to the one-shot ones
     half = reports.shape[0] // 2
-    chunked = EmpiricalEstimator().partial_fit(reports[:half]).partial_fit(
-        reports[half:])
+    chunked = EmpiricalEstimator().partial_fit(reports[:half]).partial_fit(reports[half:])
     assert np.allclose(chunked.distribution_, emp.distribution_)
     # posterior rows are distributions
     post = em.predict_proba(reports[:50])
@@ -443,8 +453,9 @@ def test_report_bits():
     assert np.isclose(bhr.channel_.report_bits, math.log2(10 * 16))
     urap = UtilityOptimizedOUE(1.0, sensitive=cats[:10], categories=cats).fit()
     assert urap.channel_.report_bits == 100.0
-    ubd = UtilityOptimizedBlockDesign(1.0, sensitive=cats[:10], subset_size=3,
-                                      categories=cats).fit()
+    ubd = UtilityOptimizedBlockDesign(
+        1.0, sensitive=cats[:10], subset_size=3, categories=cats
+    ).fit()
     assert np.isclose(ubd.channel_.report_bits, math.log2(math.comb(10, 3) + 90))
 
 
@@ -463,8 +474,7 @@ def test_hr_estimates_a_large_domain_fast():
     truth = np.bincount(x, minlength=k) / n
     # the head is recovered: sd of each estimate is a / (2 sqrt n) ~ 3.4e-3
     assert np.abs(p_hat[:5] - truth[:5]).max() < 0.02
-    bhr = BlockHadamardResponse(1.0, blocks=cats // 50, categories=cats,
-                                random_state=0).fit()
+    bhr = BlockHadamardResponse(1.0, blocks=cats // 50, categories=cats, random_state=0).fit()
     reports = bhr.transform(x.reshape(-1, 1))
     start = time.perf_counter()
     assert EmpiricalEstimator().fit(reports).distribution_.shape == (k,)
@@ -499,16 +509,14 @@ def test_block_hadamard_blocks_forms_and_split():
         ["x", "x", "y", "y", "y"],
         lambda c: c in "ab",
     ]
-    channels = [BlockHadamardResponse(1.0, blocks=f, categories=cats).fit().channel_
-                for f in forms]
+    channels = [BlockHadamardResponse(1.0, blocks=f, categories=cats).fit().channel_ for f in forms]
     assert all(c == channels[0] for c in channels)
     ch = channels[0]
     block, cell = ch.split_reports(ch.sample(np.arange(5), np.random.default_rng(0)))
     assert block.tolist() == [0, 0, 1, 1, 1]
     assert np.all(cell < ch.block_K[block])
     with pytest.raises(ValueError, match="partition|more than one"):
-        BlockHadamardResponse(1.0, blocks=[["a", "b"], ["b", "c", "d", "e"]],
-                              categories=cats).fit()
+        BlockHadamardResponse(1.0, blocks=[["a", "b"], ["b", "c", "d", "e"]], categories=cats).fit()
     with pytest.raises(ValueError, match="cover|exactly one"):
         BlockHadamardResponse(1.0, blocks=[["a", "b"], ["c"]], categories=cats).fit()
 
@@ -554,8 +562,7 @@ def test_binary_mangat_special_case():
     Q = binary_optimal_matrix(np.inf, e21)
     # x = 2 always reports 2; x = 1 reports 2 w.p. e^-eps21
     assert np.allclose(Q, [[1 - math.exp(-e21), math.exp(-e21)], [0, 1]])
-    mech = BinaryOptimalResponse(np.inf, e21, categories=["no", "yes"],
-                                 random_state=0).fit()
+    mech = BinaryOptimalResponse(np.inf, e21, categories=["no", "yes"], random_state=0).fit()
     assert mech.channel_.sensitive_mask.tolist() == [False, True]
     assert check_uldp(mech)  # ({yes}, e21)-ULDP: "no" reports are invertible
     assert not check_ldp(mech)
@@ -588,8 +595,14 @@ def ubd_configs():
         out.append((np.arange(k), mask, h, float(rng.uniform(0.2, 3.0))))
         if s >= 3:  # a mixture over two subset sizes
             w = float(rng.uniform(0.2, 0.8))
-            out.append((np.arange(k), mask, {1: w, int(rng.integers(2, s)): 1 - w},
-                        float(rng.uniform(0.2, 3.0))))
+            out.append(
+                (
+                    np.arange(k),
+                    mask,
+                    {1: w, int(rng.integers(2, s)): 1 - w},
+                    float(rng.uniform(0.2, 3.0)),
+                )
+            )
     return out
 
 
@@ -602,8 +615,9 @@ def _ubd_output_index(channel, bits):
 
 @pytest.mark.parametrize("cats, mask, h, eps", ubd_configs())
 def test_ubd_channel_privacy_unbiasedness_and_sampler(cats, mask, h, eps):
-    mech = UtilityOptimizedBlockDesign(eps, sensitive=mask, subset_size=h,
-                                       categories=cats, random_state=0).fit()
+    mech = UtilityOptimizedBlockDesign(
+        eps, sensitive=mask, subset_size=h, categories=cats, random_state=0
+    ).fit()
     ch = mech.channel_
     Q = ch.matrix()
     mixed = isinstance(h, dict)
@@ -622,16 +636,18 @@ def test_ubd_channel_privacy_unbiasedness_and_sampler(cats, mask, h, eps):
         stats = ReportStatistics(ch, 1, m_out @ labels.astype(float))
         assert np.allclose(ch.observed_frequency(stats), ch.expected_frequency(p))
         assert np.allclose(ch.coef_a * ch.expected_frequency(p) + ch.coef_b, p)
-        G = np.stack([ch.observed_frequency(ReportStatistics(ch, 1, row.astype(float)))
-                      for row in labels])
+        G = np.stack(
+            [ch.observed_frequency(ReportStatistics(ch, 1, row.astype(float))) for row in labels]
+        )
         var = ch.coef_a**2 * (m_out @ G**2 - (m_out @ G) ** 2) / 10
         assert np.allclose(ch.estimator_variance(p, 10), var)
         q = p.copy()
         q[mask] = 0
         if q.sum() > 0:  # null variance bounds the variance at p(x) = 0
             q /= q.sum()
-            assert np.all(ch.estimator_variance(q, 10)[mask]
-                          <= ch.null_variance(10)[mask] * (1 + 1e-9))
+            assert np.all(
+                ch.estimator_variance(q, 10)[mask] <= ch.null_variance(10)[mask] * (1 + 1e-9)
+            )
     # sampler
     n = 200_000
     x = np.repeat(np.arange(cats.size), n // cats.size)
@@ -662,8 +678,9 @@ def test_ubd_with_h1_is_urr(seed):
 def test_ubd_em_log_likelihood_is_exact(subset_size):
     cats = np.arange(7)
     mask = cats < 5
-    mech = UtilityOptimizedBlockDesign(1.0, sensitive=mask, subset_size=subset_size,
-                                       categories=cats, random_state=0).fit()
+    mech = UtilityOptimizedBlockDesign(
+        1.0, sensitive=mask, subset_size=subset_size, categories=cats, random_state=0
+    ).fit()
     ch = mech.channel_
     X = np.random.default_rng(0).choice(7, size=(3000, 1))
     reports = mech.transform(X)
@@ -697,8 +714,9 @@ def _shared_uniform_mixture_matrix(sensitive, weights, eps):
             p_out = (hi - lo) - p_in
             for j, T in enumerate(subsets):
                 if sensitive[x]:
-                    block[x, j] = (p_in / math.comb(s - 1, h - 1) if x in T
-                                   else p_out / math.comb(s - 1, h))
+                    block[x, j] = (
+                        p_in / math.comb(s - 1, h - 1) if x in T else p_out / math.comb(s - 1, h)
+                    )
                 else:
                     block[x, j] = p_out / math.comb(s, h)
             if not sensitive[x]:
@@ -712,8 +730,9 @@ def test_ubd_mixture_draws_independently_unlike_the_shared_uniform_bug():
     mask = cats < 5
     weights = {1: 0.5, 2: 0.5}
     eps = 1.0
-    ours = UtilityOptimizedBlockDesign(eps, sensitive=mask, subset_size=weights,
-                                       categories=cats).fit()
+    ours = UtilityOptimizedBlockDesign(
+        eps, sensitive=mask, subset_size=weights, categories=cats
+    ).fit()
     assert check_uldp(ours)
     buggy = _shared_uniform_mixture_matrix(mask, weights, eps)
     assert np.allclose(buggy.sum(axis=1), 1.0)
@@ -721,32 +740,34 @@ def test_ubd_mixture_draws_independently_unlike_the_shared_uniform_bug():
     # 1/2), x is in T whenever u < P(x in T | h = 1) = 0.405, i.e. with
     # conditional probability 0.81 instead of 0.405, while another sensitive
     # x' rarely lands on {x}: the ratio reaches e^2.83 > e^1.
-    check = check_uldp(buggy, sensitive=mask, epsilon=eps,
-                       protected=ours.channel_.protected_outputs())
+    check = check_uldp(
+        buggy, sensitive=mask, epsilon=eps, protected=ours.channel_.protected_outputs()
+    )
     assert not check.satisfied and check.worst_log_ratio > eps + 1
 
 
 def test_ubd_rejects_bad_reports_and_parameters():
     cats = np.arange(6)
-    mech = UtilityOptimizedBlockDesign(1.0, sensitive=cats < 4, subset_size=2,
-                                       categories=cats).fit()
+    mech = UtilityOptimizedBlockDesign(
+        1.0, sensitive=cats < 4, subset_size=2, categories=cats
+    ).fit()
     bad = np.zeros((1, 6), dtype=np.uint8)
     bad[0, :3] = 1  # three sensitive bits, h = 2
     with pytest.raises(ReportMismatchError):
         EmpiricalEstimator(mechanism=mech).fit(bad)
     with pytest.raises(ValueError, match="subset_size"):
-        UtilityOptimizedBlockDesign(1.0, sensitive=cats < 4, subset_size=4,
-                                    categories=cats).fit()
+        UtilityOptimizedBlockDesign(1.0, sensitive=cats < 4, subset_size=4, categories=cats).fit()
     with pytest.raises(ValueError, match="subset_size"):
-        UtilityOptimizedBlockDesign(1.0, sensitive=cats < 4,
-                                    subset_size={1: 0.5, 5: 0.5},
-                                    categories=cats).fit()
+        UtilityOptimizedBlockDesign(
+            1.0, sensitive=cats < 4, subset_size={1: 0.5, 5: 0.5}, categories=cats
+        ).fit()
     with pytest.raises(ValueError, match="positive weight"):
-        UtilityOptimizedBlockDesign(1.0, sensitive=cats < 4, subset_size={1: 0},
-                                    categories=cats).fit()
-    mixed = UtilityOptimizedBlockDesign(1.0, sensitive=cats < 4,
-                                        subset_size={1: 0.5, 2: 0.5},
-                                        categories=cats).fit()
+        UtilityOptimizedBlockDesign(
+            1.0, sensitive=cats < 4, subset_size={1: 0}, categories=cats
+        ).fit()
+    mixed = UtilityOptimizedBlockDesign(
+        1.0, sensitive=cats < 4, subset_size={1: 0.5, 2: 0.5}, categories=cats
+    ).fit()
     bad = np.zeros((1, 6), dtype=np.uint8)
     bad[0, :3] = 1  # a 3-subset: not a size of the mixture
     with pytest.raises(ReportMismatchError):
@@ -755,20 +776,30 @@ def test_ubd_rejects_bad_reports_and_parameters():
 
 def test_ubd_auto_subset_size_prefers_larger_h_at_low_epsilon():
     cats = np.arange(40)
-    low = UtilityOptimizedBlockDesign(0.5, sensitive=cats < 30, subset_size="auto",
-                                      categories=cats).fit()
-    high = UtilityOptimizedBlockDesign(5.0, sensitive=cats < 30, subset_size="auto",
-                                       categories=cats).fit()
+    low = UtilityOptimizedBlockDesign(
+        0.5, sensitive=cats < 30, subset_size="auto", categories=cats
+    ).fit()
+    high = UtilityOptimizedBlockDesign(
+        5.0, sensitive=cats < 30, subset_size="auto", categories=cats
+    ).fit()
     assert low.subset_size_ > high.subset_size_ >= 1
-    assert check_uldp(low.channel_.matrix(), sensitive=cats < 30, epsilon=0.5) \
-        if low.channel_.n_outputs < 5000 else True
+    assert (
+        check_uldp(low.channel_.matrix(), sensitive=cats < 30, epsilon=0.5)
+        if low.channel_.n_outputs < 5000
+        else True
+    )
 
 
 def test_ubd_samples_large_designs():
     cats = np.arange(300)
-    mech = UtilityOptimizedBlockDesign(1.0, sensitive=cats < 200, subset_size=60,
-                                       categories=cats, sparse_output=True,
-                                       random_state=0).fit()
+    mech = UtilityOptimizedBlockDesign(
+        1.0,
+        sensitive=cats < 200,
+        subset_size=60,
+        categories=cats,
+        sparse_output=True,
+        random_state=0,
+    ).fit()
     X = np.random.default_rng(0).choice(300, size=(5000, 1))
     reports = mech.transform(X)
     row_s = reports[:, :200].sum(axis=1)
@@ -781,8 +812,7 @@ def test_ubd_samples_large_designs():
 def test_uoue_is_urap_with_theta_half():
     cats = list("abcdef")
     uoue = UtilityOptimizedOUE(1.5, sensitive=["a", "b"], categories=cats).fit()
-    urap = UtilityOptimizedRAPPOR(1.5, sensitive=["a", "b"], theta=0.5,
-                                  categories=cats).fit()
+    urap = UtilityOptimizedRAPPOR(1.5, sensitive=["a", "b"], theta=0.5, categories=cats).fit()
     assert uoue.channel_ == urap.channel_
     assert uoue.theta_ == 0.5
     assert np.allclose(uoue.channel_matrix(), urap.channel_matrix())

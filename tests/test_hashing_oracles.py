@@ -14,7 +14,7 @@ import pytest
 from scipy import stats as sps
 from sklearn.base import clone
 
-from sklearn_uldp import EmpiricalEstimator, EMEstimator, ThresholdEstimator
+from sklearn_uldp import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 from sklearn_uldp.exceptions import InvalidSpecError, ReportMismatchError
 from sklearn_uldp.mechanisms import Channel
 from sklearn_uldp.mechanisms._count_mean_sketch import (
@@ -52,10 +52,8 @@ SMALL = {
     "olh_opt": lambda eps=1.0: OptimizedLocalHashing(eps, categories=CATS),
     "blh": lambda eps=1.0: BinaryLocalHashing(eps, categories=CATS),
     "ss": lambda eps=1.0: SubsetSelection(eps, subset_size=2, categories=CATS),
-    "cms": lambda eps=1.0: CountMeanSketch(eps, n_buckets=3, n_hashes=2,
-                                           categories=CATS),
-    "hcms": lambda eps=1.0: HadamardCountMeanSketch(eps, n_buckets=4, n_hashes=3,
-                                                    categories=CATS),
+    "cms": lambda eps=1.0: CountMeanSketch(eps, n_buckets=3, n_hashes=2, categories=CATS),
+    "hcms": lambda eps=1.0: HadamardCountMeanSketch(eps, n_buckets=4, n_hashes=3, categories=CATS),
 }
 
 
@@ -71,7 +69,8 @@ def _output_index(channel, reports):
         lookup = {int(v): i for i, v in enumerate(labels @ weights)}
         keys = np.asarray(reports).astype(np.int64) @ weights
         return np.array([lookup[int(v)] for v in np.unique(keys)])[
-            np.searchsorted(np.unique(keys), keys)]
+            np.searchsorted(np.unique(keys), keys)
+        ]
     if isinstance(channel, CountMeanSketchChannel):
         m = channel.n_buckets
         R = np.asarray(reports).astype(np.int64)
@@ -94,8 +93,7 @@ def _chi_square_pvalue(counts, probs):
 def test_linear_hash_collides_exactly_one_in_g():
     for g, r, k in [(2, 4, 16), (3, 3, 27), (5, 2, 25)]:
         T = linear_hash_table(g, r, k).astype(int)
-        assert np.array_equal(T, linear_hash(np.arange(g**r)[:, None],
-                                             np.arange(k)[None, :], g, r))
+        assert np.array_equal(T, linear_hash(np.arange(g**r)[:, None], np.arange(k)[None, :], g, r))
         collide = (T[:, :, None] == T[:, None, :]).mean(axis=0)
         off = collide[~np.eye(k, dtype=bool)]
         assert np.allclose(off, 1.0 / g)  # exactly 1/g for every pair
@@ -106,8 +104,10 @@ def test_mersenne_hash_matches_python_integers():
     a, b = hash_parameters(7, 200)
     x = rng.integers(0, 2**61 - 1, size=200, dtype=np.int64)
     got = mersenne_hash(a, b, x, 1021)
-    want = [((int(ai) * int(xi) + int(bi)) % MERSENNE_61) % 1021
-            for ai, bi, xi in zip(a, b, x)]
+    want = [
+        ((int(ai) * int(xi) + int(bi)) % MERSENNE_61) % 1021
+        for ai, bi, xi in zip(a, b, x, strict=True)
+    ]
     assert got.tolist() == want
     assert np.unique(premix(np.arange(10_000))).size == 10_000
 
@@ -318,8 +318,9 @@ def test_sparse_subset_reports_match_dense():
     dense = mech.fit(X).transform(X)
     sparse = clone(mech).set_params(sparse_output=True).fit(X).transform(X)
     assert np.array_equal(np.asarray(dense), sparse.toarray())
-    assert np.allclose(EMEstimator().fit(dense).distribution_,
-                       EMEstimator().fit(sparse).distribution_)
+    assert np.allclose(
+        EMEstimator().fit(dense).distribution_, EMEstimator().fit(sparse).distribution_
+    )
 
 
 # ------------------------------------------------------------- estimation
@@ -345,8 +346,7 @@ def test_em_gradient_and_likelihood_match_the_matrix(name):
     assert ll == pytest.approx(ll_ref, rel=1e-9)
     L = channel.likelihood(codes)
     L_ref = channel.matrix()[:, _output_index(channel, reports)].T
-    assert np.allclose(L / L.sum(axis=1, keepdims=True),
-                       L_ref / L_ref.sum(axis=1, keepdims=True))
+    assert np.allclose(L / L.sum(axis=1, keepdims=True), L_ref / L_ref.sum(axis=1, keepdims=True))
 
 
 @pytest.mark.parametrize("name", list(SMALL))
@@ -360,8 +360,9 @@ def test_statistics_add_up(name):
         parts = [tuple(c[:1000] for c in codes), tuple(c[1000:] for c in codes)]
     else:
         parts = [codes[:1000], codes[1000:]]
-    total = (channel.statistics(parts[0], keep_reports=True)
-             + channel.statistics(parts[1], keep_reports=True))
+    total = channel.statistics(parts[0], keep_reports=True) + channel.statistics(
+        parts[1], keep_reports=True
+    )
     assert total.n == whole.n and np.array_equal(total.counts, whole.counts)
     p = np.full(5, 0.2)
     assert np.allclose(channel.em_gradient(total, p)[0], channel.em_gradient(whole, p)[0])
@@ -381,9 +382,12 @@ def test_linear_estimator_is_unbiased_with_the_exact_variance(name):
     # expected_frequency is the exact mean of the statistic under the matrix
     if not isinstance(channel, SubsetSelectionChannel):
         Q = channel.matrix()
-        support = np.stack([
-            channel.observed_frequency(type("S", (), {
-                "counts": Q[x] * 1.0, "n": 1.0})()) for x in range(5)])
+        support = np.stack(
+            [
+                channel.observed_frequency(type("S", (), {"counts": Q[x] * 1.0, "n": 1.0})())
+                for x in range(5)
+            ]
+        )
         assert np.allclose(p @ support, channel.expected_frequency(p))
     estimates = []
     for seed in range(runs):
@@ -421,13 +425,13 @@ def test_sketch_estimator_is_unbiased_over_hash_functions(name):
     p = np.linspace(1, 3, k)
     p /= p.sum()
     cls = CountMeanSketchChannel if name == "cms" else HadamardCountMeanSketchChannel
-    biases = np.array([cls(range(k), 1.0, 8, 4, seed).collision_bias(p)
-                       for seed in range(400)])
+    biases = np.array([cls(range(k), 1.0, 8, 4, seed).collision_bias(p) for seed in range(400)])
     se = biases.std(axis=0, ddof=1) / np.sqrt(400)
     assert np.all(np.abs(biases.mean(axis=0)) < 4.5 * se)
     # and the sampled estimate has the exact mean for fixed functions
     mech = (CountMeanSketch if name == "cms" else HadamardCountMeanSketch)(
-        1.0, n_buckets=8, n_hashes=4, categories=range(k))
+        1.0, n_buckets=8, n_hashes=4, categories=range(k)
+    )
     mech.fit()
     channel = mech.channel_
     X = np.repeat(np.arange(k), np.round(p * 6000).astype(int))[:, None]
@@ -490,19 +494,38 @@ def test_spec_round_trip(name):
     assert np.allclose(channel.matrix(), mech.channel_matrix())
 
 
-@pytest.mark.parametrize("spec, match", [
-    ({"mechanism": "olh", "categories": [0, 1], "epsilon": 1.0, "hash_range": 4},
-     "prime"),
-    ({"mechanism": "olh", "categories": [0, 1], "epsilon": 1.0, "hash_range": 2.0},
-     "integer"),
-    ({"mechanism": "ss", "categories": [0, 1, 2], "epsilon": 1.0, "subset_size": 3},
-     "subset_size"),
-    ({"mechanism": "hcms", "categories": [0, 1], "epsilon": 1.0, "n_buckets": 6,
-      "n_hashes": 2}, "power of two"),
-    ({"mechanism": "cms", "categories": [0, 1], "epsilon": 1.0, "n_buckets": 8,
-      "n_hashes": 0}, "n_hashes"),
-    ({"mechanism": "blh", "categories": [0, 1], "epsilon": -1.0}, "epsilon"),
-])
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ({"mechanism": "olh", "categories": [0, 1], "epsilon": 1.0, "hash_range": 4}, "prime"),
+        ({"mechanism": "olh", "categories": [0, 1], "epsilon": 1.0, "hash_range": 2.0}, "integer"),
+        (
+            {"mechanism": "ss", "categories": [0, 1, 2], "epsilon": 1.0, "subset_size": 3},
+            "subset_size",
+        ),
+        (
+            {
+                "mechanism": "hcms",
+                "categories": [0, 1],
+                "epsilon": 1.0,
+                "n_buckets": 6,
+                "n_hashes": 2,
+            },
+            "power of two",
+        ),
+        (
+            {
+                "mechanism": "cms",
+                "categories": [0, 1],
+                "epsilon": 1.0,
+                "n_buckets": 8,
+                "n_hashes": 0,
+            },
+            "n_hashes",
+        ),
+        ({"mechanism": "blh", "categories": [0, 1], "epsilon": -1.0}, "epsilon"),
+    ],
+)
 def test_invalid_specs_are_refused(spec, match):
     with pytest.raises(InvalidSpecError, match=match):
         Channel.from_dict(spec)
@@ -547,15 +570,17 @@ def test_optimal_parameters():
     # SS: d about k / (e^eps + 1), and d = 1 is k-RR
     assert abs(optimal_subset_size(1.0, 1000) - 1000 / (np.e + 1)) <= 2
     from sklearn_uldp.mechanisms import RandomizedResponseChannel
+
     ss = SubsetSelectionChannel(CATS, 1.0, 1)
-    assert np.allclose(ss.matrix() @ np.eye(5)[[int(np.log2(v)) for v in
-                       (ss.output_labels() @ (1 << np.arange(5)))]],
-                       RandomizedResponseChannel(CATS, 1.0).matrix())
+    assert np.allclose(
+        ss.matrix()
+        @ np.eye(5)[[int(np.log2(v)) for v in (ss.output_labels() @ (1 << np.arange(5)))]],
+        RandomizedResponseChannel(CATS, 1.0).matrix(),
+    )
 
 
 def test_report_bits():
-    assert LocalHashingChannel(list(range(100)), 1.0, 3).report_bits == pytest.approx(
-        np.log2(3**6))
+    assert LocalHashingChannel(list(range(100)), 1.0, 3).report_bits == pytest.approx(np.log2(3**6))
     assert SubsetSelectionChannel(CATS, 1.0, 2).report_bits == 5
     assert CountMeanSketchChannel(CATS, 1.0, 64, 16).report_bits == 68
     assert HadamardCountMeanSketchChannel(CATS, 1.0, 64, 16).report_bits == 11
@@ -565,8 +590,7 @@ def test_subset_restricted_em_gradient_matches_the_full_one():
     mech = SubsetSelection(1.0, categories=range(20), random_state=0)
     X = np.random.default_rng(7).integers(0, 20, size=(3000, 1))
     channel = mech.fit(X).channel_
-    stats = channel.statistics(channel.encode_reports(mech.transform(X)),
-                               keep_reports=True)
+    stats = channel.statistics(channel.encode_reports(mech.transform(X)), keep_reports=True)
     active = np.zeros(20, dtype=bool)
     active[[0, 3, 4, 11]] = True
     gradient = channel.restricted_em_gradient(stats, active)

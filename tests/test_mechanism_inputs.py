@@ -23,10 +23,13 @@ def test_mixed_domain_with_integer_batch_keeps_the_text_label():
     assert set(reports.tolist()) == {1, 2, "(missing)"}
 
 
-@pytest.mark.parametrize("bad, expected", [
-    (np.array([[11]]), "Found 1 unknown category [11]"),
-    (np.array([[11], [12]]), "Found 2 unknown categories [11, 12]"),
-])
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        (np.array([[11]]), "Found 1 unknown category [11]"),
+        (np.array([[11], [12]]), "Found 2 unknown categories [11, 12]"),
+    ],
+)
 def test_unknown_categories_are_listed_as_plain_values(bad, expected):
     mech = UtilityOptimizedRR(1.0, sensitive=[0], categories=[0, 1, 2]).fit()
     with pytest.raises(ValueError) as info:
@@ -47,18 +50,24 @@ def test_reports_are_not_cast_when_a_category_would_change():
     assert np.asarray(mech.transform(np.ones((5, 1), int))).dtype == np.int64
 
 
-@pytest.mark.parametrize("make", [
-    lambda: NonPrivate(categories=[False, True]),
-    lambda: RandomizedResponse(1.0, categories=[False, True], random_state=0),
-    lambda: HadamardResponse(1.0, categories=[False, True], random_state=0),
-    lambda: RAPPOR(1.0, categories=[False, True], random_state=0),
-    lambda: BinaryOptimalResponse(1.0, 1.0, categories=[True, False], random_state=0),
-])
-@pytest.mark.parametrize("X", [
-    pd.DataFrame({"c": pd.Series([False, True, False], dtype="category")}),
-    pd.Series([False, True, True], dtype="category", name="c"),
-    pd.DataFrame({"c": pd.Series([False, True, False], dtype="boolean")}),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: NonPrivate(categories=[False, True]),
+        lambda: RandomizedResponse(1.0, categories=[False, True], random_state=0),
+        lambda: HadamardResponse(1.0, categories=[False, True], random_state=0),
+        lambda: RAPPOR(1.0, categories=[False, True], random_state=0),
+        lambda: BinaryOptimalResponse(1.0, 1.0, categories=[True, False], random_state=0),
+    ],
+)
+@pytest.mark.parametrize(
+    "X",
+    [
+        pd.DataFrame({"c": pd.Series([False, True, False], dtype="category")}),
+        pd.Series([False, True, True], dtype="category", name="c"),
+        pd.DataFrame({"c": pd.Series([False, True, False], dtype="boolean")}),
+    ],
+)
 def test_boolean_category_and_nullable_columns_are_booleans(make, X):
     # validate_data turns these columns into 0.0/1.0, which are not the
     # categories False/True.
@@ -89,14 +98,17 @@ def test_bytes_and_text_domain():
         RandomizedResponse(2.0, categories=[[b"\xff"], ["", "a"]]).fit()
 
 
-@pytest.mark.parametrize("categories, X, bad", [
-    ([0, 1], pd.Series([1, True], dtype=object), "[True]"),
-    ([0, 1], np.array([[0], [False]], dtype=object), "[False]"),
-    ([False, True], np.array([[False], [1.0], [True]], dtype=object), "[1.0]"),
-    ([False, True], np.array([[1], [True]], dtype=object), "[1]"),
-    (["a", 1, 2.5], pd.Series(["a", True], dtype=object), "[True]"),
-    ([True, 2], np.array([[2], [1]], dtype=object), "[1]"),
-])
+@pytest.mark.parametrize(
+    "categories, X, bad",
+    [
+        ([0, 1], pd.Series([1, True], dtype=object), "[True]"),
+        ([0, 1], np.array([[0], [False]], dtype=object), "[False]"),
+        ([False, True], np.array([[False], [1.0], [True]], dtype=object), "[1.0]"),
+        ([False, True], np.array([[1], [True]], dtype=object), "[1]"),
+        (["a", 1, 2.5], pd.Series(["a", True], dtype=object), "[True]"),
+        ([True, 2], np.array([[2], [1]], dtype=object), "[1]"),
+    ],
+)
 def test_booleans_are_not_numbers(categories, X, bad):
     # Python hashes True like 1: a lookup alone accepted True as category 1
     # (while a whole boolean column was refused).
@@ -112,10 +124,17 @@ def _reports():
     return mech.fit_transform(np.array([["a"], ["b"], ["c"], ["a"]], dtype=object))
 
 
-@pytest.mark.parametrize("init", [
-    np.zeros(3), [1.0, np.nan, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0], ["a", "b", "c"],
-    [1.0, np.inf, 0.0],
-])
+@pytest.mark.parametrize(
+    "init",
+    [
+        np.zeros(3),
+        [1.0, np.nan, 1.0],
+        [1.0, -1.0, 1.0],
+        [1.0, 1.0],
+        ["a", "b", "c"],
+        [1.0, np.inf, 0.0],
+    ],
+)
 def test_em_init_is_validated(init):
     from sklearn_uldp import EMEstimator
 
@@ -134,10 +153,10 @@ def test_em_init_is_normalized():
 def test_personalized_background_as_a_list_of_categories_is_refused():
     from sklearn_uldp import PersonalizedEstimator, PersonalizedMechanism
 
-    mech = PersonalizedMechanism(1.0, sensitive=["a"], tags=["home"],
-                                 categories=["a", "b", "c"], random_state=0)
-    reports = mech.fit_transform(pd.DataFrame({"v": ["a", "b", "c"],
-                                               "home": ["b", None, "c"]}))
+    mech = PersonalizedMechanism(
+        1.0, sensitive=["a"], tags=["home"], categories=["a", "b", "c"], random_state=0
+    )
+    reports = mech.fit_transform(pd.DataFrame({"v": ["a", "b", "c"], "home": ["b", None, "c"]}))
     with pytest.raises(ValueError, match=r"numeric weights.*\{category: weight\}"):
         PersonalizedEstimator(background={"home": ["a"]}).fit(reports)
     with pytest.raises(ValueError, match="numeric weights"):
@@ -151,13 +170,16 @@ def test_personalized_background_as_a_list_of_categories_is_refused():
 _DF = pd.DataFrame({"a": ["a"], "b": ["x"]})
 
 
-@pytest.mark.parametrize("domain, message", [
-    ([["a", "b"], ["c", "d"]], "flat list of values"),
-    ("abc", "a string is not a list"),
-    (5, "must be a list"),
-    (["a", None, np.nan], "2 missing-value markers"),
-    ([1, True, 0], "duplicates"),
-])
+@pytest.mark.parametrize(
+    "domain, message",
+    [
+        ([["a", "b"], ["c", "d"]], "flat list of values"),
+        ("abc", "a string is not a list"),
+        (5, "must be a list"),
+        (["a", None, np.nan], "2 missing-value markers"),
+        ([1, True, 0], "duplicates"),
+    ],
+)
 def test_joint_encoder_domains_are_validated(domain, message):
     from sklearn_uldp.compose import JointEncoder
 
@@ -197,10 +219,10 @@ def test_personalized_mechanism_refuses_true_as_the_category_one():
 
     from sklearn_uldp import PersonalizedMechanism
 
-    mech = PersonalizedMechanism(1.0, sensitive=[0], tags=["home"],
-                                 categories=[0, 1, 2], random_state=0)
-    frame = pd.DataFrame({"v": pd.Series([1, True], dtype=object),
-                          "home": [None, None]})
+    mech = PersonalizedMechanism(
+        1.0, sensitive=[0], tags=["home"], categories=[0, 1, 2], random_state=0
+    )
+    frame = pd.DataFrame({"v": pd.Series([1, True], dtype=object), "home": [None, None]})
     with pytest.raises(ValueError, match="True is not the category 1"):
         mech.fit(frame).transform(frame)
 

@@ -41,14 +41,11 @@ P = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.08, 0.07, 0.0])
 MECHANISMS = {
     "rr": lambda: RandomizedResponse(1.0, categories=CATS),
     "urr": lambda: UtilityOptimizedRR(1.0, sensitive=[0, 3, 7], categories=CATS),
-    "urr-lnk": lambda: UtilityOptimizedRR(np.log(K), sensitive=[6],
-                                          categories=CATS),
+    "urr-lnk": lambda: UtilityOptimizedRR(np.log(K), sensitive=[6], categories=CATS),
     "rappor": lambda: RAPPOR(1.0, categories=CATS),
     "oue": lambda: RAPPOR(2.0, theta=0.5, categories=CATS),
-    "urap": lambda: UtilityOptimizedRAPPOR(1.0, sensitive=[0, 3, 7],
-                                           categories=CATS),
-    "urap-theta": lambda: UtilityOptimizedRAPPOR(0.5, sensitive=[1, 2], theta=0.8,
-                                                 categories=CATS),
+    "urap": lambda: UtilityOptimizedRAPPOR(1.0, sensitive=[0, 3, 7], categories=CATS),
+    "urap-theta": lambda: UtilityOptimizedRAPPOR(0.5, sensitive=[1, 2], theta=0.8, categories=CATS),
     "identity": lambda: NonPrivate(categories=CATS),
 }
 N_MECH = len(MECHANISMS)
@@ -99,16 +96,17 @@ def monte_carlo_estimates(name, n, reps, seed):
         counts = out.reshape(reps, n, K).sum(axis=1, dtype=np.int64)
     else:
         rep = np.repeat(np.arange(reps), n)
-        counts = np.bincount(rep * channel.n_outputs + out,
-                             minlength=reps * channel.n_outputs)
+        counts = np.bincount(rep * channel.n_outputs + out, minlength=reps * channel.n_outputs)
         counts = counts.reshape(reps, channel.n_outputs)
     p_hat = channel.coef_a * counts / n + channel.coef_b
     # the vectorized estimate is the EmpiricalEstimator's, survey by survey
-    first = out[:n] if channel.report_format == "bits" else (
-        channel.decode(out[:n]).reshape(-1, 1))
+    first = out[:n] if channel.report_format == "bits" else (channel.decode(out[:n]).reshape(-1, 1))
     np.testing.assert_allclose(
         EmpiricalEstimator().fit(attach_channel(first, channel)).distribution_,
-        p_hat[0], rtol=1e-12, atol=1e-15)
+        p_hat[0],
+        rtol=1e-12,
+        atol=1e-15,
+    )
     return mech, p_hat
 
 
@@ -174,7 +172,8 @@ def test_theory_closed_forms():
     assert expected_l2_loss(rr, [1.0, 0.0], n) == pytest.approx(expected, rel=1e-12)
     # l1: sqrt(2/(pi n)) sum |a| sqrt(m(1-m))
     assert expected_l1_loss(rr, [1.0, 0.0], n) == pytest.approx(
-        np.sqrt(2 / (np.pi * n)) * 2 * a * np.sqrt(m0 * (1 - m0)), rel=1e-12)
+        np.sqrt(2 / (np.pi * n)) * 2 * a * np.sqrt(m0 * (1 - m0)), rel=1e-12
+    )
     # uRR: a category in X_N with p = 0 contributes nothing (it is never reported)
     urr = UtilityOptimizedRR(1.0, sensitive=[0], categories=[0, 1, 2])
     var = urr.fit().channel_.estimator_variance(np.array([0.5, 0.5, 0.0]), n)

@@ -47,21 +47,20 @@ MAKERS = {
     "oue": lambda e: RAPPOR(e, theta=0.5, categories=CATS),
     "urap": lambda e: UtilityOptimizedRAPPOR(e, sensitive=[0, 1], categories=CATS),
     "urap-optimal": lambda e: UtilityOptimizedRAPPOR(
-        e, sensitive=[0, 1], theta="optimal", categories=CATS),
+        e, sensitive=[0, 1], theta="optimal", categories=CATS
+    ),
     "uoue": lambda e: UtilityOptimizedOUE(e, sensitive=[0, 1], categories=CATS),
-    "ubd": lambda e: UtilityOptimizedBlockDesign(e, sensitive=[0, 1, 2],
-                                                 categories=CATS),
+    "ubd": lambda e: UtilityOptimizedBlockDesign(e, sensitive=[0, 1, 2], categories=CATS),
     "hr": lambda e: HadamardResponse(e, categories=CATS),
     "hr-blocked": lambda e: HadamardResponse(e, block_size=2, categories=CATS),
     "hlhr": lambda e: HighLowHadamardResponse(e, sensitive=[0], categories=CATS),
-    "bhr": lambda e: BlockHadamardResponse(e, blocks=[[0, 1], [2, 3]],
-                                           categories=CATS),
+    "bhr": lambda e: BlockHadamardResponse(e, blocks=[[0, 1], [2, 3]], categories=CATS),
     "warner": lambda e: BinaryOptimalResponse(e, e, categories=[0, 1]),
     "mangat": lambda e: BinaryOptimalResponse(e, np.inf, categories=[0, 1]),
-    "pum": lambda e: PersonalizedMechanism(e, sensitive=[0], tags=["home"],
-                                           categories=CATS),
+    "pum": lambda e: PersonalizedMechanism(e, sensitive=[0], tags=["home"], categories=CATS),
     "pum-urap": lambda e: PersonalizedMechanism(
-        e, sensitive=[0], tags=["home"], mechanism="urap", categories=CATS),
+        e, sensitive=[0], tags=["home"], mechanism="urap", categories=CATS
+    ),
 }
 # Basic RAPPOR is RR on every bit with eps/2: it can go twice as far.
 HUGE = [60.0, 709.8, 710.0, 2.0**70, 1e300]
@@ -116,8 +115,7 @@ def test_largest_usable_epsilon_is_stated_and_works(name):
         mech = MAKERS[name](epsilon).fit()
         channel = mech.channel_
         if name == "bhr":
-            check = check_context_aware(
-                channel, block_structured(CATS, [[0, 1], [2, 3]], epsilon))
+            check = check_context_aware(channel, block_structured(CATS, [[0, 1], [2, 3]], epsilon))
         elif channel.sensitive_mask.all():
             check = check_ldp(channel)
         else:
@@ -195,13 +193,11 @@ def test_stable_probabilities():
     assert channel.c1 == pytest.approx(1 / (1 + 3 * np.exp(-20)), rel=1e-15)
     # Tiny: expm1 keeps the slope of the estimator.
     small = RandomizedResponseChannel(CATS, 1e-6)
-    assert small.coef_b[0] == pytest.approx(-np.exp(-1e-6) / -np.expm1(-1e-6),
-                                            rel=1e-12)
+    assert small.coef_b[0] == pytest.approx(-np.exp(-1e-6) / -np.expm1(-1e-6), rel=1e-12)
     assert small.coef_b[0] != pytest.approx(-1 / (np.exp(1e-6) - 1), rel=1e-12)
     hr = HadamardResponseChannel(list(range(100_000)), 1e-6)
     assert np.isfinite(hr.coef_a).all()
-    assert hr.coef_a[0] == pytest.approx(
-        hr._D / (hr.b / 2 * np.expm1(1e-6)), rel=1e-12)
+    assert hr.coef_a[0] == pytest.approx(hr._D / (hr.b / 2 * np.expm1(1e-6)), rel=1e-12)
     assert basic_rappor_theta(1e4) == 1.0  # no NaN (the channel refuses it)
 
 
@@ -210,16 +206,22 @@ def _chi2_pvalue(counts, probs):
     expected = counts.sum() * probs
     keep = expected > 0
     assert counts[~keep].sum() == 0  # an impossible output never appears
-    return sps.chisquare(counts[keep], expected[keep] * counts.sum()
-                         / expected[keep].sum()).pvalue
+    return sps.chisquare(counts[keep], expected[keep] * counts.sum() / expected[keep].sum()).pvalue
 
 
-@pytest.mark.parametrize("make, epsilon", [
-    (lambda e: RandomizedResponseChannel(list(range(4)), e), 11.0),
-    (lambda e: UtilityOptimizedRRChannel(list(range(5)), e,
-                                         [True, True, True, False, False]), 10.0),
-    (lambda e: HadamardResponseChannel(list(range(6)), e), 9.0),
-])
+@pytest.mark.parametrize(
+    "make, epsilon",
+    [
+        (lambda e: RandomizedResponseChannel(list(range(4)), e), 11.0),
+        (
+            lambda e: UtilityOptimizedRRChannel(
+                list(range(5)), e, [True, True, True, False, False]
+            ),
+            10.0,
+        ),
+        (lambda e: HadamardResponseChannel(list(range(6)), e), 9.0),
+    ],
+)
 def test_sampler_matches_realized_channel_at_large_epsilon(make, epsilon):
     """At a large but allowed budget, the rare moves follow the channel."""
     channel = make(epsilon)
@@ -247,8 +249,9 @@ def _stats(channel, seed=0, n=5000):
     return channel.statistics(channel.encode_reports(reports), keep_reports=True)
 
 
-@pytest.mark.parametrize("name", [n for n in MAKERS if not n.startswith("pum")]
-                         + ["pum", "pum-urap"])
+@pytest.mark.parametrize(
+    "name", [n for n in MAKERS if not n.startswith("pum")] + ["pum", "pum-urap"]
+)
 def test_null_variance_takes_stats_and_exact_categories(name):
     channel = MAKERS[name](1.0).fit().channel_
     n = 1000
@@ -262,8 +265,17 @@ def test_null_variance_takes_stats_and_exact_categories(name):
     assert (v0[exact] == 0).all() and (v1[exact] == 0).all()
     if channel.sensitive_mask.all():
         assert not exact.any()
-    elif name in ("urr", "urap", "urap-optimal", "uoue", "ubd", "hlhr", "pum",
-                  "pum-urap", "mangat"):
+    elif name in (
+        "urr",
+        "urap",
+        "urap-optimal",
+        "uoue",
+        "ubd",
+        "hlhr",
+        "pum",
+        "pum-urap",
+        "mangat",
+    ):
         np.testing.assert_array_equal(exact, ~channel.sensitive_mask)
     if name in ("rr", "urr", "rappor", "urap", "uoue", "ubd"):
         np.testing.assert_array_equal(v0, v1)  # no unknown to plug in
@@ -272,27 +284,31 @@ def test_null_variance_takes_stats_and_exact_categories(name):
 def test_hadamard_null_variance_sees_the_statistics():
     # Blocked HR: the worst case assumes x's block holds all the mass; the
     # statistics show where the mass is.
-    mech = HadamardResponse(1.0, block_size=4, categories=list(range(9)),
-                            random_state=0).fit()
+    mech = HadamardResponse(1.0, block_size=4, categories=list(range(9)), random_state=0).fit()
     X = np.zeros((20_000, 1), dtype=int)  # everybody in block 0
-    stats = mech.channel_.statistics(mech.channel_.encode_reports(
-        np.asarray(mech.transform(X))[:, 0]))
+    stats = mech.channel_.statistics(
+        mech.channel_.encode_reports(np.asarray(mech.transform(X))[:, 0])
+    )
     worst = mech.channel_.null_variance(stats.n)
     seen = mech.channel_.null_variance(stats.n, stats=stats)
     block = mech.channel_._block
     assert (seen[block > 0] < 0.6 * worst[block > 0]).all()
     assert seen[block == 0] == pytest.approx(worst[block == 0], rel=0.05)
-    hl = HighLowHadamardResponse(1.0, sensitive=[0, 1, 2], categories=CATS,
-                                 random_state=0).fit()
+    hl = HighLowHadamardResponse(1.0, sensitive=[0, 1, 2], categories=CATS, random_state=0).fit()
     R = np.asarray(hl.transform(np.full((5000, 1), 3)))[:, 0]  # mass off A
     s = hl.channel_.statistics(hl.channel_.encode_reports(R))
     # q([S]) is 2 / (e + 1) = 0.54 here, against the bound 1.
-    assert (hl.channel_.null_variance(s.n, stats=s)[:3]
-            < 0.6 * hl.channel_.null_variance(s.n)[:3]).all()
+    assert (
+        hl.channel_.null_variance(s.n, stats=s)[:3] < 0.6 * hl.channel_.null_variance(s.n)[:3]
+    ).all()
 
 
 def test_spec_of_a_refused_budget_is_refused_too():
-    spec = {"mechanism": "urr", "categories": CATS, "epsilon": 709.8,
-            "sensitive": [True, True, False, False]}
+    spec = {
+        "mechanism": "urr",
+        "categories": CATS,
+        "epsilon": 709.8,
+        "sensitive": [True, True, False, False],
+    }
     with pytest.raises(ValueError, match="usable budgets"):
         Channel.from_dict(spec)

@@ -29,8 +29,7 @@ HUGE_EPS = 20.0  # uRR then reports its input with probability 1 - O(e^-20)
 def _mech(eps=1.0, mechanism="urr", sensitive=("a",), **kw):
     kw.setdefault("tags", TAGS)
     kw.setdefault("categories", CATS)
-    return PersonalizedMechanism(
-        eps, sensitive=list(sensitive), mechanism=mechanism, **kw)
+    return PersonalizedMechanism(eps, sensitive=list(sensitive), mechanism=mechanism, **kw)
 
 
 def _intermediate(frame, **kw):
@@ -41,11 +40,13 @@ def _intermediate(frame, **kw):
 
 # --------------------------------------------------------------- the rules
 def test_preprocessor_rules():
-    frame = pd.DataFrame({
-        "cell": ["b", "b", "c", "a", "d", "e", "b"],
-        "home": ["b", "c", ["b", "c"], "a", None, np.nan, "b"],
-        "work": [None, "b", "c", None, ["d"], "e", "b"],
-    })
+    frame = pd.DataFrame(
+        {
+            "cell": ["b", "b", "c", "a", "d", "e", "b"],
+            "home": ["b", "c", ["b", "c"], "a", None, np.nan, "b"],
+            "work": [None, "b", "c", None, ["d"], "e", "b"],
+        }
+    )
     z = _intermediate(frame)
     assert z == [
         "⊥home",  # tagged home
@@ -65,8 +66,7 @@ def test_preprocessor_rules():
 
 
 def test_array_input_tags_are_last_columns():
-    X = np.array([["b", "b", None], ["c", None, "c"], ["d", "a", "b"]],
-                 dtype=object)
+    X = np.array([["b", "b", None], ["c", None, "c"], ["d", "a", "b"]], dtype=object)
     mech = _mech(HUGE_EPS, random_state=0).fit()
     assert mech.transform(X)[:, 0].tolist() == ["⊥home", "⊥work", "d"]
 
@@ -101,13 +101,11 @@ def test_bot_labels_and_spec():
     assert bot_label("x") == "⊥x"
     # Q_cmn is an ordinary uRR over Z with Z_S = X_S ∪ bots.
     assert mech.channel_.name == "urr"
-    assert mech.channel_.sensitive_mask.tolist() == [
-        True, False, False, False, False, True, True]
+    assert mech.channel_.sensitive_mask.tolist() == [True, False, False, False, False, True, True]
     spec = json.loads(json.dumps(mech.spec()))
     assert spec["categories"] == CATS + ["⊥home", "⊥work"]
     with pytest.raises(ValueError, match="no bot"):
-        split_bots(UtilityOptimizedRR(1.0, sensitive=["a"], categories=CATS).fit()
-                   .channel_)
+        split_bots(UtilityOptimizedRR(1.0, sensitive=["a"], categories=CATS).fit().channel_)
 
 
 # ----------------------------------------------------------------- privacy
@@ -145,14 +143,16 @@ def test_per_user_mechanism_is_uldp(mechanism):
         assert check.satisfied, (user, check.reasons)
         # ...and not for a smaller budget (the check can fail).
         if mask.any() or sensitive.size:
-            assert not check_uldp(Q, sensitive=mask, epsilon=0.9 * eps,
-                                  protected=protected).satisfied
+            assert not check_uldp(
+                Q, sensitive=mask, epsilon=0.9 * eps, protected=protected
+            ).satisfied
         # Without the pre-processor, a tagged non-common value would leak.
         tagged_only = mask & ~np.isin(CATS, list(sensitive))
         if tagged_only.any():
             Q_plain = mech.channel_.matrix()[: len(CATS)]
-            assert not check_uldp(Q_plain, sensitive=mask, epsilon=eps,
-                                  protected=protected).satisfied
+            assert not check_uldp(
+                Q_plain, sensitive=mask, epsilon=eps, protected=protected
+            ).satisfied
 
 
 def test_user_channel_matrix_matches_transform():
@@ -162,8 +162,7 @@ def test_user_channel_matrix_matches_transform():
     n = 20_000
     labels = mech.channel_.output_labels().tolist()
     for x in range(len(CATS)):
-        frame = pd.DataFrame({"cell": [CATS[x]] * n, "home": ["c"] * n,
-                              "work": [["a", "d"]] * n})
+        frame = pd.DataFrame({"cell": [CATS[x]] * n, "home": ["c"] * n, "work": [["a", "d"]] * n})
         reports = mech.transform(frame)[:, 0]
         freq = pd.Series(reports).value_counts(normalize=True)
         freq = freq.reindex(labels, fill_value=0.0).to_numpy()
@@ -184,8 +183,7 @@ def test_several_reports_compose():
     Q2 = np.einsum("xi,xj->xij", Q, Q).reshape(len(CATS), -1)
     P2 = np.outer(P, P).ravel()
     assert check_uldp(Q2, sensitive=mask, epsilon=eps, protected=P2).satisfied
-    assert not check_uldp(Q2, sensitive=mask, epsilon=0.9 * eps,
-                          protected=P2).satisfied
+    assert not check_uldp(Q2, sensitive=mask, epsilon=0.9 * eps, protected=P2).satisfied
 
 
 # ------------------------------------------------------------------ leaks
@@ -198,8 +196,7 @@ def _population(rng, n, tagged):
 def test_fitted_mechanism_and_spec_hold_no_tag_data():
     rng = np.random.default_rng(1)
     X1 = _population(rng, 500, tagged=False)
-    X2 = X1.assign(home=rng.choice(CATS, size=500),
-                   work=[["b", "c"]] * 250 + [None] * 250)
+    X2 = X1.assign(home=rng.choice(CATS, size=500), work=[["b", "c"]] * 250 + [None] * 250)
     dumps = []
     for X in (X1, X2):
         mech = _mech(1.0, random_state=7).fit(X)
@@ -218,13 +215,13 @@ def test_reports_do_not_depend_on_which_value_is_tagged(mechanism):
     # Users at c whose (untagged) home differs: also identical.
     C = pd.DataFrame({"cell": ["c"] * n, "home": ["b"] * n, "work": ["e"] * n})
     D = pd.DataFrame({"cell": ["c"] * n, "home": ["d"] * n, "work": [None] * n})
-    out = [np.asarray(_mech(1.0, mechanism, random_state=5).fit().transform(F))
-           for F in (A, B, C, D)]
+    out = [
+        np.asarray(_mech(1.0, mechanism, random_state=5).fit().transform(F)) for F in (A, B, C, D)
+    ]
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[2], out[3])
     # Control: the same users without tags are reported differently.
-    plain = _mech(1.0, mechanism, random_state=5).fit().transform(
-        A.assign(home=None))
+    plain = _mech(1.0, mechanism, random_state=5).fit().transform(A.assign(home=None))
     assert not np.array_equal(np.asarray(plain), out[0])
 
 
@@ -251,19 +248,23 @@ def test_tagged_values_only_reach_reports_through_bots(mechanism):
 
 # --------------------------------------------------------------- estimator
 def _fitted(inner=None, mechanism="urr", background=None, n=20_000, seed=0):
-    data = make_personalized_locations(n, shape=(6, 6), n_sensitive=3,
-                                       home_fraction=0.1, work_fraction=0.2,
-                                       random_state=seed)
+    data = make_personalized_locations(
+        n, shape=(6, 6), n_sensitive=3, home_fraction=0.1, work_fraction=0.2, random_state=seed
+    )
     mech = PersonalizedMechanism(
-        np.log(36), sensitive=data.sensitive, tags=data.tags,
-        categories=data.categories, mechanism=mechanism, random_state=seed)
+        np.log(36),
+        sensitive=data.sensitive,
+        tags=data.tags,
+        categories=data.categories,
+        mechanism=mechanism,
+        random_state=seed,
+    )
     reports = mech.fit_transform(data.frame)
     est = PersonalizedEstimator(inner, background=background).fit(reports)
     return data, mech, reports, est
 
 
-@pytest.mark.parametrize("inner", [None, EmpiricalEstimator(),
-                                   ThresholdEstimator()])
+@pytest.mark.parametrize("inner", [None, EmpiricalEstimator(), ThresholdEstimator()])
 @pytest.mark.parametrize("knowledge", ["none", "array", "series", "dict"])
 def test_estimator_identity(inner, knowledge):
     data, _, reports, est = _fitted(inner)
@@ -272,8 +273,7 @@ def test_estimator_identity(inner, knowledge):
     if knowledge == "array":
         est.set_params(background={"home": 3 * bg["home"]})
     elif knowledge == "series":
-        est.set_params(background={
-            "work": pd.Series(bg["work"], index=data.categories)})
+        est.set_params(background={"work": pd.Series(bg["work"], index=data.categories)})
     elif knowledge == "dict":
         est.set_params(background={"home": {data.categories[0]: 2.0}})
     r = est.intermediate_distribution_
@@ -305,8 +305,7 @@ def test_estimator_inputs_and_errors():
         PersonalizedEstimator().fit(bare)
     for given in (mech, mech.spec(), clone(mech)):
         other = PersonalizedEstimator(EmpiricalEstimator(), mechanism=given)
-        np.testing.assert_allclose(other.fit(bare).distribution_,
-                                   est.distribution_)
+        np.testing.assert_allclose(other.fit(bare).distribution_, est.distribution_)
     with pytest.raises(ValueError, match="tags"):
         PersonalizedEstimator(background={"gym": [1] * 36}).fit(reports)
     with pytest.raises(ValueError, match="shape"):
@@ -315,12 +314,10 @@ def test_estimator_inputs_and_errors():
         PersonalizedEstimator(background={"home": -np.ones(36)}).fit(reports)
     with pytest.raises(ValueError, match="outside the domain"):
         PersonalizedEstimator(background={"home": {"zz": 1.0}}).fit(reports)
-    plain = UtilityOptimizedRR(1.0, sensitive=["a"], categories=CATS,
-                               random_state=0)
+    plain = UtilityOptimizedRR(1.0, sensitive=["a"], categories=CATS, random_state=0)
     with pytest.raises(ValueError, match="no bot"):
         PersonalizedEstimator().fit(plain.fit_transform(np.array([["a"]])))
-    from_stats = PersonalizedEstimator(EmpiricalEstimator()).fit_statistics(
-        est.statistics_)
+    from_stats = PersonalizedEstimator(EmpiricalEstimator()).fit_statistics(est.statistics_)
     np.testing.assert_allclose(from_stats.distribution_, est.distribution_)
     # Chunks add up; pandas output is accepted.
     chunked = PersonalizedEstimator(EmpiricalEstimator())
@@ -339,22 +336,31 @@ def test_estimator_inputs_and_errors():
 def test_theorem1_holds(mechanism):
     for seed, eps in ((0, 0.5), (1, 2.0), (2, np.log(36))):
         data = make_personalized_locations(
-            8000, shape=(6, 6), n_sensitive=3, home_fraction=0.1,
-            work_fraction=0.2, random_state=seed)
+            8000,
+            shape=(6, 6),
+            n_sensitive=3,
+            home_fraction=0.1,
+            work_fraction=0.2,
+            random_state=seed,
+        )
         mech = PersonalizedMechanism(
-            eps, sensitive=data.sensitive, tags=data.tags,
-            categories=data.categories, mechanism=mechanism, random_state=seed)
+            eps,
+            sensitive=data.sensitive,
+            tags=data.tags,
+            categories=data.categories,
+            mechanism=mechanism,
+            random_state=seed,
+        )
         reports = mech.fit_transform(data.frame)
         for inner in (EMEstimator(), EmpiricalEstimator()):
             est = PersonalizedEstimator(inner).fit(reports)
             for bg in (None, data.background, data.tag_distributions):
                 est.set_params(background=bg)
                 t = personalized_loss_terms(
-                    est, data.empirical, data.intermediate_distribution,
-                    data.tag_distributions)
+                    est, data.empirical, data.intermediate_distribution, data.tag_distributions
+                )
                 assert t.holds, t
-                assert t.l1_loss == pytest.approx(
-                    l1_loss(data.empirical, est.distribution_))
+                assert t.l1_loss == pytest.approx(l1_loss(data.empirical, est.distribution_))
                 assert t.second_term <= t.second_term_bound + 1e-12
                 assert t.l1_loss <= t.first_term + est.loss_bound_ + 1e-12
                 if bg is data.tag_distributions:
@@ -365,19 +371,14 @@ def test_theorem1_terms_can_detect_a_wrong_estimate():
     data, _, _, est = _fitted()
     k = len(data.categories)
     wrong = np.roll(data.empirical, 7)  # not the truth the estimate targets
-    t = personalized_loss_terms(est, wrong, data.intermediate_distribution,
-                                data.tag_distributions)
+    t = personalized_loss_terms(est, wrong, data.intermediate_distribution, data.tag_distributions)
     assert not t.holds
     with pytest.raises(ValueError, match="intermediate"):
-        personalized_loss_terms(est, data.empirical, data.empirical,
-                                data.tag_distributions)
+        personalized_loss_terms(est, data.empirical, data.empirical, data.tag_distributions)
     with pytest.raises(ValueError, match="lacks"):
-        personalized_loss_terms(est, data.empirical,
-                                data.intermediate_distribution, {})
-    arr = np.stack([data.tag_distributions["home"],
-                    data.tag_distributions["work"]])
-    t2 = personalized_loss_terms(est, data.empirical,
-                                 data.intermediate_distribution, arr)
+        personalized_loss_terms(est, data.empirical, data.intermediate_distribution, {})
+    arr = np.stack([data.tag_distributions["home"], data.tag_distributions["work"]])
+    t2 = personalized_loss_terms(est, data.empirical, data.intermediate_distribution, arr)
     assert t2.first_term > 0 and t2.bound >= t2.l1_loss
     assert len(t2.per_tag) == 2 and k == 36
 
@@ -389,8 +390,7 @@ def test_several_reports_per_user(mechanism):
     home = rng.choice(cats[1:], size=n)
     x1 = np.where(rng.random(n) < 0.5, home, rng.choice(cats, size=n))
     x2 = rng.choice(cats, size=n, p=[0.1, 0.4, 0.2, 0.2, 0.1])
-    frame = pd.DataFrame({"morning": x1, "evening": x2, "home": home,
-                          "work": [None] * n})
+    frame = pd.DataFrame({"morning": x1, "evening": x2, "home": home, "work": [None] * n})
     mech = _mech(8.0, mechanism, n_reports=2, random_state=0)
     reports = mech.fit_transform(frame)
     k_z = len(cats) + 2
@@ -398,8 +398,8 @@ def test_several_reports_per_user(mechanism):
     if mechanism == "urap":
         assert mech.get_feature_names_out()[k_z] == "evening_a"
     est = PersonalizedEstimator(
-        background={"home": np.bincount(
-            pd.Index(cats).get_indexer(home), minlength=5)}).fit(reports)
+        background={"home": np.bincount(pd.Index(cats).get_indexer(home), minlength=5)}
+    ).fit(reports)
     assert est.n_reports_ == 2 * n
     pooled = pd.Series(np.concatenate([x1, x2])).value_counts(normalize=True)
     truth = pooled.reindex(cats, fill_value=0).to_numpy()
@@ -417,8 +417,7 @@ def test_generator():
     r = data.intermediate_distribution
     assert r.sum() == pytest.approx(1.0)
     assert 0.01 < r[k] < 0.03 and 0.04 < r[k + 1] < 0.08
-    p = r[:k] + r[k] * data.tag_distributions["home"] \
-        + r[k + 1] * data.tag_distributions["work"]
+    p = r[:k] + r[k] * data.tag_distributions["home"] + r[k + 1] * data.tag_distributions["work"]
     np.testing.assert_allclose(p, data.empirical)
     # Background II is close to, but not equal to, the truth.
     for tag in data.tags:

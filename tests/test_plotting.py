@@ -51,9 +51,7 @@ def test_privacy_utility_display_from_search():
     line = disp.lines_["UtilityOptimizedRR"]
     np.testing.assert_allclose(line.get_xdata(), [0.5, 1.0, 2.0])
     rows = search.cv_results_[search.cv_results_["candidate"] == "UtilityOptimizedRR"]
-    np.testing.assert_allclose(
-        line.get_ydata(), rows.sort_values("epsilon")["mean_loss"]
-    )
+    np.testing.assert_allclose(line.get_ydata(), rows.sort_values("epsilon")["mean_loss"])
     assert disp.ax_.get_xscale() == "log" and disp.ax_.get_yscale() == "log"
     assert disp.target_line_.get_ydata()[0] == 0.05
     assert disp.ax_.get_ylabel().startswith("tv")
@@ -77,9 +75,7 @@ def test_display_errors():
 
 def test_distribution_display_marks_sensitive():
     X = np.random.default_rng(0).choice(CATS, size=(3000, 1))
-    mech = UtilityOptimizedRR(
-        1.0, sensitive=["b", "e"], categories=CATS, random_state=0
-    )
+    mech = UtilityOptimizedRR(1.0, sensitive=["b", "e"], categories=CATS, random_state=0)
     est = EmpiricalEstimator().fit(mech.fit_transform(X))
     disp = DistributionDisplay.from_estimator(est, X)
     hatched = [bar.get_hatch() == "//" for bar in disp.bars_]
@@ -94,9 +90,7 @@ def test_distribution_display_marks_sensitive():
     assert labels == ["true", "EmpiricalEstimator", "sensitive"]
     # LDP mechanism: nothing marked.
     rr = RandomizedResponse(1.0, categories=CATS, random_state=0)
-    disp = DistributionDisplay.from_estimator(
-        EmpiricalEstimator().fit(rr.fit_transform(X))
-    )
+    disp = DistributionDisplay.from_estimator(EmpiricalEstimator().fit(rr.fit_transform(X)))
     assert not any(bar.get_hatch() for bar in disp.bars_)
     assert disp.true_bars_ is None
 
@@ -111,9 +105,7 @@ def test_grid_heatmap_from_estimator():
     np.testing.assert_allclose(disp.image_.get_array(), est.distribution_.reshape(5, 6))
     assert len(disp.outlines_) == 3
     cells = {(int(r.get_y() + 0.5), int(r.get_x() + 0.5)) for r in disp.outlines_}
-    expected = {
-        divmod(int(np.flatnonzero(data.categories == s)[0]), 6) for s in data.sensitive
-    }
+    expected = {divmod(int(np.flatnonzero(data.categories == s)[0]), 6) for s in data.sensitive}
     assert cells == expected
     assert disp.ax_.get_title() == "cells"
 
@@ -141,14 +133,13 @@ def test_matplotlib_imported_lazily():
 
 
 def test_error_bar_display_from_estimator():
-    X = np.random.default_rng(0).choice(CATS, p=[.3, .25, .2, .1, .1, .05], size=(5000, 1))
+    X = np.random.default_rng(0).choice(CATS, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05], size=(5000, 1))
     mech = UtilityOptimizedRR(1.0, sensitive=["a", "f"], categories=CATS, random_state=0)
     est = EmpiricalEstimator().fit(mech.fit_transform(X))
     disp = ErrorBarDisplay.from_estimator(est, X, simultaneous=True)
     ci = est.confidence_intervals(0.05, simultaneous=True)
     # rows are drawn top-down in category order; x data are the estimates
-    np.testing.assert_allclose(disp.errorbar_.lines[0].get_xdata(),
-                               est.distribution_[::-1])
+    np.testing.assert_allclose(disp.errorbar_.lines[0].get_xdata(), est.distribution_[::-1])
     assert 0.0 <= disp.coverage_ <= 1.0
     assert disp.true_points_ is not None
     labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
@@ -157,11 +148,11 @@ def test_error_bar_display_from_estimator():
     assert colors["a"] == "tab:red" and colors["b"] != "tab:red"
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert any("simultaneous" in t for t in legend)
-    sorted_disp = ErrorBarDisplay.from_intervals(
-        est.distribution_, ci, categories=CATS, sort=True)
+    sorted_disp = ErrorBarDisplay.from_intervals(est.distribution_, ci, categories=CATS, sort=True)
     assert sorted_disp.coverage_ is None
-    np.testing.assert_allclose(sorted_disp.errorbar_.lines[0].get_xdata(),
-                               np.sort(est.distribution_))
+    np.testing.assert_allclose(
+        sorted_disp.errorbar_.lines[0].get_xdata(), np.sort(est.distribution_)
+    )
     with pytest.raises(ValueError, match=r"one\s+row per category"):
         ErrorBarDisplay(CATS, est.distribution_, ci[:3]).plot()
 
@@ -187,7 +178,8 @@ def _big_domain(k=122, seed=0):
 def test_distribution_display_top_k_aggregates_the_rest():
     cats, p_true, p_est, sensitive = _big_domain()
     disp = DistributionDisplay.from_predictions(
-        p_true, p_est, categories=cats, sensitive=sensitive, top_k=20, sort=True)
+        p_true, p_est, categories=cats, sensitive=sensitive, top_k=20, sort=True
+    )
     top = np.argsort(-p_est, kind="stable")[:20]
     rest = np.setdiff1d(np.arange(122), top)
     assert len(disp.bars_) == len(disp.true_bars_) == 21
@@ -210,7 +202,8 @@ def test_distribution_display_top_k_aggregates_the_rest():
 def test_distribution_display_top_k_drop_rank_by_true_keeps_order():
     cats, p_true, p_est, _ = _big_domain()
     disp = DistributionDisplay.from_predictions(
-        p_true, p_est, categories=cats, top_k=10, rank_by="true", others="drop")
+        p_true, p_est, categories=cats, top_k=10, rank_by="true", others="drop"
+    )
     top = np.sort(np.argsort(-p_true, kind="stable")[:10])  # category order
     np.testing.assert_array_equal(disp.shown_, top)
     assert [t.get_text() for t in disp.ax_.get_xticklabels()] == [cats[i] for i in top]
@@ -230,8 +223,7 @@ def test_distribution_display_top_k_drop_rank_by_true_keeps_order():
 
 def test_distribution_display_122_categories_readable():
     cats, p_true, p_est, sensitive = _big_domain()
-    disp = DistributionDisplay.from_predictions(
-        p_true, p_est, categories=cats, sensitive=sensitive)
+    disp = DistributionDisplay.from_predictions(p_true, p_est, categories=cats, sensitive=sensitive)
     width, height = disp.figure_.get_size_inches()
     assert 12 <= width <= 24  # grows with k, within reason
     # neighbouring tick labels do not overlap (they shrink to fit)
@@ -245,8 +237,7 @@ def test_distribution_display_122_categories_readable():
     assert legend.y0 >= axes.y1 - 0.5
     assert disp.figure_.bbox.contains(legend.x0, legend.y0)
     assert disp.figure_.bbox.contains(legend.x1, legend.y1)
-    small = DistributionDisplay.from_predictions(p_true, p_est, categories=cats,
-                                                 figsize=(5, 3))
+    small = DistributionDisplay.from_predictions(p_true, p_est, categories=cats, figsize=(5, 3))
     np.testing.assert_allclose(small.figure_.get_size_inches(), (5, 3))
 
 
@@ -256,8 +247,15 @@ def test_distribution_display_passes_kwargs_to_matplotlib():
     est = EmpiricalEstimator().fit(mech.fit_transform(X))
     _, ax = plt.subplots()
     disp = DistributionDisplay.from_estimator(
-        est, X, ax=ax, top_k=3, color="tab:green", alpha=0.5,
-        true_kw={"color": "black"}, legend_loc="upper right")
+        est,
+        X,
+        ax=ax,
+        top_k=3,
+        color="tab:green",
+        alpha=0.5,
+        true_kw={"color": "black"},
+        legend_loc="upper right",
+    )
     assert disp.ax_ is ax and disp.figure_ is ax.figure
     assert len(disp.bars_) == 4
     assert matplotlib.colors.same_color(disp.bars_[0].get_facecolor()[:3], "tab:green")
@@ -277,9 +275,14 @@ def _dense_results(n_candidates=8):
     import pandas as pd
 
     rows = [
-        {"candidate": f"Mechanism{c}", "epsilon": eps,
-         "mean_loss": (1 + 0.1 * c) / eps ** (0.5 + 0.05 * c), "std_loss": 0.05}
-        for c in range(n_candidates) for eps in [0.1, 0.25, 0.5, 1, 2, 4, 8]
+        {
+            "candidate": f"Mechanism{c}",
+            "epsilon": eps,
+            "mean_loss": (1 + 0.1 * c) / eps ** (0.5 + 0.05 * c),
+            "std_loss": 0.05,
+        }
+        for c in range(n_candidates)
+        for eps in [0.1, 0.25, 0.5, 1, 2, 4, 8]
     ]
     return pd.DataFrame(rows)
 
@@ -305,10 +308,12 @@ def test_privacy_utility_legend_does_not_hide_the_curves():
 def test_privacy_utility_display_legend_loc_and_kwargs():
     _, ax = plt.subplots()
     disp = PrivacyUtilityDisplay(_dense_results(3)).plot(
-        ax=ax, legend_loc="lower left", linewidth=3, marker="s")
+        ax=ax, legend_loc="lower left", linewidth=3, marker="s"
+    )
     assert disp.ax_ is ax and disp.figure_ is ax.figure
     assert disp.ax_.get_legend()._loc == 3
-    assert all(line.get_linewidth() == 3 and line.get_marker() == "s"
-               for line in disp.lines_.values())
+    assert all(
+        line.get_linewidth() == 3 and line.get_marker() == "s" for line in disp.lines_.values()
+    )
     disp = PrivacyUtilityDisplay(_dense_results(3)).plot(legend_loc=None)
     assert disp.ax_.get_legend() is None

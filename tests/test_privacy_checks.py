@@ -37,8 +37,7 @@ RTOL = 1e-9
 # A budget this much below epsilon must already be violated (tightness).
 SHRINK = 1.0 - 1e-6
 
-HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True,
-                      database=None)
+HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
 
 
 # ------------------------------------------------------- independent matrices
@@ -141,8 +140,7 @@ def test_rappor_matrix_and_tight_ldp(k, theta, eps):
     assert mech.theta_ == pytest.approx(th, rel=1e-15)
     np.testing.assert_array_equal(mech.channel_.output_labels(), bit_outputs(k))
     Q = mech.channel_matrix()
-    np.testing.assert_allclose(
-        Q, spec_unary(np.ones(k, bool), th, eps), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(Q, spec_unary(np.ones(k, bool), th, eps), rtol=1e-12, atol=0)
     res = assert_tight(check_ldp, mech, eps)
     assert not res.invertible.any()
     assert_tight(check_uldp, mech, eps)
@@ -210,8 +208,7 @@ def test_urr_special_cases(eps):
         cats = list(range(k))
         urr = UtilityOptimizedRR(eps, sensitive=cats, categories=cats).fit()
         rr = RandomizedResponse(eps, categories=cats).fit()
-        np.testing.assert_allclose(
-            urr.channel_matrix(), rr.channel_matrix(), rtol=1e-14)
+        np.testing.assert_allclose(urr.channel_matrix(), rr.channel_matrix(), rtol=1e-14)
 
 
 # --------------------------------------------------------------------- uRAP
@@ -224,8 +221,7 @@ def test_urr_special_cases(eps):
 )
 def test_urap_uldp_not_ldp_osldp(k, theta, eps, seed):
     S = random_mask(np.random.default_rng(seed), k)
-    mech = UtilityOptimizedRAPPOR(
-        eps, sensitive=S, theta=theta, categories=list(range(k))).fit()
+    mech = UtilityOptimizedRAPPOR(eps, sensitive=S, theta=theta, categories=list(range(k))).fit()
     th = basic_theta(eps) if theta is None else theta
     Q = mech.channel_matrix()
     np.testing.assert_allclose(Q, spec_unary(S, th, eps), rtol=1e-12, atol=0)
@@ -255,11 +251,9 @@ def test_urap_special_cases(eps):
     assert 1 - ch.d2 == pytest.approx(1 - E**-0.5, rel=1e-12)
     # All sensitive: uRAP is generalized RAPPOR.
     for theta in (None, 0.5, 0.3):
-        urap = UtilityOptimizedRAPPOR(eps, sensitive=cats, theta=theta,
-                                      categories=cats).fit()
+        urap = UtilityOptimizedRAPPOR(eps, sensitive=cats, theta=theta, categories=cats).fit()
         rappor = RAPPOR(eps, theta=theta, categories=cats).fit()
-        np.testing.assert_allclose(
-            urap.channel_matrix(), rappor.channel_matrix(), rtol=1e-14)
+        np.testing.assert_allclose(urap.channel_matrix(), rappor.channel_matrix(), rtol=1e-14)
 
 
 # --------------------------------------------------------------- NonPrivate
@@ -338,8 +332,12 @@ def test_uldp_check_on_valid_bare_matrix():
     res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0)  # Y_P inferred
     assert res.satisfied
     np.testing.assert_array_equal(res.invertible, [False, False, True, True])
-    res = check_uldp(Q, sensitive=np.array([True, True, False, False]),
-                     epsilon=1.0, protected=[True, True, False, False])
+    res = check_uldp(
+        Q,
+        sensitive=np.array([True, True, False, False]),
+        epsilon=1.0,
+        protected=[True, True, False, False],
+    )
     assert res.satisfied
 
 
@@ -348,14 +346,11 @@ def test_uldp_check_catches_invertible_output_from_sensitive_input():
     # a sensitive input (0) leaks to the invertible output 3 w.p. 1e-9
     Q[0, 0] -= 1e-9
     Q[0, 3] += 1e-9
-    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0,
-                     protected=[True, True, False, False])
+    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False])
     assert not res.satisfied
-    assert any("output 3" in r and "reveals a sensitive input" in r
-               for r in res.reasons)
+    assert any("output 3" in r and "reveals a sensitive input" in r for r in res.reasons)
     # output 3 now has two inputs: flagged as well
-    assert any("output 3 is declared invertible but 2 inputs" in r
-               for r in res.reasons)
+    assert any("output 3 is declared invertible but 2 inputs" in r for r in res.reasons)
     # The same matrix checked as OSLDP also fails: Q(3|0) > 0 = Q(3|1).
     osldp = check_osldp(Q, sensitive=[0, 1], epsilon=1.0)
     assert not osldp.satisfied and osldp.worst == (3, 0, 1)
@@ -367,14 +362,11 @@ def test_uldp_check_catches_shared_invertible_output():
     Q = urr_matrix()
     Q[3, 3] -= 1e-3
     Q[3, 2] += 1e-3
-    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0,
-                     protected=[True, True, False, False])
+    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False])
     assert not res.satisfied
-    assert res.reasons == [
-        "output 2 is declared invertible but 2 inputs can produce it"]
+    assert res.reasons == ["output 2 is declared invertible but 2 inputs can produce it"]
     # ... whereas declaring it protected turns it into an infinite ratio.
-    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0,
-                     protected=[True, True, True, False])
+    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, True, False])
     assert not res.satisfied and res.worst_log_ratio == np.inf
     assert "protected output 2" in res.reasons[0]
 
@@ -385,8 +377,7 @@ def test_uldp_check_catches_protected_ratio():
     delta = Q[2, 0] * (1 - 1 / (1 + 1e-6))
     Q[2, 0] -= delta
     Q[2, 2] += delta
-    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0,
-                     protected=[True, True, False, False])
+    res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False])
     assert not res.satisfied
     assert res.worst == (0, 0, 2)
     assert res.worst_log_ratio == pytest.approx(1.0 + np.log1p(1e-6), rel=1e-9)
@@ -397,10 +388,12 @@ def test_uldp_check_catches_protected_ratio():
 def test_osldp_is_one_sided():
     # Only a NON-sensitive input violates the ratio: OSLDP holds, LDP does not.
     E = np.exp(1.0)
-    Q = np.array([
-        [0.5, 0.5, 0.0],           # x = 0, sensitive
-        [0.4, 0.4, 0.2],           # x = 1: output 2 impossible from x = 0
-    ])
+    Q = np.array(
+        [
+            [0.5, 0.5, 0.0],  # x = 0, sensitive
+            [0.4, 0.4, 0.2],  # x = 1: output 2 impossible from x = 0
+        ]
+    )
     assert not check_ldp(Q, epsilon=1.0).satisfied
     assert check_osldp(Q, sensitive=[0], epsilon=1.0).satisfied
     assert not check_osldp(Q, sensitive=[1], epsilon=1.0).satisfied
@@ -415,27 +408,34 @@ def test_osldp_is_one_sided():
 def test_uldp_impossible_outputs_are_not_violations():
     # A column of zeros (an output no input produces) constrains nothing.
     Q = np.hstack([urr_matrix(), np.zeros((4, 1))])
-    assert check_uldp(Q, sensitive=[0, 1], epsilon=1.0,
-                      protected=[True, True, False, False, False]).satisfied
-    assert check_uldp(Q, sensitive=[0, 1], epsilon=1.0,
-                      protected=[True, True, False, False, True]).satisfied
+    assert check_uldp(
+        Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False, False]
+    ).satisfied
+    assert check_uldp(
+        Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False, True]
+    ).satisfied
 
 
-@pytest.mark.parametrize("make", [
-    lambda eps: RandomizedResponse(eps, categories=list(range(4))),
-    lambda eps: RAPPOR(eps, theta=0.5, categories=list(range(4))),
-    lambda eps: UtilityOptimizedRR(eps, sensitive=[1, 2], categories=list(range(5))),
-    lambda eps: UtilityOptimizedRAPPOR(eps, sensitive=[1, 2],
-                                       categories=list(range(5))),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda eps: RandomizedResponse(eps, categories=list(range(4))),
+        lambda eps: RAPPOR(eps, theta=0.5, categories=list(range(4))),
+        lambda eps: UtilityOptimizedRR(eps, sensitive=[1, 2], categories=list(range(5))),
+        lambda eps: UtilityOptimizedRAPPOR(eps, sensitive=[1, 2], categories=list(range(5))),
+    ],
+)
 def test_checks_accept_mechanism_channel_and_matrix(make):
     eps = 0.7
     mech = make(eps).fit()
     S = mech.channel_.sensitive_mask
     protected = mech.channel_.protected_outputs()
     Q = mech.channel_matrix()
-    for obj, kw in ((mech, {}), (mech.channel_, {}),
-                    (Q, {"epsilon": eps, "sensitive": S, "protected": protected})):
+    for obj, kw in (
+        (mech, {}),
+        (mech.channel_, {}),
+        (Q, {"epsilon": eps, "sensitive": S, "protected": protected}),
+    ):
         res = check_uldp(obj, **kw)
         assert res.satisfied and res.worst_log_ratio == pytest.approx(eps, rel=RTOL)
         np.testing.assert_array_equal(res.invertible, ~protected)

@@ -76,8 +76,12 @@ def _rng_objects(obj, seen=None):
     if id(obj) in seen:
         return []
     seen.add(id(obj))
-    kinds = (np.random.SeedSequence, np.random.Generator,
-             np.random.BitGenerator, np.random.RandomState)
+    kinds = (
+        np.random.SeedSequence,
+        np.random.Generator,
+        np.random.BitGenerator,
+        np.random.RandomState,
+    )
     if isinstance(obj, kinds):
         return [obj]
     found = []
@@ -92,21 +96,25 @@ def _rng_objects(obj, seen=None):
     return found
 
 
-RNG_NAMES = [b"SeedSequence", b"PCG64", b"Generator", b"AESCounter", b"ChaCha",
-             b"RandomState", b"bit_generator"]
+RNG_NAMES = [
+    b"SeedSequence",
+    b"PCG64",
+    b"Generator",
+    b"AESCounter",
+    b"ChaCha",
+    b"RandomState",
+    b"bit_generator",
+]
 
 
 def _all_mechanisms(random_state):
     cats = list(range(6))
     return [
         RandomizedResponse(1.0, categories=cats, random_state=random_state),
-        UtilityOptimizedRR(1.0, sensitive=[0], categories=cats,
-                           random_state=random_state),
+        UtilityOptimizedRR(1.0, sensitive=[0], categories=cats, random_state=random_state),
         RAPPOR(1.0, categories=cats, random_state=random_state),
-        UtilityOptimizedRAPPOR(1.0, sensitive=[0], categories=cats,
-                               random_state=random_state),
-        UtilityOptimizedOUE(1.0, sensitive=[0], categories=cats,
-                            random_state=random_state),
+        UtilityOptimizedRAPPOR(1.0, sensitive=[0], categories=cats, random_state=random_state),
+        UtilityOptimizedOUE(1.0, sensitive=[0], categories=cats, random_state=random_state),
         HadamardResponse(1.0, categories=cats, random_state=random_state),
         BinaryOptimalResponse(1.0, categories=[0, 1], random_state=random_state),
     ]
@@ -164,10 +172,12 @@ def test_fitted_state_and_pickle_hold_no_seed(random_state, index):
 
 
 def test_personalized_mechanism_holds_no_seed_and_copies_differ():
-    X = pd.DataFrame({"cell": np.tile(list("abcd"), 2500),
-                      "home": np.tile(["a", "c", None, "b"], 2500)})
-    mech = PersonalizedMechanism(1.0, sensitive=["a"], tags=["home"],
-                                 categories=list("abcd")).fit(X)
+    X = pd.DataFrame(
+        {"cell": np.tile(list("abcd"), 2500), "home": np.tile(["a", "c", None, "b"], 2500)}
+    )
+    mech = PersonalizedMechanism(1.0, sensitive=["a"], tags=["home"], categories=list("abcd")).fit(
+        X
+    )
     assert _rng_objects(mech) == []
     assert not [name for name in RNG_NAMES if name in pickle.dumps(mech)]
     a, b = (pickle.loads(pickle.dumps(mech)) for _ in range(2))
@@ -223,8 +233,9 @@ def test_two_separately_built_seed_sequences_give_independent_noise():
     X = np.hstack([_X(1), _X(2)])
     a = _rr(np.random.SeedSequence(5)).fit()
     b = _rr(np.random.SeedSequence(5)).fit()
-    out = np.hstack([np.asarray(a.transform(X[:, :1])),
-                     np.asarray(b.transform(X[:, 1:]))]).astype(int)
+    out = np.hstack([np.asarray(a.transform(X[:, :1])), np.asarray(b.transform(X[:, 1:]))]).astype(
+        int
+    )
     assert abs(_kept_correlation(X, out)) < 0.05
     # Named columns with the same values: the names separate the streams.
     df = pd.DataFrame({"u": X[:, 0], "w": X[:, 0]})
@@ -236,8 +247,9 @@ def test_two_separately_built_seed_sequences_give_independent_noise():
 def test_one_int_seed_for_two_mechanisms_on_different_data():
     a, b = _rr(7).fit(), _rr(7).fit()
     X = np.hstack([_X(1), _X(2)])
-    out = np.hstack([np.asarray(a.transform(X[:, :1])),
-                     np.asarray(b.transform(X[:, 1:]))]).astype(int)
+    out = np.hstack([np.asarray(a.transform(X[:, :1])), np.asarray(b.transform(X[:, 1:]))]).astype(
+        int
+    )
     assert abs(_kept_correlation(X, out)) < 0.05
 
 
@@ -245,8 +257,9 @@ def test_identical_unnamed_columns_with_one_seed_get_identical_reports():
     # Documented: the same values, name and seed give the same reports,
     # which reveal no more than one of them.
     X = _X(1)
-    np.testing.assert_array_equal(np.asarray(_rr(3).fit().transform(X)),
-                                  np.asarray(_rr(3).fit().transform(X)))
+    np.testing.assert_array_equal(
+        np.asarray(_rr(3).fit().transform(X)), np.asarray(_rr(3).fit().transform(X))
+    )
 
 
 def test_shared_seed_sequence_object_is_not_mutated():
@@ -337,7 +350,8 @@ def test_secure_without_randomgen_says_how_to_install(monkeypatch):
             _rr("secure").fit()
         with pytest.raises(ImportError, match="secure"):
             DataFramePrivatizer({"x": _rr()}, random_state="secure").fit(
-                pd.DataFrame({"x": [1, 2]}))
+                pd.DataFrame({"x": [1, 2]})
+            )
     finally:
         _random._secure_bit_generator_class.cache_clear()
 
@@ -357,8 +371,9 @@ def test_composites_accept_secure():
     rep = priv.fit_transform(df)
     assert all(m.random_state == "secure" for m in priv.mechanisms_.values())
     _assert_independent(rep["x"], rep["y"])
-    parts = privatize_partitions([df[["x"]], df[["x"]]], priv.mechanisms_["x"],
-                                 random_state="secure")
+    parts = privatize_partitions(
+        [df[["x"]], df[["x"]]], priv.mechanisms_["x"], random_state="secure"
+    )
     _assert_independent(parts[0], parts[1])
 
 
@@ -366,8 +381,7 @@ def test_bad_random_state_mentions_secure():
     with pytest.raises(ValueError, match="'secure'"):
         _rr("insecure").fit()
     with pytest.raises(ValueError, match="'secure'"):
-        DataFramePrivatizer({"x": _rr()}, random_state="yes").fit(
-            pd.DataFrame({"x": [1, 2]}))
+        DataFramePrivatizer({"x": _rr()}, random_state="yes").fit(pd.DataFrame({"x": [1, 2]}))
 
 
 # ------------------------------------------------------------ report files
@@ -443,8 +457,9 @@ def test_reports_of_a_killed_process_are_cleaned_up(tmp_path):
         print(spilled.directory, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     left = proc.stdout.strip()
     assert os.path.isdir(left)  # the killed process could not clean up
@@ -457,6 +472,7 @@ def test_search_accepts_secure():
     from sklearn_uldp.model_selection import PrivacyUtilitySearchCV
 
     X = _X(n=2000)
-    search = PrivacyUtilitySearchCV(_rr(), {"epsilon": [0.5, 2.0]}, n_repeats=2,
-                                    random_state="secure").fit(X)
+    search = PrivacyUtilitySearchCV(
+        _rr(), {"epsilon": [0.5, 2.0]}, n_repeats=2, random_state="secure"
+    ).fit(X)
     assert len(search.cv_results_) == 2

@@ -16,7 +16,8 @@ REPRODUCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce"
 
 def _run(script, tmp_path):
     spec = importlib.util.spec_from_file_location(
-        f"_reproduce_{script}", REPRODUCE / f"{script}.py")
+        f"_reproduce_{script}", REPRODUCE / f"{script}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.main(["--quick", "--out", str(tmp_path)])
@@ -39,8 +40,11 @@ def test_pum_fig8_fig13_table1(tmp_path):
         assert row["Theorem 1 held"] == "100%"
     for reading in {row["reading"] for row in table}:
         for name in ("uRR", "uRAP"):
-            rows = {row["method"].split()[1]: row for row in table
-                    if row["reading"] == reading and row["method"].startswith(name + " ")}
+            rows = {
+                row["method"].split()[1]: row
+                for row in table
+                if row["reading"] == reading and row["method"].startswith(name + " ")
+            }
             l1 = [rows[c]["l1 (ours)"] for c in ("(I)", "(II)", "(III)")]
             assert l1[2] <= l1[1] <= l1[0], (reading, name, l1)
             assert rows["(III)"]["second (ours)"] == pytest.approx(0, abs=1e-12)
@@ -82,8 +86,11 @@ def test_icml_fig2_block_hr_beats_hr(tmp_path):
     n = out["sizes"][-1]
 
     def tv(dist, m):
-        return next(r["TV"] for r in out["rows"]
-                    if r["distribution"] == dist and r["m"] == m and r["n"] == n)
+        return next(
+            r["TV"]
+            for r in out["rows"]
+            if r["distribution"] == dist and r["m"] == m and r["n"] == n
+        )
 
     for dist in {r["distribution"] for r in out["rows"]}:
         assert tv(dist, 100) < tv(dist, 10) < tv(dist, 1), dist

@@ -25,9 +25,14 @@ def _script(name):
 
 
 def _pick(rows, **where):
-    hits = [r for r in rows if all(
-        (math.isclose(r[k], v, rel_tol=1e-3) if isinstance(v, float) else r[k] == v)
-        for k, v in where.items())]
+    hits = [
+        r
+        for r in rows
+        if all(
+            (math.isclose(r[k], v, rel_tol=1e-3) if isinstance(v, float) else r[k] == v)
+            for k, v in where.items()
+        )
+    ]
     assert len(hits) == 1, (where, len(hits))
     return hits[0]
 
@@ -54,8 +59,10 @@ def test_fig5_utility_optimized_beat_ldp(fig5):
     rows, _, _ = fig5
     ln_k = round(math.log(625), 4)
     for eps in (0.1, 1.0, ln_k):
-        tv = {m: _pick(rows, data="location", epsilon=eps, mechanism=m, estimator="EM")["TV"]
-              for m in ("RR", "RAPPOR", "uRR", "uRAP")}
+        tv = {
+            m: _pick(rows, data="location", epsilon=eps, mechanism=m, estimator="EM")["TV"]
+            for m in ("RR", "RAPPOR", "uRR", "uRAP")
+        }
         assert tv["uRR"] < tv["RR"], (eps, tv)
         assert tv["uRAP"] < tv["RAPPOR"], (eps, tv)
     # location data (|X_S|/|X| = 0.024): several times better at epsilon = 1
@@ -70,8 +77,9 @@ def test_fig5_utility_optimized_beat_ldp(fig5):
 
 def test_fig5_urr_matches_no_privacy_at_ln_k(fig5):
     rows, _, _ = fig5
-    row = _pick(rows, data="location", epsilon=round(math.log(625), 4), mechanism="uRR",
-                estimator="EM")
+    row = _pick(
+        rows, data="location", epsilon=round(math.log(625), 4), mechanism="uRR", estimator="EM"
+    )
     assert row["TV"] < 1.2 * row["no_privacy_TV"]
 
 
@@ -129,8 +137,7 @@ def test_fig7_attributes():
 def test_location_grid_paper_statistics():
     from sklearn_uldp.datasets import make_location_grid
 
-    data = make_location_grid(179_527, n_population=359_054, land_fraction=0.45,
-                              random_state=0)
+    data = make_location_grid(179_527, n_population=359_054, land_fraction=0.45, random_state=0)
     counts = data.population_counts
     assert counts.sum() == 359_054 and len(data.frame) == 179_527
     assert len(data.categories) == 625 and len(data.sensitive) == 15

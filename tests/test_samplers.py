@@ -63,7 +63,7 @@ def privatize(mech, values, n=N_PER_VALUE):
     if mech.channel_.report_format == "bits":
         codes = codes.toarray() if hasattr(codes, "toarray") else np.asarray(codes)
         assert codes.shape == (len(values) * n, mech.channel_.n_categories)
-    return [codes[i * n:(i + 1) * n] for i in range(len(values))]
+    return [codes[i * n : (i + 1) * n] for i in range(len(values))]
 
 
 def bits_to_output(bits):
@@ -129,18 +129,19 @@ CATEGORICAL = [
     (RandomizedResponse(1.0, categories=list(range(100))), [0, 42, 99]),
     # eps = 4: a third of the users keep (the arithmetic-select branch)
     (RandomizedResponse(4.0, categories=list(range(100))), [0, 57, 99]),
-    (UtilityOptimizedRR(1.0, sensitive=[1, 4, 6], categories=list(range(8))),
-     range(8)),
+    (UtilityOptimizedRR(1.0, sensitive=[1, 4, 6], categories=list(range(8))), range(8)),
     (UtilityOptimizedRR(0.5, sensitive=[0], categories=list(range(5))), range(5)),
-    (UtilityOptimizedRR(3.0, sensitive=list(range(6)), categories=list(range(6))),
-     [0, 5]),
-    (UtilityOptimizedRR(1.0, sensitive=["x", "z"], categories=["x", "y", "z", "w"]),
-     ["x", "y", "z", "w"]),
+    (UtilityOptimizedRR(3.0, sensitive=list(range(6)), categories=list(range(6))), [0, 5]),
+    (
+        UtilityOptimizedRR(1.0, sensitive=["x", "z"], categories=["x", "y", "z", "w"]),
+        ["x", "y", "z", "w"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("mech,values", CATEGORICAL,
-                         ids=lambda v: repr(v)[:40] if not isinstance(v, range) else "")
+@pytest.mark.parametrize(
+    "mech,values", CATEGORICAL, ids=lambda v: repr(v)[:40] if not isinstance(v, range) else ""
+)
 def test_categorical_sampler_matches_channel(mech, values):
     mech = mech.set_params(random_state=12345).fit()
     values = list(values)
@@ -196,10 +197,12 @@ def test_bit_marginals_and_pairwise_independence(mech):
     mech = mech.set_params(random_state=99).fit()
     channel = mech.channel_
     values = [0, 5, 11]
-    z = np.concatenate([
-        bit_z_scores(codes, bit_rates(channel, x))
-        for x, codes in zip(values, privatize(mech, values), strict=True)
-    ])
+    z = np.concatenate(
+        [
+            bit_z_scores(codes, bit_rates(channel, x))
+            for x, codes in zip(values, privatize(mech, values), strict=True)
+        ]
+    )
     assert z.size >= len(values)  # at least each true bit
     assert z_pvalue(z).min() > ALPHA / z.size, np.abs(z).max()
 
@@ -209,19 +212,21 @@ def test_categorical_test_rejects_wrong_channel_power():
     """Same statistic, same n: a 5% error in epsilon is rejected."""
     cats = list(range(5))
     cases = [
-        (RandomizedResponse(1.0, categories=cats),
-         RandomizedResponseChannel(cats, 1.05)),
-        (UtilityOptimizedRR(1.0, sensitive=[1, 3], categories=cats),
-         UtilityOptimizedRRChannel(cats, 1.05, [False, True, False, True, False])),
+        (RandomizedResponse(1.0, categories=cats), RandomizedResponseChannel(cats, 1.05)),
+        (
+            UtilityOptimizedRR(1.0, sensitive=[1, 3], categories=cats),
+            UtilityOptimizedRRChannel(cats, 1.05, [False, True, False, True, False]),
+        ),
     ]
     for mech, wrong in cases:
         mech = mech.set_params(random_state=7).fit()
         values = [0, 1]
         samples = privatize(mech, values)
-        right = [chi2_pvalue(out, mech.channel_matrix()[v])
-                 for v, out in zip(values, samples, strict=True)]
-        bad = [chi2_pvalue(out, wrong.matrix()[v])
-               for v, out in zip(values, samples, strict=True)]
+        right = [
+            chi2_pvalue(out, mech.channel_matrix()[v])
+            for v, out in zip(values, samples, strict=True)
+        ]
+        bad = [chi2_pvalue(out, wrong.matrix()[v]) for v, out in zip(values, samples, strict=True)]
         assert min(right) > ALPHA / 2
         assert max(bad) < ALPHA / 2, bad
 
@@ -230,9 +235,10 @@ def test_bit_tests_reject_wrong_channel_power():
     cats = list(range(4))
     cases = [
         # OUE sampled; checked against epsilon + 5% and against basic RAPPOR
-        (RAPPOR(1.0, theta=0.5, categories=cats),
-         [RAPPORChannel(cats, 1.05, 0.5),
-          RAPPORChannel(cats, 1.0, basic_rappor_theta(1.0))]),
+        (
+            RAPPOR(1.0, theta=0.5, categories=cats),
+            [RAPPORChannel(cats, 1.05, 0.5), RAPPORChannel(cats, 1.0, basic_rappor_theta(1.0))],
+        ),
         # theta swapped with 1 - theta
         (RAPPOR(1.0, theta=0.3, categories=cats), [RAPPORChannel(cats, 1.0, 0.7)]),
     ]
@@ -243,14 +249,16 @@ def test_bit_tests_reject_wrong_channel_power():
             Q = wrong.matrix()
             p = [chi2_pvalue(bits_to_output(c), Q[x]) for x, c in enumerate(samples)]
             assert max(p) < ALPHA / len(p), (wrong, p)
-            z = np.concatenate([bit_z_scores(c, bit_rates(wrong, x))
-                                for x, c in enumerate(samples)])
+            z = np.concatenate(
+                [bit_z_scores(c, bit_rates(wrong, x)) for x, c in enumerate(samples)]
+            )
             assert z_pvalue(z).min() < ALPHA / z.size
     # uRAP: the same for epsilon +5% on the marginal/pairwise statistic
     S = np.zeros(12, dtype=bool)
     S[[0, 3, 5, 7]] = True
-    urap = UtilityOptimizedRAPPOR(1.0, sensitive=S, categories=list(range(12)),
-                                  random_state=5).fit()
+    urap = UtilityOptimizedRAPPOR(
+        1.0, sensitive=S, categories=list(range(12)), random_state=5
+    ).fit()
     wrong = UnaryEncodingChannel(list(range(12)), 1.05, urap.channel_.theta, S)
     for x, codes in zip([0, 5], privatize(urap, [0, 5]), strict=True):
         z_right = bit_z_scores(codes, bit_rates(urap.channel_, x))
@@ -302,11 +310,23 @@ class _GridRNG:
         return (np.arange(size) + 0.5) / size
 
 
-@pytest.mark.parametrize("q", [
-    1 / 256, 37 / 256, 0.5, 255 / 256,
-    37 / 256 + 1e-4, 37 / 256 - 1e-4, 0.5 + 1e-4, 255 / 256 + 1e-4,
-    1e-5, 1 - 1e-5, 0.3, 2 / 3,
-])
+@pytest.mark.parametrize(
+    "q",
+    [
+        1 / 256,
+        37 / 256,
+        0.5,
+        255 / 256,
+        37 / 256 + 1e-4,
+        37 / 256 - 1e-4,
+        0.5 + 1e-4,
+        255 / 256 + 1e-4,
+        1e-5,
+        1 - 1e-5,
+        0.3,
+        2 / 3,
+    ],
+)
 def test_bernoulli_matrix_exact_probability(q):
     m = 4096
     bits = bernoulli_matrix((256, m), q, _GridRNG(m))
@@ -389,8 +409,9 @@ class _UniformGridRNG:
         return out
 
 
-@pytest.mark.parametrize("k,eps", [(2, 1.0), (3, 0.5), (100, 1.0), (100, 4.0),
-                                   (1000, 0.5), (1000, 4.0)])
+@pytest.mark.parametrize(
+    "k,eps", [(2, 1.0), (3, 0.5), (100, 1.0), (100, 4.0), (1000, 0.5), (1000, 4.0)]
+)
 def test_randomized_response_codes_exact_frequencies(k, eps):
     """One uniform per user: kept w.p. keep, each other code w.p. (1-keep)/(k-1).
 
@@ -474,9 +495,7 @@ def test_gap_table_exact_cdf(q):
     # is 0 zeros, i.e. the first cell of the stream and the first cell after
     # the previous batch are ones.
     assert first[0] == 0 and second[0] == first[-1] + 1
-    np.testing.assert_array_equal(
-        np.sort(np.diff(second, prepend=first[-1])), np.sort(trials)
-    )
+    np.testing.assert_array_equal(np.sort(np.diff(second, prepend=first[-1])), np.sort(trials))
 
 
 @pytest.mark.parametrize("q", [1e-4, 0.0025, 0.018, 0.3])
@@ -498,8 +517,10 @@ def test_bernoulli_positions_geometric_gaps(q):
     assert z_pvalue(np.array([z_rate])).min() > ALPHA / 2 and p_gaps > ALPHA / 2
 
 
-@pytest.mark.parametrize("length,q,reps", [(50, 1e-3, 40_000), (50, 0.02, 40_000),
-                                           (50, 0.3, 40_000), (8000, 0.3, 20_000)])
+@pytest.mark.parametrize(
+    "length,q,reps",
+    [(50, 1e-3, 40_000), (50, 0.02, 40_000), (50, 0.3, 40_000), (8000, 0.3, 20_000)],
+)
 def test_bernoulli_positions_cell_rates(length, q, reps):
     """Every cell of a short stream, the first and the last included, is 1 w.p. q.
 
@@ -540,23 +561,26 @@ def test_oue_geometric_path_k1000_power():
     ones = Y.sum(axis=1, dtype=np.int64)
     c = np.arange(k + 1)
     pmf = channel.theta * stats.binom.pmf(c - 1, k - 1, channel.d1) + (
-        1 - channel.theta) * stats.binom.pmf(c, k - 1, channel.d1)
+        1 - channel.theta
+    ) * stats.binom.pmf(c, k - 1, channel.d1)
     lo, hi = np.flatnonzero(pmf * n >= 5)[[0, -1]]
-    counts = np.bincount(np.clip(ones, lo, hi), minlength=k + 1)[lo:hi + 1]
-    expected = pmf[lo:hi + 1].copy()
+    counts = np.bincount(np.clip(ones, lo, hi), minlength=k + 1)[lo : hi + 1]
+    expected = pmf[lo : hi + 1].copy()
     expected[0] += pmf[:lo].sum()
-    expected[-1] += pmf[hi + 1:].sum()
+    expected[-1] += pmf[hi + 1 :].sum()
     assert stats.chisquare(counts, expected * n).pvalue > ALPHA
 
 
 # ----------------------------------------------------------- reproducibility
 MECHANISMS = [
     lambda rs: RandomizedResponse(1.0, categories=list(range(6)), random_state=rs),
-    lambda rs: UtilityOptimizedRR(1.0, sensitive=[0, 1], categories=list(range(6)),
-                                  random_state=rs),
+    lambda rs: UtilityOptimizedRR(
+        1.0, sensitive=[0, 1], categories=list(range(6)), random_state=rs
+    ),
     lambda rs: RAPPOR(1.0, categories=list(range(6)), random_state=rs),
-    lambda rs: UtilityOptimizedRAPPOR(1.0, sensitive=[0, 1], theta=0.5,
-                                      categories=list(range(6)), random_state=rs),
+    lambda rs: UtilityOptimizedRAPPOR(
+        1.0, sensitive=[0, 1], theta=0.5, categories=list(range(6)), random_state=rs
+    ),
 ]
 
 
@@ -593,9 +617,7 @@ def _reference_sparse_rows(codes, own_bit, s_codes, rank, n_cols, q, rng):
     own_rows = np.flatnonzero(own_bit)
     rows = np.concatenate([rows, own_rows])
     cols = np.concatenate([cols, codes[own_rows]])
-    out = sp.csr_array(
-        (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, n_cols)
-    )
+    out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, n_cols))
     out.sum_duplicates()
     return out
 
@@ -659,13 +681,16 @@ def test_unary_sparse_rows_matches_reference(n, k, sensitive, q):
         _assert_same_reports(args, q)
 
 
-@pytest.mark.parametrize("n,k,sensitive,q", [
-    (300, 50, None, 0.5),  # ~25 ones per row, chunks of 32: rows split
-    (40, 200, None, 0.5),  # ~100 ones per row: rows span several chunks
-    (300, 60, list(range(0, 60, 3)), 0.4),
-    (2000, 10, None, 0.02),  # chunks of 32 ones span many rows
-    (500, 10, [3, 7], 0.3),
-])
+@pytest.mark.parametrize(
+    "n,k,sensitive,q",
+    [
+        (300, 50, None, 0.5),  # ~25 ones per row, chunks of 32: rows split
+        (40, 200, None, 0.5),  # ~100 ones per row: rows span several chunks
+        (300, 60, list(range(0, 60, 3)), 0.4),
+        (2000, 10, None, 0.02),  # chunks of 32 ones span many rows
+        (500, 10, [3, 7], 0.3),
+    ],
+)
 def test_unary_sparse_rows_rows_split_across_chunks(monkeypatch, n, k, sensitive, q):
     """Tiny chunks of positions and steps of 3 rows: every boundary case occurs."""
     monkeypatch.setattr(_sampling, "_GAP_BATCH", 32)
@@ -703,5 +728,4 @@ def test_unary_sparse_rows_rejects_unsorted_sensitive_columns():
     codes, own_bit, _, _, _ = _unary_case(10, 5, None, seed=0)
     rank = np.array([1, -1, 0, -1, -1])
     with pytest.raises(ValueError, match="increasing"):
-        unary_sparse_rows(codes, own_bit, np.array([2, 0]), rank, 5, 0.3,
-                          np.random.default_rng(0))
+        unary_sparse_rows(codes, own_bit, np.array([2, 0]), rank, 5, 0.3, np.random.default_rng(0))

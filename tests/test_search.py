@@ -53,9 +53,7 @@ GRID = {
 
 @pytest.fixture(scope="module")
 def search(X):
-    return PrivacyUtilitySearchCV(
-        _pipe(), GRID, n_repeats=3, target=0.05, random_state=0
-    ).fit(X)
+    return PrivacyUtilitySearchCV(_pipe(), GRID, n_repeats=3, target=0.05, random_state=0).fit(X)
 
 
 def test_cv_results_structure(search):
@@ -192,9 +190,7 @@ def test_simulation_scorer_with_gridsearchcv(X):
     scorer = make_simulation_scorer("l1")
     fitted = _pipe().set_params(mechanism__random_state=0).fit(X)
     p = true_distribution(X, CATS)
-    assert scorer(fitted, X) == pytest.approx(
-        -np.abs(fitted[-1].distribution_ - p).sum()
-    )
+    assert scorer(fitted, X) == pytest.approx(-np.abs(fitted[-1].distribution_ - p).sum())
     with pytest.raises(ValueError, match="not in the categories"):
         true_distribution(["zz"], CATS)
 
@@ -244,9 +240,7 @@ def test_urap_theta_optimal_minimizes_expected_l2():
     cats = list(range(12))
 
     def loss(theta):
-        mech = UtilityOptimizedRAPPOR(
-            1.0, sensitive=[0, 1, 2], theta=theta, categories=cats
-        ).fit()
+        mech = UtilityOptimizedRAPPOR(1.0, sensitive=[0, 1, 2], theta=theta, categories=cats).fit()
         return mech, expected_l2_loss(mech, np.full(12, 1 / 12), 1000)
 
     best, best_loss = loss("optimal")
@@ -277,9 +271,17 @@ def test_search_does_not_mutate_the_grid_and_reports_each_epsilon(X):
 def test_gridsearchcv_surface_per_the_target(search, X):
     res = search.cv_results_
     # scikit-learn's columns: scores are minus the losses.
-    for col in ["params", "mean_test_score", "std_test_score", "rank_test_score",
-                "split0_test_score", "split2_test_score", "mean_fit_time",
-                "std_fit_time", "param_mechanism__epsilon"]:
+    for col in [
+        "params",
+        "mean_test_score",
+        "std_test_score",
+        "rank_test_score",
+        "split0_test_score",
+        "split2_test_score",
+        "mean_fit_time",
+        "std_fit_time",
+        "param_mechanism__epsilon",
+    ]:
         assert col in res.columns, col
     np.testing.assert_allclose(res["mean_test_score"], -res["mean_loss"])
     np.testing.assert_allclose(res["split1_test_score"], -res["repeat1_loss"])
@@ -301,26 +303,32 @@ def test_gridsearchcv_surface_per_the_target(search, X):
 
 def test_without_target_best_is_the_most_accurate_and_refit_can_be_off(X):
     s = PrivacyUtilitySearchCV(
-        RandomizedResponse(categories=CATS), {"epsilon": [0.5, 4.0]},
-        n_repeats=2, refit=False, random_state=0).fit(X)
+        RandomizedResponse(categories=CATS),
+        {"epsilon": [0.5, 4.0]},
+        n_repeats=2,
+        refit=False,
+        random_state=0,
+    ).fit(X)
     assert s.best_params_ == {"epsilon": 4.0}
     assert s.best_index_ == int(s.cv_results_["mean_loss"].idxmin())
     assert not hasattr(s, "best_estimator_")
     with pytest.raises(ValueError, match="refit"):
-        PrivacyUtilitySearchCV(RandomizedResponse(categories=CATS),
-                               {"epsilon": [1.0]}, refit="yes").fit(X)
+        PrivacyUtilitySearchCV(
+            RandomizedResponse(categories=CATS), {"epsilon": [1.0]}, refit="yes"
+        ).fit(X)
 
 
 def test_refit_draws_its_own_stream(X):
     s = PrivacyUtilitySearchCV(
-        RandomizedResponse(categories=CATS), {"epsilon": [1.0]},
-        n_repeats=2, random_state=0).fit(X)
+        RandomizedResponse(categories=CATS), {"epsilon": [1.0]}, n_repeats=2, random_state=0
+    ).fit(X)
     t = PrivacyUtilitySearchCV(
-        RandomizedResponse(categories=CATS), {"epsilon": [1.0]},
-        n_repeats=2, random_state=0).fit(X)
-    np.testing.assert_array_equal(s.best_estimator_[-1].distribution_,
-                                  t.best_estimator_[-1].distribution_)
+        RandomizedResponse(categories=CATS), {"epsilon": [1.0]}, n_repeats=2, random_state=0
+    ).fit(X)
+    np.testing.assert_array_equal(
+        s.best_estimator_[-1].distribution_, t.best_estimator_[-1].distribution_
+    )
     secure = PrivacyUtilitySearchCV(
-        RandomizedResponse(categories=CATS), {"epsilon": [1.0]},
-        n_repeats=1, random_state=None).fit(X)
+        RandomizedResponse(categories=CATS), {"epsilon": [1.0]}, n_repeats=1, random_state=None
+    ).fit(X)
     assert secure.best_estimator_[0].random_state is None

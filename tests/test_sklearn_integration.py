@@ -47,10 +47,8 @@ def make_mechanisms(**params):
     return [
         RandomizedResponse(epsilon=2.0, categories=CATS, **params),
         RAPPOR(epsilon=2.0, categories=CATS, **params),
-        UtilityOptimizedRR(epsilon=2.0, sensitive=["c", "d"], categories=CATS,
-                           **params),
-        UtilityOptimizedRAPPOR(epsilon=2.0, sensitive=["c", "d"],
-                               categories=CATS, **params),
+        UtilityOptimizedRR(epsilon=2.0, sensitive=["c", "d"], categories=CATS, **params),
+        UtilityOptimizedRAPPOR(epsilon=2.0, sensitive=["c", "d"], categories=CATS, **params),
         NonPrivate(categories=CATS),
     ]
 
@@ -140,11 +138,19 @@ def test_grid_search_over_epsilon_with_a_custom_scorer():
         truth = truth.reindex(est.categories_, fill_value=0.0).to_numpy()
         return -np.abs(est.distribution_ - truth).sum()
 
-    pipe = Pipeline([("mech", RandomizedResponse(categories=CATS, random_state=0)),
-                     ("est", EmpiricalEstimator(projection="simplex"))])
-    grid = GridSearchCV(pipe, {"mech__epsilon": [0.25, 1.0, 8.0]}, scoring=neg_l1,
-                        cv=KFold(3, shuffle=True, random_state=0),
-                        error_score="raise")
+    pipe = Pipeline(
+        [
+            ("mech", RandomizedResponse(categories=CATS, random_state=0)),
+            ("est", EmpiricalEstimator(projection="simplex")),
+        ]
+    )
+    grid = GridSearchCV(
+        pipe,
+        {"mech__epsilon": [0.25, 1.0, 8.0]},
+        scoring=neg_l1,
+        cv=KFold(3, shuffle=True, random_state=0),
+        error_score="raise",
+    )
     grid.fit(X)
     # Every fold estimated with the channel of its own mechanism.
     assert len(seen) == 3 * 3 and all(a == b for a, b in seen)
@@ -162,11 +168,10 @@ def test_grid_search_over_epsilon_with_a_custom_scorer():
 @pytest.mark.parametrize("est_cls", ESTIMATORS, ids=EST_IDS)
 def test_grid_search_over_estimator_and_mechanism_params(est_cls):
     X = make_X(n=300)
-    pipe = Pipeline([("mech", RAPPOR(categories=CATS, random_state=0)),
-                     ("est", est_cls())])
-    grid = GridSearchCV(pipe, {"mech__theta": [None, 0.5],
-                               "mech__epsilon": [1.0, 2.0]}, cv=2,
-                        error_score="raise")
+    pipe = Pipeline([("mech", RAPPOR(categories=CATS, random_state=0)), ("est", est_cls())])
+    grid = GridSearchCV(
+        pipe, {"mech__theta": [None, 0.5], "mech__epsilon": [1.0, 2.0]}, cv=2, error_score="raise"
+    )
     with pytest.warns(UserWarning, match="make_simulation_scorer"):
         grid.fit(X)
     best = grid.best_estimator_
@@ -183,13 +188,16 @@ def test_mechanism_parameter_on_plain_reports(mechanism, est_cls):
     assert get_channel(plain) is None
     reference = est_cls().fit(reports)
     spec = mechanism.spec()
-    for given in (mechanism, mechanism.channel_, spec,
-                  Channel.from_json(mechanism.channel_.to_json())):
+    for given in (
+        mechanism,
+        mechanism.channel_,
+        spec,
+        Channel.from_json(mechanism.channel_.to_json()),
+    ):
         est = est_cls(mechanism=given).fit(plain)
         assert est.channel_ == mechanism.channel_
         assert_allclose(est.distribution_, reference.distribution_)
-        assert_allclose(est.predict_proba(plain[:7]), reference.predict_proba(
-            reports[:7]))
+        assert_allclose(est.predict_proba(plain[:7]), reference.predict_proba(reports[:7]))
     # A plain list from the wire works as well.
     est = est_cls(mechanism=spec).fit(np.asarray(plain).tolist())
     assert_allclose(est.distribution_, reference.distribution_)
@@ -221,8 +229,7 @@ def test_mechanism_parameter_survives_clone_and_grid_search():
     plain = np.asarray(mech.transform(X))
     for given in (mech, mech.channel_, mech.spec()):
         est = EmpiricalEstimator(mechanism=given)
-        assert_allclose(clone(est).fit(plain).distribution_,
-                        est.fit(plain).distribution_)
+        assert_allclose(clone(est).fit(plain).distribution_, est.fit(plain).distribution_)
         scores = cross_val_score(est, plain, cv=3)
         assert np.isfinite(scores).all()
 
@@ -231,37 +238,41 @@ def test_mechanism_parameter_survives_clone_and_grid_search():
 def test_estimator_with_another_mechanism_in_a_pipeline(est_cls):
     X = make_X()
     declared = RandomizedResponse(epsilon=1.0, categories=CATS).fit()
-    pipe = make_pipeline(RandomizedResponse(epsilon=3.0, categories=CATS),
-                         est_cls(mechanism=declared))
-    with pytest.raises(ReportMismatchError,
-                       match=r"`mechanism` parameter .*epsilon: 3\.0 vs 1\.0"):
+    pipe = make_pipeline(
+        RandomizedResponse(epsilon=3.0, categories=CATS), est_cls(mechanism=declared)
+    )
+    with pytest.raises(ReportMismatchError, match=r"`mechanism` parameter .*epsilon: 3\.0 vs 1\.0"):
         pipe.fit(X)
 
 
 @pytest.mark.parametrize(
     "make_other, difference",
     [
-        (lambda: RandomizedResponse(epsilon=0.5, categories=CATS),
-         r"epsilon: 0\.5 vs 2\.0"),
-        (lambda: RandomizedResponse(epsilon=2.0, categories=CATS[::-1]),
-         "categories"),
-        (lambda: UtilityOptimizedRR(epsilon=2.0, sensitive=["c", "d"],
-                                    categories=CATS),
-         "mechanism 'urr' vs 'rr'"),
+        (lambda: RandomizedResponse(epsilon=0.5, categories=CATS), r"epsilon: 0\.5 vs 2\.0"),
+        (lambda: RandomizedResponse(epsilon=2.0, categories=CATS[::-1]), "categories"),
+        (
+            lambda: UtilityOptimizedRR(epsilon=2.0, sensitive=["c", "d"], categories=CATS),
+            "mechanism 'urr' vs 'rr'",
+        ),
         (lambda: RAPPOR(epsilon=2.0, categories=CATS), "mechanism 'rappor' vs 'rr'"),
     ],
     ids=["epsilon", "categories-order", "mechanism", "bits"],
 )
 def test_reports_from_another_mechanism_in_a_pipeline(make_other, difference):
     X = make_X()
-    pipe = Pipeline([("mech", RandomizedResponse(epsilon=2.0, categories=CATS,
-                                                 random_state=0)),
-                     ("est", EmpiricalEstimator())]).fit(X)
+    pipe = Pipeline(
+        [
+            ("mech", RandomizedResponse(epsilon=2.0, categories=CATS, random_state=0)),
+            ("est", EmpiricalEstimator()),
+        ]
+    ).fit(X)
     other_reports = make_other().fit_transform(X)
     for method in ("predict_proba", "score", "partial_fit"):
-        with pytest.raises(ReportMismatchError,
-                           match=rf"differences: {difference}.*mechanism that "
-                           "produced the reports"):
+        with pytest.raises(
+            ReportMismatchError,
+            match=rf"differences: {difference}.*mechanism that "
+            "produced the reports",
+        ):
             getattr(pipe.named_steps["est"], method)(other_reports)
 
 
@@ -287,7 +298,8 @@ def test_set_output_pandas(mechanism):
     out_np = mechanism.fit_transform(X)
     assert isinstance(out_np, pd.DataFrame)
     assert list(out_np.columns) == (
-        [f"x0_{c}" for c in CATS] if isinstance(mechanism, BITS) else ["x0"])
+        [f"x0_{c}" for c in CATS] if isinstance(mechanism, BITS) else ["x0"]
+    )
     assert get_channel(out_np) == mechanism.channel_
 
 
@@ -300,8 +312,7 @@ def test_set_output_pandas_in_a_pipeline(mechanism, est_cls):
     pipe.fit(frame)
     est = pipe.named_steps["est"]
     assert est.channel_ == pipe.named_steps["mech"].channel_
-    assert_array_equal(est.feature_names_in_,
-                       pipe.named_steps["mech"].get_feature_names_out())
+    assert_array_equal(est.feature_names_in_, pipe.named_steps["mech"].get_feature_names_out())
     # Same seed and same input column (integer seeds are made specific to the
     # column name), same reports: pandas output changes only the container.
     reference = clone(pipe).set_output(transform="default").fit(frame)
@@ -338,24 +349,33 @@ def test_sparse_output(cls):
 # ------------------------------------------------------- ColumnTransformer
 def _survey(n=300, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "city": rng.choice(["x", "y", "z"], size=n, p=[0.6, 0.3, 0.1]),
-        "sex": pd.Categorical(rng.choice(["F", "M"], size=n)),
-        "age": rng.integers(0, 4, size=n),
-        "income": rng.normal(size=n),  # not privatized: dropped
-    }, index=pd.Index(np.arange(n) + 500, name="user"))
+    return pd.DataFrame(
+        {
+            "city": rng.choice(["x", "y", "z"], size=n, p=[0.6, 0.3, 0.1]),
+            "sex": pd.Categorical(rng.choice(["F", "M"], size=n)),
+            "age": rng.integers(0, 4, size=n),
+            "income": rng.normal(size=n),  # not privatized: dropped
+        },
+        index=pd.Index(np.arange(n) + 500, name="user"),
+    )
 
 
 def _column_transformer(**kwargs):
     return ColumnTransformer(
         [
-            ("rr", RandomizedResponse(epsilon=3.0, categories=["x", "y", "z"],
-                                      random_state=0), ["city"]),
-            ("rap", RAPPOR(epsilon=2.0, categories=["F", "M"], random_state=1),
-             ["sex"]),
-            ("urr", UtilityOptimizedRR(epsilon=1.0, sensitive=[0],
-                                       categories=[0, 1, 2, 3], random_state=2),
-             ["age"]),
+            (
+                "rr",
+                RandomizedResponse(epsilon=3.0, categories=["x", "y", "z"], random_state=0),
+                ["city"],
+            ),
+            ("rap", RAPPOR(epsilon=2.0, categories=["F", "M"], random_state=1), ["sex"]),
+            (
+                "urr",
+                UtilityOptimizedRR(
+                    epsilon=1.0, sensitive=[0], categories=[0, 1, 2, 3], random_state=2
+                ),
+                ["age"],
+            ),
             ("np", NonPrivate(categories=["x", "y", "z"]), "city"),
         ],
         **kwargs,
@@ -385,21 +405,17 @@ def test_column_transformer_privatizes_several_columns(verbose):
         block = out[:, cols]
         # The stacked numpy output is an object array (strings next to bits);
         # restore each block's dtype (see the xfail test below for bits).
-        block = block.astype(np.uint8 if name == "rap" else
-                             np.int64 if name == "urr" else object)
+        block = block.astype(np.uint8 if name == "rap" else np.int64 if name == "urr" else object)
         est = EmpiricalEstimator(mechanism=mech.channel_).fit(block)
         assert_array_equal(est.categories_, mech.categories_)
         # Unbiased: sums to 1 for RR/uRR, to about 1 for RAPPOR's bits.
         assert abs(est.distribution_.sum() - 1.0) < 0.2
     if verbose:
-        est = EmpiricalEstimator(mechanism=ct.named_transformers_["np"]).fit(
-            out[:, [4]])
-        assert_allclose(est.distribution_,
-                        df["city"].value_counts(normalize=True)[["x", "y", "z"]])
+        est = EmpiricalEstimator(mechanism=ct.named_transformers_["np"]).fit(out[:, [4]])
+        assert_allclose(est.distribution_, df["city"].value_counts(normalize=True)[["x", "y", "z"]])
     # A block from the wrong column is refused, naming the problem.
     with pytest.raises(ReportMismatchError):
-        EmpiricalEstimator(mechanism=ct.named_transformers_["rap"].channel_).fit(
-            out[:, [0]])
+        EmpiricalEstimator(mechanism=ct.named_transformers_["rap"].channel_).fit(out[:, [0]])
 
 
 def test_column_transformer_object_bit_block():
@@ -436,8 +452,7 @@ def test_pickle_fitted_mechanism_and_its_reports(mechanism):
     mechanism.fit(X)
     restored = pickle.loads(pickle.dumps(mechanism))
     assert restored.channel_ == mechanism.channel_
-    assert_array_equal(np.asarray(restored.transform(X)),
-                       np.asarray(mechanism.transform(X)))
+    assert_array_equal(np.asarray(restored.transform(X)), np.asarray(mechanism.transform(X)))
     reports = mechanism.transform(X)
     assert isinstance(reports, Reports)
     for obj in (reports, reports[5:20], reports[::3]):
@@ -446,8 +461,11 @@ def test_pickle_fitted_mechanism_and_its_reports(mechanism):
         assert back.channel == mechanism.channel_
         assert_array_equal(back, obj)
         EmpiricalEstimator().fit(back)
-    frame = clone(mechanism).set_output(transform="pandas").fit_transform(
-        pd.DataFrame({"col": X[:, 0]}))
+    frame = (
+        clone(mechanism)
+        .set_output(transform="pandas")
+        .fit_transform(pd.DataFrame({"col": X[:, 0]}))
+    )
     back = pickle.loads(pickle.dumps(frame))
     assert get_channel(back) == mechanism.channel_
     EmpiricalEstimator().fit(back)
@@ -509,8 +527,9 @@ def test_nested_params_of_an_estimator_with_a_mechanism():
 def test_inputs_are_never_modified(mechanism):
     X = make_X()
     X_copy = X.copy()
-    frame = pd.DataFrame({"city": pd.Categorical(X[:, 0], categories=CATS)},
-                         index=np.arange(len(X))[::-1])
+    frame = pd.DataFrame(
+        {"city": pd.Categorical(X[:, 0], categories=CATS)}, index=np.arange(len(X))[::-1]
+    )
     frame_copy = frame.copy(deep=True)
     mech = clone(mechanism)
     mech.fit(X)
@@ -538,8 +557,9 @@ def test_inputs_are_never_modified(mechanism):
 @pytest.mark.parametrize("cls", BITS)
 def test_sparse_reports_are_never_modified(cls):
     params = {"sensitive": ["c"]} if cls is UtilityOptimizedRAPPOR else {}
-    reports = cls(categories=CATS, sparse_output=True, random_state=0,
-                  **params).fit_transform(make_X())
+    reports = cls(categories=CATS, sparse_output=True, random_state=0, **params).fit_transform(
+        make_X()
+    )
     reports = sp.csr_array(reports)  # as received: no channel attached
     snapshot = (reports.data.copy(), reports.indices.copy(), reports.indptr.copy())
     for est_cls in ESTIMATORS:
@@ -561,8 +581,9 @@ def test_unsorted_sparse_reports_with_explicit_zeros_are_never_modified(cls):
     canonical = sp.csr_array(mech.fit_transform(make_X()))
     indptr = canonical.indptr.copy()
     # every row reversed, plus a stored zero in the first row
-    indices = np.concatenate([canonical.indices[indptr[i]:indptr[i + 1]][::-1]
-                              for i in range(canonical.shape[0])])
+    indices = np.concatenate(
+        [canonical.indices[indptr[i] : indptr[i + 1]][::-1] for i in range(canonical.shape[0])]
+    )
     data = np.ones(indices.size, dtype=np.uint8)
     row0 = slice(indptr[0], indptr[1])
     zero_col = np.setdiff1d(np.arange(len(CATS)), indices[row0])[0]
@@ -577,23 +598,33 @@ def test_unsorted_sparse_reports_with_explicit_zeros_are_never_modified(cls):
         est = est_cls(mechanism=channel).fit(reports)
         ref = est_cls(mechanism=channel).fit(canonical)
         assert_array_equal(est.distribution_, ref.distribution_)
-    for before, after in zip(snapshot, (reports.data, reports.indices,
-                                        reports.indptr), strict=True):
+    for before, after in zip(
+        snapshot, (reports.data, reports.indices, reports.indptr), strict=True
+    ):
         assert_array_equal(before, after)
 
 
 # ------------------------------------------------------- issue 13, item 1
 def _default_scoring_search(grid, **kw):
-    pipe = Pipeline([("mech", RandomizedResponse(categories=CATS, random_state=0)),
-                     ("est", EMEstimator())])
+    pipe = Pipeline(
+        [("mech", RandomizedResponse(categories=CATS, random_state=0)), ("est", EMEstimator())]
+    )
     return GridSearchCV(pipe, grid, cv=2, **kw)
 
 
-@pytest.mark.parametrize("grid", [
-    {"mech__epsilon": [0.5, 4.0]},
-    {"mech": [RandomizedResponse(categories=CATS), UtilityOptimizedRR(
-        sensitive=CATS[:1], categories=CATS)]},
-], ids=["epsilon", "mechanism"])
+@pytest.mark.parametrize(
+    "grid",
+    [
+        {"mech__epsilon": [0.5, 4.0]},
+        {
+            "mech": [
+                RandomizedResponse(categories=CATS),
+                UtilityOptimizedRR(sensitive=CATS[:1], categories=CATS),
+            ]
+        },
+    ],
+    ids=["epsilon", "mechanism"],
+)
 def test_default_scoring_over_mechanisms_warns(grid):
     X = make_X(n=400)
     with pytest.warns(UserWarning, match="make_simulation_scorer") as record:
@@ -612,19 +643,18 @@ def test_default_scoring_is_quiet_when_it_is_meaningful():
         # The estimator's own parameters, on the same reports: comparable.
         _default_scoring_search({"est__tol": [1e-4, 1e-6]}).fit(X)
         # A simulation scorer compares budgets on the true data.
-        _default_scoring_search({"mech__epsilon": [0.5, 4.0]},
-                                scoring=make_simulation_scorer()).fit(X)
-        cross_val_score(make_pipeline(RandomizedResponse(categories=CATS),
-                                      EMEstimator()), X, cv=2)
+        _default_scoring_search(
+            {"mech__epsilon": [0.5, 4.0]}, scoring=make_simulation_scorer()
+        ).fit(X)
+        cross_val_score(make_pipeline(RandomizedResponse(categories=CATS), EMEstimator()), X, cv=2)
 
 
 def test_default_scoring_warns_for_a_privatizer_in_a_search():
+    from sklearn_uldp.compose import DataFramePrivatizer
     from sklearn_uldp.model_selection._search import _mechanism_parameters
 
-    from sklearn_uldp.compose import DataFramePrivatizer
-
-    pipe = Pipeline([("priv", DataFramePrivatizer({"a": RandomizedResponse(1.0)})),
-                     ("est", EMEstimator())])
-    assert _mechanism_parameters(pipe, {"priv__a__epsilon": 1.0}) == [
-        "priv__a__epsilon"]
+    pipe = Pipeline(
+        [("priv", DataFramePrivatizer({"a": RandomizedResponse(1.0)})), ("est", EMEstimator())]
+    )
+    assert _mechanism_parameters(pipe, {"priv__a__epsilon": 1.0}) == ["priv__a__epsilon"]
     assert _mechanism_parameters(pipe, {"est__tol": 1e-3}) == []

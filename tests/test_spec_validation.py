@@ -50,6 +50,7 @@ except ImportError:  # so that each reproduction fails on its own on old code
     def spec_json_schema():
         raise AssertionError("no spec schema")
 
+
 CATS = ["a", "b", "c", "d"]
 
 
@@ -60,12 +61,12 @@ def _all_mechanisms():
         RAPPOR(1.0, categories=CATS),
         RAPPOR(1.0, theta=0.5, categories=CATS),
         UtilityOptimizedRAPPOR(1.0, sensitive=["a", "b"], categories=CATS),
-        UtilityOptimizedRAPPOR(1.0, sensitive=["a", "b"], theta="optimal",
-                               categories=CATS),
+        UtilityOptimizedRAPPOR(1.0, sensitive=["a", "b"], theta="optimal", categories=CATS),
         UtilityOptimizedOUE(1.0, sensitive=["a", "b"], categories=CATS),
         UtilityOptimizedBlockDesign(1.0, sensitive=["a", "b", "c"], categories=CATS),
-        UtilityOptimizedBlockDesign(1.0, sensitive=["a", "b", "c"],
-                                    subset_size={1: 0.5, 2: 0.5}, categories=CATS),
+        UtilityOptimizedBlockDesign(
+            1.0, sensitive=["a", "b", "c"], subset_size={1: 0.5, 2: 0.5}, categories=CATS
+        ),
         HadamardResponse(1.0, categories=CATS),
         HadamardResponse(1.0, block_size=2, categories=CATS),
         HighLowHadamardResponse(1.0, sensitive=["a"], categories=CATS),
@@ -74,8 +75,9 @@ def _all_mechanisms():
         BinaryOptimalResponse(np.inf, 1.0, categories=["no", "yes"]),
         NonPrivate(categories=CATS),
         PersonalizedMechanism(1.0, sensitive=["a"], tags=["home"], categories=CATS),
-        PersonalizedMechanism(1.0, sensitive=["a"], tags=["home"], mechanism="urap",
-                              categories=CATS),
+        PersonalizedMechanism(
+            1.0, sensitive=["a"], tags=["home"], mechanism="urap", categories=CATS
+        ),
     ]
 
 
@@ -91,10 +93,30 @@ def _spec(name):
 # jsonschema is not a dependency: this checks the keywords the schema uses
 # (it fails loudly on any other keyword, so it cannot silently pass).
 _KEYWORDS = {
-    "$schema", "$id", "title", "description", "type", "properties", "required",
-    "additionalProperties", "oneOf", "anyOf", "$ref", "$defs", "const", "enum",
-    "minimum", "exclusiveMinimum", "exclusiveMaximum", "items", "minItems",
-    "uniqueItems", "contains", "propertyNames", "pattern", "minProperties",
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "oneOf",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "const",
+    "enum",
+    "minimum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "items",
+    "minItems",
+    "uniqueItems",
+    "contains",
+    "propertyNames",
+    "pattern",
+    "minProperties",
 }
 
 
@@ -106,7 +128,8 @@ def _type_ok(value, name):
         "boolean": isinstance(value, bool),
         "null": value is None,
         "integer": isinstance(value, int) and not isinstance(value, bool),
-        "number": isinstance(value, (int, float)) and not isinstance(value, bool)
+        "number": isinstance(value, (int, float))
+        and not isinstance(value, bool)
         and math.isfinite(value),
     }[name]
 
@@ -123,8 +146,9 @@ def validates(value, schema, root):
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_type_ok(value, t) for t in types):
             return False
-    if "const" in schema and not (value == schema["const"]
-                                  and type(value) is type(schema["const"])):
+    if "const" in schema and not (
+        value == schema["const"] and type(value) is type(schema["const"])
+    ):
         return False
     if "enum" in schema and value not in schema["enum"]:
         return False
@@ -140,11 +164,9 @@ def validates(value, schema, root):
             return False
         if schema.get("uniqueItems") and len({json.dumps(v) for v in value}) < len(value):
             return False
-        if "items" in schema and not all(validates(v, schema["items"], root)
-                                         for v in value):
+        if "items" in schema and not all(validates(v, schema["items"], root) for v in value):
             return False
-        if "contains" in schema and not any(validates(v, schema["contains"], root)
-                                            for v in value):
+        if "contains" in schema and not any(validates(v, schema["contains"], root) for v in value):
             return False
     if isinstance(value, dict):
         if any(key not in value for key in schema.get("required", [])):
@@ -161,14 +183,11 @@ def validates(value, schema, root):
             elif isinstance(schema.get("additionalProperties"), dict):
                 if not validates(v, schema["additionalProperties"], root):
                     return False
-            if "propertyNames" in schema and not re.search(
-                    schema["propertyNames"]["pattern"], key):
+            if "propertyNames" in schema and not re.search(schema["propertyNames"]["pattern"], key):
                 return False
-    if "oneOf" in schema and sum(validates(value, s, root)
-                                 for s in schema["oneOf"]) != 1:
+    if "oneOf" in schema and sum(validates(value, s, root) for s in schema["oneOf"]) != 1:
         return False
-    if "anyOf" in schema and not any(validates(value, s, root)
-                                     for s in schema["anyOf"]):
+    if "anyOf" in schema and not any(validates(value, s, root) for s in schema["anyOf"]):
         return False
     return True
 
@@ -176,11 +195,14 @@ def validates(value, schema, root):
 # ----------------------------------------------------------------- schema
 def test_schema_file_is_generated_from_the_channels():
     shipped = json.loads(
-        resources.files("sklearn_uldp.mechanisms").joinpath("spec.schema.json")
-        .read_text(encoding="utf-8"))
+        resources.files("sklearn_uldp.mechanisms")
+        .joinpath("spec.schema.json")
+        .read_text(encoding="utf-8")
+    )
     assert shipped == spec_json_schema()
-    ours = {name for name, cls in CHANNEL_REGISTRY.items()
-            if cls.__module__.startswith("sklearn_uldp.")}
+    ours = {
+        name for name, cls in CHANNEL_REGISTRY.items() if cls.__module__.startswith("sklearn_uldp.")
+    }
     assert set(shipped["$defs"]) == ours
 
 
@@ -193,19 +215,33 @@ def test_every_spec_validates_against_the_schema(spec):
     assert Channel.from_json(text) == Channel.from_dict(spec)
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda s: s.update(epsilon=0),
-    lambda s: s.update(epsilon=-1),
-    lambda s: s.update(epsilon="1.0"),
-    lambda s: s.update(epsilon=True),
-    lambda s: s.update(spec_version=2),
-    lambda s: s.update(extra=1),
-    lambda s: s.pop("epsilon"),
-    lambda s: s.update(categories=["a"]),
-    lambda s: s.update(categories=["a", "a"]),
-    lambda s: s.update(mechanism="nope"),
-], ids=["eps0", "eps-1", "eps-str", "eps-bool", "version", "extra", "missing",
-        "one-cat", "dup", "mechanism"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda s: s.update(epsilon=0),
+        lambda s: s.update(epsilon=-1),
+        lambda s: s.update(epsilon="1.0"),
+        lambda s: s.update(epsilon=True),
+        lambda s: s.update(spec_version=2),
+        lambda s: s.update(extra=1),
+        lambda s: s.pop("epsilon"),
+        lambda s: s.update(categories=["a"]),
+        lambda s: s.update(categories=["a", "a"]),
+        lambda s: s.update(mechanism="nope"),
+    ],
+    ids=[
+        "eps0",
+        "eps-1",
+        "eps-str",
+        "eps-bool",
+        "version",
+        "extra",
+        "missing",
+        "one-cat",
+        "dup",
+        "mechanism",
+    ],
+)
 def test_schema_rejects_what_from_dict_rejects(mutate):
     schema = spec_json_schema()
     spec = _spec("rr")
@@ -218,29 +254,40 @@ def test_schema_rejects_what_from_dict_rejects(mutate):
 def test_schema_rejects_bad_fields_of_parametrized_mechanisms():
     schema = spec_json_schema()
     for name, field, value in [
-        ("urap", "theta", 1.5), ("urap", "theta", "0.5"), ("urap", "theta", True),
-        ("urr", "sensitive", [False] * 4), ("urr", "sensitive", [1, 0, 0, 0]),
-        ("hr", "block_size", 1), ("hr", "block_size", "4"),
-        ("bhr", "blocks", ["x", 0, 1, 2]), ("ubd", "subset_size", 0),
+        ("urap", "theta", 1.5),
+        ("urap", "theta", "0.5"),
+        ("urap", "theta", True),
+        ("urr", "sensitive", [False] * 4),
+        ("urr", "sensitive", [1, 0, 0, 0]),
+        ("hr", "block_size", 1),
+        ("hr", "block_size", "4"),
+        ("bhr", "blocks", ["x", 0, 1, 2]),
+        ("ubd", "subset_size", 0),
         ("binary_optimal", "epsilon_12", "oops"),
     ]:
         spec = _spec(name)
         spec[field] = value
         assert not validates(spec, schema, schema), (name, field, value)
-        with pytest.raises(InvalidSpecError, match=field if field != "theta"
-                           else "theta"):
+        with pytest.raises(InvalidSpecError, match=field if field != "theta" else "theta"):
             Channel.from_dict(spec)
 
 
 # -------------------------------------------------- from_dict: every field
-@pytest.mark.parametrize("epsilon, exc", [
-    (0, "must be > 0"), (0.0, "must be > 0"), (-1, "must be > 0"),
-    ("1.0", "positive real number"), (True, "positive real number"),
-    (None, "positive real number"), (float("nan"), "NaN"),
-    (float("inf"), "no privacy"), ([1.0], "positive real number"),
-])
-@pytest.mark.parametrize("name", ["rr", "urr", "rappor", "urap", "ubd", "hr",
-                                  "hlhr", "bhr"])
+@pytest.mark.parametrize(
+    "epsilon, exc",
+    [
+        (0, "must be > 0"),
+        (0.0, "must be > 0"),
+        (-1, "must be > 0"),
+        ("1.0", "positive real number"),
+        (True, "positive real number"),
+        (None, "positive real number"),
+        (float("nan"), "NaN"),
+        (float("inf"), "no privacy"),
+        ([1.0], "positive real number"),
+    ],
+)
+@pytest.mark.parametrize("name", ["rr", "urr", "rappor", "urap", "ubd", "hr", "hlhr", "bhr"])
 def test_bad_epsilon_in_any_spec(name, epsilon, exc):
     spec = _spec(name)
     spec["epsilon"] = epsilon
@@ -251,11 +298,19 @@ def test_bad_epsilon_in_any_spec(name, epsilon, exc):
     assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
 
 
-@pytest.mark.parametrize("theta, match", [
-    ("0.5", "real number"), (True, "real number"), (False, "real number"),
-    (1.5, "strictly between"), (0.0, "strictly between"), (1.0, "strictly between"),
-    (float("nan"), "strictly between"), (None, "real number"),
-])
+@pytest.mark.parametrize(
+    "theta, match",
+    [
+        ("0.5", "real number"),
+        (True, "real number"),
+        (False, "real number"),
+        (1.5, "strictly between"),
+        (0.0, "strictly between"),
+        (1.0, "strictly between"),
+        (float("nan"), "strictly between"),
+        (None, "real number"),
+    ],
+)
 @pytest.mark.parametrize("name", ["rappor", "urap"])
 def test_bad_theta_in_spec(name, theta, match):
     spec = _spec(name)
@@ -264,15 +319,18 @@ def test_bad_theta_in_spec(name, theta, match):
         Channel.from_dict(spec)
 
 
-@pytest.mark.parametrize("categories, match", [
-    ([], "at least two"),
-    (["a"], "at least two"),
-    (["a", "b", "a"], "duplicates"),
-    ([1.0, float("nan"), None], "duplicates"),
-    ([["a", "b"], ["c", "d"]], "one-dimensional"),
-    ("ab", "list of values"),
-    ({"a": 1}, "list of values"),
-])
+@pytest.mark.parametrize(
+    "categories, match",
+    [
+        ([], "at least two"),
+        (["a"], "at least two"),
+        (["a", "b", "a"], "duplicates"),
+        ([1.0, float("nan"), None], "duplicates"),
+        ([["a", "b"], ["c", "d"]], "one-dimensional"),
+        ("ab", "list of values"),
+        ({"a": 1}, "list of values"),
+    ],
+)
 def test_bad_categories_in_spec(categories, match):
     spec = _spec("rr")
     spec["categories"] = categories
@@ -280,13 +338,16 @@ def test_bad_categories_in_spec(categories, match):
         Channel.from_dict(spec)
 
 
-@pytest.mark.parametrize("sensitive, match", [
-    ([False, False, False, False], "marks no category sensitive"),
-    ([1, 0, 0, 0], "booleans"),
-    (["a"], "booleans"),
-    ([True, False], "one entry per category"),
-    ("a", "boolean mask"),
-])
+@pytest.mark.parametrize(
+    "sensitive, match",
+    [
+        ([False, False, False, False], "marks no category sensitive"),
+        ([1, 0, 0, 0], "booleans"),
+        (["a"], "booleans"),
+        ([True, False], "one entry per category"),
+        ("a", "boolean mask"),
+    ],
+)
 @pytest.mark.parametrize("name", ["urr", "urap", "hlhr", "ubd"])
 def test_bad_sensitive_mask_in_spec(name, sensitive, match):
     spec = _spec(name)
@@ -314,8 +375,7 @@ def test_other_channel_parameters_are_validated():
         ("ubd", {"subset_size": 7}, "between 1 and"),
         ("ubd", {"subset_size": {"x": 1.0}}, "mixture keys"),
         ("ubd", {"subset_size": {"1": "half"}}, "mixture weights"),
-        ("binary_optimal", {"epsilon_12": "inf", "epsilon_21": "inf"},
-         "both be infinite"),
+        ("binary_optimal", {"epsilon_12": "inf", "epsilon_21": "inf"}, "both be infinite"),
         ("binary_optimal", {"epsilon_12": 0}, "must be > 0"),
         ("binary_optimal", {"epsilon_21": "x"}, "must be a number"),
         ("binary_optimal", {"categories": ["a", "b", "c"]}, "exactly two"),
@@ -344,10 +404,17 @@ def test_unknown_mechanism_and_fields():
         Channel.from_json("{mechanism: rr")
 
 
-@pytest.mark.parametrize("version, match", [
-    (2, "newer than the version 1"), (99, "Upgrade"), (0, ">= 1"),
-    ("1", "must be an integer"), (True, "must be an integer"), (1.0, "integer"),
-])
+@pytest.mark.parametrize(
+    "version, match",
+    [
+        (2, "newer than the version 1"),
+        (99, "Upgrade"),
+        (0, ">= 1"),
+        ("1", "must be an integer"),
+        (True, "must be an integer"),
+        (1.0, "integer"),
+    ],
+)
 def test_spec_version(version, match):
     spec = _spec("rr")
     spec["spec_version"] = version
@@ -378,8 +445,7 @@ def test_mechanism_and_spec_share_one_definition():
         with pytest.raises(ValueError):
             RandomizedResponse(epsilon, categories=CATS).fit()
         with pytest.raises(InvalidSpecError):
-            Channel.from_dict({"mechanism": "rr", "categories": CATS,
-                               "epsilon": epsilon})
+            Channel.from_dict({"mechanism": "rr", "categories": CATS, "epsilon": epsilon})
     with pytest.raises(ValueError, match="strictly between"):
         RAPPOR(1.0, theta=1.5, categories=CATS).fit()
     with pytest.raises(ValueError, match="duplicates"):
@@ -388,20 +454,31 @@ def test_mechanism_and_spec_share_one_definition():
 
 def test_load_spec_and_estimators_validate(tmp_path):
     path = tmp_path / "spec.json"
-    path.write_text(json.dumps({"mechanism": "rr", "categories": CATS,
-                                "epsilon": -1}))
+    path.write_text(json.dumps({"mechanism": "rr", "categories": CATS, "epsilon": -1}))
     with pytest.raises(InvalidSpecError, match="must be > 0"):
         load_spec(path)
     multi = tmp_path / "multi.json"
-    multi.write_text(json.dumps({"columns": {"x": {
-        "mechanism": "urap", "categories": CATS, "epsilon": 1.0,
-        "theta": "0.5", "sensitive": [True, False, False, False]}}}))
+    multi.write_text(
+        json.dumps(
+            {
+                "columns": {
+                    "x": {
+                        "mechanism": "urap",
+                        "categories": CATS,
+                        "epsilon": 1.0,
+                        "theta": "0.5",
+                        "sensitive": [True, False, False, False],
+                    }
+                }
+            }
+        )
+    )
     with pytest.raises(InvalidSpecError, match="theta"):
         load_spec(multi)
     with pytest.raises(ValueError, match="must be > 0"):
-        EmpiricalEstimator(mechanism={"mechanism": "rr", "categories": CATS,
-                                      "epsilon": 0}).fit(np.array([["a"]],
-                                                                  dtype=object))
+        EmpiricalEstimator(mechanism={"mechanism": "rr", "categories": CATS, "epsilon": 0}).fit(
+            np.array([["a"]], dtype=object)
+        )
 
 
 def test_spec_is_not_modified():
@@ -416,44 +493,57 @@ def _hr():
     return HadamardResponseChannel(CATS, 1.0)
 
 
-@pytest.mark.parametrize("reports, match", [
-    (np.array([0.0, 1.0, 2.0]), "floating-point"),
-    (np.array([1.0]), "floating-point"),
-    (np.array([True, False]), "booleans"),
-    (np.array(["1", "2"]), "dtype <U1"),
-    (np.array(["1", 2], dtype=object), "type mixed"),
-    (np.array([1.0, 2], dtype=object), "type mixed-integer-float"),
-    (np.array([0, 8]), r"values \[8\]"),
-    (np.array([-1, 0]), r"values \[-1\]"),
-    (pd.Series([0.0, 1.0]), "floating-point"),
-    (np.array([[0, 1]]), "shape"),
-])
+@pytest.mark.parametrize(
+    "reports, match",
+    [
+        (np.array([0.0, 1.0, 2.0]), "floating-point"),
+        (np.array([1.0]), "floating-point"),
+        (np.array([True, False]), "booleans"),
+        (np.array(["1", "2"]), "dtype <U1"),
+        (np.array(["1", 2], dtype=object), "type mixed"),
+        (np.array([1.0, 2], dtype=object), "type mixed-integer-float"),
+        (np.array([0, 8]), r"values \[8\]"),
+        (np.array([-1, 0]), r"values \[-1\]"),
+        (pd.Series([0.0, 1.0]), "floating-point"),
+        (np.array([[0, 1]]), "shape"),
+    ],
+)
 def test_tampered_codes_are_refused(reports, match):
     channel = _hr()
     with pytest.raises(ReportMismatchError, match=match) as info:
         channel.encode_reports(reports)
-    assert "integer codes in [0, 8)" in str(info.value) or "cannot produce" in str(
-        info.value) or "shape" in str(info.value)
+    assert (
+        "integer codes in [0, 8)" in str(info.value)
+        or "cannot produce" in str(info.value)
+        or "shape" in str(info.value)
+    )
 
 
 def test_integer_codes_of_any_width_are_accepted():
     channel = _hr()
-    for arr in (np.array([0, 7], dtype=np.uint8), np.array([0, 7], dtype=np.int32),
-                np.array([0, 7], dtype=object), pd.Series([0, 7], dtype="Int64")):
+    for arr in (
+        np.array([0, 7], dtype=np.uint8),
+        np.array([0, 7], dtype=np.int32),
+        np.array([0, 7], dtype=object),
+        pd.Series([0, 7], dtype="Int64"),
+    ):
         assert channel.encode_reports(arr).tolist() == [0, 7]
 
 
-@pytest.mark.parametrize("categories, reports, match", [
-    ([0, 1, 2], np.array([True, False]), "kind 'boolean'"),
-    ([0, 1, 2], np.array([1, True], dtype=object), "differs from the category|kind"),
-    ([0, 1, 2], np.array(["1", "2"]), "kind 'string'"),
-    (["a", "b"], np.array([1, 0]), "kind 'integer'"),
-    ([False, True], np.array([0, 1]), "kind 'integer'"),
-    (["a", 1], np.array([True], dtype=object), "differs from the category"),
-    (["a", 1], np.array(["1"], dtype=object), "not outputs"),
-    ([0, 1, 2], np.array([1.5]), "not outputs"),
-    ([0, 1, 2], np.array([3]), "not outputs"),
-])
+@pytest.mark.parametrize(
+    "categories, reports, match",
+    [
+        ([0, 1, 2], np.array([True, False]), "kind 'boolean'"),
+        ([0, 1, 2], np.array([1, True], dtype=object), "differs from the category|kind"),
+        ([0, 1, 2], np.array(["1", "2"]), "kind 'string'"),
+        (["a", "b"], np.array([1, 0]), "kind 'integer'"),
+        ([False, True], np.array([0, 1]), "kind 'integer'"),
+        (["a", 1], np.array([True], dtype=object), "differs from the category"),
+        (["a", 1], np.array(["1"], dtype=object), "not outputs"),
+        ([0, 1, 2], np.array([1.5]), "not outputs"),
+        ([0, 1, 2], np.array([3]), "not outputs"),
+    ],
+)
 def test_tampered_labels_are_refused(categories, reports, match):
     channel = RandomizedResponseChannel(categories, 1.0)
     with pytest.raises(ReportMismatchError, match=match):
@@ -464,20 +554,22 @@ def test_labels_of_the_domain_are_accepted():
     channel = RandomizedResponseChannel([0, 1, 2], 1.0)
     assert channel.encode_reports(np.array([2.0, 0.0])).tolist() == [2, 0]
     mixed = RandomizedResponseChannel(["a", 1, None], 1.0)
-    assert mixed.encode_reports(np.array(["a", 1, None], dtype=object)).tolist() == [
-        0, 1, 2]
+    assert mixed.encode_reports(np.array(["a", 1, None], dtype=object)).tolist() == [0, 1, 2]
 
 
-@pytest.mark.parametrize("reports, match", [
-    (np.array([[0, 2, 0, 0]]), "only 0 and 1"),
-    (np.array([[0.5, 0, 0, 0]]), "only 0 and 1"),
-    (np.array([["1", "0", "0", "0"]], dtype=object), "type string"),
-    (np.array([["1", "0", "0", "0"]]), "0/1 numbers"),
-    (np.array([[0, 1, 0]]), r"shape \(n, 4\)"),
-    (np.array([0, 1, 0, 0]), r"shape \(n, 4\)"),
-    (sp.csr_array(np.array([[0, 3, 0, 0]])), "only 0 and 1"),
-    (sp.csr_array(np.array([[0, 1, 0]])), "3 columns"),
-])
+@pytest.mark.parametrize(
+    "reports, match",
+    [
+        (np.array([[0, 2, 0, 0]]), "only 0 and 1"),
+        (np.array([[0.5, 0, 0, 0]]), "only 0 and 1"),
+        (np.array([["1", "0", "0", "0"]], dtype=object), "type string"),
+        (np.array([["1", "0", "0", "0"]]), "0/1 numbers"),
+        (np.array([[0, 1, 0]]), r"shape \(n, 4\)"),
+        (np.array([0, 1, 0, 0]), r"shape \(n, 4\)"),
+        (sp.csr_array(np.array([[0, 3, 0, 0]])), "only 0 and 1"),
+        (sp.csr_array(np.array([[0, 1, 0]])), "3 columns"),
+    ],
+)
 def test_tampered_bit_vectors_are_refused(reports, match):
     channel = RAPPOR(1.0, categories=CATS).fit().channel_
     with pytest.raises(ReportMismatchError, match=match):

@@ -35,7 +35,7 @@ def spilled_block_files(store):
 
 
 @pytest.mark.usefixtures("small_blocks")
-@pytest.mark.parametrize("density", [0.05, 0.5])   # sparse and packed layouts
+@pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed layouts
 def test_spilled_store_has_the_same_rows_and_products(density):
     k = 21
     bits = random_bits(1000, k, density)
@@ -69,7 +69,7 @@ def test_chunks_added_to_a_spilled_store_are_spilled(density):
     first = total
     for lo in range(150, 2000, 170):
         chunk = BitRows(k, density)
-        chunk.append_dense(bits[lo:lo + 170])
+        chunk.append_dense(bits[lo : lo + 170])
         total = total + chunk
         # memory: the partial last block, never the rows added so far
         assert total.memory_nbytes < whole.nbytes / 10
@@ -94,8 +94,7 @@ def test_restricted_spilled_store_is_spilled_and_its_files_go_with_it(density):
     assert restricted.memory_nbytes < restricted.nbytes / 5
     assert len(spilled_block_files(spilled)) == 2 * len(before)
     b = np.random.default_rng(5).random(len(columns))
-    assert_same_terms(restricted.em_terms(0.7, b),
-                      store.restrict(columns).em_terms(0.7, b))
+    assert_same_terms(restricted.em_terms(0.7, b), store.restrict(columns).em_terms(0.7, b))
     del restricted
     gc.collect()
     assert spilled_block_files(spilled) == before
@@ -156,19 +155,24 @@ def test_pickled_spilled_store_spills_again_with_its_data(tmp_path):
 
 
 @pytest.mark.usefixtures("small_blocks")
-@pytest.mark.parametrize("make_mechanism", [
-    lambda: RAPPOR(1.0, theta=0.5, categories=list(range(30)), random_state=0),
-    lambda: RAPPOR(5.0, categories=list(range(30)), random_state=0),
-    lambda: UtilityOptimizedRAPPOR(1.0, sensitive=list(range(12)),
-                                   categories=list(range(30)), random_state=0),
-], ids=["OUE eps=1", "RAPPOR eps=5", "uRAP"])
+@pytest.mark.parametrize(
+    "make_mechanism",
+    [
+        lambda: RAPPOR(1.0, theta=0.5, categories=list(range(30)), random_state=0),
+        lambda: RAPPOR(5.0, categories=list(range(30)), random_state=0),
+        lambda: UtilityOptimizedRAPPOR(
+            1.0, sensitive=list(range(12)), categories=list(range(30)), random_state=0
+        ),
+    ],
+    ids=["OUE eps=1", "RAPPOR eps=5", "uRAP"],
+)
 def test_em_on_reports_on_disk_is_em_in_memory(make_mechanism, tmp_path):
     X = np.random.default_rng(0).integers(0, 30, size=(6000, 1))
     reports = make_mechanism().fit(X).transform(X)
     in_memory = EMEstimator().fit(reports)
     on_disk = EMEstimator(report_store=tmp_path)
     for lo in range(0, 6000, 700):
-        on_disk.partial_fit(reports[lo:lo + 700])
+        on_disk.partial_fit(reports[lo : lo + 700])
     store = on_disk.statistics_.extra
     assert store.directory.startswith(str(tmp_path))
     assert len(spilled_block_files(store)) >= 10
@@ -182,8 +186,7 @@ def test_em_on_reports_on_disk_is_em_in_memory(make_mechanism, tmp_path):
     one_shot.fit(reports)
     gc.collect()
     assert not os.path.exists(directory)
-    from_stats = EMEstimator(report_store="disk").fit_statistics(
-        in_memory.statistics_)
+    from_stats = EMEstimator(report_store="disk").fit_statistics(in_memory.statistics_)
     assert from_stats.statistics_.extra.directory is not None
     assert in_memory.statistics_.extra.directory is None  # the input is unchanged
     # and a fitted estimator pickles with its reports
@@ -197,7 +200,7 @@ def _peak_bytes_of_chunked_em(mech, X, chunk, report_store):
     """Peak traced memory of partial_fit over chunks, then EM."""
     # One thread: with more, the blocks in flight at the peak depend on timing.
     em = EMEstimator(report_store=report_store, n_jobs=1)
-    reports = [mech.transform(X[lo:lo + chunk]) for lo in range(0, len(X), chunk)]
+    reports = [mech.transform(X[lo : lo + chunk]) for lo in range(0, len(X), chunk)]
     gc.collect()
     tracemalloc.start()
     try:
@@ -232,7 +235,8 @@ def test_memory_of_chunked_em_on_disk_does_not_grow_with_n(epsilon, monkeypatch)
 
 def test_report_store_must_be_memory_disk_or_an_existing_directory(tmp_path):
     R = RAPPOR(1.0, theta=0.5, categories=[0, 1, 2], random_state=0).fit_transform(
-        np.array([[0], [1], [2]]))
+        np.array([[0], [1], [2]])
+    )
     missing = tmp_path / "missing"
     with pytest.raises(ValueError, match="neither 'memory', 'disk' nor an existing"):
         EMEstimator(report_store=str(missing)).fit(R)
@@ -258,7 +262,7 @@ def test_reduce_statistics_keeps_reports_on_disk(n_jobs):
     n = 200_000
     X = np.random.default_rng(0).integers(0, 20, size=(n, 1))
     mech = RAPPOR(1.0, theta=0.5, categories=list(range(20)), random_state=0).fit(X)
-    batches = [mech.transform(X[lo:lo + 30_000]) for lo in range(0, n, 30_000)]
+    batches = [mech.transform(X[lo : lo + 30_000]) for lo in range(0, n, 30_000)]
     in_memory = reduce_statistics(batches, keep_reports=True, n_jobs=n_jobs)
     on_disk = reduce_statistics(batches, keep_reports="disk", n_jobs=n_jobs)
     assert in_memory.extra.directory is None
@@ -268,8 +272,10 @@ def test_reduce_statistics_keeps_reports_on_disk(n_jobs):
     np.testing.assert_array_equal(on_disk.counts, in_memory.counts)
     b = np.linspace(0.2, 1.0, 20)
     assert_same_terms(on_disk.extra.em_terms(0.3, b), in_memory.extra.em_terms(0.3, b))
-    np.testing.assert_array_equal(EMEstimator().fit_statistics(on_disk).distribution_,
-                                  EMEstimator().fit_statistics(in_memory).distribution_)
+    np.testing.assert_array_equal(
+        EMEstimator().fit_statistics(on_disk).distribution_,
+        EMEstimator().fit_statistics(in_memory).distribution_,
+    )
 
 
 def test_reduce_statistics_rejects_unknown_keep_reports():

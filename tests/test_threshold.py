@@ -45,8 +45,7 @@ def test_threshold_beats_empirical_on_sparse_grid(Mechanism):
     tv_emp, tv_thr = [], []
     for seed in range(3):
         p, sensitive, X = _sparse_grid(seed, 179_527)
-        mech = Mechanism(epsilon=1.0, sensitive=sensitive, categories=CELLS,
-                         random_state=seed)
+        mech = Mechanism(epsilon=1.0, sensitive=sensitive, categories=CELLS, random_state=seed)
         reports = mech.fit_transform(X)
         tv_emp.append(total_variation(p, EmpiricalEstimator().fit(reports).distribution_))
         tv_thr.append(total_variation(p, ThresholdEstimator().fit(reports).distribution_))
@@ -56,8 +55,7 @@ def test_threshold_beats_empirical_on_sparse_grid(Mechanism):
 @pytest.mark.parametrize("Mechanism", [UtilityOptimizedRR, UtilityOptimizedRAPPOR])
 def test_exact_categories_never_receive_mass(Mechanism):
     p, sensitive, X = _sparse_grid(0, 20_000)
-    mech = Mechanism(epsilon=1.0, sensitive=sensitive, categories=CELLS,
-                     random_state=0)
+    mech = Mechanism(epsilon=1.0, sensitive=sensitive, categories=CELLS, random_state=0)
     reports = mech.fit_transform(X)
     est = ThresholdEstimator().fit(reports)
     unbiased = EmpiricalEstimator().fit(reports).distribution_
@@ -101,13 +99,11 @@ ALL_MECHANISMS = {
     "rappor": lambda c: RAPPOR(1.0, categories=c),
     "urap": lambda c: UtilityOptimizedRAPPOR(1.0, sensitive=c[:3], categories=c),
     "uoue": lambda c: UtilityOptimizedOUE(1.0, sensitive=c[:3], categories=c),
-    "ubd": lambda c: UtilityOptimizedBlockDesign(1.0, sensitive=c[:3], subset_size=2,
-                                                 categories=c),
+    "ubd": lambda c: UtilityOptimizedBlockDesign(1.0, sensitive=c[:3], subset_size=2, categories=c),
     "hr": lambda c: HadamardResponse(1.0, categories=c),
     "hr-blocked": lambda c: HadamardResponse(1.0, block_size=4, categories=c),
     "hlhr": lambda c: HighLowHadamardResponse(1.0, sensitive=c[:3], categories=c),
-    "bhr": lambda c: BlockHadamardResponse(1.0, blocks=[c[:5], c[5:11], c[11:]],
-                                           categories=c),
+    "bhr": lambda c: BlockHadamardResponse(1.0, blocks=[c[:5], c[5:11], c[11:]], categories=c),
     "identity": lambda c: NonPrivate(categories=c),
 }
 
@@ -120,7 +116,8 @@ def test_no_channel_gives_mass_to_exact_or_empty_cells(name):
     p = np.array([0.3, 0.0, 0.1, 0.2, 0.15, 0.1, 0.0, 0.0, 0.1, 0.05, 0.0, 0.0])
     X = np.random.default_rng(0).choice(12, p=p, size=(4000, 1))
     mech = ALL_MECHANISMS[name](cats).set_params(
-        **({"random_state": 0} if name != "identity" else {}))
+        **({"random_state": 0} if name != "identity" else {})
+    )
     reports = mech.fit_transform(X)
     est = ThresholdEstimator().fit(reports)
     unbiased = EmpiricalEstimator().fit(reports).distribution_

@@ -123,7 +123,8 @@ def test_py_typed_marker_is_shipped():
     section = text.split("[tool.setuptools.package-data]", 1)
     assert len(section) == 2 and "py.typed" in section[1].split("\n[", 1)[0], (
         'Declare the marker: [tool.setuptools.package-data] "sklearn_uldp" = '
-        '["py.typed"] in pyproject.toml.')
+        '["py.typed"] in pyproject.toml.'
+    )
 
 
 def test_public_api_is_annotated():
@@ -132,7 +133,8 @@ def test_public_api_is_annotated():
     missing = [m for qual, func in items for m in _missing_annotations(func, qual)]
     assert not missing, (
         f"{len(missing)} public signatures lack annotations (add them, with "
-        "`from __future__ import annotations`):\n" + "\n".join(missing[:40]))
+        "`from __future__ import annotations`):\n" + "\n".join(missing[:40])
+    )
 
 
 def test_annotations_resolve_at_runtime():
@@ -157,13 +159,21 @@ def test_annotations_resolve_at_runtime():
 
 
 #: Names that the package imports for the type checker only.
-_TYPE_CHECKING_NAMES = {"Axes", "Figure", "Artist", "BaseMechanism", "Channel",
-                        "ReportStatistics", "PersonalizedEstimator"}
+_TYPE_CHECKING_NAMES = {
+    "Axes",
+    "Figure",
+    "Artist",
+    "BaseMechanism",
+    "Channel",
+    "ReportStatistics",
+    "PersonalizedEstimator",
+}
 
 
 def _mypy_config(path, extra=""):
     path.write_text(
-        MYPY_CONFIG + extra
+        MYPY_CONFIG
+        + extra
         + "".join(f"\n[mypy-{m}]\nignore_errors = True\n" for m in MYPY_PENDING),
         encoding="utf-8",
     )
@@ -177,23 +187,26 @@ def mypy_cache(tmp_path_factory):
 
 
 def test_mypy_passes(tmp_path, mypy_cache):
-    api = pytest.importorskip(
-        "mypy.api", reason="mypy is not installed: pip install -e '.[test]'")
+    api = pytest.importorskip("mypy.api", reason="mypy is not installed: pip install -e '.[test]'")
     config = _mypy_config(tmp_path / "mypy.ini")
     start = time.perf_counter()
-    stdout, stderr, status = api.run([
-        "--config-file", config,
-        "--cache-dir", mypy_cache,
-        "--no-error-summary",
-        str(PACKAGE_DIR),
-    ])
+    stdout, stderr, status = api.run(
+        [
+            "--config-file",
+            config,
+            "--cache-dir",
+            mypy_cache,
+            "--no-error-summary",
+            str(PACKAGE_DIR),
+        ]
+    )
     elapsed = time.perf_counter() - start
     print(f"mypy: {elapsed:.1f} s (cold cache)")
     assert status == 0, f"mypy found errors (exit {status}):\n{stdout}{stderr}"
     if elapsed > MYPY_BUDGET:
         warnings.warn(
-            f"mypy took {elapsed:.0f} s, over its {MYPY_BUDGET:.0f} s budget",
-            stacklevel=1)
+            f"mypy took {elapsed:.0f} s, over its {MYPY_BUDGET:.0f} s budget", stacklevel=1
+        )
 
 
 USER_CODE = """\
@@ -219,20 +232,19 @@ grid = make_location_grid(shape=25)  # line 17
 
 def test_mypy_checks_user_code(tmp_path, mypy_cache):
     # What py.typed is for: a user's type checker sees the annotations.
-    api = pytest.importorskip(
-        "mypy.api", reason="mypy is not installed: pip install -e '.[test]'")
+    api = pytest.importorskip("mypy.api", reason="mypy is not installed: pip install -e '.[test]'")
     user = tmp_path / "user.py"
     user.write_text(USER_CODE, encoding="utf-8")
     root = PACKAGE_DIR.parent
     # An editable install is an import hook mypy cannot follow: point it at the
     # checkout. An installed package is found through its py.typed marker.
-    search = ("" if root.name in ("site-packages", "dist-packages")
-              else f"mypy_path = {root}\n")
+    search = "" if root.name in ("site-packages", "dist-packages") else f"mypy_path = {root}\n"
     config = _mypy_config(
-        tmp_path / "mypy.ini",
-        search + "\n[mypy-sklearn_uldp.*]\nignore_missing_imports = False\n")
-    stdout, stderr, status = api.run([
-        "--config-file", config, "--cache-dir", mypy_cache, str(user)])
+        tmp_path / "mypy.ini", search + "\n[mypy-sklearn_uldp.*]\nignore_missing_imports = False\n"
+    )
+    stdout, stderr, status = api.run(
+        ["--config-file", config, "--cache-dir", mypy_cache, str(user)]
+    )
     flagged = sorted({int(m) for m in re.findall(r"user\.py:(\d+): error", stdout)})
     assert flagged == [9, 10, 14, 15, 16, 17], stdout + stderr
     assert '"epsilon" to "UtilityOptimizedRR" has incompatible type "str"' in stdout

@@ -40,13 +40,11 @@ MECHANISMS = {
     "oue": lambda: RAPPOR(1.0, theta=0.5, categories=CATS),
     "urap": lambda: UtilityOptimizedRAPPOR(1.0, sensitive=SENS, categories=CATS),
     "uoue": lambda: UtilityOptimizedOUE(1.0, sensitive=SENS, categories=CATS),
-    "ubd": lambda: UtilityOptimizedBlockDesign(1.0, sensitive=SENS, subset_size=2,
-                                               categories=CATS),
+    "ubd": lambda: UtilityOptimizedBlockDesign(1.0, sensitive=SENS, subset_size=2, categories=CATS),
     "hr": lambda: HadamardResponse(1.0, categories=CATS),
     "hr-blocked": lambda: HadamardResponse(1.0, block_size=4, categories=CATS),
     "hlhr": lambda: HighLowHadamardResponse(1.0, sensitive=SENS, categories=CATS),
-    "bhr": lambda: BlockHadamardResponse(1.0, blocks=[[0, 1, 2], [3, 4, 5, 6, 7]],
-                                         categories=CATS),
+    "bhr": lambda: BlockHadamardResponse(1.0, blocks=[[0, 1, 2], [3, 4, 5, 6, 7]], categories=CATS),
     "identity": lambda: NonPrivate(categories=CATS),
 }
 BINARY = lambda: BinaryOptimalResponse(0.5, 1.5, categories=[0, 1])  # noqa: E731
@@ -65,7 +63,8 @@ def _coverage(channel, p, n, n_rep, alpha=0.05, seed=0):
         se = linear_standard_errors(channel, s)
         np.testing.assert_allclose(est.standard_errors_, se)
         np.testing.assert_allclose(
-            ci, np.clip(est.distribution_[:, None] + np.outer(se, [-z, z]), 0, 1))
+            ci, np.clip(est.distribution_[:, None] + np.outer(se, [-z, z]), 0, 1)
+        )
     return float(np.mean(hits))
 
 
@@ -74,8 +73,7 @@ def test_linear_intervals_have_nominal_coverage(name):
     mech = (BINARY() if name == "binary" else MECHANISMS[name]()).fit()
     p = np.array([0.7, 0.3]) if name == "binary" else P
     bits = mech.channel_.report_format == "bits"
-    cov = _coverage(mech.channel_, p, n=2000 if bits else 5000,
-                    n_rep=300 if bits else 800)
+    cov = _coverage(mech.channel_, p, n=2000 if bits else 5000, n_rep=300 if bits else 800)
     assert 0.93 <= cov <= 0.97, cov
 
 
@@ -84,20 +82,23 @@ def test_simultaneous_intervals_are_bonferroni():
     s = simulate_statistics(channel, P, 5000, random_state=1)
     est = EmpiricalEstimator().fit_statistics(s)
     single = est.confidence_intervals(0.05 / K)
-    np.testing.assert_array_equal(est.confidence_intervals(0.05, simultaneous=True),
-                                  single)
+    np.testing.assert_array_equal(est.confidence_intervals(0.05, simultaneous=True), single)
     assert est.confidence_intervals(0.05).shape == (K, 2)
     # simultaneous coverage of all K at once, at least 95%
     sims = simulate_statistics(channel, P, 5000, random_state=2, size=300)
     all_cover = [
         np.all((ci[:, 0] <= P) & (P <= ci[:, 1]))
-        for ci in (EmpiricalEstimator().fit_statistics(t).confidence_intervals(
-            0.05, simultaneous=True) for t in sims)]
+        for ci in (
+            EmpiricalEstimator().fit_statistics(t).confidence_intervals(0.05, simultaneous=True)
+            for t in sims
+        )
+    ]
     assert np.mean(all_cover) >= 0.93
 
 
-@pytest.mark.parametrize("estimator", [ThresholdEstimator(), EMEstimator(),
-                                       EmpiricalEstimator(projection="simplex")])
+@pytest.mark.parametrize(
+    "estimator", [ThresholdEstimator(), EMEstimator(), EmpiricalEstimator(projection="simplex")]
+)
 def test_bootstrap_errors_of_nonlinear_estimates(estimator):
     channel = RandomizedResponse(2.0, categories=CATS).fit().channel_
     s = simulate_statistics(channel, P, 20_000, random_state=3)
@@ -114,13 +115,13 @@ def test_bootstrap_errors_of_nonlinear_estimates(estimator):
     np.testing.assert_array_equal(ci, est.confidence_intervals(0.05))
     z = sps.norm.ppf(0.975)
     np.testing.assert_allclose(
-        ci, np.clip(est.distribution_[:, None] + np.outer(se, [-z, z]), 0, 1))
+        ci, np.clip(est.distribution_[:, None] + np.outer(se, [-z, z]), 0, 1)
+    )
     percentile = est.confidence_intervals(0.05, method="percentile")
     assert percentile.shape == (K, 2)
     assert np.all(percentile[:, 0] <= percentile[:, 1])
     with pytest.warns(UserWarning, match="n_resamples"):
-        est.confidence_intervals(0.05, method="percentile", simultaneous=True,
-                                 n_resamples=50)
+        est.confidence_intervals(0.05, method="percentile", simultaneous=True, n_resamples=50)
 
 
 def test_em_bootstrap_coverage_measured():
@@ -131,8 +132,7 @@ def test_em_bootstrap_coverage_measured():
     p0 = np.array([0.3, 0.25, 0.2, 0.15, 0.1, 0.0, 0.0, 0.0])
     hits, widths = [], []
     for s in simulate_statistics(channel, p0, 5000, random_state=4, size=30):
-        ci = EMEstimator().fit_statistics(s).confidence_intervals(
-            0.05, n_resamples=60)
+        ci = EMEstimator().fit_statistics(s).confidence_intervals(0.05, n_resamples=60)
         hits.append((ci[:, 0] <= p0) & (p0 <= ci[:, 1]))
         widths.append(ci[:, 1] - ci[:, 0])
     hits, widths = np.array(hits), np.array(widths)
@@ -142,15 +142,13 @@ def test_em_bootstrap_coverage_measured():
     # the linear estimator's exact 95 % interval, within 25 %.
     positive = p0 > 0
     assert 0.85 <= hits[:, positive].mean() <= 0.99
-    exact = 2 * sps.norm.ppf(0.975) * np.sqrt(
-        channel.estimator_variance(p0, 5000))[positive]
+    exact = 2 * sps.norm.ppf(0.975) * np.sqrt(channel.estimator_variance(p0, 5000))[positive]
     np.testing.assert_allclose(widths[:, positive].mean(axis=0), exact, rtol=0.25)
 
 
 def test_interval_arguments_are_checked():
     channel = RandomizedResponse(1.0, categories=CATS).fit().channel_
-    est = EmpiricalEstimator().fit_statistics(
-        simulate_statistics(channel, P, 1000, random_state=0))
+    est = EmpiricalEstimator().fit_statistics(simulate_statistics(channel, P, 1000, random_state=0))
     with pytest.raises(ValueError, match="alpha"):
         est.confidence_intervals(1.5)
     with pytest.raises(ValueError, match="method"):
@@ -164,15 +162,14 @@ def test_interval_arguments_are_checked():
 P2 = P[::-1].copy()  # a large change
 
 
-@pytest.mark.parametrize("name", ["rr", "urr", "hr", "rappor", "oue", "urap",
-                                  "uoue", "ubd"])
+@pytest.mark.parametrize("name", ["rr", "urr", "hr", "rappor", "oue", "urap", "uoue", "ubd"])
 def test_two_sample_test_size_and_power(name):
     channel = MECHANISMS[name]().fit().channel_
     bits = channel.report_format == "bits"
     n, reps = (1500, 150) if bits else (3000, 300)
     a = simulate_statistics(channel, P, n, random_state=10, size=reps)
     b = simulate_statistics(channel, P, n, random_state=11, size=reps)
-    pvals = np.array([two_sample_test(x, y).pvalue for x, y in zip(a, b)])
+    pvals = np.array([two_sample_test(x, y).pvalue for x, y in zip(a, b, strict=True)])
     # size: at most about 5% rejections at the 5% level (conservative allowed)
     assert np.mean(pvals < 0.05) <= 0.09
     if not name == "ubd":  # exact chi-square tests: p-values uniform
@@ -190,8 +187,7 @@ def test_two_sample_test_accepts_estimators_and_checks_channels():
     a = simulate_statistics(channel, P, 1000, random_state=0)
     b = simulate_statistics(channel, P, 1000, random_state=1)
     r1 = two_sample_test(a, b)
-    r2 = two_sample_test(EmpiricalEstimator().fit_statistics(a),
-                         EMEstimator().fit_statistics(b))
+    r2 = two_sample_test(EmpiricalEstimator().fit_statistics(a), EMEstimator().fit_statistics(b))
     assert r1 == r2 and r1.dof == K - 1 and r1.method == "chi2-homogeneity"
     other = RandomizedResponse(2.0, categories=CATS).fit().channel_
     with pytest.raises(ReportMismatchError, match="epsilon"):
@@ -231,9 +227,11 @@ def test_association_test_size_power_and_joint(kind):
     cats_a, cats_b = [0, 1, 2], [0, 1]
     make_a = {
         "categorical": lambda s: UtilityOptimizedRR(
-            1.5, sensitive=[0], categories=cats_a, random_state=s),
+            1.5, sensitive=[0], categories=cats_a, random_state=s
+        ),
         "bits": lambda s: UtilityOptimizedRAPPOR(
-            1.5, sensitive=[0], categories=cats_a, random_state=s),
+            1.5, sensitive=[0], categories=cats_a, random_state=s
+        ),
         "mixed": lambda s: RAPPOR(1.5, categories=cats_a, random_state=s),
     }[kind]
     make_b = lambda s: RandomizedResponse(1.5, categories=cats_b, random_state=s)  # noqa: E731
@@ -258,9 +256,13 @@ def test_association_test_size_power_and_joint(kind):
 def test_association_bootstrap_pvalue():
     cats = [0, 1]
     joint = np.array([[0.3, 0.2], [0.3, 0.2]])  # independent
-    ra, rb = _pair_reports(RandomizedResponse(1.0, categories=cats, random_state=0),
-                           RandomizedResponse(1.0, categories=cats, random_state=1),
-                           joint, 2000, 3)
+    ra, rb = _pair_reports(
+        RandomizedResponse(1.0, categories=cats, random_state=0),
+        RandomizedResponse(1.0, categories=cats, random_state=1),
+        joint,
+        2000,
+        3,
+    )
     res = association_test(ra, rb, method="bootstrap", n_resamples=40, random_state=0)
     assert res.method == "bootstrap" and 1 / 41 <= res.pvalue <= 1
     chi = association_test(ra, rb)
@@ -278,16 +280,17 @@ def test_bootstrap_on_bit_vectors_and_personalized():
     cats = list("abcdef")
     home = rng.choice(["c", "d"], size=3000)
     cell = np.where(rng.random(3000) < 0.3, home, rng.choice(cats, size=3000))
-    mech = PersonalizedMechanism(np.log(6), sensitive=["a"], tags=["home"],
-                                 categories=cats, random_state=0)
+    mech = PersonalizedMechanism(
+        np.log(6), sensitive=["a"], tags=["home"], categories=cats, random_state=0
+    )
     est = PersonalizedEstimator(background={"home": {"c": 1, "d": 1}}).fit(
-        mech.fit_transform(pd.DataFrame({"cell": cell, "home": home})))
+        mech.fit_transform(pd.DataFrame({"cell": cell, "home": home}))
+    )
     ci = est.confidence_intervals(n_resamples=30)
     assert ci.shape == (6, 2) and np.all(ci[:, 0] <= ci[:, 1])
     with pytest.raises(ValueError, match="other categories"):
         est.confidence_intervals(method="linear")
-    urap = UtilityOptimizedRAPPOR(1.0, sensitive=["a", "b"], categories=cats,
-                                  random_state=0)
+    urap = UtilityOptimizedRAPPOR(1.0, sensitive=["a", "b"], categories=cats, random_state=0)
     em = EMEstimator().fit(urap.fit_transform(cell[:, None]))
     se = em.confidence_intervals(n_resamples=20)
     assert se.shape == (6, 2)

@@ -69,8 +69,9 @@ def test_uss_channel_is_uldp_and_unbiased(h, eps):
     p = np.random.default_rng(h).dirichlet(np.ones(7))
     m = (p @ Q) @ Y  # expected bit frequencies
     np.testing.assert_allclose(channel.coef_a * m + channel.coef_b, p, atol=1e-12)
-    np.testing.assert_allclose(channel.estimator_variance(p, 1),
-                               channel.coef_a**2 * m * (1 - m), rtol=1e-10)
+    np.testing.assert_allclose(
+        channel.estimator_variance(p, 1), channel.coef_a**2 * m * (1 - m), rtol=1e-10
+    )
 
 
 def test_uss_ratio_bound_is_tight_and_a_wrong_channel_fails():
@@ -88,24 +89,30 @@ def test_uss_size_one_is_urr():
     urr = UtilityOptimizedRRChannel(cats, 1.3, _mask(7, 4))
     col = np.asarray(uss.output_labels()).argmax(axis=1)
     np.testing.assert_allclose(uss.matrix(), urr.matrix()[:, col], atol=1e-15)
-    np.testing.assert_allclose(uss.estimator_variance(np.full(7, 1 / 7), 100),
-                               urr.estimator_variance(np.full(7, 1 / 7), 100))
+    np.testing.assert_allclose(
+        uss.estimator_variance(np.full(7, 1 / 7), 100),
+        urr.estimator_variance(np.full(7, 1 / 7), 100),
+    )
     # the optimal size of the reference code at high epsilon is 1 (uRR)
-    mech = UtilityOptimizedSubsetSelection(math.log(7) + 2, sensitive=[0, 1, 2, 3],
-                                           categories=cats).fit()
+    mech = UtilityOptimizedSubsetSelection(
+        math.log(7) + 2, sensitive=[0, 1, 2, 3], categories=cats
+    ).fit()
     assert mech.subset_size_ == 1
 
 
 def test_uss_optimal_size_minimizes_the_reference_bound():
     s, eps = 12, 0.5
-    mech = UtilityOptimizedSubsetSelection(eps, sensitive=list(range(s)),
-                                           categories=range(20)).fit()
+    mech = UtilityOptimizedSubsetSelection(
+        eps, sensitive=list(range(s)), categories=range(20)
+    ).fit()
     bounds = [uss_worst_case_bound(s, eps, h) for h in range(1, s)]
     assert mech.subset_size_ == int(np.argmin(bounds)) + 1 > 1
     # the bound is the exact worst case over {U(X_S), U(X_N)} minus one
     ch = mech.channel_
-    worst = max(ch.estimator_variance(np.where(ch.sensitive_mask, 1 / s, 0), 1).sum(),
-                ch.estimator_variance(np.where(ch.sensitive_mask, 0, 1 / 8), 1).sum())
+    worst = max(
+        ch.estimator_variance(np.where(ch.sensitive_mask, 1 / s, 0), 1).sum(),
+        ch.estimator_variance(np.where(ch.sensitive_mask, 0, 1 / 8), 1).sum(),
+    )
     assert worst <= min(bounds) + 1 + 1e-9
 
 
@@ -131,11 +138,12 @@ def test_uss_gof_detects_a_wrong_sampler():
 
 def test_uss_estimators_and_spec():
     cats = list(range(8))
-    mech = UtilityOptimizedSubsetSelection(1.0, sensitive=[0, 1, 2, 3, 4], subset_size=2,
-                                           categories=cats, random_state=0).fit()
+    mech = UtilityOptimizedSubsetSelection(
+        1.0, sensitive=[0, 1, 2, 3, 4], subset_size=2, categories=cats, random_state=0
+    ).fit()
     assert Channel.from_dict(mech.spec()) == mech.channel_
     assert mech.spec()["mechanism"] == "uss"
-    p = np.array([.3, .1, .1, .05, .05, .2, .1, .1])
+    p = np.array([0.3, 0.1, 0.1, 0.05, 0.05, 0.2, 0.1, 0.1])
     X = np.random.default_rng(1).choice(8, p=p, size=(60_000, 1))
     reports = mech.transform(X)
     emp = EmpiricalEstimator().fit(reports).distribution_
@@ -148,8 +156,9 @@ def test_uss_estimators_and_spec():
 
 def test_uss_em_log_likelihood_is_exact():
     cats = list(range(6))
-    mech = UtilityOptimizedSubsetSelection(1.0, sensitive=[0, 1, 2, 3], subset_size=2,
-                                           categories=cats, random_state=3).fit()
+    mech = UtilityOptimizedSubsetSelection(
+        1.0, sensitive=[0, 1, 2, 3], subset_size=2, categories=cats, random_state=3
+    ).fit()
     ch = mech.channel_
     X = np.random.default_rng(2).choice(6, size=(3000, 1))
     codes = ch.encode_reports(mech.transform(X))
@@ -167,8 +176,7 @@ def test_uss_em_log_likelihood_is_exact():
 # --------------------------------------------------------------------- uHR
 def test_uhr_is_high_low_hadamard():
     cats = list(range(9))
-    uhr = UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1, 2, 3],
-                                           categories=cats).fit()
+    uhr = UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1, 2, 3], categories=cats).fit()
     hl = HighLowHadamardResponse(1.0, sensitive=[0, 1, 2, 3], categories=cats).fit()
     assert uhr.channel_ == hl.channel_
     np.testing.assert_array_equal(uhr.channel_matrix(), hl.channel_matrix())
@@ -178,19 +186,22 @@ def test_uhr_is_high_low_hadamard():
     p = np.random.default_rng(0).dirichlet(np.ones(9))
     q = p @ ch.matrix()
     S = ch.S
-    H = np.array([[(-1) ** bin(r & y).count("1") for y in range(S)]
-                  for r in range(1, 5)])
+    H = np.array([[(-1) ** bin(r & y).count("1") for y in range(S)] for r in range(1, 5)])
     c = (math.e + 1) / (math.e - 1)
     ref = 2 * c * ((H == 1) @ q[:S] - 1 / (math.e + 1)) - c * (q[:S].sum() - 2 / (math.e + 1))
     np.testing.assert_allclose(ref, p[:4], atol=1e-12)
     np.testing.assert_allclose(ch.expected_frequency(p) * ch.coef_a + ch.coef_b, p)
 
 
-@pytest.mark.parametrize("mech", [
-    UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1], categories=[0, 1, 2, 3]),
-    UtilityOptimizedSubsetSelection(1.0, sensitive=[0, 1, 2], subset_size=2,
-                                    categories=[0, 1, 2, 3]),
-])
+@pytest.mark.parametrize(
+    "mech",
+    [
+        UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1], categories=[0, 1, 2, 3]),
+        UtilityOptimizedSubsetSelection(
+            1.0, sensitive=[0, 1, 2], subset_size=2, categories=[0, 1, 2, 3]
+        ),
+    ],
+)
 def test_audit_passes(mech):
     result = audit_mechanism(mech.fit(), n_samples=20_000, random_state=0)
     assert result.passed
@@ -200,8 +211,9 @@ def test_audit_passes(mech):
 @pytest.mark.parametrize("eps", [1.0, 2.0])
 def test_ubd_optimal_design_reaches_the_converse_bound(eps):
     k, s = 20, 4
-    mech = UtilityOptimizedBlockDesign(eps, sensitive=list(range(s)),
-                                       subset_size="optimal", categories=range(k)).fit()
+    mech = UtilityOptimizedBlockDesign(
+        eps, sensitive=list(range(s)), subset_size="optimal", categories=range(k)
+    ).fit()
     ch = mech.channel_
     assert isinstance(mech.subset_size_, dict) and ch.alpha is not None
     bound = ubd_converse_bound(k, s, eps)
@@ -233,10 +245,8 @@ def test_projection_decoder_beats_the_per_category_estimator(eps):
         m = p @ Q
         np.testing.assert_allclose(contrib @ m + p_alpha, p, atol=1e-12)  # unbiased
         var = (contrib**2) @ m - (contrib @ m) ** 2
-        np.testing.assert_allclose(proj.estimator_variance(p, 1), var, rtol=1e-9,
-                                   atol=1e-12)
-    ratio = per_cat.estimator_variance(p_alpha, 1).sum() / proj.estimator_variance(
-        p_alpha, 1).sum()
+        np.testing.assert_allclose(proj.estimator_variance(p, 1), var, rtol=1e-9, atol=1e-12)
+    ratio = per_cat.estimator_variance(p_alpha, 1).sum() / proj.estimator_variance(p_alpha, 1).sum()
     assert ratio > 1.01
 
 
@@ -257,13 +267,19 @@ def _brute_force_contributions(channel, Q, Y):
 
 def test_projection_decoder_on_samples_and_spec():
     k, s, eps = 12, 4, 1.0
-    mech = UtilityOptimizedBlockDesign(eps, sensitive=list(range(s)),
-                                       subset_size="optimal", categories=range(k),
-                                       random_state=0).fit()
+    mech = UtilityOptimizedBlockDesign(
+        eps, sensitive=list(range(s)), subset_size="optimal", categories=range(k), random_state=0
+    ).fit()
     ch = mech.channel_
     assert Channel.from_dict(mech.spec()) == ch
-    assert "alpha" not in UtilityOptimizedBlockDesign(
-        eps, sensitive=[0, 1], subset_size=1, categories=range(k)).fit().spec()
+    assert (
+        "alpha"
+        not in UtilityOptimizedBlockDesign(
+            eps, sensitive=[0, 1], subset_size=1, categories=range(k)
+        )
+        .fit()
+        .spec()
+    )
     p = np.random.default_rng(3).dirichlet(np.ones(k))
     X = np.random.default_rng(4).choice(k, p=p, size=(40_000, 1))
     dense = mech.transform(X)
@@ -276,7 +292,8 @@ def test_projection_decoder_on_samples_and_spec():
     assert (np.abs(est - p) < 5 * sd).all()
     # chunked statistics add up to the one-shot ones
     half = ch.statistics(ch.encode_reports(dense[:1000])) + ch.statistics(
-        ch.encode_reports(dense[1000:]))
+        ch.encode_reports(dense[1000:])
+    )
     np.testing.assert_array_equal(half.counts, stats.counts)
     assert stats_sp.counts.shape == stats.counts.shape
     EMEstimator().fit(dense)  # EM is unchanged by the decoder
@@ -285,8 +302,7 @@ def test_projection_decoder_on_samples_and_spec():
 
 def test_alpha_is_validated():
     with pytest.raises(ValueError, match="alpha"):
-        UtilityOptimizedBlockDesignChannel(range(6), 1.0, _mask(6, 3), {1: .5, 2: .5},
-                                           alpha=1.5)
+        UtilityOptimizedBlockDesignChannel(range(6), 1.0, _mask(6, 3), {1: 0.5, 2: 0.5}, alpha=1.5)
     with pytest.raises(ValueError, match="non-sensitive"):
         UtilityOptimizedBlockDesignChannel(range(4), 1.0, _mask(4, 4), 2, alpha=0.5)
 
@@ -295,8 +311,9 @@ def test_optimal_design_is_single_size_at_the_extremes():
     # high epsilon: uRR (h = 1); the mixture only in the middle range
     alpha, w, _ = _optimal_design(20, 4, 6.0)
     assert np.flatnonzero(w).tolist() == [0]
-    mech = UtilityOptimizedBlockDesign(6.0, sensitive=[0, 1, 2, 3], subset_size="optimal",
-                                       categories=range(20)).fit()
+    mech = UtilityOptimizedBlockDesign(
+        6.0, sensitive=[0, 1, 2, 3], subset_size="optimal", categories=range(20)
+    ).fit()
     assert mech.subset_size_ == 1 and mech.channel_.alpha is None
 
 
@@ -319,8 +336,7 @@ def test_choose_ldp_without_sensitive_set():
 def test_choose_ubd_mixture_in_the_middle_range():
     mech, table = choose_mechanism(20, 1.0, sensitive=[0, 1, 2, 3])
     assert table.index[0] == "uBD"
-    assert table.loc["uBD", "loss"] == pytest.approx(ubd_converse_bound(20, 4, 1.0),
-                                                     rel=1e-6)
+    assert table.loc["uBD", "loss"] == pytest.approx(ubd_converse_bound(20, 4, 1.0), rel=1e-6)
     assert (table["loss"].iloc[1:] >= table["loss"].iloc[0]).all()
 
 
@@ -336,12 +352,17 @@ def test_choose_with_prior_and_n():
         choose_mechanism(20, 1.0, loss="l3")
 
 
-@pytest.mark.parametrize("mech", [
-    UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1, 2], categories=range(8)),
-    UtilityOptimizedSubsetSelection(1.0, sensitive=[0, 1, 2, 3], categories=range(8)),
-    UtilityOptimizedBlockDesign(1.0, sensitive=[0, 1, 2, 3], subset_size="optimal",
-                                categories=range(8)),
-], ids=["uHR", "uSS", "uBD-optimal"])
+@pytest.mark.parametrize(
+    "mech",
+    [
+        UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1, 2], categories=range(8)),
+        UtilityOptimizedSubsetSelection(1.0, sensitive=[0, 1, 2, 3], categories=range(8)),
+        UtilityOptimizedBlockDesign(
+            1.0, sensitive=[0, 1, 2, 3], subset_size="optimal", categories=range(8)
+        ),
+    ],
+    ids=["uHR", "uSS", "uBD-optimal"],
+)
 def test_every_estimator_works_in_a_pipeline(mech):
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline
@@ -349,7 +370,7 @@ def test_every_estimator_works_in_a_pipeline(mech):
     from sklearn_uldp import ThresholdEstimator
 
     assert clone(mech).get_params() == mech.get_params()
-    p = np.array([.3, .2, .05, .05, .1, .1, .1, .1])
+    p = np.array([0.3, 0.2, 0.05, 0.05, 0.1, 0.1, 0.1, 0.1])
     X = np.random.default_rng(0).choice(8, p=p, size=(30_000, 1))
     for est in (EmpiricalEstimator(), ThresholdEstimator(), EMEstimator()):
         pipe = make_pipeline(clone(mech).set_params(random_state=0), est).fit(X)

@@ -42,8 +42,7 @@ def all_mechanisms(categories=CATS, sensitive=("a",), **params):
 
 
 MECH_IDS = ["RR", "RAPPOR", "uRR", "uRAP", "NonPrivate"]
-EPSILON_MECHS = [RandomizedResponse, RAPPOR, UtilityOptimizedRR,
-                 UtilityOptimizedRAPPOR]
+EPSILON_MECHS = [RandomizedResponse, RAPPOR, UtilityOptimizedRR, UtilityOptimizedRAPPOR]
 
 
 def _with_params(cls, **params):
@@ -68,8 +67,10 @@ def test_unknown_category(mech):
 @pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
 def test_missing_value_not_a_category(mech, missing):
     bad = np.array([["a"], [missing], ["b"]], dtype=object)
-    msg = (r"X contains 1 missing values \(NaN/None\).*Impute or drop them, or "
-           r"add a missing-value marker to categories")
+    msg = (
+        r"X contains 1 missing values \(NaN/None\).*Impute or drop them, or "
+        r"add a missing-value marker to categories"
+    )
     with pytest.raises(ValueError, match=msg):
         mech.fit(bad)
     mech.fit(X)
@@ -91,8 +92,7 @@ def test_missing_values_with_auto_categories():
 @pytest.mark.parametrize("mech_index", range(5), ids=MECH_IDS)
 def test_missing_value_as_a_category(marker, mech_index):
     cats = ["a", "b", marker]
-    mech = all_mechanisms(categories=cats, sensitive=[marker],
-                          random_state=0)[mech_index]
+    mech = all_mechanisms(categories=cats, sensitive=[marker], random_state=0)[mech_index]
     # Every missing marker in X is the missing category, also in a batch that
     # holds nothing else.
     X_miss = np.array([["a"], [None], ["b"], [np.nan], [pd.NA]] * 40, dtype=object)
@@ -107,8 +107,7 @@ def test_missing_value_as_a_category(marker, mech_index):
         assert_allclose(proba.sum(axis=1), 1.0)
         assert np.isfinite(est.score(reports))
     if isinstance(mech, NonPrivate):  # exact: 3 of 5 values are missing
-        assert_allclose(EmpiricalEstimator().fit(reports).distribution_,
-                        [0.2, 0.2, 0.6])
+        assert_allclose(EmpiricalEstimator().fit(reports).distribution_, [0.2, 0.2, 0.6])
 
 
 def test_nan_as_a_numeric_category():
@@ -160,8 +159,9 @@ def test_bad_categories(categories, msg):
 
 
 def test_auto_categories_warn_about_the_leak():
-    with pytest.warns(PrivacyLeakWarning,
-                      match=r"reveals which values occur.*categories=\[\.\.\.\]"):
+    with pytest.warns(
+        PrivacyLeakWarning, match=r"reveals which values occur.*categories=\[\.\.\.\]"
+    ):
         mech = RandomizedResponse(random_state=0).fit(X)
     assert_array_equal(mech.categories_, CATS)
     with pytest.raises(ValueError, match=r"X is required.*categories=\[\.\.\.\]"):
@@ -180,8 +180,7 @@ EPSILON_FIX = r"pass a finite number > 0 such as 1\.0"
 @pytest.mark.parametrize("epsilon", [0, 0.0, -1.0, np.nan, np.inf, -np.inf])
 def test_bad_epsilon_value(cls, epsilon):
     mech = _with_params(cls, epsilon=epsilon)
-    with pytest.raises(ValueError,
-                       match=rf"'epsilon' parameter .*Got .* instead.*{EPSILON_FIX}"):
+    with pytest.raises(ValueError, match=rf"'epsilon' parameter .*Got .* instead.*{EPSILON_FIX}"):
         mech.fit()
 
 
@@ -194,8 +193,9 @@ def test_infinite_epsilon_points_to_nonprivate(cls):
 @pytest.mark.parametrize("cls", EPSILON_MECHS)
 @pytest.mark.parametrize("epsilon", ["1.0", None, [1.0], 1j])
 def test_bad_epsilon_type(cls, epsilon):
-    with pytest.raises((TypeError, ValueError),
-                       match=rf"'epsilon' parameter .*Got .* instead.*{EPSILON_FIX}"):
+    with pytest.raises(
+        (TypeError, ValueError), match=rf"'epsilon' parameter .*Got .* instead.*{EPSILON_FIX}"
+    ):
         _with_params(cls, epsilon=epsilon).fit()
 
 
@@ -245,8 +245,7 @@ def test_empty_sensitive_set_points_to_nonprivate(cls, sensitive):
 def test_bad_sensitive(cls):
     with pytest.raises(ValueError, match="more than once.*List each sensitive"):
         cls(sensitive=["a", "a"], categories=CATS).fit()
-    with pytest.raises(ValueError,
-                       match=r"'sensitive' parameter .*Got None.*boolean mask"):
+    with pytest.raises(ValueError, match=r"'sensitive' parameter .*Got None.*boolean mask"):
         cls(sensitive=None, categories=CATS).fit()
     # The three accepted forms give the same mask.
     masks = [
@@ -257,8 +256,7 @@ def test_bad_sensitive(cls):
         assert_array_equal(mask, [False, True, False])
 
 
-@pytest.mark.parametrize("mech", all_mechanisms(random_state=-1)[:4],
-                         ids=MECH_IDS[:4])
+@pytest.mark.parametrize("mech", all_mechanisms(random_state=-1)[:4], ids=MECH_IDS[:4])
 def test_bad_random_state(mech):
     with pytest.raises(ValueError, match=r"'random_state' .*non-negative int"):
         mech.fit()
@@ -268,8 +266,7 @@ def test_bad_random_state(mech):
 @pytest.mark.parametrize("mech", all_mechanisms(), ids=MECH_IDS)
 def test_two_columns_to_a_mechanism(mech):
     two = np.hstack([X, X])
-    with pytest.raises(ValueError,
-                       match=r"privatizes one column, got 2\..*ColumnTransformer"):
+    with pytest.raises(ValueError, match=r"privatizes one column, got 2\..*ColumnTransformer"):
         mech.fit(two)
     frame = pd.DataFrame({"city": X[:, 0], "sex": X[:, 0]})
     with pytest.raises(ValueError, match="privatizes one column, got 2"):
@@ -303,8 +300,11 @@ def test_unfitted_mechanism(mech):
 def test_unfitted_estimator(cls):
     est = cls()
     reports = RandomizedResponse(categories=CATS).fit_transform(X)
-    for call in (lambda: est.predict_proba(reports), lambda: est.score(reports),
-                 lambda: est.distribution_):
+    for call in (
+        lambda: est.predict_proba(reports),
+        lambda: est.score(reports),
+        lambda: est.distribution_,
+    ):
         with pytest.raises(NotFittedError, match="not fitted yet.*Call 'fit'"):
             call()
 
@@ -313,8 +313,10 @@ def test_unfitted_estimator(cls):
 def test_reports_without_a_channel(cls):
     reports = np.asarray(RandomizedResponse(categories=CATS).fit_transform(X))
     assert get_channel(reports) is None
-    msg = (r"reports do not say which mechanism produced them.*"
-           rf"{cls.__name__}\(mechanism=fitted_mechanism_or_spec\)")
+    msg = (
+        r"reports do not say which mechanism produced them.*"
+        rf"{cls.__name__}\(mechanism=fitted_mechanism_or_spec\)"
+    )
     with pytest.raises(ValueError, match=msg):
         cls().fit(reports)
     with pytest.raises(ValueError, match=msg):
@@ -323,8 +325,7 @@ def test_reports_without_a_channel(cls):
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_unfitted_auto_mechanism_as_mechanism(cls):
-    with pytest.raises(ValueError,
-                       match=r"categories='auto'.*mechanism=fitted\.channel_"):
+    with pytest.raises(ValueError, match=r"categories='auto'.*mechanism=fitted\.channel_"):
         cls(mechanism=RandomizedResponse()).fit(np.array([["a"]], dtype=object))
     with pytest.raises(ValueError, match=r"'mechanism' parameter .*Got 'rr'"):
         cls(mechanism="rr").fit(np.array([["a"]], dtype=object))
@@ -332,8 +333,7 @@ def test_unfitted_auto_mechanism_as_mechanism(cls):
 
 # ---------------------------------------------------- reports and channels
 def _rr(**params):
-    return RandomizedResponse(**{"categories": CATS, "random_state": 0,
-                                 **params}).fit()
+    return RandomizedResponse(**{"categories": CATS, "random_state": 0, **params}).fit()
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
@@ -351,8 +351,7 @@ def test_reports_with_the_wrong_shape(cls):
         r"mechanism or domain",
     ):
         cls(mechanism=rap).fit(np.ones((3, 4), dtype=np.uint8))
-    with pytest.raises(ReportMismatchError,
-                       match=r"got 1D array instead.*reshape\(1, -1\)"):
+    with pytest.raises(ReportMismatchError, match=r"got 1D array instead.*reshape\(1, -1\)"):
         cls(mechanism=rap).fit(np.ones(3, dtype=np.uint8))
     # After fit, a batch with another number of columns.
     est = cls().fit(rap.transform(X))
@@ -365,14 +364,14 @@ def test_reports_with_the_wrong_shape(cls):
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_report_values_the_mechanism_cannot_produce(cls):
-    with pytest.raises(ReportMismatchError,
-                       match=r"values \['z'\] that are not outputs.*another mechanism"):
+    with pytest.raises(
+        ReportMismatchError, match=r"values \['z'\] that are not outputs.*another mechanism"
+    ):
         cls(mechanism=_rr()).fit(np.array([["a"], ["z"]], dtype=object))
     rap = RAPPOR(categories=CATS).fit()
     with pytest.raises(ReportMismatchError, match="only 0 and 1"):
         cls(mechanism=rap).fit(np.full((2, 3), 2, dtype=np.uint8))
-    with pytest.raises(ReportMismatchError,
-                       match=r"NaN or infinity.*Drop the corrupted reports"):
+    with pytest.raises(ReportMismatchError, match=r"NaN or infinity.*Drop the corrupted reports"):
         cls(mechanism=rap).fit(np.array([[0.0, 1.0, np.nan]]))
 
 
@@ -383,8 +382,10 @@ def test_report_values_the_mechanism_cannot_produce(cls):
         (lambda: _rr(epsilon=2.0), r"epsilon: 2\.0 vs 1\.0"),
         (lambda: _rr(categories=["a", "b", "c", "d"]), "categories"),
         (lambda: RAPPOR(categories=CATS).fit(), "mechanism 'rappor' vs 'rr'"),
-        (lambda: UtilityOptimizedRR(sensitive=["a"], categories=CATS).fit(),
-         "mechanism 'urr' vs 'rr'"),
+        (
+            lambda: UtilityOptimizedRR(sensitive=["a"], categories=CATS).fit(),
+            "mechanism 'urr' vs 'rr'",
+        ),
     ],
     ids=["epsilon", "categories", "rappor", "urr"],
 )
@@ -426,8 +427,7 @@ def test_reports_from_another_theta_or_sensitive_set(cls):
     "column, categories",
     [
         (pd.Series(pd.Categorical(["a", "b", "c", "a"] * 10)), CATS),
-        (pd.Series(pd.Categorical(["a", "b", "a"] * 10,
-                                  categories=["a", "b", "c"])), CATS),
+        (pd.Series(pd.Categorical(["a", "b", "a"] * 10, categories=["a", "b", "c"])), CATS),
         (pd.Series(["a", "b", "c", "a"] * 10, dtype="string"), CATS),
         (pd.Series(["a", "b", "c", "a"] * 10, dtype=object), CATS),
         (pd.Series([1, 2, 3, 1] * 10, dtype="int64"), [1, 2, 3]),
@@ -435,12 +435,12 @@ def test_reports_from_another_theta_or_sensitive_set(cls):
         (pd.Series([1, 2, 3, 1] * 10, dtype="int8"), [1, 2, 3]),
         (pd.Series([True, False, True] * 10), [False, True]),
     ],
-    ids=["category", "category-unused-level", "string", "object", "int64",
-         "Int64", "int8", "bool"],
+    ids=["category", "category-unused-level", "string", "object", "int64", "Int64", "int8", "bool"],
 )
 def test_pandas_column_types(mech_index, column, categories):
-    mech = all_mechanisms(categories=categories, sensitive=categories[:1],
-                          random_state=0)[mech_index]
+    mech = all_mechanisms(categories=categories, sensitive=categories[:1], random_state=0)[
+        mech_index
+    ]
     frame = column.rename("col").to_frame()
     before = frame.copy()
     reports = mech.fit_transform(frame)
@@ -452,7 +452,6 @@ def test_pandas_column_types(mech_index, column, categories):
     assert_array_equal(est.categories_, categories)
     if isinstance(mech, NonPrivate):  # exact frequencies
         counts = column.value_counts(normalize=True)
-        assert_allclose(est.distribution_,
-                        [counts.get(c, 0.0) for c in categories])
+        assert_allclose(est.distribution_, [counts.get(c, 0.0) for c in categories])
     # A Series works like a one-column DataFrame.
     assert mech.fit_transform(column).shape[0] == len(column)

@@ -21,8 +21,7 @@ import numpy as np
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results" / "reproduce"
 
-__all__ = ["RESULTS_DIR", "format_value", "markdown_table", "parse_args",
-           "save_results", "timer"]
+__all__ = ["RESULTS_DIR", "format_value", "markdown_table", "parse_args", "save_results", "timer"]
 
 
 def parse_args(description, argv=None, *, default_runs):
@@ -48,15 +47,21 @@ def parse_args(description, argv=None, *, default_runs):
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--quick", action="store_true",
-                        help="reduced run (seconds; used by the tests)")
-    parser.add_argument("--runs", type=int, default=None,
-                        help=f"realizations per point (default {default_runs})")
+    parser.add_argument(
+        "--quick", action="store_true", help="reduced run (seconds; used by the tests)"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=None, help=f"realizations per point (default {default_runs})"
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR,
-                        help="directory of the .json/.md results")
-    parser.add_argument("--plot", action="store_true",
-                        help="also draw the figure (<out>/<name>.png; needs matplotlib)")
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS_DIR, help="directory of the .json/.md results"
+    )
+    parser.add_argument(
+        "--plot",
+        action="store_true",
+        help="also draw the figure (<out>/<name>.png; needs matplotlib)",
+    )
     args = parser.parse_args(argv)
     if args.runs is None:
         args.runs = default_runs
@@ -97,8 +102,7 @@ def format_value(value):
 
 def markdown_table(rows, columns):
     """A Markdown (MyST) table of ``rows`` (dicts) restricted to ``columns``."""
-    lines = ["| " + " | ".join(columns) + " |",
-             "|" + "|".join("---" for _ in columns) + "|"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(format_value(row.get(c)) for c in columns) + " |")
     return "\n".join(lines)
@@ -162,8 +166,7 @@ def save_results(name, rows, args, *, columns, meta):
     json_path.write_text(json.dumps(_jsonable(record), indent=1) + "\n")
     mode = "quick" if getattr(args, "quick", False) else "full"
     md_path.write_text(
-        f"<!-- {name}: {mode} run, runs={args.runs}, seed={args.seed} -->\n\n"
-        + table + "\n"
+        f"<!-- {name}: {mode} run, runs={args.runs}, seed={args.seed} -->\n\n" + table + "\n"
     )
     print(f"\n## {name} ({mode} run, runs={args.runs})\n")
     print(table)

@@ -48,10 +48,10 @@ def make_mechanism(m, random_state):
     """HR for m = 1 (plain LDP), block HR with m equal blocks otherwise."""
     categories = np.arange(K)
     if m == 1:
-        return HadamardResponse(EPSILON, categories=categories,
-                                random_state=random_state)
-    return BlockHadamardResponse(EPSILON, blocks=categories // (K // m),
-                                 categories=categories, random_state=random_state)
+        return HadamardResponse(EPSILON, categories=categories, random_state=random_state)
+    return BlockHadamardResponse(
+        EPSILON, blocks=categories // (K // m), categories=categories, random_state=random_state
+    )
 
 
 def main(argv=None):
@@ -61,8 +61,7 @@ def main(argv=None):
     sizes = [1000 * 2**i for i in exponents]
     settings = (1,) + BLOCK_COUNTS
     dists = distributions(args.seed)
-    streams = iter(spawn_generators(
-        args.seed, len(dists) * len(settings) * len(sizes) * runs * 2))
+    streams = iter(spawn_generators(args.seed, len(dists) * len(settings) * len(sizes) * runs * 2))
     rows = []
     with timer("Fig. 2") as t_all:
         for name, p in dists.items():
@@ -72,48 +71,79 @@ def main(argv=None):
                     for _ in range(runs):
                         X = next(streams).choice(K, p=p, size=(n, 1))
                         mech = make_mechanism(m, next(streams)).fit()
-                        est = EmpiricalEstimator(projection="simplex").fit(
-                            mech.transform(X))
+                        est = EmpiricalEstimator(projection="simplex").fit(mech.transform(X))
                         tv.append(total_variation(p, est.distribution_))
-                    rows.append({"distribution": name,
-                                 "mechanism": "HR (LDP)" if m == 1 else f"block HR m={m}",
-                                 "m": m, "n": n, "TV": float(np.mean(tv)),
-                                 "TV sd": float(np.std(tv)), "runs": runs})
+                    rows.append(
+                        {
+                            "distribution": name,
+                            "mechanism": "HR (LDP)" if m == 1 else f"block HR m={m}",
+                            "m": m,
+                            "n": n,
+                            "TV": float(np.mean(tv)),
+                            "TV sd": float(np.std(tv)),
+                            "runs": runs,
+                        }
+                    )
 
     def tv(name, m, n):
-        return next(r["TV"] for r in rows if r["distribution"] == name
-                    and r["m"] == m and r["n"] == n)
+        return next(
+            r["TV"] for r in rows if r["distribution"] == name and r["m"] == m and r["n"] == n
+        )
 
     # The paper's trends, at every n (and at the largest n alone).
     trends = {}
     for name in dists:
         trends[f"{name}: every block HR beats HR at the largest n"] = all(
-            tv(name, m, sizes[-1]) < tv(name, 1, sizes[-1]) for m in BLOCK_COUNTS)
-        beats = sum(tv(name, m, n) < tv(name, 1, n)
-                    for m in BLOCK_COUNTS for n in sizes)
+            tv(name, m, sizes[-1]) < tv(name, 1, sizes[-1]) for m in BLOCK_COUNTS
+        )
+        beats = sum(tv(name, m, n) < tv(name, 1, n) for m in BLOCK_COUNTS for n in sizes)
         trends[f"{name}: block HR beats HR at (m, n) points"] = (
-            f"{beats}/{len(BLOCK_COUNTS) * len(sizes)}")
-        order = sum(all(tv(name, a, n) >= tv(name, b, n)
-                        for a, b in zip(settings[:-1], settings[1:]))
-                    for n in sizes)
+            f"{beats}/{len(BLOCK_COUNTS) * len(sizes)}"
+        )
+        order = sum(
+            all(
+                tv(name, a, n) >= tv(name, b, n)
+                for a, b in zip(settings[:-1], settings[1:], strict=True)
+            )
+            for n in sizes
+        )
         trends[f"{name}: TV decreasing in m (HR, 10, 20, 50, 100) at n points"] = (
-            f"{order}/{len(sizes)}")
+            f"{order}/{len(sizes)}"
+        )
     print("\nTrends of the paper (Sec. 7):")
     for claim, ok in trends.items():
         print(f"  {claim}: {ok}")
-    largest = [{"distribution": name,
-                **{("HR" if m == 1 else f"m={m}"): tv(name, m, sizes[-1])
-                   for m in settings}} for name in dists]
-    meta = {"paper": "Acharya et al. 2020, Sec. 7, Fig. 2", "k": K,
-            "epsilon": EPSILON, "sizes": sizes, "trends": trends,
-            "estimator": "empirical, projected onto the simplex",
-            "tv_at_largest_n": largest, "seconds": t_all.seconds}
-    save_results("icml_fig2", rows, args,
-                 columns=["distribution", "mechanism", "n", "TV", "TV sd", "runs"],
-                 meta=meta)
-    save_results("icml_fig2_largest_n", largest, args,
-                 columns=["distribution", "HR"] + [f"m={m}" for m in BLOCK_COUNTS],
-                 meta={"n": sizes[-1], "trends": trends})
+    largest = [
+        {
+            "distribution": name,
+            **{("HR" if m == 1 else f"m={m}"): tv(name, m, sizes[-1]) for m in settings},
+        }
+        for name in dists
+    ]
+    meta = {
+        "paper": "Acharya et al. 2020, Sec. 7, Fig. 2",
+        "k": K,
+        "epsilon": EPSILON,
+        "sizes": sizes,
+        "trends": trends,
+        "estimator": "empirical, projected onto the simplex",
+        "tv_at_largest_n": largest,
+        "seconds": t_all.seconds,
+    }
+    save_results(
+        "icml_fig2",
+        rows,
+        args,
+        columns=["distribution", "mechanism", "n", "TV", "TV sd", "runs"],
+        meta=meta,
+    )
+    save_results(
+        "icml_fig2_largest_n",
+        largest,
+        args,
+        columns=["distribution", "HR"] + [f"m={m}" for m in BLOCK_COUNTS],
+        meta={"n": sizes[-1], "trends": trends},
+    )
     if args.plot:
         _plot(rows, dists, settings, sizes, args.out)
     return {"rows": rows, "sizes": sizes, "trends": trends}
@@ -128,10 +158,15 @@ def _plot(rows, dists, settings, sizes, out):
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.6), sharey=True)
     for ax, name in zip(axes, dists, strict=True):
         for m in settings:
-            ys = [next(r["TV"] for r in rows if r["distribution"] == name
-                       and r["m"] == m and r["n"] == n) for n in sizes]
-            ax.loglog(sizes, ys, marker="o",
-                      label="HR (LDP)" if m == 1 else f"m = {m}")
+            ys = [
+                next(
+                    r["TV"]
+                    for r in rows
+                    if r["distribution"] == name and r["m"] == m and r["n"] == n
+                )
+                for n in sizes
+            ]
+            ax.loglog(sizes, ys, marker="o", label="HR (LDP)" if m == 1 else f"m = {m}")
         ax.set_title(name)
         ax.set_xlabel("n")
     axes[0].set_ylabel("TV error")

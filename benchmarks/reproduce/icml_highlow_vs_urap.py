@@ -45,13 +45,15 @@ def main(argv=None):
     with timer("high-low HR vs uRAP") as t_all:
         for s in s_values:
             sensitive = categories[:s]
-            dists = {"uniform over X_N": np.r_[np.zeros(s), np.full(K - s, 1 / (K - s))],
-                     "uniform": np.full(K, 1 / K)}
+            dists = {
+                "uniform over X_N": np.r_[np.zeros(s), np.full(K - s, 1 / (K - s))],
+                "uniform": np.full(K, 1 / K),
+            }
             mechs = {
                 "high-low HR": HighLowHadamardResponse(
-                    EPSILON, sensitive=sensitive, categories=categories),
-                "uRAP": UtilityOptimizedRAPPOR(
-                    EPSILON, sensitive=sensitive, categories=categories),
+                    EPSILON, sensitive=sensitive, categories=categories
+                ),
+                "uRAP": UtilityOptimizedRAPPOR(EPSILON, sensitive=sensitive, categories=categories),
             }
             for dist, p in dists.items():
                 for n in sizes:
@@ -61,33 +63,50 @@ def main(argv=None):
                         for _ in range(runs):
                             X = next(streams).choice(K, p=p, size=(n, 1))
                             mech.set_params(random_state=next(streams)).fit()
-                            est = EmpiricalEstimator(projection="simplex").fit(
-                                mech.transform(X))
+                            est = EmpiricalEstimator(projection="simplex").fit(mech.transform(X))
                             tv.append(total_variation(p, est.distribution_))
                         row[f"TV {name}"] = float(np.mean(tv))
-                        row[f"expected TV {name}"] = expected_total_variation(
-                            mech.channel_, p, n)
+                        row[f"expected TV {name}"] = expected_total_variation(mech.channel_, p, n)
                         row[f"bits {name}"] = mech.channel_.report_bits
                     row["ratio HL/uRAP"] = row["TV high-low HR"] / row["TV uRAP"]
                     rows.append(row)
     ratios = [r["ratio HL/uRAP"] for r in rows]
-    trends = {"TV ratio high-low HR / uRAP (min, max)": (min(ratios), max(ratios)),
-              "same sample complexity (ratio within [0.5, 2])":
-                  bool(0.5 <= min(ratios) and max(ratios) <= 2.0),
-              "bits per report: high-low HR, uRAP":
-                  (rows[0]["bits high-low HR"], rows[0]["bits uRAP"])}
+    trends = {
+        "TV ratio high-low HR / uRAP (min, max)": (min(ratios), max(ratios)),
+        "same sample complexity (ratio within [0.5, 2])": bool(
+            0.5 <= min(ratios) and max(ratios) <= 2.0
+        ),
+        "bits per report: high-low HR, uRAP": (rows[0]["bits high-low HR"], rows[0]["bits uRAP"]),
+    }
     print("\nThe paper's claim (Sec. 1.2 / 5.1):")
     for claim, value in trends.items():
         print(f"  {claim}: {value}")
-    meta = {"paper": "Acharya et al. 2020, Sec. 5.1, Theorem 3 (no experiment)",
-            "k": K, "epsilon": EPSILON, "trends": trends,
-            "estimator": "empirical, projected onto the simplex",
-            "seconds": t_all.seconds}
-    save_results("icml_highlow_vs_urap", rows, args,
-                 columns=["s", "distribution", "n", "TV high-low HR", "TV uRAP",
-                          "ratio HL/uRAP", "expected TV high-low HR",
-                          "expected TV uRAP", "bits high-low HR", "bits uRAP"],
-                 meta=meta)
+    meta = {
+        "paper": "Acharya et al. 2020, Sec. 5.1, Theorem 3 (no experiment)",
+        "k": K,
+        "epsilon": EPSILON,
+        "trends": trends,
+        "estimator": "empirical, projected onto the simplex",
+        "seconds": t_all.seconds,
+    }
+    save_results(
+        "icml_highlow_vs_urap",
+        rows,
+        args,
+        columns=[
+            "s",
+            "distribution",
+            "n",
+            "TV high-low HR",
+            "TV uRAP",
+            "ratio HL/uRAP",
+            "expected TV high-low HR",
+            "expected TV uRAP",
+            "bits high-low HR",
+            "bits uRAP",
+        ],
+        meta=meta,
+    )
     if args.plot:
         _plot(rows, s_values, sizes, args.out)
     return {"rows": rows, "trends": trends}
@@ -103,9 +122,14 @@ def _plot(rows, s_values, sizes, out):
     for ax, dist in zip(axes, ["uniform over X_N", "uniform"], strict=True):
         for i, s in enumerate(s_values):
             for name, style in (("high-low HR", "-o"), ("uRAP", "--s")):
-                ys = [next(r[f"TV {name}"] for r in rows if r["s"] == s
-                           and r["distribution"] == dist and r["n"] == n)
-                      for n in sizes]
+                ys = [
+                    next(
+                        r[f"TV {name}"]
+                        for r in rows
+                        if r["s"] == s and r["distribution"] == dist and r["n"] == n
+                    )
+                    for n in sizes
+                ]
                 ax.loglog(sizes, ys, style, color=f"C{i}", label=f"{name}, s={s}")
         ax.set_title(dist)
         ax.set_xlabel("n")

@@ -80,11 +80,10 @@ PAPER_CLAIMS = [
 # ---------------------------------------------------------------- helpers
 # (also imported by uldp_fig6_fig11.py and uldp_fig7_fig12.py)
 
+
 def location_data(seed, n_users=179_527):
     """The Foursquare/Manhattan stand-in at the paper's sizes (Sec. 6.1)."""
-    data = make_location_grid(
-        n_users, n_population=359_054, land_fraction=0.45, random_state=seed
-    )
+    data = make_location_grid(n_users, n_population=359_054, land_fraction=0.45, random_state=seed)
     data.name = "location"
     return data
 
@@ -97,8 +96,7 @@ def census_data(seed, n_attributes=4, n_users=CENSUS_HALF):
 
 
 def make_mechanism(name, epsilon, categories, sensitive, seed):
-    kwargs = {"epsilon": float(epsilon), "categories": categories,
-              "random_state": seed}
+    kwargs = {"epsilon": float(epsilon), "categories": categories, "random_state": seed}
     if name in ("uRR", "uRAP"):
         kwargs["sensitive"] = sensitive
     return MECHANISMS[name](**kwargs)
@@ -115,9 +113,11 @@ def evaluate(name, epsilon, data, sensitive, seed, estimators, *, em_max_iter=No
             est.set_params(max_iter=em_max_iter)
         start = time.perf_counter()
         p_hat = est.fit(reports).distribution_
-        out[est_name] = (total_variation(data.distribution, p_hat),
-                         l2_loss(data.distribution, p_hat),
-                         time.perf_counter() - start)
+        out[est_name] = (
+            total_variation(data.distribution, p_hat),
+            l2_loss(data.distribution, p_hat),
+            time.perf_counter() - start,
+        )
     return out
 
 
@@ -131,6 +131,7 @@ def epsilons(k, quick, name="location"):
 
 # ------------------------------------------------------------------- main
 
+
 def run(data, args, rows):
     k = len(data.categories)
     np_tv = total_variation(data.distribution, data.empirical)
@@ -139,21 +140,32 @@ def run(data, args, rows):
         for mech in MECHANISMS:
             acc = {e: [] for e in ESTIMATORS}
             for r in range(args.runs):
-                res = evaluate(mech, eps, data, data.sensitive, args.seed + 1000 * r + 1,
-                               list(ESTIMATORS))
+                res = evaluate(
+                    mech, eps, data, data.sensitive, args.seed + 1000 * r + 1, list(ESTIMATORS)
+                )
                 for e, v in res.items():
                     acc[e].append(v)
             for e, vals in acc.items():
                 vals = np.asarray(vals)
-                rows.append({
-                    "data": data.name, "epsilon": eps, "mechanism": mech,
-                    "estimator": e, "TV": vals[:, 0].mean(), "TV_sd": vals[:, 0].std(),
-                    "MSE": vals[:, 1].mean(), "seconds": vals[:, 2].mean(),
-                    "no_privacy_TV": np_tv, "no_privacy_MSE": np_l2,
-                })
-            print(f"{data.name} eps={eps:g} {mech}: "
-                  + ", ".join(f"{e} TV={np.mean([v[0] for v in acc[e]]):.4g}" for e in acc),
-                  flush=True)
+                rows.append(
+                    {
+                        "data": data.name,
+                        "epsilon": eps,
+                        "mechanism": mech,
+                        "estimator": e,
+                        "TV": vals[:, 0].mean(),
+                        "TV_sd": vals[:, 0].std(),
+                        "MSE": vals[:, 1].mean(),
+                        "seconds": vals[:, 2].mean(),
+                        "no_privacy_TV": np_tv,
+                        "no_privacy_MSE": np_l2,
+                    }
+                )
+            print(
+                f"{data.name} eps={eps:g} {mech}: "
+                + ", ".join(f"{e} TV={np.mean([v[0] for v in acc[e]]):.4g}" for e in acc),
+                flush=True,
+            )
 
 
 def summarize(rows):
@@ -163,8 +175,11 @@ def summarize(rows):
         sub = [r for r in rows if r["data"] == name]
 
         def tv(m, e, eps, sub=sub):
-            return next(r["TV"] for r in sub if r["mechanism"] == m
-                        and r["estimator"] == e and r["epsilon"] == eps)
+            return next(
+                r["TV"]
+                for r in sub
+                if r["mechanism"] == m and r["estimator"] == e and r["epsilon"] == eps
+            )
 
         eps_list = sorted({r["epsilon"] for r in sub})
         ln_k = max(e for e in eps_list if e < 10.0) if len(eps_list) > 3 else eps_list[-1]
@@ -199,8 +214,14 @@ def plot(rows, args, metric="TV"):
         for j, est in enumerate(ESTIMATORS):
             ax = axes[i, j]
             for mech, st in styles.items():
-                ys = [next(r[metric] for r in sub if r["mechanism"] == mech
-                           and r["estimator"] == est and r["epsilon"] == e) for e in k_eps]
+                ys = [
+                    next(
+                        r[metric]
+                        for r in sub
+                        if r["mechanism"] == mech and r["estimator"] == est and r["epsilon"] == e
+                    )
+                    for e in k_eps
+                ]
                 ax.plot(k_eps, ys, st, label=mech, ms=4)
             ax.plot(k_eps, [sub[0][f"no_privacy_{metric}"]] * len(k_eps), "k--", label="no privacy")
             ax.axvline(math.log(400 if name == "census" else 625), color="k", lw=2)
@@ -225,8 +246,10 @@ def main(argv=None):
     with timer("total") as t:
         datasets = [location_data(args.seed), census_data(args.seed)]
         if args.quick:  # fewer users: the same trends, seconds instead of minutes
-            datasets = [location_data(args.seed, n_users=20_000),
-                        census_data(args.seed, n_users=10_000)]
+            datasets = [
+                location_data(args.seed, n_users=20_000),
+                census_data(args.seed, n_users=10_000),
+            ]
         for data in datasets:
             run(data, args, rows)
     summary = summarize(rows)
@@ -234,22 +257,39 @@ def main(argv=None):
         print(f"\n{name}: TV ratios LDP/ULDP (EM) per epsilon:")
         for eps, r in s["ratios"].items():
             print(f"  eps={eps:g}: " + ", ".join(f"{k}={v:.3g}" for k, v in r.items()))
-        print(f"  uRR EM / no privacy at ln|X| = {s['uRR_EM_over_no_privacy_at_ln_k']:.3g}"
-              " (paper: 'almost the same')")
+        print(
+            f"  uRR EM / no privacy at ln|X| = {s['uRR_EM_over_no_privacy_at_ln_k']:.3g}"
+            " (paper: 'almost the same')"
+        )
     print("\nThe paper's claims (Sec. 6.2):\n- " + "\n- ".join(PAPER_CLAIMS))
     meta = {
         "figure": "ULDP paper Figs 5 (TV) and 10 (MSE = squared l2 loss)",
-        "datasets": {d.name: {"k": len(d.categories), "k_S": len(d.sensitive),
-                              "n": len(d.frame)} for d in datasets},
+        "datasets": {
+            d.name: {"k": len(d.categories), "k_S": len(d.sensitive), "n": len(d.frame)}
+            for d in datasets
+        },
         "paper_claims": PAPER_CLAIMS,
         "summary": summary,
         "seconds": t.seconds,
         "em": "EMEstimator(shrinkage=None), started from emp+thr (the paper's EM)",
     }
-    save_results("uldp_fig5_fig10", rows, args,
-                 columns=["data", "epsilon", "mechanism", "estimator", "TV", "MSE",
-                          "no_privacy_TV", "no_privacy_MSE", "seconds"],
-                 meta=meta)
+    save_results(
+        "uldp_fig5_fig10",
+        rows,
+        args,
+        columns=[
+            "data",
+            "epsilon",
+            "mechanism",
+            "estimator",
+            "TV",
+            "MSE",
+            "no_privacy_TV",
+            "no_privacy_MSE",
+            "seconds",
+        ],
+        meta=meta,
+    )
     if args.plot:
         plot(rows, args, "TV")
         plot(rows, args, "MSE")

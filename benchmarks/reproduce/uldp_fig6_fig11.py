@@ -57,8 +57,10 @@ def run(data, args, rows):
         # RR and RAPPOR ignore X_S: evaluated once per case, not per size.
         base = {}
         for mech in ("RR", "RAPPOR"):
-            vals = [evaluate(mech, eps, data, None, args.seed + 7 * r + 3, ["emp", "EM"])
-                    for r in range(args.runs)]
+            vals = [
+                evaluate(mech, eps, data, None, args.seed + 7 * r + 3, ["emp", "EM"])
+                for r in range(args.runs)
+            ]
             base[mech] = {e: np.mean([v[e][:2] for v in vals], axis=0) for e in ("emp", "EM")}
         for size in sizes(k, args.quick):
             acc = {m: {e: [] for e in ("emp", "EM")} for m in ("uRR", "uRAP")}
@@ -71,12 +73,25 @@ def run(data, args, rows):
             for mech in ("RR", "RAPPOR", "uRR", "uRAP"):
                 for e in ("emp", "EM"):
                     tv, l2 = base[mech][e] if mech in base else np.mean(acc[mech][e], axis=0)
-                    rows.append({"data": data.name, "epsilon": eps, "size_S": size,
-                                 "mechanism": mech, "estimator": e, "TV": tv, "MSE": l2,
-                                 "no_privacy_TV": np_tv, "no_privacy_MSE": np_l2})
+                    rows.append(
+                        {
+                            "data": data.name,
+                            "epsilon": eps,
+                            "size_S": size,
+                            "mechanism": mech,
+                            "estimator": e,
+                            "TV": tv,
+                            "MSE": l2,
+                            "no_privacy_TV": np_tv,
+                            "no_privacy_MSE": np_l2,
+                        }
+                    )
             em = {r["mechanism"]: r["TV"] for r in rows[-8:] if r["estimator"] == "EM"}
-            print(f"{data.name} eps={eps:g} |X_S|={size}: "
-                  + ", ".join(f"{m} EM TV={v:.4g}" for m, v in em.items()), flush=True)
+            print(
+                f"{data.name} eps={eps:g} |X_S|={size}: "
+                + ", ".join(f"{m} EM TV={v:.4g}" for m, v in em.items()),
+                flush=True,
+            )
 
 
 def plot(rows, args, metric="TV"):
@@ -92,8 +107,14 @@ def plot(rows, args, metric="TV"):
         xs = sorted({r["size_S"] for r in sub})
         for c, mech in enumerate(("RR", "RAPPOR", "uRR", "uRAP")):
             for est, st in (("emp", ":"), ("EM", "-")):
-                ys = [next(r[metric] for r in sub if r["size_S"] == x and r["mechanism"] == mech
-                           and r["estimator"] == est) for x in xs]
+                ys = [
+                    next(
+                        r[metric]
+                        for r in sub
+                        if r["size_S"] == x and r["mechanism"] == mech and r["estimator"] == est
+                    )
+                    for x in xs
+                ]
                 ax.plot(xs, ys, st, marker="o", ms=3, color=f"C{c}", label=f"{mech} ({est})")
         ax.plot(xs, [sub[0][f"no_privacy_{metric}"]] * len(xs), "k--", label="no privacy")
         ax.set_xscale("log")
@@ -129,10 +150,22 @@ def main(argv=None):
         "em": "EMEstimator(shrinkage=None), started from emp+thr (the paper's EM)",
     }
     print("\nThe paper's claims (Sec. 6.2):\n- " + "\n- ".join(PAPER_CLAIMS))
-    save_results("uldp_fig6_fig11", rows, args,
-                 columns=["data", "epsilon", "size_S", "mechanism", "estimator", "TV", "MSE",
-                          "no_privacy_TV"],
-                 meta=meta)
+    save_results(
+        "uldp_fig6_fig11",
+        rows,
+        args,
+        columns=[
+            "data",
+            "epsilon",
+            "size_S",
+            "mechanism",
+            "estimator",
+            "TV",
+            "MSE",
+            "no_privacy_TV",
+        ],
+        meta=meta,
+    )
     if args.plot:
         plot(rows, args, "TV")
         plot(rows, args, "MSE")

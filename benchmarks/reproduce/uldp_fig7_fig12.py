@@ -77,8 +77,9 @@ def run(args, rows):
                     continue  # reports of k bits each: too slow here beyond 6 attributes
                 tvs, l2s, em_s, thr_s = [], [], [], []
                 for r in range(args.runs):
-                    reports = make_mechanism(mech, eps, data.categories, data.sensitive,
-                                             args.seed + 100 * r + n_attr).fit_transform(data.frame)
+                    reports = make_mechanism(
+                        mech, eps, data.categories, data.sensitive, args.seed + 100 * r + n_attr
+                    ).fit_transform(data.frame)
                     start = time.perf_counter()
                     ThresholdEstimator(alpha=0.05).fit(reports)
                     thr_s.append(time.perf_counter() - start)
@@ -88,16 +89,28 @@ def run(args, rows):
                     tvs.append(total_variation(data.distribution, p_hat))
                     l2s.append(l2_loss(data.distribution, p_hat))
                     del reports
-                rows.append({
-                    "n_attributes": n_attr, "k": k, "k_S": len(data.sensitive),
-                    "epsilon": eps, "mechanism": mech, "TV": float(np.mean(tvs)),
-                    "MSE": float(np.mean(l2s)), "no_privacy_TV": np_tv,
-                    "EM_seconds": float(np.mean(em_s)), "thr_seconds": float(np.mean(thr_s)),
-                    "paper_EM_seconds": (PAPER_EM_SECONDS[mech]
-                                         if (n_attr == 9 and eps == 6.0) else None),
-                })
-                print(f"attrs={n_attr} k={k} eps={eps:g} {mech}: EM TV={np.mean(tvs):.4g} "
-                      f"({np.mean(em_s):.1f} s)", flush=True)
+                rows.append(
+                    {
+                        "n_attributes": n_attr,
+                        "k": k,
+                        "k_S": len(data.sensitive),
+                        "epsilon": eps,
+                        "mechanism": mech,
+                        "TV": float(np.mean(tvs)),
+                        "MSE": float(np.mean(l2s)),
+                        "no_privacy_TV": np_tv,
+                        "EM_seconds": float(np.mean(em_s)),
+                        "thr_seconds": float(np.mean(thr_s)),
+                        "paper_EM_seconds": (
+                            PAPER_EM_SECONDS[mech] if (n_attr == 9 and eps == 6.0) else None
+                        ),
+                    }
+                )
+                print(
+                    f"attrs={n_attr} k={k} eps={eps:g} {mech}: EM TV={np.mean(tvs):.4g} "
+                    f"({np.mean(em_s):.1f} s)",
+                    flush=True,
+                )
 
 
 def plot(rows, args, metric="TV"):
@@ -151,10 +164,25 @@ def main(argv=None):
         "em": "EMEstimator(shrinkage=None), started from emp+thr (the paper's EM)",
     }
     name = "uldp_fig7_fig12_rappor_large" if args.rappor_large else "uldp_fig7_fig12"
-    save_results(name, rows, args,
-                 columns=["n_attributes", "k", "k_S", "epsilon", "mechanism", "TV", "MSE",
-                          "no_privacy_TV", "EM_seconds", "paper_EM_seconds", "thr_seconds"],
-                 meta=meta)
+    save_results(
+        name,
+        rows,
+        args,
+        columns=[
+            "n_attributes",
+            "k",
+            "k_S",
+            "epsilon",
+            "mechanism",
+            "TV",
+            "MSE",
+            "no_privacy_TV",
+            "EM_seconds",
+            "paper_EM_seconds",
+            "thr_seconds",
+        ],
+        meta=meta,
+    )
     if args.plot:
         merged = _merged_rows(rows, args)
         plot(merged, args, "TV")
@@ -171,8 +199,11 @@ def _merged_rows(rows, args):
     if args.quick or not path.exists():
         return rows
     mine = {(r["n_attributes"], r["epsilon"], r["mechanism"]) for r in rows}
-    extra = [r for r in json.loads(path.read_text())["rows"]
-             if (r["n_attributes"], r["epsilon"], r["mechanism"]) not in mine]
+    extra = [
+        r
+        for r in json.loads(path.read_text())["rows"]
+        if (r["n_attributes"], r["epsilon"], r["mechanism"]) not in mine
+    ]
     return rows + extra
 
 

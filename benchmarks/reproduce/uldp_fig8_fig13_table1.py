@@ -68,42 +68,59 @@ def _backgrounds(data):
 def run_pum(data, mechanism, epsilon, n_runs, rng):
     """Mean TV, MSE and Theorem 1 terms per case over ``n_runs`` realizations."""
     mech = PersonalizedMechanism(
-        epsilon, sensitive=data.sensitive, tags=data.tags,
-        categories=data.categories, mechanism=mechanism, random_state=rng).fit()
+        epsilon,
+        sensitive=data.sensitive,
+        tags=data.tags,
+        categories=data.categories,
+        mechanism=mechanism,
+        random_state=rng,
+    ).fit()
     backgrounds = _backgrounds(data)
     acc = {case: [] for case in CASES}
     for _ in range(n_runs):
-        est = PersonalizedEstimator(EMEstimator(shrinkage=None)).fit(
-            mech.transform(data.frame))
+        est = PersonalizedEstimator(EMEstimator(shrinkage=None)).fit(mech.transform(data.frame))
         for case, background in backgrounds.items():
             est.set_params(background=background)  # re-maps r_hat, no new EM
-            t = personalized_loss_terms(est, data.empirical,
-                                        data.intermediate_distribution,
-                                        data.tag_distributions)
-            acc[case].append((
-                total_variation(data.empirical, est.distribution_),
-                mean_squared_error(data.empirical, est.distribution_),
-                t.l1_loss, t.first_term, t.second_term, est.loss_bound_,
-                float(t.holds)))
+            t = personalized_loss_terms(
+                est, data.empirical, data.intermediate_distribution, data.tag_distributions
+            )
+            acc[case].append(
+                (
+                    total_variation(data.empirical, est.distribution_),
+                    mean_squared_error(data.empirical, est.distribution_),
+                    t.l1_loss,
+                    t.first_term,
+                    t.second_term,
+                    est.loss_bound_,
+                    float(t.holds),
+                )
+            )
     return {case: np.mean(v, axis=0) for case, v in acc.items()}
 
 
 def main(argv=None):
     args = parse_args(__doc__, argv, default_runs=10)
     n_users = 10_000 if args.quick else N_USERS
-    epsilons = ([0.1, 1.0, float(np.log(K))] if args.quick else
-                [0.1, 0.2, 0.5, 1.0, 2.0, 4.0, float(np.log(K)), 8.0, 10.0])
+    epsilons = (
+        [0.1, 1.0, float(np.log(K))]
+        if args.quick
+        else [0.1, 0.2, 0.5, 1.0, 2.0, 4.0, float(np.log(K)), 8.0, 10.0]
+    )
     # uRAP's EM is several times slower than uRR's: fewer realizations.
-    runs = {"uRR": 1 if args.quick else args.runs,
-            "uRAP": 1 if args.quick else max(1, args.runs // 3)}
-    table_runs = {"uRR": 1 if args.quick else 2 * args.runs,
-                  "uRAP": 1 if args.quick else args.runs}
+    runs = {
+        "uRR": 1 if args.quick else args.runs,
+        "uRAP": 1 if args.quick else max(1, args.runs // 3),
+    }
+    table_runs = {"uRR": 1 if args.quick else 2 * args.runs, "uRAP": 1 if args.quick else args.runs}
     streams = iter(spawn_generators(args.seed, 64))
 
     with timer("data") as t_data:
-        datasets = {reading: make_personalized_locations(
-            n_users, home_fraction=h, work_fraction=w, random_state=args.seed)
-            for reading, (h, w) in READINGS.items()}
+        datasets = {
+            reading: make_personalized_locations(
+                n_users, home_fraction=h, work_fraction=w, random_state=args.seed
+            )
+            for reading, (h, w) in READINGS.items()
+        }
     data = datasets["check-ins (1.4 %, 5.4 %)"]
 
     fig_rows = []
@@ -113,32 +130,48 @@ def main(argv=None):
                 res = run_pum(data, mechanism, eps, runs[name], next(streams))
                 for case in CASES:
                     tv, mse = res[case][:2]
-                    fig_rows.append({"mechanism": name, "epsilon": eps,
-                                     "case": case, "TV": tv, "MSE": mse,
-                                     "runs": runs[name]})
+                    fig_rows.append(
+                        {
+                            "mechanism": name,
+                            "epsilon": eps,
+                            "case": case,
+                            "TV": tv,
+                            "MSE": mse,
+                            "runs": runs[name],
+                        }
+                    )
 
     table_rows = []
     with timer("Table 1") as t_table:
         for reading, d in datasets.items():
             for name, mechanism in MECHANISMS.items():
-                res = run_pum(d, mechanism, float(np.log(K)), table_runs[name],
-                              next(streams))
+                res = run_pum(d, mechanism, float(np.log(K)), table_runs[name], next(streams))
                 for case in CASES:
                     _, _, l1, first, second, bound2, holds = res[case]
                     ref = PAPER_TABLE1[name, case]
-                    table_rows.append({
-                        "reading": reading, "method": f"{name} {case}",
-                        "l1 (ours)": l1, "l1 (paper)": ref[0],
-                        "first (ours)": first, "first (paper)": ref[1],
-                        "second (ours)": second, "second (paper)": ref[2],
-                        "2 sum r_hat(bot)": bound2,
-                        "Theorem 1 held": f"{holds:.0%}",
-                        "runs": table_runs[name]})
+                    table_rows.append(
+                        {
+                            "reading": reading,
+                            "method": f"{name} {case}",
+                            "l1 (ours)": l1,
+                            "l1 (paper)": ref[0],
+                            "first (ours)": first,
+                            "first (paper)": ref[1],
+                            "second (ours)": second,
+                            "second (paper)": ref[2],
+                            "2 sum r_hat(bot)": bound2,
+                            "Theorem 1 held": f"{holds:.0%}",
+                            "runs": table_runs[name],
+                        }
+                    )
 
     # The paper's trends.
     def tv(name, eps, case):
-        return next(r["TV"] for r in fig_rows if r["mechanism"] == name
-                    and r["epsilon"] == eps and r["case"] == case)
+        return next(
+            r["TV"]
+            for r in fig_rows
+            if r["mechanism"] == name and r["epsilon"] == eps and r["case"] == case
+        )
 
     trends = {}
     # At the quick size r_hat over X_N is noisy, and case (I) spreads the bot
@@ -146,34 +179,51 @@ def main(argv=None):
     tol = 0.2 if args.quick else 0.05
     for name in MECHANISMS:
         big = [tv(name, float(np.log(K)), c) for c in CASES]
-        trends[f"{name}: (III) <= (II) <= (I) at eps = ln|X|"] = bool(
-            big[2] <= big[1] <= big[0])
+        trends[f"{name}: (III) <= (II) <= (I) at eps = ln|X|"] = bool(big[2] <= big[1] <= big[0])
         small = [tv(name, 0.1, c) for c in CASES]
         trends[f"{name}: at eps = 0.1 the cases differ by < {tol:.0%}"] = bool(
-            (max(small) - min(small)) / min(small) < tol)
-    trends["Theorem 1 held in every run"] = all(
-        r["Theorem 1 held"] == "100%" for r in table_rows)
+            (max(small) - min(small)) / min(small) < tol
+        )
+    trends["Theorem 1 held in every run"] = all(r["Theorem 1 held"] == "100%" for r in table_rows)
     print("\nTrends of the paper (Sec. 6.2):")
     for claim, ok in trends.items():
         print(f"  {claim}: {ok}")
-    r_true = {reading: d.intermediate_distribution[K:].tolist()
-              for reading, d in datasets.items()}
+    r_true = {reading: d.intermediate_distribution[K:].tolist() for reading, d in datasets.items()}
 
-    meta = {"paper": "Murakami & Kawamoto 2019, Sec. 6.2, Fig. 8, Fig. 13, Table 1",
-            "n_users": n_users, "population": 2 * n_users,
-            "true bot masses r(home), r(work)": r_true,
-            "estimator": "EM", "trends": trends,
-            "seconds": {"data": t_data.seconds, "figures": t_fig.seconds,
-                        "table": t_table.seconds}}
-    save_results("uldp_fig8_fig13", fig_rows, args,
-                 columns=["mechanism", "epsilon", "case", "TV", "MSE", "runs"],
-                 meta=meta)
-    save_results("uldp_table1", table_rows, args,
-                 columns=["reading", "method", "l1 (ours)", "l1 (paper)",
-                          "first (ours)", "first (paper)", "second (ours)",
-                          "second (paper)", "2 sum r_hat(bot)",
-                          "Theorem 1 held"],
-                 meta=meta)
+    meta = {
+        "paper": "Murakami & Kawamoto 2019, Sec. 6.2, Fig. 8, Fig. 13, Table 1",
+        "n_users": n_users,
+        "population": 2 * n_users,
+        "true bot masses r(home), r(work)": r_true,
+        "estimator": "EM",
+        "trends": trends,
+        "seconds": {"data": t_data.seconds, "figures": t_fig.seconds, "table": t_table.seconds},
+    }
+    save_results(
+        "uldp_fig8_fig13",
+        fig_rows,
+        args,
+        columns=["mechanism", "epsilon", "case", "TV", "MSE", "runs"],
+        meta=meta,
+    )
+    save_results(
+        "uldp_table1",
+        table_rows,
+        args,
+        columns=[
+            "reading",
+            "method",
+            "l1 (ours)",
+            "l1 (paper)",
+            "first (ours)",
+            "first (paper)",
+            "second (ours)",
+            "second (paper)",
+            "2 sum r_hat(bot)",
+            "Theorem 1 held",
+        ],
+        meta=meta,
+    )
     if args.plot:
         _plot(fig_rows, epsilons, args.out)
     return {"figure": fig_rows, "table": table_rows, "trends": trends}
@@ -189,9 +239,14 @@ def _plot(rows, epsilons, out):
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
         for ax, name in zip(axes, MECHANISMS, strict=True):
             for case, marker in zip(CASES, "osd", strict=True):
-                ys = [next(r[metric] for r in rows if r["mechanism"] == name
-                           and r["epsilon"] == e and r["case"] == case)
-                      for e in epsilons]
+                ys = [
+                    next(
+                        r[metric]
+                        for r in rows
+                        if r["mechanism"] == name and r["epsilon"] == e and r["case"] == case
+                    )
+                    for e in epsilons
+                ]
                 ax.loglog(epsilons, ys, marker=marker, label=f"{name} {case}")
             ax.axvline(np.log(K), color="k", lw=2)  # eps = ln|X|, as in the paper
             ax.set_xlabel("epsilon")

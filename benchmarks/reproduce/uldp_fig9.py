@@ -55,34 +55,63 @@ def main(argv=None):
     weighted = {"(I)": 0.0, "(II)": 0.0}
     for b, tag in enumerate(data.tags):
         truth = data.tag_distributions[tag]
-        gaps = {"(I)": l1_loss(truth, no_knowledge),
-                "(II)": l1_loss(truth, data.background[tag])}
+        gaps = {"(I)": l1_loss(truth, no_knowledge), "(II)": l1_loss(truth, data.background[tag])}
         for case, gap in gaps.items():
             weighted[case] += r[K + b] * gap
-        rows.append({"tag": tag, "r(bot)": r[K + b],
-                     "l1(pi_hat, pi) (I) none": gaps["(I)"],
-                     "l1(pi_hat, pi) (II) POI": gaps["(II)"],
-                     "corr(POI, pi)": float(np.corrcoef(truth, data.background[tag])[0, 1])})
+        rows.append(
+            {
+                "tag": tag,
+                "r(bot)": r[K + b],
+                "l1(pi_hat, pi) (I) none": gaps["(I)"],
+                "l1(pi_hat, pi) (II) POI": gaps["(II)"],
+                "corr(POI, pi)": float(np.corrcoef(truth, data.background[tag])[0, 1]),
+            }
+        )
     mass = r[K:].sum()
-    rows.append({"tag": "weighted mean (ours)", "r(bot)": mass,
-                 "l1(pi_hat, pi) (I) none": weighted["(I)"] / mass,
-                 "l1(pi_hat, pi) (II) POI": weighted["(II)"] / mass})
-    rows.append({"tag": "implied by the paper's Table 1", "r(bot)": PAPER_BOT_MASS,
-                 "l1(pi_hat, pi) (I) none": PAPER_IMPLIED["(I)"],
-                 "l1(pi_hat, pi) (II) POI": PAPER_IMPLIED["(II)"]})
-    trends = {"POI closer to pi than no knowledge, for both tags": all(
-        row["l1(pi_hat, pi) (II) POI"] < row["l1(pi_hat, pi) (I) none"]
-        for row in rows[:2]),
+    rows.append(
+        {
+            "tag": "weighted mean (ours)",
+            "r(bot)": mass,
+            "l1(pi_hat, pi) (I) none": weighted["(I)"] / mass,
+            "l1(pi_hat, pi) (II) POI": weighted["(II)"] / mass,
+        }
+    )
+    rows.append(
+        {
+            "tag": "implied by the paper's Table 1",
+            "r(bot)": PAPER_BOT_MASS,
+            "l1(pi_hat, pi) (I) none": PAPER_IMPLIED["(I)"],
+            "l1(pi_hat, pi) (II) POI": PAPER_IMPLIED["(II)"],
+        }
+    )
+    trends = {
+        "POI closer to pi than no knowledge, for both tags": all(
+            row["l1(pi_hat, pi) (II) POI"] < row["l1(pi_hat, pi) (I) none"] for row in rows[:2]
+        ),
         "POI distribution differs from pi (l1 > 0)": all(
-            row["l1(pi_hat, pi) (II) POI"] > 0 for row in rows[:2])}
+            row["l1(pi_hat, pi) (II) POI"] > 0 for row in rows[:2]
+        ),
+    }
     print("\nThe paper's message (Fig. 9):")
     for claim, ok in trends.items():
         print(f"  {claim}: {ok}")
-    save_results("uldp_fig9", rows, args,
-                 columns=["tag", "r(bot)", "l1(pi_hat, pi) (I) none",
-                          "l1(pi_hat, pi) (II) POI", "corr(POI, pi)"],
-                 meta={"paper": "Murakami & Kawamoto 2019, Sec. 6.2, Fig. 9",
-                       "n_users": n_users, "trends": trends})
+    save_results(
+        "uldp_fig9",
+        rows,
+        args,
+        columns=[
+            "tag",
+            "r(bot)",
+            "l1(pi_hat, pi) (I) none",
+            "l1(pi_hat, pi) (II) POI",
+            "corr(POI, pi)",
+        ],
+        meta={
+            "paper": "Murakami & Kawamoto 2019, Sec. 6.2, Fig. 9",
+            "n_users": n_users,
+            "trends": trends,
+        },
+    )
     if args.plot:
         _plot(data, args.out)
     return {"rows": rows, "trends": trends}
@@ -96,13 +125,14 @@ def _plot(data, out):
 
     fig, axes = plt.subplots(2, 2, figsize=(7, 7))
     for i, (tag, label) in enumerate((("home", "home"), ("work", "workplace"))):
-        panels = (("POI distribution", data.background[tag]),
-                  ("true distribution", data.tag_distributions[tag]))
+        panels = (
+            ("POI distribution", data.background[tag]),
+            ("true distribution", data.tag_distributions[tag]),
+        )
         vmax = max(p.max() for _, p in panels)
         for j, (title, p) in enumerate(panels):
             ax = axes[i, j]
-            ax.imshow(p.reshape(data.shape), origin="lower", cmap="Reds",
-                      vmin=0, vmax=vmax)
+            ax.imshow(p.reshape(data.shape), origin="lower", cmap="Reds", vmin=0, vmax=vmax)
             ax.set_title(f"{title} ({label})", fontsize=9)
             ax.set_xticks([])
             ax.set_yticks([])

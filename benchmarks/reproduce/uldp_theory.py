@@ -51,8 +51,7 @@ def mechanisms(epsilon, sensitive, categories):
         "RR": RandomizedResponse(epsilon, categories=categories),
         "RAPPOR": RAPPOR(epsilon, categories=categories),
         "uRR": UtilityOptimizedRR(epsilon, sensitive=sensitive, categories=categories),
-        "uRAP": UtilityOptimizedRAPPOR(epsilon, sensitive=sensitive,
-                                       categories=categories),
+        "uRAP": UtilityOptimizedRAPPOR(epsilon, sensitive=sensitive, categories=categories),
     }
 
 
@@ -60,8 +59,11 @@ def main(argv=None):
     args = parse_args(__doc__, argv, default_runs=20)
     n = 5_000 if args.quick else 20_000
     runs = 3 if args.quick else args.runs
-    epsilons = ([0.1, 1.0, float(np.log(K))] if args.quick else
-                [0.1, 0.5, 1.0, 2.0, 4.0, float(np.log(K)), 10.0])
+    epsilons = (
+        [0.1, 1.0, float(np.log(K))]
+        if args.quick
+        else [0.1, 0.5, 1.0, 2.0, 4.0, float(np.log(K)), 10.0]
+    )
     grid = make_location_grid(1000, random_state=args.seed)
     categories = np.arange(K)
     sensitive_mask = np.isin(grid.categories, grid.sensitive)
@@ -87,46 +89,84 @@ def main(argv=None):
                         l2s.append(float(np.sum((p - est.distribution_) ** 2)))
                     th1 = expected_l1_loss(mech.channel_, p, n)
                     th2 = expected_l2_loss(mech.channel_, p, n)
-                    rows.append({
-                        "distribution": dist, "epsilon": eps, "mechanism": name,
-                        "l1 (sim)": float(np.mean(l1s)), "l1 (theory)": th1,
-                        "l1 sim/theory": float(np.mean(l1s)) / th1,
-                        "l2 (sim)": float(np.mean(l2s)), "l2 (theory)": th2,
-                        "l2 sim/theory": float(np.mean(l2s)) / th2,
-                        "l1 theory / non-private": th1 / nonprivate_l1,
-                        "runs": runs})
+                    rows.append(
+                        {
+                            "distribution": dist,
+                            "epsilon": eps,
+                            "mechanism": name,
+                            "l1 (sim)": float(np.mean(l1s)),
+                            "l1 (theory)": th1,
+                            "l1 sim/theory": float(np.mean(l1s)) / th1,
+                            "l2 (sim)": float(np.mean(l2s)),
+                            "l2 (theory)": th2,
+                            "l2 sim/theory": float(np.mean(l2s)) / th2,
+                            "l1 theory / non-private": th1 / nonprivate_l1,
+                            "runs": runs,
+                        }
+                    )
     r1 = [r["l1 sim/theory"] for r in rows]
     r2 = [r["l2 sim/theory"] for r in rows]
 
     def th(dist, eps, name):
-        return next(r["l1 (theory)"] for r in rows if r["distribution"] == dist
-                    and r["epsilon"] == eps and r["mechanism"] == name)
+        return next(
+            r["l1 (theory)"]
+            for r in rows
+            if r["distribution"] == dist and r["epsilon"] == eps and r["mechanism"] == name
+        )
 
     trends = {
         "l1 sim/theory (min, max)": (min(r1), max(r1)),
         "l2 sim/theory (min, max)": (min(r2), max(r2)),
         "uRR < RR and uRAP < RAPPOR at every eps (theory)": all(
             th(d, e, "uRR") < th(d, e, "RR") and th(d, e, "uRAP") < th(d, e, "RAPPOR")
-            for d in dists for e in epsilons),
+            for d in dists
+            for e in epsilons
+        ),
     }
-    for name, claim in (("uRR", "almost 1"), ("uRAP", "almost 1"), ("RR", "2"),
-                        ("RAPPOR", "|X|^(1/4) = 5")):
-        ratio = next(r["l1 theory / non-private"] for r in rows
-                     if r["distribution"] == "p_UN (worst case)"
-                     and r["mechanism"] == name and r["epsilon"] == float(np.log(K)))
+    for name, claim in (
+        ("uRR", "almost 1"),
+        ("uRAP", "almost 1"),
+        ("RR", "2"),
+        ("RAPPOR", "|X|^(1/4) = 5"),
+    ):
+        ratio = next(
+            r["l1 theory / non-private"]
+            for r in rows
+            if r["distribution"] == "p_UN (worst case)"
+            and r["mechanism"] == name
+            and r["epsilon"] == float(np.log(K))
+        )
         trends[f"{name} l1 / non-private l1 at eps = ln|X| (paper: {claim})"] = ratio
     print("\nTheory vs simulation, and the paper's claims (Sec. 4.3):")
     for claim, value in trends.items():
         print(f"  {claim}: {value}")
-    meta = {"paper": "Murakami & Kawamoto 2019, Sec. 4.3, Props. 6-10, 14; App. D-E",
-            "n": n, "k": K, "n_sensitive": int(sensitive.size),
-            "estimator": "empirical (unprojected)", "trends": trends,
-            "seconds": t_all.seconds}
-    save_results("uldp_theory", rows, args,
-                 columns=["distribution", "epsilon", "mechanism", "l1 (sim)",
-                          "l1 (theory)", "l1 sim/theory", "l2 (sim)", "l2 (theory)",
-                          "l2 sim/theory", "l1 theory / non-private"],
-                 meta=meta)
+    meta = {
+        "paper": "Murakami & Kawamoto 2019, Sec. 4.3, Props. 6-10, 14; App. D-E",
+        "n": n,
+        "k": K,
+        "n_sensitive": int(sensitive.size),
+        "estimator": "empirical (unprojected)",
+        "trends": trends,
+        "seconds": t_all.seconds,
+    }
+    save_results(
+        "uldp_theory",
+        rows,
+        args,
+        columns=[
+            "distribution",
+            "epsilon",
+            "mechanism",
+            "l1 (sim)",
+            "l1 (theory)",
+            "l1 sim/theory",
+            "l2 (sim)",
+            "l2 (theory)",
+            "l2 sim/theory",
+            "l1 theory / non-private",
+        ],
+        meta=meta,
+    )
     if args.plot:
         _plot(rows, dists, epsilons, args.out)
     return {"rows": rows, "trends": trends}
@@ -143,12 +183,15 @@ def _plot(rows, dists, epsilons, out):
         for i, loss in enumerate(("l1", "l2")):
             ax = axes[i, j]
             for c, name in enumerate(("RR", "RAPPOR", "uRR", "uRAP")):
-                sel = [r for r in rows if r["distribution"] == dist
-                       and r["mechanism"] == name]
-                ax.loglog(epsilons, [r[f"{loss} (theory)"] for r in sel], "-",
-                          color=f"C{c}", label=f"{name} (theory)")
-                ax.loglog(epsilons, [r[f"{loss} (sim)"] for r in sel], "o",
-                          color=f"C{c}")
+                sel = [r for r in rows if r["distribution"] == dist and r["mechanism"] == name]
+                ax.loglog(
+                    epsilons,
+                    [r[f"{loss} (theory)"] for r in sel],
+                    "-",
+                    color=f"C{c}",
+                    label=f"{name} (theory)",
+                )
+                ax.loglog(epsilons, [r[f"{loss} (sim)"] for r in sel], "o", color=f"C{c}")
             ax.set_title(f"{dist}: {loss}")
             ax.set_xlabel("epsilon")
     axes[0, 0].legend(fontsize=7)

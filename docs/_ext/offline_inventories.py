@@ -19,10 +19,20 @@ from pathlib import Path
 PROJECTS = {
     "sklearn": (
         "https://scikit-learn.org/stable/",
-        ["sklearn", "sklearn.base", "sklearn.pipeline", "sklearn.compose",
-         "sklearn.model_selection", "sklearn.preprocessing", "sklearn.metrics",
-         "sklearn.utils", "sklearn.utils.validation", "sklearn.exceptions",
-         "sklearn.dummy", "sklearn.utils.estimator_checks"],
+        [
+            "sklearn",
+            "sklearn.base",
+            "sklearn.pipeline",
+            "sklearn.compose",
+            "sklearn.model_selection",
+            "sklearn.preprocessing",
+            "sklearn.metrics",
+            "sklearn.utils",
+            "sklearn.utils.validation",
+            "sklearn.exceptions",
+            "sklearn.dummy",
+            "sklearn.utils.estimator_checks",
+        ],
         "modules/generated/{name}.html",
     ),
     "numpy": (
@@ -104,8 +114,7 @@ def write_inventories(directory):
     for project, (base, _, _) in PROJECTS.items():
         module = importlib.import_module(project)
         lines = "".join(
-            f"{name} {role} 1 {uri} {display}\n"
-            for name, role, uri, display in _entries(project)
+            f"{name} {role} 1 {uri} {display}\n" for name, role, uri, display in _entries(project)
         )
         header = (
             "# Sphinx inventory version 2\n"

@@ -47,9 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sklearn-uldp",
         description="Utility-optimized local differential privacy for categorical data.",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {__version__}"
-    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for module in _COMMAND_MODULES:

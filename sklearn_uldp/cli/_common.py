@@ -26,8 +26,19 @@ __all__ = [
 
 #: Mechanism names accepted on the command line and in configs.
 MECHANISMS = (
-    "rr", "urr", "rappor", "urap", "oue", "uoue",
-    "olh", "blh", "ss", "cms", "hcms", "uss", "uhr",
+    "rr",
+    "urr",
+    "rappor",
+    "urap",
+    "oue",
+    "uoue",
+    "olh",
+    "blh",
+    "ss",
+    "cms",
+    "hcms",
+    "uss",
+    "uhr",
 )
 #: Mechanisms that need sensitive values (utility-optimized ones).
 UTILITY_MECHANISMS = ("urr", "urap", "uoue", "uss", "uhr")
@@ -99,9 +110,7 @@ def make_mechanism(
     )
 
     if not isinstance(name, str) or name.lower() not in MECHANISMS:
-        raise ValueError(
-            f"Unknown mechanism {name!r}; choose one of {list(MECHANISMS)}."
-        )
+        raise ValueError(f"Unknown mechanism {name!r}; choose one of {list(MECHANISMS)}.")
     name = name.lower()
     epsilon = _epsilon(epsilon)
     utility = name in UTILITY_MECHANISMS
@@ -125,8 +134,7 @@ def make_mechanism(
         theta = 0.5
     if theta == "optimal" and name != "urap":
         raise ValueError(
-            "theta='optimal' minimizes the expected loss of urap; give a number "
-            f"for {name!r}."
+            f"theta='optimal' minimizes the expected loss of urap; give a number for {name!r}."
         )
     kw = dict(categories=categories)
     if random_state is not None:
@@ -145,9 +153,7 @@ def make_mechanism(
     if name in ("rappor", "oue"):
         return RAPPOR(epsilon, theta=theta, **kw)
     if name in ("urap", "uoue"):
-        return UtilityOptimizedRAPPOR(
-            epsilon, sensitive=sensitive, theta=theta, **kw
-        )
+        return UtilityOptimizedRAPPOR(epsilon, sensitive=sensitive, theta=theta, **kw)
     if name == "uss":
         return UtilityOptimizedSubsetSelection(epsilon, sensitive=sensitive, **kw)
     if name == "uhr":
@@ -181,9 +187,7 @@ def positive_int(text):
     try:
         value = int(text.replace("_", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer, got {text!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
@@ -208,9 +212,7 @@ def theta_arg(text):
         return text
     value = positive_float(text)
     if not value < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a theta in (0, 1) or 'optimal', got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"expected a theta in (0, 1) or 'optimal', got {text!r}")
     return value
 
 
@@ -225,9 +227,7 @@ def seed_arg(text):
             f"expected a non-negative integer or 'none', got {text!r}"
         ) from None
     if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a non-negative integer, got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
     return value
 
 
@@ -298,9 +298,7 @@ def column_values(items, option):
         column, sep, values = item.partition("=")
         column = column.strip()
         if not sep or not column:
-            raise ValueError(
-                f"{option} expects COLUMN=value1,value2,...; got {item!r}."
-            )
+            raise ValueError(f"{option} expects COLUMN=value1,value2,...; got {item!r}.")
         values = split_values(values, f"{option} {item}")
         if not values:
             raise ValueError(f"{option} {item!r} lists no values.")
@@ -323,9 +321,7 @@ def load_json(path, what):
         try:
             return json.load(fh)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(
-                f"{what} file {str(path)!r} is not valid JSON: {exc}"
-            ) from None
+            raise ValueError(f"{what} file {str(path)!r} is not valid JSON: {exc}") from None
 
 
 def warn(command, message):

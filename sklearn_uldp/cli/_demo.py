@@ -79,9 +79,7 @@ def _check_epsilons(epsilons):
     if eps.ndim != 1 or eps.size == 0:
         raise ValueError("epsilons must be a non-empty list of numbers.")
     if not np.all(np.isfinite(eps) & (eps > 0)):
-        raise ValueError(
-            f"Every epsilon must be a finite number > 0, got {eps.tolist()}."
-        )
+        raise ValueError(f"Every epsilon must be a finite number > 0, got {eps.tolist()}.")
     return [float(e) for e in dict.fromkeys(eps.tolist())]  # unique, in order
 
 
@@ -150,9 +148,7 @@ def run_demo(
     n_users = int(n_users)
 
     data_seed, noise_seed = check_seed_sequence(random_state).spawn(2)
-    data = make_location_grid(
-        n_users, shape=shape, n_sensitive=n_sensitive, random_state=data_seed
-    )
+    data = make_location_grid(n_users, shape=shape, n_sensitive=n_sensitive, random_state=data_seed)
     X, categories, sensitive = data.frame, data.categories, data.sensitive
     target = data.distribution
     # One independent stream per (mechanism, epsilon), in table order.
@@ -164,9 +160,7 @@ def run_demo(
     }
 
     def evaluate(label, eps):
-        mechanism = _make_mechanism(
-            label, eps, categories, sensitive, rng_of.get((label, eps))
-        )
+        mechanism = _make_mechanism(label, eps, categories, sensitive, rng_of.get((label, eps)))
         reports = mechanism.fit_transform(X)
         return {
             name: total_variation(target, est.fit(reports).distribution_)
@@ -185,21 +179,24 @@ def run_demo(
             rows[eps, label] = evaluate(label, eps)
             done += 1
             if verbose:
-                print(f"  [{done:>2}/{n_cells}] {label:<6} epsilon={eps:.4g}: "
-                      f"{time.perf_counter() - tic:.1f} s", file=sys.stderr, flush=True)
+                print(
+                    f"  [{done:>2}/{n_cells}] {label:<6} epsilon={eps:.4g}: "
+                    f"{time.perf_counter() - tic:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     results = pd.DataFrame.from_dict(rows, orient="index")
     results = results[list(ESTIMATOR_LABELS)]
-    results.index = pd.MultiIndex.from_tuples(
-        results.index, names=["epsilon", "mechanism"]
-    )
+    results.index = pd.MultiIndex.from_tuples(results.index, names=["epsilon", "mechanism"])
     results.columns.name = "estimator"
     results.attrs.update(
         n_users=n_users,
         n_categories=len(categories),
         n_sensitive=len(sensitive),
-        random_state=random_state if random_state is None or isinstance(
-            random_state, (int, np.integer)) else repr(random_state),
+        random_state=random_state
+        if random_state is None or isinstance(random_state, (int, np.integer))
+        else repr(random_state),
         seconds=time.perf_counter() - start,
     )
     return results
@@ -272,8 +269,7 @@ def plot_demo(results, *, fig=None):
         if k and eps.min() <= math.log(k) <= eps.max():
             ax.axvline(math.log(k), color="0.6", linewidth=3, alpha=0.4, zorder=0)
         for label in table.columns:
-            ax.plot(eps, table[label].to_numpy(), label=label,
-                    **styles.get(label, {}))
+            ax.plot(eps, table[label].to_numpy(), label=label, **styles.get(label, {}))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("epsilon")
@@ -284,8 +280,7 @@ def plot_demo(results, *, fig=None):
     n, s = results.attrs.get("n_users"), results.attrs.get("n_sensitive")
     if n is not None:
         fig.suptitle(
-            f"Location grid: n = {n:,} users, |X| = {k}, |X_S| = {s} "
-            "(grey bar: epsilon = ln |X|)"
+            f"Location grid: n = {n:,} users, |X| = {k}, |X_S| = {s} (grey bar: epsilon = ln |X|)"
         )
     return fig
 
@@ -295,8 +290,7 @@ def _positive_int(text):
     try:
         value = int(text.replace("_", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
@@ -308,8 +302,7 @@ def _epsilon(text):
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(
-            f"epsilon must be a finite number > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"epsilon must be a finite number > 0, got {text!r}")
     return value
 
 
@@ -321,8 +314,7 @@ def _seed(text):
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a non-negative integer or 'none', got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer or 'none', got {text!r}")
     return value
 
 
@@ -363,31 +355,45 @@ def register(subparsers):
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
-        "--n-users", type=_positive_int, default=DEFAULT_N_USERS, metavar="N",
+        "--n-users",
+        type=_positive_int,
+        default=DEFAULT_N_USERS,
+        metavar="N",
         help="number of users (one location each)",
     )
     parser.add_argument(
-        "--epsilon", type=_epsilon, nargs="+", default=list(DEFAULT_EPSILONS),
+        "--epsilon",
+        type=_epsilon,
+        nargs="+",
+        default=list(DEFAULT_EPSILONS),
         metavar="EPS",
         help="privacy budgets, one or more numbers > 0 (default: 0.1 1 6.438, "
         "the last being ln 625)",
     )
     parser.add_argument(
-        "--random-state", type=_seed, default=0, metavar="SEED",
+        "--random-state",
+        type=_seed,
+        default=0,
+        metavar="SEED",
         help="seed of the data and of the noise ('none' for fresh OS entropy)",
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
-        "--plot", metavar="PATH", default=None,
+        "--plot",
+        metavar="PATH",
+        default=None,
         help=f"where to write the plot (needs matplotlib; default: {DEFAULT_PLOT}, "
         "written only if that file does not exist yet); an existing PATH is an "
         "error unless --overwrite",
     )
     group.add_argument(
-        "--no-plot", action="store_true", help="do not write a plot",
+        "--no-plot",
+        action="store_true",
+        help="do not write a plot",
     )
     parser.add_argument(
-        "--overwrite", action="store_true",
+        "--overwrite",
+        action="store_true",
         help="replace the plot file if it exists",
     )
     parser.set_defaults(func=_main)
@@ -412,12 +418,9 @@ def _plot_target(args):
     if not _have_matplotlib():
         if args.plot is not None:
             raise ValueError(
-                "--plot needs matplotlib: pip install 'sklearn-uldp[plot]' "
-                "(or pass --no-plot)"
+                "--plot needs matplotlib: pip install 'sklearn-uldp[plot]' (or pass --no-plot)"
             )
-        return None, (
-            "No plot: matplotlib is not installed (pip install 'sklearn-uldp[plot]')."
-        )
+        return None, ("No plot: matplotlib is not installed (pip install 'sklearn-uldp[plot]').")
     plot_path = os.path.abspath(args.plot or DEFAULT_PLOT)
     folder = os.path.dirname(plot_path)
     if not os.path.isdir(folder):
@@ -483,7 +486,9 @@ def _main(args):
         flush=True,
     )
     results = run_demo(
-        n_users=args.n_users, epsilons=args.epsilon, random_state=args.random_state,
+        n_users=args.n_users,
+        epsilons=args.epsilon,
+        random_state=args.random_state,
         verbose=True,
     )
     print()

@@ -43,9 +43,7 @@ def _default_report_names(column, channel):
         return [f"{column}_{cat}" for cat in channel.categories]
     if channel.report_format == "sketch":
         # Count-mean sketch: the hash index, then one column per bucket bit.
-        return [f"{column}_hash"] + [
-            f"{column}_b{b}" for b in range(channel.n_buckets)
-        ]
+        return [f"{column}_hash"] + [f"{column}_b{b}" for b in range(channel.n_buckets)]
     return [column]
 
 
@@ -95,16 +93,14 @@ def load_specs(path, columns):
     if "mechanism" in spec:  # one channel, as written by Channel.to_json()
         if not columns or len(columns) != 1:
             raise ValueError(
-                "This spec describes one mechanism: name its report column with "
-                "--columns NAME."
+                "This spec describes one mechanism: name its report column with --columns NAME."
             )
         entries = {columns[0]: (spec, None)}
     elif isinstance(spec.get("columns"), dict) and spec["columns"]:
         names = spec.get("report_columns", {})
         if not isinstance(names, dict):
             raise ValueError(
-                f"The spec's report_columns must be an object {{column: [names]}}; "
-                f"got {names!r}."
+                f"The spec's report_columns must be an object {{column: [names]}}; got {names!r}."
             )
         entries = {c: (s, names.get(c)) for c, s in spec["columns"].items()}
         if columns:
@@ -122,9 +118,7 @@ def load_specs(path, columns):
     out = {}
     for c, (s, names) in entries.items():
         if not isinstance(s, dict):
-            raise ValueError(
-                f"Invalid spec for column {c!r}: expected a JSON object, got {s!r}."
-            )
+            raise ValueError(f"Invalid spec for column {c!r}: expected a JSON object, got {s!r}.")
         try:
             channel = Channel.from_dict(s)
         except (TypeError, KeyError, ValueError) as exc:
@@ -188,8 +182,7 @@ def _codes(frame, name, channel):
     col = frame[name]
     if col.isna().any():
         raise ValueError(
-            f"Report column {name!r} has empty values; every report is a "
-            "category of the spec."
+            f"Report column {name!r} has empty values; every report is a category of the spec."
         )
     unknown = ~col.isin(lookup.keys())
     if unknown.any():
@@ -273,8 +266,7 @@ def _cmd_estimate(args):
     if not args.skip_report_check:
         check_binding(binding, args.reports, args.spec)
     estimators = {
-        c: _make_estimator(args.estimator, ch, args.report_store)
-        for c, (ch, _) in specs.items()
+        c: _make_estimator(args.estimator, ch, args.report_store) for c, (ch, _) in specs.items()
     }
     names = [n for _, cols in specs.values() for n in cols]
     n = 0
@@ -292,9 +284,7 @@ def _cmd_estimate(args):
         mask = est.channel_.sensitive_mask
         cats = est.categories_.tolist()
         for cat, p, s in zip(cats, est.distribution_, mask, strict=False):
-            rows.append(
-                {"column": c, "category": cat, "estimate": float(p), "sensitive": bool(s)}
-            )
+            rows.append({"column": c, "category": cat, "estimate": float(p), "sensitive": bool(s)})
     with atomic_path(args.output) as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False)
     print(
@@ -346,15 +336,11 @@ def estimates_figure(estimators):
                 bar.set_hatch("//")
         handles = [Patch(facecolor="tab:blue", label=type(est).__name__)]
         if marked.any():
-            handles.append(
-                Patch(facecolor=SENSITIVE_COLOR, hatch="//", label="sensitive")
-            )
+            handles.append(Patch(facecolor=SENSITIVE_COLOR, hatch="//", label="sensitive"))
         ax.legend(handles=handles, fontsize="small")
         title = c
         if marked.any():
-            n_sensitive = plural(
-                int(marked.sum()), "sensitive category", "sensitive categories"
-            )
+            n_sensitive = plural(int(marked.sum()), "sensitive category", "sensitive categories")
             title = f"{c} ({n_sensitive} marked)"
         ax.set_title(title)
     fig.tight_layout()
@@ -408,9 +394,7 @@ def register(subparsers):
         metavar="JSON",
         help="the spec file (privatize writes REPORTS.spec.json)",
     )
-    e.add_argument(
-        "-o", "--output", required=True, metavar="CSV", help="distribution CSV to write"
-    )
+    e.add_argument("-o", "--output", required=True, metavar="CSV", help="distribution CSV to write")
     e.add_argument(
         "--columns",
         nargs="+",

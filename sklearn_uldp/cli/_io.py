@@ -116,8 +116,7 @@ def check_outputs(outputs, inputs, overwrite):
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             raise FileNotFoundError(
-                f"The folder {directory!r} of the {what} does not exist; create it "
-                "first."
+                f"The folder {directory!r} of the {what} does not exist; create it first."
             )
         for in_what, in_path in inputs.items():
             if os.path.exists(path) and _same_file(path, in_path):
@@ -192,9 +191,7 @@ def _need_pyarrow(path, action):
 
 def _as_strings(frame):
     # Values read as text keep missing values as None (not the string 'nan').
-    return frame.astype(object).apply(
-        lambda s: s.astype(str).where(s.notna(), None)
-    )
+    return frame.astype(object).apply(lambda s: s.astype(str).where(s.notna(), None))
 
 
 def read_chunks(path, columns, chunksize, dtype=None):
@@ -219,8 +216,7 @@ def read_chunks(path, columns, chunksize, dtype=None):
     absent = [c for c in columns if c not in header]
     if absent:
         raise ValueError(
-            f"Columns {absent} are not in {str(path)!r} "
-            f"(its columns: {list(header)[:20]})."
+            f"Columns {absent} are not in {str(path)!r} (its columns: {list(header)[:20]})."
         )
     try:
         yield from pd.read_csv(path, usecols=columns, dtype=dtype, chunksize=chunksize)
@@ -240,9 +236,7 @@ def _read_parquet(path, columns, chunksize, dtype):
     names = source.schema_arrow.names
     absent = [c for c in columns if c not in names]
     if absent:
-        raise ValueError(
-            f"Columns {absent} are not in {str(path)!r} (its columns: {names[:20]})."
-        )
+        raise ValueError(f"Columns {absent} are not in {str(path)!r} (its columns: {names[:20]}).")
     empty = True
     for batch in source.iter_batches(batch_size=chunksize, columns=list(columns)):
         frame = batch.to_pandas()
@@ -300,9 +294,7 @@ class TableWriter:
                 self._schema = table.schema
                 self._writer = pq.ParquetWriter(self._tmp, self._schema)
             else:
-                table = pa.Table.from_pandas(
-                    frame, schema=self._schema, preserve_index=False
-                )
+                table = pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False)
             self._writer.write_table(table)
         self.n_rows += len(frame)
 
@@ -322,8 +314,7 @@ def check_csv_output(path, what):
     """Refuse a CSV output whose name does not end in ``.csv``."""
     if path is not None and os.path.splitext(os.fspath(path))[1].lower() != ".csv":
         raise ValueError(
-            f"The {what} {os.fspath(path)!r} is written as CSV: give a file name "
-            "ending in .csv."
+            f"The {what} {os.fspath(path)!r} is written as CSV: give a file name ending in .csv."
         )
 
 
@@ -334,9 +325,7 @@ def check_plot_output(path):
     try:
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
-        raise ValueError(
-            "--plot needs matplotlib (pip install 'sklearn-uldp[plot]')."
-        ) from None
+        raise ValueError("--plot needs matplotlib (pip install 'sklearn-uldp[plot]').") from None
     formats = FigureCanvasBase.get_supported_filetypes()
     ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     if ext not in formats:

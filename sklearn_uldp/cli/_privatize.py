@@ -62,9 +62,7 @@ from ._values import (
 __all__ = ["register"]
 
 _CONFIG_KEYS = {"columns", "random_state", "missing"}
-_COLUMN_KEYS = {
-    "mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"
-}
+_COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"}
 
 
 # ------------------------------------------------------------------- config
@@ -74,8 +72,10 @@ def _value_list(value, what, column):
         return None
     if isinstance(value, str) and ".." in value:  # "0..51" alone
         value = [value]
-    if not isinstance(value, list) or not value or not all(
-        isinstance(v, (str, numbers.Real)) and not isinstance(v, bool) for v in value
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, (str, numbers.Real)) and not isinstance(v, bool) for v in value)
     ):
         raise ValueError(
             f"Config of column {column!r}: '{what}' must be a non-empty list of "
@@ -93,8 +93,7 @@ def _config_noise(value):
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0:
         return int(value)
     raise ValueError(
-        "Config 'random_state' must be \"secure\", null or a non-negative integer; "
-        f"got {value!r}."
+        f"Config 'random_state' must be \"secure\", null or a non-negative integer; got {value!r}."
     )
 
 
@@ -134,8 +133,10 @@ def _from_config(args):
                 f"keys are {sorted(_COLUMN_KEYS)}."
             )
         theta = conf.get("theta")
-        if theta is not None and theta != "optimal" and (
-            isinstance(theta, bool) or not isinstance(theta, numbers.Real)
+        if (
+            theta is not None
+            and theta != "optimal"
+            and (isinstance(theta, bool) or not isinstance(theta, numbers.Real))
         ):
             raise ValueError(
                 f"Config of column {column!r}: 'theta' must be a number in (0, 1), "
@@ -168,9 +169,7 @@ def _privatize_config(args):
             raise ValueError("Give either --config or --columns, not both.")
         return _from_config(args)
     if not args.columns:
-        raise ValueError(
-            "Give the columns to privatize (--columns) or a --config file."
-        )
+        raise ValueError("Give the columns to privatize (--columns) or a --config file.")
     if args.epsilon is None:
         raise ValueError("Give the privacy budget --epsilon (or a --config file).")
     cats = column_values(args.categories, "--categories")
@@ -233,9 +232,7 @@ def _typed_columns(columns, args, missing):
     unknown = [c for c, conf in columns.items() if conf["categories"] is None]
     learned = {}
     if unknown:
-        learned = _learn_domains(
-            args.input, unknown, args.chunksize, missing, args.missing_label
-        )
+        learned = _learn_domains(args.input, unknown, args.chunksize, missing, args.missing_label)
     kinds = {}
     for c, conf in columns.items():
         if c in learned:
@@ -246,9 +243,7 @@ def _typed_columns(columns, args, missing):
         if conf["sensitive"] is not None:
             conf["sensitive"] = [typed_like(v, integer) for v in conf["sensitive"]]
         all_int = all(isinstance(v, int) for v in conf["categories"])
-        kinds[c] = (
-            integer, None if label is None else typed_like(label, integer), all_int
-        )
+        kinds[c] = (integer, None if label is None else typed_like(label, integer), all_int)
     return kinds
 
 
@@ -452,8 +447,7 @@ def register(subparsers):
     p.add_argument(
         "--spec-out",
         metavar="JSON",
-        help="where to write the spec (default: OUTPUT.spec.json, e.g. "
-        "r.csv.spec.json)",
+        help="where to write the spec (default: OUTPUT.spec.json, e.g. r.csv.spec.json)",
     )
     p.add_argument(
         "--config",
@@ -479,8 +473,7 @@ def register(subparsers):
         "--theta",
         type=theta_arg,
         default=None,
-        help="theta of rappor/urap, or 'optimal' for urap (default: basic "
-        "RAPPOR's)",
+        help="theta of rappor/urap, or 'optimal' for urap (default: basic RAPPOR's)",
     )
     p.add_argument(
         "--n-buckets",
@@ -510,8 +503,7 @@ def register(subparsers):
         "--sensitive",
         action="append",
         metavar="COL=v1,v2",
-        help="sensitive values of a column (repeat per column; ranges "
-        "LOW..HIGH too)",
+        help="sensitive values of a column (repeat per column; ranges LOW..HIGH too)",
     )
     p.add_argument(
         "--missing",

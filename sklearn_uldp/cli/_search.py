@@ -18,9 +18,9 @@ from ._common import (
     HelpFormatter,
     add_common_options,
     make_mechanism,
+    plural,
     positive_float,
     positive_int,
-    plural,
     seed_arg,
     theta_arg,
 )
@@ -66,23 +66,17 @@ def _cmd_search(args):
     if len(data) == 0:
         raise ValueError(f"Input file {str(args.input)!r} has no rows.")
     if args.categories:
-        categories, integer = typed_domain(
-            split_values(args.categories, "--categories")
-        )
+        categories, integer = typed_domain(split_values(args.categories, "--categories"))
     else:
         categories, integer = learned_domain(data.unique().tolist())
         print(
-            "sklearn-uldp search: note: categories learned from the data "
-            "(fine for a simulation).",
+            "sklearn-uldp search: note: categories learned from the data (fine for a simulation).",
             file=sys.stderr,
         )
     data = to_domain_type(data, integer)
     sensitive = None
     if args.sensitive:
-        sensitive = [
-            typed_like(v, integer)
-            for v in split_values(args.sensitive, "--sensitive")
-        ]
+        sensitive = [typed_like(v, integer) for v in split_values(args.sensitive, "--sensitive")]
     mechs = []
     for name in args.mechanisms:
         utility = name in UTILITY_MECHANISMS
@@ -140,10 +134,7 @@ def _cmd_search(args):
     print(best.to_string(index=False))
     if args.target is not None:
         if search.target_epsilon_ is None:
-            print(
-                f"no candidate reaches {search.scoring_name_} <= {args.target} "
-                "in the grid"
-            )
+            print(f"no candidate reaches {search.scoring_name_} <= {args.target} in the grid")
         else:
             label = res.at[search.best_index_at_epsilon_[search.target_epsilon_], "candidate"]
             print(
@@ -209,8 +200,7 @@ def register(subparsers):
     s.add_argument(
         "--sensitive",
         metavar="v1,v2",
-        help="sensitive values, ranges LOW..HIGH too (needed by urr/urap/uoue/"
-        "uss/uhr)",
+        help="sensitive values, ranges LOW..HIGH too (needed by urr/urap/uoue/uss/uhr)",
     )
     s.add_argument(
         "--mechanisms",
@@ -218,8 +208,7 @@ def register(subparsers):
         choices=MECHANISMS,
         default=["urr", "urap"],
         metavar="NAME",
-        help=f"mechanisms to compare, among {', '.join(MECHANISMS)} "
-        "(default: urr urap)",
+        help=f"mechanisms to compare, among {', '.join(MECHANISMS)} (default: urr urap)",
     )
     s.add_argument(
         "--epsilon",
@@ -236,9 +225,7 @@ def register(subparsers):
         metavar="THETA",
         help="thetas for the RAPPOR-family mechanisms ('optimal' for urap)",
     )
-    s.add_argument(
-        "--scoring", choices=("tv", "l1", "l2", "mse"), default="tv", help="the loss"
-    )
+    s.add_argument("--scoring", choices=("tv", "l1", "l2", "mse"), default="tv", help="the loss")
     s.add_argument(
         "--n-repeats",
         type=positive_int,
@@ -246,12 +233,8 @@ def register(subparsers):
         metavar="N",
         help="independent privatizations per candidate",
     )
-    s.add_argument(
-        "--target", type=positive_float, metavar="LOSS", help="target loss, e.g. 0.05"
-    )
-    s.add_argument(
-        "--n-jobs", type=int, default=None, metavar="N", help="parallel jobs (joblib)"
-    )
+    s.add_argument("--target", type=positive_float, metavar="LOSS", help="target loss, e.g. 0.05")
+    s.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel jobs (joblib)")
     s.add_argument(
         "--random-state",
         type=seed_arg,
@@ -259,9 +242,7 @@ def register(subparsers):
         metavar="SEED",
         help="seed of the simulation ('none' for OS entropy)",
     )
-    s.add_argument(
-        "-o", "--output", metavar="CSV", help="write cv_results_ to this CSV"
-    )
+    s.add_argument("-o", "--output", metavar="CSV", help="write cv_results_ to this CSV")
     s.add_argument("--plot", metavar="PNG", help="plot the privacy/utility curve")
     add_common_options(s)
     s.set_defaults(func=_cmd_search)

@@ -91,8 +91,7 @@ def expand_values(values, where):
             raise _range_error(value, where, f"the range is empty ({low} > {high})")
         if high - low + 1 > MAX_RANGE:
             raise _range_error(
-                value, where, f"the range has {high - low + 1} values (at most "
-                f"{MAX_RANGE})"
+                value, where, f"the range has {high - low + 1} values (at most {MAX_RANGE})"
             )
         out.extend(range(low, high + 1))
     return out
@@ -204,9 +203,7 @@ def learned_domain(values, missing_label=None):
     (['a', 'b', '(missing)'], False)
     """
     values = list(values)
-    integer = bool(values) and all(
-        re.fullmatch(_INT_VALUE, v) is not None for v in values
-    )
+    integer = bool(values) and all(re.fullmatch(_INT_VALUE, v) is not None for v in values)
     if integer:
         cats = sorted({int(v.split(".", 1)[0]) for v in values})
     else:
@@ -217,8 +214,7 @@ def learned_domain(values, missing_label=None):
             # Text, numbers among it first and in numeric order.
             cats = sorted(
                 values,
-                key=lambda v: (0, _number(v), v) if _number(v) is not None
-                else (1, 0.0, v),
+                key=lambda v: (0, _number(v), v) if _number(v) is not None else (1, 0.0, v),
             )
     if missing_label is not None:
         label = typed_like(missing_label, integer)

@@ -275,13 +275,14 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         for key, value in params.items():
             if key.startswith("mechanisms__"):
                 names = [name for name, *_ in _as_transformer_list(self.mechanisms)]
-                rest = key[len("mechanisms__"):]
+                rest = key[len("mechanisms__") :]
                 if rest.split("__", 1)[0] not in names or "__" not in rest:
                     raise ValueError(
                         f"Invalid parameter {key!r}: after 'mechanisms__' comes a "
                         f"mechanism's name and one of its parameters, e.g. "
                         f"'mechanisms__{names[0] if names else 'age'}__epsilon'; "
-                        f"the mechanisms are named {names}.")
+                        f"the mechanisms are named {names}."
+                    )
                 key = rest
             aliased[key] = value
         return super().set_params(**aliased)
@@ -309,9 +310,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 "Convert a pandas result with e.g. polars.from_pandas(reports)."
             )
         self._sklearn_output_config = {
-            **self.__dict__.get("_sklearn_output_config", {}), "transform": transform}
-        for _, trans, _ in list(self.transformers) + list(
-                getattr(self, "transformers_", [])):
+            **self.__dict__.get("_sklearn_output_config", {}),
+            "transform": transform,
+        }
+        for _, trans, _ in list(self.transformers) + list(getattr(self, "transformers_", [])):
             if not isinstance(trans, str):
                 _safe_set_output(trans, transform=transform)
         if not isinstance(self.remainder, str):
@@ -371,9 +373,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             try:
                 out[name] = _get_column_indices(X, columns)
             except (ValueError, KeyError, IndexError) as exc:
-                have = (f"its columns: {list(X.columns)[:20]}" if hasattr(X, "columns")
-                        else f"an array with {np.shape(X)[1]} columns: select "
-                        "columns by position, e.g. [0], or pass a DataFrame")
+                have = (
+                    f"its columns: {list(X.columns)[:20]}"
+                    if hasattr(X, "columns")
+                    else f"an array with {np.shape(X)[1]} columns: select "
+                    "columns by position, e.g. [0], or pass a DataFrame"
+                )
                 raise ValueError(
                     f"Mechanism {name!r} reads the columns {columns!r}, which are "
                     f"not in X ({have}). {exc}"
@@ -422,8 +427,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
     def _domain(self, mech, X, cols):
         """Categories of a pandas ``category`` column for ``categories='auto'``."""
-        if not (isinstance(mech.categories, str) and isinstance(X, pd.DataFrame)
-                and len(cols) == 1):
+        if not (
+            isinstance(mech.categories, str) and isinstance(X, pd.DataFrame) and len(cols) == 1
+        ):
             return None
         dtype = X.dtypes.iloc[cols[0]]
         if not isinstance(dtype, pd.CategoricalDtype):
@@ -540,8 +546,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self._fitting_transformers = fitting
         try:
             with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=_AUTO_DOMAIN,
-                                        category=PrivacyLeakWarning)
+                warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
                 out = self._run(ColumnTransformer.fit_transform, X)
         finally:
             del self._fitting_transformers
@@ -552,17 +557,21 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         from joblib import parallel_config
 
         pandas = self._output_config() == "pandas" or (
-            self._output_config() is None and isinstance(X, pd.DataFrame))
+            self._output_config() is None and isinstance(X, pd.DataFrame)
+        )
         # Threads, not processes: mechanisms count their calls in place (so
         # that seeded streams never repeat), and the table is not copied.
-        with config_context(transform_output="pandas" if pandas else "default"), \
-                parallel_config(backend="threading"):
+        with (
+            config_context(transform_output="pandas" if pandas else "default"),
+            parallel_config(backend="threading"),
+        ):
             return method(self, X)
 
     def _finish(self, out, X):
         """Name the report columns and attach the specs."""
         pandas = self._output_config() == "pandas" or (
-            self._output_config() is None and isinstance(X, pd.DataFrame))
+            self._output_config() is None and isinstance(X, pd.DataFrame)
+        )
         if not pandas:
             return np.asarray(out)
         names = self.get_feature_names_out()
@@ -589,8 +598,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             if isinstance(mech.categories, str):
                 for j in positions[name]:
                     col = ddf.columns[j]
-                    if (isinstance(ddf.dtypes.iloc[j], pd.CategoricalDtype)
-                            and not ddf[col].cat.known):
+                    if (
+                        isinstance(ddf.dtypes.iloc[j], pd.CategoricalDtype)
+                        and not ddf[col].cat.known
+                    ):
                         raise ValueError(
                             f"Column {col!r} of the Dask DataFrame has a category "
                             "dtype whose categories are unknown (e.g. read from "
@@ -622,16 +633,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             for j in positions[name]:
                 values = np.resize(np.asarray(domain, dtype=object), n)
                 dtype = sample.dtypes.iloc[j]
-                if (isinstance(dtype, pd.CategoricalDtype)
-                        and set(domain) <= set(dtype.categories)):
+                if isinstance(dtype, pd.CategoricalDtype) and set(domain) <= set(dtype.categories):
                     values = pd.Categorical(values, dtype=dtype)
                 elif not isinstance(dtype, pd.CategoricalDtype):
                     try:
                         values = pd.Series(values).astype(sample.dtypes.iloc[j])
                     except (TypeError, ValueError):
                         pass  # e.g. a text label among integers: object values
-                sample.isetitem(j, np.asarray(values) if not isinstance(
-                    values, pd.Categorical) else values)
+                sample.isetitem(
+                    j, np.asarray(values) if not isinstance(values, pd.Categorical) else values
+                )
         self._fit_transform(sample, keep=False)
         return self
 
@@ -702,18 +713,21 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     def _privatize_partition(self, frame, seed):
         """Privatize one partition (``self`` is a template) with ``seed``."""
         priv = copy.copy(self)
-        mechs = [(i, t) for i, (_, t, _) in enumerate(priv.transformers_)
-                 if isinstance(t, BaseMechanism)]
+        mechs = [
+            (i, t) for i, (_, t, _) in enumerate(priv.transformers_) if isinstance(t, BaseMechanism)
+        ]
         if is_fresh(seed):
             seeds = [seed] * len(mechs)
         else:
             # Children built, not spawned: spawn() counts on the shared seed
             # object, and a re-computed partition must draw the same streams.
             root = check_seed_sequence(seed)
-            seeds = [np.random.SeedSequence(root.entropy,
-                                             spawn_key=(*root.spawn_key, i),
-                                             pool_size=root.pool_size)
-                     for i in range(len(mechs))]
+            seeds = [
+                np.random.SeedSequence(
+                    root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size
+                )
+                for i in range(len(mechs))
+            ]
         fitted = list(priv.transformers_)
         for (i, mech), child in zip(mechs, seeds, strict=True):
             name, _, cols = fitted[i]
@@ -732,8 +746,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         """The root of the partitions' seeds (None/"secure": fresh per partition)."""
         rs = self.random_state
         if rs is None:
-            secure = [isinstance(m, BaseMechanism) and is_secure(m.random_state)
-                      for m in self.mechanisms_.values()]
+            secure = [
+                isinstance(m, BaseMechanism) and is_secure(m.random_state)
+                for m in self.mechanisms_.values()
+            ]
             return "secure" if secure and all(secure) else None
         return rs
 
@@ -758,10 +774,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 "This DataFramePrivatizer was fitted on an array: fit it on a "
                 "DataFrame (or the Dask DataFrame) to privatize a Dask DataFrame."
             )
-        used = sorted({names[j] for name, cols in self._transformer_to_input_indices.items()
-                       if name in self.mechanisms_ or (
-                           name == "remainder" and self.remainder == "passthrough")
-                       for j in cols}, key=list(names).index)
+        used = sorted(
+            {
+                names[j]
+                for name, cols in self._transformer_to_input_indices.items()
+                if name in self.mechanisms_
+                or (name == "remainder" and self.remainder == "passthrough")
+                for j in cols
+            },
+            key=list(names).index,
+        )
         absent = [c for c in used if c not in ddf.columns]
         if absent:
             raise ValueError(
@@ -775,8 +797,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     def mechanisms_(self):
         """Name -> fitted mechanism (``"remainder"`` when it is a mechanism)."""
         check_is_fitted(self, "transformers_")
-        return {name: t for name, t, _ in self.transformers_
-                if isinstance(t, BaseMechanism)}
+        return {name: t for name, t, _ in self.transformers_ if isinstance(t, BaseMechanism)}
 
     @property
     def channels_(self):
@@ -787,8 +808,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if name not in mechanisms:
             raise KeyError(
-                f"{name!r} is not the name of a mechanism; the mechanisms are "
-                f"{list(mechanisms)}."
+                f"{name!r} is not the name of a mechanism; the mechanisms are {list(mechanisms)}."
             )
 
     def report_columns(self, name):
@@ -863,8 +883,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         attach_channel(part, channel)
         return part
 
-    def estimate(self, reports: Any, estimator: Any = None, *,
-                 columns: Sequence[str] | None = None) -> dict[str, pd.Series]:
+    def estimate(
+        self, reports: Any, estimator: Any = None, *, columns: Sequence[str] | None = None
+    ) -> dict[str, pd.Series]:
         """Estimate the distribution of every privatized column.
 
         Parameters
@@ -889,8 +910,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if columns is None:
             if isinstance(reports, pd.DataFrame):
-                columns = [n for n in mechanisms
-                           if set(self.report_columns(n)) <= set(reports.columns)]
+                columns = [
+                    n for n in mechanisms if set(self.report_columns(n)) <= set(reports.columns)
+                ]
                 if not columns:
                     raise KeyError(
                         "The reports hold no mechanism's report columns (they have "

@@ -44,22 +44,25 @@ def _has_inf(values):
 
 def _as_labels(values):
     """A 1-D label array (typed as by the mechanisms; objects for text)."""
-    return as_label_array(np.asarray(values, dtype=object) if isinstance(values, list)
-                          else values)
+    return as_label_array(np.asarray(values, dtype=object) if isinstance(values, list) else values)
 
 
 def _check_domain(column, domain):
     """The domain of one column as a list, with clear errors."""
     if isinstance(domain, (str, bytes)) or not isinstance(
-            domain, (list, tuple, np.ndarray, pd.Index, pd.Series)):
+        domain, (list, tuple, np.ndarray, pd.Index, pd.Series)
+    ):
         raise ValueError(
             f"categories[{column!r}] must be a list of the column's values, got "
             f"{domain!r:.80} (a string is not a list of characters); pass e.g. "
             f"{{{column!r}: ['a', 'b']}}."
         )
     values = list(domain)
-    nested = [v for v in values if not isinstance(v, Hashable)
-              or isinstance(v, (tuple, frozenset, np.ndarray))]
+    nested = [
+        v
+        for v in values
+        if not isinstance(v, Hashable) or isinstance(v, (tuple, frozenset, np.ndarray))
+    ]
     if nested or (isinstance(domain, np.ndarray) and domain.ndim != 1):
         raise ValueError(
             f"categories[{column!r}] must be a flat list of values (numbers, "
@@ -109,8 +112,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         Column -> public domain (a flat list of distinct values), in the
         order of the joint domain. Columns are named as in ``X``: a
         DataFrame's by their names, an array's by position as ``"x0"``,
-        ``"x1"``, ... (a dict may join a subset of the columns). A domain may hold one missing-value marker
-        (None or NaN), which the column's missing values then match. Values
+        ``"x1"``, ... (a dict may join a subset of the columns). A domain may
+        hold one missing-value marker (None or NaN), which the column's
+        missing values then match. Values
         are matched with their type, as by the mechanisms (``1`` is not
         ``"1"``, ``True`` is not ``1``). ``"auto"`` learns the domains from
         the data (emits a
@@ -223,9 +227,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 positions = self._positions(frame, columns)
         elif isinstance(self.categories, str) and self.categories == "auto":
             if X is None:
-                raise ValueError(
-                    "categories='auto' learns the domains from X, so X is required."
-                )
+                raise ValueError("categories='auto' learns the domains from X, so X is required.")
             frame = self._validate_input(X, reset=True)
             columns = list(frame.columns)
             positions = list(range(len(columns)))
@@ -256,8 +258,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             )
         size = int(np.prod([float(len(d)) for d in domains]))
         if size > _MAX_JOINT_SIZE:
-            sizes = ", ".join(f"{c!r}: {len(d)}" for c, d in
-                              zip(columns, domains, strict=True))
+            sizes = ", ".join(f"{c!r}: {len(d)}" for c, d in zip(columns, domains, strict=True))
             raise ValueError(
                 f"The joint domain would have {size:.3g} combinations (domain "
                 f"sizes {{{sizes}}}), more than {_MAX_JOINT_SIZE:,}, and an "
@@ -266,9 +267,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 "privatize them separately with DataFramePrivatizer."
             )
         if not isinstance(self.separator, str):
-            raise TypeError(
-                f"separator must be a string such as '|', got {self.separator!r}."
-            )
+            raise TypeError(f"separator must be a string such as '|', got {self.separator!r}.")
         for c, d in zip(columns, domains, strict=False):
             if len(d) < 1 or len(set(map(str, d))) != len(d):
                 raise ValueError(
@@ -290,7 +289,8 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             learned = (
                 f" (categories='auto' learned each column's domain from "
                 f"n_samples={len(frame)}: pass categories={{column: [...]}})"
-                if self.categories == "auto" else ""
+                if self.categories == "auto"
+                else ""
             )
             raise ValueError(
                 f"The joint domain has {len(tuples)} combinations after exclusions; "
@@ -305,8 +305,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             [
                 pd.Categorical(
                     [t[j] for t in tuples],
-                    categories=pd.unique(pd.Series(
-                        [v for v in domains[j] if not _is_missing(v)], dtype=object)),
+                    categories=pd.unique(
+                        pd.Series([v for v in domains[j] if not _is_missing(v)], dtype=object)
+                    ),
                 )
                 for j in range(len(columns))
             ],
@@ -319,10 +320,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             mask = np.zeros(len(tuples), dtype=bool)
         elif callable(self.sensitive):
             mask = np.fromiter(
-                (
-                    bool(self.sensitive(_Row(zip(columns, t, strict=True))))
-                    for t in tuples
-                ),
+                (bool(self.sensitive(_Row(zip(columns, t, strict=True)))) for t in tuples),
                 dtype=bool,
                 count=len(tuples),
             )
@@ -344,8 +342,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         table = np.full(int(np.prod(sizes)), -1, dtype=np.intp)
         flat = np.zeros(len(tuples), dtype=np.intp)
         for j, (index, domain) in enumerate(zip(position, self._domains, strict=True)):
-            codes = encode_labels(_as_labels([t[j] for t in tuples]),
-                                  _as_labels(domain), index, strict_bools=True)
+            codes = encode_labels(
+                _as_labels([t[j] for t in tuples]), _as_labels(domain), index, strict_bools=True
+            )
             flat = flat * sizes[j] + codes
         table[flat] = np.arange(len(tuples))
         self._code_table = table
@@ -378,8 +377,14 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                     )
             return X
         arr = validate_data(
-            self, X, reset=reset, dtype=None, accept_sparse=False,
-            ensure_all_finite=False, ensure_min_samples=1, ensure_min_features=1,
+            self,
+            X,
+            reset=reset,
+            dtype=None,
+            accept_sparse=False,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            ensure_min_features=1,
         )
         names = getattr(self, "feature_names_in_", None)
         if names is None or len(names) != arr.shape[1]:
@@ -395,8 +400,8 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                 " X is an array, so its columns are named by position: "
                 f"{list(frame.columns[:5])}{' ...' * (frame.shape[1] > 5)} "
                 "(pass a DataFrame to use its column names)."
-                if all(isinstance(c, str) and c.startswith("x")
-                       for c in frame.columns) else ""
+                if all(isinstance(c, str) and c.startswith("x") for c in frame.columns)
+                else ""
             )
             raise KeyError(f"Columns {absent} are not in X.{hint}")
         return [int(frame.columns.get_loc(c)) for c in columns]
@@ -427,8 +432,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             if positions is None:
                 positions = range(len(self.columns_))
             X = pd.DataFrame(
-                {c: X.iloc[:, j] for c, j in zip(self.columns_, positions,
-                                                  strict=True)}, index=X.index)
+                {c: X.iloc[:, j] for c, j in zip(self.columns_, positions, strict=True)},
+                index=X.index,
+            )
         if getattr(self, "_code_table", None) is None:  # fitted by an older version
             self._set_code_table(list(self.joint_index_))
         flat = np.zeros(len(X), dtype=np.intp)
@@ -500,8 +506,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "categories_")
         return np.asarray([self.name], dtype=object)
 
-    def make_mechanism(self, mechanism: type[BaseMechanism] | BaseMechanism,
-                       **params: Any) -> BaseMechanism:
+    def make_mechanism(
+        self, mechanism: type[BaseMechanism] | BaseMechanism, **params: Any
+    ) -> BaseMechanism:
         """A mechanism over the joint domain with the joint sensitive set.
 
         Parameters
@@ -542,7 +549,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.input_tags.allow_nan = isinstance(self.categories, dict) and any(
-            not isinstance(d, (str, bytes)) and np.ndim(d) == 1 and len(d) > 0
+            not isinstance(d, (str, bytes))
+            and np.ndim(d) == 1
+            and len(d) > 0
             and bool(is_missing(np.asarray(list(d), dtype=object)).any())
             for d in self.categories.values()
         )
@@ -555,9 +564,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
         if hasattr(distribution, "distribution_"):
             cats = np.asarray(distribution.categories_, dtype=object)
             if not np.array_equal(cats, self.categories_):
-                raise ValueError(
-                    "The estimator was fitted on another domain than this encoder's."
-                )
+                raise ValueError("The estimator was fitted on another domain than this encoder's.")
             distribution = distribution.distribution_
         if isinstance(distribution, pd.Series):
             values = distribution.reindex(self.categories_).to_numpy(dtype=float)
@@ -565,8 +572,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             values = np.asarray(distribution, dtype=float)
         if values.shape != (len(self.categories_),) or np.isnan(values).any():
             raise ValueError(
-                f"Expected a distribution over the {len(self.categories_)} joint "
-                "categories."
+                f"Expected a distribution over the {len(self.categories_)} joint categories."
             )
         return values
 
@@ -584,9 +590,7 @@ class JointEncoder(TransformerMixin, BaseEstimator):
             Indexed by ``joint_index_`` (one level per column); excluded
             combinations are absent. ``table.unstack()`` gives a 2-D table.
         """
-        return pd.Series(
-            self._as_series(distribution), index=self.joint_index_, name="probability"
-        )
+        return pd.Series(self._as_series(distribution), index=self.joint_index_, name="probability")
 
     def marginals(self, distribution: ArrayLike) -> dict[str, pd.Series]:
         """Marginal distribution of every column.

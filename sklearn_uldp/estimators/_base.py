@@ -82,12 +82,8 @@ def _check_reports(X, channel, estimator):
     if not sp.issparse(arr) and arr.dtype.kind == "f" and not np.isfinite(arr).all():
         labels = np.asarray(channel.categories)
         nan_ok = not bits and bool(is_missing(labels).any())
-        inf_ok = (
-            not bits and labels.dtype.kind == "f" and bool(np.isinf(labels).any())
-        )
-        bad = (np.isnan(arr).any() and not nan_ok) or (
-            np.isinf(arr).any() and not inf_ok
-        )
+        inf_ok = not bits and labels.dtype.kind == "f" and bool(np.isinf(labels).any())
+        bad = (np.isnan(arr).any() and not nan_ok) or (np.isinf(arr).any() and not inf_ok)
         if bad:
             raise ReportMismatchError(
                 f"Reports contain NaN or infinity, which {channel!r} cannot "
@@ -201,7 +197,8 @@ class DistributionEstimator(BaseEstimator):
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
-        "mechanism": [None, BaseMechanism, Channel, dict]}
+        "mechanism": [None, BaseMechanism, Channel, dict]
+    }
 
     #: Whether the estimate needs each report (exact likelihood of bit vectors)
     #: rather than the additive counts alone.
@@ -227,8 +224,13 @@ class DistributionEstimator(BaseEstimator):
 
     #: Fitted state that ``fit`` discards before starting over.
     _fitted_attributes: tuple[str, ...] = (
-        "channel_", "statistics_", "n_reports_", "_cache", "n_features_in_",
-        "feature_names_in_")
+        "channel_",
+        "statistics_",
+        "n_reports_",
+        "_cache",
+        "n_features_in_",
+        "feature_names_in_",
+    )
 
     def _forget_fit(self):
         for attr in self._fitted_attributes:
@@ -353,10 +355,11 @@ class DistributionEstimator(BaseEstimator):
                 "mechanism: "
                 f"{type(self).__name__}(mechanism=fitted_mechanism_or_spec)."
             )
-        channel = carried if carried is not None else (
-            given if given is not None else fitted)
-        for other, what in ((given, "the `mechanism` parameter"),
-                            (fitted, "the reports this estimator was fitted on")):
+        channel = carried if carried is not None else (given if given is not None else fitted)
+        for other, what in (
+            (given, "the `mechanism` parameter"),
+            (fitted, "the reports this estimator was fitted on"),
+        ):
             if other is not None and other is not channel and other != channel:
                 raise ReportMismatchError(
                     f"The reports come from {channel!r}, but {what} describes "
@@ -399,7 +402,7 @@ class DistributionEstimator(BaseEstimator):
     _n_resamples = 200
 
     def _uncertainty_method(self):
-        """"linear" when the estimate is the channel's linear unbiased one."""
+        """ "linear" when the estimate is the channel's linear unbiased one."""
         return "bootstrap"
 
     def _simulation_distribution(self):
@@ -426,7 +429,8 @@ class DistributionEstimator(BaseEstimator):
                 f"{type(self).__name__} estimates a distribution over other "
                 "categories than its channel's, so the linear estimator's "
                 "variance does not apply: use method='normal' or 'percentile' "
-                "(parametric bootstrap).")
+                "(parametric bootstrap)."
+            )
         return linear_standard_errors(self.channel_, self.statistics_)
 
     @property
@@ -446,10 +450,15 @@ class DistributionEstimator(BaseEstimator):
             return self._linear_standard_errors()
         return self._bootstrap(self._n_resamples, 0).std(axis=0, ddof=1)
 
-    def confidence_intervals(self, alpha: float = 0.05, method: str = "auto",
-                             simultaneous: bool = False, *,
-                             n_resamples: int | None = None,
-                             random_state: RandomStateLike = 0) -> np.ndarray:
+    def confidence_intervals(
+        self,
+        alpha: float = 0.05,
+        method: str = "auto",
+        simultaneous: bool = False,
+        *,
+        n_resamples: int | None = None,
+        random_state: RandomStateLike = 0,
+    ) -> np.ndarray:
         """Confidence intervals for each entry of ``distribution_``.
 
         Parameters
@@ -503,14 +512,15 @@ class DistributionEstimator(BaseEstimator):
             # Percentile intervals of EM miss true zeros (EM puts some mass
             # on every category, so do its refits): measured coverage 58%
             # where normal intervals with the bootstrap s.e. cover 95%.
-            method = ("linear" if self._uncertainty_method() == "linear"
-                      else "normal")
+            method = "linear" if self._uncertainty_method() == "linear" else "normal"
         if method == "linear":
             return normal_interval(p, self._linear_standard_errors(), level)
         if method == "normal":
-            se = (self._linear_standard_errors()
-                  if self._uncertainty_method() == "linear"
-                  else self._bootstrap(n_resamples, random_state).std(axis=0, ddof=1))
+            se = (
+                self._linear_standard_errors()
+                if self._uncertainty_method() == "linear"
+                else self._bootstrap(n_resamples, random_state).std(axis=0, ddof=1)
+            )
             return normal_interval(p, se, level)
         reps = self._bootstrap(n_resamples, random_state)
         if n_resamples * level / 2.0 < 1.0:
@@ -519,7 +529,9 @@ class DistributionEstimator(BaseEstimator):
                 f"{level / 2:.2g} quantile of a {'simultaneous ' * simultaneous}"
                 "interval: its bounds are the extreme refits. Pass n_resamples "
                 f">= {int(np.ceil(20 / level))}, or method='normal'.",
-                UserWarning, stacklevel=2)
+                UserWarning,
+                stacklevel=2,
+            )
         lo, hi = np.quantile(reps, [level / 2.0, 1.0 - level / 2.0], axis=0)
         return np.column_stack([np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)])
 
@@ -593,8 +605,7 @@ class DistributionEstimator(BaseEstimator):
         warn_if_default_score_compares_mechanisms()
         codes = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)
-        return self.channel_.log_likelihood(
-            stats, self._likelihood_distribution()) / stats.n
+        return self.channel_.log_likelihood(stats, self._likelihood_distribution()) / stats.n
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -114,9 +114,12 @@ def maximize_likelihood(
     # The mass each category last had in play: one that re-enters starts
     # there (from a tiny mass EM would take many maps to raise it).
     last = p.copy()
-    while (restrict is not None and g.max() - 1.0 > tol
-           and info["n_iter"] < max_iter
-           and len(info["working_sets"]) < _MAX_WORKING_SETS):
+    while (
+        restrict is not None
+        and g.max() - 1.0 > tol
+        and info["n_iter"] < max_iter
+        and len(info["working_sets"]) < _MAX_WORKING_SETS
+    ):
         restricted = restrict(active)
         if restricted is None:
             break
@@ -127,10 +130,16 @@ def maximize_likelihood(
             del restricted
             break
         info["working_sets"].append(int(active.sum()))
-        q, _, _, sub = _squarem(restricted, q, g_active, ll_active, tol=tol,
-                                max_iter=max_iter - info["n_iter"],
-                                acceleration=acceleration,
-                                callback=_shifted(callback, info["n_iter"]))
+        q, _, _, sub = _squarem(
+            restricted,
+            q,
+            g_active,
+            ll_active,
+            tol=tol,
+            max_iter=max_iter - info["n_iter"],
+            acceleration=acceleration,
+            callback=_shifted(callback, info["n_iter"]),
+        )
         del restricted  # free the working set's store before the full pass
         info["n_iter"] += sub["n_iter"]
         info["n_evaluations"] += sub["n_evaluations"]
@@ -148,14 +157,21 @@ def maximize_likelihood(
         p = _normalize(np.where(p == 0.0, last, p))
         g, ll = gradient(p)
         info["n_evaluations"] += 1
-    p, g, ll, run = _squarem(gradient, p, g, ll, tol=tol,
-                             max_iter=max_iter - info["n_iter"],
-                             acceleration=acceleration,
-                             callback=_shifted(callback, info["n_iter"]))
+    p, g, ll, run = _squarem(
+        gradient,
+        p,
+        g,
+        ll,
+        tol=tol,
+        max_iter=max_iter - info["n_iter"],
+        acceleration=acceleration,
+        callback=_shifted(callback, info["n_iter"]),
+    )
     info["n_iter"] += run["n_iter"]
     info["n_evaluations"] += run["n_evaluations"]
-    info.update(converged=bool(g.max() - 1.0 <= tol), gap=float(g.max() - 1.0),
-                log_likelihood=float(ll))
+    info.update(
+        converged=bool(g.max() - 1.0 <= tol), gap=float(g.max() - 1.0), log_likelihood=float(ll)
+    )
     return p, info
 
 
@@ -541,8 +557,7 @@ class EMEstimator(DistributionEstimator):
             if self.init == "uniform":
                 return uniform
             if self.init == "empirical":
-                p = project_to_simplex(
-                    self.channel_.unbiased_estimate(self.statistics_))
+                p = project_to_simplex(self.channel_.unbiased_estimate(self.statistics_))
             else:
                 p = threshold_estimate(self.channel_, self.statistics_, 0.05)[0]
         else:
@@ -551,8 +566,13 @@ class EMEstimator(DistributionEstimator):
             except (TypeError, ValueError):
                 p = None
             # Scaling by the maximum first keeps huge finite weights finite.
-            ok = (p is not None and p.shape == (k,) and np.isfinite(p).all()
-                  and not np.any(p < 0) and p.max() > 0)
+            ok = (
+                p is not None
+                and p.shape == (k,)
+                and np.isfinite(p).all()
+                and not np.any(p < 0)
+                and p.max() > 0
+            )
             if ok:
                 p = p / p.max()
                 p = p / p.sum()
@@ -569,8 +589,7 @@ class EMEstimator(DistributionEstimator):
         channel, stats = self.channel_, self.statistics_
         tol = self.tol
         if tol == "auto":
-            tol = float(np.clip(
-                0.01 * (channel.n_categories - 1) / (2.0 * stats.n), 1e-8, 1e-3))
+            tol = float(np.clip(0.01 * (channel.n_categories - 1) / (2.0 * stats.n), 1e-8, 1e-3))
         with _Progress(self.verbose, stats.n, tol) as progress:
             p, info = maximize_likelihood(
                 lambda q: channel.em_gradient(stats, q, n_jobs=self.n_jobs),
@@ -579,9 +598,14 @@ class EMEstimator(DistributionEstimator):
                 max_iter=self.max_iter,
                 acceleration=self.acceleration,
                 restrict=(
-                    (lambda active: channel.restricted_em_gradient(
-                        stats, active, n_jobs=self.n_jobs))
-                    if self.working_set else None),
+                    (
+                        lambda active: channel.restricted_em_gradient(
+                            stats, active, n_jobs=self.n_jobs
+                        )
+                    )
+                    if self.working_set
+                    else None
+                ),
                 callback=progress.update,
             )
         if not info["converged"]:
@@ -611,8 +635,14 @@ class EMEstimator(DistributionEstimator):
             return channel.em_gradient(stats, q, n_jobs=self.n_jobs)[1]
 
         p, weight = shrink_towards_mle(
-            log_likelihood, target, p_mle, info["log_likelihood"], df,
-            n_pooled=n_pooled, deviance_sd=self.shrinkage)
+            log_likelihood,
+            target,
+            p_mle,
+            info["log_likelihood"],
+            df,
+            n_pooled=n_pooled,
+            deviance_sd=self.shrinkage,
+        )
         if weight < 1.0:
             info["log_likelihood"] = log_likelihood(p)
         info["shrinkage_weight"] = weight
@@ -682,12 +712,16 @@ class _Progress:
         if self.bar is not None:
             self.bar.update(n_iter - self.bar.n)
             self.bar.set_postfix_str(
-                f"log-lik {log_likelihood / self.n:.6g}, gap {gap:.2e} "
-                f"(tol {self.tol:.1e})", refresh=False)
+                f"log-lik {log_likelihood / self.n:.6g}, gap {gap:.2e} (tol {self.tol:.1e})",
+                refresh=False,
+            )
         if self.verbose >= 2:
-            print(f"EM iteration {n_iter}: mean log-likelihood "
-                  f"{log_likelihood / self.n:.10g}, duality gap {gap:.3e} "
-                  f"(tol {self.tol:.2e})", flush=True)
+            print(
+                f"EM iteration {n_iter}: mean log-likelihood "
+                f"{log_likelihood / self.n:.10g}, duality gap {gap:.3e} "
+                f"(tol {self.tol:.2e})",
+                flush=True,
+            )
 
     def __exit__(self, *exc):
         if self.bar is not None:

@@ -106,8 +106,7 @@ def _null_variance(channel, stats):
     except (TypeError, ValueError):  # builtins without a signature
         takes_stats = False
     var0 = method(stats.n, stats=stats) if takes_stats else method(stats.n)
-    return np.broadcast_to(np.asarray(var0, dtype=float),
-                           (channel.n_categories,)).copy()
+    return np.broadcast_to(np.asarray(var0, dtype=float), (channel.n_categories,)).copy()
 
 
 def _exact_categories(channel, var0=None, stats=None):
@@ -233,9 +232,7 @@ class ThresholdEstimator(DistributionEstimator):
         self.mechanism = mechanism
 
     def _estimate(self):
-        p, threshold, kept = threshold_estimate(
-            self.channel_, self.statistics_, self.alpha
-        )
+        p, threshold, kept = threshold_estimate(self.channel_, self.statistics_, self.alpha)
         return p, {"threshold": threshold, "significant": kept}
 
     @property

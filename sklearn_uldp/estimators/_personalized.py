@@ -56,8 +56,7 @@ def _stack_reports(X, channel):
         X = sp.csr_array(X)
         if X.shape[1] % k_z:
             raise ReportMismatchError(
-                f"Bit-vector reports have {X.shape[1]} columns, not a multiple of "
-                f"|Z| = {k_z}."
+                f"Bit-vector reports have {X.shape[1]} columns, not a multiple of |Z| = {k_z}."
             )
         t = X.shape[1] // k_z
         return attach_channel(sp.csr_array(X.reshape((X.shape[0] * t, k_z))), channel)
@@ -67,8 +66,7 @@ def _stack_reports(X, channel):
     if channel.report_format == "categorical":
         if arr.ndim not in (1, 2):
             raise ReportMismatchError(
-                f"Reports of {channel!r} have shape (n,) or (n, n_reports); got "
-                f"shape {arr.shape}."
+                f"Reports of {channel!r} have shape (n,) or (n, n_reports); got shape {arr.shape}."
             )
         return Reports(arr.reshape(-1, 1), channel)
     if arr.ndim != 2 or arr.shape[1] % k_z:
@@ -233,8 +231,7 @@ class PersonalizedEstimator(DistributionEstimator):
         self._fitted_result()
         return self
 
-    def partial_fit(self: _PersonalizedT, X: ReportsLike,
-                    y: object = None) -> _PersonalizedT:
+    def partial_fit(self: _PersonalizedT, X: ReportsLike, y: object = None) -> _PersonalizedT:
         """Add a batch of PUM reports.
 
         Parameters
@@ -341,8 +338,7 @@ class PersonalizedEstimator(DistributionEstimator):
                 extra = value.index[index.get_indexer(value.index) < 0]
                 if len(extra):
                     raise ValueError(
-                        f"background[{tag!r}] has categories {list(extra[:5])} "
-                        "outside the domain."
+                        f"background[{tag!r}] has categories {list(extra[:5])} outside the domain."
                     )
                 value = value.reindex(index, fill_value=0.0).to_numpy(dtype=object)
             try:
@@ -363,8 +359,7 @@ class PersonalizedEstimator(DistributionEstimator):
                 )
             if not np.isfinite(value).all() or (value < 0).any() or value.sum() <= 0:
                 raise ValueError(
-                    f"background[{tag!r}] must be non-negative, finite and not "
-                    "all zero."
+                    f"background[{tag!r}] must be non-negative, finite and not all zero."
                 )
             out[tag] = value / value.sum()
         return out
@@ -404,17 +399,13 @@ class PersonalizedEstimator(DistributionEstimator):
             fallback = fallback / fallback.sum()
         else:
             fallback = non_sensitive / non_sensitive.sum()
-        pis = {
-            tag: self._background.get(tag, fallback) for tag in self.tags_
-        }
+        pis = {tag: self._background.get(tag, fallback) for tag in self.tags_}
         p = r_x.copy()
         for mass, tag in zip(r_bots, self.tags_, strict=True):
             p += mass * pis[tag]
         info = {
             "intermediate": r,
-            "bot_masses": {
-                tag: float(m) for tag, m in zip(self.tags_, r_bots, strict=True)
-            },
+            "bot_masses": {tag: float(m) for tag, m in zip(self.tags_, r_bots, strict=True)},
             "tag_distributions": pis,
             "loss_bound": float(2.0 * np.abs(r_bots).sum()),
         }
@@ -478,7 +469,7 @@ class PersonalizedEstimator(DistributionEstimator):
         post_z = self._stacked_posterior(X)
         info = self._info()
         pis = np.stack([info["tag_distributions"][t] for t in self.tags_])
-        proba = post_z[:, :self._n_x] + post_z[:, self._n_x:] @ pis
+        proba = post_z[:, : self._n_x] + post_z[:, self._n_x :] @ pis
         # Stacked rows are user-major: row i * t + j is report j of user i.
         return proba.reshape(_n_users(X), -1)
 

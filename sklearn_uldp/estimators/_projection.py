@@ -38,8 +38,7 @@ def project_to_simplex(v: ArrayLike) -> np.ndarray:
     """
     v = np.asarray(v, dtype=float)
     if v.ndim != 1 or v.size == 0:
-        raise ValueError(
-            f"Expected a non-empty 1-D vector to project, got shape {v.shape}.")
+        raise ValueError(f"Expected a non-empty 1-D vector to project, got shape {v.shape}.")
     if not np.all(np.isfinite(v)):
         raise ValueError("Cannot project a vector with NaN or inf entries.")
     # The projection commutes with shifts of all entries, and only entries

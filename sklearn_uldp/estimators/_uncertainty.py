@@ -37,10 +37,15 @@ if TYPE_CHECKING:
 __all__ = ["simulate_statistics", "linear_standard_errors"]
 
 
-def simulate_statistics(channel: Channel, p: ArrayLike, n: int,
-                        random_state: RandomStateLike = None, *,
-                        size: int | None = None, keep_reports: bool = False,
-                        ) -> ReportStatistics | list[ReportStatistics]:
+def simulate_statistics(
+    channel: Channel,
+    p: ArrayLike,
+    n: int,
+    random_state: RandomStateLike = None,
+    *,
+    size: int | None = None,
+    keep_reports: bool = False,
+) -> ReportStatistics | list[ReportStatistics]:
     """Sufficient statistics of ``n`` simulated reports of users drawn from ``p``.
 
     For one-symbol reports the histogram of outputs is drawn directly (it is
@@ -91,16 +96,17 @@ def simulate_statistics(channel: Channel, p: ArrayLike, n: int,
     else:
         out = []
         for _ in range(reps):
-            codes = np.repeat(np.arange(channel.n_categories),
-                              rng.multinomial(n, p))
+            codes = np.repeat(np.arange(channel.n_categories), rng.multinomial(n, p))
             reports = channel.sample(codes, rng)
-            out.append(channel.statistics(channel.encode_reports(reports),
-                                          keep_reports=keep_reports))
+            out.append(
+                channel.statistics(channel.encode_reports(reports), keep_reports=keep_reports)
+            )
     return out[0] if size is None else out
 
 
-def linear_standard_errors(channel: Channel, stats: ReportStatistics,
-                           p: ArrayLike | None = None) -> np.ndarray:
+def linear_standard_errors(
+    channel: Channel, stats: ReportStatistics, p: ArrayLike | None = None
+) -> np.ndarray:
     """Standard errors of the channel's unbiased (linear) estimate.
 
     ``sqrt(Var[p_hat(x)])`` with the exact variance of the linear estimator
@@ -129,8 +135,7 @@ def linear_standard_errors(channel: Channel, stats: ReportStatistics,
     """
     if p is None:
         p = project_to_simplex(channel.unbiased_estimate(stats))
-    var = np.asarray(channel.estimator_variance(np.asarray(p, float), stats.n),
-                     dtype=float)
+    var = np.asarray(channel.estimator_variance(np.asarray(p, float), stats.n), dtype=float)
     return np.sqrt(np.clip(var, 0.0, None))
 
 
@@ -139,7 +144,8 @@ def _as_distribution(p: Any, k: int) -> np.ndarray:
     if p.shape != (k,) or not np.isfinite(p).all():
         raise ValueError(
             f"Expected a distribution over the channel's {k} categories, got an "
-            f"array of shape {p.shape}.")
+            f"array of shape {p.shape}."
+        )
     if np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-9):
         p = project_to_simplex(p)
     return p / p.sum()
@@ -152,9 +158,9 @@ def bootstrap_replicates(estimator, n_resamples, random_state):
     """
     channel, stats = estimator.channel_, estimator.statistics_
     p = estimator._simulation_distribution()
-    sims = simulate_statistics(channel, p, stats.n, random_state,
-                               size=n_resamples,
-                               keep_reports=_needs_reports(estimator))
+    sims = simulate_statistics(
+        channel, p, stats.n, random_state, size=n_resamples, keep_reports=_needs_reports(estimator)
+    )
     template = clone(estimator)
     template.set_params(mechanism=None)
     reps = []
@@ -175,18 +181,19 @@ def _needs_reports(estimator):
 def check_interval_args(alpha, method, simultaneous, n_resamples):
     if not (isinstance(alpha, float | int) and 0 < alpha < 1):
         raise ValueError(
-            f"alpha must be a level in (0, 1), such as 0.05 for 95% intervals; "
-            f"got {alpha!r}.")
+            f"alpha must be a level in (0, 1), such as 0.05 for 95% intervals; got {alpha!r}."
+        )
     if method not in ("auto", "linear", "normal", "percentile"):
         raise ValueError(
-            f"method must be 'auto', 'linear', 'normal' or 'percentile'; got "
-            f"{method!r}.")
+            f"method must be 'auto', 'linear', 'normal' or 'percentile'; got {method!r}."
+        )
     if not isinstance(simultaneous, bool | np.bool_):
         raise ValueError(f"simultaneous must be True or False; got {simultaneous!r}.")
     if not isinstance(n_resamples, Integral) or n_resamples < 2:
         raise ValueError(
             f"n_resamples must be an integer >= 2 (200 or more for 95% "
-            f"intervals); got {n_resamples!r}.")
+            f"intervals); got {n_resamples!r}."
+        )
 
 
 def normal_interval(center, se, level):

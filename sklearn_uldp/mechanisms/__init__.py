@@ -13,13 +13,13 @@ from ._block_design import (
     UtilityOptimizedBlockDesignChannel,
     UtilityOptimizedOUE,
 )
+from ._channel import CategoricalChannel, Channel, ReportStatistics, spec_json_schema
 from ._count_mean_sketch import (
     CountMeanSketch,
     CountMeanSketchChannel,
     HadamardCountMeanSketch,
     HadamardCountMeanSketchChannel,
 )
-from ._channel import CategoricalChannel, Channel, ReportStatistics, spec_json_schema
 from ._hadamard import (
     BlockHadamardChannel,
     BlockHadamardResponse,
@@ -51,12 +51,12 @@ from ._rappor import (
     UtilityOptimizedRAPPOR,
     basic_rappor_theta,
 )
+from ._reports import Reports, SparseReports, attach_channel, get_channel
+from ._subset_selection import SubsetSelection, SubsetSelectionChannel
 from ._utility_optimized_subset import (
     UtilityOptimizedSubsetSelection,
     UtilityOptimizedSubsetSelectionChannel,
 )
-from ._subset_selection import SubsetSelection, SubsetSelectionChannel
-from ._reports import Reports, SparseReports, attach_channel, get_channel
 
 __all__ = [
     "BaseMechanism",

@@ -68,7 +68,7 @@ PARAMETER_HINTS: dict[str, str] = {
     "random_state": (
         "Pass None (fresh OS entropy at every call), 'secure' (a "
         "cryptographically secure generator, for deployment; needs "
-        "`pip install \"sklearn-uldp[secure]\"`), a non-negative int "
+        '`pip install "sklearn-uldp[secure]"`), a non-negative int '
         "(reproducible simulations only), or a numpy Generator, SeedSequence "
         "or RandomState."
     ),
@@ -243,8 +243,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         # Unnamed input is column "x0", its default feature name.
         column = "x0" if names is None else ",".join(str(n) for n in names)
-        return transform_generator(random_state, column=column, call=call,
-                                   codes=codes, n_values=n_values)
+        return transform_generator(
+            random_state, column=column, call=call, codes=codes, n_values=n_values
+        )
 
     # -------------------------------------------------------------- transform
     def transform(self, X: ArrayLike) -> TransformOutput:
@@ -281,9 +282,12 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         reports = self.channel_.decode(outputs)
         if not self.channel_.reports_are_categories:
             reports = np.asarray(reports, dtype=np.int64)
-        elif (column.dtype != object and reports.dtype != object
-              and reports.dtype != column.dtype
-              and _survives_cast(self.categories_, column.dtype)):
+        elif (
+            column.dtype != object
+            and reports.dtype != object
+            and reports.dtype != column.dtype
+            and _survives_cast(self.categories_, column.dtype)
+        ):
             # A mixed domain (integers and a text label such as "(missing)")
             # decodes to objects: a batch that holds only integers must not
             # cast the label. Nor may the cast change a category (2.5 -> 2 in
@@ -296,9 +300,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         """Return reports as the configured output container."""
         if _transform_output(self) == "pandas":
             index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            frame = pd.DataFrame(
-                data, columns=self.get_feature_names_out(), index=index
-            )
+            frame = pd.DataFrame(data, columns=self.get_feature_names_out(), index=index)
             attach_channel(frame, self.channel_)
             return frame
         return Reports(data, self.channel_)
@@ -312,15 +314,14 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         if isinstance(X, pd.DataFrame):
             X = _labels_frame(X)
         if hasattr(X, "toarray"):
-            raise TypeError(
-                "Sparse input is not supported: pass one column of category values."
-            )
+            raise TypeError("Sparse input is not supported: pass one column of category values.")
         with warnings.catch_warnings():
             if not reset and getattr(self, "_fitted_without_data", False):
                 # Fitted on the public domain alone, the mechanism has no
                 # column name to check a DataFrame's against.
                 warnings.filterwarnings(
-                    "ignore", message="X has feature names, but", category=UserWarning)
+                    "ignore", message="X has feature names, but", category=UserWarning
+                )
             X = validate_data(
                 self,
                 X,
@@ -429,8 +430,11 @@ def _range_codes(column, index):
     """
     if column.dtype.kind not in "iu" or index.dtype.kind not in "iu":
         return None
-    if not (index.is_monotonic_increasing and len(index)
-            and int(index[-1]) - int(index[0]) == len(index) - 1):
+    if not (
+        index.is_monotonic_increasing
+        and len(index)
+        and int(index[-1]) - int(index[0]) == len(index) - 1
+    ):
         return None
     lo, k = int(index[0]), len(index)
     # Two fast reductions check the range first: in the common all-valid case
@@ -458,8 +462,10 @@ def _survives_cast(categories, dtype):
             return False
         # Equal values of the same kind: 1 -> 1.0 is kept, 2.5 -> 2, NaN -> int,
         # 300 -> int8 and 0/1 -> bool are not.
-        return bool(np.array_equal(cast.astype(categories.dtype), categories)
-                    and (dtype.kind == "b") == (categories.dtype.kind == "b"))
+        return bool(
+            np.array_equal(cast.astype(categories.dtype), categories)
+            and (dtype.kind == "b") == (categories.dtype.kind == "b")
+        )
 
 
 def _labels_frame(X):
@@ -481,8 +487,7 @@ def _labels_frame(X):
             values = np.asarray(cats, dtype=object)[codes]
             if (codes < 0).any():
                 values[codes < 0] = None
-            elif cats.dtype.kind == "b" or all(
-                    isinstance(v, (bool, np.bool_)) for v in cats):
+            elif cats.dtype.kind == "b" or all(isinstance(v, (bool, np.bool_)) for v in cats):
                 values = values.astype(bool)
             convert[name] = values
         elif isinstance(dtype, pd.BooleanDtype):

@@ -74,10 +74,12 @@ def binary_optimal_matrix(epsilon_12: float, epsilon_21: float) -> np.ndarray:
     total = -math.expm1(-(e12 + e21))
     q11 = -math.expm1(-e21) / total
     q22 = -math.expm1(-e12) / total
-    return np.array([
-        [q11, 1.0 - q11 if math.isfinite(e12) else math.exp(-e21)],
-        [math.exp(-e12) * q11, q22],
-    ])
+    return np.array(
+        [
+            [q11, 1.0 - q11 if math.isfinite(e12) else math.exp(-e21)],
+            [math.exp(-e12) * q11, q22],
+        ]
+    )
 
 
 def _check_side_budget(value, name):
@@ -86,7 +88,7 @@ def _check_side_budget(value, name):
         return math.inf
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(
-            f"{name} must be a number > 0 (or inf, written \"inf\" in a JSON "
+            f'{name} must be a number > 0 (or inf, written "inf" in a JSON '
             f"spec), got {value!r} of type {type(value).__name__}."
         )
     value = float(value)
@@ -133,13 +135,11 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
     _spec_field_schemas = {
         "epsilon_12": {
             **_side_budget_schema,
-            "description": (
-                "Budget of Q(y|1) <= e^eps12 Q(y|2); \"inf\" for none."),
+            "description": ('Budget of Q(y|1) <= e^eps12 Q(y|2); "inf" for none.'),
         },
         "epsilon_21": {
             **_side_budget_schema,
-            "description": (
-                "Budget of Q(y|2) <= e^eps21 Q(y|1); \"inf\" for none."),
+            "description": ('Budget of Q(y|2) <= e^eps21 Q(y|1); "inf" for none.'),
         },
     }
 
@@ -159,7 +159,8 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         super().__init__(cats, max(finite))
         self._check_budget(
             f"the optimal binary mechanism with epsilon_12={self.epsilon_12}, "
-            f"epsilon_21={self.epsilon_21} (the range is for the smaller budget)")
+            f"epsilon_21={self.epsilon_21} (the range is for the smaller budget)"
+        )
 
     def _check_budget(self, what=None):
         # Both budgets are scaled together; the smaller one sets the slack.
@@ -169,8 +170,7 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         # (a finite eps_12), output 2 when element 1 may (a finite eps_21);
         # the probabilities of a protected output enter the privacy ratios,
         # those of an invertible one do not.
-        cols = [j for j, e in enumerate((self.epsilon_12, self.epsilon_21))
-                if math.isfinite(e)]
+        cols = [j for j, e in enumerate((self.epsilon_12, self.epsilon_21)) if math.isfinite(e)]
 
         r12, r21 = self.epsilon_12 / m, self.epsilon_21 / m
 
@@ -193,8 +193,7 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
 
     @property
     def sensitive_mask(self):
-        return np.array([math.isfinite(self.epsilon_12),
-                         math.isfinite(self.epsilon_21)])
+        return np.array([math.isfinite(self.epsilon_12), math.isfinite(self.epsilon_21)])
 
     @property
     def exact_categories(self):
@@ -289,17 +288,20 @@ class BinaryOptimalResponse(BaseMechanism):
     """
 
     _parameter_constraints = {
-        "epsilon_12": [Interval(Real, 0, None, closed="neither"),
-                       Options(Real, {np.inf})],
-        "epsilon_21": [Interval(Real, 0, None, closed="neither"),
-                       Options(Real, {np.inf})],
+        "epsilon_12": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "epsilon_21": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "categories": BaseMechanism._parameter_constraints["categories"],
         "random_state": BaseMechanism._parameter_constraints["random_state"],
     }
 
-    def __init__(self, epsilon_12: float = 1.0, epsilon_21: float = 1.0, *,
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon_12: float = 1.0,
+        epsilon_21: float = 1.0,
+        *,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon_12 = epsilon_12
         self.epsilon_21 = epsilon_21
         self.categories = categories
@@ -313,10 +315,7 @@ class BinaryOptimalResponse(BaseMechanism):
         if n_categories != 2:
             # Say where the domain came from: with "auto" it is the column's
             # distinct values, which the user may not have looked at.
-            source = (
-                "the column holds" if isinstance(self.categories, str)
-                else "categories has"
-            )
+            source = "the column holds" if isinstance(self.categories, str) else "categories has"
             shown = np.asarray(self.categories_[:10]).tolist()
             raise ValueError(
                 f"{type(self).__name__} privatizes a binary column, but "
@@ -326,5 +325,4 @@ class BinaryOptimalResponse(BaseMechanism):
                 "recode the column to two values, or use a k-ary mechanism "
                 "(e.g. RandomizedResponse) for more."
             )
-        return BinaryOptimalChannel(
-            self.categories_, self.epsilon_12, self.epsilon_21)
+        return BinaryOptimalChannel(self.categories_, self.epsilon_12, self.epsilon_21)

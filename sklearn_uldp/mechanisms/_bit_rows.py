@@ -306,15 +306,21 @@ class _SparseBlock:
         if _KERNEL == "numba":
             t = np.zeros(self.n_cols)
             sum_inv, sum_log = _sparse_loop(
-                self.indptr, self.indices, b, float(A),
-                _NO_WEIGHTS if weights is None else weights, t)
+                self.indptr,
+                self.indices,
+                b,
+                float(A),
+                _NO_WEIGHTS if weights is None else weights,
+                t,
+            )
             return sum_inv, sum_log, t
         nnz = self.nnz
         # scipy wants int32/int64 indices: the uint16 ones are widened per
         # block, a transient of 4 bytes per set bit of this block only.
         M = sp.csr_array(
             (ones[:nnz], self.indices.astype(np.int32, copy=False), self.indptr),
-            shape=(self.n_rows, self.n_cols), copy=False,
+            shape=(self.n_rows, self.n_cols),
+            copy=False,
         )
         D = A + M @ b
         inv = 1.0 / D
@@ -335,16 +341,19 @@ class _SparseBlock:
             # the kernel's work), then copied at its size.
             dtype = _index_dtype(columns.size)
             buffer = getattr(scratch, "buffer", None)
-            if (buffer is None or buffer.dtype != dtype
-                    or buffer.size < self.indices.size):
+            if buffer is None or buffer.dtype != dtype or buffer.size < self.indices.size:
                 buffer = scratch.buffer = np.empty(self.indices.size, dtype=dtype)
             indptr = np.empty(self.indptr.size, dtype=np.int32)
             # A signed map (-1: dropped) of 2 bytes a column when it fits:
             # the lookup table stays small in the first-level cache.
             small = self.n_cols <= np.iinfo(np.int16).max + 1
-            nnz = _sparse_select(self.indptr, self.indices,
-                                 new_index.astype(np.int16 if small else np.int32),
-                                 indptr, buffer)
+            nnz = _sparse_select(
+                self.indptr,
+                self.indices,
+                new_index.astype(np.int16 if small else np.int32),
+                indptr,
+                buffer,
+            )
             return _SparseBlock(indptr, buffer[:nnz], columns.size)
         index = new_index.take(self.indices)
         kept = index >= 0
@@ -356,8 +365,7 @@ class _SparseBlock:
         nonempty = sizes > 0
         per_row = np.zeros(sizes.size, dtype=np.int64)
         if kept.size:
-            per_row[nonempty] = np.add.reduceat(
-                kept, self.indptr[:-1][nonempty], dtype=np.int64)
+            per_row[nonempty] = np.add.reduceat(kept, self.indptr[:-1][nonempty], dtype=np.int64)
         indptr = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(per_row, out=indptr[1:])
         return _SparseBlock(indptr, np.compress(kept, index), columns.size)
@@ -394,8 +402,8 @@ class _PackedBlock:
         if _KERNEL == "numba":
             acc = np.zeros((n_bytes, 256))
             sum_inv, sum_log = _packed_loop(
-                self.packed, table, float(A),
-                _NO_WEIGHTS if weights is None else weights, acc)
+                self.packed, table, float(A), _NO_WEIGHTS if weights is None else weights, acc
+            )
             t = (acc @ _BYTE_BITS).ravel()[: self.n_cols]
             return sum_inv, sum_log, t
         step = max(1, _GATHER_BYTES // n_bytes)
@@ -404,13 +412,13 @@ class _PackedBlock:
         weight = np.zeros(flat.size)
         for lo in range(0, self.n_rows, step):
             # Flat index of (byte position j, byte value v) = 256 j + v.
-            index = self.packed[lo:lo + step] + offsets
+            index = self.packed[lo : lo + step] + offsets
             D = A + flat.take(index).sum(axis=1)
             inv = 1.0 / D
             log_d = np.log(D)
             if weights is not None:
-                inv *= weights[lo:lo + step]
-                log_d *= weights[lo:lo + step]
+                inv *= weights[lo : lo + step]
+                log_d *= weights[lo : lo + step]
             sum_inv += float(inv.sum())
             sum_log += float(log_d.sum())
             weight += np.bincount(
@@ -423,21 +431,26 @@ class _PackedBlock:
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
         if _KERNEL == "numba":
             packed = np.zeros((self.n_rows, -(-columns.size // 8)), dtype=np.uint8)
-            _packed_select(np.ascontiguousarray(self.packed),
-                           columns.astype(np.int64), packed)
+            _packed_select(np.ascontiguousarray(self.packed), columns.astype(np.int64), packed)
             return _PackedBlock(packed, columns.size)
         step = max(1, _GATHER_BYTES // max(1, self.packed.shape[1]))
         parts = [
             np.packbits(
-                np.unpackbits(self.packed[lo:lo + step], axis=1, count=self.n_cols,
-                              bitorder="little")[:, columns],
-                axis=1, bitorder="little")
+                np.unpackbits(
+                    self.packed[lo : lo + step], axis=1, count=self.n_cols, bitorder="little"
+                )[:, columns],
+                axis=1,
+                bitorder="little",
+            )
             for lo in range(0, self.n_rows, step)
         ]
         # packbits of the column selection is Fortran-ordered: every product
         # would copy it back to rows (a quarter of a step), so copy once here.
-        packed = (np.ascontiguousarray(np.concatenate(parts)) if parts
-                  else np.zeros((0, -(-columns.size // 8)), dtype=np.uint8))
+        packed = (
+            np.ascontiguousarray(np.concatenate(parts))
+            if parts
+            else np.zeros((0, -(-columns.size // 8)), dtype=np.uint8)
+        )
         return _PackedBlock(packed, columns.size)
 
 
@@ -524,7 +537,8 @@ class _SpillDirectory:
         remove_stale_spill_directories(self.parent)
         # mkdtemp creates the directory 0700.
         self.path = tempfile.mkdtemp(
-            prefix=f"{_SPILL_PREFIX}{_host_key()}-{os.getpid()}-", dir=self.parent)
+            prefix=f"{_SPILL_PREFIX}{_host_key()}-{os.getpid()}-", dir=self.parent
+        )
         self._names = itertools.count()
         weakref.finalize(self, shutil.rmtree, self.path, ignore_errors=True)
 
@@ -541,8 +555,17 @@ class _SpillDirectory:
 class _SpilledBlock:
     """A full block kept in a file and read back for each use."""
 
-    __slots__ = ("directory", "path", "kind", "n_rows", "n_cols", "nbytes", "nnz",
-                 "layout", "__weakref__")
+    __slots__ = (
+        "directory",
+        "path",
+        "kind",
+        "n_rows",
+        "n_cols",
+        "nbytes",
+        "nnz",
+        "layout",
+        "__weakref__",
+    )
 
     def __init__(self, block, directory):
         self.directory = directory
@@ -554,8 +577,9 @@ class _SpilledBlock:
         # (dtype, shape) of each array, in file order: the file is raw data.
         self.layout = tuple((a.dtype, a.shape) for a in arrays)
         # 0600 whatever the umask; O_EXCL refuses a file planted in advance.
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                     | getattr(os, "O_BINARY", 0), 0o600)
+        fd = os.open(
+            self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600
+        )
         with os.fdopen(fd, "wb") as file:
             for array in arrays:
                 np.ascontiguousarray(array).tofile(file)
@@ -566,8 +590,10 @@ class _SpilledBlock:
         sizes = [int(np.prod(shape)) for _, shape in self.layout]
         try:
             with open(self.path, "rb") as file:
-                arrays = [np.fromfile(file, dtype=dtype, count=size)
-                          for (dtype, _), size in zip(self.layout, sizes, strict=True)]
+                arrays = [
+                    np.fromfile(file, dtype=dtype, count=size)
+                    for (dtype, _), size in zip(self.layout, sizes, strict=True)
+                ]
         except FileNotFoundError:
             arrays = []
         if [a.size for a in arrays] != sizes:
@@ -577,8 +603,7 @@ class _SpilledBlock:
                 "were in use?). Fit the estimator again, or keep the reports "
                 "in a directory of your own: report_store=<directory>."
             )
-        arrays = [a.reshape(shape) for a, (_, shape) in zip(arrays, self.layout,
-                                                             strict=True)]
+        arrays = [a.reshape(shape) for a, (_, shape) in zip(arrays, self.layout, strict=True)]
         if self.kind is _PackedBlock:
             return _PackedBlock(*arrays, self.n_cols)
         return _SparseBlock(*arrays, self.n_cols, copy=False)
@@ -590,8 +615,7 @@ class _SpilledBlock:
         return self.load().em_terms(A, b, shared, weights)
 
     def restrict(self, new_index, columns, scratch=None):
-        return _SpilledBlock(self.load().restrict(new_index, columns, scratch),
-                             self.directory)
+        return _SpilledBlock(self.load().restrict(new_index, columns, scratch), self.directory)
 
     def __reduce__(self):
         # Pickles carry the data, and the copy spills again when loaded.
@@ -696,7 +720,7 @@ class BitRows:
             return
         step = max(1, _BLOCK_NNZ // max(1, self.n_cols))
         for lo in range(0, bits.shape[0], step):  # bounds the index temporaries
-            block = bits[lo:lo + step]
+            block = bits[lo : lo + step]
             rows, cols = np.divmod(np.flatnonzero(block.view(bool)), self.n_cols)
             indptr = np.zeros(block.shape[0] + 1, dtype=np.int64)
             np.cumsum(np.bincount(rows, minlength=block.shape[0]), out=indptr[1:])
@@ -714,8 +738,8 @@ class BitRows:
         for lo in range(0, m, step):
             hi = min(m, lo + step)
             bits = np.zeros((hi - lo, self.n_cols), dtype=np.uint8)
-            rows = np.repeat(np.arange(hi - lo), np.diff(indptr[lo:hi + 1]))
-            bits[rows, indices[indptr[lo]:indptr[hi]]] = 1
+            rows = np.repeat(np.arange(hi - lo), np.diff(indptr[lo : hi + 1]))
+            bits[rows, indices[indptr[lo] : indptr[hi]]] = 1
             self._append(np.packbits(bits, axis=1, bitorder="little"))
 
     def _append(self, piece):
@@ -727,8 +751,9 @@ class BitRows:
             return
         whole = self._joined_tail()
         n_full = self._tail_rows // self.block_rows
-        pieces = [_cut(whole, i * self.block_rows, (i + 1) * self.block_rows)
-                  for i in range(n_full)]
+        pieces = [
+            _cut(whole, i * self.block_rows, (i + 1) * self.block_rows) for i in range(n_full)
+        ]
         # Blocks are made on all cores (copies to 2-byte indices or packed
         # bytes, and the page faults of their new memory: most of the time
         # to the statistics of a large upload); kept in order.
@@ -746,7 +771,8 @@ class BitRows:
         offsets = np.cumsum([0] + [int(ip[-1]) for ip, _ in self._tail[:-1]])
         indptr = np.concatenate(
             [self._tail[0][0][:1]]
-            + [ip[1:] + off for (ip, _), off in zip(self._tail, offsets, strict=True)])
+            + [ip[1:] + off for (ip, _), off in zip(self._tail, offsets, strict=True)]
+        )
         return indptr, np.concatenate([ix for _, ix in self._tail])
 
     def _make_block(self, piece):
@@ -770,7 +796,10 @@ class BitRows:
 
     def __add__(self, other: BitRows) -> BitRows:
         if (other.n_cols, other.packed, other.block_rows) != (
-                self.n_cols, self.packed, self.block_rows):
+            self.n_cols,
+            self.packed,
+            self.block_rows,
+        ):
             raise ValueError("Cannot add bit rows of different layouts.")
         total = BitRows(self.n_cols, self.density)
         total._spill = self._spill
@@ -843,8 +872,9 @@ class BitRows:
     @property
     def memory_nbytes(self) -> int:
         """Bytes of the kept rows held in memory (all of them unless spilled)."""
-        return sum(block.nbytes for block in self._all_blocks()
-                   if not isinstance(block, _SpilledBlock))
+        return sum(
+            block.nbytes for block in self._all_blocks() if not isinstance(block, _SpilledBlock)
+        )
 
     @property
     def directory(self) -> str | None:
@@ -890,21 +920,23 @@ class BitRows:
         new_index = np.full(self.n_cols, -1, dtype=np.int32)
         new_index[columns] = np.arange(columns.size, dtype=np.int32)
         scratch = threading.local()  # one buffer per thread, for this call only
-        blocks = _map_blocks(lambda block: block.restrict(new_index, columns, scratch),
-                             self._all_blocks(), n_jobs)
+        blocks = _map_blocks(
+            lambda block: block.restrict(new_index, columns, scratch), self._all_blocks(), n_jobs
+        )
         restricted = BitRows(columns.size, self.density)
         restricted.packed, restricted.block_rows = self.packed, self.block_rows
         restricted._spill = self._spill
         restricted._weights = self._weights
-        restricted._blocks = blocks[:len(self._blocks)]
+        restricted._blocks = blocks[: len(self._blocks)]
         if self._tail:
             restricted._tail_block = blocks[-1]
             restricted._tail = [_block_piece(blocks[-1])]
             restricted._tail_rows = self._tail_rows
         return restricted
 
-    def em_terms(self, A: float, b: ArrayLike,
-                 n_jobs: int | None = None) -> tuple[float, float, np.ndarray]:
+    def em_terms(
+        self, A: float, b: ArrayLike, n_jobs: int | None = None
+    ) -> tuple[float, float, np.ndarray]:
         """``sum_i 1/D_i``, ``sum_i log D_i`` and ``Y^T (1/D)`` for ``D = A + Y b``.
 
         Parameters
@@ -934,15 +966,18 @@ class BitRows:
         else:
             # The compiled loop needs no unit data (32 MB allocated and
             # faulted in for nothing).
-            shared = (None if _KERNEL == "numba" else
-                      _unit_data(max((blk.nnz for blk in blocks), default=0)))
+            shared = (
+                None
+                if _KERNEL == "numba"
+                else _unit_data(max((blk.nnz for blk in blocks), default=0))
+            )
         weights = store._weights
         rows = store.block_rows
-        items = [(block, None if weights is None
-                  else weights[i * rows:(i + 1) * rows])
-                 for i, block in enumerate(blocks)]
-        terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]),
-                             items, n_jobs)
+        items = [
+            (block, None if weights is None else weights[i * rows : (i + 1) * rows])
+            for i, block in enumerate(blocks)
+        ]
+        terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]), items, n_jobs)
         return add_em_terms(terms, self.n_cols)
 
     def __getstate__(self):
@@ -1026,8 +1061,7 @@ def _row_bytes(block):
     if isinstance(block, _PackedBlock):
         return np.ascontiguousarray(block.packed)
     bits = np.zeros((block.n_rows, block.n_cols), dtype=np.uint8)
-    bits[np.repeat(np.arange(block.n_rows), block.row_sizes()),
-         block.indices.astype(np.intp)] = 1
+    bits[np.repeat(np.arange(block.n_rows), block.row_sizes()), block.indices.astype(np.intp)] = 1
     return np.packbits(bits, axis=1, bitorder="little")
 
 
@@ -1044,8 +1078,7 @@ def _row_keys(rows):
 def _key_rows(keys, n_bytes):
     """Packed bytes of keys made by _row_keys."""
     if n_bytes <= 8:
-        return np.ascontiguousarray(
-            keys.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :n_bytes])
+        return np.ascontiguousarray(keys.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :n_bytes])
     return np.frombuffer(keys.tobytes(), dtype=np.uint8).reshape(-1, n_bytes).copy()
 
 
@@ -1064,20 +1097,18 @@ def _distinct_rows(store):
     def merge():
         keys = np.concatenate([k for k, _ in parts])
         keys, inverse = np.unique(keys, return_inverse=True)
-        counts = np.bincount(inverse.ravel(),
-                             weights=np.concatenate([c for _, c in parts]),
-                             minlength=keys.size)
+        counts = np.bincount(
+            inverse.ravel(), weights=np.concatenate([c for _, c in parts]), minlength=keys.size
+        )
         return keys, counts
 
     for i, block in enumerate(store._all_blocks()):
-        w = (None if weights is None
-             else weights[i * store.block_rows:(i + 1) * store.block_rows])
+        w = None if weights is None else weights[i * store.block_rows : (i + 1) * store.block_rows]
         keys, inverse = np.unique(_row_keys(_row_bytes(block)), return_inverse=True)
         # One block tells whether rows repeat (a cheap way out for OUE).
         if i == 0 and keys.size > _DISTINCT_MAX_FRACTION * inverse.size:
             return None
-        parts.append((keys, np.bincount(inverse.ravel(), weights=w,
-                                        minlength=keys.size)))
+        parts.append((keys, np.bincount(inverse.ravel(), weights=w, minlength=keys.size)))
         held += keys.size
         if held > 4 * limit:  # merged now and then: bounded memory
             parts = [merge()]
@@ -1093,8 +1124,7 @@ def _distinct_rows(store):
     if distinct.packed:
         distinct._append(rows)
     else:
-        distinct.append_dense(np.unpackbits(rows, axis=1, count=store.n_cols,
-                                            bitorder="little"))
+        distinct.append_dense(np.unpackbits(rows, axis=1, count=store.n_cols, bitorder="little"))
     distinct._weights = counts.astype(float)
     distinct._distinct = distinct
     return distinct
@@ -1137,7 +1167,7 @@ def _cut(piece, lo, hi):
     if isinstance(piece, np.ndarray):
         return piece[lo:hi]
     indptr, indices = piece
-    return indptr[lo:hi + 1] - indptr[lo], indices[indptr[lo]:indptr[hi]]
+    return indptr[lo : hi + 1] - indptr[lo], indices[indptr[lo] : indptr[hi]]
 
 
 def _block_piece(block):

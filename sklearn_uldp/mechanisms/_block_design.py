@@ -130,7 +130,7 @@ def _uniform_subsets(n, N, m, rng):
     step = max(1, (1 << 22) // N)
     for lo in range(0, n, step):
         keys = rng.random((min(n, lo + step) - lo, N))
-        out[lo:lo + step] = np.argpartition(keys, m - 1, axis=1)[:, :m]
+        out[lo : lo + step] = np.argpartition(keys, m - 1, axis=1)[:, :m]
     return out
 
 
@@ -158,10 +158,7 @@ def _check_subset_size(subset_size):
                     f"{h!r}. Write e.g. {{1: 0.5, 2: 0.5}}."
                 )
             if isinstance(w, bool) or not isinstance(w, Real):
-                raise TypeError(
-                    f"subset_size mixture weights are numbers, got {w!r} for "
-                    f"size {h}."
-                )
+                raise TypeError(f"subset_size mixture weights are numbers, got {w!r} for size {h}.")
             out[int(h)] = float(w)
         return out
     if isinstance(subset_size, bool) or not isinstance(subset_size, Integral):
@@ -176,8 +173,7 @@ def _check_mixture(subset_size, s):
     """Resolve ``subset_size`` (int or {h: weight}) into (sizes, weights)."""
     hmax = max(1, s - 1)
     if isinstance(subset_size, dict):
-        items = sorted((int(h), float(w)) for h, w in subset_size.items()
-                       if float(w) != 0.0)
+        items = sorted((int(h), float(w)) for h, w in subset_size.items() if float(w) != 0.0)
         if not items:
             raise ValueError("The subset-size mixture has no positive weight.")
         sizes = np.array([h for h, _ in items], dtype=np.int64)
@@ -286,11 +282,17 @@ def _best_mixture(alpha, k, s, epsilon):
             w[idx] = np.clip(v, 0.0, None)
             return grad(w)[idx]
 
-        res = minimize(sub_value, start, jac=sub_grad, method="SLSQP",
-                       bounds=[(0.0, 1.0)] * idx.size,
-                       constraints=[{"type": "eq", "fun": lambda v: np.sum(v) - 1.0,
-                                     "jac": lambda v: np.ones_like(v)}],
-                       options={"ftol": 1e-15, "maxiter": 300})
+        res = minimize(
+            sub_value,
+            start,
+            jac=sub_grad,
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * idx.size,
+            constraints=[
+                {"type": "eq", "fun": lambda v: np.sum(v) - 1.0, "jac": lambda v: np.ones_like(v)}
+            ],
+            options={"ftol": 1e-15, "maxiter": 300},
+        )
         w = np.zeros(hmax)
         w[idx] = np.clip(res.x, 0.0, None)
         w /= w.sum()
@@ -327,18 +329,18 @@ def _optimal_design(k, s, epsilon):
     grid = np.linspace(0.05, 0.95, 10)
     vals = [neg(a) for a in grid]
     i = int(np.argmin(vals))
-    lo, hi = grid[max(i - 1, 0)] if i > 0 else 1e-9, (
-        grid[i + 1] if i + 1 < grid.size else 1.0 - 1e-9)
-    res = minimize_scalar(neg, bounds=(lo, hi), method="bounded",
-                          options={"xatol": 1e-9})
+    lo, hi = (
+        grid[max(i - 1, 0)] if i > 0 else 1e-9,
+        (grid[i + 1] if i + 1 < grid.size else 1.0 - 1e-9),
+    )
+    res = minimize_scalar(neg, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
     alpha = float(res.x)
     w, val = _best_mixture(alpha, k, s, epsilon)
     w = np.where(w < 1e-8, 0.0, w)
     return alpha, w / w.sum(), val
 
 
-def ubd_converse_bound(n_categories: int, n_sensitive: int, epsilon: float,
-                       n: int = 1) -> float:
+def ubd_converse_bound(n_categories: int, n_sensitive: int, epsilon: float, n: int = 1) -> float:
     """The converse bound of ULDP distribution estimation (arXiv 2509.24173).
 
     ``sup_alpha inf_w M(alpha, w) / n``: the expected squared l2 loss below
@@ -373,7 +375,8 @@ def ubd_converse_bound(n_categories: int, n_sensitive: int, epsilon: float,
     if not 1 <= s <= k or k < 2:
         raise ValueError(
             f"Need 1 <= n_sensitive <= n_categories and n_categories >= 2, got "
-            f"n_categories={n_categories}, n_sensitive={n_sensitive}.")
+            f"n_categories={n_categories}, n_sensitive={n_sensitive}."
+        )
     from ..utils._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)
@@ -450,9 +453,14 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     }
     _own_budget_check = True
 
-    def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike,
-                 subset_size: int | dict[int, float],
-                 alpha: float | None = None) -> None:
+    def __init__(
+        self,
+        categories: ArrayLike,
+        epsilon: float,
+        sensitive: ArrayLike,
+        subset_size: int | dict[int, float],
+        alpha: float | None = None,
+    ) -> None:
         super().__init__(categories, epsilon, 0.5, sensitive)
         self.theta = None
         s = int(self._s_codes.size)
@@ -460,12 +468,14 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         sizes, weights = _check_mixture(subset_size, s)
         self._sizes, self._weights = sizes, weights
         self.subset_size = (
-            int(sizes[0]) if sizes.size == 1 and not isinstance(subset_size, dict)
-            else {int(h): float(w) for h, w in zip(sizes, weights, strict=True)})
+            int(sizes[0])
+            if sizes.size == 1 and not isinstance(subset_size, dict)
+            else {int(h): float(w) for h, w in zip(sizes, weights, strict=True)}
+        )
         self.s, self.t = s, int(self._n_codes.size)
         self._check_budget(
-            f"uBD (h={self.subset_size}) with {s} sensitive of "
-            f"k={self.n_categories} categories")
+            f"uBD (h={self.subset_size}) with {s} sensitive of k={self.n_categories} categories"
+        )
         h = sizes.astype(float)
         self._keep_s_h, self._keep_n_h = _ubd_keep(self.epsilon, h, s)
         E = np.exp(self.epsilon)
@@ -474,8 +484,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         # P(x in T | another sensitive x', size h); for h = 1 it equals
         # c_N = 1/D (then right for s = 1 too, with no other sensitive x').
         with np.errstate(divide="ignore", invalid="ignore"):
-            c_s = np.where(h > 1, h * (E * (h - 1.0) + s - h) / (D * (s - 1.0)),
-                           1.0 / D)
+            c_s = np.where(h > 1, h * (E * (h - 1.0) + s - h) / (D * (s - 1.0)), 1.0 / D)
         c_n = h / D
         self._c_s_h, self._c_n_h = c_s, c_n
         w = weights
@@ -490,8 +499,12 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         self._w_s, self._r = 1.0, E
         self.d2 = 1.0 - self._keep_n
         self._one_minus_d2 = self._keep_n
-        self._log_c0_h = (np.log(w) + math.log(s) - np.log(D)
-                          - (gammaln(s + 1) - gammaln(h + 1) - gammaln(s - h + 1)))
+        self._log_c0_h = (
+            np.log(w)
+            + math.log(s)
+            - np.log(D)
+            - (gammaln(s + 1) - gammaln(h + 1) - gammaln(s - h + 1))
+        )
         self.alpha = self._check_alpha(alpha)
         if self.alpha is not None:
             self._setup_projection()
@@ -502,18 +515,21 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         if isinstance(alpha, bool) or not isinstance(alpha, Real):
             raise TypeError(
                 f"alpha must be a number in (0, 1) or None, got {alpha!r} of "
-                f"type {type(alpha).__name__}.")
+                f"type {type(alpha).__name__}."
+            )
         alpha = float(alpha)
         if not 0.0 < alpha < 1.0:
             raise ValueError(
                 f"alpha must be in (0, 1) (the mass of the sensitive set in the "
                 f"decoder's reference distribution), got {alpha}; use None for "
-                "the per-category estimator.")
+                "the per-category estimator."
+            )
         if self.s < 2 or self.t < 1:
             raise ValueError(
                 "The projection decoder (alpha) needs at least two sensitive and "
                 f"one non-sensitive category, got s={self.s}, t={self.t}; use "
-                "alpha=None.")
+                "alpha=None."
+            )
         return alpha
 
     def _setup_projection(self):
@@ -565,8 +581,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     def _key(self):
         name, cats, params = super()._key()
         params = tuple(
-            (key, tuple(sorted(v.items())) if isinstance(v, dict) else v)
-            for key, v in params
+            (key, tuple(sorted(v.items())) if isinstance(v, dict) else v) for key, v in params
         )
         return name, cats, params
 
@@ -632,8 +647,9 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         Q = np.zeros((self.n_categories, self.n_outputs))
         inside = Y[:C].T  # (k, C): x in T
         with np.errstate(divide="ignore", invalid="ignore"):
-            sens = np.where(inside, keep_s / n_with,
-                            np.where(n_without > 0, (1.0 - keep_s) / n_without, 0.0))
+            sens = np.where(
+                inside, keep_s / n_with, np.where(n_without > 0, (1.0 - keep_s) / n_without, 0.0)
+            )
         Q[self._s_codes, :C] = (w * sens)[self._s_codes]
         Q[self._n_codes, :C] = (w * (1.0 - keep_n[pos]) / n_all)[None, :]
         own = np.zeros(self.t)
@@ -656,7 +672,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
 
     def protected_outputs(self):
         mask = np.zeros(self.n_outputs, dtype=bool)
-        mask[:self.n_subsets] = True
+        mask[: self.n_subsets] = True
         return mask
 
     # --------------------------------------------------------------- sampling
@@ -703,8 +719,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
                 cols.append(S[sub].ravel())
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         if sparse:
-            out = sp.csr_array(
-                (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k))
+            out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k))
             out.sum_duplicates()
             return out
         out = np.zeros((n, k), dtype=np.uint8)
@@ -716,10 +731,8 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         X = super().encode_reports(reports)
         if sp.issparse(X):
             row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            n_s = np.bincount(row_of[self._sensitive[X.indices]],
-                              minlength=X.shape[0])
-            n_n = np.bincount(row_of[~self._sensitive[X.indices]],
-                              minlength=X.shape[0])
+            n_s = np.bincount(row_of[self._sensitive[X.indices]], minlength=X.shape[0])
+            n_n = np.bincount(row_of[~self._sensitive[X.indices]], minlength=X.shape[0])
         else:
             n_s = X[:, self._s_codes].sum(axis=1, dtype=np.int64)
             n_n = X[:, self._n_codes].sum(axis=1, dtype=np.int64)
@@ -740,8 +753,8 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         if self.alpha is None:
             return stats
         return ReportStatistics(
-            self, stats.n, np.concatenate([stats.counts, self._size_counts(codes)]),
-            stats.extra)
+            self, stats.n, np.concatenate([stats.counts, self._size_counts(codes)]), stats.extra
+        )
 
     def _size_counts(self, codes):
         """Per-size counts of each sensitive bit (H x s) and of protected reports (H).
@@ -755,20 +768,19 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         if sp.issparse(codes):
             sizes = np.diff(codes.indptr)
             row_of = np.repeat(np.arange(codes.shape[0]), sizes)
-            nonsens = np.bincount(row_of[~self._sensitive[codes.indices]],
-                                  minlength=codes.shape[0])
+            nonsens = np.bincount(row_of[~self._sensitive[codes.indices]], minlength=codes.shape[0])
             protected = nonsens == 0
             comp = np.searchsorted(self._sizes, sizes)
             comp = np.where(protected & (comp < H), comp, H)
             keep = comp[row_of] < H
-            bits += np.bincount(comp[row_of][keep] * s
-                                + self._rank[codes.indices[keep]],
-                                minlength=H * s).reshape(H, s)
+            bits += np.bincount(
+                comp[row_of][keep] * s + self._rank[codes.indices[keep]], minlength=H * s
+            ).reshape(H, s)
             rows_h += np.bincount(comp[comp < H], minlength=H)
         else:
             step = max(1, (1 << 24) // max(self.n_categories, 1))
             for lo in range(0, codes.shape[0], step):  # chunks of rows
-                block = codes[lo:lo + step]
+                block = codes[lo : lo + step]
                 S = block[:, self._s_codes]
                 size = S.sum(axis=1, dtype=np.int64)
                 protected = ~block[:, self._n_codes].any(axis=1)
@@ -781,14 +793,12 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     def _projection_contributions(self, stats):
         k, H, s = self.n_categories, self._sizes.size, self.s
         tail = np.asarray(stats.counts[k:], dtype=float)
-        Nx = tail[:H * s].reshape(H, s)
-        Nc = tail[H * s:H * s + H]
+        Nx = tail[: H * s].reshape(H, s)
+        Nc = tail[H * s : H * s + H]
         inv = np.asarray(stats.counts[self._n_codes], dtype=float)
         f = np.empty(k)
-        f[self._s_codes] = ((self._A_in - self._A_out) @ Nx + self._A_out @ Nc
-                            + self._B * inv.sum())
-        f[self._n_codes] = (self._G @ Nc + (self._own - self._other) * inv
-                            + self._other * inv.sum())
+        f[self._s_codes] = (self._A_in - self._A_out) @ Nx + self._A_out @ Nc + self._B * inv.sum()
+        f[self._n_codes] = self._G @ Nc + (self._own - self._other) * inv + self._other * inv.sum()
         return f
 
     def observed_frequency(self, stats):
@@ -796,7 +806,8 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
             if stats.counts.size != self.n_categories + self._sizes.size * (self.s + 1):
                 raise ValueError(
                     "These statistics lack the per-size counts the projection "
-                    "decoder needs; compute them with this channel's statistics().")
+                    "decoder needs; compute them with this channel's statistics()."
+                )
             return self._projection_contributions(stats) / stats.n
         f = stats.counts / stats.n
         q_n = float(stats.counts[self._n_codes].sum()) / stats.n
@@ -807,15 +818,13 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         if self.alpha is not None:
             return p - self._p_alpha
         slope_s = self._keep_s - self._c_s
-        return np.where(self._sensitive, self._c_s * p.sum() + slope_s * p,
-                        self._keep_n * p)
+        return np.where(self._sensitive, self._c_s * p.sum() + slope_s * p, self._keep_n * p)
 
     @property
     def coef_a(self):
         if self.alpha is not None:
             return np.ones(self.n_categories)
-        return np.where(self._sensitive, 1.0 / (self._keep_s - self._c_s),
-                        1.0 / self._keep_n)
+        return np.where(self._sensitive, 1.0 / (self._keep_s - self._c_s), 1.0 / self._keep_n)
 
     @property
     def coef_b(self):
@@ -841,8 +850,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
             return (second - (p - self._p_alpha) ** 2) / n
         P_n = p[self._n_codes].sum()
         m = self.expected_frequency(p)
-        p_in = (self._keep_s * p + self._c_s * (p[self._s_codes].sum() - p)
-                + self._c_n * P_n)
+        p_in = self._keep_s * p + self._c_s * (p[self._s_codes].sum() - p) + self._c_n * P_n
         p_inv = self._keep_n * P_n
         second = np.where(self._sensitive, p_in + self._gamma**2 * p_inv, m)
         return self.coef_a**2 * (second - m**2) / n
@@ -853,19 +861,23 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         P_s, P_n = p[self._s_codes].sum(), p[self._n_codes].sum()
         p_s = p[self._s_codes]
         # P(size h, x in T) and P(size h) for the sensitive x (rows: sizes)
-        p_in = w[:, None] * (self._keep_s_h[:, None] * p_s
-                             + self._c_s_h[:, None] * (P_s - p_s)
-                             + self._c_n_h[:, None] * P_n)
+        p_in = w[:, None] * (
+            self._keep_s_h[:, None] * p_s
+            + self._c_s_h[:, None] * (P_s - p_s)
+            + self._c_n_h[:, None] * P_n
+        )
         p_size = w * (P_s + self.s / self._D_h * P_n)
         inv = self._keep_n * P_n
         out = np.empty(self.n_categories)
-        out[self._s_codes] = (self._A_in**2 @ p_in
-                              + self._A_out**2 @ (p_size[:, None] - p_in)
-                              + self._B**2 * inv)
+        out[self._s_codes] = (
+            self._A_in**2 @ p_in + self._A_out**2 @ (p_size[:, None] - p_in) + self._B**2 * inv
+        )
         p_n = p[self._n_codes]
-        out[self._n_codes] = (self._G**2 @ p_size
-                              + self._own**2 * self._keep_n * p_n
-                              + self._other**2 * self._keep_n * (P_n - p_n))
+        out[self._n_codes] = (
+            self._G**2 @ p_size
+            + self._own**2 * self._keep_n * p_n
+            + self._other**2 * self._keep_n * (P_n - p_n)
+        )
         return out
 
     def null_variance(self, n, stats=None):
@@ -996,14 +1008,23 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         "random_state": UtilityOptimizedRAPPOR._parameter_constraints["random_state"],
         "sparse_output": ["boolean"],
         "sensitive": ["array-like", callable],
-        "subset_size": [Interval(Integral, 1, None, closed="left"),
-                        StrOptions({"auto", "optimal"}), dict],
+        "subset_size": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto", "optimal"}),
+            dict,
+        ],
     }
 
-    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
-                 subset_size: int | dict[int, float] | Literal["auto", "optimal"] = 1,
-                 categories: Categories = "auto", sparse_output: bool = False,
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        subset_size: int | dict[int, float] | Literal["auto", "optimal"] = 1,
+        categories: Categories = "auto",
+        sparse_output: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.subset_size = subset_size
@@ -1023,12 +1044,16 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
             used = np.flatnonzero(weights > 0)
             if used.size == 1:  # one size: the per-category estimator
                 channel = UtilityOptimizedBlockDesignChannel(
-                    self.categories_, self.epsilon, self.sensitive_mask_,
-                    int(used[0]) + 1)
+                    self.categories_, self.epsilon, self.sensitive_mask_, int(used[0]) + 1
+                )
             else:
                 channel = UtilityOptimizedBlockDesignChannel(
-                    self.categories_, self.epsilon, self.sensitive_mask_,
-                    {int(i) + 1: float(weights[i]) for i in used}, alpha=alpha)
+                    self.categories_,
+                    self.epsilon,
+                    self.sensitive_mask_,
+                    {int(i) + 1: float(weights[i]) for i in used},
+                    alpha=alpha,
+                )
             self.subset_size_ = channel.subset_size
             return channel
         if isinstance(h, str):
@@ -1038,12 +1063,15 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
             losses = [
                 UtilityOptimizedBlockDesignChannel(
                     self.categories_, self.epsilon, self.sensitive_mask_, hh
-                ).estimator_variance(uniform, 1).sum()
+                )
+                .estimator_variance(uniform, 1)
+                .sum()
                 for hh in range(1, max(1, s - 1) + 1)
             ]
             h = int(np.argmin(losses)) + 1
         channel = UtilityOptimizedBlockDesignChannel(
-            self.categories_, self.epsilon, self.sensitive_mask_, h)
+            self.categories_, self.epsilon, self.sensitive_mask_, h
+        )
         self.subset_size_ = channel.subset_size
         return channel
 
@@ -1099,9 +1127,15 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
 
     theta = 0.5
 
-    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
-                 categories: Categories = "auto", sparse_output: bool = False,
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        categories: Categories = "auto",
+        sparse_output: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.categories = categories

@@ -127,9 +127,7 @@ class ReportStatistics:
                 f"{self.channel!r} vs {other.channel!r}."
             )
         extra = self.channel.merge_extra(self.extra, other.extra)
-        return ReportStatistics(
-            self.channel, self.n + other.n, self.counts + other.counts, extra
-        )
+        return ReportStatistics(self.channel, self.n + other.n, self.counts + other.counts, extra)
 
     def spill(self, directory=None):
         """These statistics with their per-report part kept in files.
@@ -223,10 +221,13 @@ class Channel:
     #: JSON Schema of each spec field (besides ``mechanism``, ``spec_version``
     #: and ``categories``); subclasses add theirs. :func:`spec_json_schema`
     #: builds the published schema from these declarations.
-    _spec_field_schemas: dict[str, dict[str, Any]] = {"epsilon": {
-        "type": "number", "exclusiveMinimum": 0,
-        "description": "Privacy budget per report: a finite number > 0.",
-    }}
+    _spec_field_schemas: dict[str, dict[str, Any]] = {
+        "epsilon": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "Privacy budget per report: a finite number > 0.",
+        }
+    }
 
     def __init__(self, categories: ArrayLike, epsilon: float) -> None:
         self.categories = check_channel_categories(categories)
@@ -283,9 +284,7 @@ class Channel:
             "mechanism": self.name,
             "spec_version": SPEC_VERSION,
             "categories": cats,
-            **{
-                key: _jsonable(value) for key, value in self.get_params().items()
-            },
+            **{key: _jsonable(value) for key, value in self.get_params().items()},
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -332,7 +331,7 @@ class Channel:
         ...                    "epsilon": -1})
         Traceback (most recent call last):
         ...
-        sklearn_uldp.exceptions.InvalidSpecError: Invalid spec of mechanism 'rr': epsilon must be > 0 ...
+        sklearn_uldp.exceptions.InvalidSpecError: Invalid spec of mechanism 'rr': ...
         """
         if not isinstance(spec, Mapping):
             raise InvalidSpecError(
@@ -343,8 +342,7 @@ class Channel:
         spec = dict(spec)
         if "mechanism" not in spec:
             raise InvalidSpecError(
-                "The spec has no 'mechanism' field; add it, one of "
-                f"{sorted(CHANNEL_REGISTRY)}."
+                f"The spec has no 'mechanism' field; add it, one of {sorted(CHANNEL_REGISTRY)}."
             )
         name = spec.pop("mechanism")
         if not isinstance(name, str) or name not in CHANNEL_REGISTRY:
@@ -367,8 +365,7 @@ class Channel:
             )
         if version < 1:
             raise InvalidSpecError(
-                f"spec_version must be >= 1, got {version}; the first spec "
-                "version is 1."
+                f"spec_version must be >= 1, got {version}; the first spec version is 1."
             )
         cls = CHANNEL_REGISTRY[name]
         required, optional = cls._spec_fields()
@@ -393,9 +390,7 @@ class Channel:
         try:
             return cls(**spec)
         except (TypeError, ValueError) as exc:
-            raise InvalidSpecError(
-                f"Invalid spec of mechanism {name!r}: {exc}"
-            ) from None
+            raise InvalidSpecError(f"Invalid spec of mechanism {name!r}: {exc}") from None
 
     @staticmethod
     def from_json(text: str | bytes) -> Channel:
@@ -413,9 +408,7 @@ class Channel:
         )
         # NaN != NaN: a missing-value category gets a marker so that a channel
         # with a NaN category still equals itself and its JSON round trip.
-        cats = tuple(
-            _MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist()
-        )
+        cats = tuple(_MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist())
         return (self.name, cats, params)
 
     def __sklearn_clone__(self):
@@ -451,12 +444,9 @@ class Channel:
         mine, theirs = self.get_params(), other.get_params()
         for key in mine:
             a, b = mine[key], theirs.get(key)
-            equal = (
-                np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
-            )
+            equal = np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
             if not equal:
-                diffs.append(f"{key}: {a!r} vs {b!r}" if not isinstance(
-                    a, np.ndarray) else key)
+                diffs.append(f"{key}: {a!r} vs {b!r}" if not isinstance(a, np.ndarray) else key)
         return diffs
 
     # ----------------------------------------------------------------- structure
@@ -742,9 +732,7 @@ def _integer_codes(column, channel):
     Reports are integers: floats (even 1.0, which a corrupted or hand-edited
     file produces), booleans and strings are refused rather than coerced.
     """
-    expected = (
-        f"Reports of {channel!r} are integer codes in [0, {channel.n_outputs})"
-    )
+    expected = f"Reports of {channel!r} are integer codes in [0, {channel.n_outputs})"
     kind = column.dtype.kind
     if kind in "iu":
         return column.astype(np.int64, copy=False)
@@ -763,10 +751,7 @@ def _integer_codes(column, channel):
     elif kind == "b":
         found = "booleans"
     elif kind == "f":
-        found = (
-            f"floating-point values (dtype {column.dtype}, e.g. "
-            f"{_describe_values(column)})"
-        )
+        found = f"floating-point values (dtype {column.dtype}, e.g. {_describe_values(column)})"
     else:
         found = f"values of dtype {column.dtype} (e.g. {_describe_values(column)})"
     raise ReportMismatchError(
@@ -854,8 +839,7 @@ def spec_json_schema() -> dict[str, Any]:
     # The package's own channels: a user's registered subclass is readable
     # by from_dict but not part of the published format.
     names = sorted(
-        name for name, cls in CHANNEL_REGISTRY.items()
-        if cls.__module__.startswith("sklearn_uldp.")
+        name for name, cls in CHANNEL_REGISTRY.items() if cls.__module__.startswith("sklearn_uldp.")
     )
     defs = {}
     for name in names:
@@ -866,17 +850,16 @@ def spec_json_schema() -> dict[str, Any]:
             "spec_version": {
                 "type": "integer",
                 "const": SPEC_VERSION,
-                "description": (
-                    "Version of the spec format; a missing value means 1."
-                ),
+                "description": ("Version of the spec format; a missing value means 1."),
             },
         }
         for key in [*required, *optional]:
             props[key] = (
-                _CATEGORIES_SCHEMA if key == "categories"
-                else cls._spec_field_schemas.get(key, {
-                    "description": "A parameter of the channel's constructor."
-                })
+                _CATEGORIES_SCHEMA
+                if key == "categories"
+                else cls._spec_field_schemas.get(
+                    key, {"description": "A parameter of the channel's constructor."}
+                )
             )
         defs[name] = {
             "type": "object",

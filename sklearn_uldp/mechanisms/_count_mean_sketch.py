@@ -80,13 +80,22 @@ def _check_positive_int(value, name, minimum, hint):
 
 
 _SKETCH_SCHEMAS = {
-    "n_buckets": {"type": "integer", "minimum": 2,
-                  "description": "m, the number of hash buckets (a power of "
-                                 "two for HCMS)."},
-    "n_hashes": {"type": "integer", "minimum": 1, "maximum": 65536,
-                 "description": "h, the number of public hash functions."},
-    "hash_seed": {"type": "integer", "minimum": 0,
-                  "description": "Public seed of the h hash functions."},
+    "n_buckets": {
+        "type": "integer",
+        "minimum": 2,
+        "description": "m, the number of hash buckets (a power of two for HCMS).",
+    },
+    "n_hashes": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 65536,
+        "description": "h, the number of public hash functions.",
+    },
+    "hash_seed": {
+        "type": "integer",
+        "minimum": 0,
+        "description": "Public seed of the h hash functions.",
+    },
 }
 
 
@@ -99,16 +108,17 @@ class _SketchHashing:
         if power_of_two and self.n_buckets & (self.n_buckets - 1):
             raise ValueError(
                 f"n_buckets must be a power of two for the Hadamard transform, "
-                f"got {self.n_buckets}. Pass e.g. 1024.")
+                f"got {self.n_buckets}. Pass e.g. 1024."
+            )
         self.n_hashes = _check_positive_int(n_hashes, "n_hashes", 1, hint)
         if self.n_hashes > 65536:
             raise ValueError(
                 f"n_hashes must be at most 65536 (the hash index is sent as 16 "
-                f"bits), got {self.n_hashes}.")
+                f"bits), got {self.n_hashes}."
+            )
         self.hash_seed = _check_positive_int(hash_seed, "hash_seed", 0, hint)
         if self.hash_seed >= 1 << 32:
-            raise ValueError(
-                f"hash_seed must be below 2**32, got {self.hash_seed}.")
+            raise ValueError(f"hash_seed must be below 2**32, got {self.hash_seed}.")
         self._a, self._b = hash_parameters(self.hash_seed, self.n_hashes)
         self._table_cache = None
 
@@ -119,8 +129,7 @@ class _SketchHashing:
         return state
 
     def _sketch_params(self):
-        return {"n_buckets": self.n_buckets, "n_hashes": self.n_hashes,
-                "hash_seed": self.hash_seed}
+        return {"n_buckets": self.n_buckets, "n_hashes": self.n_hashes, "hash_seed": self.hash_seed}
 
     def _table_blocks(self):
         """Yield ``(first_category, T)`` with ``T[j, x - first] = h_j(x)``."""
@@ -136,8 +145,7 @@ class _SketchHashing:
 
     def _hash_block(self, lo, hi):
         x = np.arange(lo, hi, dtype=np.int64)
-        T = mersenne_hash(self._a[:, None], self._b[:, None], premix(x)[None, :],
-                          self.n_buckets)
+        T = mersenne_hash(self._a[:, None], self._b[:, None], premix(x)[None, :], self.n_buckets)
         return T.astype(np.int32)
 
     def hash(self, j, codes):
@@ -154,7 +162,7 @@ class _SketchHashing:
         out = np.zeros(h * m)
         rows = np.arange(h, dtype=np.int64)[:, None] * m
         for lo, T in self._table_blocks():
-            w = np.broadcast_to(p[lo:lo + T.shape[1]], T.shape)
+            w = np.broadcast_to(p[lo : lo + T.shape[1]], T.shape)
             out += np.bincount((rows + T).ravel(), weights=w.ravel(), minlength=h * m)
         return out.reshape(h, m)
 
@@ -163,7 +171,7 @@ class _SketchHashing:
         out = np.empty(self.n_categories)
         rows = np.arange(self.n_hashes)[:, None]
         for lo, T in self._table_blocks():
-            out[lo:lo + T.shape[1]] = W[rows, T].sum(axis=0)
+            out[lo : lo + T.shape[1]] = W[rows, T].sum(axis=0)
         return out
 
     def _collisions(self, p):
@@ -185,8 +193,7 @@ class _SketchHashing:
     @property
     def coef_b(self):
         m = self.n_buckets
-        return np.full(self.n_categories,
-                       -(m / (m - 1.0)) * (self._f0 / self._gain + 1.0 / m))
+        return np.full(self.n_categories, -(m / (m - 1.0)) * (self._f0 / self._gain + 1.0 / m))
 
     def exact_expected_frequency(self, p):
         """E f(x) for these h hash functions (collisions counted exactly)."""
@@ -252,8 +259,14 @@ class HadamardCountMeanSketchChannel(_SketchHashing, CategoricalChannel):
     name = "hcms"
     _spec_field_schemas = {**CategoricalChannel._spec_field_schemas, **_SKETCH_SCHEMAS}
 
-    def __init__(self, categories: ArrayLike, epsilon: float, n_buckets: int,
-                 n_hashes: int, hash_seed: int = 0) -> None:
+    def __init__(
+        self,
+        categories: ArrayLike,
+        epsilon: float,
+        n_buckets: int,
+        n_hashes: int,
+        hash_seed: int = 0,
+    ) -> None:
         super().__init__(categories, epsilon)
         self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=True)
         self._check_budget(f"HCMS with m={self.n_buckets}")
@@ -298,7 +311,8 @@ class HadamardCountMeanSketchChannel(_SketchHashing, CategoricalChannel):
         if k * self.n_outputs > MAX_MATRIX_OUTPUTS * 64:
             raise ValueError(
                 f"The channel matrix would have {k} x {self.n_outputs} entries; "
-                "it is only built for small domains and sketches.")
+                "it is only built for small domains and sketches."
+            )
         T = self._hash_block(0, k)
         l = np.arange(m)
         plus = _parity(l[None, None, :], T.T[:, :, None]) == 0  # (k, h, m)
@@ -331,7 +345,8 @@ class HadamardCountMeanSketchChannel(_SketchHashing, CategoricalChannel):
         plus, minus = self._split_hist(v)
         W = fwht(plus - minus, axis=1)  # W[j, c] = sum_l (v+ - v-) H[l, c]
         return (v.sum() / 2.0 + self._half_gain * self._gather(W)) / (
-            self.n_hashes * self.n_buckets)
+            self.n_hashes * self.n_buckets
+        )
 
     def observed_frequency(self, stats):
         """Fraction of reports agreeing with ``H_m[l, h_j(x)]``."""
@@ -390,8 +405,14 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
     report_format = "sketch"
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
 
-    def __init__(self, categories: ArrayLike, epsilon: float, n_buckets: int,
-                 n_hashes: int, hash_seed: int = 0) -> None:
+    def __init__(
+        self,
+        categories: ArrayLike,
+        epsilon: float,
+        n_buckets: int,
+        n_hashes: int,
+        hash_seed: int = 0,
+    ) -> None:
         super().__init__(categories, epsilon)
         self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=False)
         self._check_budget(f"CMS with m={self.n_buckets}")
@@ -430,7 +451,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         bits = np.empty((min(n, _USER_CHUNK), m), dtype=np.uint8)
         for lo in range(0, n, _USER_CHUNK):
             hi = min(n, lo + _USER_CHUNK)
-            block = bits[:hi - lo]
+            block = bits[: hi - lo]
             bernoulli_matrix(block.shape, self._flip, rng, out=block)
             block[np.arange(hi - lo), self.hash(j[lo:hi], codes[lo:hi])] = own[lo:hi]
             out[lo:hi, 1:] = block
@@ -443,10 +464,10 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         h, m = self.n_hashes, self.n_buckets
         if self.n_outputs > MAX_MATRIX_OUTPUTS:
             raise ValueError(
-                f"{h} x 2^{m} outputs: the full channel matrix is only built "
-                "for small sketches.")
+                f"{h} x 2^{m} outputs: the full channel matrix is only built for small sketches."
+            )
         v = np.arange(2**m)
-        bits = ((v[:, None] >> np.arange(m)[None, :]) & 1)
+        bits = (v[:, None] >> np.arange(m)[None, :]) & 1
         j = np.repeat(np.arange(h), 2**m)
         return np.column_stack([j, np.tile(bits, (h, 1))]).astype(np.int64)
 
@@ -465,8 +486,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     def realized_matrix(self):
         """The channel :meth:`sample` realizes (random bytes for the flips)."""
-        return self._matrix_from(_byte_realized(self._flip),
-                                 realized_probability(1.0 - self._flip))
+        return self._matrix_from(_byte_realized(self._flip), realized_probability(1.0 - self._flip))
 
     # ----------------------------------------------------------- estimation
     def encode_reports(self, reports):
@@ -479,23 +499,24 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
             raise ReportMismatchError(
                 f"Reports of {self!r} are rows [hash index, {m} bits] of shape "
                 f"(n, {m + 1}); got shape {arr.shape}. Were they produced by "
-                "another mechanism or sketch size?")
+                "another mechanism or sketch size?"
+            )
         j = _integer_codes(np.ascontiguousarray(arr[:, 0]), self)
         bits = arr[:, 1:]
         if bits.dtype != np.uint8:
-            if bits.dtype.kind not in "biu" or (bits.size and (
-                    (bits < 0).any() or bits.max() > 1)):
+            if bits.dtype.kind not in "biu" or (bits.size and ((bits < 0).any() or bits.max() > 1)):
                 raise ReportMismatchError(
                     "The bits of count-mean-sketch reports must be 0 or 1 "
-                    "integers; pass the reports as the mechanism returned them.")
+                    "integers; pass the reports as the mechanism returned them."
+                )
             bits = bits.astype(np.uint8)
         elif bits.size and bits.max() > 1:
-            raise ReportMismatchError(
-                "The bits of count-mean-sketch reports must be 0 or 1.")
+            raise ReportMismatchError("The bits of count-mean-sketch reports must be 0 or 1.")
         if j.size and (j.min() < 0 or j.max() >= h):
             raise ReportMismatchError(
                 f"Hash indices must lie in [0, {h}); got values up to "
-                f"{int(j.max())}. Were the reports produced with another n_hashes?")
+                f"{int(j.max())}. Were the reports produced with another n_hashes?"
+            )
         # The bits stay a view of the reports (rows of m + 1 bytes): a
         # contiguous copy would cost as much as the whole count (statistics
         # gathers the rows of each hash function anyway).
@@ -512,7 +533,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         # 32-bit accumulators are faster on 0/1 bytes and hold any count below 2^32.
         acc = np.uint32 if j.size < (1 << 32) else np.int64
         for t in np.flatnonzero(np.diff(bounds)):  # a loop over hash functions
-            rows = bits[order[bounds[t]:bounds[t + 1]]]
+            rows = bits[order[bounds[t] : bounds[t + 1]]]
             counts[t] = rows.sum(axis=0, dtype=acc)
             if keep_reports:
                 store = BitRows(m, self._flip)
@@ -536,7 +557,8 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         if stats.extra is None:
             raise ValueError(
                 "The likelihood of count-mean-sketch reports needs the reports "
-                "themselves: compute the statistics with keep_reports=True.")
+                "themselves: compute the statistics with keep_reports=True."
+            )
         p = np.asarray(p, dtype=float)
         P = self._bucket_mass(p)  # (h, m)
         delta = self._w1 - self._w0
@@ -551,8 +573,11 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         g = (self._w0 * sum_inv + delta * self._gather(t)) / stats.n
         set_bits = float(np.sum(stats.counts))
         unset = stats.n * self.n_buckets - set_bits
-        log_c = (set_bits * np.log(self._flip) + unset * np.log1p(-self._flip)
-                 - stats.n * np.log(self.n_hashes))
+        log_c = (
+            set_bits * np.log(self._flip)
+            + unset * np.log1p(-self._flip)
+            - stats.n * np.log(self.n_hashes)
+        )
         return g, float(sum_log + log_c)
 
     def likelihood(self, codes):
@@ -625,10 +650,16 @@ class CountMeanSketch(BaseMechanism):
 
     _parameter_constraints = _SKETCH_CONSTRAINTS
 
-    def __init__(self, epsilon: float = 1.0, *, n_buckets: int = 256,
-                 n_hashes: int = 256, hash_seed: int = 0,
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        n_buckets: int = 256,
+        n_hashes: int = 256,
+        hash_seed: int = 0,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
@@ -637,8 +668,9 @@ class CountMeanSketch(BaseMechanism):
         self.random_state = random_state
 
     def _make_channel(self):
-        return CountMeanSketchChannel(self.categories_, self.epsilon, self.n_buckets,
-                                      self.n_hashes, self.hash_seed)
+        return CountMeanSketchChannel(
+            self.categories_, self.epsilon, self.n_buckets, self.n_hashes, self.hash_seed
+        )
 
     def _wrap_reports(self, outputs, column, X):
         return self._container(outputs, X)
@@ -655,9 +687,10 @@ class CountMeanSketch(BaseMechanism):
         feature_names_out : ndarray of str objects
         """
         (name,) = super().get_feature_names_out(input_features)
-        return np.asarray([f"{name}_hash"] + [f"{name}_b{l}" for l in
-                                               range(self.channel_.n_buckets)],
-                          dtype=object)
+        return np.asarray(
+            [f"{name}_hash"] + [f"{name}_b{l}" for l in range(self.channel_.n_buckets)],
+            dtype=object,
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -715,10 +748,16 @@ class HadamardCountMeanSketch(BaseMechanism):
 
     _parameter_constraints = _SKETCH_CONSTRAINTS
 
-    def __init__(self, epsilon: float = 1.0, *, n_buckets: int = 1024,
-                 n_hashes: int = 256, hash_seed: int = 0,
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        n_buckets: int = 1024,
+        n_hashes: int = 256,
+        hash_seed: int = 0,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
@@ -728,5 +767,5 @@ class HadamardCountMeanSketch(BaseMechanism):
 
     def _make_channel(self):
         return HadamardCountMeanSketchChannel(
-            self.categories_, self.epsilon, self.n_buckets, self.n_hashes,
-            self.hash_seed)
+            self.categories_, self.epsilon, self.n_buckets, self.n_hashes, self.hash_seed
+        )

@@ -114,8 +114,7 @@ def _small_hadamard(bits):
     """Dense Sylvester Hadamard matrix of size 2^bits (cached, bits <= 5)."""
     if bits not in _SMALL_H:
         i = np.arange(1 << bits)
-        _SMALL_H[bits] = np.where(
-            bitwise_count(i[:, None] & i[None, :]) & 1, -1.0, 1.0)
+        _SMALL_H[bits] = np.where(bitwise_count(i[:, None] & i[None, :]) & 1, -1.0, 1.0)
     return _SMALL_H[bits]
 
 
@@ -225,14 +224,13 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         "block_size": {
             "type": ["integer", "null"],
             "minimum": 2,
-            "description": (
-                "b, a power of two >= 2 (blocked HR), or null for plain HR."
-            ),
+            "description": ("b, a power of two >= 2 (blocked HR), or null for plain HR."),
         },
     }
 
-    def __init__(self, categories: ArrayLike, epsilon: float,
-                 block_size: int | None = None) -> None:
+    def __init__(
+        self, categories: ArrayLike, epsilon: float, block_size: int | None = None
+    ) -> None:
         super().__init__(categories, epsilon)
         k = self.n_categories
         if block_size is None:
@@ -245,16 +243,15 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
                 )
             b = int(block_size)
             if b < 2 or b & (b - 1):
-                raise ValueError(
-                    f"block_size must be a power of two >= 2, got {block_size}.")
+                raise ValueError(f"block_size must be a power of two >= 2, got {block_size}.")
             b = min(b, _hadamard_size(k))
         self.block_size = None if block_size is None else b
         self.b = b
         self.n_blocks = -(-k // (b - 1))
         self.K = self.n_blocks * b
         self._check_budget(
-            f"Hadamard response with k={k}"
-            + ("" if block_size is None else f" and block_size={b}"))
+            f"Hadamard response with k={k}" + ("" if block_size is None else f" and block_size={b}")
+        )
         E = self._E = np.exp(self.epsilon)
         half = b / 2.0
         self._D = half * E + self.K - half
@@ -330,8 +327,9 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         fraction of reports in x's block (a consistent plug-in).
         """
         if stats is not None and self.n_blocks > 1:
-            per_block = np.asarray(stats.counts, dtype=float).reshape(
-                self.n_blocks, self.b).sum(axis=1)
+            per_block = (
+                np.asarray(stats.counts, dtype=float).reshape(self.n_blocks, self.b).sum(axis=1)
+            )
             hit = per_block[self._block] / max(stats.n, 1)
             return self.coef_a**2 * hit / n
         sizes = np.bincount(self._block, minlength=self.n_blocks)[self._block]
@@ -442,7 +440,8 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
         self._check_budget(
             f"high-low Hadamard response with {int(self._sensitive.sum())} "
-            f"sensitive of k={self.n_categories} categories")
+            f"sensitive of k={self.n_categories} categories"
+        )
         self._s_codes = np.flatnonzero(self._sensitive)
         self._n_codes = np.flatnonzero(~self._sensitive)
         self.s, self.t = self._s_codes.size, self._n_codes.size
@@ -483,7 +482,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
     def protected_outputs(self):
         mask = np.zeros(self.n_outputs, dtype=bool)
-        mask[:self.S] = True
+        mask[: self.S] = True
         return mask
 
     def forward(self, p):
@@ -491,35 +490,34 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         pS, pN = p[self._s_codes], p[self._n_codes]
         PA, PN = pS.sum(), pN.sum()
         pt = np.zeros(self.S)
-        pt[1:self.s + 1] = pS
+        pt[1 : self.s + 1] = pS
         h = fwht(pt)
         m = np.empty(self.n_outputs)
-        m[:self.S] = self._c * (PA + np.expm1(self.epsilon) * (PA + h) / 2.0 + PN)
-        m[self.S:] = self._own * pN
+        m[: self.S] = self._c * (PA + np.expm1(self.epsilon) * (PA + h) / 2.0 + PN)
+        m[self.S :] = self._own * pN
         return m
 
     def adjoint(self, v):
         v = np.asarray(v, dtype=float)
-        vS = v[:self.S]
+        vS = v[: self.S]
         V = vS.sum()
         out = np.empty(self.n_categories)
-        hv = fwht(vS)[1:self.s + 1]
+        hv = fwht(vS)[1 : self.s + 1]
         out[self._s_codes] = self._c * (V + np.expm1(self.epsilon) * (V + hv) / 2.0)
-        out[self._n_codes] = self._c * V + self._own * v[self.S:]
+        out[self._n_codes] = self._c * V + self._own * v[self.S :]
         return out
 
     def observed_frequency(self, stats):
         f = np.empty(self.n_categories)
-        f[self._s_codes] = fwht(stats.counts[:self.S])[1:self.s + 1] / stats.n
-        f[self._n_codes] = stats.counts[self.S:] / stats.n
+        f[self._s_codes] = fwht(stats.counts[: self.S])[1 : self.s + 1] / stats.n
+        f[self._n_codes] = stats.counts[self.S :] / stats.n
         return f
 
     def estimator_variance(self, p, n):
         """Exact Var[p_hat(x)]: the sensitive statistic takes values -1, 0, 1."""
         p = np.asarray(p, dtype=float)
         m = self.expected_frequency(p)
-        in_hashed = p[self._s_codes].sum() + p[self._n_codes].sum() * 2.0 / (
-            self._E + 1.0)
+        in_hashed = p[self._s_codes].sum() + p[self._n_codes].sum() * 2.0 / (self._E + 1.0)
         second = np.where(self._sensitive, in_hashed, m)
         return self.coef_a**2 * (second - m**2) / n
 
@@ -534,7 +532,7 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         zero null variance (:attr:`exact_categories`).
         """
         if stats is not None:
-            bound = float(np.sum(stats.counts[:self.S])) / max(stats.n, 1)
+            bound = float(np.sum(stats.counts[: self.S])) / max(stats.n, 1)
         else:
             bound = 1.0 if self.s >= 2 else 2.0 / (self._E + 1.0)
         return np.where(self._sensitive, self.coef_a**2 * bound / n, 0.0)
@@ -547,9 +545,10 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         Q = np.zeros((self.n_categories, self.n_outputs))
         y = np.arange(self.S, dtype=np.int64)
         rows = self._rank[self._s_codes] + 1
-        Q[self._s_codes, :self.S] = np.where(
-            _parity(rows[:, None], y[None, :]) == 0, keep, 1.0 - keep) / (self.S / 2)
-        Q[self._n_codes, :self.S] = (1.0 - own) / self.S
+        Q[self._s_codes, : self.S] = np.where(
+            _parity(rows[:, None], y[None, :]) == 0, keep, 1.0 - keep
+        ) / (self.S / 2)
+        Q[self._n_codes, : self.S] = (1.0 - own) / self.S
         Q[self._n_codes, self.S + np.arange(self.t)] = own
         return Q
 
@@ -559,9 +558,10 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         Q = np.zeros((self.n_categories, self.n_outputs))
         y = np.arange(self.S, dtype=np.int64)
         rows = self._rank[self._s_codes] + 1
-        Q[self._s_codes, :self.S] = self._c * np.where(
-            _parity(rows[:, None], y[None, :]) == 0, self._E, 1.0)
-        Q[self._n_codes, :self.S] = self._c
+        Q[self._s_codes, : self.S] = self._c * np.where(
+            _parity(rows[:, None], y[None, :]) == 0, self._E, 1.0
+        )
+        Q[self._n_codes, : self.S] = self._c
         Q[self._n_codes, self.S + np.arange(self.t)] = self._own
         return Q
 
@@ -573,7 +573,8 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
         rows = self._rank[self._s_codes] + 1
         ch = codes[hashed]
         L[np.ix_(hashed, self._s_codes)] = self._c * np.where(
-            _parity(ch[:, None], rows[None, :]) == 0, self._E, 1.0)
+            _parity(ch[:, None], rows[None, :]) == 0, self._E, 1.0
+        )
         L[np.ix_(hashed, self._n_codes)] = self._c
         own = np.flatnonzero(~hashed)
         L[own, self._n_codes[codes[own] - self.S]] = self._own
@@ -658,7 +659,8 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
         self.n_blocks = m
         self.block_sizes = np.bincount(ids, minlength=m)
         self.block_K = np.array(
-            [_hadamard_size(int(kj)) for kj in self.block_sizes], dtype=np.int64)
+            [_hadamard_size(int(kj)) for kj in self.block_sizes], dtype=np.int64
+        )
         self.offsets = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(self.block_K, out=self.offsets[1:])
         # rank of each category inside its block (order along categories)
@@ -680,15 +682,17 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
             pos_in_group = np.full(m, -1, dtype=np.int64)
             pos_in_group[bl] = np.arange(bl.size)
             cats = np.flatnonzero(np.isin(ids, bl))
-            self._groups.append({
-                "K": int(K),
-                "blocks": bl,
-                "out": self.offsets[bl][:, None] + np.arange(K)[None, :],
-                "cats": cats,
-                "q": pos_in_group[ids[cats]],
-                "r": self._rows[cats],
-                "c": 2.0 / (K * (self._E + 1.0)),
-            })
+            self._groups.append(
+                {
+                    "K": int(K),
+                    "blocks": bl,
+                    "out": self.offsets[bl][:, None] + np.arange(K)[None, :],
+                    "cats": cats,
+                    "q": pos_in_group[ids[cats]],
+                    "r": self._rows[cats],
+                    "c": 2.0 / (K * (self._E + 1.0)),
+                }
+            )
 
     def _draw_probabilities(self, epsilon):
         keep = 1.0 / (1.0 + np.exp(-epsilon))
@@ -751,8 +755,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
             V = vb.sum(axis=1)
             h = fwht(vb, axis=1)
             Vx = V[g["q"]]
-            out[g["cats"]] = g["c"] * (
-                Vx + np.expm1(self.epsilon) * (Vx + h[g["q"], g["r"]]) / 2.0)
+            out[g["cats"]] = g["c"] * (Vx + np.expm1(self.epsilon) * (Vx + h[g["q"], g["r"]]) / 2.0)
         return out
 
     def observed_frequency(self, stats):
@@ -794,8 +797,9 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
             j = self._blocks[x]
             K = int(self.block_K[j])
             par = _parity(self._rows[x], np.arange(K, dtype=np.int64))
-            Q[x, self.offsets[j]:self.offsets[j] + K] = np.where(
-                par == 0, keep, 1.0 - keep) / (K / 2)
+            Q[x, self.offsets[j] : self.offsets[j] + K] = np.where(par == 0, keep, 1.0 - keep) / (
+                K / 2
+            )
         return Q
 
     def matrix(self):
@@ -807,8 +811,9 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
             K = int(self.block_K[j])
             c = np.arange(K, dtype=np.int64)
             par = _parity(self._rows[x], c)
-            Q[x, self.offsets[j]:self.offsets[j] + K] = (
-                2.0 / (K * (self._E + 1.0)) * np.where(par == 0, self._E, 1.0))
+            Q[x, self.offsets[j] : self.offsets[j] + K] = (
+                2.0 / (K * (self._E + 1.0)) * np.where(par == 0, self._E, 1.0)
+            )
         return Q
 
     def likelihood(self, codes):
@@ -904,14 +909,17 @@ class HadamardResponse(BaseMechanism):
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
-        "block_size": [None, Interval(Integral, 2, None, closed="left"),
-                       StrOptions({"auto"})],
+        "block_size": [None, Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
     }
 
-    def __init__(self, epsilon: float = 1.0, *,
-                 block_size: int | Literal["auto"] | None = "auto",
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        block_size: int | Literal["auto"] | None = "auto",
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.block_size = block_size
         self.categories = categories
@@ -1000,9 +1008,14 @@ class HighLowHadamardResponse(BaseMechanism):
         "sensitive": ["array-like", callable],
     }
 
-    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.categories = categories
@@ -1010,8 +1023,7 @@ class HighLowHadamardResponse(BaseMechanism):
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
-        return HighLowHadamardChannel(
-            self.categories_, self.epsilon, self.sensitive_mask_)
+        return HighLowHadamardChannel(self.categories_, self.epsilon, self.sensitive_mask_)
 
 
 class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
@@ -1120,10 +1132,14 @@ class BlockHadamardResponse(BaseMechanism):
         "blocks": ["array-like", dict, callable],
     }
 
-    def __init__(self, epsilon: float = 1.0, *,
-                 blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.blocks = blocks
         self.categories = categories

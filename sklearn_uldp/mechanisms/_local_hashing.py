@@ -288,7 +288,7 @@ class LocalHashingChannel(CategoricalChannel):
             line_of = np.searchsorted(reps, rep)  # l(a)
             rep_digits = (reps[:, None] // powers) % g
             u = np.arange(g, dtype=np.int64)
-            line = (((u[None, :, None] * rep_digits[:, None, :]) % g) @ powers)
+            line = ((u[None, :, None] * rep_digits[:, None, :]) % g) @ powers
             z = np.arange(g, dtype=np.int64)
             n_lines = reps.size
             # B[a, y] = S[l(a), y / c(a)]; B[0, y] = P [y = 0] (two extra slots).
@@ -299,8 +299,12 @@ class LocalHashingChannel(CategoricalChannel):
             # V~[l, z] = sum_{a on line l} v[a, c(a) z]
             source = (seeds[:, None] * g + (lead[:, None] * z) % g).ravel()
             target = (line_of[:, None] * g + z).ravel()
-            self._line_cache = (line.astype(np.intp), forward.ravel(),
-                                source.astype(np.intp), target.astype(np.intp))
+            self._line_cache = (
+                line.astype(np.intp),
+                forward.ravel(),
+                source.astype(np.intp),
+                target.astype(np.intp),
+            )
         return self._line_cache
 
     def _bucket_mass(self, p):
@@ -308,7 +312,7 @@ class LocalHashingChannel(CategoricalChannel):
         g, r, H = self.hash_range, self.n_digits, self.n_seeds
         line, forward, _, _ = self._lines()
         padded = np.zeros(H)
-        padded[:self.n_categories] = p
+        padded[: self.n_categories] = p
         spectrum = np.fft.fftn(padded.reshape((g,) * r)).ravel()
         per_line = np.fft.ifft(spectrum[line], axis=1).real  # buckets of each a_l
         total = padded.sum()
@@ -322,9 +326,10 @@ class LocalHashingChannel(CategoricalChannel):
         folded = np.bincount(target, weights=v[source], minlength=line.size)
         coeffs = np.fft.ifft(folded.reshape(line.shape), axis=1) * g
         idx = line.ravel()
-        spectrum = (np.bincount(idx, weights=coeffs.real.ravel(), minlength=H)
-                    + 1j * np.bincount(idx, weights=coeffs.imag.ravel(), minlength=H))
-        out = np.fft.fftn(spectrum.reshape((g,) * r)).ravel()[:self.n_categories]
+        spectrum = np.bincount(idx, weights=coeffs.real.ravel(), minlength=H) + 1j * np.bincount(
+            idx, weights=coeffs.imag.ravel(), minlength=H
+        )
+        out = np.fft.fftn(spectrum.reshape((g,) * r)).ravel()[: self.n_categories]
         return out.real / g + v[0]  # seed 0 hashes every x to bucket 0
 
     def forward(self, p):
@@ -343,8 +348,7 @@ class LocalHashingChannel(CategoricalChannel):
                 f"The channel matrix would have {self.n_categories} x "
                 f"{self.n_outputs} entries; it is only built for small domains."
             )
-        return self._matrix_from(
-            np.where(np.eye(self.hash_range, dtype=bool), self.c1, self.c2))
+        return self._matrix_from(np.where(np.eye(self.hash_range, dtype=bool), self.c1, self.c2))
 
     def realized_matrix(self):
         """The channel :meth:`sample` realizes (see :meth:`Channel.realized_matrix`).
@@ -475,10 +479,14 @@ class OptimizedLocalHashing(BaseMechanism):
         "hash_range": [StrOptions({"optimal"}), Interval(Integral, 2, None, closed="left")],
     }
 
-    def __init__(self, epsilon: float = 1.0, *,
-                 hash_range: int | Literal["optimal"] = "optimal",
-                 categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        hash_range: int | Literal["optimal"] = "optimal",
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.hash_range = hash_range
         self.categories = categories
@@ -530,8 +538,13 @@ class BinaryLocalHashing(BaseMechanism):
     ((3, 8), True)
     """
 
-    def __init__(self, epsilon: float = 1.0, *, categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.categories = categories
         self.random_state = random_state

@@ -55,7 +55,12 @@ BOT_PREFIX = "\u22a5"  # "⊥"
 
 _LIST_TYPES = (list, tuple, set, frozenset, np.ndarray, pd.Series, pd.Index)
 _SCALAR_KINDS = {
-    "string", "integer", "floating", "mixed-integer-float", "boolean", "empty",
+    "string",
+    "integer",
+    "floating",
+    "mixed-integer-float",
+    "boolean",
+    "empty",
 }
 
 
@@ -107,11 +112,9 @@ def split_bots(channel: Channel) -> tuple[int, list[str]]:
     """
     cats = channel.categories.tolist()
     n_x = len(cats)
-    while n_x > 0 and isinstance(cats[n_x - 1], str) and cats[n_x - 1].startswith(
-        BOT_PREFIX
-    ):
+    while n_x > 0 and isinstance(cats[n_x - 1], str) and cats[n_x - 1].startswith(BOT_PREFIX):
         n_x -= 1
-    tags = [c[len(BOT_PREFIX):] for c in cats[n_x:]]
+    tags = [c[len(BOT_PREFIX) :] for c in cats[n_x:]]
     if not tags:
         raise ValueError(
             f"{channel!r} has no bot categories (labels starting with "
@@ -157,9 +160,7 @@ def _tag_pairs(column, index, tag):
     if pd.api.types.infer_dtype(col, skipna=True) in _SCALAR_KINDS:
         is_list = np.zeros(col.size, dtype=bool)  # fast path: scalars only
     else:
-        is_list = np.fromiter(
-            (isinstance(v, _LIST_TYPES) for v in col), dtype=bool, count=col.size
-        )
+        is_list = np.fromiter((isinstance(v, _LIST_TYPES) for v in col), dtype=bool, count=col.size)
     rows = [np.flatnonzero(~is_list)]
     vals = [col[rows[0]]]
     list_rows = np.flatnonzero(is_list)
@@ -356,8 +357,7 @@ class PersonalizedMechanism(BaseMechanism):
         tags = self.tags
         if isinstance(tags, str):
             raise ValueError(
-                f"tags must be a list of tag names, got the string {tags!r}; "
-                f"write tags=[{tags!r}]."
+                f"tags must be a list of tag names, got the string {tags!r}; write tags=[{tags!r}]."
             )
         tags = list(tags)
         if not tags:
@@ -386,10 +386,7 @@ class PersonalizedMechanism(BaseMechanism):
         self._validate_params()
         tags = self._check_params()
         cats = check_categories(self.categories)
-        reserved = [
-            c for c in cats.tolist()
-            if isinstance(c, str) and c.startswith(BOT_PREFIX)
-        ]
+        reserved = [c for c in cats.tolist() if isinstance(c, str) and c.startswith(BOT_PREFIX)]
         if reserved:
             raise ValueError(
                 f"Categories {reserved[:5]} start with {BOT_PREFIX!r}, which is "
@@ -417,24 +414,20 @@ class PersonalizedMechanism(BaseMechanism):
             self._parse(X)  # validation only; the result is discarded
             self.n_features_in_ = int(np.shape(X)[1])
             if isinstance(X, pd.DataFrame):
-                self.feature_names_in_ = np.asarray(
-                    [str(c) for c in X.columns], dtype=object)
+                self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         return self
 
     def _make_channel(self):
-        z_sensitive = np.concatenate(
-            [self.sensitive_mask_, np.ones(len(self._tags), dtype=bool)]
-        )
+        z_sensitive = np.concatenate([self.sensitive_mask_, np.ones(len(self._tags), dtype=bool)])
         eps = float(self.epsilon) / int(self.n_reports)
         if self.mechanism == "urr":
-            return UtilityOptimizedRRChannel(
-                self.intermediate_categories_, eps, z_sensitive)
+            return UtilityOptimizedRRChannel(self.intermediate_categories_, eps, z_sensitive)
         theta = (
             _checked_basic_theta(eps, len(self.intermediate_categories_))
-            if self.theta is None else float(self.theta)
+            if self.theta is None
+            else float(self.theta)
         )
-        return UnaryEncodingChannel(
-            self.intermediate_categories_, eps, theta, z_sensitive)
+        return UnaryEncodingChannel(self.intermediate_categories_, eps, theta, z_sensitive)
 
     # --------------------------------------------------------------- parsing
     def _columns(self, X):
@@ -464,9 +457,7 @@ class PersonalizedMechanism(BaseMechanism):
             n_val = arr.shape[1] - len(tags)
             names = [f"x{j}" for j in range(max(n_val, 0))]
             values = [arr[:, j] for j in range(max(n_val, 0))]
-            tag_cols = (
-                [arr[:, n_val + b] for b in range(len(tags))] if n_val >= 0 else []
-            )
+            tag_cols = [arr[:, n_val + b] for b in range(len(tags))] if n_val >= 0 else []
         if len(values) != t:
             raise ValueError(
                 f"X has {len(values)} value columns ({names}) besides the tag "
@@ -484,10 +475,7 @@ class PersonalizedMechanism(BaseMechanism):
         codes = np.empty((n, len(values)), dtype=np.intp)
         for j, (col, name) in enumerate(zip(values, names, strict=True)):
             codes[:, j] = _value_codes(col, index, name)
-        pairs = [
-            _tag_pairs(col, index, tag)
-            for col, tag in zip(tag_cols, self._tags, strict=True)
-        ]
+        pairs = [_tag_pairs(col, index, tag) for col, tag in zip(tag_cols, self._tags, strict=True)]
         return codes, pairs, names
 
     # ------------------------------------------------------------- transform
@@ -523,8 +511,7 @@ class PersonalizedMechanism(BaseMechanism):
         else:
             data = out.reshape(n, t * self.channel_.n_categories)
         if _transform_output(self) == "pandas":
-            frame = pd.DataFrame(
-                data, columns=self._feature_names(names), index=index)
+            frame = pd.DataFrame(data, columns=self._feature_names(names), index=index)
             attach_channel(frame, self.channel_)
             return frame
         return Reports(data, self.channel_)
@@ -565,8 +552,11 @@ class PersonalizedMechanism(BaseMechanism):
         feature_names_out : ndarray of str objects
         """
         check_is_fitted(self, "channel_")
-        features = (getattr(self, "feature_names_in_", None)
-                    if input_features is None else np.asarray(input_features, dtype=object))
+        features = (
+            getattr(self, "feature_names_in_", None)
+            if input_features is None
+            else np.asarray(input_features, dtype=object)
+        )
         if features is None:
             names = [f"x{j}" for j in range(int(self.n_reports))]
         else:
@@ -634,4 +624,3 @@ class PersonalizedMechanism(BaseMechanism):
         if tags.transformer_tags is not None:
             tags.transformer_tags.preserves_dtype = []  # labels or 0/1 bits
         return tags
-

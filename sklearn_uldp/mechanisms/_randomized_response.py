@@ -200,8 +200,10 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
         self._sensitive_codes = np.flatnonzero(self._sensitive)
         s = self._sensitive_codes.size
         self._check_budget(
-            f"k-RR with k={s}" if s == self.n_categories
-            else f"uRR with {s} sensitive of k={self.n_categories} categories")
+            f"k-RR with k={s}"
+            if s == self.n_categories
+            else f"uRR with {s} sensitive of k={self.n_categories} categories"
+        )
         self.c1, self.c2, self.c3 = _urr_probabilities(self.epsilon, s)
         # The linear estimator: a = u / (E - 1), b = -1 / (E - 1) on X_S
         # (u = s + E - 1), written with e^-eps and expm1.
@@ -474,8 +476,13 @@ class RandomizedResponse(BaseMechanism):
            [0.107, 0.107, 0.787]])
     """
 
-    def __init__(self, epsilon: float = 1.0, *, categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.categories = categories
         self.random_state = random_state
@@ -557,9 +564,7 @@ class UtilityOptimizedRR(BaseMechanism):
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
-        return UtilityOptimizedRRChannel(
-            self.categories_, self.epsilon, self.sensitive_mask_
-        )
+        return UtilityOptimizedRRChannel(self.categories_, self.epsilon, self.sensitive_mask_)
 
 
 class NonPrivate(BaseMechanism):

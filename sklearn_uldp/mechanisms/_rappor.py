@@ -87,8 +87,9 @@ def _checked_basic_theta(epsilon, k, what=None):
         d1, _, _ = _unary_probabilities(eps, theta)
         return np.array([theta, 1.0 - theta, d1, 1.0 - d1])
 
-    check_realizable(epsilon, probabilities_at,
-                     what=what or f"basic RAPPOR (theta=None) with k={k}")
+    check_realizable(
+        epsilon, probabilities_at, what=what or f"basic RAPPOR (theta=None) with k={k}"
+    )
     return basic_rappor_theta(epsilon)
 
 
@@ -173,13 +174,12 @@ def _count_columns(indices, k):
             with ThreadPoolExecutor(max_workers=2) as pool:
                 ok = list(pool.map(_count_columns_loop, parts, counts))
         else:
-            ok = [_count_columns_loop(*args) for args in zip(parts, counts,
-                                                             strict=True)]
+            ok = [_count_columns_loop(*args) for args in zip(parts, counts, strict=True)]
         if all(ok):
             return sum(counts[1:], counts[0])
     counts = np.zeros(k, dtype=np.int64)
     for lo in range(0, indices.size, _BINCOUNT_CHUNK):
-        counts += np.bincount(indices[lo:lo + _BINCOUNT_CHUNK], minlength=k)
+        counts += np.bincount(indices[lo : lo + _BINCOUNT_CHUNK], minlength=k)
     return counts
 
 
@@ -227,8 +227,9 @@ def _dense_bits_to_csr(bits):
     if numba is not None:
         # Row sums (uint16 slabs: k < 65536 bits a row fit), then one
         # compiled pass writing the indices: no int64 position per set bit.
-        sizes = (bits.sum(axis=1, dtype=np.uint16) if k < 1 << 16
-                 else bits.sum(axis=1, dtype=np.int64))
+        sizes = (
+            bits.sum(axis=1, dtype=np.uint16) if k < 1 << 16 else bits.sum(axis=1, dtype=np.int64)
+        )
         nnz = int(sizes.sum(dtype=np.int64))
         # int32 index arrays whenever they fit: scipy would otherwise copy
         # the indices to the wider dtype of indptr.
@@ -237,21 +238,19 @@ def _dense_bits_to_csr(bits):
         np.cumsum(sizes, out=indptr[1:], dtype=dtype)
         indices = np.empty(nnz + 1, dtype=dtype)
         _fill_csr_indices(bits, indptr, indices)
-        return sp.csr_array(
-            (np.ones(nnz, dtype=np.uint8), indices[:nnz], indptr), shape=(n, k))
+        return sp.csr_array((np.ones(nnz, dtype=np.uint8), indices[:nnz], indptr), shape=(n, k))
     indptr = np.zeros(n + 1, dtype=np.int64)
     indices = []
     step = _rows_per_chunk(k)
     for lo in range(0, n, step):
-        flat = np.flatnonzero(bits[lo:lo + step].view(bool))
-        np.cumsum(np.bincount(flat // k, minlength=min(step, n - lo)),
-                  out=indptr[lo + 1:lo + step + 1])
-        indptr[lo + 1:lo + step + 1] += indptr[lo]
+        flat = np.flatnonzero(bits[lo : lo + step].view(bool))
+        np.cumsum(
+            np.bincount(flat // k, minlength=min(step, n - lo)), out=indptr[lo + 1 : lo + step + 1]
+        )
+        indptr[lo + 1 : lo + step + 1] += indptr[lo]
         indices.append((flat % k).astype(np.int32))
     indices = np.concatenate(indices) if indices else np.zeros(0, np.int32)
-    return sp.csr_array(
-        (np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k)
-    )
+    return sp.csr_array((np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k))
 
 
 class UnaryEncodingChannel(Channel):
@@ -289,10 +288,10 @@ class UnaryEncodingChannel(Channel):
     _spec_field_schemas = {
         **Channel._spec_field_schemas,
         "theta": {
-            "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
-            "description": (
-                "Probability that the bit of a sensitive true category is 1."
-            ),
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "exclusiveMaximum": 1,
+            "description": ("Probability that the bit of a sensitive true category is 1."),
         },
         "sensitive": {
             "type": "array",
@@ -307,8 +306,9 @@ class UnaryEncodingChannel(Channel):
     # uBD checks its own budget (its sampler draws other probabilities).
     _own_budget_check = False
 
-    def __init__(self, categories: ArrayLike, epsilon: float, theta: float,
-                 sensitive: ArrayLike) -> None:
+    def __init__(
+        self, categories: ArrayLike, epsilon: float, theta: float, sensitive: ArrayLike
+    ) -> None:
         super().__init__(categories, epsilon)
         self.theta = check_theta(theta)
         self._sensitive = check_sensitive_mask(sensitive, self.n_categories)
@@ -316,9 +316,10 @@ class UnaryEncodingChannel(Channel):
         if not self._own_budget_check:
             s, k = self._s_codes.size, self.n_categories
             self._check_budget(
-                f"RAPPOR (theta={self.theta:.4g}) with k={k}" if s == k
-                else f"uRAP (theta={self.theta:.4g}) with {s} sensitive of k={k} "
-                "categories")
+                f"RAPPOR (theta={self.theta:.4g}) with k={k}"
+                if s == k
+                else f"uRAP (theta={self.theta:.4g}) with {s} sensitive of k={k} categories"
+            )
         th = self.theta
         self.d1, self.d2, self._one_minus_d2 = _unary_probabilities(self.epsilon, th)
         # theta - d1 = theta (1 - theta)(1 - e^-eps) / d2, without cancellation.
@@ -369,9 +370,7 @@ class UnaryEncodingChannel(Channel):
     def output_labels(self):
         k = self.n_categories
         if 2**k > MAX_MATRIX_OUTPUTS:
-            raise ValueError(
-                f"2^{k} outputs: the full channel matrix is only built for k <= 16."
-            )
+            raise ValueError(f"2^{k} outputs: the full channel matrix is only built for k <= 16.")
         y = np.arange(2**k)
         return ((y[:, None] >> np.arange(k)[None, :]) & 1).astype(np.uint8)
 
@@ -386,8 +385,7 @@ class UnaryEncodingChannel(Channel):
         random bytes or geometric gaps, realized to float64 resolution.
         """
         s, k = self._s_codes.size, self.n_categories
-        theta = (_byte_realized(self.theta) if s == k
-                 else realized_probability(self.theta))
+        theta = _byte_realized(self.theta) if s == k else realized_probability(self.theta)
         d1 = _byte_realized(self.d1) if not (self.d1 < 0.15 or 2 * s < k) else self.d1
         return self._matrix_from(theta, d1, realized_probability(self._one_minus_d2))
 
@@ -448,17 +446,14 @@ class UnaryEncodingChannel(Channel):
                 # Rows before the one of the last position get no more ones.
                 upto = (last + 1) // s
                 if upto > done:
-                    flat[np.arange(done * k, upto * k, k) + codes[done:upto]] = (
-                        own_bit[done:upto]
-                    )
+                    flat[np.arange(done * k, upto * k, k) + codes[done:upto]] = own_bit[done:upto]
                     done = upto
             flat[np.arange(done * k, n * k, k) + codes[done:]] = own_bit[done:]
             return out
         if self.d1 < 0.15 or 2 * s < k:
             # Row by row from the same stream of positions, own cells removed
             # and own bits merged in order: canonical CSR, no sort.
-            return unary_sparse_rows(codes, own_bit, self._s_codes, self._rank, k,
-                                     self.d1, rng)
+            return unary_sparse_rows(codes, own_bit, self._s_codes, self._rank, k, self.d1, rng)
         out = np.empty((n, k), dtype=np.uint8)
         mask = None if s == k else self._sensitive.view(np.uint8)
         step = _rows_per_chunk(k)
@@ -469,9 +464,7 @@ class UnaryEncodingChannel(Channel):
             if mask is not None:
                 np.multiply(out[lo:hi], mask, out=out[lo:hi])
             # The own bits while the chunk is in cache (flat indices).
-            out.reshape(-1)[np.arange(lo * k, hi * k, k) + codes[lo:hi]] = (
-                own_bit[lo:hi]
-            )
+            out.reshape(-1)[np.arange(lo * k, hi * k, k) + codes[lo:hi]] = own_bit[lo:hi]
         return _dense_bits_to_csr(out) if sparse else out
 
     # ------------------------------------------------------------- estimation
@@ -484,8 +477,7 @@ class UnaryEncodingChannel(Channel):
         k = self.n_categories
         if sp.issparse(reports):
             X = sp.csr_array(reports)
-            if (reports.format == "csr"
-                    and vars(reports).get("_has_canonical_format") is True):
+            if reports.format == "csr" and vars(reports).get("_has_canonical_format") is True:
                 # scipy's own flag (set by the sampler, or by an earlier
                 # check) is lost in the conversion: an O(nnz) check saved.
                 X.has_canonical_format = True
@@ -526,11 +518,8 @@ class UnaryEncodingChannel(Channel):
             # e.g. a block of columns cut from a ColumnTransformer's output;
             # numbers only ("1" is a string, not a bit: no coercion).
             kind = pd.api.types.infer_dtype(arr.ravel(), skipna=False)
-            if kind not in ("integer", "boolean", "floating",
-                            "mixed-integer-float", "empty"):
-                raise ReportMismatchError(
-                    f"{_BITS_ONLY} Got values of type {kind}."
-                )
+            if kind not in ("integer", "boolean", "floating", "mixed-integer-float", "empty"):
+                raise ReportMismatchError(f"{_BITS_ONLY} Got values of type {kind}.")
             arr = arr.astype(np.float64)
         if arr.dtype.kind not in "biuf":
             raise ReportMismatchError(
@@ -553,7 +542,7 @@ class UnaryEncodingChannel(Channel):
             return
         step = _rows_per_chunk(k)
         for lo in range(0, codes.shape[0], step):  # ~32M cells per chunk
-            block = codes[lo:lo + step]
+            block = codes[lo : lo + step]
             flat = np.flatnonzero(block.view(bool))
             yield block.shape[0], flat // k, flat % k
 
@@ -580,14 +569,15 @@ class UnaryEncodingChannel(Channel):
         # Only protected reports enter the likelihood through their bits (an
         # invertible report is known to come from its non-sensitive bit), and
         # only through their sensitive columns.
-        bit_rows = (BitRows(self._s_codes.size, self._protected_bit_density)
-                    if keep_reports else None)
+        bit_rows = (
+            BitRows(self._s_codes.size, self._protected_bit_density) if keep_reports else None
+        )
         if not sp.issparse(codes):
             # Column sums, no enumeration of the set bits.
             nonsens = (~self._sensitive).view(np.uint8)
             step = _rows_per_chunk(k)
             for lo in range(0, codes.shape[0], step):
-                block = codes[lo:lo + step]
+                block = codes[lo : lo + step]
                 counts += _column_sums(block)
                 if self._n_codes.size:
                     per_row = (block & nonsens).sum(axis=1, dtype=np.int64)
@@ -606,16 +596,18 @@ class UnaryEncodingChannel(Channel):
             return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
         # Reports with a non-sensitive bit set (at most one) are invertible.
         at = np.flatnonzero(~self._sensitive[indices])
-        per_row = np.bincount(np.searchsorted(indptr, at, side="right") - 1,
-                              minlength=codes.shape[0])
+        per_row = np.bincount(
+            np.searchsorted(indptr, at, side="right") - 1, minlength=codes.shape[0]
+        )
         self._check_rows_counts(per_row)
         if keep_reports:
             protected = per_row == 0
             sizes = np.diff(indptr)
             kept = np.zeros(int(protected.sum()) + 1, dtype=np.int64)
             np.cumsum(sizes[protected], out=kept[1:])
-            bit_rows.append_sparse(kept, self._rank[np.compress(
-                np.repeat(protected, sizes), indices)])
+            bit_rows.append_sparse(
+                kept, self._rank[np.compress(np.repeat(protected, sizes), indices)]
+            )
         return ReportStatistics(self, int(codes.shape[0]), counts, bit_rows)
 
     @property
@@ -629,15 +621,14 @@ class UnaryEncodingChannel(Channel):
     def expected_frequency(self, p):
         p = np.asarray(p, dtype=float)
         return np.where(
-            self._sensitive, self.d1 * p.sum() + self._theta_minus_d1 * p,
+            self._sensitive,
+            self.d1 * p.sum() + self._theta_minus_d1 * p,
             self._one_minus_d2 * p,
         )
 
     @property
     def coef_a(self):
-        return np.where(
-            self._sensitive, 1.0 / self._theta_minus_d1, 1.0 / self._one_minus_d2
-        )
+        return np.where(self._sensitive, 1.0 / self._theta_minus_d1, 1.0 / self._one_minus_d2)
 
     @property
     def coef_b(self):
@@ -653,8 +644,10 @@ class UnaryEncodingChannel(Channel):
         active = np.asarray(active, dtype=bool)
         columns = np.flatnonzero(active[self._s_codes])
         store = _bit_rows(stats)
-        if (not hasattr(store, "restrict")
-                or columns.size > _MAX_RESTRICTED_FRACTION * self._s_codes.size):
+        if (
+            not hasattr(store, "restrict")
+            or columns.size > _MAX_RESTRICTED_FRACTION * self._s_codes.size
+        ):
             return None  # not worth a copy of the store
         store = store.restrict(columns, n_jobs=n_jobs)
 
@@ -688,9 +681,7 @@ class UnaryEncodingChannel(Channel):
             p_n = p[self._n_codes]
             seen = inv_counts > 0
             with np.errstate(divide="ignore"):
-                g[self._n_codes] += np.divide(
-                    inv_counts, p_n, out=np.zeros_like(p_n), where=seen
-                )
+                g[self._n_codes] += np.divide(inv_counts, p_n, out=np.zeros_like(p_n), where=seen)
                 log_lik += float(np.sum(inv_counts[seen] * np.log(p_n[seen])))
             log_lik += float(inv_counts.sum() * np.log(self._one_minus_d2))
         return g / stats.n, float(log_lik)
@@ -748,15 +739,14 @@ class RAPPORChannel(UnaryEncodingChannel):
 
     name = "rappor"
     _spec_field_schemas = {
-        key: value for key, value in UnaryEncodingChannel._spec_field_schemas.items()
+        key: value
+        for key, value in UnaryEncodingChannel._spec_field_schemas.items()
         if key != "sensitive"
     }
 
     def __init__(self, categories: ArrayLike, epsilon: float, theta: float) -> None:
         categories = check_channel_categories(categories)
-        super().__init__(
-            categories, epsilon, theta, np.ones(len(categories), dtype=bool)
-        )
+        super().__init__(categories, epsilon, theta, np.ones(len(categories), dtype=bool))
 
     def get_params(self):
         return {"epsilon": self.epsilon, "theta": self.theta}
@@ -783,9 +773,11 @@ class _UnaryEncodingMechanism(BaseMechanism):
                 probe.theta, probe.categories = 0.5, self.categories_
                 probe._s_codes = np.flatnonzero(mask)
                 check_realizable(
-                    float(self.epsilon), probe._draw_probabilities,
+                    float(self.epsilon),
+                    probe._draw_probabilities,
                     what=f"uRAP with theta='optimal' and k={mask.size} (the "
-                    "range given is that of theta=0.5)")
+                    "range given is that of theta=0.5)",
+                )
                 raise ValueError(
                     f"theta='optimal' is not defined at epsilon={self.epsilon} "
                     f"(got {theta}); pass a number theta in (0, 1)."
@@ -966,9 +958,7 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
     _parameter_constraints = {
         **RAPPOR._parameter_constraints,
         "sensitive": ["array-like", callable],
-        "theta": [
-            None, Interval(Real, 0, 1, closed="neither"), StrOptions({"optimal"})
-        ],
+        "theta": [None, Interval(Real, 0, 1, closed="neither"), StrOptions({"optimal"})],
     }
 
     def __init__(
@@ -991,6 +981,8 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
         return UnaryEncodingChannel(
-            self.categories_, self.epsilon, self._resolved_theta(),
+            self.categories_,
+            self.epsilon,
+            self._resolved_theta(),
             self.sensitive_mask_,
         )

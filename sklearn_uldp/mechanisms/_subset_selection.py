@@ -265,7 +265,7 @@ class SubsetSelectionChannel(Channel):
             if small:
                 step = min(step, (1 << 16) - 1)
             for lo in range(0, codes.shape[0], step):
-                block = codes[lo:lo + step]
+                block = codes[lo : lo + step]
                 self._check_sizes(block.sum(axis=1, dtype=acc))
                 counts += block.sum(axis=0, dtype=acc)
                 if keep_reports:
@@ -306,8 +306,7 @@ class SubsetSelectionChannel(Channel):
         p = np.asarray(p, dtype=float)
         # Omega Q(S_i | p) = D_i = sum(p) + (e^eps - 1) sum_{x in S_i} p(x).
         gain = np.expm1(self.epsilon)
-        sum_inv, sum_log, t = stats.extra.em_terms(float(p.sum()), gain * p,
-                                                   n_jobs=n_jobs)
+        sum_inv, sum_log, t = stats.extra.em_terms(float(p.sum()), gain * p, n_jobs=n_jobs)
         g = (sum_inv + gain * t) / stats.n
         return g, float(sum_log - stats.n * self._log_omega())
 
@@ -318,8 +317,11 @@ class SubsetSelectionChannel(Channel):
         active = np.asarray(active, dtype=bool)
         columns = np.flatnonzero(active)
         store = stats.extra
-        if (store is None or not hasattr(store, "restrict")
-                or columns.size > 0.8 * self.n_categories):
+        if (
+            store is None
+            or not hasattr(store, "restrict")
+            or columns.size > 0.8 * self.n_categories
+        ):
             return None
         store = store.restrict(columns, n_jobs=n_jobs)
         gain = np.expm1(self.epsilon)
@@ -430,11 +432,10 @@ def _fill_subsets_numba(out, codes, include, d, rng):
     bits = 16 if k <= 4096 else 32
     words = _words(rng, m * d, bits).reshape(m, d)
     # Spares: about twice the expected number of rejections.
-    n_spare = _SPARE_WORDS + int(2 * m * d * k / 2.0 ** bits)
+    n_spare = _SPARE_WORDS + int(2 * m * d * k / 2.0**bits)
     done = 0
     while done < m:
-        done = _floyd_loop(out, codes, need, words, _words(rng, n_spare, bits), d,
-                           bits, done)
+        done = _floyd_loop(out, codes, need, words, _words(rng, n_spare, bits), d, bits, done)
     out[np.arange(m), codes] = include
 
 
@@ -494,10 +495,15 @@ class SubsetSelection(_UnaryEncodingMechanism):
         "sparse_output": ["boolean"],
     }
 
-    def __init__(self, epsilon: float = 1.0, *,
-                 subset_size: int | Literal["optimal"] = "optimal",
-                 sparse_output: bool = False, categories: Categories = "auto",
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        subset_size: int | Literal["optimal"] = "optimal",
+        sparse_output: bool = False,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.subset_size = subset_size
         self.sparse_output = sparse_output

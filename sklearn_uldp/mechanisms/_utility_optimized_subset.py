@@ -124,7 +124,8 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         **Channel._spec_field_schemas,
         "sensitive": UtilityOptimizedBlockDesignChannel._spec_field_schemas["sensitive"],
         "subset_size": {
-            "type": "integer", "minimum": 1,
+            "type": "integer",
+            "minimum": 1,
             "description": (
                 "h, the number of sensitive categories in a protected report "
                 "(1 <= h <= max(1, s - 1))."
@@ -132,12 +133,14 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         },
     }
 
-    def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike,
-                 subset_size: int) -> None:
+    def __init__(
+        self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike, subset_size: int
+    ) -> None:
         if isinstance(subset_size, dict):
             raise TypeError(
                 "uSS has one subset size h (an integer); mixtures over sizes "
-                "are uBD's (UtilityOptimizedBlockDesign).")
+                "are uBD's (UtilityOptimizedBlockDesign)."
+            )
         super().__init__(categories, epsilon, sensitive, subset_size)
         h, s = int(self._sizes[0]), self.s
         E1 = np.expm1(self.epsilon)
@@ -148,11 +151,15 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         self._gamma = 0.0  # the plain bit frequency is unbiased (pairs)
         # uBD with the same h: the channel without pairs, for the matrices
         self._ubd = UtilityOptimizedBlockDesignChannel(
-            self.categories, self.epsilon, self._sensitive, h)
+            self.categories, self.epsilon, self._sensitive, h
+        )
 
     def get_params(self):
-        return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy(),
-                "subset_size": self.subset_size}
+        return {
+            "epsilon": self.epsilon,
+            "sensitive": self._sensitive.copy(),
+            "subset_size": self.subset_size,
+        }
 
     @property
     def _has_pairs(self):
@@ -179,7 +186,7 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         k = self.n_categories
         extra = np.zeros((k, self.t * C))
         for j, x in enumerate(self._n_codes):  # the t non-sensitive rows
-            extra[x, j * C:(j + 1) * C] = own * self._pair_given_own / C
+            extra[x, j * C : (j + 1) * C] = own * self._pair_given_own / C
         Q = Q.copy()
         Q[self._n_codes, C + np.arange(self.t)] *= 1.0 - self._pair_given_own
         return np.concatenate([Q, extra], axis=1)
@@ -198,14 +205,14 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         C, k = self.n_subsets, self.n_categories
         extra = np.zeros((k, self.t * C))
         for j, x in enumerate(self._n_codes):  # the t non-sensitive rows
-            extra[x, j * C:(j + 1) * C] = own * pair / C
+            extra[x, j * C : (j + 1) * C] = own * pair / C
         Q = Q.copy()
         Q[self._n_codes, C + np.arange(self.t)] = own * (1.0 - pair)
         return np.concatenate([Q, extra], axis=1)
 
     def protected_outputs(self):
         mask = np.zeros(self.n_outputs, dtype=bool)
-        mask[:self.n_subsets] = True
+        mask[: self.n_subsets] = True
         return mask
 
     def sample(self, codes, rng, *, sparse=False):
@@ -218,7 +225,9 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         if sparse:
             n_sens = np.bincount(
                 np.repeat(np.arange(out.shape[0]), np.diff(out.indptr)),
-                weights=self._sensitive[out.indices], minlength=out.shape[0])
+                weights=self._sensitive[out.indices],
+                minlength=out.shape[0],
+            )
         else:
             n_sens = out[:, self._s_codes].sum(axis=1)
         own &= n_sens == 0
@@ -227,8 +236,10 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         h = int(self._sizes[0])
         sub = self._s_codes[_uniform_subsets(users.size, self.s, h, rng)]
         if sparse:
-            add = sp.csr_array((np.ones(users.size * h, dtype=np.uint8),
-                                (np.repeat(users, h), sub.ravel())), shape=out.shape)
+            add = sp.csr_array(
+                (np.ones(users.size * h, dtype=np.uint8), (np.repeat(users, h), sub.ravel())),
+                shape=out.shape,
+            )
             out = (out + add).tocsr()
             out.sum_duplicates()
             return out
@@ -246,13 +257,15 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
             n_n = X[:, self._n_codes].sum(axis=1, dtype=np.int64)
         h = int(self._sizes[0])
         ok = ((n_n == 1) & ((n_s == 0) | ((n_s == h) & self._has_pairs))) | (
-            (n_n == 0) & (n_s == h))
+            (n_n == 0) & (n_s == h)
+        )
         if not ok.all():
             raise ReportMismatchError(
                 f"{int((~ok).sum())} reports are neither an h-subset of the "
                 f"sensitive categories (h = {h}), nor one non-sensitive category "
                 f"(alone or with an h-subset), so {self!r} cannot have produced "
-                "them.")
+                "them."
+            )
         return X
 
     def statistics(self, codes, *, keep_reports=False):
@@ -279,11 +292,12 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
             # does not depend on it).
             n_own = float(stats.counts[self._n_codes].sum())
             n_protected = stats.n - n_own
-            n_pairs = (float(stats.counts[self._s_codes].sum())
-                       - int(self._sizes[0]) * n_protected) / int(self._sizes[0])
-            log_lik += (n_pairs * (np.log(self._pair_given_own)
-                                   - np.log(self.n_subsets))
-                        + (n_own - n_pairs) * np.log1p(-self._pair_given_own))
+            n_pairs = (
+                float(stats.counts[self._s_codes].sum()) - int(self._sizes[0]) * n_protected
+            ) / int(self._sizes[0])
+            log_lik += n_pairs * (np.log(self._pair_given_own) - np.log(self.n_subsets)) + (
+                n_own - n_pairs
+            ) * np.log1p(-self._pair_given_own)
         return g, log_lik
 
 
@@ -350,14 +364,19 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
 
     _parameter_constraints = {
         **UtilityOptimizedBlockDesign._parameter_constraints,
-        "subset_size": [Interval(Integral, 1, None, closed="left"),
-                        StrOptions({"optimal"})],
+        "subset_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"optimal"})],
     }
 
-    def __init__(self, epsilon: float = 1.0, *, sensitive: Sensitive,
-                 subset_size: int | Literal["optimal"] = "optimal",
-                 categories: Categories = "auto", sparse_output: bool = False,
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        subset_size: int | Literal["optimal"] = "optimal",
+        categories: Categories = "auto",
+        sparse_output: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.subset_size = subset_size
@@ -371,6 +390,7 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
         if isinstance(h, str):
             h = _optimal_uss_size(int(self.sensitive_mask_.sum()), float(self.epsilon))
         channel = UtilityOptimizedSubsetSelectionChannel(
-            self.categories_, self.epsilon, self.sensitive_mask_, h)
+            self.categories_, self.epsilon, self.sensitive_mask_, h
+        )
         self.subset_size_ = channel.subset_size
         return channel

@@ -25,23 +25,21 @@ def _tag_truth(true_tag_distributions, tags, k):
     else:
         rows = list(np.asarray(true_tag_distributions, dtype=float))
         if len(rows) != len(tags):
-            raise ValueError(
-                f"true_tag_distributions has {len(rows)} rows for {len(tags)} tags."
-            )
+            raise ValueError(f"true_tag_distributions has {len(rows)} rows for {len(tags)} tags.")
     for tag, row in zip(tags, rows, strict=True):
         if row.shape != (k,):
             raise ValueError(
-                f"The true distribution of tag {tag!r} must have length {k}, got "
-                f"shape {row.shape}."
+                f"The true distribution of tag {tag!r} must have length {k}, got shape {row.shape}."
             )
     return dict(zip(tags, rows, strict=True))
 
 
-def personalized_loss_terms(estimator: PersonalizedEstimator,
-                            true_distribution: ArrayLike,
-                            true_intermediate: ArrayLike,
-                            true_tag_distributions: dict[str, Any] | ArrayLike,
-                            ) -> Bunch:
+def personalized_loss_terms(
+    estimator: PersonalizedEstimator,
+    true_distribution: ArrayLike,
+    true_intermediate: ArrayLike,
+    true_tag_distributions: dict[str, Any] | ArrayLike,
+) -> Bunch:
     """Both terms of Theorem 1 for a fitted PersonalizedEstimator.
 
     Theorem 1 (Murakami & Kawamoto 2019, Sec. 5.4; mathematics §4):

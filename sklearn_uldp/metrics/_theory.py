@@ -42,9 +42,7 @@ def _channel_and_p(mechanism, p):
     channel = as_channel(mechanism)
     p = np.asarray(p, dtype=float)
     if p.shape != (channel.n_categories,):
-        raise ValueError(
-            f"p must be a distribution over the {channel.n_categories} categories."
-        )
+        raise ValueError(f"p must be a distribution over the {channel.n_categories} categories.")
     return channel, p
 
 

@@ -54,11 +54,9 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     ]
     # Oracles that may live in optional modules of the package.
     for module, names in (
-        ("_local_hashing", (("OLH", "OptimizedLocalHashing"),
-                            ("BLH", "BinaryLocalHashing"))),
+        ("_local_hashing", (("OLH", "OptimizedLocalHashing"), ("BLH", "BinaryLocalHashing"))),
         ("_subset_selection", (("SS", "SubsetSelection"),)),
-        ("_count_mean_sketch", (("CMS", "CountMeanSketch"),
-                                ("HCMS", "HadamardCountMeanSketch"))),
+        ("_count_mean_sketch", (("CMS", "CountMeanSketch"), ("HCMS", "HadamardCountMeanSketch"))),
     ):
         try:
             mod = importlib.import_module(f"sklearn_uldp.mechanisms.{module}")
@@ -70,16 +68,14 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
                 out.append((short, cls(epsilon, **cats)))
     if sensitive_mask is not None and not sensitive_mask.all():
         # the user's own description of X_S (readable in reprs), as checked
-        sens = {"sensitive": sensitive_mask if sensitive is None else sensitive,
-                **cats}
+        sens = {"sensitive": sensitive_mask if sensitive is None else sensitive, **cats}
         out += [
             ("uRR", UtilityOptimizedRR(epsilon, **sens)),
             ("uRAP", UtilityOptimizedRAPPOR(epsilon, theta="optimal", **sens)),
             ("uOUE", UtilityOptimizedOUE(epsilon, **sens)),
             ("uHR", UtilityOptimizedHadamardResponse(epsilon, **sens)),
             ("uSS", UtilityOptimizedSubsetSelection(epsilon, **sens)),
-            ("uBD", UtilityOptimizedBlockDesign(epsilon, subset_size="optimal",
-                                                **sens)),
+            ("uBD", UtilityOptimizedBlockDesign(epsilon, subset_size="optimal", **sens)),
         ]
     return out
 
@@ -113,19 +109,27 @@ def _worst_case(channel, mask, n, loss):
     vals = [_loss_at(channel, p_of(b), n, loss) for b in grid]
     i = int(np.argmax(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = minimize_scalar(lambda b: -_loss_at(channel, p_of(b), n, loss),
-                          bounds=(lo, hi), method="bounded",
-                          options={"xatol": 1e-6})
+    res = minimize_scalar(
+        lambda b: -_loss_at(channel, p_of(b), n, loss),
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": 1e-6},
+    )
     if -res.fun > vals[i]:
         return float(-res.fun), float(res.x)
     return float(vals[i]), float(grid[i])
 
 
-def choose_mechanism(k: int | ArrayLike, epsilon: float,
-                     sensitive: ArrayLike | Callable[[Any], bool] | None = None,
-                     prior: ArrayLike | None = None, n: int | None = None,
-                     loss: Literal["l2", "l1", "tv"] = "l2", *,
-                     rtol: float = 1e-3) -> tuple[BaseMechanism, pd.DataFrame]:
+def choose_mechanism(
+    k: int | ArrayLike,
+    epsilon: float,
+    sensitive: ArrayLike | Callable[[Any], bool] | None = None,
+    prior: ArrayLike | None = None,
+    n: int | None = None,
+    loss: Literal["l2", "l1", "tv"] = "l2",
+    *,
+    rtol: float = 1e-3,
+) -> tuple[BaseMechanism, pd.DataFrame]:
     """The mechanism with the smallest expected loss, and the table of all.
 
     Every frequency oracle of the package is a candidate: the LDP ones (RR,
@@ -211,15 +215,19 @@ def choose_mechanism(k: int | ArrayLike, epsilon: float,
     elif isinstance(n, bool) or not isinstance(n, Real) or not n >= 1:
         raise ValueError(f"n must be a number of users >= 1, got {n!r}.")
     kk = len(categories)
-    mask = (np.ones(kk, dtype=bool) if sensitive is None
-            else check_sensitive(sensitive, categories))
+    mask = np.ones(kk, dtype=bool) if sensitive is None else check_sensitive(sensitive, categories)
     if prior is not None:
         prior = np.asarray(prior, dtype=float)
-        if (prior.shape != (kk,) or not np.isfinite(prior).all()
-                or (prior < 0).any() or not np.isclose(prior.sum(), 1.0)):
+        if (
+            prior.shape != (kk,)
+            or not np.isfinite(prior).all()
+            or (prior < 0).any()
+            or not np.isclose(prior.sum(), 1.0)
+        ):
             raise ValueError(
                 f"prior must be a distribution over the {kk} categories "
-                "(non-negative, summing to 1); pass None for the worst case.")
+                "(non-negative, summing to 1); pass None for the worst case."
+            )
     rows = []
     for name, mech in _candidates(epsilon, categories, mask, sensitive):
         try:
@@ -244,17 +252,21 @@ def choose_mechanism(k: int | ArrayLike, epsilon: float,
             bits = float(channel.report_bits)
         except NotImplementedError:  # pragma: no cover
             bits = np.nan
-        rows.append({"name": name, "loss": value, "report_bits": bits,
-                     "worst_at": where, "params": params,
-                     "mechanism": mech})
-    table = (pd.DataFrame(rows).set_index("name")
-             .sort_values("loss", kind="stable"))
+        rows.append(
+            {
+                "name": name,
+                "loss": value,
+                "report_bits": bits,
+                "worst_at": where,
+                "params": params,
+                "mechanism": mech,
+            }
+        )
+    table = pd.DataFrame(rows).set_index("name").sort_values("loss", kind="stable")
     table.index.name = None
     best = table["loss"].iloc[0]
     ties = table[table["loss"] <= best * (1.0 + rtol)]
     order = {row["name"]: i for i, row in enumerate(rows)}
-    choice = min(ties.index, key=lambda name: (ties.loc[name, "report_bits"],
-                                               order[name]))
+    choice = min(ties.index, key=lambda name: (ties.loc[name, "report_bits"], order[name]))
     table = pd.concat([table.loc[[choice]], table.drop(index=choice)])
     return clone(table["mechanism"].iloc[0]), table
-

@@ -253,11 +253,7 @@ def _fit_and_score(model, params, seed, X, loss):
     # objects of the user's param_grid, which other candidates share.
     params = {k: clone(v, safe=False) for k, v in params.items()}
     model.set_params(**params)
-    keys = [
-        k
-        for k in model.get_params()
-        if k == "random_state" or k.endswith("__random_state")
-    ]
+    keys = [k for k in model.get_params() if k == "random_state" or k.endswith("__random_state")]
     if keys:
         # "secure" keeps no seed: every mechanism draws a fresh key per call.
         seeds = [seed] * len(keys) if is_secure(seed) else seed.spawn(len(keys))
@@ -278,8 +274,7 @@ def _short(value):
     if isinstance(value, BaseEstimator):
         try:
             defaults = {
-                k: p.default
-                for k, p in inspect.signature(type(value).__init__).parameters.items()
+                k: p.default for k, p in inspect.signature(type(value).__init__).parameters.items()
             }
         except (TypeError, ValueError):
             defaults = {}
@@ -478,8 +473,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         if isinstance(est, Pipeline):
             if not isinstance(est[0], BaseMechanism):
                 raise TypeError(
-                    "The pipeline's first step must be a mechanism, got "
-                    f"{type(est[0]).__name__}."
+                    f"The pipeline's first step must be a mechanism, got {type(est[0]).__name__}."
                 )
             if not isinstance(est[-1], DistributionEstimator):
                 raise TypeError(
@@ -497,9 +491,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         if not bare:
             return dict(params)
         return {
-            (
-                k if "__" in k or k in ("mechanism", "estimator") else f"mechanism__{k}"
-            ): v
+            (k if "__" in k or k in ("mechanism", "estimator") else f"mechanism__{k}"): v
             for k, v in params.items()
         }
 
@@ -509,17 +501,13 @@ class PrivacyUtilitySearchCV(BaseEstimator):
             or not isinstance(self.n_repeats, numbers.Integral)
             or self.n_repeats < 1
         ):
-            raise ValueError(
-                f"n_repeats must be a positive integer, got {self.n_repeats!r}."
-            )
+            raise ValueError(f"n_repeats must be a positive integer, got {self.n_repeats!r}.")
         if not isinstance(self.refit, bool | np.bool_):
             raise ValueError(f"refit must be True or False, got {self.refit!r}.")
         if self.target is not None and not (
             isinstance(self.target, numbers.Real) and self.target > 0
         ):
-            raise ValueError(
-                f"target must be a positive loss or None, got {self.target!r}."
-            )
+            raise ValueError(f"target must be a positive loss or None, got {self.target!r}.")
         if isinstance(self.param_grid, dict):
             grids = [self.param_grid]
         else:
@@ -529,9 +517,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                 raise TypeError("param_grid must be a dict or a list of dicts.")
             for k, v in g.items():
                 if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-                    raise TypeError(
-                        f"param_grid[{k!r}] must be a list of values, got {v!r}."
-                    )
+                    raise TypeError(f"param_grid[{k!r}] must be a list of values, got {v!r}.")
         return ParameterGrid(self.param_grid)
 
     # ---------------------------------------------------------------- fit
@@ -559,8 +545,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         else:
             seeds = check_seed_sequence(self.random_state).spawn(len(grid) * R)
         tasks = [(i, r) for i in range(len(grid)) for r in range(R)]
-        results = list(self._progress(self._run(model, routed, seeds, X, loss, tasks),
-                                      len(tasks)))
+        results = list(self._progress(self._run(model, routed, seeds, X, loss, tasks), len(tasks)))
         losses = np.array([res[0] for res in results]).reshape(len(grid), R)
         eps = np.array([res[1] for res in results]).reshape(len(grid), R)[:, 0]
         times = np.array([res[2] for res in results]).reshape(len(grid), R)
@@ -569,10 +554,12 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         self._summarize()
         if self.refit:
             best = clone(model)
-            best.set_params(**{k: clone(v, safe=False)
-                               for k, v in routed[self.best_index_].items()})
-            keys = [k for k in best.get_params()
-                    if k == "random_state" or k.endswith("__random_state")]
+            best.set_params(
+                **{k: clone(v, safe=False) for k, v in routed[self.best_index_].items()}
+            )
+            keys = [
+                k for k in best.get_params() if k == "random_state" or k.endswith("__random_state")
+            ]
             if keys and self.random_state is not None:
                 # None leaves the mechanisms' own random_state: the refitted
                 # pipeline may privatize real data, and must hold no seed.
@@ -638,9 +625,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         keys = sorted({k for p in grid for k in p})
         frame = pd.DataFrame({"params": grid})
         for k in keys:
-            frame[f"param_{k}"] = pd.Series(
-                [p.get(k, np.nan) for p in grid], dtype=object
-            )
+            frame[f"param_{k}"] = pd.Series([p.get(k, np.nan) for p in grid], dtype=object)
         frame["candidate"] = [
             ", ".join(
                 _short(v) if isinstance(v, BaseEstimator) else f"{k}={_short(v)}"
@@ -685,8 +670,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         self.target_epsilon_ = self.target_params_ = None
         best = int(res["mean_loss"].idxmin())
         if self.target is not None:
-            reached = [e for e, v in self.best_loss_at_epsilon_.items()
-                       if v <= self.target]
+            reached = [e for e, v in self.best_loss_at_epsilon_.items() if v <= self.target]
             if reached:
                 self.target_epsilon_ = min(reached)
                 self.target_params_ = self.best_params_at_epsilon_[self.target_epsilon_]

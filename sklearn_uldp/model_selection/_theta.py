@@ -34,9 +34,13 @@ def _mask(sensitive):
     return mask
 
 
-def urap_expected_l2_loss(theta: float | ArrayLike, epsilon: float, sensitive: ArrayLike,
-                          prior: Literal["uniform"] | ArrayLike = "uniform",
-                          n: int = 1) -> float | np.ndarray:
+def urap_expected_l2_loss(
+    theta: float | ArrayLike,
+    epsilon: float,
+    sensitive: ArrayLike,
+    prior: Literal["uniform"] | ArrayLike = "uniform",
+    n: int = 1,
+) -> float | np.ndarray:
     """Expected squared l2 loss of the empirical uRAP estimator as a function of theta.
 
     ``E||p_hat - p||_2^2 = sum_x a_x^2 m_x (1 - m_x) / n`` (mathematics §2)
@@ -84,8 +88,9 @@ def urap_expected_l2_loss(theta: float | ArrayLike, epsilon: float, sensitive: A
     return float(loss) if np.ndim(theta) == 0 else loss
 
 
-def optimal_theta(epsilon: float, sensitive: ArrayLike,
-                  prior: Literal["uniform"] | ArrayLike = "uniform") -> float:
+def optimal_theta(
+    epsilon: float, sensitive: ArrayLike, prior: Literal["uniform"] | ArrayLike = "uniform"
+) -> float:
     """The theta of uRAP that minimizes the expected l2 loss (mathematics §2.5).
 
     The paper leaves theta free; the expected squared l2 loss of the
@@ -131,8 +136,6 @@ def optimal_theta(epsilon: float, sensitive: ArrayLike,
     values = np.asarray(urap_expected_l2_loss(grid, epsilon, mask, p))
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = minimize_scalar(
-        loss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
-    )
+    res = minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
     best = float(res.x) if res.fun <= values[i] else float(grid[i])
     return best

@@ -77,8 +77,9 @@ class WorkerBitRows:
         self.n_cols = int(summaries[0][2].size - 1) if summaries else 0
         self.n_rows = int(sum(rows for rows, _, _ in summaries))
         self.nbytes = int(sum(size for _, size, _ in summaries))
-        self._size_counts = (sum(counts for _, _, counts in summaries)
-                             if summaries else np.zeros(1, dtype=np.int64))
+        self._size_counts = (
+            sum(counts for _, _, counts in summaries) if summaries else np.zeros(1, dtype=np.int64)
+        )
 
     def __add__(self, other):
         if not isinstance(other, WorkerBitRows):
@@ -93,9 +94,9 @@ class WorkerBitRows:
         total.n_rows = self.n_rows + other.n_rows
         total.nbytes = self.nbytes + other.nbytes
         width = max(self._size_counts.size, other._size_counts.size)
-        total._size_counts = (np.pad(self._size_counts, (0, width - self._size_counts.size))
-                              + np.pad(other._size_counts,
-                                       (0, width - other._size_counts.size)))
+        total._size_counts = np.pad(
+            self._size_counts, (0, width - self._size_counts.size)
+        ) + np.pad(other._size_counts, (0, width - other._size_counts.size))
         return total
 
     def row_size_counts(self) -> np.ndarray:
@@ -110,11 +111,12 @@ class WorkerBitRows:
         parallel). The restricted stores live as long as the returned object.
         """
         [columns_future] = self.client.scatter(
-            [np.asarray(columns, dtype=np.intp)], broadcast=True, hash=False)
+            [np.asarray(columns, dtype=np.intp)], broadcast=True, hash=False
+        )
         return WorkerBitRows(
-            self.client.map(_restrict, self.futures, columns=columns_future,
-                            pure=False),
-            self.client)
+            self.client.map(_restrict, self.futures, columns=columns_future, pure=False),
+            self.client,
+        )
 
     def em_terms(self, A, b, n_jobs=None):
         """The EM sums of every partition, added in partition order.
@@ -125,6 +127,7 @@ class WorkerBitRows:
         b = np.asarray(b, dtype=float)
         # One copy of b on the cluster per evaluation, not one per task.
         [b_future] = self.client.scatter([b], broadcast=True, hash=False)
-        parts = self.client.gather(self.client.map(
-            _em_terms, self.futures, A=float(A), b=b_future, pure=False))
+        parts = self.client.gather(
+            self.client.map(_em_terms, self.futures, A=float(A), b=b_future, pure=False)
+        )
         return add_em_terms(parts, b.size)

@@ -21,9 +21,12 @@ if TYPE_CHECKING:
 __all__ = ["statistics_of", "reduce_statistics", "privatize_partitions"]
 
 
-def statistics_of(reports: ReportsLike,
-                  mechanism: BaseMechanism | Channel | dict[str, Any] | None = None, *,
-                  keep_reports: bool = False) -> ReportStatistics:
+def statistics_of(
+    reports: ReportsLike,
+    mechanism: BaseMechanism | Channel | dict[str, Any] | None = None,
+    *,
+    keep_reports: bool = False,
+) -> ReportStatistics:
     """Sufficient statistics of one batch of reports.
 
     Parameters
@@ -63,17 +66,18 @@ def statistics_of(reports: ReportsLike,
     elif mechanism is not None and as_channel(mechanism) != channel:
         from ..exceptions import ReportMismatchError
 
-        raise ReportMismatchError(
-            "The reports come from another mechanism than `mechanism`."
-        )
+        raise ReportMismatchError("The reports come from another mechanism than `mechanism`.")
     codes = channel.encode_reports(reports)
     return channel.statistics(codes, keep_reports=keep_reports)
 
 
-def reduce_statistics(batches: Iterable[ReportsLike] | Any,
-                      mechanism: BaseMechanism | Channel | dict[str, Any] | None = None, *,
-                      keep_reports: bool | Literal["disk", "workers"] = False,
-                      n_jobs: int | None = None) -> ReportStatistics:
+def reduce_statistics(
+    batches: Iterable[ReportsLike] | Any,
+    mechanism: BaseMechanism | Channel | dict[str, Any] | None = None,
+    *,
+    keep_reports: bool | Literal["disk", "workers"] = False,
+    n_jobs: int | None = None,
+) -> ReportStatistics:
     """Sum the sufficient statistics of many batches of reports.
 
     Parameters
@@ -121,10 +125,13 @@ def reduce_statistics(batches: Iterable[ReportsLike] | Any,
     3000
     """
     if not isinstance(keep_reports, bool | np.bool_ | str) or keep_reports not in (
-            False, True, "disk", "workers"):
+        False,
+        True,
+        "disk",
+        "workers",
+    ):
         raise ValueError(
-            "keep_reports must be False, True, 'disk' or 'workers'; got "
-            f"{keep_reports!r}."
+            f"keep_reports must be False, True, 'disk' or 'workers'; got {keep_reports!r}."
         )
     if _is_dask_collection(batches):
         if keep_reports == "workers":
@@ -189,8 +196,7 @@ def _reduce_dask(collection, mechanism, keep_reports):
     # A tree reduction: partial sums are added on the workers.
     while len(parts) > 1:
         parts = [
-            dask.delayed(add)(parts[i], parts[i + 1]) if i + 1 < len(parts)
-            else parts[i]
+            dask.delayed(add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
             for i in range(0, len(parts), 2)
         ]
     return parts[0].compute()
@@ -202,8 +208,11 @@ def _check_report_columns(collection, mechanism, channel):
     if columns is None:
         return
     if channel.report_format == "bits":
-        names = (mechanism.get_feature_names_out()
-                 if hasattr(mechanism, "get_feature_names_out") else None)
+        names = (
+            mechanism.get_feature_names_out()
+            if hasattr(mechanism, "get_feature_names_out")
+            else None
+        )
         if names is None or len(names) == len(columns):
             return
         expected = len(names)
@@ -244,10 +253,12 @@ def _reduce_dask_on_workers(collection, mechanism):
 
     channel = _dask_channel(mechanism)
     _check_report_columns(collection, mechanism, channel)
-    parts = client.compute([
-        dask.delayed(statistics_of)(part, channel, keep_reports=True)
-        for part in np.ravel(collection.to_delayed())
-    ])
+    parts = client.compute(
+        [
+            dask.delayed(statistics_of)(part, channel, keep_reports=True)
+            for part in np.ravel(collection.to_delayed())
+        ]
+    )
     additive = client.gather(client.map(_additive_part, parts, pure=False))
     n = sum(part_n for part_n, _, _ in additive)
     counts = sum(part_counts for _, part_counts, _ in additive)
@@ -286,8 +297,12 @@ def _privatize_partition(frame, template, seed):
     if seed is not None and not isinstance(seed, str):
         mech._transform_calls = [0]  # the partition's own count, from 0
     names = getattr(template, "feature_names_in_", None)
-    if (names is not None and not hasattr(frame, "columns")
-            and np.ndim(frame) == 2 and np.shape(frame)[1] == len(names)):
+    if (
+        names is not None
+        and not hasattr(frame, "columns")
+        and np.ndim(frame) == 2
+        and np.shape(frame)[1] == len(names)
+    ):
         # Array partitions of the column the mechanism was fitted on: named
         # here, so scikit-learn does not warn once per partition that "X does
         # not have valid feature names".
@@ -302,8 +317,9 @@ def _is_composite(obj):
     return hasattr(obj, "_privatize_partition") and hasattr(obj, "transformers_")
 
 
-def privatize_partitions(partitions: Any, mechanism: Any, *,
-                         random_state: RandomStateLike = None) -> Any:
+def privatize_partitions(
+    partitions: Any, mechanism: Any, *, random_state: RandomStateLike = None
+) -> Any:
     """Privatize partitions independently, one random stream per partition.
 
     Parameters
@@ -448,5 +464,4 @@ def _dask_meta(mechanism, names=None):
     channel = mechanism.channel_
     if channel.report_format == "bits":
         return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
-    return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype)
-                         for n in names})
+    return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype) for n in names})

@@ -32,15 +32,11 @@ def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - optional extra
-        raise ImportError(
-            "Plotting needs matplotlib: pip install 'sklearn-uldp[plot]'."
-        ) from exc
+        raise ImportError("Plotting needs matplotlib: pip install 'sklearn-uldp[plot]'.") from exc
     return plt
 
 
-def _axes(
-    ax: Axes | None, figsize: tuple[float, float] | None = None
-) -> tuple[Axes, Figure]:
+def _axes(ax: Axes | None, figsize: tuple[float, float] | None = None) -> tuple[Axes, Figure]:
     plt = _pyplot()
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize)
@@ -61,15 +57,19 @@ def _legend(
     many bars, so "outside" puts the legend to the right of the axes (one
     entry per row) or, with ``above``, above them (one row).
     """
-    kw: dict[str, Any] = {"fontsize": "small", "title": title,
-                          "title_fontsize": "small"}
+    kw: dict[str, Any] = {"fontsize": "small", "title": title, "title_fontsize": "small"}
     if handles is not None:
         kw["handles"] = handles
     if loc == "outside":
         if above:
-            kw.update(loc="lower left", bbox_to_anchor=(0.0, 1.01), borderaxespad=0.0,
-                      ncol=max(1, len(handles or ())), frameon=False,
-                      alignment="left")
+            kw.update(
+                loc="lower left",
+                bbox_to_anchor=(0.0, 1.01),
+                borderaxespad=0.0,
+                ncol=max(1, len(handles or ())),
+                frameon=False,
+                alignment="left",
+            )
         else:
             kw.update(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     else:
@@ -183,9 +183,7 @@ class PrivacyUtilityDisplay:
             if errorbars and "std_loss" in group:
                 sd = group["std_loss"].to_numpy(float)
                 lo = np.maximum(y - sd, y * 0.05) if log else y - sd
-                ax.fill_between(
-                    x, lo, y + sd, color=line.get_color(), alpha=0.1, linewidth=0
-                )
+                ax.fill_between(x, lo, y + sd, color=line.get_color(), alpha=0.1, linewidth=0)
             self.lines_[str(label)] = line
         self.target_line_ = None
         if self.target is not None:
@@ -242,8 +240,7 @@ class PrivacyUtilityDisplay:
         if not hasattr(search, "cv_results_"):
             raise ValueError("The search is not fitted; call fit first.")
         target_loss = search.target if isinstance(target, str) else target
-        disp = cls(search.cv_results_, loss_name=search.scoring_name_,
-                   target=target_loss)
+        disp = cls(search.cv_results_, loss_name=search.scoring_name_, target=target_loss)
         return disp.plot(ax=ax, errorbars=errorbars, log=log, **kwargs)
 
 
@@ -376,8 +373,7 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)],
-                          dtype=object)
+        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)], dtype=object)
         k = cats.size
         est = np.asarray(self.estimated, dtype=float)
         if est.shape != (k,):
@@ -391,16 +387,16 @@ class DistributionDisplay:
         if rank_by == "true" and true is None:
             raise ValueError(
                 'rank_by="true" needs the true distribution: pass true= (or X / '
-                'p_true to from_estimator), or rank by "estimate".')
+                'p_true to from_estimator), or rank by "estimate".'
+            )
         if others not in ("aggregate", "drop"):
             raise ValueError(f'others must be "aggregate" or "drop"; got {others!r}.')
         if top_k is not None and (
-            isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral)
-            or top_k < 1
+            isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1
         ):
             raise ValueError(
-                f"top_k must be a positive integer (or None for every category); "
-                f"got {top_k!r}.")
+                f"top_k must be a positive integer (or None for every category); got {top_k!r}."
+            )
         key = true if rank_by == "true" and true is not None else est
         # Stable sort on -key: ties keep the categories' order.
         ranked = np.argsort(-key, kind="stable")
@@ -410,11 +406,11 @@ class DistributionDisplay:
         if top_k is not None and top_k < k:
             kept, rest = ranked[:top_k], ranked[top_k:]
             shown = kept if sort else np.sort(kept)
-            what = ("summed in one bar" if others == "aggregate"
-                    else "not shown")
+            what = "summed in one bar" if others == "aggregate" else "not shown"
             self.note_ = (
                 f"the {top_k} most probable of {k} categories (by {rank_by}); "
-                f"{rest.size} other{'s' if rest.size > 1 else ''} {what}")
+                f"{rest.size} other{'s' if rest.size > 1 else ''} {what}"
+            )
             if others == "drop":
                 rest = np.array([], dtype=int)
         elif sort:
@@ -463,11 +459,11 @@ class DistributionDisplay:
         from matplotlib.patches import Patch
 
         # Legend swatches copy the first bar (whatever color/alpha kwargs set).
-        handles = [Patch(facecolor=self.bars_.patches[0].get_facecolor(),
-                         label=ekw["label"])]
+        handles = [Patch(facecolor=self.bars_.patches[0].get_facecolor(), label=ekw["label"])]
         if self.true_bars_ is not None:
-            handles.insert(0, Patch(facecolor=self.true_bars_.patches[0].get_facecolor(),
-                                    label=tkw["label"]))
+            handles.insert(
+                0, Patch(facecolor=self.true_bars_.patches[0].get_facecolor(), label=tkw["label"])
+            )
         if bar_mask.any():
             handles.append(
                 Patch(
@@ -567,13 +563,8 @@ class DistributionDisplay:
         """
         p_est_arr = np.asarray(p_est, dtype=float)
         if categories is None:
-            categories = (
-                p_est.index if isinstance(p_est, pd.Series)
-                else np.arange(p_est_arr.size)
-            )
-        return cls(
-            categories, p_est_arr, true=p_true, sensitive=sensitive
-        ).plot(ax=ax, **kwargs)
+            categories = p_est.index if isinstance(p_est, pd.Series) else np.arange(p_est_arr.size)
+        return cls(categories, p_est_arr, true=p_true, sensitive=sensitive).plot(ax=ax, **kwargs)
 
 
 class ErrorBarDisplay:
@@ -615,10 +606,16 @@ class ErrorBarDisplay:
     1.0
     """
 
-    def __init__(self, categories: ArrayLike, estimated: ArrayLike,
-                 intervals: ArrayLike, *, true: ArrayLike | None = None,
-                 sensitive: ArrayLike | None = None,
-                 interval_label: str = "95% interval") -> None:
+    def __init__(
+        self,
+        categories: ArrayLike,
+        estimated: ArrayLike,
+        intervals: ArrayLike,
+        *,
+        true: ArrayLike | None = None,
+        sensitive: ArrayLike | None = None,
+        interval_label: str = "95% interval",
+    ) -> None:
         self.categories = categories
         self.estimated = estimated
         self.intervals = intervals
@@ -640,15 +637,15 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
-        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)],
-                          dtype=object)
+        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)], dtype=object)
         k = cats.size
         est = np.asarray(self.estimated, dtype=float)
         ci = np.asarray(self.intervals, dtype=float)
         if est.shape != (k,) or ci.shape != (k, 2):
             raise ValueError(
                 f"estimated must have shape ({k},) and intervals ({k}, 2), one "
-                f"row per category; got {est.shape} and {ci.shape}.")
+                f"row per category; got {est.shape} and {ci.shape}."
+            )
         mask = _sensitive_or_none(self.sensitive, k)
         true = None if self.true is None else np.asarray(self.true, dtype=float)
         if true is not None and true.shape != (k,):
@@ -658,14 +655,23 @@ class ErrorBarDisplay:
         y = np.arange(k)
         e, lo, hi = est[order], ci[order, 0], ci[order, 1]
         xerr = np.vstack([np.clip(e - lo, 0, None), np.clip(hi - e, 0, None)])
-        self.errorbar_ = ax.errorbar(e, y, xerr=xerr, fmt="o", color="tab:blue",
-                                     ecolor="tab:blue", capsize=2, markersize=4,
-                                     label=self.interval_label)
+        self.errorbar_ = ax.errorbar(
+            e,
+            y,
+            xerr=xerr,
+            fmt="o",
+            color="tab:blue",
+            ecolor="tab:blue",
+            capsize=2,
+            markersize=4,
+            label=self.interval_label,
+        )
         self.true_points_ = None
         self.coverage_ = None
         if true is not None:
-            (self.true_points_,) = ax.plot(true[order], y, "D", mfc="none",
-                                           color="k", markersize=5, label="true")
+            (self.true_points_,) = ax.plot(
+                true[order], y, "D", mfc="none", color="k", markersize=5, label="true"
+            )
             self.coverage_ = float(np.mean((ci[:, 0] <= true) & (true <= ci[:, 1])))
         ax.set_yticks(y)
         ax.set_yticklabels(cats[order])
@@ -673,8 +679,14 @@ class ErrorBarDisplay:
             if s:
                 tick.set_color(_SENSITIVE_COLOR)
         if mask.any():
-            ax.plot(e[mask[order]], y[mask[order]], "o", color=_SENSITIVE_COLOR,
-                    markersize=4, label="sensitive")
+            ax.plot(
+                e[mask[order]],
+                y[mask[order]],
+                "o",
+                color=_SENSITIVE_COLOR,
+                markersize=4,
+                label="sensitive",
+            )
         ax.axvline(0, color="k", linewidth=0.5)
         ax.set_xlabel("probability")
         ax.legend(fontsize="small", loc="lower right")
@@ -682,11 +694,19 @@ class ErrorBarDisplay:
         return self
 
     @classmethod
-    def from_estimator(cls, estimator: Any, X: ArrayLike | None = None, *,
-                       p_true: ArrayLike | None = None, alpha: float = 0.05,
-                       method: str = "auto", simultaneous: bool = False,
-                       sensitive: ArrayLike | Literal["auto"] | None = "auto",
-                       sort: bool = False, ax: Axes | None = None) -> ErrorBarDisplay:
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: ArrayLike | None = None,
+        *,
+        p_true: ArrayLike | None = None,
+        alpha: float = 0.05,
+        method: str = "auto",
+        simultaneous: bool = False,
+        sensitive: ArrayLike | Literal["auto"] | None = "auto",
+        sort: bool = False,
+        ax: Axes | None = None,
+    ) -> ErrorBarDisplay:
         """Plot a fitted estimator's estimate with its confidence intervals.
 
         Parameters
@@ -713,22 +733,28 @@ class ErrorBarDisplay:
         est = _final_estimator(estimator)
         cats = est.categories_
         if isinstance(sensitive, str) and sensitive == "auto":
-            mask = np.asarray(est.channel_.sensitive_mask)[:len(cats)]
+            mask = np.asarray(est.channel_.sensitive_mask)[: len(cats)]
             sensitive = None if mask.all() else mask
         if X is not None:
             p_true = true_distribution(X, cats)
         ci = est.confidence_intervals(alpha, method=method, simultaneous=simultaneous)
-        label = (f"{100 * (1 - alpha):g}% "
-                 f"{'simultaneous ' if simultaneous else ''}interval")
-        return cls(cats, est.distribution_, ci, true=p_true, sensitive=sensitive,
-                   interval_label=label).plot(ax=ax, sort=sort)
+        label = f"{100 * (1 - alpha):g}% {'simultaneous ' if simultaneous else ''}interval"
+        return cls(
+            cats, est.distribution_, ci, true=p_true, sensitive=sensitive, interval_label=label
+        ).plot(ax=ax, sort=sort)
 
     @classmethod
-    def from_intervals(cls, estimated: ArrayLike, intervals: ArrayLike, *,
-                       categories: ArrayLike | None = None,
-                       true: ArrayLike | None = None,
-                       sensitive: ArrayLike | None = None, sort: bool = False,
-                       ax: Axes | None = None) -> ErrorBarDisplay:
+    def from_intervals(
+        cls,
+        estimated: ArrayLike,
+        intervals: ArrayLike,
+        *,
+        categories: ArrayLike | None = None,
+        true: ArrayLike | None = None,
+        sensitive: ArrayLike | None = None,
+        sort: bool = False,
+        ax: Axes | None = None,
+    ) -> ErrorBarDisplay:
         """Plot estimates and intervals computed elsewhere.
 
         Parameters
@@ -748,10 +774,12 @@ class ErrorBarDisplay:
         """
         est = np.asarray(estimated, dtype=float)
         if categories is None:
-            categories = (estimated.index if isinstance(estimated, pd.Series)
-                          else np.arange(est.size))
-        return cls(categories, est, intervals,
-                   true=true, sensitive=sensitive).plot(ax=ax, sort=sort)
+            categories = (
+                estimated.index if isinstance(estimated, pd.Series) else np.arange(est.size)
+            )
+        return cls(categories, est, intervals, true=true, sensitive=sensitive).plot(
+            ax=ax, sort=sort
+        )
 
 
 class GridHeatmapDisplay:
@@ -786,14 +814,21 @@ class GridHeatmapDisplay:
     ((2, 3), 2)
     """
 
-    def __init__(self, distribution: ArrayLike, shape: tuple[int, int], *,
-                 sensitive: ArrayLike | None = None) -> None:
+    def __init__(
+        self, distribution: ArrayLike, shape: tuple[int, int], *, sensitive: ArrayLike | None = None
+    ) -> None:
         self.distribution = distribution
         self.shape = shape
         self.sensitive = sensitive
 
-    def plot(self, ax: Axes | None = None, *, cmap: str = "viridis",
-             title: str | None = None, colorbar: bool = True) -> GridHeatmapDisplay:
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        cmap: str = "viridis",
+        title: str | None = None,
+        colorbar: bool = True,
+    ) -> GridHeatmapDisplay:
         """Draw the heatmap.
 
         Parameters
@@ -841,9 +876,15 @@ class GridHeatmapDisplay:
         return self
 
     @classmethod
-    def from_estimator(cls, estimator: Any, shape: tuple[int, int], *,
-                       sensitive: ArrayLike | Literal["auto"] | None = "auto",
-                       ax: Axes | None = None, **kwargs: Any) -> GridHeatmapDisplay:
+    def from_estimator(
+        cls,
+        estimator: Any,
+        shape: tuple[int, int],
+        *,
+        sensitive: ArrayLike | Literal["auto"] | None = "auto",
+        ax: Axes | None = None,
+        **kwargs: Any,
+    ) -> GridHeatmapDisplay:
         """Heatmap of a fitted estimator's estimate.
 
         Parameters

@@ -221,6 +221,7 @@ def _make_sampler(mechanism, seed):
         name = names[0] if names is not None and len(names) == 1 else None
         return lambda value, n: mechanism.transform(_column(value, n, name))
     if callable(mechanism):
+
         def sample(value, n):
             values = _column(value, n)
             if isinstance(values, np.ndarray):
@@ -228,6 +229,7 @@ def _make_sampler(mechanism, seed):
             # One independent stream per call, spawned from random_state.
             rng = np.random.default_rng(seed.spawn(1)[0])
             return mechanism(values, rng)
+
         return sample
     raise TypeError(
         f"Cannot audit a {type(mechanism).__name__}: pass a fitted mechanism "
@@ -242,8 +244,7 @@ def _is_sketch(arr):
     if arr.ndim != 2 or arr.shape[1] < 2 or arr.dtype.kind not in "iu" or not arr.size:
         return False
     index, bits = arr[:, 0], arr[:, 1:]
-    return bool(index.min() >= 0 and index.max() > 1
-                and bits.min() >= 0 and bits.max() <= 1)
+    return bool(index.min() >= 0 and index.max() > 1 and bits.min() >= 0 and bits.max() <= 1)
 
 
 def _as_reports(reports):
@@ -314,8 +315,7 @@ def _describe_report(kind, value):
         return "bits set " + str(np.flatnonzero(dense).tolist())
     if kind == "sketch":
         row = np.asarray(value).ravel()
-        return (f"index {int(row[0])}, bits set "
-                + str(np.flatnonzero(row[1:]).tolist()))
+        return f"index {int(row[0])}, bits set " + str(np.flatnonzero(row[1:]).tolist())
     return repr(value.item() if hasattr(value, "item") else value)
 
 
@@ -339,9 +339,9 @@ def _channel_classifier(channel):
             return ((np.asarray(L) > 0).sum(axis=1) >= 2)[inverse]
         out = np.empty(reports.shape[0], dtype=bool)
         for start in range(0, reports.shape[0], _CHUNK):
-            block = reports[start:start + _CHUNK]
+            block = reports[start : start + _CHUNK]
             L = channel.likelihood(channel.encode_reports(block))
-            out[start:start + _CHUNK] = (np.asarray(L) > 0).sum(axis=1) >= 2
+            out[start : start + _CHUNK] = (np.asarray(L) > 0).sum(axis=1) >= 2
         return out
 
     return classify
@@ -361,17 +361,13 @@ def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
     """Claimed budget per ordered pair of tested inputs, and sensitivity."""
     n_in = len(inputs)
     matrix = None
-    if isinstance(epsilon, PrivacyMatrix) or (
-        epsilon is not None and np.ndim(epsilon) == 2
-    ):
-        matrix = epsilon if isinstance(epsilon, PrivacyMatrix) else PrivacyMatrix(
-            epsilon, domain)
+    if isinstance(epsilon, PrivacyMatrix) or (epsilon is not None and np.ndim(epsilon) == 2):
+        matrix = epsilon if isinstance(epsilon, PrivacyMatrix) else PrivacyMatrix(epsilon, domain)
         eps = np.nan
     elif epsilon is not None:
         eps = float(epsilon)
         if not eps > 0:
-            raise ValueError(
-                f"epsilon must be a budget > 0 (inf allowed), got {epsilon!r}.")
+            raise ValueError(f"epsilon must be a budget > 0 (inf allowed), got {epsilon!r}.")
     else:
         source = channel if channel is not None else mechanism
         eps = float(getattr(source, "epsilon", np.nan))
@@ -389,7 +385,8 @@ def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
         if (idx < 0).any():
             raise ValueError(
                 "The privacy matrix does not cover every tested input: pass "
-                "pairs of values from its categories.")
+                "pairs of values from its categories."
+            )
         E = matrix.matrix[np.ix_(idx, idx)]
         return E, np.ones(n_in, dtype=bool), "context-aware"
 
@@ -403,7 +400,7 @@ def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
         else:
             arr = np.asarray(sensitive)
             if arr.dtype == bool and domain is not None and arr.shape == (len(domain),):
-                chosen = {_key(c) for c, s in zip(domain, arr) if s}
+                chosen = {_key(c) for c, s in zip(domain, arr, strict=True) if s}
                 declared = not arr.all()
             else:
                 chosen = {_key(v) for v in np.asarray(sensitive, dtype=object).ravel()}
@@ -416,9 +413,10 @@ def _claims(mechanism, channel, epsilon, sensitive, inputs, domain):
             raise ValueError(
                 "Inputs are rows (dicts) of a mechanism with sensitive values: pass "
                 "sensitive=callable(row) -> bool saying which rows hold a "
-                "sensitive value.")
+                "sensitive value."
+            )
         if mask.shape == (len(domain),) and mask.any() and not mask.all():
-            chosen = {_key(c) for c, s in zip(domain, mask) if s}
+            chosen = {_key(c) for c, s in zip(domain, mask, strict=True) if s}
             sens = np.array([_key(x) in chosen for x in inputs])
             declared = True
     E = np.full((n_in, n_in), eps)
@@ -606,8 +604,8 @@ def audit_mechanism(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
     if not callable(events) and events not in ("auto", "outputs", "bits", "likelihood"):
         raise ValueError(
-            "events must be 'auto', 'outputs', 'bits', 'likelihood' or a callable, "
-            f"got {events!r}.")
+            f"events must be 'auto', 'outputs', 'bits', 'likelihood' or a callable, got {events!r}."
+        )
     if not (isinstance(max_events, Integral) and max_events >= 1):
         raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}.")
     if not (isinstance(batch_size, Integral) and batch_size >= 1):
@@ -618,13 +616,13 @@ def audit_mechanism(
         seed = random_state
     elif isinstance(random_state, np.random.Generator):
         seed = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif random_state is None or (isinstance(random_state, Integral)
-                                  and random_state >= 0):
+    elif random_state is None or (isinstance(random_state, Integral) and random_state >= 0):
         seed = np.random.SeedSequence(random_state)
     else:
         raise ValueError(
             f"random_state must be None, a non-negative int, a SeedSequence or a "
-            f"Generator, got {random_state!r}.")
+            f"Generator, got {random_state!r}."
+        )
     pair_seed, sample_seed = seed.spawn(2)
     channel = getattr(mechanism, "channel_", None)
     domain = _domain_of(mechanism)
@@ -635,21 +633,21 @@ def audit_mechanism(
         if domain is None:
             raise ValueError(
                 "Without a domain (categories_), pass pairs=[(x, x_prime), ...] "
-                "naming the inputs to compare.")
+                "naming the inputs to compare."
+            )
         inputs = list(domain)
-        E_all, sens_all, mode = _claims(
-            mechanism, channel, epsilon, sensitive, inputs, domain)
+        E_all, sens_all, mode = _claims(mechanism, channel, epsilon, sensitive, inputs, domain)
         if pairs is None:
             off_diagonal = ~np.eye(len(inputs), dtype=bool)
             any_finite = bool(np.isfinite(E_all[off_diagonal]).any())
             idx_pairs = _default_pairs(
-                domain, sens_all if mode == "ULDP" else None,
-                lambda i, j: (np.isfinite(E_all[i, j]) or np.isfinite(E_all[j, i])
-                              or not any_finite),
-                np.random.default_rng(pair_seed))
+                domain,
+                sens_all if mode == "ULDP" else None,
+                lambda i, j: np.isfinite(E_all[i, j]) or np.isfinite(E_all[j, i]) or not any_finite,
+                np.random.default_rng(pair_seed),
+            )
         else:
-            idx_pairs = [(i, j) for i in range(len(inputs))
-                         for j in range(i + 1, len(inputs))]
+            idx_pairs = [(i, j) for i in range(len(inputs)) for j in range(i + 1, len(inputs))]
         used = sorted({i for p in idx_pairs for i in p})
         remap = {u: t for t, u in enumerate(used)}
         inputs = [inputs[u] for u in used]
@@ -658,8 +656,7 @@ def audit_mechanism(
         inputs, keys, idx_pairs = [], {}, []
         for pair in pairs:
             if len(pair) != 2:
-                raise ValueError(
-                    f"pairs holds (x, x_prime) tuples; got {pair!r}.")
+                raise ValueError(f"pairs holds (x, x_prime) tuples; got {pair!r}.")
             ij = []
             for value in pair:
                 if _key(value) not in keys:
@@ -682,8 +679,7 @@ def audit_mechanism(
             n = min(batch_size, n_samples - drawn)
             part_kind, part = _as_reports(sampler(value, n))
             if part.shape[0] != n:
-                raise ValueError(
-                    f"The mechanism returned {part.shape[0]} reports for {n} inputs.")
+                raise ValueError(f"The mechanism returned {part.shape[0]} reports for {n} inputs.")
             if kind is None:
                 kind = part_kind
             elif part_kind != kind:
@@ -695,23 +691,26 @@ def audit_mechanism(
         raise ValueError(
             "events='bits' needs bit-vector reports (0/1 arrays); these are "
             f"{'sketch rows [index, bits]' if kind == 'sketch' else 'one value per user'}"
-            ": use events='auto' or 'outputs'.")
+            ": use events='auto' or 'outputs'."
+        )
     half = n_samples // 2
     lik_cols = _likelihood_columns(channel, inputs)
     if events == "likelihood" and lik_cols is None:
         raise ValueError(
             "events='likelihood' needs the mechanism's channel (channel_ with "
             "encode_reports and likelihood) and inputs from its categories; use "
-            "events='auto' for a black box.")
+            "events='auto' for a black box."
+        )
     if callable(events):
         kind_ev = "custom"
     elif events == "likelihood":
         kind_ev = "likelihood"
     elif events == "outputs" and kind in ("bits", "sketch"):
         kind_ev = "rows" if kind == "bits" else "sketch rows"
-    elif events == "auto" and lik_cols is not None and (
-        kind == "sketch"
-        or (kind == "outputs" and getattr(channel, "n_outputs", 0) > half)
+    elif (
+        events == "auto"
+        and lik_cols is not None
+        and (kind == "sketch" or (kind == "outputs" and getattr(channel, "n_outputs", 0) > half))
     ):
         # A report shows the input only jointly with a public index (the hash
         # of a sketch), or there are more outputs than reports: single outputs
@@ -739,22 +738,27 @@ def audit_mechanism(
         except Exception as exc:  # a report the spec cannot encode
             notes.append(
                 f"the channel could not classify the reports ({exc}); invertible "
-                "outputs are presumed from the samples")
+                "outputs are presumed from the samples"
+            )
             classify, prot = None, [None] * len(inputs)
         for t in np.flatnonzero(sens) if classify is not None else []:
             bad = np.flatnonzero(~prot[t])
             if bad.size:
-                example = reports[t][bad[0]:bad[0] + 1] if kind == "bits" else reports[t][bad[0]]
-                violations.append({
-                    "x": inputs[t], "count": int(bad.size),
-                    "example": _describe_report(kind, example),
-                    "basis": "invertible per the " + basis})
+                example = reports[t][bad[0] : bad[0] + 1] if kind == "bits" else reports[t][bad[0]]
+                violations.append(
+                    {
+                        "x": inputs[t],
+                        "count": int(bad.size),
+                        "example": _describe_report(kind, example),
+                        "basis": "invertible per the " + basis,
+                    }
+                )
     if mode == "ULDP" and classify is None:
-        violations += _presumed_violations(kind, reports, inputs, sens, half,
-                                           E, alpha)
+        violations += _presumed_violations(kind, reports, inputs, sens, half, E, alpha)
         notes.append(
             "no channel or protected=: tests with a non-sensitive x were skipped "
-            "and invertible outputs were presumed from the samples")
+            "and invertible outputs were presumed from the samples"
+        )
 
     # ---- events: chosen on the first half, tested on the second
     rows = []
@@ -766,7 +770,8 @@ def audit_mechanism(
         except Exception as exc:  # a report the spec cannot encode
             raise ValueError(
                 f"events='likelihood': the channel could not evaluate the reports "
-                f"({exc}); use events='outputs' or a callable.") from None
+                f"({exc}); use events='outputs' or a callable."
+            ) from None
     else:
         split = [_split(kind_ev, R, half) for R in reports]
     for i, j in idx_pairs:
@@ -779,36 +784,53 @@ def audit_mechanism(
                 rows += _custom_tests(split[x], split[xp], masks, x, xp)
                 continue
             if kind_ev == "likelihood":
-                rows += _likelihood_tests(split[x], split[xp], masks, half,
-                                          alpha, max_events, x, xp)
+                rows += _likelihood_tests(
+                    split[x], split[xp], masks, half, alpha, max_events, x, xp
+                )
                 continue
-            rows += _pair_tests(kind_ev, split[x], split[xp], masks, half,
-                                alpha, max_events, x, xp)
+            rows += _pair_tests(kind_ev, split[x], split[xp], masks, half, alpha, max_events, x, xp)
     m = max(len(rows), 1)
     a = alpha / (2 * m)
     if rows:
         c1 = np.array([r["count"] for r in rows])
         c2 = np.array([r["count_prime"] for r in rows])
         lb, lo, hi = _log_ratio_bound(c1, n_B, c2, n_B, a)
-    tests = pd.DataFrame({
-        "x": [inputs[r["x"]] for r in rows],
-        "x_prime": [inputs[r["xp"]] for r in rows],
-        "event": [r["event"] for r in rows],
-        "count": [r["count"] for r in rows],
-        "n": n_B,
-        "count_prime": [r["count_prime"] for r in rows],
-        "n_prime": n_B,
-        "p_lower": lo if rows else [],
-        "p_prime_upper": hi if rows else [],
-        "lower_bound": lb if rows else [],
-        "claimed": [E[r["x"], r["xp"]] for r in rows],
-    })
+    tests = pd.DataFrame(
+        {
+            "x": [inputs[r["x"]] for r in rows],
+            "x_prime": [inputs[r["xp"]] for r in rows],
+            "event": [r["event"] for r in rows],
+            "count": [r["count"] for r in rows],
+            "n": n_B,
+            "count_prime": [r["count_prime"] for r in rows],
+            "n_prime": n_B,
+            "p_lower": lo if rows else [],
+            "p_prime_upper": hi if rows else [],
+            "lower_bound": lb if rows else [],
+            "claimed": [E[r["x"], r["xp"]] for r in rows],
+        }
+    )
     tests["rate"] = tests["count"] / n_B
     tests["rate_prime"] = tests["count_prime"] / n_B
     tests["exceeds"] = tests["lower_bound"] > tests["claimed"]
-    tests = tests[["x", "x_prime", "event", "count", "n", "rate", "count_prime",
-                   "n_prime", "rate_prime", "p_lower", "p_prime_upper",
-                   "lower_bound", "claimed", "exceeds"]]
+    tests = tests[
+        [
+            "x",
+            "x_prime",
+            "event",
+            "count",
+            "n",
+            "rate",
+            "count_prime",
+            "n_prime",
+            "rate_prime",
+            "p_lower",
+            "p_prime_upper",
+            "lower_bound",
+            "claimed",
+            "exceeds",
+        ]
+    ]
     finite = np.isfinite(tests["claimed"].to_numpy(dtype=float))
     scope = tests["lower_bound"][finite] if finite.any() else tests["lower_bound"]
     bound = max(0.0, float(scope.max())) if len(scope) else 0.0
@@ -829,8 +851,16 @@ def audit_mechanism(
         notes.append("no test could run: pass pairs= with a sensitive input")
     else:
         passed = bool(not tests["exceeds"].any() and violations.empty)
-    return AuditResult(bound, claimed, passed, tests.reset_index(drop=True),
-                       violations, int(n_samples), float(alpha), notes)
+    return AuditResult(
+        bound,
+        claimed,
+        passed,
+        tests.reset_index(drop=True),
+        violations,
+        int(n_samples),
+        float(alpha),
+        notes,
+    )
 
 
 def _custom_events(events, R):
@@ -841,7 +871,8 @@ def _custom_events(events, R):
     if matrix.ndim != 2 or matrix.shape[0] != R.shape[0]:
         raise ValueError(
             f"events(reports) must return one boolean per report (shape (n,)) or "
-            f"per report and event (shape (n, m)); got shape {matrix.shape}.")
+            f"per report and event (shape (n, m)); got shape {matrix.shape}."
+        )
     return matrix.astype(bool)
 
 
@@ -849,8 +880,10 @@ def _custom_tests(E1, E2, masks, x, xp):
     if masks[0] is not None:
         E1, E2 = E1 & masks[0][:, None], E2 & masks[1][:, None]
     c1, c2 = E1.sum(axis=0), E2.sum(axis=0)
-    return [{"x": x, "xp": xp, "event": f"events[{e}]", "count": int(c1[e]),
-             "count_prime": int(c2[e])} for e in range(E1.shape[1])]
+    return [
+        {"x": x, "xp": xp, "event": f"events[{e}]", "count": int(c1[e]), "count_prime": int(c2[e])}
+        for e in range(E1.shape[1])
+    ]
 
 
 def _split(kind, R, half):
@@ -877,15 +910,14 @@ def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
         m2A, m2B = masks[1][:half], masks[1][half:]
     n_A = half
     if kind == "sketch":
-        return _sketch_tests(A1, B1, A2, B2, (m1A, m1B, m2A, m2B), alpha,
-                             max_events, x, xp)
+        return _sketch_tests(A1, B1, A2, B2, (m1A, m1B, m2A, m2B), alpha, max_events, x, xp)
     if kind == "bits":
         # The bits that differ most between x and x' carry the likelihood
         # ratio of unary encodings; their joint patterns reach the full ε
         # where single bits only reach part of it (e.g. OUE).
         diff = np.abs(sums1 - sums2)
         d = diff.size
-        bits = np.argsort(-diff, kind="stable")[:min(_PATTERN_BITS, d)]
+        bits = np.argsort(-diff, kind="stable")[: min(_PATTERN_BITS, d)]
         nb = bits.size
         weights = 1 << np.arange(nb)
 
@@ -909,11 +941,12 @@ def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
         S = np.array(sets, dtype=np.int64)
         cA1, cA2 = S @ patterns(A1, m1A), S @ patterns(A2, m2A)
         score, _, _ = _log_ratio_bound(cA1, n_A, cA2, n_A, alpha)
-        order = [e for e in np.argsort(-score, kind="stable")[:max_events]
-                 if cA1[e] > 0]
+        order = [e for e in np.argsort(-score, kind="stable")[:max_events] if cA1[e] > 0]
         cB1, cB2 = S @ patterns(B1, m1B), S @ patterns(B2, m2B)
-        return [{"x": x, "xp": xp, "event": labels[e], "count": int(cB1[e]),
-                 "count_prime": int(cB2[e])} for e in order]
+        return [
+            {"x": x, "xp": xp, "event": labels[e], "count": int(cB1[e]), "count_prime": int(cB2[e])}
+            for e in order
+        ]
 
     # one value per report (or whole bit vectors): events are single outputs
     if m1A is not None:
@@ -921,8 +954,9 @@ def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
     uniques, codes = _factorize(np.concatenate([A1, A2, B1, B2]))
     M = len(uniques)
     sizes = np.cumsum([0, A1.size, A2.size, B1.size, B2.size])
-    cA1, cA2, cB1, cB2 = (np.bincount(codes[sizes[t]:sizes[t + 1]], minlength=M)
-                          for t in range(4))
+    cA1, cA2, cB1, cB2 = (
+        np.bincount(codes[sizes[t] : sizes[t + 1]], minlength=M) for t in range(4)
+    )
     cand = np.flatnonzero(cA1 > 0)
     if not cand.size:
         return []
@@ -932,16 +966,17 @@ def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
     for e in chosen:
         value = uniques[e]
         if kind == "rows":
-            shown = _describe_report("bits", np.unpackbits(
-                np.frombuffer(value.tobytes(), dtype=np.uint8)))
-        elif kind == "sketch rows":
             shown = _describe_report(
-                "sketch", np.frombuffer(value.tobytes(), dtype=np.int64))
+                "bits", np.unpackbits(np.frombuffer(value.tobytes(), dtype=np.uint8))
+            )
+        elif kind == "sketch rows":
+            shown = _describe_report("sketch", np.frombuffer(value.tobytes(), dtype=np.int64))
         else:
             shown = _describe_report("outputs", value)
         label = "output == " + shown
-        out.append({"x": x, "xp": xp, "event": label, "count": int(cB1[e]),
-                    "count_prime": int(cB2[e])})
+        out.append(
+            {"x": x, "xp": xp, "event": label, "count": int(cB1[e]), "count_prime": int(cB2[e])}
+        )
     return out
 
 
@@ -950,8 +985,9 @@ def _sketch_counts(X, mask, n_index):
     if mask is not None:
         X = X[mask]
     j = X[:, 0]
-    one_hot = sp.csr_array((np.ones(j.size, dtype=np.int64), (j, np.arange(j.size))),
-                           shape=(n_index, j.size))
+    one_hot = sp.csr_array(
+        (np.ones(j.size, dtype=np.int64), (j, np.arange(j.size))), shape=(n_index, j.size)
+    )
     set_ = np.asarray(one_hot @ X[:, 1:], dtype=np.int64)
     total = np.bincount(j, minlength=n_index)[:, None]
     return np.concatenate([set_.ravel(), (total - set_).ravel()])
@@ -1005,8 +1041,9 @@ def _sketch_tests(A1, B1, A2, B2, masks, alpha, max_events, x, xp):
             label = f"index == {j} and bit {int(b1[j])} set and bit {int(b0[j])} unset"
         else:
             label = "bit b1(index) set and bit b0(index) unset (pooled over indices)"
-        out.append({"x": x, "xp": xp, "event": label,
-                    "count": int(cB1[e]), "count_prime": int(cB2[e])})
+        out.append(
+            {"x": x, "xp": xp, "event": label, "count": int(cB1[e]), "count_prime": int(cB2[e])}
+        )
     return out
 
 
@@ -1031,8 +1068,8 @@ def _log_likelihoods(channel, kind, R, cols):
             return np.log(np.asarray(channel.likelihood(codes), dtype=float)[:, cols])[inverse]
         out = np.empty((R.shape[0], cols.size))
         for start in range(0, R.shape[0], _CHUNK):
-            L = channel.likelihood(channel.encode_reports(R[start:start + _CHUNK]))
-            out[start:start + _CHUNK] = np.log(np.asarray(L, dtype=float)[:, cols])
+            L = channel.likelihood(channel.encode_reports(R[start : start + _CHUNK]))
+            out[start : start + _CHUNK] = np.log(np.asarray(L, dtype=float)[:, cols])
         return out
 
 
@@ -1062,8 +1099,16 @@ def _likelihood_tests(L1, L2, masks, half, alpha, max_events, x, xp):
     score, _, _ = _log_ratio_bound(cA1, half, cA2, half, alpha)
     chosen = np.argsort(-score, kind="stable")[:max_events]
     cB1, cB2 = count(B1), count(B2)
-    return [{"x": x, "xp": xp, "event": f"log Q(y|x)/Q(y|x') >= {cand[e]:.4g}",
-             "count": int(cB1[e]), "count_prime": int(cB2[e])} for e in chosen]
+    return [
+        {
+            "x": x,
+            "xp": xp,
+            "event": f"log Q(y|x)/Q(y|x') >= {cand[e]:.4g}",
+            "count": int(cB1[e]),
+            "count_prime": int(cB2[e]),
+        }
+        for e in chosen
+    ]
 
 
 def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
@@ -1079,14 +1124,14 @@ def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
         return []
     eps = float(E[finite].max())
     sensitive = np.flatnonzero(sens)
-    keys = ([_row_keys(kind, reports[t][:half]) for t in non_sensitive]
-            + [_row_keys(kind, reports[t]) for t in sensitive])
+    keys = [_row_keys(kind, reports[t][:half]) for t in non_sensitive] + [
+        _row_keys(kind, reports[t]) for t in sensitive
+    ]
     uniques, codes = _factorize(np.concatenate(keys))
     M = len(uniques)
     sizes = np.cumsum([0] + [k.size for k in keys])
-    counts = [np.bincount(codes[sizes[t]:sizes[t + 1]], minlength=M)
-              for t in range(len(keys))]
-    countsN = np.array(counts[:non_sensitive.size])
+    counts = [np.bincount(codes[sizes[t] : sizes[t + 1]], minlength=M) for t in range(len(keys))]
+    countsN = np.array(counts[: non_sensitive.size])
     # A protected output that one non-sensitive input produced c times is
     # produced by each other one at a rate at least e^-eps as large: none of
     # them showing it has probability below alpha / M once c passes this.
@@ -1094,12 +1139,17 @@ def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
     presumed = ((countsN > 0).sum(axis=0) == 1) & (countsN.max(axis=0) >= threshold)
     owner = non_sensitive[np.argmax(countsN, axis=0)]
     out = []
-    for t, c in zip(sensitive, counts[non_sensitive.size:]):
+    for t, c in zip(sensitive, counts[non_sensitive.size :], strict=True):
         hit = np.flatnonzero(presumed & (c > 0))
         if hit.size:
             value = uniques[hit[0]]
-            out.append({"x": inputs[t], "count": int(c[hit].sum()),
-                        "example": repr(value) if kind == "outputs" else "a bit vector",
-                        "basis": f"presumed invertible (among the non-sensitive "
-                                 f"inputs only {inputs[owner[hit[0]]]!r} produced it)"})
+            out.append(
+                {
+                    "x": inputs[t],
+                    "count": int(c[hit].sum()),
+                    "example": repr(value) if kind == "outputs" else "a bit vector",
+                    "basis": f"presumed invertible (among the non-sensitive "
+                    f"inputs only {inputs[owner[hit[0]]]!r} produced it)",
+                }
+            )
     return out

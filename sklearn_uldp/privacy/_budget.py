@@ -107,9 +107,7 @@ class BudgetAccountant:
     @property
     def ledger(self) -> pd.DataFrame:
         """The spends so far as a DataFrame."""
-        return pd.DataFrame(
-            self._entries, columns=["label", "epsilon", "count", "total"]
-        )
+        return pd.DataFrame(self._entries, columns=["label", "epsilon", "count", "total"])
 
     def __repr__(self):
         return (
@@ -168,9 +166,7 @@ class BudgetAccountant:
             )
         if label is None:
             label = type(epsilon).__name__ if hasattr(epsilon, "epsilon_spent_") else ""
-        self._entries.append(
-            {"label": label, "epsilon": eps, "count": count, "total": amount}
-        )
+        self._entries.append({"label": label, "epsilon": eps, "count": count, "total": amount})
         return self.spent
 
     def reset(self) -> BudgetAccountant:
@@ -180,11 +176,7 @@ class BudgetAccountant:
 
     @staticmethod
     def _check_count(count):
-        if (
-            isinstance(count, bool)
-            or not isinstance(count, numbers.Integral)
-            or count < 1
-        ):
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
             raise ValueError(f"count must be a positive integer, got {count!r}.")
         return int(count)
 

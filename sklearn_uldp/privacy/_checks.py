@@ -85,8 +85,9 @@ class PrivacyCheck:
         return bool(self.satisfied)
 
 
-def as_channel_matrix(obj: BaseMechanism | Channel | ArrayLike, *,
-                      realized: bool = True) -> np.ndarray:
+def as_channel_matrix(
+    obj: BaseMechanism | Channel | ArrayLike, *, realized: bool = True
+) -> np.ndarray:
     """Return the (k, n_outputs) channel matrix of a mechanism, channel or array.
 
     For a mechanism or channel this is the channel its sampler *realizes*
@@ -199,8 +200,9 @@ def _within(worst, epsilon):
     return worst <= epsilon * (1.0 + _RTOL) + _ATOL
 
 
-def check_ldp(mechanism: BaseMechanism | Channel | ArrayLike,
-              epsilon: float | None = None) -> PrivacyCheck:
+def check_ldp(
+    mechanism: BaseMechanism | Channel | ArrayLike, epsilon: float | None = None
+) -> PrivacyCheck:
     """Check epsilon-LDP: Q(y|x) <= e^eps Q(y|x') for all x, x', y.
 
     A mechanism or channel is checked on the probabilities its sampler
@@ -230,16 +232,21 @@ def check_ldp(mechanism: BaseMechanism | Channel | ArrayLike,
     rows = np.ones(Q.shape[0], dtype=bool)
     worst, where = _worst_ratio(Q, rows, np.ones(Q.shape[1], dtype=bool))
     ok = _within(worst, eps)
-    reasons = [] if ok else [
-        f"output {where[0]}: Q(y|{where[1]}) / Q(y|{where[2]}) = e^{worst:.4g} "
-        f"> e^{eps:.4g}"
-    ]
+    reasons = (
+        []
+        if ok
+        else [f"output {where[0]}: Q(y|{where[1]}) / Q(y|{where[2]}) = e^{worst:.4g} > e^{eps:.4g}"]
+    )
     return PrivacyCheck("LDP", eps, ok, worst, where, invertible_outputs(Q), reasons)
 
 
-def check_uldp(mechanism: BaseMechanism | Channel | ArrayLike, sensitive: ArrayLike | None = None,
-               epsilon: float | None = None, *,
-               protected: ArrayLike | None = None) -> PrivacyCheck:
+def check_uldp(
+    mechanism: BaseMechanism | Channel | ArrayLike,
+    sensitive: ArrayLike | None = None,
+    epsilon: float | None = None,
+    *,
+    protected: ArrayLike | None = None,
+) -> PrivacyCheck:
     """Check (X_S, Y_P, epsilon)-ULDP (Murakami & Kawamoto, Def. 2).
 
     A mechanism or channel is checked on the probabilities its sampler
@@ -309,8 +316,11 @@ def check_uldp(mechanism: BaseMechanism | Channel | ArrayLike, sensitive: ArrayL
     return PrivacyCheck("ULDP", eps, not reasons, worst, where, invertible, reasons)
 
 
-def check_osldp(mechanism: BaseMechanism | Channel | ArrayLike, sensitive: ArrayLike | None = None,
-                epsilon: float | None = None) -> PrivacyCheck:
+def check_osldp(
+    mechanism: BaseMechanism | Channel | ArrayLike,
+    sensitive: ArrayLike | None = None,
+    epsilon: float | None = None,
+) -> PrivacyCheck:
     """Check (X_S, epsilon)-one-sided LDP: Q(y|x) <= e^eps Q(y|x') for x in X_S.
 
     ULDP implies OSLDP, and epsilon-LDP implies ULDP: OSLDP is the weakest.
@@ -339,8 +349,12 @@ def check_osldp(mechanism: BaseMechanism | Channel | ArrayLike, sensitive: Array
     S = _sensitive_of(mechanism, sensitive, Q.shape[0])
     worst, where = _worst_ratio(Q, S, np.ones(Q.shape[1], dtype=bool))
     ok = _within(worst, eps)
-    reasons = [] if ok else [
-        f"output {where[0]}: Q(y|{where[1]}) / Q(y|{where[2]}) = e^{worst:.4g} "
-        f"> e^{eps:.4g} for sensitive input {where[1]}"
-    ]
+    reasons = (
+        []
+        if ok
+        else [
+            f"output {where[0]}: Q(y|{where[1]}) / Q(y|{where[2]}) = e^{worst:.4g} "
+            f"> e^{eps:.4g} for sensitive input {where[1]}"
+        ]
+    )
     return PrivacyCheck("OSLDP", eps, ok, worst, where, invertible_outputs(Q), reasons)

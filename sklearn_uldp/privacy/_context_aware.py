@@ -107,8 +107,7 @@ def _resolve_blocks(blocks, categories):
         extra = set(blocks) - set(index.tolist())
         if extra:
             raise ValueError(
-                "blocks names values that are not categories: "
-                f"{sorted(map(repr, extra))[:10]}."
+                f"blocks names values that are not categories: {sorted(map(repr, extra))[:10]}."
             )
     else:
         seq = list(blocks) if not isinstance(blocks, np.ndarray) else blocks
@@ -189,25 +188,20 @@ class PrivacyMatrix:
     False
     """
 
-    def __init__(self, matrix: ArrayLike, categories: ArrayLike | None = None, *,
-                 kind: str = "general") -> None:
+    def __init__(
+        self, matrix: ArrayLike, categories: ArrayLike | None = None, *, kind: str = "general"
+    ) -> None:
         M = np.array(matrix, dtype=float)
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
-            raise ValueError(
-                f"A privacy matrix is square (k x k), got shape {M.shape}.")
+            raise ValueError(f"A privacy matrix is square (k x k), got shape {M.shape}.")
         if np.isnan(M).any() or (M < 0).any():
-            raise ValueError(
-                "Privacy budgets must be non-negative (inf allowed), not NaN.")
+            raise ValueError("Privacy budgets must be non-negative (inf allowed), not NaN.")
         np.fill_diagonal(M, 0.0)
         self.matrix = M
         k = M.shape[0]
-        self.categories = (
-            np.arange(k) if categories is None else _as_categories(categories)
-        )
+        self.categories = np.arange(k) if categories is None else _as_categories(categories)
         if len(self.categories) != k:
-            raise ValueError(
-                f"{len(self.categories)} categories for a {k} x {k} privacy matrix."
-            )
+            raise ValueError(f"{len(self.categories)} categories for a {k} x {k} privacy matrix.")
         self.kind = kind
 
     @property
@@ -298,8 +292,7 @@ class PrivacyMatrix:
         return cls(np.full((cats.size, cats.size), float(epsilon)), cats, kind="LDP")
 
     @classmethod
-    def high_low(cls, categories: ArrayLike, sensitive: ArrayLike,
-                 epsilon: float) -> PrivacyMatrix:
+    def high_low(cls, categories: ArrayLike, sensitive: ArrayLike, epsilon: float) -> PrivacyMatrix:
         """(A, epsilon)-high-low LDP: E[x, x'] = epsilon if x in A else inf.
 
         This is the one-sided notion: it equals (X_S, epsilon)-OSLDP with
@@ -332,9 +325,12 @@ class PrivacyMatrix:
         return cls(M, cats, kind="HLLDP")
 
     @classmethod
-    def block_structured(cls, categories: ArrayLike,
-                         blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
-                         epsilon: float) -> PrivacyMatrix:
+    def block_structured(
+        cls,
+        categories: ArrayLike,
+        blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
+        epsilon: float,
+    ) -> PrivacyMatrix:
         """(P, epsilon)-block-structured LDP: epsilon within a block, inf across.
 
         Parameters
@@ -407,9 +403,11 @@ def high_low(categories: ArrayLike, sensitive: ArrayLike, epsilon: float) -> Pri
     return PrivacyMatrix.high_low(categories, sensitive, epsilon)
 
 
-def block_structured(categories: ArrayLike,
-                     blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
-                     epsilon: float) -> PrivacyMatrix:
+def block_structured(
+    categories: ArrayLike,
+    blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
+    epsilon: float,
+) -> PrivacyMatrix:
     """Privacy matrix of (P, epsilon)-BSLDP (:meth:`PrivacyMatrix.block_structured`).
 
     Parameters
@@ -491,13 +489,15 @@ class ContextAwareCheck:
         k = self.log_ratio.shape[0]
         xs, xps = np.nonzero(~np.eye(k, dtype=bool))
         cats = self.categories if self.categories is not None else np.arange(k)
-        return pd.DataFrame({
-            "x": cats[xs],
-            "x_prime": cats[xps],
-            "log_ratio": self.log_ratio[xs, xps],
-            "allowed": self.allowed[xs, xps],
-            "excess": self.excess[xs, xps],
-        })
+        return pd.DataFrame(
+            {
+                "x": cats[xs],
+                "x_prime": cats[xps],
+                "log_ratio": self.log_ratio[xs, xps],
+                "allowed": self.allowed[xs, xps],
+                "excess": self.excess[xs, xps],
+            }
+        )
 
 
 def pairwise_log_ratio(Q: ArrayLike) -> np.ndarray:
@@ -538,8 +538,9 @@ def pairwise_log_ratio(Q: ArrayLike) -> np.ndarray:
     return L
 
 
-def check_context_aware(mechanism: BaseMechanism | Channel | ArrayLike,
-                        E: PrivacyMatrix | ArrayLike) -> ContextAwareCheck:
+def check_context_aware(
+    mechanism: BaseMechanism | Channel | ArrayLike, E: PrivacyMatrix | ArrayLike
+) -> ContextAwareCheck:
     """Check E-LDP (Acharya et al. 2020, Def. 2) on the exact channel.
 
     For every ordered pair (x, x') the worst log-ratio over outputs,
@@ -578,9 +579,7 @@ def check_context_aware(mechanism: BaseMechanism | Channel | ArrayLike,
         cats = getattr(channel, "categories", None)
     k = Q.shape[0]
     if allowed.shape != (k, k):
-        raise ValueError(
-            f"The privacy matrix is {allowed.shape}, but the channel has {k} inputs."
-        )
+        raise ValueError(f"The privacy matrix is {allowed.shape}, but the channel has {k} inputs.")
     allowed = allowed.copy()
     np.fill_diagonal(allowed, 0.0)
     L = pairwise_log_ratio(Q)
@@ -600,14 +599,22 @@ def check_context_aware(mechanism: BaseMechanism | Channel | ArrayLike,
         for x, xp in zip(*np.nonzero(violated), strict=True)
     ][:20]
     return ContextAwareCheck(
-        bool(not violated.any()), L, allowed, excess, worst, worst_pair,
-        None if cats is None else np.asarray(cats), reasons,
+        bool(not violated.any()),
+        L,
+        allowed,
+        excess,
+        worst,
+        worst_pair,
+        None if cats is None else np.asarray(cats),
+        reasons,
     )
 
 
-def privacy_profile(mechanism: BaseMechanism | Channel | ArrayLike,
-                    sensitive: ArrayLike | None = None,
-                    epsilon: float | None = None) -> dict[str, PrivacyCheck]:
+def privacy_profile(
+    mechanism: BaseMechanism | Channel | ArrayLike,
+    sensitive: ArrayLike | None = None,
+    epsilon: float | None = None,
+) -> dict[str, PrivacyCheck]:
     """Run the LDP, ULDP and OSLDP checks side by side.
 
     epsilon-LDP implies (X_S, Y_P, epsilon)-ULDP, which implies (X_S,

@@ -67,11 +67,12 @@ def _channel_of(reports, mechanism, which):
     if carried is None and given is None:
         raise ValueError(
             f"reports_{which} do not say which mechanism produced them: pass "
-            f"channel_{which}=fitted_mechanism_or_spec.")
+            f"channel_{which}=fitted_mechanism_or_spec."
+        )
     if carried is not None and given is not None and carried != given:
         raise ReportMismatchError(
-            f"reports_{which} come from {carried!r} but channel_{which} is "
-            f"{given!r}.")
+            f"reports_{which} come from {carried!r} but channel_{which} is {given!r}."
+        )
     return carried if carried is not None else given
 
 
@@ -80,11 +81,9 @@ class _PairLikelihood:
 
     def __init__(self, channel_a, codes_a, channel_b, codes_b):
         self.ka, self.kb = channel_a.n_categories, channel_b.n_categories
-        if channel_a.report_format == "categorical" and \
-                channel_b.report_format == "categorical":
+        if channel_a.report_format == "categorical" and channel_b.report_format == "categorical":
             # One-symbol reports: the histogram of output pairs is sufficient.
-            pairs = np.column_stack([np.asarray(codes_a, np.int64),
-                                     np.asarray(codes_b, np.int64)])
+            pairs = np.column_stack([np.asarray(codes_a, np.int64), np.asarray(codes_b, np.int64)])
             uniq, counts = np.unique(pairs, axis=0, return_counts=True)
             codes_a, codes_b = uniq[:, 0], uniq[:, 1]
             self.w = counts.astype(float)
@@ -94,7 +93,8 @@ class _PairLikelihood:
             raise ValueError(
                 f"{self.w.size} distinct report pairs over {self.ka} x {self.kb} "
                 "categories are too many for the joint EM; test a sample of the "
-                "users, or merge rare categories.")
+                "users, or merge rare categories."
+            )
         self.La = np.asarray(channel_a.likelihood(codes_a), dtype=float)
         self.Lb = np.asarray(channel_b.likelihood(codes_b), dtype=float)
         self.n = float(self.w.sum())
@@ -115,21 +115,22 @@ class _PairLikelihood:
                 r = np.where(m > 0, self.w / m, 0.0)
                 ll = float(self.w @ np.log(m))
             return L.T @ r / self.n, ll
+
         return gradient
 
     def fit(self, tol):
         ka, kb = self.ka, self.kb
-        pa, info_a = maximize_likelihood(self.marginal_gradient(self.La),
-                                         np.full(ka, 1.0 / ka), tol=tol)
-        pb, info_b = maximize_likelihood(self.marginal_gradient(self.Lb),
-                                         np.full(kb, 1.0 / kb), tol=tol)
+        pa, info_a = maximize_likelihood(
+            self.marginal_gradient(self.La), np.full(ka, 1.0 / ka), tol=tol
+        )
+        pb, info_b = maximize_likelihood(
+            self.marginal_gradient(self.Lb), np.full(kb, 1.0 / kb), tol=tol
+        )
         # start the joint at the independent fit (mixed with uniform so that
         # every cell can move)
         p0 = 0.99 * np.outer(pa, pb).ravel() + 0.01 / (ka * kb)
-        P, info = maximize_likelihood(self.joint_gradient, p0, tol=tol,
-                                      max_iter=100_000)
-        ll_ind = self.marginal_gradient(self.La)(pa)[1] + \
-            self.marginal_gradient(self.Lb)(pb)[1]
+        P, info = maximize_likelihood(self.joint_gradient, p0, tol=tol, max_iter=100_000)
+        ll_ind = self.marginal_gradient(self.La)(pa)[1] + self.marginal_gradient(self.Lb)(pb)[1]
         converged = info["converged"] and info_a["converged"] and info_b["converged"]
         return P.reshape(ka, kb), pa, pb, info["log_likelihood"], ll_ind, converged
 
@@ -148,10 +149,12 @@ def _fit_pairs(channel_a, codes_a, channel_b, codes_b):
     return P, pa, pb, stat, converged
 
 
-def joint_distribution(reports_a: ReportsLike, reports_b: ReportsLike,
-                       channel_a: BaseMechanism | Channel | dict[str, Any] | None = None,
-                       channel_b: BaseMechanism | Channel | dict[str, Any] | None = None,
-                       ) -> np.ndarray:
+def joint_distribution(
+    reports_a: ReportsLike,
+    reports_b: ReportsLike,
+    channel_a: BaseMechanism | Channel | dict[str, Any] | None = None,
+    channel_b: BaseMechanism | Channel | dict[str, Any] | None = None,
+) -> np.ndarray:
     """Maximum-likelihood joint distribution of two privatized columns.
 
     Each user privatized two values independently (one mechanism per
@@ -188,12 +191,16 @@ def joint_distribution(reports_a: ReportsLike, reports_b: ReportsLike,
     return association_test(reports_a, reports_b, channel_a, channel_b).joint
 
 
-def association_test(reports_a: ReportsLike, reports_b: ReportsLike,
-                     channel_a: BaseMechanism | Channel | dict[str, Any] | None = None,
-                     channel_b: BaseMechanism | Channel | dict[str, Any] | None = None, *,
-                     method: Literal["chi2", "bootstrap"] = "chi2",
-                     n_resamples: int = 200,
-                     random_state: RandomStateLike = None) -> AssociationResult:
+def association_test(
+    reports_a: ReportsLike,
+    reports_b: ReportsLike,
+    channel_a: BaseMechanism | Channel | dict[str, Any] | None = None,
+    channel_b: BaseMechanism | Channel | dict[str, Any] | None = None,
+    *,
+    method: Literal["chi2", "bootstrap"] = "chi2",
+    n_resamples: int = 200,
+    random_state: RandomStateLike = None,
+) -> AssociationResult:
     """Test whether two privatized columns of the same users are independent.
 
     Fits the joint distribution by EM over the product channel (see
@@ -252,11 +259,15 @@ def association_test(reports_a: ReportsLike, reports_b: ReportsLike,
     if _n_rows(codes_b) != n:
         raise ValueError(
             f"reports_a has {n} reports and reports_b {_n_rows(codes_b)}: the "
-            "test needs the two reports of each user, in the same order.")
+            "test needs the two reports of each user, in the same order."
+        )
     P, pa, pb, stat, converged = _fit_pairs(ca, codes_a, cb, codes_b)
     if not converged:
-        warnings.warn("EM did not reach its tolerance; the statistic is "
-                      "approximate.", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            "EM did not reach its tolerance; the statistic is approximate.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     dof = (ca.n_categories - 1) * (cb.n_categories - 1)
     if method == "chi2":
         pvalue = float(chi2.sf(stat, dof))
@@ -271,8 +282,16 @@ def association_test(reports_a: ReportsLike, reports_b: ReportsLike,
             exceed += _fit_pairs(ca, sa, cb, sb)[3] >= stat
         pvalue = (1.0 + exceed) / (1.0 + int(n_resamples))
     return AssociationResult(
-        float(stat), int(dof), float(pvalue), method, P, pa, pb,
-        np.asarray(ca.categories), np.asarray(cb.categories))
+        float(stat),
+        int(dof),
+        float(pvalue),
+        method,
+        P,
+        pa,
+        pb,
+        np.asarray(ca.categories),
+        np.asarray(cb.categories),
+    )
 
 
 def _sampled_codes(channel, out):

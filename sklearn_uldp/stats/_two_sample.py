@@ -50,7 +50,8 @@ def _as_statistics(obj, which):
         return stats
     raise TypeError(
         f"{which} must be a ReportStatistics (channel.statistics(codes)) or a "
-        f"fitted distribution estimator; got {type(obj).__name__}.")
+        f"fitted distribution estimator; got {type(obj).__name__}."
+    )
 
 
 def two_sample_test(a: ReportStatistics | Any, b: ReportStatistics | Any) -> TwoSampleResult:
@@ -110,14 +111,16 @@ def two_sample_test(a: ReportStatistics | Any, b: ReportStatistics | Any) -> Two
         raise ReportMismatchError(
             "The two uploads come from different channels "
             f"({', '.join(channel.describe_difference(sb.channel))}); a "
-            "two-sample test needs reports of the same mechanism.")
+            "two-sample test needs reports of the same mechanism."
+        )
     na, nb = int(sa.n), int(sb.n)
     if na == 0 or nb == 0:
         raise ValueError("Both uploads need at least one report.")
     if channel.report_format == "categorical":
         return _homogeneity(np.asarray(sa.counts, float), np.asarray(sb.counts, float))
-    if (isinstance(channel, UnaryEncodingChannel)
-            and not isinstance(channel, UtilityOptimizedBlockDesignChannel)):
+    if isinstance(channel, UnaryEncodingChannel) and not isinstance(
+        channel, UtilityOptimizedBlockDesignChannel
+    ):
         return _wald_bits(channel, sa, sb)
     return _bonferroni_z(channel, sa, sb)
 
@@ -162,7 +165,7 @@ def _wald_bits(channel, sa, sb):
 def _bonferroni_z(channel, sa, sb):
     pooled = sa + sb
     p = project_to_simplex(channel.unbiased_estimate(pooled))
-    var = (channel.estimator_variance(p, sa.n) + channel.estimator_variance(p, sb.n))
+    var = channel.estimator_variance(p, sa.n) + channel.estimator_variance(p, sb.n)
     diff = channel.unbiased_estimate(sa) - channel.unbiased_estimate(sb)
     ok = var > 0
     if not ok.any():

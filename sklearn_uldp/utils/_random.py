@@ -119,22 +119,16 @@ def check_seed_sequence(random_state):
         return np.random.SeedSequence()
     if isinstance(random_state, np.random.SeedSequence):
         return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(
-        random_state, bool
-    ):
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         if random_state < 0:
-            raise ValueError(
-                f"random_state must be a non-negative integer, got {random_state}."
-            )
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state}.")
         return np.random.SeedSequence(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(
             random_state.integers(0, 2**63, size=2, dtype=np.uint64).tolist()
         )
     if isinstance(random_state, np.random.RandomState):
-        return np.random.SeedSequence(
-            random_state.randint(0, 2**31, size=4).tolist()
-        )
+        return np.random.SeedSequence(random_state.randint(0, 2**31, size=4).tolist())
     if is_secure(random_state):
         raise ValueError(
             "random_state='secure' draws a fresh key at every call and has no "
@@ -235,8 +229,7 @@ def codes_digest(codes, n_values=None):
     return int.from_bytes(digest.digest()[:16], "little")
 
 
-def transform_generator(random_state, *, column=None, call=0, codes=None,
-                        n_values=None):
+def transform_generator(random_state, *, column=None, call=0, codes=None, n_values=None):
     """The random generator of one ``transform`` call.
 
     Parameters
@@ -275,6 +268,6 @@ def transform_generator(random_state, *, column=None, call=0, codes=None,
     if codes is not None:
         key.append(codes_digest(codes, n_values))
     seed = np.random.SeedSequence(
-        base.entropy, spawn_key=tuple(base.spawn_key) + tuple(key),
-        pool_size=base.pool_size)
+        base.entropy, spawn_key=tuple(base.spawn_key) + tuple(key), pool_size=base.pool_size
+    )
     return np.random.default_rng(seed)

@@ -161,7 +161,7 @@ def bernoulli_position_chunks(length, q, rng):
                 # V = (r - W) / 2^16 > 0: uniform on the interval (r - 1, r] / 2^16.
                 # V >= 2^-69, so G + 1 <= 69 log(2) / q + 1 < 2^16 for the
                 # q >= 1/512 of this path: it fits the uint16 steps.
-                V = (r - rng.random(undecided.size)) * 2.0 ** -_TABLE_BITS
+                V = (r - rng.random(undecided.size)) * 2.0**-_TABLE_BITS
                 steps[undecided] = _floor_steps(np.log(V) / log1mq, length)
         else:
             steps = _floor_steps(rng.standard_exponential(size) / -log1mq, length)
@@ -419,7 +419,7 @@ def unary_sparse_rows(codes, own_bit, s_codes, rank, n_cols, q, rng):
             m = vals.size + where.size
             if nnz + m > indices.size:
                 indices = _grown(indices, nnz, nnz + m)
-            out = indices[nnz:nnz + m]
+            out = indices[nnz : nnz + m]
             if where.size:
                 mask = np.ones(m, dtype=bool)
                 mask[where] = False
@@ -429,8 +429,8 @@ def unary_sparse_rows(codes, own_bit, s_codes, rank, n_cols, q, rng):
                 out[...] = vals
             counts = size + add
             counts -= drop
-            np.cumsum(counts, out=indptr[a + 1:b + 1])
-            indptr[a + 1:b + 1] += nnz
+            np.cumsum(counts, out=indptr[a + 1 : b + 1])
+            indptr[a + 1 : b + 1] += nnz
             nnz += m
 
     carry = np.zeros(0, dtype=np.int64)

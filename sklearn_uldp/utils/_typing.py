@@ -10,8 +10,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["ArrayLike", "Categories", "RandomStateLike", "ReportsLike", "Sensitive",
-           "TransformOutput"]
+__all__ = [
+    "ArrayLike",
+    "Categories",
+    "RandomStateLike",
+    "ReportsLike",
+    "Sensitive",
+    "TransformOutput",
+]
 
 #: ``random_state`` of every mechanism, search and simulation.
 RandomStateLike = (

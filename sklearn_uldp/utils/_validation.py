@@ -124,8 +124,9 @@ def _missing_mask(values):
     return mask if mask.any() else None
 
 
-def encode_labels(values: Any, categories: Any, index: Any = None, *,
-                  strict_bools: bool = False) -> np.ndarray:
+def encode_labels(
+    values: Any, categories: Any, index: Any = None, *, strict_bools: bool = False
+) -> np.ndarray:
     """Position of each value in ``categories`` (-1 for values not in it).
 
     Every missing-value marker (None, NaN, pd.NA, NaT) matches the missing
@@ -183,8 +184,16 @@ def _bool_flags(values):
     inferred = pd.api.types.infer_dtype(values, skipna=True)
     if inferred == "boolean":
         return True
-    if inferred in ("string", "bytes", "integer", "floating", "mixed-integer-float",
-                    "empty", "decimal", "complex"):
+    if inferred in (
+        "string",
+        "bytes",
+        "integer",
+        "floating",
+        "mixed-integer-float",
+        "empty",
+        "decimal",
+        "complex",
+    ):
         return None
     flags = np.fromiter(map(_is_bool, values), dtype=bool, count=values.shape[0])
     return flags if flags.any() else None
@@ -205,8 +214,11 @@ def _unmatch_bools(values, categories, codes):
     if cat_flags is None:
         # Without boolean categories, only a boolean equal to a numeric 0/1
         # category can be matched wrongly.
-        if not any(c == 0 or c == 1 for c in categories.tolist()
-                   if isinstance(c, (numbers.Number, np.number))):
+        if not any(
+            c == 0 or c == 1
+            for c in categories.tolist()
+            if isinstance(c, (numbers.Number, np.number))
+        ):
             return
         cat_flags = np.zeros(categories.shape[0], dtype=bool)
     elif cat_flags is True:
@@ -218,8 +230,7 @@ def _unmatch_bools(values, categories, codes):
     if not matched.any():
         return
     wrong = matched.copy()
-    wrong[matched] = np.broadcast_to(value_flags, codes.shape)[matched] != cat_flags[
-        codes[matched]]
+    wrong[matched] = np.broadcast_to(value_flags, codes.shape)[matched] != cat_flags[codes[matched]]
     codes[wrong] = -1
 
 
@@ -230,12 +241,12 @@ def bool_mismatch_hint(unknown, categories):
     values are booleans and the domain has none, or the reverse.
     """
     unknown = [v for v in unknown if not _is_missing_scalar(v)]
-    cats = [c for c in np.asarray(categories, dtype=object).tolist()
-            if not _is_missing_scalar(c)]
+    cats = [c for c in np.asarray(categories, dtype=object).tolist() if not _is_missing_scalar(c)]
     unknown_bool = any(map(_is_bool, unknown))
     cats_bool = any(map(_is_bool, cats))
     if (unknown_bool and not all(map(_is_bool, cats))) or (
-            cats_bool and not all(map(_is_bool, unknown))):
+        cats_bool and not all(map(_is_bool, unknown))
+    ):
         return (
             " Booleans and numbers are distinct categories (True is not the "
             "category 1, and 1 or 1.0 is not the category True): convert the "
@@ -306,8 +317,11 @@ def _ndim_shape(values):
         return np.ndim(values), np.shape(values)
     except (ValueError, TypeError, UnicodeError):
         items = list(values)
-        nested = [v for v in items
-                  if isinstance(v, (list, tuple, set, dict, np.ndarray, pd.Series, pd.Index))]
+        nested = [
+            v
+            for v in items
+            if isinstance(v, (list, tuple, set, dict, np.ndarray, pd.Series, pd.Index))
+        ]
         if nested:
             return 2, f"({len(items)}, ...) (nested sequences)"
         return 1, (len(items),)
@@ -357,9 +371,7 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
         if isinstance(sensitive, (str, bytes)):
             sensitive = [sensitive]
         values = np.asarray(sensitive, dtype=object).ravel()
-        if values.size == k and all(
-            isinstance(v, (bool, np.bool_)) for v in values
-        ):
+        if values.size == k and all(isinstance(v, (bool, np.bool_)) for v in values):
             mask = values.astype(bool)
         else:
             positions = encode_labels(values, np.asarray(categories), strict_bools=True)
@@ -402,8 +414,9 @@ def check_channel_categories(categories: Any) -> np.ndarray:
     return check_categories(categories)
 
 
-def check_sensitive_mask(sensitive: Any, n_categories: int, *,
-                         name: str = "sensitive") -> np.ndarray:
+def check_sensitive_mask(
+    sensitive: Any, n_categories: int, *, name: str = "sensitive"
+) -> np.ndarray:
     """Validate a boolean mask of sensitive categories, as a spec holds it.
 
     Parameters
