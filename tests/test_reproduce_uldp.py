@@ -50,6 +50,8 @@ def test_fig5_writes_results(fig5):
     assert len(record["rows"]) == len(rows) > 0
     table = (out / "uldp_fig5_fig10.md").read_text()
     assert "| data | epsilon | mechanism |" in table
+    assert "| TV | TV_sd | MSE | MSE_sd |" in table  # the spread over the realizations
+    assert all(r["runs"] == 1 for r in rows)  # --quick: one realization, no spread
     assert meta["datasets"]["location"]["k"] == 625
     assert meta["datasets"]["location"]["k_S"] == 15
     assert meta["datasets"]["census"]["k"] == 400
@@ -112,6 +114,13 @@ def test_fig6_sensitive_set_size():
     assert tv(ln_k, 1, "uRR") < 1.2 * no_priv
     # the utility-optimized error grows with |X_S|
     assert tv(0.1, 1, "uRAP") < tv(0.1, 100, "uRAP")
+    # the spread over the random X_S cases (and over realizations for RR and
+    # RAPPOR) is recorded beside each mean, and shown in the table
+    for row in rows:
+        assert row["runs"] == 2
+        assert np.isfinite(row["TV_sd"]) and np.isfinite(row["MSE_sd"])
+    assert _pick(rows, epsilon=0.1, size_S=100, mechanism="uRR", estimator="EM")["TV_sd"] > 0
+    assert "| TV | TV_sd | MSE | MSE_sd | runs |" in (with_tmp / "uldp_fig6_fig11.md").read_text()
 
 
 def test_fig7_attributes():
@@ -132,6 +141,31 @@ def test_fig7_attributes():
     assert row(9, 6.0, "uRR")["TV"] < row(9, 6.0, "RR")["TV"]
     assert row(9, 6.0, "uRAP")["paper_EM_seconds"] == 1073
     assert np.isfinite(row(9, 6.0, "uRAP")["EM_seconds"])
+    # the spread over the realizations is recorded beside each mean
+    for r in rows:
+        assert r["runs"] == 2
+        assert np.isfinite(r["TV_sd"]) and np.isfinite(r["MSE_sd"])
+    assert row(9, 0.1, "uRAP")["TV_sd"] > 0
+    assert "| TV | TV_sd | MSE | MSE_sd | runs |" in (with_tmp / "uldp_fig7_fig12.md").read_text()
+
+
+def test_fig7_subset_options():
+    out = Path(__import__("tempfile").mkdtemp())
+    argv = ["--quick", "--attributes", "4", "--epsilons", "6", "--out", str(out)]
+    rows, _ = _script("uldp_fig7_fig12").main(argv)
+    assert {(r["n_attributes"], r["epsilon"]) for r in rows} == {(4, 6.0)}
+    assert (out / "uldp_fig7_fig12_subset.json").exists()
+    assert not (out / "uldp_fig7_fig12.json").exists()
+
+
+def test_mean_sd_is_the_sample_standard_deviation():
+    mean_sd = _script("uldp_fig5_fig10").mean_sd
+    mean, sd = mean_sd([[1.0, 10.0], [3.0, 10.0]])
+    np.testing.assert_allclose(mean, [2.0, 10.0])
+    np.testing.assert_allclose(sd, [math.sqrt(2.0), 0.0])
+    mean, sd = mean_sd([[1.0, 10.0]])  # a single run has no spread
+    np.testing.assert_allclose(mean, [1.0, 10.0])
+    assert np.isnan(sd).all()
 
 
 def test_location_grid_paper_statistics():

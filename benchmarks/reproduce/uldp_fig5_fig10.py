@@ -20,7 +20,9 @@ people"), so "no privacy" has the sampling error of the half. TV is the
 paper's utility (Fig. 5); the MSE of Fig. 10 is the squared l2 loss
 sum_x (p_hat(x) - p(x))^2 (the paper's "l2 loss"). Each point is the mean over
 ``--runs`` realizations of the reports (the paper: 100; default 5 here, as
-RAPPOR's EM at epsilon = 0.1 takes about a minute per realization).
+RAPPOR's EM at epsilon = 0.1 takes about a minute per realization); ``TV_sd``
+and ``MSE_sd`` are the sample standard deviations over them, ``runs`` their
+number.
 
 Usage::
 
@@ -121,6 +123,18 @@ def evaluate(name, epsilon, data, sensitive, seed, estimators, *, em_max_iter=No
     return out
 
 
+def mean_sd(values):
+    """Mean and sample standard deviation (``ddof=1``) of ``values``, along axis 0.
+
+    The spread of a point over its realizations (or random cases); the
+    standard deviation is NaN (``-`` in the tables) for a single run.
+    """
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return values.mean(axis=0), np.full(values.shape[1:], np.nan)
+    return values.mean(axis=0), values.std(axis=0, ddof=1)
+
+
 def epsilons(k, quick, name="location"):
     if quick:  # census: the large budgets only (RAPPOR's EM is slow at 0.1)
         grid = [0.1, 1.0, math.log(k)] if name == "location" else [1.0, math.log(k)]
@@ -147,16 +161,19 @@ def run(data, args, rows):
                     acc[e].append(v)
             for e, vals in acc.items():
                 vals = np.asarray(vals)
+                (tv, l2, sec), (tv_sd, l2_sd, _) = mean_sd(vals)
                 rows.append(
                     {
                         "data": data.name,
                         "epsilon": eps,
                         "mechanism": mech,
                         "estimator": e,
-                        "TV": vals[:, 0].mean(),
-                        "TV_sd": vals[:, 0].std(),
-                        "MSE": vals[:, 1].mean(),
-                        "seconds": vals[:, 2].mean(),
+                        "TV": tv,
+                        "TV_sd": tv_sd,
+                        "MSE": l2,
+                        "MSE_sd": l2_sd,
+                        "runs": len(vals),
+                        "seconds": sec,
                         "no_privacy_TV": np_tv,
                         "no_privacy_MSE": np_l2,
                     }
@@ -283,7 +300,9 @@ def main(argv=None):
             "mechanism",
             "estimator",
             "TV",
+            "TV_sd",
             "MSE",
+            "MSE_sd",
             "no_privacy_TV",
             "no_privacy_MSE",
             "seconds",

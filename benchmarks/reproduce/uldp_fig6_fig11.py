@@ -3,7 +3,10 @@
 Murakami & Kawamoto, USENIX Security 2019, Sec. 6.2 and Appendix E.3: the
 sensitive set X_S is drawn at random from X, its size going from 1 to |X|;
 each point is the mean over random choices of X_S (the paper: one hundred
-cases; ``--runs`` here, one realization of the reports per case). The
+cases; ``--runs`` here, default 5, one realization of the reports per case);
+``TV_sd`` and ``MSE_sd`` are the sample standard deviations over the cases
+(over ``--runs`` realizations for RR and RAPPOR, which ignore X_S), ``runs``
+their number. The
 estimators are "emp" and "EM" (``EMEstimator(shrinkage=None)``, the exact
 maximum-likelihood estimate started from emp+thr); the paper omits
 "emp+thr" here as it is very close to "EM". RR and RAPPOR do not depend on
@@ -30,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import parse_args, save_results, timer  # noqa: E402
-from uldp_fig5_fig10 import census_data, evaluate, location_data  # noqa: E402
+from uldp_fig5_fig10 import census_data, evaluate, location_data, mean_sd  # noqa: E402
 
 from sklearn_uldp.metrics import l2_loss, total_variation  # noqa: E402
 
@@ -61,7 +64,7 @@ def run(data, args, rows):
                 evaluate(mech, eps, data, None, args.seed + 7 * r + 3, ["emp", "EM"])
                 for r in range(args.runs)
             ]
-            base[mech] = {e: np.mean([v[e][:2] for v in vals], axis=0) for e in ("emp", "EM")}
+            base[mech] = {e: [v[e][:2] for v in vals] for e in ("emp", "EM")}
         for size in sizes(k, args.quick):
             acc = {m: {e: [] for e in ("emp", "EM")} for m in ("uRR", "uRAP")}
             for r in range(args.runs):
@@ -72,7 +75,8 @@ def run(data, args, rows):
                         acc[mech][e].append(res[e][:2])
             for mech in ("RR", "RAPPOR", "uRR", "uRAP"):
                 for e in ("emp", "EM"):
-                    tv, l2 = base[mech][e] if mech in base else np.mean(acc[mech][e], axis=0)
+                    vals = base[mech][e] if mech in base else acc[mech][e]
+                    (tv, l2), (tv_sd, l2_sd) = mean_sd(vals)
                     rows.append(
                         {
                             "data": data.name,
@@ -81,7 +85,10 @@ def run(data, args, rows):
                             "mechanism": mech,
                             "estimator": e,
                             "TV": tv,
+                            "TV_sd": tv_sd,
                             "MSE": l2,
+                            "MSE_sd": l2_sd,
+                            "runs": len(vals),
                             "no_privacy_TV": np_tv,
                             "no_privacy_MSE": np_l2,
                         }
@@ -131,7 +138,7 @@ def plot(rows, args, metric="TV"):
 
 
 def main(argv=None):
-    args = parse_args(__doc__, argv, default_runs=2)
+    args = parse_args(__doc__, argv, default_runs=5)
     rows = []
     with timer("total") as t:
         if args.quick:
@@ -161,7 +168,10 @@ def main(argv=None):
             "mechanism",
             "estimator",
             "TV",
+            "TV_sd",
             "MSE",
+            "MSE_sd",
+            "runs",
             "no_privacy_TV",
         ],
         meta=meta,

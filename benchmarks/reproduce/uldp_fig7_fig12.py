@@ -10,7 +10,10 @@ maximum-likelihood estimate by EM started from emp+thr:
 Stand-in: ``load_census_tuples(n_attributes)`` (the 1980 US Census extract
 AER::Fertility; |X| = 400 to 12,800, |X_S| = 80 to 2,560; the 5th and 6th
 attributes are the table's, the 7th to 9th are generated), n = 240,000 of
-its 254,654 people. ``--runs`` realizations (default 1; the paper: 10).
+its 254,654 people. Each point is the mean over ``--runs`` realizations
+(default 3; the paper: 10); ``TV_sd`` and ``MSE_sd`` are the sample
+standard deviations over them, ``runs`` their number. ``--attributes`` and
+``--epsilons`` restrict the run to some numbers of attributes and budgets.
 
 The paper's statements: the TV grows with the number of attributes, the
 utility-optimized mechanisms stay better; at epsilon = 0.1 with 9
@@ -25,6 +28,7 @@ Usage::
     python benchmarks/reproduce/uldp_fig7_fig12.py            # full (about 20 min)
     python benchmarks/reproduce/uldp_fig7_fig12.py --quick    # seconds
     python benchmarks/reproduce/uldp_fig7_fig12.py --rappor-large   # RAPPOR, 7-9 attributes
+    python benchmarks/reproduce/uldp_fig7_fig12.py --attributes 9 --epsilons 0.1 6
 """
 
 import argparse
@@ -37,7 +41,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import parse_args, save_results, timer  # noqa: E402
-from uldp_fig5_fig10 import census_data, make_mechanism  # noqa: E402
+from uldp_fig5_fig10 import census_data, make_mechanism, mean_sd  # noqa: E402
 
 from sklearn_uldp import EMEstimator, ThresholdEstimator  # noqa: E402
 from sklearn_uldp.metrics import l2_loss, total_variation  # noqa: E402
@@ -54,7 +58,9 @@ MECHS = ("RR", "RAPPOR", "uRR", "uRAP")
 _RAPPOR_LARGE_HELP = """
 RAPPOR is run up to 6 attributes only (its EM over 12,800-bit reports is the
 slow part); ``--rappor-large`` runs it alone for 7 to 9 attributes and
-writes uldp_fig7_fig12_rappor_large.
+writes uldp_fig7_fig12_rappor_large. ``--attributes A [A ...]`` and
+``--epsilons E [E ...]`` run a subset of the grid (4-9 attributes, epsilon in
+{0.1, 1, 6}) and write ``<name>_subset``.
 """
 
 
@@ -67,6 +73,10 @@ def run(args, rows):
         n_users, attrs, epsilons = 10_000, [4, 9], (0.1, 6.0)
     if args.rappor_large:
         attrs, mechs = [7, 8, 9], ("RAPPOR",)
+    if args.attributes:
+        attrs = [a for a in attrs if a in args.attributes]
+    if args.epsilons:
+        epsilons = tuple(e for e in epsilons if any(abs(e - x) < 1e-9 for x in args.epsilons))
     for n_attr in attrs:
         data = census_data(args.seed, n_attributes=n_attr, n_users=n_users)
         k = len(data.categories)
@@ -89,6 +99,7 @@ def run(args, rows):
                     tvs.append(total_variation(data.distribution, p_hat))
                     l2s.append(l2_loss(data.distribution, p_hat))
                     del reports
+                (tv, l2), (tv_sd, l2_sd) = mean_sd(np.column_stack([tvs, l2s]))
                 rows.append(
                     {
                         "n_attributes": n_attr,
@@ -96,8 +107,11 @@ def run(args, rows):
                         "k_S": len(data.sensitive),
                         "epsilon": eps,
                         "mechanism": mech,
-                        "TV": float(np.mean(tvs)),
-                        "MSE": float(np.mean(l2s)),
+                        "TV": float(tv),
+                        "TV_sd": float(tv_sd),
+                        "MSE": float(l2),
+                        "MSE_sd": float(l2_sd),
+                        "runs": len(tvs),
                         "no_privacy_TV": np_tv,
                         "EM_seconds": float(np.mean(em_s)),
                         "thr_seconds": float(np.mean(thr_s)),
@@ -107,8 +121,8 @@ def run(args, rows):
                     }
                 )
                 print(
-                    f"attrs={n_attr} k={k} eps={eps:g} {mech}: EM TV={np.mean(tvs):.4g} "
-                    f"({np.mean(em_s):.1f} s)",
+                    f"attrs={n_attr} k={k} eps={eps:g} {mech}: EM TV={tv:.4g} "
+                    f"(sd {tv_sd:.2g}, {len(tvs)} runs, {np.mean(em_s):.1f} s)",
                     flush=True,
                 )
 
@@ -147,11 +161,14 @@ def main(argv=None):
     # reports, 384 MB of bits at 9 attributes) is a separate, long run.
     own = argparse.ArgumentParser(add_help=False)
     own.add_argument("--rappor-large", action="store_true")
+    own.add_argument("--attributes", type=int, nargs="+", default=None)
+    own.add_argument("--epsilons", type=float, nargs="+", default=None)
     own_args, rest = own.parse_known_args(argv)
-    args = parse_args(__doc__ + _RAPPOR_LARGE_HELP, rest, default_runs=1)
+    args = parse_args(__doc__ + _RAPPOR_LARGE_HELP, rest, default_runs=3)
     args.rappor_large = own_args.rappor_large
-    if args.quick:
-        args.runs = 1
+    args.attributes, args.epsilons = own_args.attributes, own_args.epsilons
+    if args.quick:  # two realizations: enough to record a spread
+        args.runs = min(args.runs, 2)
     rows = []
     with timer("total") as t:
         run(args, rows)
@@ -164,6 +181,8 @@ def main(argv=None):
         "em": "EMEstimator(shrinkage=None), started from emp+thr (the paper's EM)",
     }
     name = "uldp_fig7_fig12_rappor_large" if args.rappor_large else "uldp_fig7_fig12"
+    if args.attributes or args.epsilons:  # a subset: do not overwrite the full run
+        name += "_subset"
     save_results(
         name,
         rows,
@@ -175,7 +194,10 @@ def main(argv=None):
             "epsilon",
             "mechanism",
             "TV",
+            "TV_sd",
             "MSE",
+            "MSE_sd",
+            "runs",
             "no_privacy_TV",
             "EM_seconds",
             "paper_EM_seconds",
