@@ -49,6 +49,10 @@ from importlib import metadata
 
 import numpy as np
 
+# the anchors' compatibility shims, shared with the other benchmark scripts
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _anchors import compat_shims  # noqa: E402
+
 LIBRARIES = ("sklearn_uldp", "sklearn_uldp_chunked", "pure_ldp", "multi_freq_ldpy")
 MECHANISMS = ("krr", "oue", "olh", "blh", "ss", "cms", "hcms", "hr")
 #: The variants each library runs for a mechanism (a library without the
@@ -325,43 +329,6 @@ def _em_note(est) -> str:
 # --------------------------------------------------------------------------- #
 # anchors: compatibility shims, a per-call time cap, extrapolation
 # --------------------------------------------------------------------------- #
-def _compat_shims():
-    """Make the anchors run with today's xxhash and numpy (not their logic).
-
-    Both anchors call ``xxhash.xxh32(str(x), seed=...)`` (or xxh64), which
-    xxhash >= 3 refuses (it hashes bytes); pure-ldp's CMS server calls
-    ``np.zeros(None)``, which numpy 2 refuses. The shims encode the string and
-    map None to ().
-    """
-    try:
-        import xxhash
-    except ImportError:
-        return
-    if not getattr(xxhash, "_bench_shim", False):
-        for name in ("xxh32", "xxh64"):
-            raw = getattr(xxhash, name)
-
-            def encoded(data, seed=0, _raw=raw):
-                return _raw(data.encode() if isinstance(data, str) else data, seed=seed)
-
-            setattr(xxhash, name, encoded)
-        xxhash._bench_shim = True
-    try:
-        import pure_ldp.core._freq_oracle_server as fos
-    except ImportError:
-        return
-
-    class _NumpyProxy:
-        def __getattr__(self, name):
-            return getattr(np, name)
-
-        @staticmethod
-        def zeros(shape, *args, **kwargs):
-            return np.zeros(() if shape is None else shape, *args, **kwargs)
-
-    fos.np = _NumpyProxy()
-
-
 _CHILD_PEAK_MB = []
 
 
@@ -538,7 +505,7 @@ def _pure_ldp_pair(variant, k, eps):
 def run_pure_ldp(variant, X, k, eps, seed, true, opts):
     import random
 
-    _compat_shims()
+    compat_shims()
     client, server, params = _pure_ldp_pair(variant, k, eps)
     data = X.tolist()  # the library is per-item Python; feed it Python ints (untimed)
     for v in data[:1000]:  # warm-up
@@ -585,7 +552,7 @@ def run_pure_ldp(variant, X, k, eps, seed, true, opts):
 def run_multi_freq_ldpy(variant, X, k, eps, seed, true, opts):
     import numba
 
-    _compat_shims()
+    compat_shims()
     from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, SS, UE
 
     @numba.njit

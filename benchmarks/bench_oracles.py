@@ -41,6 +41,10 @@ import warnings
 
 import numpy as np
 
+# the anchors' compatibility shims, shared with the other benchmark scripts
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _anchors import compat_shims  # noqa: E402
+
 RESULT_PREFIX = "@@RESULT@@"
 MECHANISMS = ("olh", "blh", "ss", "cms", "hcms")
 ANCHORS = {
@@ -75,40 +79,6 @@ def _timed(fn):
 
 
 # ------------------------------------------------------------------- shims
-def _compat_shims():
-    """Make the anchors run with today's xxhash and numpy (not their logic).
-
-    Both anchors call ``xxhash.xxh32(str(x), seed=...)`` (or xxh64), which xxhash >= 3
-    refuses (it hashes bytes); pure-ldp's CMS server calls ``np.zeros(None)``,
-    which numpy 2 refuses. The shims encode the string and map None to ().
-    """
-    import xxhash
-
-    if not getattr(xxhash, "_bench_shim", False):
-        for name in ("xxh32", "xxh64"):
-            raw = getattr(xxhash, name)
-
-            def encoded(data, seed=0, _raw=raw):
-                return _raw(data.encode() if isinstance(data, str) else data, seed=seed)
-
-            setattr(xxhash, name, encoded)
-        xxhash._bench_shim = True
-    try:
-        import pure_ldp.core._freq_oracle_server as fos
-    except ImportError:
-        return
-
-    class _NumpyProxy:
-        def __getattr__(self, name):
-            return getattr(np, name)
-
-        @staticmethod
-        def zeros(shape, *args, **kwargs):
-            return np.zeros(() if shape is None else shape, *args, **kwargs)
-
-    fos.np = _NumpyProxy()
-
-
 # ----------------------------------------------------------------- runners
 def run_sklearn_uldp(mech, X, k, eps, seed, true):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -171,7 +141,7 @@ def run_sklearn_uldp(mech, X, k, eps, seed, true):
 def run_pure_ldp(mech, X, k, eps, seed, true):
     import random
 
-    _compat_shims()
+    compat_shims()
     random.seed(seed)
     np.random.seed(seed)
     identity = lambda x: x  # noqa: E731  (the default maps 1-based items)
@@ -214,7 +184,7 @@ def run_pure_ldp(mech, X, k, eps, seed, true):
 def run_multi_freq_ldpy(mech, X, k, eps, seed, true, ibu_iter=10000, ibu_tol=1e-12):
     import numba
 
-    _compat_shims()
+    compat_shims()
 
     @numba.njit
     def _seed(s):
