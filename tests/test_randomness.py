@@ -476,3 +476,28 @@ def test_search_accepts_secure():
         _rr(), {"epsilon": [0.5, 2.0]}, n_repeats=2, random_state="secure"
     ).fit(X)
     assert len(search.cv_results_) == 2
+
+
+def test_partitions_keep_secure_columns_secure_next_to_plain_ones(monkeypatch):
+    # A DataFramePrivatizer whose columns mix "secure" and None: on the
+    # partition path (Dask) the "secure" column must still draw from the
+    # secure generator. Before, the template cleared every mechanism's
+    # random_state and the secure column silently got PCG64.
+    _secure_classes()
+    from sklearn_uldp.utils import _random
+
+    calls = []
+    real = _random.secure_generator
+
+    def counted():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(_random, "secure_generator", counted)
+    df = pd.DataFrame({"x": _X()[:, 0], "y": _X()[:, 0]})
+    priv = DataFramePrivatizer({"x": _rr("secure"), "y": _rr()}).fit(df)
+    calls.clear()
+    parts = privatize_partitions([df, df], priv)
+    assert len(calls) == 2  # the x column of each partition, and only it
+    assert all(p.shape == df.shape for p in parts)
+    assert priv.mechanisms_["x"].random_state == "secure"

@@ -717,7 +717,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             (i, t) for i, (_, t, _) in enumerate(priv.transformers_) if isinstance(t, BaseMechanism)
         ]
         if is_fresh(seed):
-            seeds = [seed] * len(mechs)
+            # fresh entropy in this task; a mechanism declared "secure" keeps
+            # the secure generator whatever its neighbours use
+            seeds = [
+                "secure" if is_secure(seed) or is_secure(t.random_state) else None for _, t in mechs
+            ]
         else:
             # Children built, not spawned: spawn() counts on the shared seed
             # object, and a re-computed partition must draw the same streams.

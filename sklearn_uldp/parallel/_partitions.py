@@ -277,7 +277,10 @@ def _partition_template(mechanism):
     ``random_state`` (a seed, a Generator) stays behind.
     """
     template = copy.copy(mechanism)
-    template.random_state = None
+    # "secure" names a generator, not a seed: keeping it lets the worker draw
+    # from the secure generator for this mechanism even when its neighbours
+    # in a DataFramePrivatizer use plain fresh entropy.
+    template.random_state = "secure" if is_secure(mechanism.random_state) else None
     template.__dict__.pop("_transform_calls", None)
     template.__dict__.pop("_seed_sequence", None)  # state of older versions
     return template
