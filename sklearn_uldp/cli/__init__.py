@@ -67,6 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     status : int
         0 on success, 2 on a usage or input error (the message is on stderr).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.cli import main
+    >>> main(["privatize", "no-such-file.csv", "-o", "reports.csv",
+    ...       "--columns", "city", "--epsilon", "1"])   # the error goes to stderr
+    2
     """
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -45,6 +45,18 @@ class AssociationResult:
     marginal_a, marginal_b : ndarray
         Maximum-likelihood marginals (the fit under independence).
     categories_a, categories_b : ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.stats import association_test
+    >>> a = np.random.default_rng(0).integers(0, 2, size=(5000, 1))
+    >>> ra = RandomizedResponse(2.0, categories=[0, 1], random_state=1).fit_transform(a)
+    >>> rb = RandomizedResponse(2.0, categories=[0, 1], random_state=2).fit_transform(a)
+    >>> result = association_test(ra, rb)   # the same values: strongly associated
+    >>> result.method, result.dof, bool(result.pvalue < 1e-6), result.joint.shape
+    ('chi2', 1, True, (2, 2))
     """
 
     statistic: float

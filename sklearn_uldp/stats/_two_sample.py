@@ -31,6 +31,20 @@ class TwoSampleResult:
     pvalue : float
     method : str
         ``"chi2-homogeneity"``, ``"wald-bits"`` or ``"bonferroni-z"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import EmpiricalEstimator, RandomizedResponse
+    >>> from sklearn_uldp.stats import two_sample_test
+    >>> mech = RandomizedResponse(1.0, categories=[0, 1, 2], random_state=0).fit()
+    >>> X = np.random.default_rng(0).choice(3, size=(4000, 1))
+    >>> first = EmpiricalEstimator().fit(mech.transform(X[:2000]))
+    >>> second = EmpiricalEstimator().fit(mech.transform(X[2000:]))
+    >>> result = two_sample_test(first, second)
+    >>> result.method, result.dof
+    ('chi2-homogeneity', 2)
+    >>> statistic, dof, pvalue = result  # unpacks like scipy's results
     """
 
     statistic: float
