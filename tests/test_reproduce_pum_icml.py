@@ -72,8 +72,8 @@ def test_uldp_theory_matches_simulation(tmp_path):
     out = _run("uldp_theory", tmp_path)
     rows = out["rows"]
     for row in rows:
-        assert 0.6 < row["l1 sim/theory"] < 1.5, row
-        assert 0.5 < row["l2 sim/theory"] < 1.6, row
+        assert 0.7 < row["l1 sim/theory"] < 1.15, row
+        assert 0.6 < row["l2 sim/theory"] < 1.3, row
     # Where the loss is spread over many categories the match is tight.
     for row in rows:
         if row["epsilon"] == pytest.approx(np.log(625)):
@@ -106,5 +106,5 @@ def test_icml_table1_blocks_help(tmp_path):
 def test_icml_highlow_hr_matches_urap(tmp_path):
     out = _run("icml_highlow_vs_urap", tmp_path)
     for row in out["rows"]:
-        assert 0.5 < row["ratio HL/uRAP"] < 2.0, row
+        assert 0.7 < row["ratio HL/uRAP"] < 1.4, row
         assert row["bits high-low HR"] < 11 and row["bits uRAP"] == 1000

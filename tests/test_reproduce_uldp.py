@@ -134,7 +134,7 @@ def test_fig7_attributes():
     # epsilon = 0.1, 9 attributes: RR and uRR fail (TV almost 1), uRAP does not
     assert row(9, 0.1, "RR")["TV"] > 0.9
     assert row(9, 0.1, "uRR")["TV"] > 0.9
-    assert row(9, 0.1, "uRAP")["TV"] < 0.75
+    assert row(9, 0.1, "uRAP")["TV"] < 0.6
     # the error grows with the number of attributes; ULDP stays ahead of LDP
     for mech in ("RR", "uRR", "uRAP"):
         assert row(4, 6.0, mech)["TV"] < row(9, 6.0, mech)["TV"]
