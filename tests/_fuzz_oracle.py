@@ -851,6 +851,11 @@ def _column_verdict(case, domain):
     """Verdict on the input column and the expected codes (list or None)."""
     how = case["how"]
     values = case["values"]
+    if how == "two_columns" and case["api"] != "PersonalizedMechanism" and case["fit_on_X"]:
+        # Mechanisms take several columns of one domain (issue 13): two
+        # copies of the column are valid exactly when the column is (when
+        # fitted on them; fitted without data, a mechanism has one column).
+        return _column_verdict({**case, "how": "object"}, domain)
     if how in ("two_columns", "1d", "sparse"):
         return "reject", None
     if not values:
@@ -1035,6 +1040,19 @@ def _check_mechanism_result(case, mech, X, reports, codes, mask):
         for j in range(t):
             _output_codes(channel, R[:, j * width : (j + 1) * width])
         return
+    if case["how"] == "two_columns":
+        # One block of report columns per input column, each the column's
+        # reports under the same channel.
+        if R.ndim != 2 or R.shape[1] % 2:
+            raise _Wrong("report shape", f"{R.shape} for two input columns")
+        width = R.shape[1] // 2
+        for j in range(2):
+            _check_output_codes(name, channel, R[:, j * width : (j + 1) * width], codes, Q, n)
+        return
+    _check_output_codes(name, channel, R, codes, Q, n)
+
+
+def _check_output_codes(name, channel, R, codes, Q, n):
     out = _output_codes(channel, R)
     if name == "NonPrivate" and codes is not None and out is not None:
         if list(out) != list(codes):
@@ -1362,7 +1380,9 @@ def _tamper_reports(reports, channel, how):
         has_missing = cat and any(family(v) == "missing" for v in channel.categories)
         return T, ("valid" if has_missing else "reject")
     if how == "extra_col":
-        return np.concatenate([R, R[:, :1]], axis=1), "reject"
+        # For one-value reports, a second column of valid reports is the
+        # output of a mechanism on two columns, which estimators pool.
+        return np.concatenate([R, R[:, :1]], axis=1), ("valid" if R.shape[1] == 1 else "reject")
     if how == "bits_2":
         if cat or R.shape[1] == 1 or R.shape[0] == 0:
             return None, None

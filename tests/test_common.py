@@ -7,15 +7,18 @@ class to a factory of the instances checked, and
 :func:`test_every_public_estimator_is_checked` fails when a class exported by
 the package is neither there nor in :data:`NOT_CHECKED` (with the reason).
 
-Most checks fit on random numeric matrices with several features, while a
-mechanism privatizes ONE categorical column (the decision and its trade-offs
-are in docs/architecture.md, "One column per mechanism") and an estimator only
-accepts the reports of its mechanism; those checks are listed in
-:func:`expected_failed_checks` with the reason, run in strict xfail mode (a
-listed check that starts passing fails the suite), and
-:func:`test_expected_failures_fail_for_the_stated_reason` verifies that each
-one fails for exactly that reason and no other. The multi-column object,
-``DataFramePrivatizer``, passes every check.
+Mechanisms take several columns (each privatized with its own stream, see
+docs/architecture.md, "Several columns per mechanism") and are checked over a
+public integer domain that holds the checks' rounded data (CHECK_CATS), so
+every mechanism whose domain can hold that data passes every check. The
+checks that still fail are listed in :func:`expected_failed_checks` with the
+reason, run in strict xfail mode (a listed check that starts passing fails the
+suite), and :func:`test_expected_failures_fail_for_the_stated_reason`
+verifies that each one fails for exactly that reason and no other. They are
+of three kinds: an estimator accepts only the reports of its mechanism (the
+checks feed it random matrices); the binary mechanism's domain has two values
+(the checks' data hold more); and two classes read a fixed column layout or
+output labels.
 
 Every property such a check was meant to verify is then tested on valid data
 (one categorical column, or real reports) by the tests below it, or in the
@@ -41,7 +44,6 @@ import sklearn
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import get_tags
 from sklearn.utils._testing import create_memmap_backed_data
 from sklearn.utils.estimator_checks import (
     estimator_checks_generator,
@@ -122,18 +124,28 @@ def _is_bits(obj):
 
 
 # --------------------------------------- every public class and its instances
+# The checks' data are rounded (X - X.min()) values, shifted by their mean in
+# check_positive_only_tag_during_fit: integers in -5..14.
+CHECK_CATS = list(range(-5, 15))
+
+
 def _mechanism(cls, **params):
-    """Default construction: the 6 categories CATS, 0 and 1 sensitive when the
-    mechanism has a sensitive set, seeded; ``params`` override."""
+    """Default construction: the integer domain CHECK_CATS, 0 and 1 sensitive
+    when the mechanism has a sensitive set, seeded; ``params`` override."""
     accepted = inspect.signature(cls).parameters
-    default = {"categories": CATS, "sensitive": [0, 1], "random_state": 0}
+    default = {"categories": CHECK_CATS, "sensitive": [0, 1], "random_state": 0}
     default = {k: v for k, v in default.items() if k in accepted}
     return [cls(**{**default, **params})]
 
 
+# k-RR over the checks' integer domain: its reports are the checks' values.
+RR_CHECK = RandomizedResponse(epsilon=1.0, categories=CHECK_CATS, random_state=0).fit()
+
+
 def _estimator(cls):
-    """With a one-value-per-user mechanism and with a bit-vector one."""
-    return [cls(mechanism=mech) for mech in (RR_3, RAPPOR_3)]
+    """With a one-value-per-user mechanism (whose reports the checks' data
+    are) and with a bit-vector one."""
+    return [cls(mechanism=mech) for mech in (RR_CHECK, RAPPOR_3)]
 
 
 # Personalized reports over a domain of 20 cells, one tag column ("home"):
@@ -160,7 +172,7 @@ CHECKED = {
     UtilityOptimizedBlockDesign: _mechanism,
     HadamardResponse: _mechanism,
     HighLowHadamardResponse: _mechanism,
-    BlockHadamardResponse: partial(_mechanism, blocks=[[0, 1, 2], [3, 4, 5]]),
+    BlockHadamardResponse: partial(_mechanism, blocks=[list(range(-5, 5)), list(range(5, 15))]),
     BinaryOptimalResponse: partial(_mechanism, categories=[0, 1]),
     PersonalizedMechanism: partial(_mechanism, **PUM_20),
     EmpiricalEstimator: _estimator,
@@ -235,61 +247,32 @@ def test_every_public_estimator_is_checked():
 # --------------------------------------------------- expected failed checks
 SINGLE_COLUMN = "tests/test_common.py::"
 
-# check -> (number of numeric features the check fits a mechanism on,
-#           the test of the same property on one categorical column)
-MECHANISM_XFAILS = {
-    "check_fit_score_takes_y": (3, "test_mechanism_fit_returns_self_and_takes_y"),
-    "check_estimators_overwrite_params": (2, "test_mechanism_fit_keeps_params"),
-    "check_dont_overwrite_parameters": (3, "test_mechanism_fit_keeps_params"),
-    "check_estimators_fit_returns_self": (2, "test_mechanism_fit_returns_self_and_takes_y"),
-    "check_readonly_memmap_input": (2, "test_mechanism_input_containers"),
-    "check_n_features_in_after_fitting": (4, "test_mechanism_n_features_in"),
-    "check_positive_only_tag_during_fit": (4, "test_mechanism_negative_categories"),
-    "check_estimators_dtypes": (5, "test_mechanism_input_dtypes"),
-    "check_dtype_object": (10, "test_mechanism_input_dtypes"),
-    "check_estimators_pickle": (3, "test_mechanism_pickle_round_trip"),
-    "check_f_contiguous_array_estimator": (3, "test_mechanism_input_containers"),
-    "check_transformer_data_not_an_array": (3, "test_mechanism_input_containers"),
-    "check_transformer_general": (3, "test_mechanism_reproducible"),
-    "check_transformer_preserve_dtypes": (3, "test_mechanism_input_dtypes"),
-    "check_fit2d_1sample": (10, "test_mechanism_one_sample_and_empty"),
-    "check_dict_unchanged": (3, "test_mechanism_transform_keeps_dict"),
-    "check_fit_idempotent": (2, "test_mechanism_reproducible"),
-    "check_fit_check_is_fitted": (2, "test_mechanism_fit_returns_self_and_takes_y"),
-    "check_n_features_in": (2, "test_mechanism_n_features_in"),
-    "check_fit2d_predict1d": (3, "test_mechanism_rejects_1d_input"),
+# The binary mechanism (domain [0, 1]): checks whose data hold other values.
+# check -> the test of the same property on binary data.
+BINARY_XFAILS = {
+    check: "test_binary_mechanism_on_binary_data"
+    for check in (
+        "check_estimators_overwrite_params",
+        "check_dont_overwrite_parameters",
+        "check_estimators_fit_returns_self",
+        "check_readonly_memmap_input",
+        "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit",
+        "check_estimators_dtypes",
+        "check_f_contiguous_array_estimator",
+        "check_transformer_data_not_an_array",
+        "check_transformer_general",
+        "check_transformer_preserve_dtypes",
+        "check_fit2d_1sample",
+        "check_dict_unchanged",
+        "check_fit_idempotent",
+        "check_fit_check_is_fitted",
+        "check_n_features_in",
+        "check_fit2d_predict1d",
+    )
 }
-# Only run for deterministic estimators (NonPrivate among the mechanisms).
-DETERMINISTIC_XFAILS = {
-    "check_pipeline_consistency": (3, "test_deterministic_invariances"),
-    "check_methods_sample_order_invariance": (3, "test_deterministic_invariances"),
-    "check_methods_subset_invariance": (3, "test_deterministic_invariances"),
-}
+BINARY_XFAILS["check_fit2d_1feature"] = "test_binary_mechanism_refuses_other_values"
 
-# Estimator with a one-value-per-user mechanism: check -> (columns fed, test).
-RR_ESTIMATOR_XFAILS = {
-    "check_fit_score_takes_y": (3, "test_estimator_fit_returns_self_and_takes_y"),
-    "check_estimators_overwrite_params": (2, "test_estimator_keeps_params_and_dict"),
-    "check_dont_overwrite_parameters": (3, "test_estimator_keeps_params_and_dict"),
-    "check_estimators_fit_returns_self": (2, "test_estimator_fit_returns_self_and_takes_y"),
-    "check_readonly_memmap_input": (2, "test_estimator_report_containers"),
-    "check_n_features_in_after_fitting": (4, "test_estimator_n_features_in"),
-    "check_positive_only_tag_during_fit": (4, "test_estimator_negative_labels"),
-    "check_estimators_dtypes": (5, "test_estimator_report_containers"),
-    "check_dtype_object": (10, "test_estimator_report_containers"),
-    "check_pipeline_consistency": (3, "test_deterministic_invariances"),
-    "check_estimators_nan_inf": (3, "test_estimator_rejects_nan_inf_reports"),
-    "check_estimators_pickle": (3, "test_estimator_pickle_round_trip"),
-    "check_f_contiguous_array_estimator": (3, "test_estimator_report_containers"),
-    "check_methods_sample_order_invariance": (3, "test_deterministic_invariances"),
-    "check_methods_subset_invariance": (3, "test_deterministic_invariances"),
-    "check_fit2d_1sample": (10, "test_estimator_one_report_and_empty"),
-    "check_dict_unchanged": (3, "test_estimator_keeps_params_and_dict"),
-    "check_fit_idempotent": (2, "test_estimator_fit_idempotent"),
-    "check_fit_check_is_fitted": (2, "test_estimator_fit_returns_self_and_takes_y"),
-    "check_n_features_in": (2, "test_estimator_n_features_in"),
-    "check_fit2d_predict1d": (3, "test_estimator_1d_reports"),
-}
 # Estimator with RAPPOR over 3 categories (reports: 3 bit columns). Checks
 # fed another number of columns: check -> (columns fed, test).
 RAPPOR_ESTIMATOR_SHAPE_XFAILS = {
@@ -420,47 +403,25 @@ def _expected_failures(estimator):
             STR_COMPARISON,
         )
         return out
-    if isinstance(estimator, BaseMechanism):
-        table = dict(MECHANISM_XFAILS)
-        tags = get_tags(estimator)
-        if not tags.transformer_tags.preserves_dtype:
-            # Not run: bit-vector reports claim no dtype to preserve.
-            del table["check_transformer_preserve_dtypes"]
-        if not tags.non_deterministic:
-            table.update(DETERMINISTIC_XFAILS)
-        for check, (n, test) in table.items():
+    if isinstance(estimator, BinaryOptimalResponse):
+        for check, test in BINARY_XFAILS.items():
             out[check] = (
-                f"{name} privatizes ONE categorical column (X of shape (n, 1)); "
-                f"this check fits it on {n} numeric features, which it refuses "
-                "('privatizes one column'). Tested on one column in "
+                f"{name} has a binary domain (here [0, 1]); this check's data "
+                "hold other integers, which are refused as unknown categories "
+                "(a ValueError naming them). Tested on binary data in "
                 f"{SINGLE_COLUMN}{test}.",
-                rf"privatizes one column, got {n}\b",
-            )
-        if isinstance(estimator, BinaryOptimalResponse):
-            out["check_fit2d_1feature"] = (
-                f"{name} has a binary domain (here [0, 1]); this check's one "
-                "column holds the values 0 to 3, and a value outside the domain "
-                "is refused by a ValueError naming it. Tested in "
-                f"{SINGLE_COLUMN}test_binary_mechanism_refuses_other_values.",
                 r"unknown categor",
             )
         return out
+    if isinstance(estimator, BaseMechanism):
+        return out  # every check passes
     mech = type(estimator.mechanism).__name__
     if isinstance(estimator, PersonalizedEstimator):
         for check, (why, test, pattern) in PERSONALIZED_ESTIMATOR_XFAILS.items():
             out[check] = (f"{why}. Tested in {SINGLE_COLUMN}{test}.", pattern)
         return out
     if isinstance(estimator.mechanism, RandomizedResponse):
-        for check, (n, test) in RR_ESTIMATOR_XFAILS.items():
-            out[check] = (
-                f"reports of {mech} are one value per user (one column); this "
-                f"check fits {name} on {n} numeric columns, which the channel "
-                "refuses (ReportMismatchError). Tested on real reports in "
-                f"{SINGLE_COLUMN}{test}.",
-                rf"Expected reports of shape \(n,\) or \(n, 1\), got shape "
-                rf"\(\d+, {n}\)",
-            )
-        return out
+        return out  # the checks' data are reports of k-RR over CHECK_CATS
     for check, (n, test) in RAPPOR_ESTIMATOR_SHAPE_XFAILS.items():
         out[check] = (
             f"reports of {mech} over 3 categories are 3 bit columns; this check "
@@ -727,11 +688,18 @@ def test_mechanism_one_sample_and_empty(mechanism):
         mechanism.fit(np.empty((5, 0), dtype=np.int64))
 
 
-def test_mechanism_rejects_1d_input(mechanism):
+def test_mechanism_1d_input_is_one_column(mechanism):
+    """A 1-D array or list is one column, like a Series (issue 13); after a
+    fit on several columns it is ambiguous and refused."""
     X = _column()
-    mechanism.fit(X)
+    expected = np.asarray(clone(mechanism).fit_transform(X))
+    for flat in (X[:, 0], X[:, 0].tolist(), pd.Series(X[:, 0])):
+        assert_array_equal(np.asarray(clone(mechanism).fit_transform(flat)), expected)
+    fitted = clone(mechanism).fit(X)
+    assert fitted.transform(X[:5, 0]).shape[0] == 5
+    fitted.fit(np.hstack([X, X]))
     with pytest.raises(ValueError, match="Reshape your data"):
-        mechanism.transform(X[:, 0])
+        fitted.transform(X[:, 0])
 
 
 def test_mechanism_complex_input(mechanism):
@@ -742,7 +710,13 @@ def test_mechanism_complex_input(mechanism):
 def test_mechanism_tags(mechanism):
     tags = mechanism.__sklearn_tags__()
     assert tags.input_tags.categorical and tags.input_tags.string
-    assert tags.input_tags.allow_nan  # NaN may be a category
+    # NaN is accepted only as a declared category (a missing-value marker).
+    assert not tags.input_tags.allow_nan
+    with_marker = clone(mechanism).set_params(categories=[*CATS, None])
+    assert with_marker.__sklearn_tags__().input_tags.allow_nan
+    assert (
+        not clone(mechanism).set_params(categories="auto").__sklearn_tags__().input_tags.allow_nan
+    )
     assert not tags.input_tags.positive_only
     assert tags.requires_fit
     assert tags.non_deterministic is not isinstance(mechanism, NonPrivate)
@@ -1003,6 +977,53 @@ def test_binary_mechanism_refuses_other_values():
         BinaryOptimalResponse().fit(np.array([[0], [1], [2]]))
     with pytest.raises(ValueError, match=r"categories has 3 distinct"):
         BinaryOptimalResponse(categories=[0, 1, 2]).fit()
+
+
+def test_binary_mechanism_on_binary_data():
+    """What the checks listed in BINARY_XFAILS verify, on values of [0, 1]:
+    several columns and dtypes, containers, fit/transform contract, params,
+    pickling, reproducibility, one sample and 1-D input."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(40, 3))
+    mech = BinaryOptimalResponse(categories=[0, 1], random_state=0)
+    params = copy.deepcopy(mech.get_params())
+    with pytest.raises(NotFittedError):
+        mech.transform(X)
+    assert mech.fit(X, np.arange(40)) is mech
+    assert mech.get_params() == params
+    assert mech.n_features_in_ == 3
+    out = mech.transform(X)
+    assert out.shape == X.shape
+    assert set(np.unique(np.asarray(out))) <= {0, 1}
+    # fit_transform == fit().transform, refitting restarts the seeded stream,
+    # and successive transforms draw fresh noise.
+    first = np.asarray(clone(mech).fit_transform(X))
+    assert_array_equal(np.asarray(clone(mech).fit(X).transform(X)), first)
+    assert_array_equal(np.asarray(mech.fit(X).transform(X)), first)
+    assert not np.array_equal(np.asarray(mech.transform(X)), first)
+    before = dict(vars(mech))
+    mech.transform(X)
+    assert vars(mech).keys() == before.keys()
+    # Containers and dtypes give the same reports; numeric dtypes are kept.
+    for data in (
+        X.tolist(),
+        np.asfortranarray(X),
+        create_memmap_backed_data(X),
+        pd.DataFrame(X, columns=["x0", "x1", "x2"]),
+    ):
+        assert_array_equal(np.asarray(clone(mech).fit_transform(data)), first)
+    for dtype in (np.int32, np.float32, np.float64):
+        assert clone(mech).fit_transform(X.astype(dtype)).dtype == dtype
+    restored = pickle.loads(pickle.dumps(mech.fit(X)))
+    assert_array_equal(np.asarray(restored.transform(X)), np.asarray(mech.transform(X)))
+    assert clone(mech).fit_transform(np.array([[1]])).shape == (1, 1)
+    with pytest.raises(ValueError, match="X has 2 features, but .* expecting 3"):
+        mech.transform(X[:, :2])
+    with pytest.raises(ValueError, match="Reshape your data"):
+        mech.transform(X[:, 0])
+    # Negative labels are ordinary categories.
+    neg = BinaryOptimalResponse(categories=[-1, 0], random_state=0)
+    assert neg.fit_transform(X - 1).shape == X.shape
 
 
 def _pum_data(n=60, seed=0):

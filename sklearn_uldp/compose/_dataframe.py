@@ -106,7 +106,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         What happens to the columns no mechanism selects. ``"drop"`` (the
         default) leaves them out; ``"passthrough"`` copies them to the
         output **unprivatized** (only for columns that are not private, such
-        as a survey wave); a mechanism privatizes the remaining column.
+        as a survey wave); a mechanism privatizes the remaining column (one
+        column at most).
     missing : {"error", "category"}, default="error"
         What to do with missing values (None, NaN, pd.NA) in a privatized
         column. ``"error"`` raises a clear error naming the column;
@@ -383,6 +384,15 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     f"Mechanism {name!r} reads the columns {columns!r}, which are "
                     f"not in X ({have}). {exc}"
                 ) from None
+            if isinstance(mech, BaseMechanism) and len(out[name]) != 1:
+                # One distribution to estimate and one report block per name.
+                raise ValueError(
+                    f"Mechanism {name!r} reads {len(out[name])} columns "
+                    f"({columns!r}); DataFramePrivatizer gives each mechanism one "
+                    "column. Give each column its own entry, e.g. "
+                    "[('a', mech, ['a']), ('b', mech, ['b'])], or privatize the "
+                    "columns' tuple as one joint value (JointEncoder)."
+                )
         return out
 
     def _prepared(self, X, positions):
@@ -550,6 +560,15 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 out = self._run(ColumnTransformer.fit_transform, X)
         finally:
             del self._fitting_transformers
+        rest = self._transformer_to_input_indices.get("remainder", [])
+        if isinstance(self.remainder, BaseMechanism) and len(rest) > 1:
+            # Like a listed mechanism: one column, one distribution to estimate.
+            raise ValueError(
+                f"remainder is a mechanism, and {len(rest)} columns remain "
+                f"(positions {list(rest)[:20]}); DataFramePrivatizer gives each "
+                "mechanism one column. List each remaining column with its own "
+                "mechanism, or leave one column to the remainder."
+            )
         return self._finish(out, X) if keep else None
 
     def _run(self, method, X):

@@ -45,6 +45,30 @@ def _report_columns(X):
     return 1 if len(shape) < 2 else int(shape[1])
 
 
+def _report_width(channel):
+    """Number of report columns one report of ``channel`` takes."""
+    if channel.report_format == "bits":
+        return int(channel.n_categories)
+    if channel.report_format == "sketch":
+        return int(channel.n_buckets) + 1
+    return 1
+
+
+def _pooled_blocks(X, width):
+    """Reports of c input columns (c blocks of ``width`` report columns, from a
+    mechanism fitted on several columns) as n * c reports of one block, block
+    after block; ``(X, 1)`` when ``X`` is one block (or not a multiple)."""
+    n_columns = _report_columns(X)
+    if n_columns <= width or n_columns % width:
+        return X, 1
+    c = n_columns // width
+    if sp.issparse(X):
+        X = sp.csr_array(X)
+        return sp.vstack([X[:, j * width : (j + 1) * width] for j in range(c)], format="csr"), c
+    arr = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+    return np.concatenate([arr[:, j * width : (j + 1) * width] for j in range(c)], axis=0), c
+
+
 def _check_reports(X, channel, estimator):
     """Generic checks of a batch of reports, before the channel decodes them.
 
@@ -170,7 +194,8 @@ class DistributionEstimator(BaseEstimator):
     statistics_ : ReportStatistics
         The accumulated sufficient statistics.
     n_reports_ : int
-        Number of reports seen.
+        Number of reports seen (n times c for the pooled reports of a
+        mechanism on c columns).
     distribution_ : ndarray of shape (k,)
         The estimate of the distribution of the true values.
     standard_errors_ : ndarray of shape (k,)
@@ -179,7 +204,7 @@ class DistributionEstimator(BaseEstimator):
         :meth:`confidence_intervals`).
     n_features_in_ : int
         Number of report columns (1 for one value per user, k for bit
-        vectors).
+        vectors; times c for a mechanism on c columns).
     feature_names_in_ : ndarray of shape (n_report_columns,)
         Report column names, when fitted on a DataFrame of reports.
 
@@ -261,7 +286,11 @@ class DistributionEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix
-            Reports as returned by a mechanism's ``transform``.
+            Reports as returned by a mechanism's ``transform``. The reports
+            of a mechanism fitted on several columns (one block per column)
+            are pooled: the estimate is then the distribution of the values
+            of all those columns. Estimate one column from its block,
+            ``mechanism.column_reports(reports, column)``.
         y : None
             Ignored.
 
@@ -298,7 +327,10 @@ class DistributionEstimator(BaseEstimator):
             _check_reports(X, channel, self)
         else:
             self._check_later_batch(X, channel)
-        codes = channel.encode_reports(X)
+        # Several blocks (a mechanism on several columns) are pooled: every
+        # block holds reports of the same channel, and counts add up.
+        pooled, _ = _pooled_blocks(X, _report_width(channel))
+        codes = channel.encode_reports(pooled)
         stats = channel.statistics(codes, keep_reports=self._needs_reports)
         if first:
             self.channel_ = channel
@@ -541,6 +573,12 @@ class DistributionEstimator(BaseEstimator):
         _check_reports(X, channel, self)
         n_features = _report_columns(X)
         expected = getattr(self, "n_features_in_", n_features)
+        if expected > 1 and not sp.issparse(X) and len(np.shape(X)) == 1:
+            raise ReportMismatchError(
+                f"Expected 2D array, got 1D array instead: {type(self).__name__} "
+                f"was fitted on {expected} report columns. Reshape your data "
+                "using reports.reshape(1, -1) if it holds a single row of reports."
+            )
         if n_features != expected:
             raise ReportMismatchError(
                 f"X has {n_features} features, but {type(self).__name__} is "
@@ -551,10 +589,12 @@ class DistributionEstimator(BaseEstimator):
         _check_feature_names(self, X, reset=False)
 
     def _codes(self, X):
+        """Codes of the (pooled) reports, and the number of blocks pooled."""
         check_is_fitted(self, "statistics_")
         self._resolve_channel(X)
         self._check_later_batch(X, self.channel_)
-        return self.channel_.encode_reports(X)
+        pooled, blocks = _pooled_blocks(X, _report_width(self.channel_))
+        return self.channel_.encode_reports(pooled), blocks
 
     def predict_proba(self, X: ReportsLike) -> np.ndarray:
         """Posterior P(true category | report) under the fitted distribution.
@@ -566,11 +606,13 @@ class DistributionEstimator(BaseEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_reports, k)
+        proba : ndarray of shape (n_reports, k) or (n_reports, c * k)
             Row i is the posterior of report i; invertible reports are
-            one-hot. Columns follow ``categories_``.
+            one-hot. Columns follow ``categories_``. For the reports of a
+            mechanism on c columns, block j (columns ``j*k`` to ``(j+1)*k``)
+            is the posterior of column j's report.
         """
-        codes = self._codes(X)
+        codes, blocks = self._codes(X)
         L = self.channel_.likelihood(codes)
         post = L * self._likelihood_distribution()[None, :]
         total = post.sum(axis=1, keepdims=True)
@@ -580,7 +622,11 @@ class DistributionEstimator(BaseEstimator):
         if empty.any():
             post[empty] = L[empty]
             total[empty] = L[empty].sum(axis=1, keepdims=True)
-        return post / total
+        post /= total
+        if blocks > 1:
+            k = post.shape[1]
+            post = post.reshape(blocks, -1, k).transpose(1, 0, 2).reshape(-1, blocks * k)
+        return post
 
     def score(self, X: ReportsLike, y: object = None) -> float:
         """Mean log-likelihood of the reports under the fitted distribution.
@@ -603,7 +649,7 @@ class DistributionEstimator(BaseEstimator):
         from ..model_selection._search import warn_if_default_score_compares_mechanisms
 
         warn_if_default_score_compares_mechanisms()
-        codes = self._codes(X)
+        codes, _ = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)
         return self.channel_.log_likelihood(stats, self._likelihood_distribution()) / stats.n
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -88,10 +90,22 @@ RANDOM_STATE_CONSTRAINT: list[Any] = [
 class BaseMechanism(TransformerMixin, BaseEstimator):
     """Base class of the local privacy mechanisms.
 
-    A mechanism privatizes one categorical column: ``fit`` fixes the public
+    A mechanism privatizes categorical columns: ``fit`` fixes the public
     domain (``categories_``) and builds the channel (``channel_``, the public
-    spec a collector needs); ``transform`` privatizes each row independently
+    spec a collector needs); ``transform`` privatizes each value independently
     with fresh randomness and returns reports that carry the channel.
+
+    Given several columns (as ``OneHotEncoder`` takes several), the mechanism
+    applies the same channel to each column with its own random stream and
+    returns one block of report columns per input column (in input order;
+    :meth:`column_reports` selects one block, which any estimator built on
+    the mechanism accepts). The columns share the domain: ``categories``
+    (or, with ``"auto"``, the values found in all of them) and the sensitive
+    set. Each column a user reports spends ``epsilon``: by sequential
+    composition a user's row spends ``n_features_in_ * epsilon``, which
+    :attr:`epsilon_spent_` reports. Columns with different domains or budgets
+    go through :class:`~sklearn_uldp.compose.DataFramePrivatizer` (one
+    mechanism per column).
 
     Subclasses implement :meth:`_make_channel` and, for bit-vector reports,
     :meth:`_wrap_reports`.
@@ -123,6 +137,11 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
     ((2, 1), True)
     """
 
+    #: Whether a report is a category of the domain (k-RR, uRR), so that
+    #: reports can keep the input's dtype; False for output codes (Hadamard,
+    #: hashing), whose dtype is int64 whatever the input.
+    _reports_are_values: bool = True
+
     _parameter_constraints: dict[str, list[Any]] = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "categories": [StrOptions({"auto"}), "array-like"],
@@ -144,10 +163,12 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, 1), default=None
-            One column of categorical values. Required when
-            ``categories="auto"`` (the domain is then learned from it, which
-            emits a :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`); with
+        X : array-like of shape (n_samples, n_features) or (n_samples,), default=None
+            Columns of categorical values (usually one; a 1-D array, list or
+            Series is one column). Required when
+            ``categories="auto"`` (the domain is then learned from the values
+            of all columns, which emits a
+            :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`); with
             explicit categories it is only validated and may be omitted.
         y : None
             Ignored.
@@ -173,7 +194,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             self._fitted_without_data = True
         else:
             self._fitted_without_data = False
-            column = self._validate_column(X, reset=True)
+            columns = self._validate_columns(X, reset=True)
+            # The columns share one domain: their values are checked (or
+            # learned) together.
+            column = columns[:, 0] if columns.shape[1] == 1 else _stack_values(columns)
             if auto:
                 missing = is_missing(column)
                 if missing.any():
@@ -226,25 +250,33 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         else:
             self._transform_calls = [0]
 
-    def _transform_rng(self, codes, n_values=None):
+    def _next_call(self):
+        """The rank of this ``transform`` call since ``fit`` (0 when fresh)."""
+        if is_fresh(self.random_state):
+            return 0
+        counter = self.__dict__.get("_transform_calls")
+        if counter is None:  # random_state was set after fit
+            counter = self._transform_calls = [0]
+        call = counter[0]
+        counter[0] += 1
+        return call
+
+    def _transform_rng(self, codes, n_values=None, *, column=None, call=None):
         """The generator of one ``transform`` call on the encoded input ``codes``.
 
         ``None`` and ``"secure"`` draw fresh OS entropy and keep nothing.
-        Seeded streams (int or SeedSequence) are numbered by the call counter.
+        Seeded streams (int or SeedSequence) are keyed by the column's name
+        and numbered by the call counter, so the columns of one call get
+        independent streams.
         """
-        random_state = self.random_state
-        call = 0
-        if not is_fresh(random_state):
-            counter = self.__dict__.get("_transform_calls")
-            if counter is None:  # random_state was set after fit
-                counter = self._transform_calls = [0]
-            call = counter[0]
-            counter[0] += 1
-        names = getattr(self, "feature_names_in_", None)
-        # Unnamed input is column "x0", its default feature name.
-        column = "x0" if names is None else ",".join(str(n) for n in names)
+        if call is None:
+            call = self._next_call()
+        if column is None:
+            names = getattr(self, "feature_names_in_", None)
+            # Unnamed input is column "x0", its default feature name.
+            column = "x0" if names is None else ",".join(str(n) for n in names)
         return transform_generator(
-            random_state, column=column, call=call, codes=codes, n_values=n_values
+            self.random_state, column=column, call=call, codes=codes, n_values=n_values
         )
 
     # -------------------------------------------------------------- transform
@@ -253,20 +285,131 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, 1)
-            One column of values from ``categories_``.
+        X : array-like of shape (n_samples, `n_features_in_`)
+            Columns of values from ``categories_`` (a 1-D array, list or
+            Series for one column).
 
         Returns
         -------
         reports : ndarray, DataFrame or sparse matrix
-            The reports, carrying the channel (see :func:`get_channel`).
+            The reports, carrying the channel (see :func:`get_channel`): one
+            block of report columns per input column, in input order.
         """
         check_is_fitted(self, "channel_")
-        column = self._validate_column(X, reset=False)
-        codes = self._encode(column)
-        rng = self._transform_rng(codes, len(self.categories_))
-        outputs = self._sample(codes, rng)
-        return self._wrap_reports(outputs, column, X)
+        columns = self._validate_columns(X, reset=False)
+        if columns.shape[1] == 1:
+            column = columns[:, 0]
+            codes = self._encode(column)
+            rng = self._transform_rng(codes, len(self.categories_))
+            outputs = self._sample(codes, rng)
+            return self._wrap_reports(outputs, column, X)
+        # Several columns: the same channel on each, every column with its own
+        # stream (keyed by its name for seeded simulations, fresh entropy
+        # otherwise), then the report blocks side by side.
+        call = self._next_call()
+        names = self._input_names()
+        blocks = []
+        for j, name in enumerate(names):
+            column = columns[:, j]
+            codes = self._encode(column)
+            rng = self._transform_rng(codes, len(self.categories_), column=name, call=call)
+            view = self._column_view(name)
+            blocks.append(view._wrap_reports(view._sample(codes, rng), column, X))
+        return self._join_blocks(blocks)
+
+    def _input_names(self):
+        """The input columns' names (``x0, x1, ...`` for unnamed input)."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return [f"x{j}" for j in range(self.n_features_in_)]
+        return [str(n) for n in names]
+
+    def _column_view(self, name):
+        """A shallow copy of the fitted mechanism as fitted on one column.
+
+        It shares the channel and the output configuration, so the
+        subclasses' one-column hooks (``_sample``, ``_wrap_reports``,
+        ``_column_feature_names``) serve every column unchanged.
+        """
+        view = copy.copy(self)
+        view.n_features_in_ = 1
+        view.feature_names_in_ = np.asarray([name], dtype=object)
+        return view
+
+    def _join_blocks(self, blocks):
+        """Report blocks of the columns side by side, carrying the channel."""
+        if all(isinstance(b, pd.DataFrame) for b in blocks):
+            return attach_channel(pd.concat(blocks, axis=1), self.channel_)
+        if all(sp.issparse(b) for b in blocks):
+            reports = attach_channel(sp.hstack(blocks, format="csr"), self.channel_)
+            reports.has_canonical_format = True  # each block is canonical
+            return reports
+        return Reports(np.hstack([np.asarray(b) for b in blocks]), self.channel_)
+
+    def column_reports(self, reports: Any, column: int | str) -> Any:
+        """The reports of one input column, from the reports of several.
+
+        A mechanism fitted on several columns returns one block of report
+        columns per input column; an estimator estimates the distribution of
+        one column from its block.
+
+        Parameters
+        ----------
+        reports : ndarray, DataFrame or sparse matrix
+            The output of :meth:`transform`.
+        column : int or str
+            The input column: its position, or its name (``feature_names_in_``,
+            or ``"x<j>"`` for unnamed input).
+
+        Returns
+        -------
+        block : ndarray, DataFrame or sparse matrix
+            The report columns of that input column, carrying the channel.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp import RandomizedResponse, EmpiricalEstimator
+        >>> X = np.array([[0, 1], [1, 2], [2, 0], [0, 0]])
+        >>> mech = RandomizedResponse(epsilon=2.0, categories=[0, 1, 2], random_state=0)
+        >>> reports = mech.fit_transform(X)
+        >>> reports.shape, mech.epsilon_spent_
+        ((4, 2), 4.0)
+        >>> est = EmpiricalEstimator(mechanism=mech).fit(mech.column_reports(reports, 1))
+        >>> est.distribution_.shape
+        (3,)
+        """
+        check_is_fitted(self, "channel_")
+        names = self._input_names()
+        if isinstance(column, (Integral, np.integer)) and not isinstance(column, bool):
+            if not -len(names) <= int(column) < len(names):
+                raise IndexError(
+                    f"column {column} is out of range: the mechanism was fitted on "
+                    f"{len(names)} column(s) {names}."
+                )
+            j = int(column) % len(names)
+        elif str(column) in names:
+            j = names.index(str(column))
+        else:
+            raise KeyError(
+                f"{column!r} is not an input column of this mechanism; its columns "
+                f"are {names} (pass a name or a position)."
+            )
+        widths = [len(self._column_feature_names(name)) for name in names]
+        start = int(np.sum(widths[:j]))
+        stop = start + widths[j]
+        if isinstance(reports, pd.DataFrame):
+            block = reports.iloc[:, start:stop]
+        elif sp.issparse(reports):
+            block = reports[:, start:stop]
+        else:
+            block = np.asarray(reports)[:, start:stop]
+        if reports is not None and np.shape(reports)[1] != sum(widths):
+            raise ValueError(
+                f"Expected the reports of this mechanism on {len(names)} column(s), "
+                f"{sum(widths)} report columns; got {np.shape(reports)[1]}."
+            )
+        return attach_channel(block, self.channel_)
 
     def _sample(self, codes, rng):
         """Draw the outputs for integer-coded inputs (hook for subclasses)."""
@@ -306,9 +449,21 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         return Reports(data, self.channel_)
 
     # ------------------------------------------------------------- encoding
-    def _validate_column(self, X, *, reset):
+    def _validate_columns(self, X, *, reset):
+        """``X`` as a 2-D array of labels, one column per input column."""
         if X is None:
             raise ValueError("X is required.")
+        if _is_flat(X):
+            # A 1-D array or list is one column, as a Series is; after a fit
+            # on several columns it is ambiguous (one row? one column?).
+            expected = getattr(self, "n_features_in_", 1) if not reset else 1
+            if expected != 1:
+                raise ValueError(
+                    f"Expected 2D array, got 1D array instead: {type(self).__name__} "
+                    f"was fitted on {expected} columns. Reshape your data using "
+                    "X.reshape(1, -1) if it holds one row of values."
+                )
+            X = pd.Series(X)
         if isinstance(X, pd.Series):
             X = X.to_frame()
         if isinstance(X, pd.DataFrame):
@@ -330,16 +485,17 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
                 ensure_min_samples=1,
                 reset=reset,
             )
-        if X.shape[1] != 1:
-            raise ValueError(
-                f"{type(self).__name__} privatizes one column, got {X.shape[1]}. "
-                "Use a ColumnTransformer (one mechanism per column) or "
-                "JointEncoder-style joint categories for several columns."
-            )
-        column = X[:, 0]
-        if column.dtype.kind not in "biuf":
-            column = as_label_array(column)
-        return column
+        if X.dtype.kind in "biuf":
+            return X
+        columns = [as_label_array(X[:, j]) for j in range(X.shape[1])]
+        if len(columns) == 1:
+            return columns[0][:, None]  # keeps the labels' dtype
+        # Element-wise into an object array: numpy's stacking would try to
+        # decode bytes labels.
+        out = np.empty((X.shape[0], len(columns)), dtype=object)
+        for j, column in enumerate(columns):
+            out[:, j] = column
+        return out
 
     def _encode(self, column):
         """Map input values to codes 0..k-1, with clear errors."""
@@ -371,35 +527,57 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- outputs
     def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """Names of the report columns.
+        """Names of the report columns, one block per input column.
+
+        A one-value report keeps its input column's name; a bit-vector
+        report has one column per bit, ``<input>_<category>`` (RAPPOR
+        family) or ``<input>_hash`` then ``<input>_b<l>`` (count-mean
+        sketch).
 
         Parameters
         ----------
         input_features : array-like of str, default=None
-            Input feature name; defaults to ``feature_names_in_`` or ``x0``.
+            Input feature names; default ``feature_names_in_`` or
+            ``x0, x1, ...``.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
         """
         check_is_fitted(self, "channel_")
-        return _check_feature_names_in(self, input_features)
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(
+            [out for name in names for out in self._column_feature_names(str(name))],
+            dtype=object,
+        )
+
+    def _column_feature_names(self, name):
+        """Names of the report columns of one input column (subclass hook)."""
+        return [name]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
-        tags.input_tags.allow_nan = True
+        # Missing values are accepted only as a declared category (a
+        # missing-value marker in ``categories``); "auto" refuses them.
+        tags.input_tags.allow_nan = _has_missing_marker(self.categories)
         tags.requires_fit = True
+        if not self._reports_are_values:
+            tags.transformer_tags.preserves_dtype = []
         return tags
 
     # ------------------------------------------------------------ public spec
     @property
     def epsilon_spent_(self) -> float:
-        """Privacy budget one report spends (for budget accounting)."""
+        """Privacy budget one user's row of reports spends (budget accounting).
+
+        ``epsilon`` per input column: by sequential composition the columns'
+        budgets add up.
+        """
         check_is_fitted(self, "channel_")
-        return self.channel_.epsilon
+        return float(self.n_features_in_ * self.channel_.epsilon)
 
     def spec(self) -> dict[str, Any]:
         """The public spec (a JSON-serialisable dict) a collector needs.
@@ -420,6 +598,35 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "channel_")
         return self.channel_.matrix()
+
+
+def _is_flat(X):
+    """Whether ``X`` is a 1-D array or list of values (one column)."""
+    if isinstance(X, np.ndarray):
+        return X.ndim == 1
+    if isinstance(X, (list, tuple)):
+        return not any(isinstance(v, (list, tuple, np.ndarray)) for v in X)
+    return False
+
+
+def _has_missing_marker(categories):
+    """Whether a ``categories`` parameter lists a missing value (None/NaN)."""
+    if isinstance(categories, str):
+        return False
+    try:
+        # dtype=object: mixed bytes and text must not go through a numpy
+        # string conversion (which decodes bytes as ASCII).
+        values = np.asarray(list(categories), dtype=object)
+    except (TypeError, ValueError):
+        return False
+    return values.ndim == 1 and values.size > 0 and bool(is_missing(values).any())
+
+
+def _stack_values(columns):
+    """The values of several label columns as one column (for the domain)."""
+    if columns.dtype.kind in "biuf":
+        return columns.ravel(order="F")
+    return as_label_array(np.asarray(columns, dtype=object).ravel(order="F"))
 
 
 def _range_codes(column, index):

@@ -784,8 +784,21 @@ def _as_report_column(reports):
         raise ReportMismatchError(
             f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}. "
             "Bit-vector reports come from the RAPPOR family, not from this mechanism."
+            + several_columns_hint(arr.shape, 1)
         )
     return arr
+
+
+def several_columns_hint(shape, width):
+    """How to select one column's reports when ``shape`` holds several blocks
+    of ``width`` report columns (a mechanism fitted on several columns)."""
+    if len(shape) == 2 and shape[1] > width and shape[1] % width == 0:
+        return (
+            f" These look like the reports of {shape[1] // width} input columns "
+            "(one block each): estimate one column at a time, selecting its "
+            "block with mechanism.column_reports(reports, column)."
+        )
+    return ""
 
 
 _CATEGORIES_SCHEMA = {

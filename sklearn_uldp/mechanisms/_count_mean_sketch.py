@@ -51,6 +51,7 @@ from ._channel import (
     Channel,
     ReportStatistics,
     _integer_codes,
+    several_columns_hint,
 )
 from ._hadamard import _parity, fwht
 from ._rappor import _byte_realized
@@ -499,7 +500,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
             raise ReportMismatchError(
                 f"Reports of {self!r} are rows [hash index, {m} bits] of shape "
                 f"(n, {m + 1}); got shape {arr.shape}. Were they produced by "
-                "another mechanism or sketch size?"
+                "another mechanism or sketch size?" + several_columns_hint(arr.shape, m + 1)
             )
         j = _integer_codes(np.ascontiguousarray(arr[:, 0]), self)
         bits = arr[:, 1:]
@@ -675,22 +676,9 @@ class CountMeanSketch(BaseMechanism):
     def _wrap_reports(self, outputs, column, X):
         return self._container(outputs, X)
 
-    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """``<input>_hash`` then one name per bucket bit, ``<input>_b<l>``.
-
-        Parameters
-        ----------
-        input_features : array-like of str, default=None
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        (name,) = super().get_feature_names_out(input_features)
-        return np.asarray(
-            [f"{name}_hash"] + [f"{name}_b{l}" for l in range(self.channel_.n_buckets)],
-            dtype=object,
-        )
+    def _column_feature_names(self, name):
+        # ``<input>_hash`` then one name per bucket bit, ``<input>_b<l>``.
+        return [f"{name}_hash"] + [f"{name}_b{l}" for l in range(self.channel_.n_buckets)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -745,6 +733,8 @@ class HadamardCountMeanSketch(BaseMechanism):
     >>> EMEstimator().fit(mech.fit_transform(X)).distribution_.round(1).tolist()
     [0.4, 0.3, 0.2, 0.1]
     """
+
+    _reports_are_values = False  # reports are output codes
 
     _parameter_constraints = _SKETCH_CONSTRAINTS
 

@@ -907,6 +907,8 @@ class HadamardResponse(BaseMechanism):
     16
     """
 
+    _reports_are_values = False  # reports are output codes
+
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
         "block_size": [None, Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
@@ -1002,6 +1004,8 @@ class HighLowHadamardResponse(BaseMechanism):
     >>> bool(np.abs(est.distribution_ - 1 / 8).max() < 0.03)
     True
     """
+
+    _reports_are_values = False  # reports are output codes
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
@@ -1126,6 +1130,8 @@ class BlockHadamardResponse(BaseMechanism):
     >>> bool(check_context_aware(mech, block_structured(cats, blocks, 1.0)))
     True
     """
+
+    _reports_are_values = False  # reports are output codes
 
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,

@@ -474,6 +474,8 @@ class OptimizedLocalHashing(BaseMechanism):
     [0.4, 0.3, 0.2, 0.1]
     """
 
+    _reports_are_values = False  # reports are output codes
+
     _parameter_constraints = {
         **BaseMechanism._parameter_constraints,
         "hash_range": [StrOptions({"optimal"}), Interval(Integral, 2, None, closed="left")],
@@ -537,6 +539,8 @@ class BinaryLocalHashing(BaseMechanism):
     >>> mech.channel_matrix().shape, bool(check_ldp(mech))
     ((3, 8), True)
     """
+
+    _reports_are_values = False  # reports are output codes
 
     def __init__(
         self,

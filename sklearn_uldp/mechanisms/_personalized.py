@@ -621,6 +621,9 @@ class PersonalizedMechanism(BaseMechanism):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = True
+        # A missing tag value (None/NaN) means the user has no sensitive value
+        # for that tag.
+        tags.input_tags.allow_nan = True
         if tags.transformer_tags is not None:
             tags.transformer_tags.preserves_dtype = []  # labels or 0/1 bits
         return tags

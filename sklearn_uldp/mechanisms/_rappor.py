@@ -37,7 +37,7 @@ from ..utils._validation import (
 )
 from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba
-from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
+from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, several_columns_hint
 from ._reports import attach_channel
 
 __all__ = [
@@ -510,7 +510,7 @@ class UnaryEncodingChannel(Channel):
             raise ReportMismatchError(
                 f"Reports of {self!r} are 0/1 matrices of shape (n, {k}); got "
                 f"shape {arr.shape}. Were they produced by another mechanism "
-                "or domain?"
+                "or domain?" + several_columns_hint(arr.shape, k)
             )
         if arr.dtype == bool:
             return np.ascontiguousarray(arr).view(np.uint8)
@@ -810,20 +810,9 @@ class _UnaryEncodingMechanism(BaseMechanism):
             return reports
         return self._container(outputs, X)
 
-    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """One name per report bit, ``<input>_<category>``.
-
-        Parameters
-        ----------
-        input_features : array-like of str, default=None
-            Input feature name; defaults to ``feature_names_in_`` or ``x0``.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        (name,) = super().get_feature_names_out(input_features)
-        return np.asarray([f"{name}_{c}" for c in self.categories_], dtype=object)
+    def _column_feature_names(self, name):
+        # One name per report bit, ``<input>_<category>``.
+        return [f"{name}_{c}" for c in self.categories_]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

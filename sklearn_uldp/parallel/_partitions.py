@@ -425,11 +425,13 @@ def _dask_input(ddf, mechanism, composite):
             f"{columns[:20]}). Select the column to privatize, or use "
             "DataFramePrivatizer to privatize several columns in one call."
         )
-    if len(columns) != 1:
+    expected = getattr(mechanism, "n_features_in_", 1)
+    if len(columns) != expected:
         raise ValueError(
-            f"{type(mechanism).__name__} privatizes one column, but this Dask "
-            f"DataFrame has {len(columns)}: {columns[:20]}. Select the column "
-            "(ddf[['age']]), or privatize the whole table in one call with "
+            f"{type(mechanism).__name__} was fitted on {expected} unnamed "
+            f"column(s), but this Dask DataFrame has {len(columns)}: "
+            f"{columns[:20]}. Select the column(s) (ddf[['age']]), or "
+            "privatize the whole table in one call with "
             "DataFramePrivatizer(...).fit(ddf).transform(ddf)."
         )
     return ddf
