@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from sklearn_uldp import (
@@ -456,3 +457,40 @@ def test_pandas_column_types(mech_index, column, categories):
         assert_allclose(est.distribution_, [counts.get(c, 0.0) for c in categories])
     # A Series works like a one-column DataFrame.
     assert mech.fit_transform(column).shape[0] == len(column)
+
+
+@pytest.mark.parametrize("mech_index", range(5), ids=MECH_IDS)
+def test_declared_categories_of_a_categorical_column(mech_index):
+    """categories='auto' on pandas 'category' columns uses their declared
+    categories (unused ones included, in order), as DataFramePrivatizer does,
+    and learns nothing from the values: no PrivacyLeakWarning (issue 13)."""
+    column = pd.Series(pd.Categorical(["b", "a"] * 10, categories=["c", "a", "b"]), name="x")
+    mech = all_mechanisms(categories="auto", sensitive=["a"], random_state=0)[mech_index]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        mech.fit(column)
+    assert_array_equal(mech.categories_, ["c", "a", "b"])
+    two = pd.DataFrame(
+        {
+            "x": column,
+            "y": pd.Categorical(["d", "a"] * 10, categories=["a", "d"]),
+        }
+    )
+    assert_array_equal(clone(mech).fit(two).categories_, ["c", "a", "b", "d"])
+    # Not every column categorical: the domain is learned (and warned about).
+    mixed = two.assign(y=two["y"].astype(object))
+    with pytest.warns(PrivacyLeakWarning):
+        clone(mech).fit(mixed)
+    with pytest.raises(ValueError, match="missing values"):
+        clone(mech).fit(pd.Series(pd.Categorical(["a", None], categories=["a", "b"])))
+
+
+def test_urr_with_most_categories_sensitive_warns_it_behaves_like_rr():
+    cats = list(range(122))
+    with pytest.warns(UserWarning, match=r"102 of the 122 categories are sensitive.*1\.7%.*2\.2%"):
+        UtilityOptimizedRR(epsilon=1.0, categories=cats, sensitive=cats[:102]).fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # Few sensitive values, or a pass-through probability >= 5 %: silent.
+        UtilityOptimizedRR(epsilon=1.0, categories=cats, sensitive=cats[:10]).fit()
+        UtilityOptimizedRR(epsilon=5.0, categories=cats, sensitive=cats[:102]).fit()

@@ -194,11 +194,19 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             self._fitted_without_data = True
         else:
             self._fitted_without_data = False
+            declared = _declared_categories(X) if auto else None
             columns = self._validate_columns(X, reset=True)
             # The columns share one domain: their values are checked (or
             # learned) together.
             column = columns[:, 0] if columns.shape[1] == 1 else _stack_values(columns)
-            if auto:
+            if declared is not None:
+                # pandas 'category' columns declare their domain: it is used
+                # as DataFramePrivatizer does (nothing is learned from the
+                # values, so no PrivacyLeakWarning).
+                self.categories_ = check_categories(declared)
+                self._category_index = pd.Index(self.categories_)
+                self._encode(column)  # validates values against the domain
+            elif auto:
                 missing = is_missing(column)
                 if missing.any():
                     raise ValueError(
@@ -598,6 +606,20 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "channel_")
         return self.channel_.matrix()
+
+
+def _declared_categories(X):
+    """The declared categories of pandas 'category' input (all its columns),
+    in declaration order; None when some column is not categorical."""
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    if not isinstance(X, pd.DataFrame) or X.shape[1] == 0:
+        return None
+    dtypes = list(X.dtypes)
+    if not all(isinstance(d, pd.CategoricalDtype) for d in dtypes):
+        return None
+    values = [v for d in dtypes for v in d.categories]
+    return list(dict.fromkeys(values))
 
 
 def _is_flat(X):

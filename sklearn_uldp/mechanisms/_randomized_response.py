@@ -10,6 +10,8 @@ for Distribution Estimation", USENIX Security 2019, Def. 4 / Prop. 4 (uRR).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import StrOptions
@@ -564,7 +566,35 @@ class UtilityOptimizedRR(BaseMechanism):
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
+        _warn_if_like_rr(self.sensitive_mask_, self.epsilon)
         return UtilityOptimizedRRChannel(self.categories_, self.epsilon, self.sensitive_mask_)
+
+
+#: Below this probability of passing a non-sensitive value through, with most
+#: of the domain sensitive, uRR is RR with extra steps: say so.
+_PASS_THROUGH_WARNING = 0.05
+
+
+def _warn_if_like_rr(mask, epsilon):
+    """Warn when most categories are sensitive and uRR barely passes a
+    non-sensitive value through (it then behaves like k-RR)."""
+    k, s = mask.size, int(mask.sum())
+    if s <= k / 2 or s == k:
+        return
+    e = float(np.exp(min(float(epsilon), 700.0)))
+    keep = (e - 1.0) / (s + e - 1.0)
+    if keep >= _PASS_THROUGH_WARNING:
+        return
+    rr_keep = e / (k - 1.0 + e)
+    warnings.warn(
+        f"{s} of the {k} categories are sensitive: uRR passes a non-sensitive "
+        f"value through with probability {keep:.1%} at epsilon={epsilon:g}, so it "
+        f"behaves almost like RandomizedResponse (which reports the true value "
+        f"with probability {rr_keep:.1%}). Declare only the values that are "
+        "sensitive, or raise epsilon.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 class NonPrivate(BaseMechanism):
