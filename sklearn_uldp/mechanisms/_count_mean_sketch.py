@@ -54,6 +54,7 @@ from ._channel import (
     several_columns_hint,
 )
 from ._hadamard import _parity, fwht
+from ._oracle_kernels import numba, report_array, sketch_fill
 from ._rappor import _byte_realized
 
 __all__ = [
@@ -67,6 +68,13 @@ __all__ = [
 #: recompute it block by block of categories.
 _MAX_TABLE_CELLS = 1 << 24
 _USER_CHUNK = 1 << 16
+#: Users per call of the compiled CMS sampler (its random bytes, m per user,
+#: stay a few MB and are reused by the allocator from chunk to chunk).
+_KERNEL_CHUNK = 1 << 13
+
+#: "numba" (one compiled pass per chunk of users) or "numpy"; the two draw
+#: the same distribution and the tests run both.
+_KERNEL = "numba" if numba is not None else "numpy"
 
 
 def _check_positive_int(value, name, minimum, hint):
@@ -443,12 +451,23 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     # ------------------------------------------------------------ sampling
     def sample(self, codes, rng):
-        """Rows ``[j, v]``: random bytes for the flips, the own bit redrawn."""
+        """Rows ``[j, v]``: random bytes for the flips, the own bit redrawn.
+
+        Every bit is 1 w.p. ``f`` from one random byte (and, on a tie with
+        ``256 f``, a float64 uniform: exact, see
+        :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix`), then the bit
+        of ``h_j(x)`` is replaced by a draw that keeps it 1 w.p. ``1 - f``.
+        With numba, one compiled pass per chunk of users writes the rows in
+        place; without it, numpy draws the bits chunk by chunk.
+        """
         codes = np.asarray(codes, dtype=np.intp)
         n, h, m = codes.size, self.n_hashes, self.n_buckets
-        out = np.empty((n, m + 1), dtype=self.report_dtype)
+        out = report_array((n, m + 1), self.report_dtype)
         j = rng.integers(0, h, size=n, dtype=np.int64)
         own = rng.random(n) < 1.0 - self._flip
+        if _KERNEL == "numba":
+            self._sample_compiled(out, j, self.hash(j, codes), own, rng)
+            return out
         bits = np.empty((min(n, _USER_CHUNK), m), dtype=np.uint8)
         for lo in range(0, n, _USER_CHUNK):
             hi = min(n, lo + _USER_CHUNK)
@@ -458,6 +477,37 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
             out[lo:hi, 1:] = block
         out[:, 0] = j
         return out
+
+    def _sample_compiled(self, out, j, buckets, own, rng):
+        m = self.n_buckets
+        scaled = self._flip * 256.0
+        threshold = int(np.floor(scaled))
+        fraction = scaled - threshold
+        n_words = -(-m // 8)  # random bytes per row, a whole number of words
+        n = out.shape[0]
+        for lo in range(0, n, _KERNEL_CHUNK):
+            hi = min(n, lo + _KERNEL_CHUNK)
+            rows = hi - lo
+            words = rng.bit_generator.random_raw(rows * n_words).reshape(rows, n_words)
+            done = 0
+            while done < rows:
+                # A tie has probability 1/256: spares for 6 sigma more. A row
+                # that runs out is redone from its own bytes with fresh
+                # uniforms; the discarded ones are independent of the bytes,
+                # so every bit keeps its exact law (no row is redrawn).
+                mean = (rows - done) * m / 256.0
+                ties = rng.random(int(mean + 6.0 * np.sqrt(mean)) + 64)
+                done = sketch_fill(
+                    out[lo:hi],
+                    words,
+                    threshold,
+                    ties,
+                    fraction,
+                    j[lo:hi],
+                    buckets[lo:hi],
+                    own[lo:hi],
+                    done,
+                )
 
     # --------------------------------------------------------- exact matrix
     def output_labels(self):
