@@ -602,3 +602,21 @@ def test_subset_restricted_em_gradient_matches_the_full_one():
     assert np.allclose(g, g_full[active]) and ll == pytest.approx(ll_full)
     est = EMEstimator().fit(mech.transform(X))
     assert est.distribution_.shape == (20,)
+
+
+@pytest.mark.parametrize("k, eps", [(100, 4.0), (100, 3.0), (10, 1.0), (20, 0.5), (50, 2.0)])
+def test_optimal_subset_size_minimizes_the_worst_case_squared_error(k, eps):
+    """The chosen d has the smallest summed variance of the unbiased estimate
+    at the uniform distribution (the worst case), computed from the channel;
+    and that total is the largest over distributions."""
+    uniform = np.full(k, 1.0 / k)
+    total = {
+        d: SubsetSelectionChannel(list(range(k)), eps, d).estimator_variance(uniform, 1).sum()
+        for d in range(1, k)
+    }
+    d = optimal_subset_size(eps, k)
+    assert total[d] == pytest.approx(min(total.values()), rel=1e-12)
+    skewed = 1.0 / np.arange(1, k + 1) ** 1.1
+    skewed /= skewed.sum()
+    channel = SubsetSelectionChannel(list(range(k)), eps, d)
+    assert channel.estimator_variance(skewed, 1).sum() <= total[d] + 1e-12
