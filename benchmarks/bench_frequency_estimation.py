@@ -357,7 +357,8 @@ def _capped(fn, cap):
     proc.start()
     send.close()
     try:
-        if not recv.poll(cap):
+        # poll(None) waits without limit (--anchor-cap 0)
+        if not recv.poll(None if cap == float("inf") else cap):
             return None, f"stopped at the {cap:g} s cap"
         status, out, rss = recv.recv()
     except EOFError:
@@ -383,8 +384,13 @@ def _anchor_estimates(jobs, reports, true, opts):
     stopped, as the lower bound cap * n / m (``lower_bound``).
     """
     n = len(reports)
-    cap = float(opts.get("anchor_cap") or 1e9)
+    cap = float(opts.get("anchor_cap") or "inf")  # 0: no cap
     m = int(opts.get("anchor_subsample") or 0)
+    wanted = opts.get("anchor_estimators")
+    if wanted:
+        # --anchor-estimators: a job none of whose names is wanted is not run
+        # at all (its names are absent from the cell: "—" in the tables).
+        jobs = [job for job in jobs if set(job.names) & set(wanted)]
     out = {}
     for job in jobs:
         sub, why = (None, None)
@@ -405,7 +411,10 @@ def _anchor_estimates(jobs, reports, true, opts):
             if sub is None:
                 out.update({"?": {"error": f"on {m:,} reports: {why}"}})
                 continue
-            predicted = sum(t for t, _, _ in sub.values()) * n / m
+            # The names of one job share its work (pure-ldp's estimates are
+            # post-processing of one aggregation, counted in each name's
+            # time), so the call's time is the largest, not the sum.
+            predicted = max(t for t, _, _ in sub.values()) * n / m
             if predicted > cap:
                 why = f"predicted {predicted:.0f} s > cap {cap:g} s"
         full = None
@@ -1068,6 +1077,16 @@ def render_machine(info: dict, args, n: int) -> str:
         f"- anchor estimators: per-call cap {args.anchor_cap:g} s; a call predicted (from "
         f"the first {args.anchor_subsample:,} reports) or found to exceed it is reported "
         "with its time extrapolated linearly in n (`~`) and no TV",
+        *(
+            [f"- anchor variants run: only {', '.join(args.anchor_variants)}"]
+            if getattr(args, "anchor_variants", None)
+            else []
+        ),
+        *(
+            [f"- anchor estimator calls run: only those giving {', '.join(args.anchor_estimators)}"]
+            if getattr(args, "anchor_estimators", None)
+            else []
+        ),
         f"- warm-up before timing: {args.warmup:,} users (sklearn-uldp), 1,000 (anchors)",
         f"- threads per cell (BLAS/OpenMP/numba): "
         f"{args.threads if args.threads > 0 else 'environment default'}",
@@ -1124,7 +1143,8 @@ def parse_args(argv=None):
         type=float,
         default=120.0,
         help="per-call time cap (s) of an anchor estimator; beyond it the time "
-        "is extrapolated from --anchor-subsample reports and TV not reported",
+        "is extrapolated from --anchor-subsample reports and TV not reported "
+        "(0 = no cap)",
     )
     p.add_argument(
         "--anchor-subsample",
@@ -1132,6 +1152,24 @@ def parse_args(argv=None):
         default=20_000,
         help="reports an anchor estimator first runs on, to predict its full "
         "time (0 = always try all n, stopped at --anchor-cap)",
+    )
+    p.add_argument(
+        "--anchor-variants",
+        nargs="+",
+        default=None,
+        metavar="[LIBRARY:]VARIANT",
+        help="run only these anchor variants (e.g. flh, pure_ldp:olh, "
+        "multi_freq_ldpy:olh); other anchor variants of the chosen mechanisms "
+        "are skipped. Default: all",
+    )
+    p.add_argument(
+        "--anchor-estimators",
+        nargs="+",
+        choices=ESTIMATORS,
+        default=None,
+        help="run only the anchor estimator calls that give one of these "
+        "(pure-ldp: one aggregation gives emp, proj and thresh; "
+        "multi-freq-ldpy: emp = MI, em = IBU). Default: all",
     )
     p.add_argument(
         "--warmup",
@@ -1179,13 +1217,27 @@ def parse_args(argv=None):
 
 
 def _render_from_cells(args, header):
-    # A cell measured again (a later line, or a later file) replaces the earlier.
-    cells = {}
+    # A cell measured again (a later line, or a later file) replaces the
+    # earlier, except that a run limited by --anchor-estimators only replaces
+    # the estimators it ran: the others are kept from the earlier line (same
+    # seeds, so the same reports).
+    cells, raw = {}, {}
     for path in args.from_cells:
         with open(path) as f:
             for line in f:
                 rec = json.loads(line)
                 c, res = rec["cell"], dict(rec["result"], status="ok")
+                key = (
+                    c["library"],
+                    c["mechanism"],
+                    c.get("variant", c["mechanism"]),
+                    c["k"],
+                    c["epsilon"],
+                )
+                if c.get("opts", {}).get("anchor_estimators") and key in raw:
+                    kept = {e: v for e, v in raw[key]["estimators"].items() if e != "?"}
+                    res["estimators"] = {**kept, **res["estimators"]}
+                raw[key] = res
                 row = {
                     "library": c["library"],
                     "mechanism": c["mechanism"],
@@ -1194,9 +1246,7 @@ def _render_from_cells(args, header):
                     "epsilon": c["epsilon"],
                     "result": aggregate_repeats([res]),
                 }
-                cells[
-                    tuple(row[key] for key in ("library", "mechanism", "variant", "k", "epsilon"))
-                ] = row
+                cells[key] = row
     rows = list(cells.values())
     order = {m: i for i, m in enumerate(MECHANISMS)}
     libs = {lib: i for i, lib in enumerate(LIBRARIES)}
@@ -1264,6 +1314,13 @@ def _run_repeats(args, lib, mech, variant, k, eps, path, opts, env):
     return row
 
 
+def _variant_selected(args, lib, variant) -> bool:
+    """--anchor-variants: keep an anchor variant named as VARIANT or LIBRARY:VARIANT."""
+    if not args.anchor_variants or lib not in ANCHOR_LIBRARIES:
+        return True
+    return variant in args.anchor_variants or f"{lib}:{variant}" in args.anchor_variants
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.cell is not None:
@@ -1302,6 +1359,7 @@ def main(argv=None):
         "ibu_tol": args.ibu_tol,
         "anchor_cap": args.anchor_cap,
         "anchor_subsample": args.anchor_subsample,
+        "anchor_estimators": args.anchor_estimators,
         "warmup": args.warmup,
     }
     with tempfile.TemporaryDirectory(prefix="uldp_bench_") as tmp:
@@ -1316,6 +1374,8 @@ def main(argv=None):
                         if lib in unavailable:
                             continue
                         for variant in VARIANTS[lib].get(mech, ()):
+                            if not _variant_selected(args, lib, variant):
+                                continue
                             rows.append(
                                 _run_repeats(args, lib, mech, variant, k, eps, path, opts, env)
                             )
