@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+# The random-bit counter shared with the subset-selection sampler tests.
+from test_hashing_oracles import _CountingGenerator
+
 from sklearn_uldp import EmpiricalEstimator
 from sklearn_uldp.exceptions import ReportMismatchError
 from sklearn_uldp.mechanisms import _count_mean_sketch, _oracle_kernels, _subset_selection
@@ -41,30 +44,6 @@ def _chi_square_pvalue(counts, probs):
     exp = np.append(expected[~small], expected[small].sum())
     keep = exp > 0
     return sps.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue
-
-
-class _CountingGenerator:
-    """A Generator that counts the random bits the sampler asks for."""
-
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.bits = 0
-        outer = self
-
-        class _Bits:
-            def random_raw(self, size):
-                outer.bits += 64 * int(size)
-                return outer.rng.bit_generator.random_raw(size)
-
-        self.bit_generator = _Bits()
-
-    def random(self, size=None, **kw):
-        self.bits += 64 * int(np.prod(size if size is not None else 1))
-        return self.rng.random(size, **kw)
-
-    def integers(self, *args, size=None, **kw):
-        self.bits += 64 * int(np.prod(size if size is not None else 1))
-        return self.rng.integers(*args, size=size, **kw)
 
 
 # ------------------------------------------------------- counting kernel
