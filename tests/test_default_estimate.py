@@ -162,3 +162,121 @@ def test_stein_weight_counts_only_the_pooled_categories():
     np.testing.assert_allclose(p, 0.2 * target + 0.8 * p_mle)
     # nothing pooled: emp+thr is emp renormalized, the MLE is returned
     assert shrink_towards_mle(ll, target, p_mle, 0.0, df=100, n_pooled=0)[1] == 1.0
+
+
+# --------------------------------------------------------------------------
+# The default estimate's value, pinned before its cost was cut (issue #25:
+# the shrinkage now reads the reports once instead of once per bisection
+# step). Reports are drawn with numpy from the channels' probabilities, not
+# by the mechanisms' samplers, so that a sampler change cannot move them.
+def _zipf(k):
+    w = 1.0 / np.arange(1, k + 1) ** 1.1
+    return w / w.sum()
+
+
+def _bit_reports(channel, n, seed):
+    rng = np.random.default_rng(seed)
+    k = channel.n_categories
+    x = rng.choice(k, size=n, p=_zipf(k))
+    S = channel.sensitive_mask
+    bits = (rng.random((n, k)) < np.where(S, channel.d1, 0.0)).astype(np.uint8)
+    own = np.where(S[x], channel.theta, channel._one_minus_d2)
+    bits[np.arange(n), x] = rng.random(n) < own
+    return bits
+
+
+def _rr_reports(channel, n, seed):
+    rng = np.random.default_rng(seed)
+    k = channel.n_categories
+    x = rng.choice(k, size=n, p=_zipf(k))
+    e = np.exp(channel.epsilon)
+    keep = rng.random(n) < e / (e + k - 1)
+    other = rng.integers(0, k - 1, size=n)
+    return np.where(keep, x, other + (other >= x)).reshape(-1, 1)
+
+
+def _ss_reports(channel, n, seed):
+    rng = np.random.default_rng(seed)
+    k, d = channel.n_categories, channel.subset_size
+    x = rng.choice(k, size=n, p=_zipf(k))
+    include = rng.random(n) < channel.keep
+    bits = np.zeros((n, k), dtype=np.uint8)
+    for i in range(n):  # 5,000 small reports
+        others = np.delete(np.arange(k), x[i])
+        bits[i, rng.choice(others, size=d - 1 if include[i] else d, replace=False)] = 1
+        bits[i, x[i]] = include[i]
+    return bits
+
+
+def _pinned_cases():
+    from sklearn_uldp.mechanisms import (
+        RandomizedResponseChannel,
+        RAPPORChannel,
+        UnaryEncodingChannel,
+    )
+    from sklearn_uldp.mechanisms._subset_selection import SubsetSelectionChannel
+
+    sensitive = [True] * 8 + [False] * 12
+    basic = 1 / (1 + np.exp(-3.0))
+    return {
+        # Stein weights
+        "rappor": (RAPPORChannel(list(range(24)), 2.0, 0.5), _bit_reports, 20_000, 1),
+        "urap": (
+            UnaryEncodingChannel(list(range(20)), 1.0, 0.5, sensitive),
+            _bit_reports,
+            20_000,
+            3,
+        ),
+        "ss": (SubsetSelectionChannel(list(range(16)), 1.0, 4), _ss_reports, 5_000, 9),
+        # weights found by the deviance bisection
+        "rappor_large": (RAPPORChannel(list(range(1000)), 6.0, basic), _bit_reports, 20_000, 7),
+        "krr_large": (RandomizedResponseChannel(list(range(1000)), 4.0), _rr_reports, 100_000, 5),
+    }
+
+
+# name: (shrinkage_weight_, log_likelihood_, distribution_ @ cos(0..k-1),
+#        distribution_[:4]), as computed before the change.
+_PINNED = {
+    "rappor": (
+        0.591164463274295,
+        -9.444317824459809,
+        0.2847603801121183,
+        [0.2987053594650395, 0.13685406463360972, 0.0935641608172964, 0.07037856767560764],
+    ),
+    "urap": (
+        0.8236357637774872,
+        -5.217724169634664,
+        0.3175063965402177,
+        [0.29664356403793113, 0.14747611954618928, 0.09178853986622343, 0.06831943961969887],
+    ),
+    "ss": (
+        0.3840079373684886,
+        -7.491430249198749,
+        0.345080087828684,
+        [0.3174894921508059, 0.18635702691083023, 0.10018510735752886, 0.0886764781866613],
+    ),
+    "rappor_large": (
+        0.6072940826416016,
+        -193.08542125274494,
+        0.17348780372109554,
+        [0.17854087098651222, 0.08314237113097689, 0.0561465615695852, 0.039273390583033016],
+    ),
+    "krr_large": (
+        0.5473423004150391,
+        -6.880429322543782,
+        0.17052512702407271,
+        [0.16833611266204848, 0.08229032772109071, 0.0561908406827807, 0.0358108862006427],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PINNED))
+def test_default_estimate_is_pinned(name):
+    channel, make, n, seed = _pinned_cases()[name]
+    est = EMEstimator(mechanism=channel).fit(make(channel, n, seed))
+    weight, log_lik, projection, head = _PINNED[name]
+    d = est.distribution_
+    assert est.shrinkage_weight_ == pytest.approx(weight, rel=1e-12, abs=0)
+    assert est.log_likelihood_ == pytest.approx(log_lik, rel=1e-12, abs=0)
+    assert float(d @ np.cos(np.arange(d.size))) == pytest.approx(projection, rel=1e-12, abs=0)
+    np.testing.assert_allclose(d[:4], head, rtol=1e-12, atol=0)
