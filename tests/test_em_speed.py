@@ -372,3 +372,74 @@ def test_sparse_blocks_keep_unsigned_column_indices(k, dtype):
     sub = restricted.em_terms(0.5, b[columns])
     D = 0.5 + dense[:, columns] @ b[columns]
     np.testing.assert_allclose(sub[2], dense[:, columns].T @ (1 / D), rtol=1e-12)
+
+
+# ------------------------------------------------- the default's shrinkage
+def _segment_cases():
+    from sklearn_uldp import (
+        SubsetSelection,
+        UtilityOptimizedBlockDesign,
+        UtilityOptimizedSubsetSelection,
+    )
+
+    cats = list(range(12))
+    return {
+        "oue": RAPPOR(1.0, theta=0.5, categories=cats, random_state=0),  # packed store
+        "rappor": RAPPOR(4.0, categories=cats, random_state=0),  # sparse store
+        "urap": UtilityOptimizedRAPPOR(1.0, sensitive=cats[:5], categories=cats, random_state=0),
+        "ss": SubsetSelection(1.0, categories=cats, random_state=0),
+        "ubd": UtilityOptimizedBlockDesign(
+            1.0, sensitive=cats[:7], categories=cats, random_state=0
+        ),
+        "uss": UtilityOptimizedSubsetSelection(
+            1.0, sensitive=cats[:7], categories=cats, random_state=0
+        ),
+    }
+
+
+@pytest.mark.parametrize("kernel", ["numpy", "numba"])
+@pytest.mark.parametrize("name", sorted(_segment_cases()))
+def test_segment_log_likelihood_is_the_log_likelihood_on_the_segment(name, kernel, monkeypatch):
+    # The default estimate's shrinkage reads the reports twice and then
+    # evaluates the likelihood anywhere on the segment from emp+thr to the
+    # MLE: it must equal the channel's own log-likelihood at each point.
+    if kernel == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
+    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 97)  # several blocks
+    mech = _segment_cases()[name]
+    reports = _reports(mech, 12, 3000, seed=4)
+    channel = mech.channel_
+    stats = channel.statistics(channel.encode_reports(reports), keep_reports=True)
+    rng = np.random.default_rng(5)
+    p0, p1 = rng.dirichlet(np.ones(12)), rng.dirichlet(np.ones(12))
+    p0[3] = 0.0  # zeros, as emp+thr has
+    p0 /= p0.sum()
+    on_segment = channel.segment_log_likelihood(stats, p0, p1)
+    for w in (0.0, 0.3, 1.0, 0.75, 0.0):  # in any order, ends included
+        expected = channel.em_gradient(stats, (1 - w) * p0 + w * p1)[1]
+        assert on_segment(w) == pytest.approx(expected, rel=1e-12)
+
+
+def test_default_estimate_reads_the_reports_a_few_times(monkeypatch):
+    # The shrinkage's 20 bisection steps used to cost 20 passes over the
+    # reports (2-3 times the MLE's own cost at the paper's scale); now the
+    # segment's two ends are the only passes besides the MLE's.
+    mech = RAPPOR(6.0, categories=list(range(1000)), random_state=0)
+    reports = _reports(mech, 1000, 20_000, seed=7)
+    passes = {"em_terms": 0, "row_sums": 0}
+    for method in passes:
+        original = getattr(BitRows, method)
+
+        def counted(self, *args, _original=original, _method=method, **kwargs):
+            passes[_method] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(BitRows, method, counted)
+    mle = EMEstimator(shrinkage=None).fit(reports)
+    em_passes = passes["em_terms"]
+    default = EMEstimator().fit(reports)
+    assert 0 < default.shrinkage_weight_ < 1
+    assert passes["em_terms"] == 2 * em_passes  # the MLE's, nothing more
+    assert passes["row_sums"] == 2
+    assert mle.n_iter_ == default.n_iter_

@@ -293,6 +293,7 @@ def shrink_towards_mle(
     n_pooled: int | None = None,
     deviance_sd: float = 4.0,
     n_bisect: int = 20,
+    on_segment: Callable[[float], float] | None = None,
 ) -> tuple[np.ndarray, float]:
     """Shrink ``target`` towards the maximum-likelihood estimate ``p_mle``.
 
@@ -335,6 +336,11 @@ def shrink_towards_mle(
         means all the noisy ones, ``df + 1``.
     deviance_sd : float, default=4.0
     n_bisect : int, default=20
+    on_segment : callable or None, default=None
+        ``w -> log_likelihood((1 - w) target + w p_mle)``, when it is cheaper
+        than ``log_likelihood`` of that point (bit-vector channels:
+        :meth:`~sklearn_uldp.mechanisms.Channel.segment_log_likelihood`).
+        Every log-likelihood this function needs lies on that segment.
 
     Returns
     -------
@@ -351,7 +357,12 @@ def shrink_towards_mle(
     >>> round(w, 2)
     1.0
     """
-    gap = ll_max - log_likelihood(target)
+    if on_segment is None:
+
+        def on_segment(w):
+            return log_likelihood((1 - w) * target + w * p_mle)
+
+    gap = ll_max - on_segment(0.0)
     if not gap > 0:
         return p_mle.copy(), 1.0
     if n_pooled is None:
@@ -363,7 +374,7 @@ def shrink_towards_mle(
         lo, hi = 0.0, 1.0
         for _ in range(n_bisect):
             mid = 0.5 * (lo + hi)
-            if log_likelihood((1 - mid) * target + mid * p_mle) >= ll_max - slack:
+            if on_segment(mid) >= ll_max - slack:
                 hi = mid
             else:
                 lo = mid
@@ -634,6 +645,10 @@ class EMEstimator(DistributionEstimator):
         def log_likelihood(q):
             return channel.em_gradient(stats, q, n_jobs=self.n_jobs)[1]
 
+        # Every log-likelihood needed lies on the segment from the target to
+        # the MLE: bit-vector channels then read the reports twice in all,
+        # not once per bisection step.
+        on_segment = channel.segment_log_likelihood(stats, target, p_mle, n_jobs=self.n_jobs)
         p, weight = shrink_towards_mle(
             log_likelihood,
             target,
@@ -642,9 +657,10 @@ class EMEstimator(DistributionEstimator):
             df,
             n_pooled=n_pooled,
             deviance_sd=self.shrinkage,
+            on_segment=on_segment,
         )
         if weight < 1.0:
-            info["log_likelihood"] = log_likelihood(p)
+            info["log_likelihood"] = on_segment(weight)
         info["shrinkage_weight"] = weight
         return p
 

@@ -260,12 +260,61 @@ def _packed_select(packed, columns, out):
             out[i, c >> 3] |= bit << (c & 7)
 
 
+def _packed_row_sums(packed, table, A, out):
+    """``out[i] = A + sum_j table[j, packed[i, j]]`` (compiled by numba)."""
+    n_rows, n_bytes = packed.shape
+    for lo in range(0, n_rows, _LOOP_ROWS):
+        hi = min(n_rows, lo + _LOOP_ROWS)
+        for i in range(lo, hi):
+            out[i] = A
+        # byte position by byte position, as in _packed_loop
+        for j in range(n_bytes):
+            table_j = table[j]
+            for i in range(lo, hi):
+                out[i] += table_j[packed[i, j]]
+
+
+def _sparse_row_sums(indptr, indices, b, A, out):
+    """``out[i] = A + sum_{j in row i} b[j]`` (compiled by numba)."""
+    for i in range(indptr.size - 1):
+        d = 0.0
+        for at in range(indptr[i], indptr[i + 1]):
+            d += b[indices[at]]
+        out[i] = A + d
+
+
+def _segment_sum_log(d0, d1, w, weights):
+    """``sum_i weights_i log((1 - w) d0_i + w d1_i)`` (compiled by numba;
+    ``weights`` empty: all ones), one logarithm per 16 rows when unweighted."""
+    n = d0.size
+    v = 1.0 - w
+    total = 0.0
+    if weights.size:
+        for i in range(n):
+            total += weights[i] * math.log(v * d0[i] + w * d1[i])
+        return total
+    for start in range(0, n, 16):
+        stop = min(n, start + 16)
+        product = 1.0
+        for i in range(start, stop):
+            product *= v * d0[i] + w * d1[i]
+        if 1e-300 < product < 1e300:
+            total += math.log(product)
+        else:
+            for i in range(start, stop):
+                total += math.log(v * d0[i] + w * d1[i])
+    return total
+
+
 if numba is not None:
     # nogil: threads run blocks concurrently; cache: compiled once per install.
     _packed_loop = numba.njit(nogil=True, cache=True)(_packed_loop)
     _sparse_loop = numba.njit(nogil=True, cache=True)(_sparse_loop)
     _sparse_select = numba.njit(nogil=True, cache=True)(_sparse_select)
     _packed_select = numba.njit(nogil=True, cache=True)(_packed_select)
+    _packed_row_sums = numba.njit(nogil=True, cache=True)(_packed_row_sums)
+    _sparse_row_sums = numba.njit(nogil=True, cache=True)(_sparse_row_sums)
+    _segment_sum_log = numba.njit(nogil=True, cache=True)(_segment_sum_log)
 
 _NO_WEIGHTS = np.zeros(0)
 
@@ -329,6 +378,18 @@ class _SparseBlock:
             inv *= weights
             log_d *= weights
         return float(inv.sum()), float(log_d.sum()), M.T @ inv
+
+    def row_sums(self, A, b, shared):
+        if _KERNEL == "numba":
+            out = np.empty(self.n_rows)
+            _sparse_row_sums(self.indptr, self.indices, b, float(A), out)
+            return out
+        M = sp.csr_array(
+            (shared[: self.nnz], self.indices.astype(np.int32, copy=False), self.indptr),
+            shape=(self.n_rows, self.n_cols),
+            copy=False,
+        )
+        return A + M @ b
 
     def restrict(self, new_index, columns, scratch=None):
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1).
@@ -426,6 +487,18 @@ class _PackedBlock:
             )
         t = (weight.reshape(n_bytes, 256) @ _BYTE_BITS).ravel()[: self.n_cols]
         return sum_inv, sum_log, t
+
+    def row_sums(self, A, b, tables):
+        table, offsets = tables
+        out = np.empty(self.n_rows)
+        if _KERNEL == "numba":
+            _packed_row_sums(self.packed, table, float(A), out)
+            return out
+        flat = table.ravel()
+        step = max(1, _GATHER_BYTES // max(1, self.packed.shape[1]))
+        for lo in range(0, self.n_rows, step):
+            out[lo : lo + step] = A + flat.take(self.packed[lo : lo + step] + offsets).sum(axis=1)
+        return out
 
     def restrict(self, new_index, columns, scratch=None):
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
@@ -613,6 +686,9 @@ class _SpilledBlock:
 
     def em_terms(self, A, b, shared, weights=None):
         return self.load().em_terms(A, b, shared, weights)
+
+    def row_sums(self, A, b, shared):
+        return self.load().row_sums(A, b, shared)
 
     def restrict(self, new_index, columns, scratch=None):
         return _SpilledBlock(self.load().restrict(new_index, columns, scratch), self.directory)
@@ -980,6 +1056,46 @@ class BitRows:
         terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]), items, n_jobs)
         return add_em_terms(terms, self.n_cols)
 
+    def row_sums(
+        self, A: float, b: ArrayLike, n_jobs: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``D = A + Y b`` for every distinct row, and the rows' multiplicities.
+
+        The per-report half of :meth:`em_terms` (no adjoint): what the
+        log-likelihood along a segment needs (see
+        :func:`segment_log_likelihood`).
+
+        Parameters
+        ----------
+        A : float
+        b : ndarray of shape (n_cols,)
+        n_jobs : int or None, default=None
+            Threads evaluating blocks concurrently, as in :meth:`em_terms`.
+
+        Returns
+        -------
+        D : ndarray of shape (n_distinct,)
+            One value per row of :meth:`distinct_rows`, in order.
+        weights : ndarray of shape (n_distinct,) or None
+            Their multiplicities (None: every row once).
+        """
+        b = np.asarray(b, dtype=float)
+        store = self.distinct_rows()
+        if not self.n_cols:
+            return np.full(store.n_rows, float(A)), store._weights
+        blocks = store._all_blocks()
+        if store.packed:
+            shared = _byte_tables(b)
+        else:
+            shared = (
+                None
+                if _KERNEL == "numba"
+                else _unit_data(max((blk.nnz for blk in blocks), default=0))
+            )
+        parts = list(_imap_blocks(lambda block: block.row_sums(A, b, shared), blocks, n_jobs))
+        D = np.concatenate(parts) if parts else np.zeros(0)
+        return D, store._weights
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_distinct"] = None  # rebuilt at the first product
@@ -1186,3 +1302,92 @@ def _byte_tables(b):
     table = padded.reshape(n_bytes, 8) @ _BYTE_BITS.T  # (n_bytes, 256)
     offsets = (np.arange(n_bytes) * 256).astype(np.intp)
     return table, offsets
+
+
+# A store's D_i are held for the segment's two ends (16 bytes a distinct
+# row): beyond this many rows the segment is evaluated through em_gradient.
+_SEGMENT_MAX_ROWS = 1 << 26
+
+
+class _SegmentRows:
+    """Stands in for a store in a channel's ``em_gradient`` on a segment.
+
+    ``D_i(q) = A(q) + sum_{j in y_i} b_j(q)`` is linear in q, so on the
+    segment ``q_w = (1 - w) p0 + w p1`` it is ``(1 - w) D_i(p0) + w D_i(p1)``:
+    two passes over the reports give every point of the segment. The
+    channel's own ``em_gradient`` computes everything else (the constant
+    factors, the invertible reports), so each channel's likelihood is used
+    as it is. ``em_terms`` records the D of an end while ``w`` is None,
+    and evaluates the segment at ``w`` otherwise; its adjoint (``t``) and
+    ``sum 1/D`` are not computed (zeros): only the log-likelihood is read.
+    """
+
+    def __init__(self, store, n_jobs):
+        self._store = store
+        self._n_jobs = n_jobs
+        self.ends = []
+        self._weights = None
+        self._size_counts = None
+        self.w = None
+        self.n_cols = store.n_cols
+
+    def em_terms(self, A, b, n_jobs=None):
+        if self.w is None:  # an end: recorded, and its own sum
+            D, self._weights = self._store.row_sums(A, b, n_jobs=self._n_jobs)
+            self.ends.append(D)
+            d0 = d1 = D
+            w = 0.0
+        else:
+            (d0, d1), w = self.ends, self.w
+        weights = _NO_WEIGHTS if self._weights is None else self._weights
+        if _KERNEL == "numba":
+            sum_log = _segment_sum_log(d0, d1, float(w), weights)
+        else:
+            log_d = np.log((1.0 - w) * d0 + w * d1)
+            sum_log = float(log_d.sum() if self._weights is None else log_d @ self._weights)
+        return 0.0, float(sum_log), np.zeros(self.n_cols)
+
+    def row_size_counts(self):
+        if self._size_counts is None:
+            self._size_counts = self._store.row_size_counts()
+        return self._size_counts
+
+    @property
+    def n_rows(self):
+        return self._store.n_rows
+
+
+def segment_log_likelihood(channel, stats, p0, p1, n_jobs=None):
+    """``w -> log-likelihood at (1 - w) p0 + w p1``, the reports read twice.
+
+    For bit-vector channels whose ``em_gradient`` reads the reports through
+    ``stats.extra.em_terms`` (a :class:`BitRows`): the per-report sums are
+    computed at each end once, when first needed (:meth:`BitRows.row_sums`),
+    and each other point of the segment then costs one logarithm per
+    distinct report. Stores that cannot give row sums (kept on Dask
+    workers), or too many rows, fall back to ``em_gradient`` at each point.
+    """
+    p0 = np.asarray(p0, dtype=float)
+    p1 = np.asarray(p1, dtype=float)
+    store = stats.extra
+    if not hasattr(store, "row_sums") or store.distinct_rows().n_rows > _SEGMENT_MAX_ROWS:
+        return lambda w: channel.em_gradient(stats, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
+    from ._channel import ReportStatistics
+
+    segment = _SegmentRows(store, n_jobs)
+    on_segment = ReportStatistics(stats.channel, stats.n, stats.counts, segment)
+
+    def log_likelihood(w):
+        w = float(w)
+        q = (1.0 - w) * p0 + w * p1
+        segment.w = None
+        if not segment.ends:
+            value = channel.em_gradient(on_segment, p0, n_jobs=n_jobs)[1]
+            if w == 0.0:
+                return value
+        if len(segment.ends) == 1:
+            channel.em_gradient(on_segment, p1, n_jobs=n_jobs)
+        segment.w = w
+        return channel.em_gradient(on_segment, q, n_jobs=n_jobs)[1]
+
+    return log_likelihood

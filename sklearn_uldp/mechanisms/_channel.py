@@ -613,6 +613,20 @@ class Channel:
         """Total log-likelihood of the reports under ``p``."""
         return self.em_gradient(stats, p)[1]
 
+    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None):
+        """The log-likelihood along a segment, as a function of its position.
+
+        Returns ``f(w)`` = the total log-likelihood at ``(1 - w) p0 + w p1``
+        (the point computed exactly so). The default evaluates
+        :meth:`em_gradient` at each point; bit-vector channels read the
+        reports twice (at both ends: the likelihood of a report is linear in
+        p) and then pay one logarithm per report per point, which is what
+        makes the default estimate's shrinkage as cheap as a few EM steps.
+        """
+        p0 = np.asarray(p0, dtype=float)
+        p1 = np.asarray(p1, dtype=float)
+        return lambda w: self.em_gradient(stats, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
+
     def likelihood(self, codes):
         """Q(y_i | x) for each report (rows) and category (columns).
 

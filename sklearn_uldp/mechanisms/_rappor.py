@@ -36,7 +36,7 @@ from ..utils._validation import (
     realized_probability,
 )
 from ._base import BaseMechanism
-from ._bit_rows import BitRows, _n_threads, numba
+from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, several_columns_hint
 from ._reports import attach_channel
 
@@ -636,6 +636,10 @@ class UnaryEncodingChannel(Channel):
 
     def em_gradient(self, stats, p, *, n_jobs=None):
         return self._em_gradient(stats, p, _bit_rows(stats), None, n_jobs)
+
+    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None):
+        _bit_rows(stats)
+        return segment_log_likelihood(self, stats, p0, p1, n_jobs)
 
     def restricted_em_gradient(self, stats, active, *, n_jobs=None):
         # Categories outside the working set have p = 0, so their bits drop

@@ -29,7 +29,7 @@ from ..utils._fixes import bitwise_count
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
-from ._bit_rows import BitRows
+from ._bit_rows import BitRows, segment_log_likelihood
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 from ._oracle_kernels import bit_matrix_counts, report_array
 from ._rappor import UnaryEncodingChannel, _dense_bits_to_csr, _UnaryEncodingMechanism
@@ -360,6 +360,11 @@ class SubsetSelectionChannel(Channel):
         sum_inv, sum_log, t = stats.extra.em_terms(float(p.sum()), gain * p, n_jobs=n_jobs)
         g = (sum_inv + gain * t) / stats.n
         return g, float(sum_log - stats.n * self._log_omega())
+
+    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None):
+        if stats.extra is None:
+            return super().segment_log_likelihood(stats, p0, p1, n_jobs=n_jobs)
+        return segment_log_likelihood(self, stats, p0, p1, n_jobs)
 
     def restricted_em_gradient(self, stats, active, *, n_jobs=None):
         # As for RAPPOR: categories outside the working set have p = 0, so
