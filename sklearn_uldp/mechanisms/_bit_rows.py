@@ -1365,12 +1365,18 @@ def segment_log_likelihood(channel, stats, p0, p1, n_jobs=None):
     computed at each end once, when first needed (:meth:`BitRows.row_sums`),
     and each other point of the segment then costs one logarithm per
     distinct report. Stores that cannot give row sums (kept on Dask
-    workers), or too many rows, fall back to ``em_gradient`` at each point.
+    workers), that keep their reports in files (16 bytes a report in memory
+    would undo what the files save) or have too many rows fall back to
+    ``em_gradient`` at each point.
     """
     p0 = np.asarray(p0, dtype=float)
     p1 = np.asarray(p1, dtype=float)
     store = stats.extra
-    if not hasattr(store, "row_sums") or store.distinct_rows().n_rows > _SEGMENT_MAX_ROWS:
+    if (
+        not hasattr(store, "row_sums")
+        or (store.directory is not None and store.distinct_rows().directory is not None)
+        or store.distinct_rows().n_rows > _SEGMENT_MAX_ROWS
+    ):
         return lambda w: channel.em_gradient(stats, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
     from ._channel import ReportStatistics
 
