@@ -20,7 +20,7 @@ from sklearn.utils.validation import (
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel, ReportStatistics
-from ..mechanisms._reports import get_channel
+from ..mechanisms._reports import PackedReports, get_channel
 from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
 from ._projection import project_to_simplex
@@ -62,6 +62,9 @@ def _pooled_blocks(X, width):
     if n_columns <= width or n_columns % width:
         return X, 1
     c = n_columns // width
+    if isinstance(X, PackedReports):
+        data = np.concatenate([X.block(j).data for j in range(c)], axis=0)
+        return PackedReports(data, X.n_bits, X.channel), c
     if sp.issparse(X):
         X = sp.csr_array(X)
         return sp.vstack([X[:, j * width : (j + 1) * width] for j in range(c)], format="csr"), c
@@ -80,6 +83,21 @@ def _check_reports(X, channel, estimator):
     """
     bits = channel.report_format == "bits"
     name = type(estimator).__name__
+    if isinstance(X, PackedReports):
+        # Validated by their constructor (2-D uint8 rows) and by the
+        # channel's encode_reports (bits per report, padding): never unpacked.
+        if not bits:
+            raise TypeError(
+                f"Got packed bit-vector reports, but {channel!r} does not send bit "
+                "vectors; packed reports come from the RAPPOR family, subset "
+                "selection and uBD (packed_output=True)."
+            )
+        if len(X) < 1:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 "
+                f"is required by {name}."
+            )
+        return
     if sp.issparse(X) and not bits:
         raise TypeError(
             f"Got sparse reports, but {channel!r} sends one value per user, so its "
@@ -573,7 +591,12 @@ class DistributionEstimator(BaseEstimator):
         _check_reports(X, channel, self)
         n_features = _report_columns(X)
         expected = getattr(self, "n_features_in_", n_features)
-        if expected > 1 and not sp.issparse(X) and len(np.shape(X)) == 1:
+        if (
+            expected > 1
+            and not sp.issparse(X)
+            and not isinstance(X, PackedReports)
+            and len(np.shape(X)) == 1
+        ):
             raise ReportMismatchError(
                 f"Expected 2D array, got 1D array instead: {type(self).__name__} "
                 f"was fitted on {expected} report columns. Reshape your data "

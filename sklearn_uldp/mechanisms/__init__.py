@@ -51,7 +51,7 @@ from ._rappor import (
     UtilityOptimizedRAPPOR,
     basic_rappor_theta,
 )
-from ._reports import Reports, SparseReports, attach_channel, get_channel
+from ._reports import PackedReports, Reports, SparseReports, attach_channel, get_channel
 from ._subset_selection import SubsetSelection, SubsetSelectionChannel
 from ._utility_optimized_subset import (
     UtilityOptimizedSubsetSelection,
@@ -67,6 +67,7 @@ __all__ = [
     "BitRows",
     "Reports",
     "SparseReports",
+    "PackedReports",
     "attach_channel",
     "get_channel",
     "NonPrivate",

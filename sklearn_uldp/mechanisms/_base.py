@@ -37,7 +37,7 @@ from ..utils._validation import (
     is_missing,
     validate_params_with_hints,
 )
-from ._reports import Reports, attach_channel
+from ._reports import PackedReports, Reports, attach_channel
 
 __all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS"]
 
@@ -75,6 +75,7 @@ PARAMETER_HINTS: dict[str, str] = {
         "or RandomState."
     ),
     "sparse_output": "Pass True (scipy CSR reports) or False (dense reports).",
+    "packed_output": "Pass True (PackedReports, k/8 bytes a report) or False (dense reports).",
 }
 
 RANDOM_STATE_CONSTRAINT: list[Any] = [
@@ -352,6 +353,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             reports = attach_channel(sp.hstack(blocks, format="csr"), self.channel_)
             reports.has_canonical_format = True  # each block is canonical
             return reports
+        if all(isinstance(b, PackedReports) for b in blocks):
+            # one block of bytes per column, side by side
+            data = np.hstack([b.data for b in blocks])
+            return PackedReports(data, blocks[0].n_bits, self.channel_)
         return Reports(np.hstack([np.asarray(b) for b in blocks]), self.channel_)
 
     def column_reports(self, reports: Any, column: int | str) -> Any:
@@ -406,6 +411,13 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         widths = [len(self._column_feature_names(name)) for name in names]
         start = int(np.sum(widths[:j]))
         stop = start + widths[j]
+        if isinstance(reports, PackedReports):
+            if reports.shape[1] != sum(widths):
+                raise ValueError(
+                    f"Expected the reports of this mechanism on {len(names)} column(s), "
+                    f"{sum(widths)} report columns; got {reports.shape[1]}."
+                )
+            return reports.block(j)
         if isinstance(reports, pd.DataFrame):
             block = reports.iloc[:, start:stop]
         elif sp.issparse(reports):

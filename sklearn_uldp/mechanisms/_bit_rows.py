@@ -70,13 +70,13 @@ import stat
 import tempfile
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import cpu_count, effective_n_jobs
-from joblib.parallel import get_active_backend
 from numpy.typing import ArrayLike
+
+from ..utils._bits import pack_rows, packed_to_csr, unpack_rows
+from ..utils._threads import imap_threads, map_threads, n_threads
 
 try:  # optional: compiled products (several times faster per EM step)
     import numba
@@ -818,6 +818,32 @@ class BitRows:
             bits[rows, indices[indptr[lo] : indptr[hi]]] = 1
             self._append(np.packbits(bits, axis=1, bitorder="little"))
 
+    def append_packed(self, rows: np.ndarray, columns: ArrayLike | None = None) -> None:
+        """Append packed rows (the layout of
+        :class:`~sklearn_uldp.mechanisms.PackedReports`).
+
+        Rows of ``n_cols`` bits, or of more bits of which ``columns``
+        (increasing) are kept, in that order (e.g. the sensitive categories
+        of uRAP reports). The rows are copied, never shared.
+        """
+        m = rows.shape[0]
+        if m == 0:
+            return
+        if columns is not None:
+            columns = np.asarray(columns, dtype=np.int64)
+        step = max(1, _BLOCK_NNZ // max(1, 8 * rows.shape[1]))  # bounds the temporaries
+        for lo in range(0, m, step):
+            piece = rows[lo : lo + step]
+            if columns is not None:
+                piece = _select_packed(piece, columns)
+            elif self.packed:
+                piece = np.array(piece, order="C")  # a copy: not the caller's memory
+            if self.packed:
+                self._append(piece)
+            else:
+                indptr, indices = packed_to_csr(piece, self.n_cols)
+                self._append((indptr, indices))
+
     def _append(self, piece):
         self._tail_block = None
         self._distinct = None
@@ -1129,7 +1155,7 @@ def _map_blocks(function, blocks, n_jobs):
     scipy's sparse products and numpy's gathers release the GIL, so blocks
     evaluate concurrently; the results keep the blocks' order.
     """
-    return list(_imap_blocks(function, blocks, n_jobs))
+    return map_threads(function, blocks, n_jobs)
 
 
 def _imap_blocks(function, blocks, n_jobs):
@@ -1138,36 +1164,11 @@ def _imap_blocks(function, blocks, n_jobs):
     Consumed as they come, per-block results (e.g. EM terms of length k) are
     not all held at once, whatever the number of blocks.
     """
-    n_threads = min(len(blocks), _n_threads(n_jobs))
-    if n_threads <= 1:
-        for block in blocks:
-            yield function(block)
-        return
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        # At most two blocks in flight per thread: a spilled store's blocks
-        # are read only as the threads get to them.
-        pending = []
-        for block in blocks:
-            pending.append(pool.submit(function, block))
-            if len(pending) >= 2 * n_threads:
-                yield pending.pop(0).result()
-        for future in pending:
-            yield future.result()
+    return imap_threads(function, blocks, n_jobs)
 
 
-def _n_threads(n_jobs):
-    """Threads for ``n_jobs``: ``None`` means all cores, unless a
-    ``joblib.parallel_config`` context sets ``n_jobs``.
-
-    Blocks are independent and their terms are added in order, so threads
-    change the time of a product, never its value: using every core by
-    default is safe (unlike scikit-learn's ``None`` = 1 for processes).
-    """
-    if n_jobs is None:
-        n_jobs = get_active_backend()[1]
-        if n_jobs is None:
-            return cpu_count(only_physical_cores=False)
-    return effective_n_jobs(n_jobs)
+#: Threads for ``n_jobs`` (see :func:`~sklearn_uldp.utils._threads.n_threads`).
+_n_threads = n_threads
 
 
 def _row_bytes(block):
@@ -1272,6 +1273,16 @@ def add_em_terms(terms, n_cols):
         sum_log += block_log
         t += block_t
     return sum_inv, sum_log, t
+
+
+def _select_packed(rows, columns):
+    """Packed rows of the bits ``columns`` of packed ``rows``, in that order."""
+    if _KERNEL == "numba":
+        out = np.zeros((rows.shape[0], -(-columns.size // 8)), dtype=np.uint8)
+        _packed_select(np.ascontiguousarray(rows), columns, out)
+        return out
+    bits = unpack_rows(rows, 8 * rows.shape[1])
+    return pack_rows(bits[:, columns])
 
 
 def _piece_rows(piece):

@@ -97,6 +97,13 @@ from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
+from ..utils._bits import (
+    column_counts,
+    masked_row_counts,
+    pack_rows,
+    packed_width,
+    set_packed_bits,
+)
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import check_sensitive, realized_probability
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
@@ -105,6 +112,7 @@ from ._rappor import (
     UtilityOptimizedRAPPOR,
     _UnaryEncodingMechanism,
 )
+from ._reports import PackedReports
 
 __all__ = [
     "UtilityOptimizedBlockDesignChannel",
@@ -676,8 +684,9 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         return mask
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False):
-        """Privatize coded inputs: a dense uint8 (n, k) array or a CSR array.
+    def sample(self, codes, rng, *, sparse=False, packed=False):
+        """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
+        packed rows (``packed=True``, ceil(k / 8) bytes a user).
 
         Each choice uses its own uniform draws (the subset size of a mixture,
         the membership of x, then the subset members), never one uniform for
@@ -718,6 +727,10 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
                 rows.append(np.repeat(n_sub, h))
                 cols.append(S[sub].ravel())
         rows, cols = np.concatenate(rows), np.concatenate(cols)
+        if packed:
+            out = np.zeros((n, packed_width(k)), dtype=np.uint8)
+            set_packed_bits(out, rows.astype(np.int64) * k + cols, k)
+            return out
         if sparse:
             out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, k))
             out.sum_duplicates()
@@ -729,7 +742,9 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     # ------------------------------------------------------------- estimation
     def encode_reports(self, reports):
         X = super().encode_reports(reports)
-        if sp.issparse(X):
+        if isinstance(X, PackedReports):
+            n_s, n_n = self._packed_sizes(X.data)
+        elif sp.issparse(X):
             row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             n_s = np.bincount(row_of[self._sensitive[X.indices]], minlength=X.shape[0])
             n_n = np.bincount(row_of[~self._sensitive[X.indices]], minlength=X.shape[0])
@@ -765,7 +780,15 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         H, s = self._sizes.size, self.s
         bits = np.zeros((H, s), dtype=np.int64)
         rows_h = np.zeros(H, dtype=np.int64)
-        if sp.issparse(codes):
+        if isinstance(codes, PackedReports):
+            size, n_n = self._packed_sizes(codes.data)
+            protected = n_n == 0
+            for c, h in enumerate(self._sizes):  # mixture components
+                rows = protected & (size == h)
+                rows_h[c] += int(rows.sum())
+                if rows.any():
+                    bits[c] += column_counts(codes.data[rows])[self._s_codes]
+        elif sp.issparse(codes):
             sizes = np.diff(codes.indptr)
             row_of = np.repeat(np.arange(codes.shape[0]), sizes)
             nonsens = np.bincount(row_of[~self._sensitive[codes.indices]], minlength=codes.shape[0])
@@ -789,6 +812,12 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
                     rows_h[c] += int(rows.sum())
                     bits[c] += S[rows].sum(axis=0, dtype=np.int64)
         return np.concatenate([bits.ravel(), rows_h])
+
+    def _packed_sizes(self, data):
+        """Set sensitive and non-sensitive bits of each packed report."""
+        sensitive = pack_rows(self._sensitive.view(np.uint8)[None, :])[0]
+        others = pack_rows((~self._sensitive).view(np.uint8)[None, :])[0]
+        return masked_row_counts(data, sensitive), masked_row_counts(data, others)
 
     def _projection_contributions(self, stats):
         k, H, s = self.n_categories, self._sizes.size, self.s
@@ -957,6 +986,10 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+        bytes a report, bits packed 8 to a byte) instead of a dense uint8
+        array of k bytes a report. Exclusive with ``sparse_output``.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
@@ -1007,6 +1040,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         "categories": UtilityOptimizedRAPPOR._parameter_constraints["categories"],
         "random_state": UtilityOptimizedRAPPOR._parameter_constraints["random_state"],
         "sparse_output": ["boolean"],
+        "packed_output": ["boolean"],
         "sensitive": ["array-like", callable],
         "subset_size": [
             Interval(Integral, 1, None, closed="left"),
@@ -1023,6 +1057,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         subset_size: int | dict[int, float] | Literal["auto", "optimal"] = 1,
         categories: Categories = "auto",
         sparse_output: bool = False,
+        packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -1030,6 +1065,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         self.subset_size = subset_size
         self.categories = categories
         self.sparse_output = sparse_output
+        self.packed_output = packed_output
         self.random_state = random_state
 
     theta = None  # no theta: keep the shared RAPPOR-family checks happy
@@ -1101,6 +1137,10 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+        bytes a report, bits packed 8 to a byte) instead of a dense uint8
+        array of k bytes a report. Exclusive with ``sparse_output``.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
@@ -1134,10 +1174,12 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
         sensitive: Sensitive,
         categories: Categories = "auto",
         sparse_output: bool = False,
+        packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.categories = categories
         self.sparse_output = sparse_output
+        self.packed_output = packed_output
         self.random_state = random_state

@@ -21,6 +21,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ReportMismatchError
+from ..utils._bits import (
+    bernoulli_packed,
+    column_counts,
+    masked_row_counts,
+    pack_rows,
+    packed_width,
+    set_packed_bits,
+    unpack_rows,
+    write_own_bits,
+)
 from ..utils._sampling import (
     bernoulli_matrix,
     bernoulli_position_chunks,
@@ -38,7 +48,8 @@ from ..utils._validation import (
 from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, several_columns_hint
-from ._reports import attach_channel
+from ._oracle_kernels import report_array
+from ._reports import PackedReports, attach_channel
 
 __all__ = [
     "UnaryEncodingChannel",
@@ -58,6 +69,31 @@ _BITS_ONLY = (
     "returned by the mechanism's transform). Pass the reports unchanged, or "
     "check that these columns really are RAPPOR-type reports."
 )
+
+
+def check_packed_reports(reports, n_bits, channel):
+    """Packed reports of ``channel`` (``n_bits`` bits, one block), checked.
+
+    The bits per report must be the channel's and the padding bits 0 (a
+    report with a padding bit set is not one the mechanism can produce).
+    """
+    if reports.n_bits != n_bits or reports.n_blocks != 1:
+        raise ReportMismatchError(
+            f"Packed reports of {reports.n_bits} bits ({reports.n_blocks} block(s)) do "
+            f"not match {channel!r}, whose reports have {n_bits} bits. Were they "
+            "produced by another mechanism or domain?"
+        )
+    data = reports.data
+    if n_bits % 8 and data.shape[0]:
+        padding = np.uint8((0xFF << (n_bits % 8)) & 0xFF)
+        if (data[:, -1] & padding).any():
+            raise ReportMismatchError(
+                f"Packed reports of {n_bits} bits have padding bits set (bits "
+                f"{n_bits} to {8 * data.shape[1] - 1} of a row must be 0): they are "
+                "not reports of this mechanism, or were packed with another bit "
+                'order (use np.packbits(bits, axis=1, bitorder="little")).'
+            )
+    return reports
 
 
 def basic_rappor_theta(epsilon: float) -> float:
@@ -405,8 +441,10 @@ class UnaryEncodingChannel(Channel):
         return ~Y[:, ~self._sensitive].any(axis=1)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False):
-        """Privatize coded inputs; a dense uint8 (n, k) array or a CSR array.
+    def sample(self, codes, rng, *, sparse=False, packed=False):
+        """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
+        packed rows (``packed=True``: a uint8 (n, ceil(k / 8)) array, see
+        :class:`~sklearn_uldp.mechanisms.PackedReports`).
 
         Off-input sensitive bits are i.i.d. Bernoulli(d1). When they are rare
         (d1 < 0.15) or the sensitive set is a small part of the domain, only
@@ -418,7 +456,11 @@ class UnaryEncodingChannel(Channel):
 
         Dense output is written in chunks of rows, each user's own bit right
         after its row's other bits, so that the scattered writes hit rows that
-        are still in cache.
+        are still in cache. Packed output is written in place, k/8 bytes a
+        user: the ones of the gaps set their bits, or 64 random bytes decide
+        64 bits at once (:func:`~sklearn_uldp.utils._bits.bernoulli_packed`,
+        the same law as one byte per cell), and the own bits are written
+        last.
         """
         codes = np.asarray(codes, dtype=np.intp)
         n, k = codes.size, self.n_categories
@@ -429,6 +471,8 @@ class UnaryEncodingChannel(Channel):
             is_s = self._sensitive[codes]
             own_bit = rng.random(n) < np.where(is_s, self.theta, self._one_minus_d2)
         own_bit = own_bit.view(np.uint8)  # writing bools into uint8 casts slowly
+        if packed:
+            return self._sample_packed(codes, own_bit, rng)
         if not sparse and (self.d1 < 0.15 or 2 * s < k):
             out = np.zeros((n, k), dtype=np.uint8)  # calloc: pages zeroed lazily
             flat = out.reshape(-1)
@@ -467,14 +511,39 @@ class UnaryEncodingChannel(Channel):
             out.reshape(-1)[np.arange(lo * k, hi * k, k) + codes[lo:hi]] = own_bit[lo:hi]
         return _dense_bits_to_csr(out) if sparse else out
 
+    def _sample_packed(self, codes, own_bit, rng):
+        """Packed rows of the off-input bits (as :meth:`sample`), own bits last."""
+        n, k = codes.size, self.n_categories
+        s = self._s_codes.size
+        width = packed_width(k)
+        if self.d1 < 0.15 or 2 * s < k:
+            out = report_array((n, width), np.uint8, zeros=True)
+            # The stream of the (n, s) off-input cells holds each user's own
+            # sensitive cell too: the own bit written last redraws it.
+            for pos in bernoulli_position_chunks(n * s, self.d1, rng):
+                set_packed_bits(out, pos, s, self._s_codes if s < k else None)
+            write_own_bits(out, codes, own_bit)
+            return out
+        out = report_array((n, width), np.uint8)
+        bernoulli_packed(out, self.d1, rng, mask=self._packed_mask, codes=codes, own=own_bit)
+        return out
+
+    @property
+    def _packed_mask(self):
+        """The packed sensitive columns (the bits noise may set; padding 0)."""
+        return pack_rows(self._sensitive.view(np.uint8)[None, :])[0]
+
     # ------------------------------------------------------------- estimation
     def encode_reports(self, reports):
-        """Validate bit-vector reports: a dense 0/1 array or a CSR array.
+        """Validate bit-vector reports: a dense 0/1 array, a CSR array or
+        :class:`~sklearn_uldp.mechanisms.PackedReports`.
 
         The structural check (at most one non-sensitive bit per report) runs
         with the statistics, where the set bits are enumerated anyway.
         """
         k = self.n_categories
+        if isinstance(reports, PackedReports):
+            return check_packed_reports(reports, k, self)
         if sp.issparse(reports):
             X = sp.csr_array(reports)
             if reports.format == "csr" and vars(reports).get("_has_canonical_format") is True:
@@ -543,6 +612,8 @@ class UnaryEncodingChannel(Channel):
         step = _rows_per_chunk(k)
         for lo in range(0, codes.shape[0], step):  # ~32M cells per chunk
             block = codes[lo : lo + step]
+            if isinstance(block, PackedReports):
+                block = unpack_rows(block.data, k)
             flat = np.flatnonzero(block.view(bool))
             yield block.shape[0], flat // k, flat % k
 
@@ -572,6 +643,20 @@ class UnaryEncodingChannel(Channel):
         bit_rows = (
             BitRows(self._s_codes.size, self._protected_bit_density) if keep_reports else None
         )
+        if isinstance(codes, PackedReports):
+            data = codes.data
+            # Bits counted in place, a machine word at a time: no unpacking.
+            counts += column_counts(data)[:k]
+            protected = None
+            if self._n_codes.size:
+                nonsens = pack_rows((~self._sensitive).view(np.uint8)[None, :])[0]
+                per_row = masked_row_counts(data, nonsens)
+                self._check_rows_counts(per_row)
+                protected = per_row == 0
+            if keep_reports:
+                rows = data if protected is None or protected.all() else data[protected]
+                bit_rows.append_packed(rows, None if protected is None else self._s_codes)
+            return ReportStatistics(self, int(data.shape[0]), counts, bit_rows)
         if not sp.issparse(codes):
             # Column sums, no enumeration of the set bits.
             nonsens = (~self._sensitive).view(np.uint8)
@@ -791,13 +876,35 @@ class _UnaryEncodingMechanism(BaseMechanism):
 
     def _check_params(self):
         super()._check_params()
-        if self.theta is not None and not isinstance(self.theta, str):
+        if getattr(self, "theta", None) is not None and not isinstance(self.theta, str):
             check_theta(self.theta)
+        self._check_output_format()
+
+    def _check_output_format(self):
+        if self.sparse_output and self.packed_output:
+            raise ValueError(
+                "sparse_output=True and packed_output=True ask for two report "
+                "formats: choose one (packed reports take k/8 bytes a report, "
+                "sparse ones 4 bytes a set bit)."
+            )
 
     def _sample(self, codes, rng):
+        if self.packed_output:
+            return self.channel_.sample(codes, rng, packed=True)
         return self.channel_.sample(codes, rng, sparse=self.sparse_output)
 
     def _wrap_reports(self, outputs, column, X):
+        if self.packed_output:
+            from ._base import _transform_output
+
+            if _transform_output(self) == "pandas":
+                raise ValueError(
+                    "Pandas output does not support packed reports (a DataFrame "
+                    "holds one column per bit): use packed_output=False with "
+                    "set_output(transform='pandas'), or keep the packed reports "
+                    "(PackedReports.toarray() gives the dense ones)."
+                )
+            return PackedReports(outputs, self.channel_.n_categories, self.channel_)
         if self.sparse_output:
             from ._base import _transform_output
 
@@ -850,6 +957,10 @@ class RAPPOR(_UnaryEncodingMechanism):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+        bytes a report, bits packed 8 to a byte) instead of a dense uint8
+        array of k bytes a report. Exclusive with ``sparse_output``.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
@@ -878,6 +989,7 @@ class RAPPOR(_UnaryEncodingMechanism):
         **BaseMechanism._parameter_constraints,
         "theta": [None, Interval(Real, 0, 1, closed="neither")],
         "sparse_output": ["boolean"],
+        "packed_output": ["boolean"],
     }
 
     def __init__(
@@ -887,12 +999,14 @@ class RAPPOR(_UnaryEncodingMechanism):
         theta: float | None = None,
         categories: Categories = "auto",
         sparse_output: bool = False,
+        packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
         self.theta = theta
         self.categories = categories
         self.sparse_output = sparse_output
+        self.packed_output = packed_output
         self.random_state = random_state
 
     def _make_channel(self):
@@ -924,6 +1038,10 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+        bytes a report, bits packed 8 to a byte) instead of a dense uint8
+        array of k bytes a report. Exclusive with ``sparse_output``.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
@@ -962,6 +1080,7 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
         theta: float | Literal["optimal"] | None = None,
         categories: Categories = "auto",
         sparse_output: bool = False,
+        packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -969,6 +1088,7 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
         self.theta = theta
         self.categories = categories
         self.sparse_output = sparse_output
+        self.packed_output = packed_output
         self.random_state = random_state
 
     def _make_channel(self):

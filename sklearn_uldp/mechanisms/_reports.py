@@ -9,7 +9,10 @@ to the reports it returns, and every estimator reads it back:
   ``channel`` attribute (slices keep it; ``np.asarray`` drops it);
 * pandas output (``set_output(transform="pandas")``): ``DataFrame.attrs``
   under the key :data:`CHANNEL_ATTR`;
-* sparse output: an attribute on the scipy sparse matrix.
+* sparse output: an attribute on the scipy sparse matrix;
+* packed output (bit-vector reports, ``packed_output=True``):
+  :class:`PackedReports`, k/8 bytes a report (the layout is described there
+  and on the "Spec and report formats" page).
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ import scipy.sparse as sp
 if TYPE_CHECKING:
     from ._channel import Channel
 
-__all__ = ["Reports", "SparseReports", "attach_channel", "get_channel", "CHANNEL_ATTR"]
+__all__ = [
+    "Reports",
+    "SparseReports",
+    "PackedReports",
+    "attach_channel",
+    "get_channel",
+    "CHANNEL_ATTR",
+]
 
 CHANNEL_ATTR = "sklearn_uldp_channel"
 
@@ -100,6 +110,205 @@ def _rebuild_sparse(matrix, channel):
     return attach_channel(matrix, channel)
 
 
+class PackedReports:
+    """Bit-vector reports packed 8 bits to a byte, carrying the producing channel.
+
+    What RAPPOR, OUE, uRAP, uOUE, subset selection, uBD and uSS return with
+    ``packed_output=True``: ``ceil(k / 8)`` bytes a report instead of k
+    (dense) or 4 a set bit (sparse), and what every estimator, ``partial_fit``,
+    :func:`~sklearn_uldp.parallel.reduce_statistics` and EM read without
+    unpacking them.
+
+    **Layout.** ``data`` is a C-ordered uint8 array of shape ``(n, n_blocks *
+    ceil(n_bits / 8))``: one row per report, one block of ``ceil(n_bits /
+    8)`` bytes per input column of the mechanism. Bit j of a block is bit
+    ``j % 8`` of byte ``j // 8``, least significant bit first -- exactly
+    ``np.packbits(bits, axis=1, bitorder="little")`` of the dense 0/1
+    block, which ``np.unpackbits(block, axis=1, count=n_bits,
+    bitorder="little")`` restores -- and the padding bits past ``n_bits``
+    in a block's last byte are 0.
+
+    It behaves as the dense reports it stands for where that is cheap:
+    ``shape`` and ``len`` are the dense ones, row indexing and slicing
+    return packed reports of those rows (chunks for ``partial_fit``),
+    :meth:`toarray` / :meth:`tocsr` give the dense and sparse reports, and
+    ``np.asarray(packed)`` unpacks (k bytes a report). Pickles keep the
+    channel.
+
+    Parameters
+    ----------
+    data : array-like of uint8 of shape (n, n_blocks * ceil(n_bits / 8))
+        The packed rows.
+    n_bits : int
+        Bits per report (k for the RAPPOR family and subset selection).
+    channel : Channel or None, default=None
+        The public spec of the mechanism that produced them.
+
+    Attributes
+    ----------
+    data : ndarray of uint8
+    n_bits : int
+    channel : Channel or None
+    n_blocks : int
+        Input columns the reports hold (one block of bytes each).
+    row_bytes : int
+        Bytes of one block, ``ceil(n_bits / 8)``.
+    shape : tuple of int
+        ``(n, n_blocks * n_bits)``, the shape of the dense reports.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RAPPOR, EmpiricalEstimator
+    >>> X = np.random.default_rng(0).integers(0, 10, size=(1000, 1))
+    >>> mech = RAPPOR(2.0, theta=0.5, categories=list(range(10)), packed_output=True,
+    ...               random_state=0)
+    >>> reports = mech.fit_transform(X)
+    >>> reports.shape, reports.data.shape, reports.data.dtype
+    ((1000, 10), (1000, 2), dtype('uint8'))
+    >>> dense = reports.toarray()
+    >>> bool((np.packbits(dense, axis=1, bitorder="little") == reports.data).all())
+    True
+    >>> EmpiricalEstimator().fit(reports).distribution_.shape
+    (10,)
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.uint8)
+
+    def __init__(self, data: Any, n_bits: int, channel: Channel | None = None) -> None:
+        data = np.asarray(data)
+        n_bits = int(n_bits)
+        if n_bits < 1:
+            raise ValueError(f"n_bits must be a positive number of bits, got {n_bits}.")
+        row_bytes = -(-n_bits // 8)
+        if data.ndim != 2 or data.dtype != np.uint8 or data.shape[1] % row_bytes:
+            raise ValueError(
+                f"Packed reports of {n_bits} bits are a 2-D uint8 array of "
+                f"ceil({n_bits} / 8) = {row_bytes} bytes per report and column; got "
+                f"dtype {data.dtype} and shape {data.shape}. Pack dense 0/1 reports "
+                'with np.packbits(bits, axis=1, bitorder="little").'
+            )
+        self.data = np.ascontiguousarray(data)
+        self.n_bits = n_bits
+        self.channel = channel
+
+    # ------------------------------------------------------------- shape
+    @property
+    def row_bytes(self) -> int:
+        return -(-self.n_bits // 8)
+
+    @property
+    def n_blocks(self) -> int:
+        return self.data.shape[1] // self.row_bytes
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.data.shape[0], self.n_blocks * self.n_bits)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __repr__(self) -> str:
+        return (
+            f"PackedReports(n={len(self)}, n_bits={self.n_bits}, n_blocks={self.n_blocks}, "
+            f"channel={self.channel!r})"
+        )
+
+    # ------------------------------------------------------------- access
+    def __getitem__(self, key: Any) -> PackedReports:
+        if isinstance(key, tuple):
+            if len(key) == 2 and isinstance(key[1], slice) and key[1] == slice(None):
+                key = key[0]
+            else:
+                raise IndexError(
+                    "Packed reports are indexed by rows only (reports[rows]); select "
+                    "bits on the dense reports (reports.toarray()[rows, columns]) or "
+                    "one input column's block with mechanism.column_reports."
+                )
+        rows = self.data[key]
+        if rows.ndim == 1:  # one report
+            rows = rows[None, :]
+        return PackedReports(rows, self.n_bits, self.channel)
+
+    def block(self, j: int) -> PackedReports:
+        """The reports of input column ``j`` (its block of bytes)."""
+        width = self.row_bytes
+        if not 0 <= j < self.n_blocks:
+            raise IndexError(f"block {j} is out of range: the reports hold {self.n_blocks}.")
+        return PackedReports(self.data[:, j * width : (j + 1) * width], self.n_bits, self.channel)
+
+    def toarray(self) -> Reports:
+        """The dense 0/1 uint8 reports (``n_blocks * n_bits`` columns), with the channel."""
+        blocks = [
+            np.unpackbits(self.block(j).data, axis=1, count=self.n_bits, bitorder="little")
+            for j in range(self.n_blocks)
+        ]
+        dense = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
+        return Reports(dense, self.channel)
+
+    def tocsr(self) -> SparseReports:
+        """The sparse (CSR) reports, with the channel."""
+        from ..utils._bits import packed_to_csr
+
+        blocks = []
+        for j in range(self.n_blocks):
+            indptr, indices = packed_to_csr(self.block(j).data, self.n_bits)
+            blocks.append(
+                sp.csr_array(
+                    (np.ones(indices.size, dtype=np.uint8), indices, indptr),
+                    shape=(len(self), self.n_bits),
+                )
+            )
+        matrix = blocks[0] if len(blocks) == 1 else sp.hstack(blocks, format="csr")
+        reports = attach_channel(matrix, self.channel)
+        reports.has_canonical_format = True  # sorted, no duplicates
+        return reports
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        dense = np.asarray(self.toarray())
+        return dense if dtype is None else dense.astype(dtype)
+
+    @classmethod
+    def from_dense(
+        cls, bits: Any, n_bits: int | None = None, channel: Channel | None = None
+    ) -> PackedReports:
+        """Pack dense 0/1 reports (``n_bits`` columns a block; default all of them).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp.mechanisms import PackedReports
+        >>> packed = PackedReports.from_dense(np.array([[1, 0, 1], [0, 1, 1]]))
+        >>> packed.data.tolist(), packed.toarray().tolist()
+        ([[5], [6]], [[1, 0, 1], [0, 1, 1]])
+        """
+        if hasattr(bits, "to_numpy"):
+            bits = bits.to_numpy()
+        bits = np.asarray(bits)
+        if bits.ndim != 2:
+            raise ValueError(f"Expected 2-D 0/1 reports, got shape {bits.shape}.")
+        if bits.dtype != np.uint8 and bits.dtype != bool:
+            if not np.isin(bits, (0, 1)).all():
+                raise ValueError("Only 0/1 reports can be packed.")
+            bits = bits.astype(np.uint8)
+        elif bits.dtype == np.uint8 and bits.size and bits.max() > 1:
+            raise ValueError("Only 0/1 reports can be packed.")
+        n_bits = bits.shape[1] if n_bits is None else int(n_bits)
+        if n_bits < 1 or bits.shape[1] % n_bits:
+            raise ValueError(f"{bits.shape[1]} columns are not blocks of n_bits={n_bits}.")
+        blocks = [
+            np.packbits(bits[:, lo : lo + n_bits], axis=1, bitorder="little")
+            for lo in range(0, bits.shape[1], n_bits)
+        ]
+        data = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
+        return cls(data, n_bits, channel)
+
+
 def attach_channel(reports: Any, channel: Channel | None) -> Any:
     """Attach ``channel`` to ``reports`` (ndarray, DataFrame or sparse matrix).
 
@@ -132,6 +341,8 @@ def attach_channel(reports: Any, channel: Channel | None) -> Any:
         sparse = SparseReports(reports.tocsr())
         sparse.channel = channel
         return sparse
+    if isinstance(reports, PackedReports):
+        return PackedReports(reports.data, reports.n_bits, channel)
     return Reports(reports, channel)
 
 
@@ -156,7 +367,7 @@ def get_channel(reports: object) -> Channel | None:
     >>> get_channel(reports) == mech.channel_, get_channel(np.asarray(reports))
     (True, None)
     """
-    if isinstance(reports, (Reports, SparseReports)):
+    if isinstance(reports, (Reports, SparseReports, PackedReports)):
         return reports.channel
     attrs = getattr(reports, "attrs", None)
     if isinstance(attrs, dict):

@@ -25,6 +25,13 @@ except ImportError:  # pragma: no cover - numba is optional (the "fast" extra)
     numba = None  # type: ignore[assignment]
 
 from ..exceptions import ReportMismatchError
+from ..utils._bits import (
+    column_counts,
+    masked_row_counts,
+    pack_rows,
+    packed_width,
+    write_own_bits,
+)
 from ..utils._fixes import bitwise_count
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
@@ -33,6 +40,7 @@ from ._bit_rows import BitRows, segment_log_likelihood
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
 from ._oracle_kernels import bit_matrix_counts, report_array
 from ._rappor import UnaryEncodingChannel, _dense_bits_to_csr, _UnaryEncodingMechanism
+from ._reports import PackedReports
 
 __all__ = [
     "SubsetSelectionChannel",
@@ -221,8 +229,9 @@ class SubsetSelectionChannel(Channel):
         return np.ones(self.n_outputs, dtype=bool)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False):
-        """Privatize coded inputs: a dense uint8 (n, k) array or a CSR array.
+    def sample(self, codes, rng, *, sparse=False, packed=False):
+        """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
+        packed rows (``packed=True``, ceil(k / 8) bytes a user).
 
         Each user includes its value w.p. ``keep`` and completes the set with
         a uniform subset of ``r = d - 1`` or ``d`` of the other k - 1
@@ -238,11 +247,27 @@ class SubsetSelectionChannel(Channel):
         k - 1 - r others left out instead (a uniform subset's complement is
         uniform). The (n, k) report array is mapped without huge pages (see
         :func:`~sklearn_uldp.mechanisms._oracle_kernels.report_array`).
+        Packed rows are written in place by the compiled loop (bit tests and
+        writes instead of bytes); without numba each chunk of users is drawn
+        into a dense buffer of the chunk and packed.
         """
         codes = np.asarray(codes, dtype=np.intp)
         n, k, d = codes.size, self.n_categories, self.subset_size
-        out = report_array((n, k), np.uint8, zeros=True)
         include = rng.random(n) < self.keep
+        if packed:
+            out = report_array((n, packed_width(k)), np.uint8, zeros=True)
+            buffer = None if _KERNEL == "numba" else np.zeros((_CHUNK_USERS, k), np.uint8)
+            for lo in range(0, n, _CHUNK_USERS):
+                hi = min(n, lo + _CHUNK_USERS)
+                if buffer is None:
+                    _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
+                else:
+                    rows = buffer[: hi - lo]
+                    rows[:] = 0
+                    _fill_subsets_numpy(rows, codes[lo:hi], include[lo:hi], d, rng)
+                    out[lo:hi] = pack_rows(rows)
+            return out
+        out = report_array((n, k), np.uint8, zeros=True)
         fill = _fill_subsets_numba if _KERNEL == "numba" else _fill_subsets_numpy
         for lo in range(0, n, _CHUNK_USERS):
             hi = min(n, lo + _CHUNK_USERS)
@@ -257,6 +282,13 @@ class SubsetSelectionChannel(Channel):
         k, d = self.n_categories, self.subset_size
         counts = np.zeros(k, dtype=np.int64)
         store = BitRows(k, d / k) if keep_reports else None
+        if isinstance(codes, PackedReports):
+            data = codes.data
+            self._check_sizes(masked_row_counts(data, np.full(data.shape[1], 255, np.uint8)))
+            counts += column_counts(data)[:k]
+            if keep_reports:
+                store.append_packed(data)
+            return ReportStatistics(self, int(data.shape[0]), counts, store)
         if sp.issparse(codes):
             sizes = np.diff(codes.indptr)
             self._check_sizes(sizes)
@@ -430,8 +462,13 @@ def _fill_subsets_numpy(out, codes, include, d, rng):
     out[rows, codes] = include
 
 
-def _floyd_loop(out, codes, need, words, spare, bits, start):  # pragma: no cover
+def _floyd_loop(out, codes, need, words, spare, bits, start, k):  # pragma: no cover
     """Floyd's algorithm row by row from row ``start`` (compiled by numba).
+
+    ``out`` holds a byte per category (``k == out.shape[1]``) or the packed
+    layout (``k`` bits in ``ceil(k / 8)`` bytes, see
+    :class:`~sklearn_uldp.mechanisms.PackedReports`): the membership tests
+    and writes then touch bits.
 
     Rows with more than K / 2 others draw the ones they leave out, as in
     :func:`_fill_subsets_numpy`.
@@ -445,7 +482,9 @@ def _floyd_loop(out, codes, need, words, spare, bits, start):  # pragma: no cove
     is cleared and left for a new call with fresh spares.
     """
     m = out.shape[0]
-    K = out.shape[1] - 1
+    K = k - 1
+    packed = out.shape[1] != k
+    last = np.uint8((1 << (k - 8 * (out.shape[1] - 1))) - 1)  # a packed row's last byte
     shift = np.uint64(bits)
     one = np.uint64(1)
     span = one << shift
@@ -463,7 +502,11 @@ def _floyd_loop(out, codes, need, words, spare, bits, start):  # pragma: no cove
         if 2 * r > K:
             # Draw the K - r others left out (see _fill_subsets_numpy).
             r = K - r
-            row[:] = 1
+            if packed:
+                row[:] = 255
+                row[row.size - 1] = last
+            else:
+                row[:] = 1
             mark = np.uint8(0)
         for s in range(top - r, top):
             j = np.uint64(K - top + s)
@@ -479,9 +522,18 @@ def _floyd_loop(out, codes, need, words, spare, bits, start):  # pragma: no cove
                     used += 1
             t = prod >> shift
             cat = t + one if t >= code else t
-            if row[cat] == mark:
-                cat = j + one if j >= code else j
-            row[cat] = mark
+            if packed:
+                if (row[cat >> np.uint64(3)] >> (cat & np.uint64(7))) & np.uint8(1) == mark:
+                    cat = j + one if j >= code else j
+                bit = np.uint8(1) << np.uint8(cat & np.uint64(7))
+                if mark:
+                    row[cat >> np.uint64(3)] |= bit
+                else:
+                    row[cat >> np.uint64(3)] &= ~bit
+            else:
+                if row[cat] == mark:
+                    cat = j + one if j >= code else j
+                row[cat] = mark
     return m
 
 
@@ -505,8 +557,9 @@ def _words(rng, size, bits):
     return words.astype(dtype.newbyteorder("="), copy=False)
 
 
-def _fill_subsets_numba(out, codes, include, d, rng):
-    m, k = out.shape
+def _fill_subsets_numba(out, codes, include, d, rng, k=None):
+    m = out.shape[0]
+    k = out.shape[1] if k is None else k  # k bits packed in fewer bytes
     need = d - include.astype(np.intp)
     # Words for the most draws a row makes (r, or k - 1 - r for a complement).
     top = int(np.minimum(need, k - 1 - need).max(initial=0))
@@ -517,8 +570,11 @@ def _fill_subsets_numba(out, codes, include, d, rng):
     n_spare = _SPARE_WORDS + int(2 * m * top * k / 2.0**bits)
     done = 0
     while done < m:
-        done = _floyd_loop(out, codes, need, words, _words(rng, n_spare, bits), bits, done)
-    out[np.arange(m), codes] = include
+        done = _floyd_loop(out, codes, need, words, _words(rng, n_spare, bits), bits, done, k)
+    if out.shape[1] == k:
+        out[np.arange(m), codes] = include
+    else:
+        write_own_bits(out, codes, include)
 
 
 class SubsetSelection(_UnaryEncodingMechanism):
@@ -541,6 +597,10 @@ class SubsetSelection(_UnaryEncodingMechanism):
         (:func:`optimal_subset_size`).
     sparse_output : bool, default=False
         Return reports as a scipy CSR array instead of a dense uint8 array.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+        bytes a report, bits packed 8 to a byte) instead of a dense uint8
+        array of k bytes a report. Exclusive with ``sparse_output``.
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
@@ -575,6 +635,7 @@ class SubsetSelection(_UnaryEncodingMechanism):
         **BaseMechanism._parameter_constraints,
         "subset_size": [StrOptions({"optimal"}), Interval(Integral, 1, None, closed="left")],
         "sparse_output": ["boolean"],
+        "packed_output": ["boolean"],
     }
 
     def __init__(
@@ -583,17 +644,20 @@ class SubsetSelection(_UnaryEncodingMechanism):
         *,
         subset_size: int | Literal["optimal"] = "optimal",
         sparse_output: bool = False,
+        packed_output: bool = False,
         categories: Categories = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
         self.subset_size = subset_size
         self.sparse_output = sparse_output
+        self.packed_output = packed_output
         self.categories = categories
         self.random_state = random_state
 
     def _check_params(self):
         BaseMechanism._check_params(self)
+        self._check_output_format()
 
     def _make_channel(self):
         d = self.subset_size

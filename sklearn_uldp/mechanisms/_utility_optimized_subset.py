@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
+from ..utils._bits import set_packed_bits
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import check_sensitive, realized_probability
 from ._block_design import (
@@ -55,6 +56,7 @@ from ._block_design import (
     _uniform_subsets,
 )
 from ._channel import Channel
+from ._reports import PackedReports
 
 __all__ = [
     "UtilityOptimizedSubsetSelectionChannel",
@@ -215,14 +217,16 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         mask[: self.n_subsets] = True
         return mask
 
-    def sample(self, codes, rng, *, sparse=False):
+    def sample(self, codes, rng, *, sparse=False, packed=False):
         """uBD's sampler, then a pair for some invertible reports (own draws)."""
-        out = super().sample(codes, rng, sparse=sparse)
+        out = super().sample(codes, rng, sparse=sparse, packed=packed)
         if not self._has_pairs:
             return out
         codes = np.asarray(codes, dtype=np.intp)
         own = ~self._sensitive[codes]
-        if sparse:
+        if packed:
+            n_sens = self._packed_sizes(out)[0]
+        elif sparse:
             n_sens = np.bincount(
                 np.repeat(np.arange(out.shape[0]), np.diff(out.indptr)),
                 weights=self._sensitive[out.indices],
@@ -235,6 +239,10 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         users = users[rng.random(users.size) < self._pair_given_own]
         h = int(self._sizes[0])
         sub = self._s_codes[_uniform_subsets(users.size, self.s, h, rng)]
+        if packed:
+            k = self.n_categories
+            set_packed_bits(out, np.repeat(users, h).astype(np.int64) * k + sub.ravel(), k)
+            return out
         if sparse:
             add = sp.csr_array(
                 (np.ones(users.size * h, dtype=np.uint8), (np.repeat(users, h), sub.ravel())),
@@ -248,7 +256,9 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
 
     def encode_reports(self, reports):
         X = UtilityOptimizedBlockDesignChannel.__mro__[1].encode_reports(self, reports)
-        if sp.issparse(X):
+        if isinstance(X, PackedReports):
+            n_s, n_n = self._packed_sizes(X.data)
+        elif sp.issparse(X):
             row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             n_s = np.bincount(row_of[self._sensitive[X.indices]], minlength=X.shape[0])
             n_n = np.bincount(row_of[~self._sensitive[X.indices]], minlength=X.shape[0])
@@ -327,6 +337,10 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
         The public domain.
     sparse_output : bool, default=False
         Return a scipy CSR array instead of a dense uint8 array.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+        bytes a report, bits packed 8 to a byte) instead of a dense uint8
+        array of k bytes a report. Exclusive with ``sparse_output``.
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
@@ -375,6 +389,7 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
         subset_size: int | Literal["optimal"] = "optimal",
         categories: Categories = "auto",
         sparse_output: bool = False,
+        packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -382,6 +397,7 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
         self.subset_size = subset_size
         self.categories = categories
         self.sparse_output = sparse_output
+        self.packed_output = packed_output
         self.random_state = random_state
 
     def _make_channel(self):
