@@ -1,0 +1,338 @@
+"""Packed bit-vector reports (``packed_output=True``): the format and its paths.
+
+The format is pinned (bit order, padding, blocks of several columns), the
+packed samplers are tested against the exact channels (chi-square over
+whole reports, with a mutated sampler that must fail), and every consumer
+gives what it gives on the same reports dense: estimators, EM, partial_fit
+on chunks, statistics of batches, multi-column blocks.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from sklearn_uldp import (
+    RAPPOR,
+    EMEstimator,
+    EmpiricalEstimator,
+    SubsetSelection,
+    ThresholdEstimator,
+    UtilityOptimizedBlockDesign,
+    UtilityOptimizedOUE,
+    UtilityOptimizedRAPPOR,
+    UtilityOptimizedSubsetSelection,
+)
+from sklearn_uldp.exceptions import ReportMismatchError
+from sklearn_uldp.mechanisms import PackedReports, get_channel
+from sklearn_uldp.parallel import privatize_partitions, reduce_statistics, statistics_of
+from sklearn_uldp.utils import _bits
+
+
+def _mechanisms(k=11):
+    cats = list(range(k))
+    return {
+        "rappor": RAPPOR(1.0, categories=cats),  # dense noise, all sensitive
+        "oue_gaps": RAPPOR(4.0, theta=0.5, categories=cats),  # sparse noise (gaps)
+        "urap": UtilityOptimizedRAPPOR(0.5, sensitive=cats[:7], categories=cats),  # masked
+        "urap_gaps": UtilityOptimizedRAPPOR(1.0, sensitive=cats[:3], categories=cats),
+        "uoue": UtilityOptimizedOUE(1.0, sensitive=cats[:6], categories=cats),
+        "ss": SubsetSelection(1.0, categories=cats),
+        "ss_complement": SubsetSelection(1.0, subset_size=k - 2, categories=cats),
+        "ubd": UtilityOptimizedBlockDesign(1.0, sensitive=cats[:7], categories=cats),
+        "ubd_mixture": UtilityOptimizedBlockDesign(
+            1.0, sensitive=cats[:7], subset_size="optimal", categories=cats
+        ),
+        "uss": UtilityOptimizedSubsetSelection(1.0, sensitive=cats[:7], categories=cats),
+    }
+
+
+NAMES = sorted(_mechanisms())
+
+
+def _data(k, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.choice(k, size=(n, 1), p=rng.dirichlet(np.ones(k)))
+
+
+# ------------------------------------------------------------------ format
+def test_bit_order_and_padding_are_pinned():
+    # bit j of a report is bit j % 8 (least significant first) of byte j // 8
+    bits = np.zeros((2, 10), dtype=np.uint8)
+    bits[0, [0, 9]] = 1
+    bits[1, [3, 8]] = 1
+    packed = PackedReports.from_dense(bits)
+    assert packed.data.tolist() == [[1, 2], [8, 1]]
+    assert packed.shape == (2, 10) and packed.row_bytes == 2 and len(packed) == 2
+    np.testing.assert_array_equal(packed.data, np.packbits(bits, axis=1, bitorder="little"))
+    np.testing.assert_array_equal(packed.toarray(), bits)
+    np.testing.assert_array_equal(np.asarray(packed), bits)
+    np.testing.assert_array_equal(packed.tocsr().toarray(), bits)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("k", [11, 16])  # padding bits, and whole bytes
+def test_round_trip_packed_dense_sparse(name, k):
+    mech = _mechanisms(k)[name].set_params(packed_output=True, random_state=0)
+    reports = mech.fit_transform(_data(k, 3000))
+    assert isinstance(reports, PackedReports)
+    assert reports.channel == mech.channel_ == get_channel(reports)
+    assert reports.data.dtype == np.uint8 and reports.data.shape == (3000, -(-k // 8))
+    assert reports.shape == (3000, k)
+    if k % 8:  # the padding bits of the last byte are 0
+        assert not (reports.data[:, -1] >> (k % 8)).any()
+    dense = reports.toarray()
+    assert dense.dtype == np.uint8 and dense.shape == (3000, k)
+    sparse = reports.tocsr()
+    np.testing.assert_array_equal(sparse.toarray(), dense)
+    again = PackedReports.from_dense(dense, channel=mech.channel_)
+    np.testing.assert_array_equal(again.data, reports.data)
+    # every form gives the same statistics
+    channel = mech.channel_
+    for form in (reports, dense, sparse):
+        stats_ = channel.statistics(channel.encode_reports(form), keep_reports=True)
+        np.testing.assert_array_equal(
+            stats_.counts,
+            channel.statistics(channel.encode_reports(dense)).counts,
+        )
+        assert (
+            stats_.extra.n_rows
+            == channel.statistics(channel.encode_reports(dense), keep_reports=True).extra.n_rows
+        )
+
+
+@pytest.mark.parametrize("name", ["rappor", "urap", "ss", "ubd_mixture", "uss"])
+def test_estimates_from_packed_equal_estimates_from_dense(name):
+    mech = _mechanisms()[name].set_params(packed_output=True, random_state=1)
+    reports = mech.fit_transform(_data(11, 5000, seed=1))
+    dense = reports.toarray()
+    for make in (EmpiricalEstimator, ThresholdEstimator, EMEstimator):
+        np.testing.assert_array_equal(
+            make().fit(reports).distribution_, make().fit(dense).distribution_
+        )
+    em = EMEstimator().fit(reports)
+    np.testing.assert_allclose(
+        em.predict_proba(reports[:50]), em.predict_proba(dense[:50]), rtol=1e-12
+    )
+    assert em.score(reports[:50]) == pytest.approx(em.score(dense[:50]), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["oue_gaps", "urap", "ubd"])
+def test_partial_fit_on_packed_chunks_equals_fit(name):
+    mech = _mechanisms()[name].set_params(packed_output=True, random_state=2)
+    reports = mech.fit_transform(_data(11, 6000, seed=2))
+    for make in (EmpiricalEstimator, EMEstimator):
+        whole = make().fit(reports)
+        chunked = make()
+        for lo in range(0, 6000, 1700):  # rows sliced from the packed reports
+            chunk = reports[lo : lo + 1700]
+            assert isinstance(chunk, PackedReports) and chunk.channel == mech.channel_
+            chunked.partial_fit(chunk)
+        np.testing.assert_array_equal(chunked.distribution_, whole.distribution_)
+        # packed and dense chunks mix
+        mixed = make().partial_fit(reports[:3000]).partial_fit(reports[3000:].toarray())
+        np.testing.assert_array_equal(mixed.distribution_, whole.distribution_)
+
+
+def test_statistics_of_packed_batches_add_up():
+    mech = RAPPOR(2.0, theta=0.5, categories=list(range(11)), packed_output=True).fit()
+    X = _data(11, 4000, seed=3)
+    batches = privatize_partitions(np.array_split(X, 4), mech, random_state=3)
+    assert all(isinstance(b, PackedReports) for b in batches)
+    total = reduce_statistics(batches, keep_reports=True)
+    one = statistics_of(PackedReports(np.concatenate([b.data for b in batches]), 11, mech.channel_))
+    np.testing.assert_array_equal(total.counts, one.counts)
+    assert total.n == 4000
+    np.testing.assert_array_equal(
+        EMEstimator().fit_statistics(total).distribution_,
+        EMEstimator()
+        .fit(PackedReports(np.concatenate([b.data for b in batches]), 11, mech.channel_))
+        .distribution_,
+    )
+
+
+def test_several_columns_are_blocks_of_bytes():
+    X = np.column_stack([_data(11, 2000, seed=4), _data(11, 2000, seed=5)])
+    mech = RAPPOR(1.0, categories=list(range(11)), packed_output=True, random_state=4)
+    reports = mech.fit_transform(X)
+    assert reports.data.shape == (2000, 4) and reports.n_blocks == 2
+    assert reports.shape == (2000, 22)
+    dense = reports.toarray()
+    dense_mech = RAPPOR(1.0, categories=list(range(11)), random_state=4).fit(X)
+    for j in (0, 1):
+        block = mech.column_reports(reports, j)
+        np.testing.assert_array_equal(block.toarray(), dense[:, 11 * j : 11 * (j + 1)])
+        np.testing.assert_array_equal(
+            EmpiricalEstimator().fit(block).distribution_,
+            EmpiricalEstimator().fit(dense_mech.column_reports(dense, j)).distribution_,
+        )
+    # pooled: the estimate of both columns' values
+    np.testing.assert_array_equal(
+        EMEstimator().fit(reports).distribution_, EMEstimator().fit(dense).distribution_
+    )
+
+
+def test_rows_pickle_and_indexing_keep_the_channel():
+    mech = SubsetSelection(1.0, categories=list(range(11)), packed_output=True, random_state=0)
+    reports = mech.fit_transform(_data(11, 100))
+    restored = pickle.loads(pickle.dumps(reports))
+    assert restored.channel == mech.channel_
+    np.testing.assert_array_equal(restored.data, reports.data)
+    for key in (slice(10, 20), np.arange(5), reports.data[:, 0] > 0, 7, (slice(0, 3), slice(None))):
+        part = reports[key]
+        assert isinstance(part, PackedReports) and part.channel == mech.channel_
+        assert part.shape[1] == 11
+    with pytest.raises(IndexError, match="rows only"):
+        reports[:, 3]
+
+
+def test_bad_packed_reports_are_refused_with_a_hint():
+    mech = RAPPOR(1.0, categories=list(range(11)), packed_output=True, random_state=0)
+    reports = mech.fit_transform(_data(11, 100))
+    bad = reports.data.copy()
+    bad[5, 1] |= 0x80  # bit 15: a padding bit
+    with pytest.raises(ReportMismatchError, match="padding bits"):
+        EmpiricalEstimator().fit(PackedReports(bad, 11, mech.channel_))
+    with pytest.raises(ReportMismatchError, match="bits"):
+        EmpiricalEstimator(mechanism=mech).fit(PackedReports(reports.data, 12))
+    with pytest.raises(ValueError, match="packbits"):
+        PackedReports(reports.data.astype(np.int64), 11)
+    with pytest.raises(ValueError, match="choose one"):
+        RAPPOR(1.0, categories=[0, 1], sparse_output=True, packed_output=True).fit()
+    with pytest.raises(ValueError, match="packed_output=False"):
+        RAPPOR(1.0, categories=[0, 1], packed_output=True).set_output(
+            transform="pandas"
+        ).fit_transform(np.array([[0], [1]]))
+    # uRAP: at most one non-sensitive bit per report
+    urap = UtilityOptimizedRAPPOR(1.0, sensitive=[0], categories=list(range(11))).fit()
+    two = np.zeros((1, 11), dtype=np.uint8)
+    two[0, [4, 5]] = 1
+    with pytest.raises(ReportMismatchError, match="non-sensitive"):
+        EmpiricalEstimator(mechanism=urap).fit(PackedReports.from_dense(two))
+    ss = SubsetSelection(1.0, subset_size=3, categories=list(range(11))).fit()
+    with pytest.raises(ReportMismatchError, match="subset_size=3"):
+        EmpiricalEstimator(mechanism=ss).fit(PackedReports.from_dense(two))
+
+
+# --------------------------------------------------- samplers vs channels
+def _output_index(channel, data):
+    """Column of the channel matrix of each packed report."""
+    labels = _bits.pack_rows(channel.output_labels().astype(np.uint8))
+    width = labels.shape[1]
+    weights = 256 ** np.arange(width, dtype=np.int64)
+    lookup = np.full(256**width, -1, dtype=np.int64)
+    lookup[labels.astype(np.int64) @ weights] = np.arange(labels.shape[0])
+    index = lookup[data.astype(np.int64) @ weights]
+    assert (index >= 0).all(), "a report that is no output of the channel"
+    return index
+
+
+def _pvalue(channel, data, x):
+    Q = channel.realized_matrix() if hasattr(channel, "realized_matrix") else channel.matrix()
+    counts = np.bincount(_output_index(channel, data), minlength=Q.shape[1])
+    row = Q[x]
+    assert counts[row == 0].sum() == 0, "an output of probability 0 occurred"
+    expected = row * counts.sum()
+    small = expected < 5  # pooled
+    obs = np.append(counts[~small], counts[small].sum())
+    exp = np.append(expected[~small], expected[small].sum())
+    keep = exp > 0
+    return stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue
+
+
+def _packed_pvalues(name, k, kernel, monkeypatch, n=40_000, seed=0):
+    from sklearn_uldp.mechanisms import _subset_selection
+
+    monkeypatch.setattr(_bits, "_KERNEL", kernel)
+    monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+    mech = (
+        _mechanisms(k)[name]
+        .set_params(packed_output=True, random_state=seed)
+        .fit(np.arange(k).reshape(-1, 1))
+    )
+    channel = mech.channel_
+    pvalues = []
+    for x in (0, k // 2, k - 1):
+        reports = mech.transform(np.full((n, 1), x))
+        pvalues.append(_pvalue(channel, reports.data, x))
+    return pvalues
+
+
+@pytest.mark.parametrize("kernel", ["numba", "numpy"])
+@pytest.mark.parametrize("name", NAMES)
+def test_packed_sampler_matches_the_channel(name, kernel, monkeypatch):
+    if kernel == "numba":
+        pytest.importorskip("numba")
+    # k = 9: two bytes a report, 7 padding bits
+    pvalues = _packed_pvalues(name, 9, kernel, monkeypatch)
+    assert min(pvalues) > 1e-6 / len(pvalues), pvalues
+
+
+def test_a_wrong_packed_sampler_fails(monkeypatch):
+    # The bit-sliced comparison with the threshold's digits in the wrong
+    # order (least significant first) draws Bernoulli(q') for another q'.
+    pytest.importorskip("numba")
+    original = _bits.bernoulli_packed
+
+    def wrong(out, q, rng, **kwargs):
+        return original(out, _bits_reversed(q), rng, **kwargs)
+
+    monkeypatch.setattr("sklearn_uldp.mechanisms._rappor.bernoulli_packed", wrong)
+    pvalues = _packed_pvalues("rappor", 9, "numba", monkeypatch)
+    assert min(pvalues) < 1e-9
+
+
+def _bits_reversed(q):
+    t = int(q * 256)
+    return (int(f"{t:08b}"[::-1], 2) + (q * 256 - t)) / 256
+
+
+# ----------------------------------------------------------------- kernels
+@pytest.mark.parametrize("k", [1, 7, 8, 13, 64, 200])
+def test_kernels_equal_their_numpy_paths(k, monkeypatch):
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(k)
+    bits = (rng.random((1037, k)) < 0.3).astype(np.uint8)
+    packed = _bits.pack_rows(bits)
+    mask = _bits.pack_rows((rng.random((1, k)) < 0.5).astype(np.uint8))[0]
+    results = {}
+    for kernel in ("numba", "numpy"):
+        monkeypatch.setattr(_bits, "_KERNEL", kernel)
+        # rows starting off a word boundary, split between threads
+        results[kernel] = [
+            _bits.column_counts(packed[3:], n_jobs=2),
+            _bits.masked_row_counts(packed, mask),
+            *_bits.packed_to_csr(packed, k),
+        ]
+    for a, b in zip(results["numba"], results["numpy"], strict=True):
+        np.testing.assert_array_equal(a, b)
+    counts = results["numba"][0]
+    np.testing.assert_array_equal(counts[:k], bits[3:].sum(axis=0))
+    assert not counts[k:].any()
+    matrix = sp.csr_array(bits)
+    np.testing.assert_array_equal(results["numba"][2], matrix.indptr)
+    np.testing.assert_array_equal(results["numba"][3], matrix.indices)
+
+
+@pytest.mark.parametrize("q", [0.3, 1 / 256, 0.5 + 1e-9])
+def test_bernoulli_packed_rates_ties_and_own_bits(q):
+    pytest.importorskip("numba")
+    n, k = 20_000, 70
+    out = np.empty((n, _bits.packed_width(k)), dtype=np.uint8)
+    codes = np.arange(n) % k
+    own = np.arange(n) % 3 == 0
+    mask = _bits.pack_rows(np.ones((1, k), dtype=np.uint8))[0]
+    _bits.bernoulli_packed(out, q, np.random.default_rng(0), mask=mask, codes=codes, own=own)
+    bits = _bits.unpack_rows(out, 8 * out.shape[1])
+    assert not bits[:, k:].any()  # masked padding
+    np.testing.assert_array_equal(bits[np.arange(n), codes], own)
+    noise = bits[:, :k].astype(bool)
+    noise[np.arange(n), codes] = False
+    cells = n * (k - 1)
+    rate = noise.sum() / cells
+    # the realized probability of the byte law, within 5 standard errors
+    scaled = q * 256
+    p = (np.floor(scaled) + (scaled - np.floor(scaled))) / 256
+    assert abs(rate - p) < 5 * np.sqrt(p * (1 - p) / cells)
