@@ -20,7 +20,7 @@ from sklearn.utils.validation import (
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel, ReportStatistics
-from ..mechanisms._reports import PackedReports, get_channel
+from ..mechanisms._reports import PackedReports, get_channel, is_packed_frame
 from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
 from ._projection import project_to_simplex
@@ -70,6 +70,14 @@ def _pooled_blocks(X, width):
         return sp.vstack([X[:, j * width : (j + 1) * width] for j in range(c)], format="csr"), c
     arr = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
     return np.concatenate([arr[:, j * width : (j + 1) * width] for j in range(c)], axis=0), c
+
+
+def _packed_if_frame(X, channel):
+    """Packed reports given as a DataFrame of binary columns (Parquet, Dask;
+    :meth:`PackedReports.to_frame`) as :class:`PackedReports`."""
+    if channel.report_format == "bits" and is_packed_frame(X):
+        return PackedReports.from_frame(X, _report_width(channel), channel)
+    return X
 
 
 def _check_reports(X, channel, estimator):
@@ -340,6 +348,7 @@ class DistributionEstimator(BaseEstimator):
         """
         self._validate_params()
         channel = self._resolve_channel(X)
+        X = _packed_if_frame(X, channel)
         first = not hasattr(self, "statistics_")
         if first:
             _check_reports(X, channel, self)
@@ -615,6 +624,7 @@ class DistributionEstimator(BaseEstimator):
         """Codes of the (pooled) reports, and the number of blocks pooled."""
         check_is_fitted(self, "statistics_")
         self._resolve_channel(X)
+        X = _packed_if_frame(X, self.channel_)
         self._check_later_batch(X, self.channel_)
         pooled, blocks = _pooled_blocks(X, _report_width(self.channel_))
         return self.channel_.encode_reports(pooled), blocks

@@ -49,7 +49,7 @@ from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, several_columns_hint
 from ._oracle_kernels import report_array
-from ._reports import PackedReports, attach_channel
+from ._reports import PackedReports, attach_channel, is_packed_frame
 
 __all__ = [
     "UnaryEncodingChannel",
@@ -542,6 +542,8 @@ class UnaryEncodingChannel(Channel):
         with the statistics, where the set bits are enumerated anyway.
         """
         k = self.n_categories
+        if is_packed_frame(reports):  # e.g. read from Parquet
+            reports = PackedReports.from_frame(reports, k, self)
         if isinstance(reports, PackedReports):
             return check_packed_reports(reports, k, self)
         if sp.issparse(reports):
@@ -900,9 +902,11 @@ class _UnaryEncodingMechanism(BaseMechanism):
             if _transform_output(self) == "pandas":
                 raise ValueError(
                     "Pandas output does not support packed reports (a DataFrame "
-                    "holds one column per bit): use packed_output=False with "
+                    "of one column per bit): use packed_output=False with "
                     "set_output(transform='pandas'), or keep the packed reports "
-                    "(PackedReports.toarray() gives the dense ones)."
+                    "(PackedReports.to_frame() gives a DataFrame of one binary "
+                    "column per input column, as Parquet and Dask keep them; "
+                    "toarray() gives the dense bits)."
                 )
             return PackedReports(outputs, self.channel_.n_categories, self.channel_)
         if self.sparse_output:

@@ -273,6 +273,80 @@ class PackedReports:
         dense = np.asarray(self.toarray())
         return dense if dtype is None else dense.astype(dtype)
 
+    def to_frame(self, columns: Any = None, index: Any = None) -> Any:
+        """The reports as a DataFrame: one column per block, one value per report.
+
+        Each value holds the report's bytes of that block (``bytes`` of
+        ``ceil(n_bits / 8)``), in an Arrow binary column (needs pyarrow), the
+        form in which Parquet files and Dask DataFrames keep packed reports
+        (:meth:`from_frame` and every estimator read it back without a copy
+        per report). The channel is attached as for pandas reports.
+
+        Parameters
+        ----------
+        columns : list of str, default=None
+            One name per block (default ``x0, x1, ...``).
+        index : pandas Index, default=None
+
+        Returns
+        -------
+        frame : pandas DataFrame
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp.mechanisms import PackedReports
+        >>> frame = PackedReports.from_dense(np.array([[1, 0, 1], [0, 1, 1]])).to_frame(["age"])
+        >>> frame["age"].tolist()
+        [b'\\x05', b'\\x06']
+        >>> PackedReports.from_frame(frame, n_bits=3).toarray().tolist()
+        [[1, 0, 1], [0, 1, 1]]
+        """
+        import pandas as pd
+        import pyarrow as pa
+
+        n, width = len(self), self.row_bytes
+        if columns is None:
+            columns = [f"x{j}" for j in range(self.n_blocks)]
+        if len(columns) != self.n_blocks:
+            raise ValueError(f"Expected {self.n_blocks} column names, got {len(columns)}.")
+        large = n * width >= 1 << 31  # int32 offsets would overflow
+        offsets = np.arange(n + 1, dtype=np.int64 if large else np.int32) * width
+        kind = pa.large_binary() if large else pa.binary()
+        data = {}
+        for j, name in enumerate(columns):
+            block = np.ascontiguousarray(self.block(j).data)
+            array = pa.Array.from_buffers(
+                kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(block)]
+            )
+            data[name] = pd.Series(pd.arrays.ArrowExtensionArray(array), index=index)
+        frame = pd.DataFrame(data, index=index)
+        return attach_channel(frame, self.channel)
+
+    @classmethod
+    def from_frame(
+        cls, frame: Any, n_bits: int | None = None, channel: Channel | None = None
+    ) -> PackedReports:
+        """Packed reports from a DataFrame of :meth:`to_frame`'s form.
+
+        Each column holds one block: Arrow binary values (as written by
+        :meth:`to_frame` and read back from Parquet), or ``bytes`` objects,
+        all of ``ceil(n_bits / 8)`` bytes. ``n_bits`` and ``channel`` default
+        to the channel the frame carries.
+        """
+        if channel is None:
+            channel = get_channel(frame)
+        if n_bits is None:
+            if channel is None:
+                raise ValueError("Pass n_bits: the frame carries no channel.")
+            n_bits = int(channel.n_categories)
+        width = -(-int(n_bits) // 8)
+        if hasattr(frame, "to_frame") and not hasattr(frame, "columns"):  # a Series
+            frame = frame.to_frame()
+        blocks = [_packed_column(frame[name], width) for name in frame.columns]
+        data = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
+        return cls(data, n_bits, channel)
+
     @classmethod
     def from_dense(
         cls, bits: Any, n_bits: int | None = None, channel: Channel | None = None
@@ -307,6 +381,68 @@ class PackedReports:
         ]
         data = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
         return cls(data, n_bits, channel)
+
+
+def _packed_column(column: Any, width: int) -> np.ndarray:
+    """The (n, width) bytes of a column of binary values of ``width`` bytes."""
+    values = column.array
+    if hasattr(values, "__arrow_array__"):
+        chunks = values.__arrow_array__().chunks
+        parts = []
+        for chunk in chunks:
+            if chunk.null_count:
+                raise ValueError(
+                    f"Packed reports in column {column.name!r} have missing values: "
+                    "every report holds its bytes."
+                )
+            buffers = chunk.buffers()
+            if buffers[-1] is None and len(chunk):
+                raise ValueError(f"Column {column.name!r} does not hold binary values.")
+            if len(buffers) == 2:  # fixed-size binary
+                data = np.frombuffer(buffers[1], dtype=np.uint8)
+                parts.append(
+                    data[chunk.offset * width : (chunk.offset + len(chunk)) * width].reshape(
+                        -1, width
+                    )
+                )
+                continue
+            large = str(chunk.type) == "large_binary"
+            offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32)
+            offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
+            if (np.diff(offsets) != width).any():
+                raise ValueError(
+                    f"Packed reports in column {column.name!r} must all be {width} "
+                    "bytes long (ceil(n_bits / 8)): were they written for another "
+                    "domain?"
+                )
+            data = np.frombuffer(buffers[2], dtype=np.uint8)
+            parts.append(data[offsets[0] : offsets[-1]].reshape(-1, width))
+        if not parts:
+            return np.zeros((0, width), dtype=np.uint8)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    items = list(column)
+    if not all(isinstance(v, (bytes, bytearray)) and len(v) == width for v in items):
+        raise ValueError(
+            f"Packed reports in column {column.name!r} must be bytes of {width} bytes "
+            "(ceil(n_bits / 8)) each."
+        )
+    return np.frombuffer(b"".join(items), dtype=np.uint8).reshape(-1, width)
+
+
+def is_packed_frame(reports: Any) -> bool:
+    """Whether ``reports`` is a DataFrame of packed reports (binary columns)."""
+    dtypes = getattr(reports, "dtypes", None)
+    if dtypes is None or not hasattr(reports, "columns") or not len(reports.columns):
+        return False
+    for name in reports.columns:
+        dtype = reports[name].dtype
+        arrow = getattr(dtype, "pyarrow_dtype", None)
+        if arrow is not None:
+            if "binary" not in str(arrow):
+                return False
+        elif dtype.kind != "O" or not len(reports) or not isinstance(reports[name].iloc[0], bytes):
+            return False
+    return True
 
 
 def attach_channel(reports: Any, channel: Channel | None) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..estimators._base import as_channel
+from ..mechanisms._reports import PackedReports
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, ReportsLike
 
@@ -215,6 +216,8 @@ def _check_report_columns(collection, mechanism, channel):
         )
         if names is None or len(names) == len(columns):
             return
+        if all("binary" in str(getattr(dtype, "pyarrow_dtype", "")) for dtype in collection.dtypes):
+            return  # packed reports: one binary column per input column
         expected = len(names)
     else:
         if len(columns) == 1:
@@ -443,6 +446,14 @@ def _map_dask(ddf, template, seeds, composite=False):
     if composite:
         meta = template._dask_meta(ddf)
         names = list(meta.columns)
+    elif getattr(template, "packed_output", False):
+        # Packed reports: one binary column per input column (their bytes).
+        names = _input_names(template)
+        meta = PackedReports(
+            np.zeros((0, len(names) * -(-template.channel_.n_categories // 8)), np.uint8),
+            template.channel_.n_categories,
+        ).to_frame(names)
+        meta.attrs = {}
     else:
         names = template.get_feature_names_out()
         meta = _dask_meta(template, names)
@@ -451,6 +462,10 @@ def _map_dask(ddf, template, seeds, composite=False):
     def run(frame, partition_info=None):
         number = partition_info["number"] if partition_info else 0
         out = _privatize_partition(frame, template, seeds[number])
+        if isinstance(out, PackedReports):
+            out = out.to_frame(names, index=frame.index)
+            out.attrs = {}
+            return out
         if isinstance(out, pd.DataFrame):
             out = out.copy()
             out.attrs = {}
@@ -460,6 +475,13 @@ def _map_dask(ddf, template, seeds, composite=False):
         return out.astype(dtypes)
 
     return ddf.map_partitions(run, meta=meta)
+
+
+def _input_names(mechanism):
+    names = getattr(mechanism, "feature_names_in_", None)
+    if names is None:
+        return [f"x{j}" for j in range(getattr(mechanism, "n_features_in_", 1))]
+    return [str(n) for n in names]
 
 
 def _dask_meta(mechanism, names=None):
