@@ -148,7 +148,7 @@ def test_floyd_kernel_restarts_a_row_that_runs_out_of_words():
     words = np.full((4, top), 1 << 10, dtype=np.uint16)
     words[2, 0] = 0  # low product 0 < 2^16 mod (j + 1): rejected
     spare = np.zeros(0, dtype=np.uint16)
-    done = _subset_selection._floyd_loop(out, codes, need, words, spare, 16, 0)
+    done = _subset_selection._floyd_loop(out, codes, need, words, spare, 16, 0, k)
     assert done == 2
     assert (out[:2].sum(axis=1) == top).all() and not out[2:].any()
 

@@ -37,11 +37,12 @@ from typing import Literal
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..utils._hashing import is_prime, linear_hash, linear_hash_table, n_digits
+from ..utils._hashing import _digits, is_prime, linear_hash, linear_hash_table, n_digits
 from ..utils._sampling import randomized_response_codes
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ._base import BaseMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
+from ._oracle_kernels import HAVE_NUMBA, linear_hash_blocks
 from ._randomized_response import RandomizedResponseChannel, _urr_probabilities
 
 __all__ = [
@@ -206,7 +207,7 @@ class LocalHashingChannel(CategoricalChannel):
     def __getstate__(self):
         # The hash table is a cache: pickled reports must not carry it.
         state = self.__dict__.copy()
-        state["_table_cache"] = state["_line_cache"] = None
+        state["_table_cache"] = state["_line_cache"] = state["_digit_cache"] = None
         return state
 
     @property
@@ -245,10 +246,35 @@ class LocalHashingChannel(CategoricalChannel):
         """``h_seed(code)`` elementwise (the users' hash evaluation)."""
         seeds = np.asarray(seeds, dtype=np.int64)
         codes = np.asarray(codes, dtype=np.int64)
+        if HAVE_NUMBA and self.hash_range > 2 and seeds.ndim == codes.ndim == 1:
+            # One compiled pass over the users, several digits per lookup: a
+            # cost per user of a few operations per block of digits, where
+            # the (seed, code) table lookup missed the cache (and took its
+            # g^r x k build at every fit) from k ~ 10^3 on.
+            blocks = self._hash_blocks()
+            out = np.empty(seeds.shape, dtype=np.int64)
+            linear_hash_blocks(seeds, codes, *blocks, self.hash_range, out)
+            return out
         if self.n_seeds * self.n_categories <= _MAX_TABLE_CELLS:
             table = next(self._table_blocks())[1]
             return table[seeds, codes].astype(np.int64)
         return linear_hash(seeds, codes, self.hash_range, self.n_digits)
+
+    def _hash_blocks(self):
+        """``(code_blocks, base, table)`` of :func:`linear_hash_blocks` (cached)."""
+        if self.__dict__.get("_digit_cache") is None:
+            g, r = self.hash_range, self.n_digits
+            m = 1
+            while g ** (m + 1) <= 256 and m < r:
+                m += 1
+            base = g**m
+            n_blocks = -(-r // m)
+            dtype = np.uint8 if base <= 256 else np.uint16
+            code_blocks = _digits(np.arange(self.n_categories), base, n_blocks).astype(dtype)
+            block_digits = _digits(np.arange(base), g, m)
+            table = ((block_digits @ block_digits.T) % g).astype(dtype)
+            self._digit_cache = (code_blocks, base, table)
+        return self._digit_cache
 
     # --------------------------------------------------------------- users
     def sample(self, codes, rng):

@@ -68,7 +68,31 @@ class _LabelledOutputsChannel(CategoricalChannel):
         return codes.astype(np.intp, copy=False)
 
     def decode(self, codes):
+        start = self._range_start()
+        if start is not None:
+            # A run of integers lo..lo+k-1: an addition, not a gather from a
+            # table of k labels (which misses the cache from k ~ 10^5 on).
+            out = np.asarray(codes).astype(self.categories.dtype)
+            if start:
+                out += start
+            return out
         return self.categories[codes]
+
+    def _range_start(self):
+        """lo when the categories are the integers lo, lo+1, ..., else None."""
+        start = self.__dict__.get("_range_start_value", False)
+        if start is False:
+            cats = self.categories
+            start = None
+            if (
+                cats.dtype.kind in "iu"
+                and cats.size
+                and int(cats[-1]) - int(cats[0]) == cats.size - 1
+                and bool((np.diff(cats) == 1).all())
+            ):
+                start = cats[0]
+            self.__dict__["_range_start_value"] = start
+        return start
 
     def observed_frequency(self, stats):
         return stats.counts / stats.n

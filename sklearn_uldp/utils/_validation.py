@@ -112,6 +112,13 @@ def check_theta(theta, name="theta"):
 
 def is_missing(values: Any) -> np.ndarray:
     """Elementwise test for missing values (None, NaN, pd.NA, NaT)."""
+    if isinstance(values, np.ndarray):
+        # numbers need no Python object per value (a domain of 10^5 integers
+        # took 10 ms per check)
+        if values.dtype.kind in "biu":
+            return np.zeros(values.shape, dtype=bool)
+        if values.dtype.kind == "f":
+            return np.isnan(values)
     return np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
 
 

@@ -1,0 +1,76 @@
+"""Costs that must not grow with k or n where the mechanism allows (issue #25).
+
+Not timed (the figures live in benchmarks/): each test pins an ingredient of
+the flat cost, so that a regression shows as a failure.
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_uldp import OptimizedLocalHashing, RandomizedResponse
+from sklearn_uldp.mechanisms._base import _has_missing_marker
+from sklearn_uldp.mechanisms._local_hashing import LocalHashingChannel
+from sklearn_uldp.mechanisms._randomized_response import RandomizedResponseChannel
+from sklearn_uldp.utils._hashing import linear_hash
+from sklearn_uldp.utils._validation import is_missing
+
+
+# ------------------------------------------------------- growth with k
+@pytest.mark.parametrize(
+    "k,g", [(2, 3), (100, 3), (1000, 5), (100_000, 3), (50, 7), (1000, 17), (200, 263)]
+)
+def test_compiled_linear_hash_equals_the_reference(k, g):
+    # OLH hashes with blocks of base-g digits in one compiled pass (no
+    # g^r x k table, no pass per digit): the same function.
+    pytest.importorskip("numba")
+    channel = LocalHashingChannel(list(range(k)), 1.0, g)
+    rng = np.random.default_rng(k)
+    seeds = rng.integers(0, channel.n_seeds, 20_000)
+    codes = rng.integers(0, k, 20_000)
+    expected = linear_hash(seeds, codes, g, channel.n_digits)
+    np.testing.assert_array_equal(channel.hash(seeds, codes), expected)
+    # the extreme seeds and codes
+    top = np.array([0, channel.n_seeds - 1]), np.array([0, k - 1])
+    np.testing.assert_array_equal(
+        channel.hash(np.repeat(top[0], 2), np.tile(top[1], 2)),
+        linear_hash(np.repeat(top[0], 2), np.tile(top[1], 2), g, channel.n_digits),
+    )
+
+
+def test_olh_needs_no_hash_table_to_privatize():
+    pytest.importorskip("numba")
+    mech = OptimizedLocalHashing(1.0, categories=np.arange(100_000), random_state=0).fit()
+    mech.transform(np.zeros((100, 1), dtype=int))
+    assert mech.channel_._table_cache is None  # the g^r x k table was never built
+
+
+@pytest.mark.parametrize(
+    "categories", [np.arange(5, 105), np.arange(100).astype(np.uint8), np.array([3, 1, 2])]
+)
+def test_randomized_response_decodes_integer_runs_by_addition(categories):
+    channel = RandomizedResponseChannel(categories, 1.0)
+    codes = np.random.default_rng(0).integers(0, len(categories), 1000)
+    decoded = channel.decode(codes)
+    expected = channel.categories[codes]
+    assert decoded.dtype == expected.dtype
+    np.testing.assert_array_equal(decoded, expected)
+
+
+def test_numeric_domains_are_checked_without_python_objects(monkeypatch):
+    import pandas as pd
+
+    calls = []
+    real = pd.isna
+    monkeypatch.setattr(pd, "isna", lambda v: calls.append(1) or real(v))
+    values = np.array([1.0, np.nan, 3.0])
+    np.testing.assert_array_equal(is_missing(values), [False, True, False])
+    assert not is_missing(np.arange(5)).any()
+    assert not _has_missing_marker(np.arange(100_000))
+    assert _has_missing_marker(np.array([0.5, np.nan]))
+    assert not calls
+    assert _has_missing_marker(["a", None]) and calls  # other labels: pandas decides
+    # and transform of a large integer domain asks for the tags without them
+    calls.clear()
+    mech = RandomizedResponse(1.0, categories=np.arange(100_000), random_state=0).fit()
+    mech.transform(np.zeros((10, 1), dtype=int))
+    assert not calls
