@@ -9,10 +9,7 @@ so a seeded PCG64 and the "secure" generator drive every draw alike.
 
 from __future__ import annotations
 
-import ctypes
 import mmap
-import sys
-import threading
 
 import numpy as np
 
@@ -31,42 +28,14 @@ __all__ = [
 
 HAVE_NUMBA = numba is not None
 
-_MADVISE_LOCK = threading.Lock()
-
-
-def _madvise_switch():
-    # numpy's switch of its huge-page request (Linux; numpy >= 1.20).
-    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
-        try:
-            module = __import__(name, fromlist=["_set_madvise_hugepage"])
-        except ImportError:  # pragma: no cover - the other numpy major version
-            continue
-        switch = getattr(module, "_set_madvise_hugepage", None)
-        if switch is not None:
-            return switch
-    return None  # pragma: no cover
-
-
-_SET_MADVISE_HUGEPAGE = _madvise_switch()
-
-
-def _libc_madvise():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        madvise = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):  # pragma: no cover - no libc symbols
-        return None
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    madvise.restype = ctypes.c_int
-    return madvise
-
-
-_MADVISE = _libc_madvise()
-_MADV_POPULATE_WRITE = 23  # Linux >= 5.14
-_PAGE = mmap.PAGESIZE
-#: Arrays from this size on are populated in one call (see report_array).
+# Arrays from this size on are mapped by report_array (numpy asks for huge
+# pages from 4 MB on), and populated in one call from _POPULATE_BYTES on.
+_MAP_BYTES = 1 << 22
 _POPULATE_BYTES = 1 << 26
+# madvise(2) advice (Linux >= 5.14): fault in, writable, the whole range now.
+# Python's mmap module does not name it (3.11), but passes any advice on.
+_MADV_POPULATE_WRITE = 23
+_MAP_PRIVATE = getattr(mmap, "MAP_PRIVATE", None)
 
 
 def report_array(shape, dtype, *, zeros=False):
@@ -77,31 +46,29 @@ def report_array(shape, dtype, *, zeros=False):
     such requests (Linux's default ``defrag=madvise``), a fragmented machine
     then spends seconds of system time on the first touch of a GB of
     reports -- up to twice the sampler's own CPU time -- and huge pages buy
-    nothing for an array the sampler writes once, row by row. Without the
-    request, the kernel still uses huge pages where they are free (THP
-    ``enabled=always``), but never stalls for them. A large array is then
-    populated by one ``madvise(MADV_POPULATE_WRITE)`` (Linux >= 5.14; a
-    no-op elsewhere), which maps its pages a third cheaper than a page fault
-    per 4 kB page would as the sampler first writes them.
+    nothing for an array the sampler writes once, row by row. So a large
+    array is an anonymous private memory map of the standard library's
+    :mod:`mmap` (zero pages, no huge-page request; the kernel still uses
+    huge pages where they are free with THP ``enabled=always``), viewed by
+    numpy, and is populated by one ``madvise(MADV_POPULATE_WRITE)``
+    (:meth:`mmap.mmap.madvise`; Linux >= 5.14, a no-op elsewhere), which
+    maps its pages a third cheaper than a page fault per 4 kB page would as
+    the sampler first writes them. The map lives as long as the array (and
+    its views) and is unmapped with it. Small arrays, and platforms without
+    private anonymous maps (Windows), get a plain numpy array.
     """
-    make = np.zeros if zeros else np.empty
-    if _SET_MADVISE_HUGEPAGE is None:  # pragma: no cover - numpy without the switch
-        out = make(shape, dtype=dtype)
-    else:
-        # The switch is global: a lock keeps concurrent calls from
-        # restoring each other's values in the wrong order.
-        with _MADVISE_LOCK:
-            previous = _SET_MADVISE_HUGEPAGE(False)
-            try:
-                out = make(shape, dtype=dtype)
-            finally:
-                _SET_MADVISE_HUGEPAGE(previous)
-    if _MADVISE is not None and out.nbytes >= _POPULATE_BYTES:
-        address = out.ctypes.data
-        start = -(-address // _PAGE) * _PAGE
-        stop = (address + out.nbytes) // _PAGE * _PAGE
-        _MADVISE(start, stop - start, _MADV_POPULATE_WRITE)  # failure: faults as usual
-    return out
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64))
+    nbytes = size * dtype.itemsize
+    if nbytes < _MAP_BYTES or _MAP_PRIVATE is None:
+        return (np.zeros if zeros else np.empty)(shape, dtype=dtype)
+    mapped = mmap.mmap(-1, nbytes, flags=_MAP_PRIVATE)  # anonymous: zero-filled
+    if nbytes >= _POPULATE_BYTES and hasattr(mapped, "madvise"):
+        try:
+            mapped.madvise(_MADV_POPULATE_WRITE)
+        except OSError:  # older kernel: the pages fault in as usual
+            pass
+    return np.frombuffer(mapped, dtype=dtype, count=size).reshape(shape)
 
 
 def bit_matrix_counts(words, k, n_groups, counts, sizes):  # pragma: no cover - numba
