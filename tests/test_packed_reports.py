@@ -394,3 +394,37 @@ def test_dask_partitions_of_packed_reports():
         np.concatenate([b.data for b in batches]),
         PackedReports.from_frame(local, 11).data,
     )
+
+
+@pytest.mark.parametrize("kernel", ["numba", "numpy"])
+@pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed stores
+def test_store_appends_packed_rows_as_dense_ones(kernel, density, monkeypatch):
+    from sklearn_uldp.mechanisms import _bit_rows
+    from sklearn_uldp.mechanisms._bit_rows import BitRows
+
+    if kernel == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
+    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 300)
+    rng = np.random.default_rng(0)
+    bits = (rng.random((1000, 21)) < density).astype(np.uint8)
+    columns = np.array([0, 2, 3, 9, 15, 20])
+    b = rng.random(columns.size)
+    for cols in (None, columns):
+        n_cols = 21 if cols is None else cols.size
+        dense, packed = BitRows(n_cols, density), BitRows(n_cols, density)
+        dense.append_dense(np.ascontiguousarray(bits if cols is None else bits[:, cols]))
+        rows = _bits.pack_rows(bits)
+        packed.append_packed(rows[:400], cols)
+        packed.append_packed(rows[400:], cols)
+        weights = b if cols is not None else rng.random(21)
+        for x, y in zip(dense.em_terms(0.5, weights), packed.em_terms(0.5, weights), strict=True):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(dense.row_sizes(), packed.row_sizes())
+    # the rows are copied, never shared with the caller
+    store = BitRows(21, 0.5)
+    rows = _bits.pack_rows(bits)
+    store.append_packed(rows)
+    before = store.em_terms(0.5, np.ones(21))
+    rows[:] = 0
+    np.testing.assert_array_equal(store.em_terms(0.5, np.ones(21))[2], before[2])
