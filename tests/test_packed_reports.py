@@ -421,10 +421,22 @@ def test_store_appends_packed_rows_as_dense_ones(kernel, density, monkeypatch):
         for x, y in zip(dense.em_terms(0.5, weights), packed.em_terms(0.5, weights), strict=True):
             np.testing.assert_array_equal(x, y)
         np.testing.assert_array_equal(dense.row_sizes(), packed.row_sizes())
-    # the rows are copied, never shared with the caller
+    # whole packed rows are kept as read-only views (no second copy of a
+    # large upload); selected columns are new arrays
     store = BitRows(21, 0.5)
     rows = _bits.pack_rows(bits)
     store.append_packed(rows)
-    before = store.em_terms(0.5, np.ones(21))
-    rows[:] = 0
-    np.testing.assert_array_equal(store.em_terms(0.5, np.ones(21))[2], before[2])
+    for block in store._all_blocks():
+        assert np.shares_memory(block.packed, rows) and not block.packed.flags.writeable
+    selected = BitRows(columns.size, 0.5)
+    selected.append_packed(rows, columns)
+    assert not any(np.shares_memory(blk.packed, rows) for blk in selected._all_blocks())
+
+
+def test_em_on_packed_reports_keeps_no_second_copy():
+    mech = RAPPOR(1.0, theta=0.5, categories=list(range(64)), packed_output=True, random_state=0)
+    reports = mech.fit_transform(_data(64, 5000))
+    em = EMEstimator(working_set=False).fit(reports)
+    store = em.statistics_.extra
+    assert store.nbytes == reports.nbytes
+    assert all(np.shares_memory(b.packed, reports.data) for b in store._all_blocks())

@@ -133,7 +133,9 @@ class PackedReports:
     return packed reports of those rows (chunks for ``partial_fit``),
     :meth:`toarray` / :meth:`tocsr` give the dense and sparse reports, and
     ``np.asarray(packed)`` unpacks (k bytes a report). Pickles keep the
-    channel.
+    channel. :class:`~sklearn_uldp.EMEstimator` keeps read-only views of
+    their rows (the likelihood needs every report, and a copy would double
+    the memory): do not modify the reports' ``data`` after fitting on them.
 
     Parameters
     ----------
