@@ -440,3 +440,31 @@ def test_em_on_packed_reports_keeps_no_second_copy():
     store = em.statistics_.extra
     assert store.nbytes == reports.nbytes
     assert all(np.shares_memory(b.packed, reports.data) for b in store._all_blocks())
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_dense_reports_are_checked_and_counted_in_one_pass(split, monkeypatch):
+    # Estimating from dense reports reads them once: encode_reports checks
+    # the bytes and sums the columns in one compiled pass (two threads on
+    # large uploads), and statistics uses those sums.
+    pytest.importorskip("numba")
+    from sklearn_uldp.mechanisms import _rappor
+
+    monkeypatch.setattr(_rappor, "_COUNTED_CELLS", 1000)
+    monkeypatch.setattr(_rappor, "_SPLIT_BYTES", 1000 if split else 1 << 40)
+    mech = RAPPOR(1.0, theta=0.5, categories=list(range(40)), random_state=0)
+    reports = mech.fit_transform(_data(40, 5000))
+    channel = mech.channel_
+    codes = channel.encode_reports(reports)
+    assert isinstance(codes, _rappor._CountedBits)
+    np.testing.assert_array_equal(codes.bit_counts, np.asarray(reports).sum(axis=0))
+    assert codes[:10].bit_counts is None  # slices carry no sums
+    calls = []
+    monkeypatch.setattr(_rappor, "_column_sums", lambda b: calls.append(1) or b.sum(axis=0))
+    stats_ = channel.statistics(codes)
+    assert not calls
+    np.testing.assert_array_equal(stats_.counts, codes.bit_counts)
+    bad = np.asarray(reports).copy()
+    bad[4900, 7] = 2  # in the second half
+    with pytest.raises(ReportMismatchError, match="only 0 and 1"):
+        channel.encode_reports(bad)
