@@ -169,6 +169,8 @@ def _cpu(t):
 def _make_mechanism(mod, mech_name, k, eps, seed, opts):
     cats = np.arange(k)
     kw = {"sparse_output": True} if opts.get("sparse_output") else {}
+    if opts.get("packed_output"):
+        kw = {"packed_output": True}
     make = {
         "krr": lambda: mod.RandomizedResponse(epsilon=eps, categories=cats, random_state=seed),
         "oue": lambda: mod.RAPPOR(epsilon=eps, theta=0.5, categories=cats, random_state=seed, **kw),
@@ -265,6 +267,8 @@ def run_sklearn_uldp_chunked(mech_name, X, k, eps, seed, true, opts):
         mech = mod.RandomizedResponse(epsilon=eps, categories=cats, random_state=seed)
     else:
         kw = {"sparse_output": True} if opts.get("sparse_output") else {}
+        if opts.get("packed_output"):
+            kw = {"packed_output": True}
         mech = mod.RAPPOR(epsilon=eps, theta=0.5, categories=cats, random_state=seed, **kw)
 
     ests = {
@@ -1127,6 +1131,11 @@ def parse_args(argv=None):
         help="sklearn_uldp RAPPOR: sparse_output=True (CSR reports)",
     )
     p.add_argument(
+        "--packed-output",
+        action="store_true",
+        help="sklearn_uldp RAPPOR and SS: packed_output=True (k/8 bytes a report)",
+    )
+    p.add_argument(
         "--ibu-iter",
         type=int,
         default=10000,
@@ -1355,6 +1364,7 @@ def main(argv=None):
     opts = {
         "chunk_size": args.chunk_size,
         "sparse_output": args.sparse_output,
+        "packed_output": args.packed_output,
         "ibu_iter": args.ibu_iter,
         "ibu_tol": args.ibu_tol,
         "anchor_cap": args.anchor_cap,
