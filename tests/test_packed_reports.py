@@ -426,6 +426,7 @@ def test_store_appends_packed_rows_as_dense_ones(kernel, density, monkeypatch):
     store = BitRows(21, 0.5)
     rows = _bits.pack_rows(bits)
     store.append_packed(rows)
+    assert len(store._all_blocks()) == 4  # 300-row blocks
     for block in store._all_blocks():
         assert np.shares_memory(block.packed, rows) and not block.packed.flags.writeable
     selected = BitRows(columns.size, 0.5)
@@ -440,6 +441,16 @@ def test_em_on_packed_reports_keeps_no_second_copy():
     store = em.statistics_.extra
     assert store.nbytes == reports.nbytes
     assert all(np.shares_memory(b.packed, reports.data) for b in store._all_blocks())
+    # and the statistics of a large upload allocate no copy of its rows
+    import tracemalloc
+
+    big = mech.transform(_data(64, 200_000))
+    tracemalloc.start()
+    try:
+        EMEstimator().partial_fit(big)
+        assert tracemalloc.get_traced_memory()[1] < big.nbytes / 4
+    finally:
+        tracemalloc.stop()
 
 
 @pytest.mark.parametrize("split", [False, True])

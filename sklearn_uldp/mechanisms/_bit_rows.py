@@ -833,6 +833,13 @@ class BitRows:
         m = rows.shape[0]
         if m == 0:
             return
+        if columns is None and self.packed:
+            # In one piece: the full blocks are cut from it as views (pieces
+            # appended apart would be joined, i.e. copied, into blocks).
+            view = np.ascontiguousarray(rows).view()
+            view.flags.writeable = False  # a view of the caller's reports
+            self._append(view)
+            return
         if columns is not None:
             columns = np.asarray(columns, dtype=np.int64)
         step = max(1, _BLOCK_NNZ // max(1, 8 * rows.shape[1]))  # bounds the temporaries
@@ -840,9 +847,6 @@ class BitRows:
             piece = rows[lo : lo + step]
             if columns is not None:
                 piece = _select_packed(piece, columns)
-            elif self.packed:
-                piece = np.ascontiguousarray(piece).view()
-                piece.flags.writeable = False  # a view of the caller's reports
             if self.packed:
                 self._append(piece)
             else:
