@@ -479,3 +479,62 @@ def test_dense_reports_are_checked_and_counted_in_one_pass(split, monkeypatch):
     bad[4900, 7] = 2  # in the second half
     with pytest.raises(ReportMismatchError, match="only 0 and 1"):
         channel.encode_reports(bad)
+
+
+# ------------------------------------------------------ count-mean sketch
+def _cms(**kwargs):
+    from sklearn_uldp import CountMeanSketch
+
+    params = {"n_buckets": 11, "n_hashes": 3, "categories": list(range(20)), "random_state": 0}
+    return CountMeanSketch(2.0, packed_output=True, **{**params, **kwargs})
+
+
+def test_count_mean_sketch_packs_its_bits_beside_the_hash_index():
+    mech = _cms()
+    reports = mech.fit_transform(_data(20, 4000, seed=8))
+    assert isinstance(reports, PackedReports) and reports.shape == (4000, 12)
+    assert reports.data.shape == (4000, 2) and reports.index.shape == (4000, 1)
+    assert not (reports.data[:, -1] >> 3).any()  # 11 bits: 5 padding bits
+    dense = reports.toarray()
+    assert dense.dtype == np.uint8
+    np.testing.assert_array_equal(dense[:, 0], reports.index[:, 0])
+    np.testing.assert_array_equal(
+        np.packbits(dense[:, 1:], axis=1, bitorder="little"), reports.data
+    )
+    for make in (EmpiricalEstimator, ThresholdEstimator, EMEstimator):
+        np.testing.assert_array_equal(
+            make().fit(reports).distribution_, make().fit(dense).distribution_
+        )
+    whole = EMEstimator().fit(reports)
+    chunked = EMEstimator().partial_fit(reports[:1500]).partial_fit(reports[1500:])
+    np.testing.assert_array_equal(chunked.distribution_, whole.distribution_)
+    # several columns: blocks of bytes and one index column each
+    X = np.column_stack([_data(20, 1000, seed=9), _data(20, 1000, seed=10)])
+    two = _cms().fit_transform(X)
+    assert two.index.shape == (1000, 2) and two.shape == (1000, 24)
+    np.testing.assert_array_equal(two.toarray()[:, 12:], two.block(1).toarray())
+    wide = _cms(n_hashes=300).fit_transform(_data(20, 100))
+    assert wide.index.dtype == np.uint16 and wide.toarray().dtype == np.uint16
+    with pytest.raises(TypeError, match="no sparse form"):
+        reports.tocsr()
+    bad = PackedReports(reports.data, 11, mech.channel_, np.full((4000, 1), 3, np.uint8))
+    with pytest.raises(ReportMismatchError, match="Hash indices"):
+        EmpiricalEstimator().fit(bad)
+
+
+@pytest.mark.parametrize("kernel", ["numba", "numpy"])
+def test_packed_count_mean_sketch_sampler_matches_the_channel(kernel, monkeypatch):
+    if kernel == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(_bits, "_KERNEL", kernel)
+    mech = _cms(n_buckets=3, n_hashes=2, categories=list(range(5)), random_state=1).fit()
+    channel = mech.channel_
+    Q = channel.realized_matrix()
+    pvalues = []
+    for x in (0, 2, 4):
+        reports = mech.transform(np.full((40_000, 1), x))
+        outputs = reports.index[:, 0].astype(np.int64) * 8 + reports.data[:, 0]
+        counts = np.bincount(outputs, minlength=Q.shape[1])
+        assert counts[Q[x] == 0].sum() == 0
+        pvalues.append(stats.chisquare(counts, Q[x] * counts.sum()).pvalue)
+    assert min(pvalues) > 1e-6 / 3, pvalues

@@ -64,7 +64,8 @@ def _pooled_blocks(X, width):
     c = n_columns // width
     if isinstance(X, PackedReports):
         data = np.concatenate([X.block(j).data for j in range(c)], axis=0)
-        return PackedReports(data, X.n_bits, X.channel), c
+        index = None if X.index is None else X.index.T.reshape(-1, 1)
+        return PackedReports(data, X.n_bits, X.channel, index), c
     if sp.issparse(X):
         X = sp.csr_array(X)
         return sp.vstack([X[:, j * width : (j + 1) * width] for j in range(c)], format="csr"), c
@@ -94,11 +95,11 @@ def _check_reports(X, channel, estimator):
     if isinstance(X, PackedReports):
         # Validated by their constructor (2-D uint8 rows) and by the
         # channel's encode_reports (bits per report, padding): never unpacked.
-        if not bits:
+        if not bits and channel.report_format != "sketch":
             raise TypeError(
                 f"Got packed bit-vector reports, but {channel!r} does not send bit "
                 "vectors; packed reports come from the RAPPOR family, subset "
-                "selection and uBD (packed_output=True)."
+                "selection, uBD and the count-mean sketch (packed_output=True)."
             )
         if len(X) < 1:
             raise ValueError(

@@ -356,7 +356,10 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         if all(isinstance(b, PackedReports) for b in blocks):
             # one block of bytes per column, side by side
             data = np.hstack([b.data for b in blocks])
-            return PackedReports(data, blocks[0].n_bits, self.channel_)
+            index = None
+            if blocks[0].index is not None:
+                index = np.hstack([b.index for b in blocks])
+            return PackedReports(data, blocks[0].n_bits, self.channel_, index)
         return Reports(np.hstack([np.asarray(b) for b in blocks]), self.channel_)
 
     def column_reports(self, reports: Any, column: int | str) -> Any:

@@ -39,6 +39,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..exceptions import ReportMismatchError
+from ..utils._bits import bernoulli_packed, column_counts, pack_rows, packed_width, unpack_rows
 from ..utils._hashing import hash_parameters, mersenne_hash, premix
 from ..utils._sampling import bernoulli_matrix
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
@@ -55,7 +56,8 @@ from ._channel import (
 )
 from ._hadamard import _parity, fwht
 from ._oracle_kernels import numba, report_array, sketch_fill
-from ._rappor import _byte_realized
+from ._rappor import _byte_realized, check_packed_reports
+from ._reports import PackedReports
 
 __all__ = [
     "CountMeanSketchChannel",
@@ -450,7 +452,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         return np.ones(self.n_outputs, dtype=bool)
 
     # ------------------------------------------------------------ sampling
-    def sample(self, codes, rng):
+    def sample(self, codes, rng, *, packed=False):
         """Rows ``[j, v]``: random bytes for the flips, the own bit redrawn.
 
         Every bit is 1 w.p. ``f`` from one random byte (and, on a tie with
@@ -458,13 +460,23 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix`), then the bit
         of ``h_j(x)`` is replaced by a draw that keeps it 1 w.p. ``1 - f``.
         With numba, one compiled pass per chunk of users writes the rows in
-        place; without it, numpy draws the bits chunk by chunk.
+        place; without it, numpy draws the bits chunk by chunk. With
+        ``packed=True`` the result is ``(j, bits)``: the hash indices (in
+        ``report_dtype``) and the m bits packed 8 to a byte, written in place
+        with the same law (:func:`~sklearn_uldp.utils._bits.bernoulli_packed`).
         """
         codes = np.asarray(codes, dtype=np.intp)
         n, h, m = codes.size, self.n_hashes, self.n_buckets
-        out = report_array((n, m + 1), self.report_dtype)
         j = rng.integers(0, h, size=n, dtype=np.int64)
         own = rng.random(n) < 1.0 - self._flip
+        if packed:
+            bits = report_array((n, packed_width(m)), np.uint8)
+            padding = pack_rows(np.ones((1, m), dtype=np.uint8))[0]
+            bernoulli_packed(
+                bits, self._flip, rng, mask=padding, codes=self.hash(j, codes), own=own
+            )
+            return j.astype(self.report_dtype), bits
+        out = report_array((n, m + 1), self.report_dtype)
         if _KERNEL == "numba":
             self._sample_compiled(out, j, self.hash(j, codes), own, rng)
             return out
@@ -541,7 +553,26 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     # ----------------------------------------------------------- estimation
     def encode_reports(self, reports):
-        """Validate rows ``[j, v]``; return ``(j, bits)``."""
+        """Validate rows ``[j, v]``; return ``(j, bits)``.
+
+        ``bits`` is a dense (n, m) view of the reports, or their
+        :class:`~sklearn_uldp.mechanisms.PackedReports` for packed ones.
+        """
+        if isinstance(reports, PackedReports):
+            m, h = self.n_buckets, self.n_hashes
+            if reports.index is None or reports.n_blocks != 1:
+                raise ReportMismatchError(
+                    f"Packed reports of {self!r} carry a hash index beside their "
+                    f"{m} bits (one block); got {reports!r}."
+                )
+            check_packed_reports(reports, m, self)
+            j = reports.index[:, 0].astype(np.int64)
+            if j.size and j.max() >= h:
+                raise ReportMismatchError(
+                    f"Hash indices must lie in [0, {h}); got values up to "
+                    f"{int(j.max())}. Were the reports produced with another n_hashes?"
+                )
+            return j, reports
         if hasattr(reports, "to_numpy"):
             reports = reports.to_numpy()
         arr = np.asarray(reports)
@@ -583,12 +614,20 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         stores = {} if keep_reports else None
         # 32-bit accumulators are faster on 0/1 bytes and hold any count below 2^32.
         acc = np.uint32 if j.size < (1 << 32) else np.int64
+        packed = isinstance(bits, PackedReports)
         for t in np.flatnonzero(np.diff(bounds)):  # a loop over hash functions
-            rows = bits[order[bounds[t] : bounds[t + 1]]]
-            counts[t] = rows.sum(axis=0, dtype=acc)
+            if packed:  # counted in place; the store keeps the gathered rows
+                rows = bits.data[order[bounds[t] : bounds[t + 1]]]
+                counts[t] = column_counts(rows)[:m]
+            else:
+                rows = bits[order[bounds[t] : bounds[t + 1]]]
+                counts[t] = rows.sum(axis=0, dtype=acc)
             if keep_reports:
                 store = BitRows(m, self._flip)
-                store.append_dense(rows)
+                if packed:
+                    store.append_packed(rows)
+                else:
+                    store.append_dense(rows)
                 stores[int(t)] = store
         return ReportStatistics(self, int(j.size), counts.ravel(), stores)
 
@@ -633,6 +672,8 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     def likelihood(self, codes):
         j, bits = codes
+        if isinstance(bits, PackedReports):
+            bits = unpack_rows(bits.data, self.n_buckets)
         x = np.arange(self.n_categories)
         hit = bits[np.arange(j.size)[:, None], self.hash(j[:, None], x[None, :])]
         return np.where(hit == 1, self._w1, self._w0)
@@ -669,6 +710,10 @@ class CountMeanSketch(BaseMechanism):
         Public seed of the hash functions (part of the spec).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
+    packed_output : bool, default=False
+        Return :class:`~sklearn_uldp.mechanisms.PackedReports`: the m bits
+        of a report packed 8 to a byte, its hash index in ``index`` (ceil(m /
+        8) + 1 or 2 bytes a report instead of m + 1 or 2 m + 2).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
@@ -699,7 +744,7 @@ class CountMeanSketch(BaseMechanism):
     True
     """
 
-    _parameter_constraints = _SKETCH_CONSTRAINTS
+    _parameter_constraints = {**_SKETCH_CONSTRAINTS, "packed_output": ["boolean"]}
 
     def __init__(
         self,
@@ -709,6 +754,7 @@ class CountMeanSketch(BaseMechanism):
         n_hashes: int = 256,
         hash_seed: int = 0,
         categories: Categories = "auto",
+        packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -716,6 +762,7 @@ class CountMeanSketch(BaseMechanism):
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
         self.categories = categories
+        self.packed_output = packed_output
         self.random_state = random_state
 
     def _make_channel(self):
@@ -723,7 +770,21 @@ class CountMeanSketch(BaseMechanism):
             self.categories_, self.epsilon, self.n_buckets, self.n_hashes, self.hash_seed
         )
 
+    def _sample(self, codes, rng):
+        return self.channel_.sample(codes, rng, packed=self.packed_output)
+
     def _wrap_reports(self, outputs, column, X):
+        if self.packed_output:
+            from ._base import _transform_output
+
+            if _transform_output(self) == "pandas":
+                raise ValueError(
+                    "Pandas output does not support packed reports: use "
+                    "packed_output=False with set_output(transform='pandas'), or "
+                    "unpack them (PackedReports.toarray())."
+                )
+            j, bits = outputs
+            return PackedReports(bits, self.channel_.n_buckets, self.channel_, j)
         return self._container(outputs, X)
 
     def _column_feature_names(self, name):

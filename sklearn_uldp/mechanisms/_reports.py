@@ -113,9 +113,10 @@ def _rebuild_sparse(matrix, channel):
 class PackedReports:
     """Bit-vector reports packed 8 bits to a byte, carrying the producing channel.
 
-    What RAPPOR, OUE, uRAP, uOUE, subset selection, uBD and uSS return with
-    ``packed_output=True``: ``ceil(k / 8)`` bytes a report instead of k
-    (dense) or 4 a set bit (sparse), and what every estimator, ``partial_fit``,
+    What RAPPOR, OUE, uRAP, uOUE, subset selection, uBD, uSS and the
+    count-mean sketch return with ``packed_output=True``: ``ceil(k / 8)``
+    bytes a report instead of k (dense) or 4 a set bit (sparse), and what
+    every estimator, ``partial_fit``,
     :func:`~sklearn_uldp.parallel.reduce_statistics` and EM read without
     unpacking them.
 
@@ -126,7 +127,10 @@ class PackedReports:
     ``np.packbits(bits, axis=1, bitorder="little")`` of the dense 0/1
     block, which ``np.unpackbits(block, axis=1, count=n_bits,
     bitorder="little")`` restores -- and the padding bits past ``n_bits``
-    in a block's last byte are 0.
+    in a block's last byte are 0. A count-mean sketch report is a hash
+    index followed by m bits: its bits are packed as above and its indices
+    are ``index``, one column per block (the dense report is ``[index,
+    bits]``).
 
     It behaves as the dense reports it stands for where that is cheap:
     ``shape`` and ``len`` are the dense ones, row indexing and slicing
@@ -145,18 +149,23 @@ class PackedReports:
         Bits per report (k for the RAPPOR family and subset selection).
     channel : Channel or None, default=None
         The public spec of the mechanism that produced them.
+    index : array-like of unsigned int of shape (n, n_blocks) or None, default=None
+        The one-symbol part that precedes each report's bits (the
+        count-mean sketch's hash index); None for bit vectors.
 
     Attributes
     ----------
     data : ndarray of uint8
     n_bits : int
     channel : Channel or None
+    index : ndarray or None
     n_blocks : int
         Input columns the reports hold (one block of bytes each).
     row_bytes : int
         Bytes of one block, ``ceil(n_bits / 8)``.
     shape : tuple of int
-        ``(n, n_blocks * n_bits)``, the shape of the dense reports.
+        ``(n, n_blocks * n_bits)`` (``n_blocks * (n_bits + 1)`` with an
+        ``index``), the shape of the dense reports.
 
     Examples
     --------
@@ -178,7 +187,9 @@ class PackedReports:
     ndim = 2
     dtype = np.dtype(np.uint8)
 
-    def __init__(self, data: Any, n_bits: int, channel: Channel | None = None) -> None:
+    def __init__(
+        self, data: Any, n_bits: int, channel: Channel | None = None, index: Any = None
+    ) -> None:
         data = np.asarray(data)
         n_bits = int(n_bits)
         if n_bits < 1:
@@ -194,6 +205,17 @@ class PackedReports:
         self.data = np.ascontiguousarray(data)
         self.n_bits = n_bits
         self.channel = channel
+        if index is not None:
+            index = np.asarray(index)
+            if index.ndim == 1:
+                index = index[:, None]
+            if index.shape != (data.shape[0], self.n_blocks) or index.dtype.kind != "u":
+                raise ValueError(
+                    f"index must hold one unsigned integer per report and block, shape "
+                    f"({data.shape[0]}, {self.n_blocks}); got dtype {index.dtype} and "
+                    f"shape {index.shape}."
+                )
+        self.index = index
 
     # ------------------------------------------------------------- shape
     @property
@@ -206,11 +228,12 @@ class PackedReports:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return (self.data.shape[0], self.n_blocks * self.n_bits)
+        width = self.n_bits + (self.index is not None)
+        return (self.data.shape[0], self.n_blocks * width)
 
     @property
     def nbytes(self) -> int:
-        return int(self.data.nbytes)
+        return int(self.data.nbytes) + (0 if self.index is None else int(self.index.nbytes))
 
     def __len__(self) -> int:
         return self.data.shape[0]
@@ -233,29 +256,43 @@ class PackedReports:
                     "one input column's block with mechanism.column_reports."
                 )
         rows = self.data[key]
+        index = None if self.index is None else self.index[key]
         if rows.ndim == 1:  # one report
             rows = rows[None, :]
-        return PackedReports(rows, self.n_bits, self.channel)
+            index = None if index is None else index[None, :]
+        return PackedReports(rows, self.n_bits, self.channel, index)
 
     def block(self, j: int) -> PackedReports:
         """The reports of input column ``j`` (its block of bytes)."""
         width = self.row_bytes
         if not 0 <= j < self.n_blocks:
             raise IndexError(f"block {j} is out of range: the reports hold {self.n_blocks}.")
-        return PackedReports(self.data[:, j * width : (j + 1) * width], self.n_bits, self.channel)
+        return PackedReports(
+            self.data[:, j * width : (j + 1) * width],
+            self.n_bits,
+            self.channel,
+            None if self.index is None else self.index[:, j : j + 1],
+        )
 
     def toarray(self) -> Reports:
-        """The dense 0/1 uint8 reports (``n_blocks * n_bits`` columns), with the channel."""
-        blocks = [
-            np.unpackbits(self.block(j).data, axis=1, count=self.n_bits, bitorder="little")
-            for j in range(self.n_blocks)
-        ]
+        """The dense reports, with the channel: 0/1 uint8 bits, each block
+        preceded by its index column when there is one (``[j, bits]``, in
+        the index's dtype)."""
+        blocks = []
+        for j in range(self.n_blocks):
+            bits = np.unpackbits(self.block(j).data, axis=1, count=self.n_bits, bitorder="little")
+            if self.index is not None:
+                bits = np.column_stack([self.index[:, j], bits.astype(self.index.dtype)])
+            blocks.append(bits)
         dense = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
         return Reports(dense, self.channel)
 
     def tocsr(self) -> SparseReports:
-        """The sparse (CSR) reports, with the channel."""
+        """The sparse (CSR) reports, with the channel (bit vectors only)."""
         from ..utils._bits import packed_to_csr
+
+        if self.index is not None:
+            raise TypeError("Count-mean sketch reports have no sparse form: use toarray().")
 
         blocks = []
         for j in range(self.n_blocks):
@@ -307,6 +344,11 @@ class PackedReports:
         import pandas as pd
         import pyarrow as pa
 
+        if self.index is not None:
+            raise TypeError(
+                "Count-mean sketch reports (a hash index beside the bits) have no "
+                "table form yet: use toarray() for a DataFrame of dense reports."
+            )
         n, width = len(self), self.row_bytes
         if columns is None:
             columns = [f"x{j}" for j in range(self.n_blocks)]
@@ -480,7 +522,7 @@ def attach_channel(reports: Any, channel: Channel | None) -> Any:
         sparse.channel = channel
         return sparse
     if isinstance(reports, PackedReports):
-        return PackedReports(reports.data, reports.n_bits, channel)
+        return PackedReports(reports.data, reports.n_bits, channel, reports.index)
     return Reports(reports, channel)
 
 
