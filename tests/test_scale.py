@@ -74,3 +74,48 @@ def test_numeric_domains_are_checked_without_python_objects(monkeypatch):
     mech = RandomizedResponse(1.0, categories=np.arange(100_000), random_state=0).fit()
     mech.transform(np.zeros((10, 1), dtype=int))
     assert not calls
+
+
+# ------------------------------------------------------------- threads
+def test_default_threads_only_where_they_pay(monkeypatch):
+    # Products over a small store, and column counts of a small batch, run
+    # on the calling thread by default (starting threads costs about as much
+    # as the work); large ones use every core; an explicit n_jobs is obeyed.
+    import concurrent.futures
+
+    from sklearn_uldp.mechanisms import _bit_rows
+    from sklearn_uldp.mechanisms._bit_rows import BitRows
+    from sklearn_uldp.utils import _bits
+
+    pools = []
+    real = concurrent.futures.ThreadPoolExecutor
+
+    class Counted(real):
+        def __init__(self, *args, **kwargs):
+            pools.append(kwargs.get("max_workers", args[0] if args else None))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr("sklearn_uldp.utils._threads.ThreadPoolExecutor", Counted)
+    monkeypatch.setattr(
+        "sklearn_uldp.utils._threads.n_threads", lambda n_jobs: 2 if n_jobs is None else n_jobs
+    )
+    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 1000)
+    bits = (np.random.default_rng(0).random((5000, 16)) < 0.5).astype(np.uint8)
+    store = BitRows(16, 0.5)
+    store.append_dense(bits)
+    assert len(store._all_blocks()) == 5 and store.nbytes < _bit_rows._THREAD_MIN_BYTES
+    pools.clear()
+    store.em_terms(1.0, np.ones(16))
+    assert not pools  # small: one thread
+    store.em_terms(1.0, np.ones(16), n_jobs=2)
+    assert pools == [2]  # asked for
+    monkeypatch.setattr(_bit_rows, "_THREAD_MIN_BYTES", 0)
+    pools.clear()
+    store.em_terms(1.0, np.ones(16))
+    assert pools == [2]  # large enough: all cores
+    pools.clear()
+    _bits.column_counts(_bits.pack_rows(bits))
+    assert not pools
+    monkeypatch.setattr(_bits, "_THREAD_BYTES", 1000)
+    _bits.column_counts(_bits.pack_rows(bits))
+    assert pools == [2]

@@ -1088,6 +1088,7 @@ class BitRows:
             (block, None if weights is None else weights[i * rows : (i + 1) * rows])
             for i, block in enumerate(blocks)
         ]
+        n_jobs = _serial_if_small(store, n_jobs)
         terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]), items, n_jobs)
         return add_em_terms(terms, self.n_cols)
 
@@ -1127,6 +1128,7 @@ class BitRows:
                 if _KERNEL == "numba"
                 else _unit_data(max((blk.nnz for blk in blocks), default=0))
             )
+        n_jobs = _serial_if_small(store, n_jobs)
         parts = list(_imap_blocks(lambda block: block.row_sums(A, b, shared), blocks, n_jobs))
         D = np.concatenate(parts) if parts else np.zeros(0)
         return D, store._weights
@@ -1178,6 +1180,18 @@ def _imap_blocks(function, blocks, n_jobs):
 
 #: Threads for ``n_jobs`` (see :func:`~sklearn_uldp.utils._threads.n_threads`).
 _n_threads = n_threads
+
+# A product over fewer bytes of kept rows runs on one thread by default:
+# about a millisecond of work, of the order of starting and joining threads
+# (see the "parallel" section of benchmarks/bench_scale.py).
+_THREAD_MIN_BYTES = 1 << 20
+
+
+def _serial_if_small(store, n_jobs):
+    """``n_jobs``, or 1 when it is the default and ``store`` is small."""
+    if n_jobs is None and store.nbytes < _THREAD_MIN_BYTES:
+        return 1
+    return n_jobs
 
 
 def _row_bytes(block):
