@@ -119,3 +119,44 @@ def test_default_threads_only_where_they_pay(monkeypatch):
     monkeypatch.setattr(_bits, "_THREAD_BYTES", 1000)
     _bits.column_counts(_bits.pack_rows(bits))
     assert pools == [2]
+
+
+# -------------------------------------------------------------- imports
+def _modules_after(statement):
+    import subprocess
+    import sys
+
+    code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_import_loads_nothing_heavy():
+    # import sklearn_uldp costs next to nothing: every public name is
+    # imported from its subpackage at its first use (PEP 562).
+    loaded = _modules_after("import sklearn_uldp")
+    for heavy in ("sklearn", "pandas", "scipy", "numba", "matplotlib", "dask", "pyarrow"):
+        assert heavy not in loaded, heavy
+    assert "sklearn_uldp.mechanisms" not in loaded
+    # the mechanisms need neither the plots, Dask, nor the composition
+    loaded = _modules_after("from sklearn_uldp import RandomizedResponse, EMEstimator")
+    for heavy in ("matplotlib", "dask", "sklearn_uldp.compose", "sklearn_uldp.plotting"):
+        assert heavy not in loaded, heavy
+
+
+def test_every_public_name_is_importable_and_listed():
+    import importlib
+
+    import sklearn_uldp
+
+    listing = dir(sklearn_uldp)
+    for name in sklearn_uldp.__all__:
+        assert name in listing
+        value = getattr(sklearn_uldp, name)
+        assert value is not None
+        module = importlib.import_module("sklearn_uldp")
+        assert getattr(module, name) is value  # the same object every time
+    exec("from sklearn_uldp import RAPPOR, EMEstimator, DataFramePrivatizer, plotting", {})
+    assert isinstance(sklearn_uldp.__version__, str)
+    with pytest.raises(AttributeError, match="no attribute 'NotAName'"):
+        sklearn_uldp.NotAName  # noqa: B018
