@@ -538,3 +538,49 @@ def test_packed_count_mean_sketch_sampler_matches_the_channel(kernel, monkeypatc
         assert counts[Q[x] == 0].sum() == 0
         pvalues.append(stats.chisquare(counts, Q[x] * counts.sum()).pvalue)
     assert min(pvalues) > 1e-6 / 3, pvalues
+
+
+# ------------------------------------------------------- as an outsider
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    k=st.integers(2, 30),
+    blocks=st.integers(1, 3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_any_bits_round_trip(n, k, blocks, seed):
+    bits = (np.random.default_rng(seed).random((n, k * blocks)) < 0.4).astype(np.uint8)
+    packed = PackedReports.from_dense(bits, n_bits=k)
+    assert packed.n_blocks == blocks and packed.shape == bits.shape
+    np.testing.assert_array_equal(packed.toarray(), bits)
+    np.testing.assert_array_equal(packed.tocsr().toarray(), bits)
+    for j in range(blocks):
+        np.testing.assert_array_equal(packed.block(j).toarray(), bits[:, j * k : (j + 1) * k])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.lists(st.integers(0, 255), min_size=2, max_size=60),
+    k=st.integers(2, 16),
+)
+def test_any_bytes_are_estimated_or_refused_clearly(data, k):
+    # Arbitrary bytes handed to an estimator as packed reports: either they
+    # are reports of the mechanism, or a ReportMismatchError says why not.
+    width = -(-k // 8)
+    rows = np.array(data[: len(data) // width * width], dtype=np.uint8).reshape(-1, width)
+    if not len(rows):
+        return
+    for mech in (
+        RAPPOR(1.0, categories=list(range(k))).fit(),
+        UtilityOptimizedRAPPOR(1.0, sensitive=[0], categories=list(range(k))).fit(),
+        SubsetSelection(1.0, subset_size=1, categories=list(range(k))).fit(),
+    ):
+        try:
+            est = EmpiricalEstimator(mechanism=mech).fit(PackedReports(rows, k))
+        except ReportMismatchError:
+            continue
+        assert est.distribution_.shape == (k,) and np.isfinite(est.distribution_).all()
