@@ -26,7 +26,7 @@ from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
-from ..utils._validation import validate_params_with_hints
+from ..utils._validation import is_missing, validate_params_with_hints
 
 __all__ = ["DataFramePrivatizer", "load_spec", "CHANNELS_ATTR", "SPEC_FORMAT"]
 
@@ -408,7 +408,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                         f"Column {label!r} holds infinite values (inf), which are "
                         "not categories: replace or drop them."
                     )
-                missing = pd.isna(values.astype(object)).to_numpy()
+                # numbers are checked without a Python object per value
+                # (is_missing): at 10^7 rows that was most of transform
+                missing = is_missing(values.to_numpy())
                 if not missing.any():
                     continue
                 if self.missing == "error":
