@@ -357,8 +357,9 @@ def section_estimation(args):
                     timeout=args.timeout,
                 )
                 anchors[library] = r
-            for side, path in _sides(args):
-                form = "packed" if side == "this" else "dense"
+            runs = [("this", None, "packed"), ("this", None, "dense")]
+            runs += [("baseline", args.baseline, "dense")] if args.baseline else []
+            for side, path, form in runs:
                 r = _run(
                     "estimation",
                     {"library": "sklearn_uldp", "k": k, "n": n, "eps": eps, "form": form},
