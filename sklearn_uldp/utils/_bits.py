@@ -54,6 +54,9 @@ _POPCOUNT8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.uint8)
 _NUMPY_CELLS = 1 << 25
 # Bytes from which column_counts splits the rows between threads.
 _THREAD_BYTES = 1 << 22
+# Words of a group whose lane accumulators (64 bytes a word) are kept at
+# once: 16 kB, in the first-level cache.
+_TILE_WORDS = 256
 
 
 def packed_width(n_bits: int) -> int:
@@ -77,30 +80,36 @@ def _word_column_counts(words, n_bytes, n_groups, counts):  # pragma: no cover -
 
     ``words``: the uint64 view of ``8 n_groups`` rows of ``n_bytes`` bytes
     (group g = words ``[g n_bytes, (g + 1) n_bytes)``; byte t of word w is
-    byte position ``(8 w + t) % n_bytes`` of one of the group's rows).
+    byte position ``(8 w + t) % n_bytes`` of one of the group's rows). The
+    words of a group are taken in tiles of ``_TILE_WORDS``, so that the
+    tile's lane accumulators (8 per word) stay in the first-level cache
+    whatever k.
     """
     low = np.uint64(0x0101010101010101)
     byte = np.uint64(255)
-    acc = np.zeros((8, n_bytes), np.uint64)
-    g0 = 0
-    while g0 < n_groups:
-        g1 = min(n_groups, g0 + 255)
-        acc[:, :] = 0
-        for g in range(g0, g1):
-            base = g * n_bytes
-            group = words[base : base + n_bytes]
+    tile = min(_TILE_WORDS, n_bytes)
+    acc = np.zeros((8, tile), np.uint64)
+    for w0 in range(0, n_bytes, tile):
+        width = min(tile, n_bytes - w0)
+        g0 = 0
+        while g0 < n_groups:
+            g1 = min(n_groups, g0 + 255)
+            acc[:, :] = 0
+            for g in range(g0, g1):
+                base = g * n_bytes + w0
+                group = words[base : base + width]
+                for b in range(8):
+                    shift = np.uint64(b)
+                    lane = acc[b]
+                    for w in range(width):
+                        lane[w] += (group[w] >> shift) & low
             for b in range(8):
-                shift = np.uint64(b)
-                lane = acc[b]
-                for w in range(n_bytes):
-                    lane[w] += (group[w] >> shift) & low
-        for b in range(8):
-            for w in range(n_bytes):
-                x = acc[b, w]
-                for t in range(8):
-                    p = (8 * w + t) % n_bytes
-                    counts[8 * p + b] += np.int64((x >> np.uint64(8 * t)) & byte)
-        g0 = g1
+                for w in range(width):
+                    x = acc[b, w]
+                    for t in range(8):
+                        p = (8 * (w0 + w) + t) % n_bytes
+                        counts[8 * p + b] += np.int64((x >> np.uint64(8 * t)) & byte)
+            g0 = g1
 
 
 def _byte_column_counts(rows, counts):  # pragma: no cover - numba
