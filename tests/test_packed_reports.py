@@ -290,7 +290,7 @@ def _bits_reversed(q):
 
 
 # ----------------------------------------------------------------- kernels
-@pytest.mark.parametrize("k", [1, 7, 8, 13, 64, 200])
+@pytest.mark.parametrize("k", [1, 7, 8, 13, 64, 200, 2100])  # 2100: two tiles
 def test_kernels_equal_their_numpy_paths(k, monkeypatch):
     pytest.importorskip("numba")
     rng = np.random.default_rng(k)
