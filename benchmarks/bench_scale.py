@@ -151,7 +151,7 @@ def cell_estimation(library, k, n, eps, form):
     return {"time": [wall, cpu], "tv": _tv(est, true)}
 
 
-def cell_default(case):
+def cell_default(case, ibu=True):
     import sklearn_uldp as su
 
     if case == "rappor-paper":
@@ -173,7 +173,7 @@ def cell_default(case):
     for name, kwargs in (("mle", {"shrinkage": None}), ("default", {})):
         em, wall, cpu = _timed(lambda kwargs=kwargs: su.EMEstimator(**kwargs).fit(reports))
         out[name] = [wall, cpu, _tv(em.distribution_, true), int(em.n_iter_)]
-    if case != "rappor-paper" and os.environ.get("BENCH_IBU", "1") == "1":
+    if case != "rappor-paper" and ibu:
         from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_IBU
 
         as_int = np.asarray(reports, dtype=np.int32)
@@ -397,7 +397,10 @@ def section_default(args):
     for case in args.default_cases:
         for _ in range(args.repeats):
             for side, path in _sides(args):
-                r = _run("default", {"case": case}, path, timeout=args.timeout)
+                # IBU runs once per case (it is the same code on both sides)
+                r = _run(
+                    "default", {"case": case, "ibu": side == "this"}, path, timeout=args.timeout
+                )
                 if "error" in r:
                     print(f"| {side} | {case} | {r['error']} | | | | | | |", flush=True)
                     continue
