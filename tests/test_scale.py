@@ -45,7 +45,13 @@ def test_olh_needs_no_hash_table_to_privatize():
 
 
 @pytest.mark.parametrize(
-    "categories", [np.arange(5, 105), np.arange(100).astype(np.uint8), np.array([3, 1, 2])]
+    "categories",
+    [
+        np.arange(5, 105),
+        np.arange(100).astype(np.uint8),
+        np.arange(5, 105).astype(np.uint8),
+        np.array([3, 1, 2]),
+    ],
 )
 def test_randomized_response_decodes_integer_runs_by_addition(categories):
     channel = RandomizedResponseChannel(categories, 1.0)

@@ -70,12 +70,12 @@ class _LabelledOutputsChannel(CategoricalChannel):
     def decode(self, codes):
         start = self._range_start()
         if start is not None:
-            # A run of integers lo..lo+k-1: an addition, not a gather from a
+            # A run of integers lo..lo+k-1: an addition (or nothing, for
+            # 0..k-1: the codes themselves, no copy), not a gather from a
             # table of k labels (which misses the cache from k ~ 10^5 on).
-            out = np.asarray(codes).astype(self.categories.dtype)
-            if start:
-                out += start
-            return out
+            if not start:
+                return np.asarray(codes).astype(self.categories.dtype, copy=False)
+            return np.add(codes, start, dtype=self.categories.dtype, casting="unsafe")
         return self.categories[codes]
 
     def _range_start(self):
