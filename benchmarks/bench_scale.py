@@ -397,7 +397,8 @@ def section_estimation(args):
 def section_default(args):
     print("\n### The default estimate against the MLE (and IBU)\n")
     print(
-        "| code | case | MLE s | MLE TV | default s | default TV | default / MLE | IBU s | IBU TV |"
+        "| code | case | MLE s | MLE TV | default s | default TV | default / MLE, wall (CPU) "
+        "| IBU s | IBU TV |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for case in args.default_cases:
@@ -413,7 +414,7 @@ def section_default(args):
                 mle, dflt, ibu = r["mle"], r["default"], r.get("ibu")
                 print(
                     f"| {side} | {case} | {_s(mle)} | {mle[2]:.4f} | {_s(dflt)} | "
-                    f"{dflt[2]:.4f} | {dflt[0] / mle[0]:.2f} | "
+                    f"{dflt[2]:.4f} | {dflt[0] / mle[0]:.2f} ({dflt[1] / mle[1]:.2f}) | "
                     + (f"{_s(ibu)} | {ibu[2]:.4f} |" if ibu else "- | - |"),
                     flush=True,
                 )
