@@ -27,6 +27,7 @@ from ..mechanisms._reports import attach_channel
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
+from . import _strategies
 
 __all__ = ["DataFramePrivatizer", "load_spec", "CHANNELS_ATTR", "SPEC_FORMAT"]
 
@@ -93,7 +94,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
     Privatizing ``c`` columns of one person spends the *sum* of the columns'
     budgets (sequential composition); :attr:`epsilon_spent_` reports that
-    sum.
+    sum. The sampling strategies (``strategy``) have each person report one
+    column instead, drawn at random: SMP (``"sample"``, Wang et al. ICDE
+    2019) and RS+FD (``"sample+fake"``, Arcolezi et al. CIKM 2021), with
+    utility-optimized mechanisms too (see the "Many attributes" page).
 
     Parameters
     ----------
@@ -102,6 +106,45 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         the columns selected by ``columns`` (one column per mechanism), or
         is ``"drop"``. The dict form ``{column: mechanism}`` is short for
         ``[(column, mechanism, [column]), ...]``.
+    strategy : {"split", "sample", "sample+fake"}, default="split"
+        How a person reports their columns. ``"split"``: every column,
+        through its mechanism (the budgets add up). ``"sample"`` (SMP): one
+        column drawn uniformly at random, through its mechanism; the other
+        report columns are missing and ``sampled_column`` names the sampled
+        column; a person spends the largest mechanism budget.
+        ``"sample+fake"`` (RS+FD): one column drawn at random, through its
+        mechanism at an amplified budget, and a fake report for every other
+        column, so the table does not show which is real; each mechanism's
+        ``epsilon`` is then the budget of its **attribute** (rows that
+        differ in that column only), and a person's whole row spends more
+        (:attr:`epsilon_spent_`). Needs at least two privatized columns.
+        ``"split"`` stays the default: it keeps each mechanism's budget as
+        given and every person's every column (joint questions, tests of
+        association), and at equal budget per person ``"sample"`` wins
+        only when a column's error is dominated by its budget (see the
+        "Many attributes" page).
+    fake : {"auto", "random", "zero"} or dict, default="auto"
+        The fake reports of ``"sample+fake"``: ``"random"`` is the mechanism's
+        report of a uniformly random sensitive value (every value for LDP
+        mechanisms: RS+FD[GRR], RS+FD[OUE-r]); ``"zero"`` the perturbed
+        all-zero vector of unary encoding (RS+FD[OUE-z]; RAPPOR, OUE, uRAP,
+        uOUE only). ``"auto"`` takes ``"zero"`` where it exists (the
+        smaller variance) and ``"random"`` elsewhere. A dict
+        ``{column: kind}`` sets columns one by one (others ``"auto"``).
+        Fakes of a utility-optimized column are protected outputs only, so
+        a fake never claims a non-sensitive value.
+    amplification : {"exact", "paper"}, default="exact"
+        The inner budget of ``"sample+fake"``. ``"exact"``: the budget at
+        which every attribute's exact privacy (:attr:`attribute_epsilons_`)
+        equals its mechanism's ``epsilon``. ``"paper"``: Arcolezi et al.'s
+        ``ln(d (e^eps - 1) + 1)``, the same for identical columns of k-RR
+        or unary encoding with zero fakes, but larger than the promise for
+        columns of different domains or budgets and for random fakes with
+        unary encoding (a :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`
+        then gives the real budgets).
+    sampled_column : str, default="sampled_attribute"
+        Name of the report column that holds, under ``"sample"``, the name
+        of each person's sampled column.
     remainder : {"drop", "passthrough"} or mechanism, default="drop"
         What happens to the columns no mechanism selects. ``"drop"`` (the
         default) leaves them out; ``"passthrough"`` copies them to the
@@ -149,7 +192,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     n_features_in_ : int
         The number of columns seen in ``fit``.
     epsilon_spent_ : float
-        Budget one person spends by sending one report for every mechanism.
+        Budget one person's row of reports spends (largest log-ratio between
+        any two rows): the sum of the budgets (``"split"``), the largest one
+        (``"sample"``), the exact row budget (``"sample+fake"``).
+    attribute_epsilons_ : dict of {str: float}
+        Name -> budget of the column's attribute (largest log-ratio between
+        rows that differ in that column only).
 
     Notes
     -----
@@ -184,10 +232,25 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     1.5
     >>> priv.set_params(region__epsilon=2.0).fit(df).epsilon_spent_
     3.0
+
+    Each person reports one column, drawn at random (SMP):
+
+    >>> smp = DataFramePrivatizer({
+    ...     "marital": UtilityOptimizedRR(epsilon=1.0, sensitive=["divorced"],
+    ...         categories=["married", "single", "divorced"]),
+    ...     "region": RandomizedResponse(epsilon=1.0, categories=["north", "south"]),
+    ... }, strategy="sample", random_state=0)
+    >>> reports = smp.fit_transform(df)
+    >>> list(reports.columns), smp.epsilon_spent_
+    (['marital', 'region', 'sampled_attribute'], 1.0)
     """
 
     _parameter_constraints = {
         "mechanisms": [list, dict],
+        "strategy": [StrOptions(set(_strategies.STRATEGIES))],
+        "fake": [StrOptions({"auto", "random", "zero"}), dict],
+        "amplification": [StrOptions({"exact", "paper"})],
+        "sampled_column": [str],
         "remainder": [
             StrOptions({"drop", "passthrough"}),
             HasMethods(["fit", "transform"]),
@@ -210,6 +273,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self,
         mechanisms: Sequence[tuple[str, Any, Any]] | dict[Any, Any],
         *,
+        strategy: Literal["split", "sample", "sample+fake"] = "split",
+        fake: Literal["auto", "random", "zero"] | dict[str, str] = "auto",
+        amplification: Literal["exact", "paper"] = "exact",
+        sampled_column: str = "sampled_attribute",
         remainder: Literal["drop", "passthrough"] | BaseMechanism = "drop",
         missing: Literal["error", "category"] = "error",
         missing_label: str = "(missing)",
@@ -219,6 +286,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         verbose: bool = False,
     ) -> None:
         self.mechanisms = mechanisms
+        self.strategy = strategy
+        self.fake = fake
+        self.amplification = amplification
+        self.sampled_column = sampled_column
         self.remainder = remainder
         self.missing = missing
         self.missing_label = missing_label
@@ -569,7 +640,83 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 "mechanism one column. List each remaining column with its own "
                 "mechanism, or leave one column to the remainder."
             )
+        for attr in ("_strategy_channels", "_strategy_guarantees", "_sampling_calls"):
+            self.__dict__.pop(attr, None)
+        self._fitted_strategy = self.strategy
+        if self.strategy != "split":
+            self._fit_strategy()
+            return self._finish_sampled(X) if keep else None
         return self._finish(out, X) if keep else None
+
+    # ----------------------------------------------------------- strategies
+    def _fit_strategy(self):
+        names = set(ColumnTransformer.get_feature_names_out(self))
+        if self.strategy == "sample" and self.sampled_column in names:
+            raise ValueError(
+                f"sampled_column={self.sampled_column!r} is also the name of a report "
+                "column: pass another name for the column of sampled attributes."
+            )
+        channels, guarantees = _strategies.fit_strategy(self)
+        self._strategy_channels = channels
+        self._strategy_guarantees = guarantees
+        if not is_fresh(self.random_state):
+            self._sampling_calls = [0]
+
+    def _check_fitted_strategy(self):
+        fitted = self.__dict__.get("_fitted_strategy", "split")
+        if fitted != self.strategy:
+            raise ValueError(
+                f"This DataFramePrivatizer was fitted with strategy={fitted!r} and "
+                f"strategy is now {self.strategy!r}: fit it again."
+            )
+        return fitted
+
+    def _finish_sampled(self, X):
+        """Privatize with the sampling strategy and assemble the output."""
+        blocks, sampled = _strategies.transform_sampled(self, X)
+        X = self._check_input(X)
+        pandas = self._output_config() == "pandas" or (
+            self._output_config() is None and isinstance(X, pd.DataFrame)
+        )
+        names = self.get_feature_names_out()
+        rest = self._passthrough(X)
+        labels = np.asarray(list(self.mechanisms_), dtype=object)
+        if not pandas:
+            parts = [b.dense() for b in blocks]
+            if rest is not None:
+                parts.append(np.asarray(rest, dtype=object))
+            if self.strategy == "sample":
+                parts.append(labels[sampled][:, None])
+            return (
+                np.hstack(parts)
+                if len({p.dtype for p in parts}) == 1
+                else np.hstack([p.astype(object) for p in parts])
+            )
+        columns = {}
+        for block in blocks:
+            columns.update(block.series(list(names[self.output_indices_[block.name]])))
+        if rest is not None:
+            for j, c in enumerate(names[self.output_indices_["remainder"]]):
+                columns[c] = rest.iloc[:, j].to_numpy() if hasattr(rest, "iloc") else rest[:, j]
+        if self.strategy == "sample":
+            columns[self.sampled_column] = labels[sampled]
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        out = pd.DataFrame(columns, index=index)
+        out.columns = names
+        out.attrs = {CHANNELS_ATTR: self.specs()}
+        return out
+
+    def _passthrough(self, X):
+        """The remainder columns copied unprivatized (None without them)."""
+        if self.remainder != "passthrough":
+            return None
+        cols = list(self._transformer_to_input_indices.get("remainder", []))
+        if not cols:
+            return None
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if fitted_names is not None and isinstance(X, pd.DataFrame):
+            return X[[fitted_names[j] for j in cols]]
+        return np.asarray(X)[:, cols]
 
     def _run(self, method, X):
         """Call a ColumnTransformer method with this class's output and threads."""
@@ -692,9 +839,29 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             from ..parallel import privatize_partitions
 
             return privatize_partitions(X, self)
+        if self._check_fitted_strategy() != "split":
+            return self._finish_sampled(X)
         X = self._check_input(X)
         X = self._prepared(X, self._fitted_positions(X))
         return self._finish(self._run(ColumnTransformer.transform, X), X)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the report columns (then, under ``strategy="sample"``, the
+        column naming each user's sampled attribute).
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            As in :class:`~sklearn.compose.ColumnTransformer`.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        names = super().get_feature_names_out(input_features)
+        if self.__dict__.get("_fitted_strategy") == "sample":
+            names = np.append(names, np.asarray([self.sampled_column], dtype=object))
+        return names
 
     def _fitted_positions(self, X):
         """Name -> positions of each mechanism's columns in ``X`` (at transform)."""
@@ -751,6 +918,15 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 )
                 for i in range(len(mechs))
             ]
+        if priv.__dict__.get("_fitted_strategy", "split") != "split":
+            # The sampled indices: one more stream of the partition's seed.
+            if is_fresh(seed):
+                priv._partition_sampling_seed = "secure" if is_secure(seed) else None
+            else:
+                root = check_seed_sequence(seed)
+                priv._partition_sampling_seed = np.random.SeedSequence(
+                    root.entropy, spawn_key=(*root.spawn_key, len(mechs)), pool_size=root.pool_size
+                )
         fitted = list(priv.transformers_)
         for (i, mech), child in zip(mechs, seeds, strict=True):
             name, _, cols = fitted[i]
@@ -780,12 +956,19 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         from ..parallel._partitions import _dask_meta
 
         pieces = []
+        sampled = self.__dict__.get("_fitted_strategy") == "sample"
         for name, trans, _ in self.transformers_:
-            if isinstance(trans, BaseMechanism):
+            if isinstance(trans, BaseMechanism) and sampled:
+                kind = _strategies.missing_kind(trans.channel_)
+                cols = trans.get_feature_names_out()
+                pieces.append(pd.DataFrame({c: pd.Series(dtype=kind) for c in cols}))
+            elif isinstance(trans, BaseMechanism):
                 pieces.append(_dask_meta(trans))
             elif name == "remainder" and trans == "passthrough":
                 cols = self._transformer_to_input_indices["remainder"]
                 pieces.append(ddf._meta.iloc[:, cols])
+        if sampled:
+            pieces.append(pd.DataFrame({self.sampled_column: pd.Series(dtype=object)}))
         meta = pd.concat(pieces, axis=1) if pieces else pd.DataFrame()
         meta.columns = self.get_feature_names_out()
         return meta
@@ -824,8 +1007,19 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
     @property
     def channels_(self):
-        """Name -> the public spec (channel) of each fitted mechanism."""
-        return {name: m.channel_ for name, m in self.mechanisms_.items()}
+        """Name -> the public spec (channel) of each column's reports.
+
+        The mechanism's channel under ``strategy="split"``; under the sampling
+        strategies, the channel of the column's reports
+        (:class:`~sklearn_uldp.mechanisms.SampledChannel`,
+        :class:`~sklearn_uldp.mechanisms.SampledFakeChannel`), which every
+        estimator takes.
+        """
+        mechanisms = self.mechanisms_
+        channels = self.__dict__.get("_strategy_channels")
+        if channels is not None and self.__dict__.get("_fitted_strategy") != "split":
+            return dict(channels)
+        return {name: m.channel_ for name, m in mechanisms.items()}
 
     def _check_name(self, name):
         mechanisms = self.mechanisms_
@@ -900,7 +1094,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 )
             part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
         channel = self.channels_[name]
-        if channel.report_format == "bits":
+        if channel.report_format == "bits" and not getattr(channel, "missing_reports", False):
             part = part.astype(np.uint8)
         part.attrs = {}
         attach_channel(part, channel)
@@ -1000,14 +1194,64 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             "columns": self.specs(),
             "report_columns": {c: self.report_columns(c) for c in self.mechanisms_},
         }
+        if self._fitted_strategy_name() != "split":
+            document["strategy"] = self._strategy_document()
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(document, fh, indent=2)
         return path
 
     @property
     def epsilon_spent_(self) -> float:
-        """Budget one person spends: the sum over the mechanisms."""
-        return float(sum(m.epsilon_spent_ for m in self.mechanisms_.values()))
+        """Budget one person spends: the largest log-ratio between any two rows.
+
+        ``"split"``: the sum of the mechanisms' budgets (sequential
+        composition). ``"sample"``: the largest mechanism budget (one report,
+        the index drawn independently of the data). ``"sample+fake"``: the
+        exact budget of the whole row (at most the largest inner budget
+        epsilon'; Arcolezi et al.'s epsilon is per attribute, see
+        :attr:`attribute_epsilons_`).
+        """
+        mechanisms = self.mechanisms_
+        if self._fitted_strategy_name() == "split":
+            return float(sum(m.epsilon_spent_ for m in mechanisms.values()))
+        return float(self._strategy_guarantees["row"])
+
+    @property
+    def attribute_epsilons_(self) -> dict[str, float]:
+        """Name -> budget of the attribute: the largest log-ratio between rows
+        that differ in that attribute only.
+
+        The mechanism's budget under ``"split"`` and ``"sample"``; under
+        ``"sample+fake"`` the exact budget of the amplified report among the
+        fakes (:func:`~sklearn_uldp.mechanisms.fake_data_guarantees`), equal
+        to the mechanism's ``epsilon`` with ``amplification="exact"``.
+        """
+        mechanisms = self.mechanisms_
+        if self._fitted_strategy_name() == "split":
+            return {name: float(m.epsilon_spent_) for name, m in mechanisms.items()}
+        values = self._strategy_guarantees["attribute"]
+        return {name: float(v) for name, v in zip(mechanisms, values, strict=True)}
+
+    def _fitted_strategy_name(self):
+        check_is_fitted(self, "transformers_")
+        return self.__dict__.get("_fitted_strategy", "split")
+
+    def _strategy_document(self):
+        """The strategy's entry of a spec file."""
+        names = list(self.mechanisms_)
+        entry = {
+            "name": self._fitted_strategy_name(),
+            "n_attributes": len(names),
+            "attribute_epsilons": self.attribute_epsilons_,
+        }
+        if entry["name"] == "sample":
+            entry["sampled_column"] = self.sampled_column
+        else:
+            entry["amplification"] = self.amplification
+            entry["inner_epsilons"] = {
+                n: float(m.channel_.epsilon) for n, m in self.mechanisms_.items()
+            }
+        return entry
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -103,7 +103,15 @@ def _check_reports(X, channel, estimator):
         input_name="reports",
         estimator=name,
     )
-    if not sp.issparse(arr) and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+    # A channel whose reports may be missing (a sampled attribute's column,
+    # compose's strategy="sample") handles missing values itself.
+    missing_ok = getattr(channel, "missing_reports", False)
+    if (
+        not missing_ok
+        and not sp.issparse(arr)
+        and arr.dtype.kind == "f"
+        and not np.isfinite(arr).all()
+    ):
         labels = np.asarray(channel.categories)
         nan_ok = not bits and bool(is_missing(labels).any())
         inf_ok = not bits and labels.dtype.kind == "f" and bool(np.isinf(labels).any())

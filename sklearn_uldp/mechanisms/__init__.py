@@ -5,6 +5,14 @@ public spec and the contract with every estimator (see
 ``docs/architecture.md``).
 """
 
+from ._attribute_sampling import (
+    FAKE_KINDS,
+    SampledChannel,
+    SampledFakeChannel,
+    amplified_epsilon,
+    fake_data_guarantees,
+    supported_fakes,
+)
 from ._base import BaseMechanism
 from ._binary import BinaryOptimalChannel, BinaryOptimalResponse, binary_optimal_matrix
 from ._bit_rows import BitRows
@@ -108,4 +116,11 @@ __all__ = [
     "SubsetSelectionChannel",
     "CountMeanSketchChannel",
     "HadamardCountMeanSketchChannel",
+    # one attribute's reports under the sampling strategies (SMP, RS+FD)
+    "SampledChannel",
+    "SampledFakeChannel",
+    "FAKE_KINDS",
+    "amplified_epsilon",
+    "supported_fakes",
+    "fake_data_guarantees",
 ]
