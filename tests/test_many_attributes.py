@@ -674,3 +674,29 @@ def test_clear_errors():
         priv.set_params(strategy="split").transform(df)
     with pytest.raises(ValueError, match="strategy"):
         DataFramePrivatizer(_mechs(), strategy="smp").fit(df)
+
+
+# ------------------------------------------------------------ the advice
+def test_choose_strategy_compares_at_equal_guarantees():
+    from sklearn_uldp.model_selection import choose_strategy
+
+    cols = {"a": 3, "b": ["x", "y"], "c": 12}
+    for eps in (0.5, 2.0, 6.0):
+        _, table = choose_strategy(cols, eps, sensitive={"c": [0, 1]}, n=10_000)
+        mean = table.groupby(level=0)["mean_loss"].first()
+        # RS+FD's reports are a post-processing of SMP's at its inner
+        # budget: at an equal row budget it never wins
+        assert mean["sample"] <= mean["sample+fake"]
+        assert table.loc["split", "a"]["epsilon"] == pytest.approx(eps / 3)
+    row = amplified_epsilon(1.0, 3)
+    priv, table = choose_strategy(cols, row, attribute_epsilon=1.0, n=10_000)
+    assert priv.strategy == "sample+fake"
+    assert table.loc["sample+fake", "a"]["epsilon"] == pytest.approx(row)
+    df = pd.DataFrame({"a": [0, 1, 2, 0], "b": ["x", "y", "x", "y"], "c": [0, 5, 11, 3]})
+    fitted = priv.fit(df)
+    assert fitted.epsilon_spent_ <= row * (1 + 1e-6)
+    assert max(fitted.attribute_epsilons_.values()) <= 1.0 + 1e-6
+    with pytest.raises(ValueError, match="not in columns"):
+        choose_strategy(cols, 1.0, sensitive={"z": [0]})
+    with pytest.raises(ValueError, match="non-empty dict"):
+        choose_strategy([3, 2], 1.0)
