@@ -479,6 +479,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                         f"Column {label!r} holds infinite values (inf), which are "
                         "not categories: replace or drop them."
                     )
+                if values.dtype.kind in "biu":  # numpy integers and booleans: never missing
+                    continue
                 missing = pd.isna(values.astype(object)).to_numpy()
                 if not missing.any():
                     continue
@@ -624,11 +626,21 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 PrivacyLeakWarning,
                 stacklevel=3,
             )
+        fit_on = X
+        if self.strategy != "split" and not (
+            isinstance(self.remainder, BaseMechanism) and isinstance(self.remainder.categories, str)
+        ):
+            # The sampling strategies privatize in their own transform: the
+            # mechanisms learn and check their domains on the whole columns
+            # here, and ColumnTransformer only sets itself up on one row
+            # (rather than privatizing every column for nothing).
+            fitting = _fitted_domains(fitting, X, positions)
+            fit_on = X.iloc[:1] if isinstance(X, pd.DataFrame) else X[:1]
         self._fitting_transformers = fitting
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
-                out = self._run(ColumnTransformer.fit_transform, X)
+                out = self._run(ColumnTransformer.fit_transform, fit_on)
         finally:
             del self._fitting_transformers
         rest = self._transformer_to_input_indices.get("remainder", [])
@@ -699,7 +711,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             for j, c in enumerate(names[self.output_indices_["remainder"]]):
                 columns[c] = rest.iloc[:, j].to_numpy() if hasattr(rest, "iloc") else rest[:, j]
         if self.strategy == "sample":
-            columns[self.sampled_column] = labels[sampled]
+            columns[self.sampled_column] = pd.Categorical.from_codes(sampled, categories=labels)
         index = X.index if isinstance(X, pd.DataFrame) else None
         out = pd.DataFrame(columns, index=index)
         out.columns = names
@@ -968,7 +980,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 cols = self._transformer_to_input_indices["remainder"]
                 pieces.append(ddf._meta.iloc[:, cols])
         if sampled:
-            pieces.append(pd.DataFrame({self.sampled_column: pd.Series(dtype=object)}))
+            dtype = pd.CategoricalDtype(list(self.mechanisms_))
+            pieces.append(pd.DataFrame({self.sampled_column: pd.Series(dtype=dtype)}))
         meta = pd.concat(pieces, axis=1) if pieces else pd.DataFrame()
         meta.columns = self.get_feature_names_out()
         return meta
@@ -1059,6 +1072,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         column_reports : DataFrame
             The mechanism's report columns, carrying its channel (so
             ``EmpiricalEstimator().fit(column_reports)`` needs nothing else).
+            Under ``strategy="sample"``, the rows of the users who sampled
+            this column (the others have no report of it), with their
+            index.
 
         Examples
         --------
@@ -1082,7 +1098,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     f"The reports lack the columns {absent} of {name!r}; pass the "
                     "output of transform (or at least these columns)."
                 )
-            part = reports[names].copy()
+            sampled = self._sampled_rows(reports, name)
+            if sampled is not None:
+                part = _strategies.sampled_block(reports, names, sampled)
+            else:
+                part = reports[names].copy()
         else:
             arr = np.asarray(reports)
             width = len(self.get_feature_names_out())
@@ -1093,12 +1113,21 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     "columns by name."
                 )
             part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
+            if self._fitted_strategy_name() == "sample":
+                part = part.loc[arr[:, -1] == name]
+                part = part.infer_objects()
         channel = self.channels_[name]
         if channel.report_format == "bits" and not getattr(channel, "missing_reports", False):
             part = part.astype(np.uint8)
         part.attrs = {}
         attach_channel(part, channel)
         return part
+
+    def _sampled_rows(self, reports, name):
+        """Under "sample": the rows whose user sampled ``name`` (None otherwise)."""
+        if self._fitted_strategy_name() != "sample" or self.sampled_column not in reports:
+            return None
+        return (reports[self.sampled_column] == name).to_numpy()
 
     def estimate(
         self, reports: Any, estimator: Any = None, *, columns: Sequence[str] | None = None
@@ -1262,6 +1291,21 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         tags.input_tags.allow_nan = self.missing == "category"
         tags.input_tags.sparse = False
         return tags
+
+
+def _fitted_domains(fitting, X, positions):
+    """The mechanisms with their domains fixed from (and checked on) whole columns."""
+    out = []
+    for name, mech, columns in fitting:
+        if isinstance(mech, BaseMechanism):
+            cols = positions[name]
+            column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
+                domain = clone(mech).fit(column).categories_
+            mech = clone(mech).set_params(categories=list(domain))
+        out.append((name, mech, columns))
+    return out
 
 
 def load_spec(path: str | PathLike[str]) -> dict[str | None, Channel]:

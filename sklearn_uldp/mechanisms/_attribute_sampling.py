@@ -990,7 +990,10 @@ def _missing_entries(reports):
     if isinstance(reports, pd.Series):
         reports = reports.to_frame()
     if isinstance(reports, pd.DataFrame):
-        return reports.isna().to_numpy(), reports
+        # Column by column: a frame of nullable columns interleaves slowly.
+        columns = [reports.iloc[:, j] for j in range(reports.shape[1])]
+        missing = np.column_stack([c.isna().to_numpy() for c in columns])
+        return missing.reshape(len(reports), -1), reports
     arr = np.asarray(reports)
     if arr.ndim not in (1, 2):
         raise ReportMismatchError(f"Expected reports of shape (n,) or (n, width), got {arr.shape}.")
@@ -1019,11 +1022,25 @@ def _present_rows(reports, base):
     if not absent.any():
         return reports
     if isinstance(table, pd.DataFrame):
-        part = table.loc[~absent]
+        keep = ~absent
         if base.report_format == "bits":
-            return part.to_numpy(dtype=np.uint8)
-        # Nullable (extension) columns become plain values.
-        values = part.astype(object).to_numpy()
+            return np.column_stack(
+                [
+                    table.iloc[:, j].to_numpy(dtype=np.uint8, na_value=0)[keep]
+                    for j in range(table.shape[1])
+                ]
+            )
+        part = table.loc[keep]
+        if part.shape[1] == 1:
+            column = part.iloc[:, 0]
+            numpy_dtype = getattr(column.dtype, "numpy_dtype", None)
+            # Nullable integer/boolean columns, freed of their missing rows,
+            # are plain numpy values again.
+            values = (
+                column.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None else column.to_numpy()
+            )
+        else:
+            values = part.to_numpy()
     else:
         values = table[~absent]
     if base.report_format == "bits":

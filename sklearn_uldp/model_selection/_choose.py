@@ -409,8 +409,7 @@ def choose_strategy(
     unknown = sorted((set(sensitive) | set(prior)) - set(columns), key=str)
     if unknown:
         raise ValueError(
-            f"sensitive/prior name columns {unknown} that are not in columns "
-            f"{list(columns)[:10]}."
+            f"sensitive/prior name columns {unknown} that are not in columns {list(columns)[:10]}."
         )
     if n is None:
         n = 1
