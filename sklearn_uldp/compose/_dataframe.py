@@ -713,7 +713,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if self.strategy == "sample":
             columns[self.sampled_column] = pd.Categorical.from_codes(sampled, categories=labels)
         index = X.index if isinstance(X, pd.DataFrame) else None
-        out = pd.DataFrame(columns, index=index)
+        out = pd.DataFrame(columns, index=index, copy=False)  # the columns are new
         out.columns = names
         out.attrs = {CHANNELS_ATTR: self.specs()}
         return out
