@@ -54,6 +54,18 @@ class RowChannel:
     sensitive : list of ndarray of bool
         Each column's sensitive categories.
     strategy : str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.compose import DataFramePrivatizer, row_channel
+    >>> priv = DataFramePrivatizer(
+    ...     {c: RandomizedResponse(1.0, categories=[0, 1]) for c in "ab"},
+    ...     strategy="sample+fake").fit(pd.DataFrame({"a": [0, 1], "b": [1, 0]}))
+    >>> rc = row_channel(priv)
+    >>> rc.inputs, rc.matrix.sum(axis=1).round(6).tolist()
+    ([(0, 0), (0, 1), (1, 0), (1, 1)], [1.0, 1.0, 1.0, 1.0])
     """
 
     matrix: np.ndarray
@@ -76,6 +88,18 @@ class RowPrivacy:
     attributes : dict of {str: PrivacyCheck}
         Each attribute's guarantee (the worst over the other attributes'
         values) against ``attribute_epsilons_``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.compose import DataFramePrivatizer, check_row_privacy
+    >>> priv = DataFramePrivatizer(
+    ...     {c: RandomizedResponse(1.0, categories=[0, 1]) for c in "ab"},
+    ...     strategy="sample").fit(pd.DataFrame({"a": [0, 1], "b": [1, 0]}))
+    >>> result = check_row_privacy(priv)
+    >>> result.satisfied, sorted(result.attributes)
+    (True, ['a', 'b'])
     """
 
     row: PrivacyCheck
@@ -137,7 +161,8 @@ def row_channel(privatizer, *, realized: bool = True) -> RowChannel:
         )
     grids = list(itertools.product(*[range(Q.shape[0]) for Q in Qs]))
     inputs = [
-        tuple(m.categories_[i] for m, i in zip(mechanisms.values(), x, strict=True)) for x in grids
+        tuple(_plain(m.categories_[i]) for m, i in zip(mechanisms.values(), x, strict=True))
+        for x in grids
     ]
     if strategy == "sample":
         blocks, outputs, unprotected = [], [], []
@@ -197,6 +222,10 @@ def _labels(channel):
     if arr.ndim == 2:  # bit vectors: the set bits as a tuple
         return [tuple(np.flatnonzero(row).tolist()) for row in arr]
     return [v.item() if isinstance(v, np.generic) else v for v in arr.tolist()]
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _outer(vectors):
