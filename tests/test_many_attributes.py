@@ -700,3 +700,58 @@ def test_choose_strategy_compares_at_equal_guarantees():
         choose_strategy(cols, 1.0, sensitive={"z": [0]})
     with pytest.raises(ValueError, match="non-empty dict"):
         choose_strategy([3, 2], 1.0)
+
+
+def test_command_line_strategy_flag_and_config(tmp_path, capsys):
+    import json
+
+    from sklearn_uldp.cli import main
+
+    df = _survey(3000)
+    df.to_csv(tmp_path / "d.csv", index=False)
+    config = {
+        "strategy": "sample+fake",
+        "random_state": 0,
+        "columns": {
+            "vote": {
+                "mechanism": "urr",
+                "epsilon": 1.0,
+                "categories": ["a", "b", "none"],
+                "sensitive": ["a", "b"],
+            },
+            "income": {
+                "mechanism": "uoue",
+                "epsilon": 1.0,
+                "categories": ["0..4"],
+                "sensitive": [0],
+            },
+        },
+    }
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    for i, options in enumerate(
+        (
+            ["--config", tmp_path / "c.json"],
+            ["--config", tmp_path / "c.json", "--strategy", "sample"],
+        )
+    ):
+        rep, dist = tmp_path / f"r{i}.csv", tmp_path / f"dist{i}.csv"
+        assert main([str(a) for a in ["privatize", tmp_path / "d.csv", "-o", rep, *options]]) == 0
+        spec = json.loads((tmp_path / f"r{i}.csv.spec.json").read_text())
+        assert spec["strategy"]["name"] == ("sample+fake" if i == 0 else "sample")
+        assert (
+            main(
+                [
+                    "estimate",
+                    str(rep),
+                    "--spec",
+                    f"{rep}.spec.json",
+                    "-o",
+                    str(dist),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
+        est = pd.read_csv(dist).set_index(["column", "category"])["estimate"]
+        assert est[("vote", "none")] == pytest.approx((df["vote"] == "none").mean(), abs=0.06)
+    capsys.readouterr()

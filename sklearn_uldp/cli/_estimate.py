@@ -229,6 +229,9 @@ def _sketch(frame, channel, names):
 
 
 def _as_reports(frame, channel, names):
+    if getattr(channel, "missing_reports", False):
+        # strategy="sample": empty where the person sampled another column
+        frame = frame[frame[names].notna().all(axis=1)]
     if channel.report_format == "bits":
         return _bits(frame, names)
     if channel.report_format == "sketch":

@@ -61,7 +61,7 @@ from ._values import (
 
 __all__ = ["register"]
 
-_CONFIG_KEYS = {"columns", "random_state", "missing"}
+_CONFIG_KEYS = {"columns", "random_state", "missing", "strategy"}
 _COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"}
 
 
@@ -270,7 +270,8 @@ def _report_types(reports, columns, kinds):
         if columns[c]["mechanism"].lower() not in ("rr", "urr"):
             continue
         if all_int:
-            reports[c] = reports[c].astype("int64")
+            # nullable under strategy="sample" (missing: another column sampled)
+            reports[c] = reports[c].astype("Int64" if reports[c].isna().any() else "int64")
     return reports
 
 
@@ -342,6 +343,7 @@ def _cmd_privatize(args):
         missing=missing,
         missing_label=args.missing_label,
         random_state=noise,
+        strategy=_strategy(args),
     )
     # Both files are complete under temporary names before either is renamed
     # into place, so a failure leaves neither (and no existing file changed).
@@ -529,6 +531,31 @@ def register(subparsers):
         "from fresh OS entropy; an integer SEED makes the noise reproducible, "
         "for simulations and tests only, never for real users",
     )
+    p.add_argument(
+        "--strategy",
+        choices=("split", "sample", "sample+fake"),
+        default=None,
+        help="how a person reports the columns: split (every column; the "
+        "budgets add up), sample (one column drawn at random per person, the "
+        "others left empty, column 'sampled_attribute' naming it) or "
+        "sample+fake (one column at an amplified budget among fake reports; "
+        "each column's epsilon is then its attribute's budget) (default: split, "
+        'or "strategy" in the config)',
+    )
     add_common_options(p)
     p.set_defaults(func=_cmd_privatize)
     return p
+
+
+def _strategy(args):
+    """--strategy, else the config's "strategy", else "split"."""
+    if args.strategy is not None:
+        return args.strategy
+    if args.config:
+        value = load_json(args.config, "Config").get("strategy", "split")
+        if value not in ("split", "sample", "sample+fake"):
+            raise ValueError(
+                f'Config \'strategy\' must be "split", "sample" or "sample+fake"; got {value!r}.'
+            )
+        return value
+    return "split"
