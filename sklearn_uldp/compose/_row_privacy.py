@@ -27,6 +27,7 @@ import numpy as np
 
 from ..mechanisms._attribute_sampling import _fake_row
 from ..privacy._checks import PrivacyCheck, _within, as_channel_matrix, check_uldp
+from ._dataframe import DataFramePrivatizer
 
 __all__ = ["RowChannel", "RowPrivacy", "row_channel", "check_row_privacy"]
 
@@ -114,7 +115,7 @@ class RowPrivacy:
         return self.satisfied
 
 
-def row_channel(privatizer, *, realized: bool = True) -> RowChannel:
+def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> RowChannel:
     """The exact channel of a fitted privatizer's rows (small domains only).
 
     Parameters
@@ -197,13 +198,13 @@ def row_channel(privatizer, *, realized: bool = True) -> RowChannel:
                 total = total + _outer(parts)
             rows.append(total / d)
     outputs = list(itertools.product(*labels))
-    unprotected = np.array(list(itertools.product(*[~p for p in prot])), dtype=bool)
+    flags = np.array(list(itertools.product(*[~p for p in prot])), dtype=bool)
     return RowChannel(
         np.vstack(rows),
         inputs,
         outputs,
         names,
-        unprotected.reshape(len(outputs), d),
+        flags.reshape(len(outputs), d),
         [np.asarray(c.sensitive_mask, bool) for c in channels],
         strategy,
     )
@@ -235,7 +236,7 @@ def _outer(vectors):
     return out
 
 
-def check_row_privacy(privatizer, *, realized: bool = True) -> RowPrivacy:
+def check_row_privacy(privatizer: DataFramePrivatizer, *, realized: bool = True) -> RowPrivacy:
     """Verify a privatizer's row and per-attribute budgets on its exact row channel.
 
     Enumerates :func:`row_channel` (small domains only). The row must meet
@@ -278,8 +279,9 @@ def check_row_privacy(privatizer, *, realized: bool = True) -> RowPrivacy:
     sizes = [len(m.categories_) for m in privatizer.mechanisms_.values()]
     grid = np.array(list(itertools.product(*[range(k) for k in sizes])))
     # ---- the row
-    reasons, worst, where = [], -np.inf, None
-    any_unprotected = rc.unprotected.any(axis=1)
+    reasons: list[str] = []
+    worst, where = -np.inf, (0, 0, 0)
+    any_unprotected = np.asarray(rc.unprotected.any(axis=1), dtype=bool)
     for y in range(M.shape[1]):
         col = M[:, y]
         support = col > 0
@@ -318,13 +320,13 @@ def check_row_privacy(privatizer, *, realized: bool = True) -> RowPrivacy:
         eps_i = float(attribute_eps[name])
         others = [j for j in range(d) if j != i]
         keys = [tuple(r) for r in grid[:, others]]
-        groups = {}
+        groups: dict[tuple, list[int]] = {}
         for r, key in enumerate(keys):
             groups.setdefault(key, []).append(r)
         worst_i, where_i, reasons_i = -np.inf, None, []
-        for rows in groups.values():
-            rows = np.asarray(rows)[np.argsort(grid[rows, i])]
-            sub = M[rows]
+        for members in groups.values():
+            order = np.asarray(members)[np.argsort(grid[members, i])]
+            sub = M[order]
             keep = sub.max(axis=0) > 0  # outputs of these rows
             check = check_uldp(
                 sub[:, keep],

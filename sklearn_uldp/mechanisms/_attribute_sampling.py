@@ -251,7 +251,7 @@ def sample_fakes(channel: Channel, fake: str, n: int, rng: np.random.Generator) 
         # The input's own bit was drawn with theta: redrawn like every other
         # sensitive bit (Bernoulli(d1)), it is the perturbed zero vector, and
         # the non-sensitive bits of a sensitive input are 0 already.
-        out[np.arange(n), codes] = rng.random(n) < channel.d1
+        out[np.arange(n), codes] = rng.random(n) < channel.d1  # type: ignore[attr-defined]
     return out
 
 
@@ -437,14 +437,14 @@ def calibrate_fake_epsilons(
     -------
     inner_epsilons : ndarray of shape (d,)
     """
-    targets = np.asarray(targets, dtype=float)
-    d = targets.size
+    goal = np.asarray(targets, dtype=float)
+    d = goal.size
     if amplification not in ("exact", "paper"):
         raise ValueError(f"amplification must be 'exact' or 'paper', got {amplification!r}.")
-    paper = np.log1p(d * np.expm1(targets))
+    paper = np.log1p(d * np.expm1(goal))
     if amplification == "paper":
         return paper
-    limit = targets * (1.0 + _CALIBRATION_RTOL)
+    limit = goal * (1.0 + _CALIBRATION_RTOL)
 
     def feasible(eps):
         with warnings.catch_warnings():
@@ -455,12 +455,12 @@ def calibrate_fake_epsilons(
         return bool(np.all(attribute <= limit))
 
     if closed_form:
-        eps = _equalized(classes_at, targets, paper)
+        eps = _equalized(classes_at, goal, paper)
         if eps is not None and feasible(eps):
             return eps
 
     def at(lam):
-        return np.log1p(lam * np.expm1(targets))
+        return np.log1p(lam * np.expm1(goal))
 
     if feasible(at(float(d))):
         return at(float(d))

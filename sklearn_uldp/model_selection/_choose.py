@@ -437,7 +437,8 @@ def choose_strategy(
         budgets["sample+fake"] = min(attribute_epsilon, math.log1p(math.expm1(epsilon) / d))
     else:
         del budgets["sample"]
-    rows, chosen = [], {}
+    rows: list[dict[str, Any]] = []
+    chosen: dict[str, dict[str, Any]] = {}
     for strategy, eps in budgets.items():
         inner = math.log1p(d * math.expm1(eps)) if strategy == "sample+fake" else eps
         users = n / d if strategy == "sample" else n
@@ -463,6 +464,7 @@ def choose_strategy(
                     best = (value, short, mech)
             # RS+FD's mechanisms take the attribute's budget (the privatizer
             # amplifies it); the others their own.
+            assert best is not None  # k-RR realizes every budget checked above
             chosen[strategy][name] = clone(best[2]).set_params(epsilon=eps)
             rows.append(
                 {
