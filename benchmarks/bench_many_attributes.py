@@ -455,6 +455,119 @@ def section_real(args, rows):
         print(json.dumps(row), flush=True)
 
 
+def _fmt(x, digits=3):
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "-"
+    return f"{x:.{digits}g}"
+
+
+def render(rows):
+    """Markdown tables of a run's rows (the docs' "Measurements")."""
+    out = []
+    mse = [r for r in rows if r["section"] == "mse"]
+    if mse:
+        n = mse[0]["n"]
+        reps = "repeats"
+        out += [
+            f"**Per-attribute MSE against the closed forms** (n = {n:,}, unbiased "
+            f"estimates, {reps} with fresh data; ratio MSE / closed form, and the "
+            "largest |z| of the difference over the protocols):",
+            "",
+            "| d | k | ε | " + " | ".join(PROTOCOLS) + " | max \\|z\\| |",
+            "|" + "---|" * (len(PROTOCOLS) + 4),
+        ]
+        cells = {}
+        for r in mse:
+            cells.setdefault((r["d"], r["k"], r["epsilon"]), {})[r["protocol"]] = r
+        for (d, k, e), by in sorted(cells.items()):
+            ratios = [
+                _fmt(by[p]["ours_mse"] / by[p]["closed_form"]) if p in by else "-"
+                for p in PROTOCOLS
+            ]
+            zmax = max(abs(by[p]["ours_z"]) for p in by)
+            out.append(f"| {d} | {k} | {e:g} | " + " | ".join(ratios) + f" | {zmax:.2g} |")
+        zs = np.array([abs(r["ours_z"]) for r in mse])
+        out += [
+            "",
+            f"{len(zs)} cells: |z| > 2 in {int((zs > 2).sum())}, > 3 in {int((zs > 3).sum())} "
+            f"(expected by chance: about {0.046 * len(zs):.1f} and {0.0027 * len(zs):.1f}).",
+            "",
+        ]
+        anchored = [r for r in mse if "anchor_mse" in r]
+        if anchored:
+            out += [
+                "**multi-freq-ldpy on the same cells** (one upload of "
+                f"n = {anchored[0]['anchor_n']:,} per cell; its clients' reports "
+                "estimated without post-processing, MSE / closed form with the z of "
+                "the difference; and its aggregators' clipped, normalized estimates "
+                'against ours with `projection="clip"`):',
+                "",
+                "| d | k | ε | protocol | theirs / closed form (z) | their aggregator MSE "
+                "| ours, clipped |",
+                "|---|---|---|---|---|---|---|",
+            ]
+            for r in anchored:
+                out.append(
+                    f"| {r['d']} | {r['k']} | {r['epsilon']:g} | {r['protocol']} | "
+                    f"{r['anchor_mse'] / r['anchor_closed_form']:.3g} ({r['anchor_z']:+.2g}) | "
+                    f"{_fmt(r['anchor_clipped_mse'])} | {_fmt(r['ours_clipped_mse'])} ± "
+                    f"{_fmt(r['ours_clipped_se'], 2)} |"
+                )
+            out.append("")
+    speed = [r for r in rows if r["section"] == "speed"]
+    if speed:
+        out += [
+            f"**Speed** (n = {speed[0]['n']:,}, d = 6, k = 10, ε = 1; seconds, wall (CPU); "
+            "load average before each row in the last column):",
+            "",
+            "| protocol | ours: privatize | ours: estimate | multi-freq-ldpy: privatize | "
+            "multi-freq-ldpy: estimate | CPU ratio | TV ours / theirs | load |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in speed:
+            nan = float("nan")
+            theirs_p = (
+                f"{r.get('anchor_privatize', nan):.1f} ({r.get('anchor_privatize_cpu', nan):.1f})"
+            )
+            theirs_e = (
+                f"{r.get('anchor_estimate', nan):.1f} ({r.get('anchor_estimate_cpu', nan):.1f})"
+            )
+            tv = f"{r['ours_tv']:.3f} / {r.get('anchor_tv', nan):.3f}"
+            out.append(
+                f"| {r['protocol']} | {r['ours_privatize']:.2f} ({r['ours_privatize_cpu']:.2f}) | "
+                f"{r['ours_estimate']:.2f} ({r['ours_estimate_cpu']:.2f}) | {theirs_p} | "
+                f"{theirs_e} | {r.get('speedup_total_cpu', nan):.0f}× | {tv} | "
+                f"{r['load_before']:.0f} |"
+            )
+        out.append("")
+    real = [r for r in rows if r["section"] == "real" and "tv_em" in r]
+    if real:
+        out += [
+            "**The CCES survey** (64,600 people, 12 attributes, row budget 1 unless "
+            "marked; mean TV over the attributes, mean ± sd over "
+            f"{real[0]['reps']} uploads):",
+            "",
+            "| family | strategy | row ε | attribute ε | TV emp+simplex | TV EM |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in real:
+            out.append(
+                f"| {r['family']} | {r['strategy']} | {r['row_epsilon']:.3g} | "
+                f"{r['attribute_epsilon']:.3g} | {r['tv_emp_simplex']:.4f} ± "
+                f"{_fmt(r['tv_emp_simplex_sd'], 2)} | {r['tv_em']:.4f} ± {_fmt(r['tv_em_sd'], 2)} |"
+            )
+        theirs = [r for r in rows if r["section"] == "real" and "tv_their_aggregator" in r]
+        for r in theirs:
+            out.append(
+                f"| multi-freq-ldpy ADP | {r['strategy']} | "
+                f"{'ε′ (paper)' if r['strategy'].startswith('RSFD') else '1'} | "
+                f"{'1' if r['strategy'].startswith('RSFD') else '-'} | "
+                f"{r['tv_their_aggregator']:.4f} (their aggregator) | - |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sections", nargs="+", default=["mse", "speed", "real"])
@@ -474,7 +587,14 @@ def main(argv=None):
     parser.add_argument("--no-anchors", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--render", nargs="+", default=None, help="JSON files of earlier runs: print markdown"
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        rows = [r for path in args.render for r in json.load(open(path))]
+        print(render(rows))
+        return rows
     if args.quick:
         args.n, args.anchor_n, args.reps, args.real_reps = 20_000, 5_000, 2, 2
         args.d, args.k, args.eps = [3], [10], [1.0]
