@@ -544,6 +544,12 @@ def test_budgets_of_each_strategy():
     assert smp.attribute_epsilons_ == pytest.approx({"vote": 1.0, "income": 1.0, "sex": 1.0})
     rsfd = DataFramePrivatizer(_mechs(), strategy="sample+fake").fit(df)
     assert rsfd.attribute_epsilons_ == pytest.approx({"vote": 1.0, "income": 1.0, "sex": 1.0})
+    # fake="auto": the smaller closed-form variance, zero vectors for OUE
+    assert {c: ch.fake for c, ch in rsfd.channels_.items()} == {
+        "vote": "random",
+        "income": "zero",
+        "sex": "random",
+    }
     inner = max(m.channel_.epsilon for m in rsfd.mechanisms_.values())
     assert 1.0 < rsfd.epsilon_spent_ <= inner
     # nested parameters still reach the mechanisms (the attribute budgets)

@@ -128,8 +128,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         report of a uniformly random sensitive value (every value for LDP
         mechanisms: RS+FD[GRR], RS+FD[OUE-r]); ``"zero"`` the perturbed
         all-zero vector of unary encoding (RS+FD[OUE-z]; RAPPOR, OUE, uRAP,
-        uOUE only). ``"auto"`` takes ``"zero"`` where it exists (the
-        smaller variance) and ``"random"`` elsewhere. A dict
+        uOUE only). ``"auto"`` takes, for each column, the kind whose
+        estimate has the smallest closed-form variance (at p(x) = 0, the
+        paper's inner budget): ``"zero"`` for unary encoding in practice,
+        ``"random"`` for the others. Which mechanism each column should use
+        (k-RR or OUE by k, Arcolezi et al.'s adaptive RS+FD) is
+        :func:`~sklearn_uldp.model_selection.choose_strategy`'s advice. A dict
         ``{column: kind}`` sets columns one by one (others ``"auto"``).
         Fakes of a utility-optimized column are protected outputs only, so
         a fake never claims a non-sensitive value.

@@ -120,11 +120,42 @@ def _fake_of(priv, name):
 
 
 def resolved_fakes(priv):
-    """Name -> the fake law of each column ("auto": the first supported)."""
+    """Name -> the fake law of each column, as chosen at ``fit``."""
+    stored = priv.__dict__.get("_strategy_guarantees", {}).get("fakes")
+    if stored is not None:
+        return dict(stored)
+    return _choose_fakes(priv)
+
+
+def _choose_fakes(priv):
+    """The fake law of each column; "auto": the smallest closed-form variance.
+
+    Compared at the paper's inner budget, by the summed variance of the
+    column's unbiased estimate at p(x) = 0 for every x (the null variance,
+    as Arcolezi et al.'s adaptive RS+FD compares GRR and OUE-z).
+    """
+    d = len(priv.mechanisms_)
     out = {}
     for name, mech in priv.mechanisms_.items():
         fake = _fake_of(priv, name)
-        out[name] = supported_fakes(mech.channel_)[0] if fake == "auto" else fake
+        kinds = supported_fakes(mech.channel_)
+        if fake != "auto":
+            out[name] = fake
+        elif len(kinds) == 1:
+            out[name] = kinds[0]
+        else:
+            trial = copy.copy(mech)
+            trial.epsilon = float(np.log1p(d * np.expm1(mech.channel_.epsilon)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                base = trial._make_channel()
+            variance = {
+                kind: float(
+                    np.sum(SampledFakeChannel(base.categories, base, d, kind).null_variance(1))
+                )
+                for kind in kinds
+            }
+            out[name] = min(kinds, key=lambda kind: variance[kind])
     return out
 
 
@@ -143,7 +174,7 @@ def fit_strategy(priv):
             except ValueError as exc:
                 raise ValueError(f"Column {name!r}: {exc}") from None
         return channels, {"attribute": targets, "row": float(targets.max())}
-    fakes = resolved_fakes(priv)
+    fakes = _choose_fakes(priv)
     kinds = [fakes[n] for n in names]
     mechs = list(mechanisms.values())
     classes_at = [_classes_at(m, f) for m, f in zip(mechs, kinds, strict=True)]
@@ -178,7 +209,7 @@ def fit_strategy(priv):
         name: SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
         for name, m in zip(names, mechs, strict=True)
     }
-    return channels, {"attribute": attribute, "row": row, "targets": targets}
+    return channels, {"attribute": attribute, "row": row, "targets": targets, "fakes": fakes}
 
 
 def _classes_at(mech, fake):
