@@ -676,6 +676,10 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="Column 'sex': .* missing-value"):
         DataFramePrivatizer(nan_domain, strategy="sample").fit(df)
     priv = DataFramePrivatizer(_mechs(), strategy="sample").fit(df)
+    bad = df.copy()
+    bad.loc[0, "sex"] = "x"  # whichever column row 0 samples
+    with pytest.raises(ValueError, match="unknown category \\['x'\\]"):
+        priv.transform(bad)
     with pytest.raises(ValueError, match="fitted with strategy='sample'"):
         priv.set_params(strategy="split").transform(df)
     with pytest.raises(ValueError, match="strategy"):
@@ -806,3 +810,17 @@ def test_exact_amplification_keeps_every_promise_on_random_tables(table):
             priv.attribute_epsilons_[name], rel=1e-7
         )
     assert result.row.worst_log_ratio == pytest.approx(priv.epsilon_spent_, rel=1e-7)
+
+
+def test_remainder_mechanism_is_one_more_sampled_attribute():
+    df = _survey(3000)
+    priv = DataFramePrivatizer(
+        {"vote": _mechs()["vote"], "income": _mechs()["income"]},
+        remainder=RandomizedResponse(1.0, categories=["f", "m"]),
+        strategy="sample",
+        random_state=0,
+    )
+    reports = priv.fit_transform(df)
+    assert set(reports["sampled_attribute"]) == {"vote", "income", "remainder"}
+    assert set(priv.estimate(reports)) == {"vote", "income", "remainder"}
+    assert check_row_privacy(priv).satisfied

@@ -633,9 +633,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 stacklevel=3,
             )
         fit_on = X
-        if self.strategy != "split" and not (
-            isinstance(self.remainder, BaseMechanism) and isinstance(self.remainder.categories, str)
-        ):
+        if self.strategy != "split" and not isinstance(self.remainder, BaseMechanism):
             # The sampling strategies privatize in their own transform: the
             # mechanisms learn and check their domains on the whole columns
             # here, and ColumnTransformer only sets itself up on one row

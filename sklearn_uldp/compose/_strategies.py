@@ -298,6 +298,10 @@ def transform_sampled(priv, X):
     for i, name in enumerate(names):
         mech = priv.mechanisms_[name]
         pos = positions[name]
+        # Every value is checked against the domain, sampled or not (an
+        # unknown category is an error, as under "split", never ignored).
+        whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
+        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
         rows = np.flatnonzero(sampled == i)
         real = _privatized(mech, _rows(X, rows, pos)) if rows.size else None
         if fakes is None:
