@@ -233,7 +233,7 @@ class BudgetAccountant:
         >>> from sklearn_uldp.mechanisms import LongitudinalGRR
         >>> from sklearn_uldp.privacy import BudgetAccountant
         >>> mech = LongitudinalGRR(2.0, 1.0, categories=["a", "b", "c"]).fit()
-        >>> acc = BudgetAccountant(total=5.0)
+        >>> acc = BudgetAccountant(total=4.5)
         >>> acc.spend_longitudinal(mech)                  # one value, any number of rounds
         2.0
         >>> round(acc.spend_longitudinal(mech, n_rounds=3), 4)  # another value, 3 rounds
