@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets as _os_secrets
-import sys
 from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
@@ -223,86 +222,37 @@ def _stream_kernel(keys, ctx, values, first_blocks, n_blocks, sigma, out):  # pr
                     out[g + lane, 16 * b + w] = x[w, lane]
 
 
-def _cells_kernel(
-    keys, ctx, values, sigma, thr, live, marked, marked_bytes, out, tie_rows, tie_cols
-):  # pragma: no cover - compiled by numba
-    """Bernoulli cells from the keystream bytes, without keeping the stream (numba).
+def _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols):  # pragma: no cover
+    """Cells ``raw < threshold`` (numba), listing the ties a uniform resolves.
 
-    Cell j of user i reads byte j of the user's stream: 1 below the column's
-    threshold, else 0; a tie that a uniform must resolve (``live``) is
-    listed in ``tie_rows`` / ``tie_cols``. The bytes of the cells
-    ``marked[i]`` are copied to ``marked_bytes`` (the caller compares them
-    with their own thresholds). Returns the number of ties (listed up to the
-    capacity of ``tie_rows``). Little-endian machines only (the keystream
-    bytes are read through a uint8 view of its words).
+    ``thr`` and ``live`` have one row, or one per user. Returns the number
+    of ties (listed in row-major order up to the capacity of ``tie_rows``).
     """
     n, m = out.shape
     per_row = thr.shape[0] > 1
-    h = marked.shape[1]
-    lanes = 32
-    x = np.empty((16, lanes), np.uint32)
-    state = np.empty((16, lanes), np.uint32)
-    words = np.empty(16, np.uint32)
-    stream = words.view(np.uint8)
-    rows = np.empty(lanes, np.int64)
-    n_blocks = (m + 63) // 64
     capacity = tie_rows.size
-    n_ties = 0
-    for g in range(0, n, lanes):
-        count = min(lanes, n - g)
-        for lane in range(lanes):
-            rows[lane] = g + min(lane, count - 1)
-        for w in range(4):
-            for lane in range(lanes):
-                x[w, lane] = sigma[w]
-                x[12 + w, lane] = ctx[w]
-        for w in range(8):
-            for lane in range(lanes):
-                x[4 + w, lane] = keys[rows[lane], w]
-        _rounds_kernel(x)
-        for w in range(4):
-            for lane in range(lanes):
-                state[w, lane] = sigma[w]
-                state[4 + w, lane] = x[w, lane]
-                state[8 + w, lane] = x[12 + w, lane]
-        for lane in range(lanes):
-            state[13, lane] = 0
-            state[14, lane] = values[rows[lane], 0]
-            state[15, lane] = values[rows[lane], 1]
-        for b in range(n_blocks):
-            for lane in range(lanes):
-                state[12, lane] = b
-            for w in range(16):
-                for lane in range(lanes):
-                    x[w, lane] = state[w, lane]
-            _rounds_kernel(x)
-            lo = 64 * b
-            hi = min(m, lo + 64)
-            for lane in range(count):
-                i = g + lane
-                r = i if per_row else 0
-                for w in range(16):
-                    words[w] = np.uint32(x[w, lane] + state[w, lane])
-                for j in range(lo, hi):
-                    out[i, j] = stream[j - lo] < thr[r, j]
-                for j in range(lo, hi):
-                    if stream[j - lo] == thr[r, j] and live[r, j]:
-                        if n_ties < capacity:
-                            tie_rows[n_ties] = i
-                            tie_cols[n_ties] = j
-                        n_ties += 1
-                for c in range(h):
-                    j = marked[i, c]
-                    if lo <= j < hi:
-                        marked_bytes[i, c] = stream[j - lo]
-    return n_ties
+    count = 0
+    for i in range(n):
+        r = i if per_row else 0
+        for j in range(m):
+            out[i, j] = raw[i, j] < thr[r, j]
+        for j in range(m):
+            if raw[i, j] == thr[r, j] and live[r, j]:
+                if count < capacity:
+                    tie_rows[count] = i
+                    tie_cols[count] = j
+                count += 1
+    return count
 
 
 if numba is not None:
+    # The quarter rounds are inlined into the rounds (one vector loop each);
+    # the rounds are one compiled function that the kernels call once per
+    # block of 32 users (inlining them too would double the compile time).
     _quarter_kernel = numba.njit(nogil=True, cache=True, inline="always")(_quarter_kernel)
-    _rounds_kernel = numba.njit(nogil=True, cache=True, inline="always")(_rounds_kernel)
+    _rounds_kernel = numba.njit(nogil=True, cache=True)(_rounds_kernel)
     _stream_kernel = numba.njit(nogil=True, cache=True)(_stream_kernel)
-    _cells_kernel = numba.njit(nogil=True, cache=True)(_cells_kernel)
+    _threshold_kernel = numba.njit(nogil=True, cache=True)(_threshold_kernel)
 
 
 def _keystream(keys, ctx, values, first_blocks, n_blocks, *, compiled=None):
@@ -947,45 +897,44 @@ def prf_bernoulli(
     thr, live, frac = _byte_thresholds(p.reshape(-1, m))
     thr_m, live_m, frac_m = _byte_thresholds(p_marked)
     out = np.empty((n, m), dtype=np.uint8)
-    marked_bytes = np.zeros(marked.shape, dtype=np.uint8)
-    if n and m and _compiled_bytes():
+    stream = _keystream(keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64))
+    raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
+    row_index = np.arange(n)[:, None]
+    marked_bytes = raw[row_index, marked]
+    if n and m and numba is not None:
         # Ties: one cell in 256 of those with live ties; the capacity holds
         # many standard deviations more (else the numpy pass below).
         expected = float(live.mean()) * n * m / 256.0
         capacity = int(expected + 10.0 * np.sqrt(expected) + 1024)
         tie_rows = np.empty(capacity, dtype=np.int64)
         tie_cols = np.empty(capacity, dtype=np.int64)
-        n_ties = _cells_kernel(
-            keys, ctx, vals, _SIGMA, thr, live, marked, marked_bytes, out, tie_rows, tie_cols
-        )
+        n_ties = _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols)
         if n_ties <= capacity:
             rows, cols = tie_rows[:n_ties], tie_cols[:n_ties]
         else:  # pragma: no cover - beyond ten standard deviations
-            rows, cols = _cells_numpy(keys, ctx, vals, thr, live, marked, marked_bytes, out)
-    elif n and m:
-        rows, cols = _cells_numpy(keys, ctx, vals, thr, live, marked, marked_bytes, out)
+            rows, cols = _threshold_numpy(raw, thr, live, out)
     else:
-        rows = cols = np.zeros(0, dtype=np.int64)
-    f = frac[rows if p.ndim == 2 else 0, cols]
+        rows, cols = _threshold_numpy(raw, thr, live, out)
+    tie_label = _tie_label(context)
     if marked.shape[1]:
-        # The marked cells compare their bytes with their own thresholds; a
-        # tie listed at a marked cell was one of the column's threshold.
+        # A tie listed at a marked cell was one of the column's threshold:
+        # the marked cells compare their bytes with their own thresholds,
+        # and resolve their ties from a stream of their own (word c for the
+        # c-th marked cell of the row).
         at_marked = (marked[rows] == cols[:, None]).any(axis=1)
-        rows, cols, f = rows[~at_marked], cols[~at_marked], f[~at_marked]
-        r = np.broadcast_to(np.arange(n)[:, None], marked.shape)
-        out[r, marked] = marked_bytes < thr_m
+        rows, cols = rows[~at_marked], cols[~at_marked]
+        out[row_index, marked] = marked_bytes < thr_m
         mr, mc = np.nonzero((marked_bytes == thr_m) & live_m)
-        rows = np.concatenate([rows, mr])
-        cols = np.concatenate([cols, marked[mr, mc]])
-        f = np.concatenate([f, frac_m[mr, mc]])
+        if mr.size:
+            ctx_m = _context_words(tie_label + b"\x00marked")
+            u = _unit_floats(_words_at(keys, ctx_m, vals, mr, mc))
+            out[mr, marked[mr, mc]] = u < frac_m[mr, mc]
     if rows.size:
-        # The t-th tie of a row (in column order) reads word t of the row's
-        # tie stream.
-        order = np.lexsort((cols, rows))
-        rows, cols, f = rows[order], cols[order], f[order]
+        # The ties come in row-major order: the t-th tie of a row (in
+        # column order) reads word t of the row's tie stream.
         rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
-        u = _unit_floats(_words_at(keys, _context_words(_tie_label(context)), vals, rows, rank))
-        out[rows, cols] = u < f
+        u = _unit_floats(_words_at(keys, _context_words(tie_label), vals, rows, rank))
+        out[rows, cols] = u < frac[rows if p.ndim == 2 else 0, cols]
     return out.view(bool)
 
 
@@ -1006,34 +955,10 @@ def _byte_thresholds(p):
     )
 
 
-def _cells_numpy(keys, ctx, vals, thr, live, marked, marked_bytes, out):
-    """numpy version of :func:`_cells_kernel` (rows in chunks); returns the
-    live ties' rows and columns."""
-    n, m = out.shape
-    n_blocks = -(-m // 64)
-    step = max(1, (1 << 22) // (64 * n_blocks))
-    tie_rows, tie_cols = [], []
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        stream = _keystream(
-            keys[lo:hi], ctx, vals[lo:hi], np.zeros(hi - lo), n_blocks, compiled=False
-        )
-        raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
-        t = thr if thr.shape[0] == 1 else thr[lo:hi]
-        lv = live if live.shape[0] == 1 else live[lo:hi]
-        out[lo:hi] = raw < t
-        rows, cols = np.nonzero((raw == t) & lv)
-        tie_rows.append(rows + lo)
-        tie_cols.append(cols)
-        if marked.shape[1]:
-            marked_bytes[lo:hi] = raw[np.arange(hi - lo)[:, None], marked[lo:hi]]
-    return np.concatenate(tie_rows), np.concatenate(tie_cols)
-
-
-def _compiled_bytes():
-    """Whether the compiled kernels can read keystream bytes (numba on a
-    little-endian machine: they view the words as bytes in memory order)."""
-    return numba is not None and sys.byteorder == "little"
+def _threshold_numpy(raw, thr, live, out):
+    """numpy version of :func:`_threshold_kernel`: the ties' rows and columns."""
+    out[...] = raw < thr
+    return np.nonzero((raw == thr) & live)
 
 
 def _tie_label(context):
