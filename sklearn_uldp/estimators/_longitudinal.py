@@ -122,9 +122,10 @@ class LongitudinalEstimator(BaseEstimator):
         Parameters
         ----------
         X : list or dict of report arrays, or one report array
-            The reports of each round: a list (rounds 0, 1, ...) or a dict
-            ``{label: reports}``; or the reports of all rounds stacked, with
-            ``rounds`` giving each row's round.
+            The reports of each round: a list or tuple (rounds 0, 1, ...) or
+            a dict ``{label: reports}``; or the reports of all rounds
+            stacked, with ``rounds`` giving each row's round (without
+            ``rounds``, one array is one round).
         y : None
             Ignored.
         rounds : array-like of shape (n_reports,), default=None
@@ -284,10 +285,12 @@ def _split_rounds(X, rounds):
         return list(X.keys()), list(X.values())
     if isinstance(X, (list, tuple)):
         return list(range(len(X))), list(X)
+    if hasattr(X, "shape"):  # one array, DataFrame or sparse matrix: one round
+        return [0], [X]
     raise TypeError(
         "X must be a list of report arrays (one per round), a dict {round: reports}, "
-        "or one report array with rounds= labels; got "
-        f"{type(X).__name__} without rounds."
+        "or one report array (one round, or rows labelled with rounds=); got "
+        f"{type(X).__name__}."
     )
 
 
