@@ -78,6 +78,7 @@ from ..utils._validation import (
 from ._base import RANDOM_STATE_CONSTRAINT, BaseMechanism
 from ._channel import CategoricalChannel
 from ._local_hashing import LocalHashingChannel, optimal_hash_range
+from ._oracle_kernels import report_array
 from ._randomized_response import RandomizedResponseChannel, UtilityOptimizedRRChannel
 from ._rappor import RAPPORChannel, UnaryEncodingChannel, _byte_realized
 
@@ -219,6 +220,9 @@ class _SecretDraws:
         return prf_integers(self.keys, _context(self.spec, purpose), values, high, n_draws)
 
     def bernoulli(self, purpose, values, p, marked=None, p_marked=None):
+        # Written straight into a new report array (mapped without
+        # huge-page stalls): the instantaneous round then works in place.
+        out = report_array((np.size(values), np.size(p)), np.uint8)
         return prf_bernoulli(
             self.keys,
             _context(self.spec, purpose),
@@ -226,6 +230,7 @@ class _SecretDraws:
             p,
             marked=marked,
             marked_probabilities=p_marked,
+            out=out,
         )
 
 
@@ -398,6 +403,11 @@ class _LongitudinalMixin:
         """One report per permanent answer, with fresh noise from ``rng``."""
         raise NotImplementedError
 
+    def _instantaneous(self, permanent, rng):
+        """:meth:`sample_instantaneous`, allowed to overwrite ``permanent``
+        (a fresh array of the caller's)."""
+        return self.sample_instantaneous(permanent, rng)
+
     def sample(self, codes, rng, **kwargs):
         """One report per coded input, both rounds drawn from ``rng``.
 
@@ -405,7 +415,7 @@ class _LongitudinalMixin:
         permanent answers: nothing is memoized).
         """
         codes = np.asarray(codes, dtype=np.intp)
-        return self.sample_instantaneous(self.sample_permanent(codes, _GeneratorDraws(rng)), rng)
+        return self._instantaneous(self.sample_permanent(codes, _GeneratorDraws(rng)), rng)
 
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value (memoized).
@@ -681,6 +691,9 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     def sample_instantaneous(self, permanent, rng):
         return _ue_instantaneous_bits(permanent, self.instantaneous, self.q2, rng)
 
+    def _instantaneous(self, permanent, rng):
+        return _ue_instantaneous_bits(permanent, self.instantaneous, self.q2, rng, copy=False)
+
     def realized_matrix(self):
         """Both rounds as the mechanism realizes them (bytes and ties)."""
         ps, qs = _realized_ue_bits(self.p1, self.q1, self.instantaneous, self.q2)
@@ -719,26 +732,32 @@ def _check_ue_realizable(channel, what):
     )
 
 
-def _ue_instantaneous_bits(permanent, kind, q2, rng, columns=None):
+def _ue_instantaneous_bits(permanent, kind, q2, rng, columns=None, *, copy=True):
     """The instantaneous unary round on permanent bits (uint8 0/1 arrays).
 
     SUE flips every bit with probability q2 (one random byte a cell, exact
     on ties); OUE draws a 0 bit as Bernoulli(q2) and a 1 bit as a fair coin.
     ``columns`` restricts the round to some columns (the others are kept).
+    The rows go in chunks of about 4 MB of flips (no n-by-k temporary);
+    ``copy=False`` writes into ``permanent``.
     """
-    out = np.array(permanent, dtype=np.uint8, copy=True)
-    target = out if columns is None else out[:, columns]
-    flips = bernoulli_matrix(target.shape, q2, rng).view(np.uint8)
-    if kind == "SUE":
-        np.bitwise_xor(target, flips, out=target)
-    else:
-        ones = np.flatnonzero(target.reshape(-1))
-        coins = rng.integers(0, 2, size=ones.size, dtype=np.uint8)
-        flat = flips.reshape(-1)
-        flat[ones] = coins
-        target[...] = flips
-    if columns is not None:
-        out[:, columns] = target
+    out = np.array(permanent, dtype=np.uint8, copy=True) if copy else permanent
+    n = out.shape[0]
+    width = out.shape[1] if columns is None else len(columns)
+    step = max(1, (1 << 22) // max(width, 1))
+    buf = np.empty((min(step, n), width), dtype=np.uint8)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        flips = bernoulli_matrix((hi - lo, width), q2, rng, out=buf[: hi - lo]).view(np.uint8)
+        block = out[lo:hi] if columns is None else out[lo:hi][:, columns]
+        if kind == "SUE":
+            np.bitwise_xor(block, flips, out=block)
+        else:
+            ones = np.flatnonzero(block.reshape(-1))
+            block[...] = flips
+            block.reshape(-1)[ones] = rng.integers(0, 2, size=ones.size, dtype=np.uint8)
+        if columns is not None:
+            out[lo:hi, columns] = block
     return out
 
 
@@ -1460,6 +1479,13 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
         columns = None if S.size == self.n_categories else S
         return _ue_instantaneous_bits(permanent, self.instantaneous, self.q2, rng, columns)
 
+    def _instantaneous(self, permanent, rng):
+        S = self._s_codes
+        columns = None if S.size == self.n_categories else S
+        return _ue_instantaneous_bits(
+            permanent, self.instantaneous, self.q2, rng, columns, copy=False
+        )
+
     def sample(self, codes, rng, *, sparse=False):
         return _LongitudinalMixin.sample(self, codes, rng)
 
@@ -1595,7 +1621,7 @@ class _LongitudinalMechanism(BaseMechanism):
 
     def _privatize(self, values, draws, rng):
         permanent = self.channel_.sample_permanent(values, draws)
-        return self.channel_.sample_instantaneous(permanent, rng)
+        return self.channel_._instantaneous(permanent, rng)
 
     def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
         """Fit, then privatize ``X`` (see :meth:`transform`).

@@ -536,19 +536,9 @@ def _key_words(items):
         _check_distinct(words)
         return words
     n = len(items)
-    lengths = np.empty(n, dtype=np.int64)
-    for i, item in enumerate(items):  # type and length only: C-speed calls
-        if not isinstance(item, (bytes, bytearray, memoryview)):
-            what = type(item).__name__
-            hint = (
-                " If they were stored as hex text, pass bytes.fromhex(text)."
-                if isinstance(item, str)
-                else ""
-            )
-            raise TypeError(
-                f"user secrets must be bytes; row {i} holds a {what}." + hint + " " + _HINT
-            )
-        lengths[i] = len(item)
+    if not set(map(type, items)) <= {bytes}:  # one C-level pass over the types
+        items = [_checked_bytes(i, item) for i, item in enumerate(items)]
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
     short = np.flatnonzero(lengths < MIN_SECRET_BYTES)
     if short.size:
         raise ValueError(
@@ -557,16 +547,32 @@ def _key_words(items):
         )
     exact = lengths == KEY_BYTES
     words = np.empty((n, 8), dtype=np.uint32)
+    # Fixed-width bytes of exactly 32 bytes hold each secret as it is (no
+    # padding, nothing dropped): one copy, no Python loop.
     if exact.all():
-        words[:] = np.frombuffer(b"".join(items), dtype="<u4").reshape(n, 8)
+        words[:] = np.fromiter(items, dtype="S32", count=n).view("<u4").reshape(n, 8)
     else:
         idx = np.flatnonzero(exact)
         if idx.size:
-            words[idx] = np.frombuffer(b"".join(items[i] for i in idx), dtype="<u4").reshape(-1, 8)
+            chosen = [items[i] for i in idx]
+            words[idx] = np.fromiter(chosen, dtype="S32", count=idx.size).view("<u4").reshape(-1, 8)
         other = np.flatnonzero(~exact)
-        words[other] = _hashed_keys([bytes(items[i]) for i in other])
+        words[other] = _hashed_keys([items[i] for i in other])
     _check_distinct(words, lengths)
     return words
+
+
+def _checked_bytes(i, item):
+    """A secret as bytes, or a TypeError naming its row and how to fix it."""
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return bytes(item)
+    what = type(item).__name__
+    hint = (
+        " If they were stored as hex text, pass bytes.fromhex(text)."
+        if isinstance(item, str)
+        else ""
+    )
+    raise TypeError(f"user secrets must be bytes; row {i} holds a {what}." + hint + " " + _HINT)
 
 
 def _hashed_keys(items):
@@ -816,6 +822,7 @@ def prf_bernoulli(
     *,
     marked: Any = None,
     marked_probabilities: Any = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Bernoulli cells, deterministic in (secret, context, value).
 
@@ -826,8 +833,10 @@ def prf_bernoulli(
     As :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix` does, each
     cell reads one byte B of the stream: the cell is 1 if B < floor(256 p),
     0 if B > floor(256 p), and on a tie (probability 1/256) a 53-bit uniform
-    U from a separate stream decides (1 if U < 256 p - floor(256 p)). So the
-    cell is 1 with probability
+    U decides (1 if U < 256 p - floor(256 p)): the t-th tie of a row reads
+    word ``ceil(m / 8) + t`` of the same stream (after the cells' bytes), the
+    tie of the c-th marked cell word ``ceil(m / 8) + m + c``. So the cell is
+    1 with probability
     ``(floor(256 p) + ceil(frac * 2**53) * 2**-53) / 256``: p itself to
     float64 resolution, as comparing a float64 uniform with p would realize
     it, at one byte of keystream a cell.
@@ -843,6 +852,8 @@ def prf_bernoulli(
         ``marked_probabilities``.
     marked_probabilities : float or array-like, default=None
         Broadcast to the shape of ``marked`` (one per user, or per cell).
+    out : ndarray of uint8 or bool of shape (n_users, m), default=None
+        Where to write the cells (C-contiguous), e.g. a report array.
 
     Returns
     -------
@@ -896,7 +907,39 @@ def prf_bernoulli(
     vals = _value_words(values, n)
     thr, live, frac = _byte_thresholds(p.reshape(-1, m))
     thr_m, live_m, frac_m = _byte_thresholds(p_marked)
-    out = np.empty((n, m), dtype=np.uint8)
+    if out is None:
+        out = np.empty((n, m), dtype=np.uint8)
+    elif out.shape != (n, m) or out.dtype not in (np.uint8, np.bool_) or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous uint8 or bool array of shape ({n}, {m}).")
+    cells = out.view(np.uint8)
+    # Users in chunks: a chunk's keystream stays in cache between the
+    # threshold pass and the ties that read it.
+    for lo in range(0, n, _CELL_CHUNK):
+        hi = min(n, lo + _CELL_CHUNK)
+        per_row = thr.shape[0] > 1
+        _bernoulli_rows(
+            keys[lo:hi],
+            ctx,
+            vals[lo:hi],
+            thr[lo:hi] if per_row else thr,
+            live[lo:hi] if per_row else live,
+            frac[lo:hi] if per_row else frac,
+            marked[lo:hi],
+            thr_m[lo:hi],
+            live_m[lo:hi],
+            frac_m[lo:hi],
+            cells[lo:hi],
+        )
+    return out.view(bool)
+
+
+#: Users per chunk of :func:`prf_bernoulli` (a 2-block keystream: 4 MB).
+_CELL_CHUNK = 1 << 15
+
+
+def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
+    """The cells of a chunk of users (see :func:`prf_bernoulli`)."""
+    n, m = out.shape
     stream = _keystream(keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64))
     raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
     row_index = np.arange(n)[:, None]
@@ -915,27 +958,50 @@ def prf_bernoulli(
             rows, cols = _threshold_numpy(raw, thr, live, out)
     else:
         rows, cols = _threshold_numpy(raw, thr, live, out)
-    tie_label = _tie_label(context)
+    # A tie reads a 64-bit word of the same stream after the cells: the
+    # t-th tie of a row (in column order) word w0 + t, with w0 the first word
+    # after the cells' bytes; the tie of the c-th marked cell word
+    # w0 + m + c (a row has at most m ties of the first kind). Most are in
+    # the blocks already drawn; the others are computed block by block.
+    w0 = -(-m // 8)
+    words = stream.astype("<u4", copy=False).view("<u8")
     if marked.shape[1]:
         # A tie listed at a marked cell was one of the column's threshold:
-        # the marked cells compare their bytes with their own thresholds,
-        # and resolve their ties from a stream of their own (word c for the
-        # c-th marked cell of the row).
+        # the marked cells compare their bytes with their own thresholds.
         at_marked = (marked[rows] == cols[:, None]).any(axis=1)
         rows, cols = rows[~at_marked], cols[~at_marked]
         out[row_index, marked] = marked_bytes < thr_m
         mr, mc = np.nonzero((marked_bytes == thr_m) & live_m)
         if mr.size:
-            ctx_m = _context_words(tie_label + b"\x00marked")
-            u = _unit_floats(_words_at(keys, ctx_m, vals, mr, mc))
+            u = _unit_floats(_words_from(words, keys, ctx, vals, mr, w0 + m + mc))
             out[mr, marked[mr, mc]] = u < frac_m[mr, mc]
     if rows.size:
-        # The ties come in row-major order: the t-th tie of a row (in
-        # column order) reads word t of the row's tie stream.
+        rows, cols = _row_major(rows, cols)
         rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
-        u = _unit_floats(_words_at(keys, _context_words(tie_label), vals, rows, rank))
-        out[rows, cols] = u < frac[rows if p.ndim == 2 else 0, cols]
-    return out.view(bool)
+        u = _unit_floats(_words_from(words, keys, ctx, vals, rows, w0 + rank))
+        out[rows, cols] = u < frac[rows if thr.shape[0] > 1 else 0, cols]
+
+
+def _row_major(rows, cols):
+    """(rows, cols) sorted row-major (the kernel lists them so already)."""
+    if rows.size < 2 or (
+        (np.diff(rows) >= 0).all() and ((np.diff(rows) > 0) | (np.diff(cols) > 0)).all()
+    ):
+        return rows, cols
+    order = np.lexsort((cols, rows))
+    return rows[order], cols[order]
+
+
+def _words_from(words, keys, ctx, vals, rows, positions):
+    """Word ``positions[t]`` of row ``rows[t]``'s stream: from the blocks
+    already drawn (``words``) when there, else computed."""
+    positions = np.asarray(positions, dtype=np.int64)
+    out = np.empty(rows.size, dtype=np.uint64)
+    drawn = positions < words.shape[1]
+    out[drawn] = words[rows[drawn], positions[drawn]]
+    if not drawn.all():
+        out[~drawn] = _words_at(keys, ctx, vals, rows[~drawn], positions[~drawn])
+    return out
 
 
 def _check_unit(p, name):
@@ -959,12 +1025,6 @@ def _threshold_numpy(raw, thr, live, out):
     """numpy version of :func:`_threshold_kernel`: the ties' rows and columns."""
     out[...] = raw < thr
     return np.nonzero((raw == thr) & live)
-
-
-def _tie_label(context):
-    if isinstance(context, str):
-        context = context.encode("utf-8")
-    return bytes(context) + b"\x00tie"
 
 
 def simulated_user_keys(random_state: Any, n_users: int) -> UserKeys:
