@@ -161,8 +161,8 @@ class LongitudinalEstimator(BaseEstimator):
             estimators.append(est)
         self.rounds_ = np.asarray(labels, dtype=object)
         self.estimators_ = estimators
-        self.channel_ = channel
-        self.categories_ = channel.categories
+        self.channel_ = estimators[-1].channel_
+        self.categories_ = self.channel_.categories
         self.n_reports_ = np.array([e.n_reports_ for e in estimators], dtype=np.int64)
         return self
 

@@ -248,8 +248,16 @@ def _protected_summaries(channel, mask) -> Callable[[Any], np.ndarray] | None:
     """Which summaries are protected: no non-sensitive value (or bit) in them."""
     categories = np.asarray(channel.categories, dtype=object)
     if channel.report_format == "bits":
-        return lambda S: ~np.asarray(S)[:, ~mask].astype(bool).any(axis=1)
+
+        def no_invertible_bit(S: Any) -> np.ndarray:
+            return np.asarray(~np.asarray(S)[:, ~mask].astype(bool).any(axis=1))
+
+        return no_invertible_bit
     if getattr(channel, "reports_are_categories", False):
         sensitive = pd.Index(categories[mask])
-        return lambda S: sensitive.get_indexer(np.asarray(S, dtype=object).ravel()) >= 0
+
+        def sensitive_value(S: Any) -> np.ndarray:
+            return np.asarray(sensitive.get_indexer(np.asarray(S, dtype=object).ravel()) >= 0)
+
+        return sensitive_value
     return None

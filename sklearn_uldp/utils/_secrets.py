@@ -51,7 +51,7 @@ import pandas as pd
 try:  # optional: the compiled kernel (same output as the numpy rounds)
     import numba
 except ImportError:  # pragma: no cover - exercised by the numpy-only CI job
-    numba = None
+    numba = None  # type: ignore[assignment]
 
 __all__ = [
     "UserKeys",
