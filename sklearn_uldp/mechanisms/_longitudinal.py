@@ -443,12 +443,6 @@ class _LongitudinalMixin:
         """What the memoized answers depend on (domain-separation context)."""
         return {"longitudinal": self.name, **self.permanent_channel().to_dict()}
 
-    def __getstate__(self):
-        state = getattr(super(), "__getstate__", lambda: self.__dict__.copy())()
-        state = dict(state)
-        state.pop("_permanent_cache", None)
-        return state
-
 
 # ------------------------------------------------------------------- L-GRR
 _BUDGET_SCHEMAS = {

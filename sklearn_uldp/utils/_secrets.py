@@ -587,9 +587,12 @@ def _check_distinct(words, lengths=None):
     """Refuse two users with the same key (they would share every answer)."""
     if words.shape[0] < 2:
         return
-    # A hash table on the first 64 bits, then a full comparison of the few
-    # candidates (random secrets almost never share 64 bits).
+    # Sorted first 64 bits, then (only if two agree) a full comparison of
+    # the candidates (random secrets almost never share 64 bits).
     head = np.ascontiguousarray(words[:, :2]).view(np.uint64).ravel()
+    ordered = np.sort(head)
+    if not (ordered[1:] == ordered[:-1]).any():  # the common case: one sort
+        return
     candidates = np.flatnonzero(pd.Index(head).duplicated(keep=False))
     if not candidates.size:
         return
