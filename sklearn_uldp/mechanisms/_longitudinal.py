@@ -1716,7 +1716,7 @@ class LongitudinalGRR(_LongitudinalMechanism):
     permanent_channel_ : RandomizedResponseChannel
         The memoized round: k-RR at ``epsilon_perm``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     See Also
     --------
@@ -1800,7 +1800,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     channel_ : LongitudinalUEChannel
     permanent_channel_ : RAPPORChannel
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     Examples
     --------
@@ -1880,7 +1880,7 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
     channel_ : LongitudinalLocalHashingChannel
     permanent_channel_ : LocalHashingChannel
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     Examples
     --------
@@ -1957,7 +1957,7 @@ class DBitFlipPM(_LongitudinalMechanism):
     permanent_channel_ : DBitFlipChannel
         The same channel (every draw is permanent).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     Examples
     --------
@@ -2076,7 +2076,7 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
         One report: (X_S, epsilon_1)-uRR.
     permanent_channel_ : PermanentURRChannel
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     Examples
     --------
@@ -2147,7 +2147,7 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
     channel_ : UtilityOptimizedLongitudinalRAPPORChannel
     permanent_channel_ : PermanentURAPChannel
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     Examples
     --------
