@@ -22,6 +22,8 @@ from . import (
     privacy,
     stats,
 )
+from ._show_versions import show_versions
+from ._version import __version__ as __version__
 from .compose import DataFramePrivatizer, JointEncoder
 from .estimators import (
     DistributionEstimator,
@@ -55,15 +57,6 @@ from .mechanisms import (
 )
 from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
 from .privacy import BudgetAccountant
-
-# The version is written once, in pyproject.toml; the installed metadata
-# carries it. A source tree that was never installed has no metadata.
-try:
-    from importlib.metadata import version as _version
-
-    __version__ = _version("sklearn-uldp")
-except ImportError:  # pragma: no cover - PackageNotFoundError is an ImportError
-    __version__ = "0+unknown"
 
 __all__ = [
     # ULDP mechanisms and their LDP baselines (Murakami & Kawamoto 2019)
@@ -101,6 +94,7 @@ __all__ = [
     "choose_mechanism",
     "BudgetAccountant",
     "get_channel",
+    "show_versions",
     # warnings and errors
     "PrivacyLeakWarning",
     "BudgetError",

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn import get_config
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names_in,
@@ -37,9 +37,10 @@ from ..utils._validation import (
     is_missing,
     validate_params_with_hints,
 )
+from ._channel import Channel
 from ._reports import Reports, attach_channel
 
-__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS"]
+__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS", "as_channel"]
 
 # ``fit`` returns the mechanism itself, typed as its own class (typing.Self
 # needs Python 3.11).
@@ -69,8 +70,7 @@ PARAMETER_HINTS: dict[str, str] = {
     ),
     "random_state": (
         "Pass None (fresh OS entropy at every call), 'secure' (a "
-        "cryptographically secure generator, for deployment; needs "
-        '`pip install "sklearn-uldp[secure]"`), a non-negative int '
+        "cryptographically secure generator, for deployment), a non-negative int "
         "(reproducible simulations only), or a numpy Generator, SeedSequence "
         "or RandomState."
     ),
@@ -737,3 +737,49 @@ def _transform_output(estimator):
     # ``_sklearn_output_config`` is set by ``set_output`` (stable since 1.2).
     config = getattr(estimator, "_sklearn_output_config", {})
     return config.get("transform", get_config()["transform_output"])
+
+
+def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
+    """Return the channel (public spec) described by ``mechanism``.
+
+    Parameters
+    ----------
+    mechanism : BaseMechanism, Channel or dict
+        A fitted mechanism, an unfitted one with explicit ``categories``, a
+        channel, or a spec dict (``Channel.to_dict()``).
+
+    Returns
+    -------
+    channel : Channel
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.mechanisms import as_channel
+    >>> channel = as_channel(RandomizedResponse(epsilon=1.0, categories=[0, 1]))
+    >>> channel
+    RandomizedResponseChannel(k=2, epsilon=1.0)
+    >>> as_channel(channel.to_dict()) == channel
+    True
+    """
+    if isinstance(mechanism, Channel):
+        return mechanism
+    if isinstance(mechanism, dict):
+        return Channel.from_dict(mechanism)
+    if isinstance(mechanism, BaseMechanism):
+        if hasattr(mechanism, "channel_"):
+            return mechanism.channel_
+        if isinstance(mechanism.categories, str):
+            raise ValueError(
+                f"mechanism={mechanism!r} is not fitted and has categories='auto', "
+                "so its domain is unknown. Pass the fitted mechanism's channel "
+                "(mechanism=fitted.channel_) or spec (fitted.spec()), or give it "
+                "explicit categories. (Cloning an estimator, as GridSearchCV and "
+                "cross_val_score do, also clones a fitted `mechanism` into an "
+                "unfitted one.)"
+            )
+        return clone(mechanism).fit().channel_
+    raise TypeError(
+        "mechanism must be a mechanism (fitted, or with explicit categories), a "
+        f"Channel or a spec dict; got {type(mechanism).__name__}."
+    )

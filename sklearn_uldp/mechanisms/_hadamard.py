@@ -32,13 +32,13 @@ from typing import Any, Literal
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..privacy._context_aware import _resolve_blocks
 from ..utils._fixes import bitwise_count
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import (
     check_sensitive,
     check_sensitive_mask,
     realized_probability,
+    resolve_blocks,
 )
 from ._base import BaseMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
@@ -653,7 +653,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
                 f"({self.n_categories}), got {ids_in.tolist()[:10]!r}."
             )
         self._check_budget(f"block Hadamard response with k={self.n_categories}")
-        ids = _resolve_blocks(np.asarray(blocks).ravel().tolist(), self.categories)
+        ids = resolve_blocks(np.asarray(blocks).ravel().tolist(), self.categories)
         self._blocks = ids
         m = int(ids.max()) + 1
         self.n_blocks = m
@@ -1152,5 +1152,5 @@ class BlockHadamardResponse(BaseMechanism):
         self.random_state = random_state
 
     def _make_channel(self):
-        self.blocks_ = _resolve_blocks(self.blocks, self.categories_)
+        self.blocks_ = resolve_blocks(self.blocks, self.categories_)
         return BlockHadamardChannel(self.categories_, self.epsilon, self.blocks_)

@@ -39,6 +39,7 @@ from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, several_columns_hint
 from ._reports import attach_channel
+from ._theta import optimal_theta
 
 __all__ = [
     "UnaryEncodingChannel",
@@ -759,8 +760,6 @@ class _UnaryEncodingMechanism(BaseMechanism):
         if self.theta is None:
             return _checked_basic_theta(self.epsilon, len(self.categories_))
         if isinstance(self.theta, str):  # "optimal"
-            from ..model_selection._theta import optimal_theta
-
             mask = getattr(self, "sensitive_mask_", None)
             if mask is None:
                 mask = np.ones(len(self.categories_), dtype=bool)
