@@ -77,6 +77,73 @@ def _legend(
     return ax.legend(**kw)
 
 
+def _contrasting(color: Any) -> str:
+    """Black or white, whichever stands out on ``color`` (for hatch lines)."""
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
+def _mark_sensitive(bar: Any, color: Any = _SENSITIVE_COLOR) -> None:
+    """Fill a sensitive category's bar with ``color``, hatched in a contrasting color.
+
+    matplotlib draws hatches in the edge color: a hatch in the fill's own
+    color is invisible, so the edge (the hatch) gets black or white.
+    """
+    bar.set_facecolor(color)
+    bar.set_hatch("//")
+    bar.set_edgecolor(_contrasting(color))
+
+
+def _sensitive_patch(color: Any = _SENSITIVE_COLOR) -> Any:
+    """The legend swatch of the sensitive categories' bars."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=color, edgecolor=_contrasting(color), hatch="//", label="sensitive")
+
+
+def _mark_epsilons(ax: Axes, epsilons: np.ndarray) -> None:
+    """Ticks at the searched budgets, labelled where the labels do not overlap.
+
+    A log axis labels its decades and, over less than a decade or two, its
+    minor ticks (``3 x 10^0``), which crowd and do not say which budgets were
+    searched. The ticks go at the searched epsilons instead; a label that
+    would overlap its left neighbour is left blank (its tick stays).
+    """
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    eps = np.unique(np.asarray(epsilons, dtype=float))
+    if eps.size == 0:
+        return
+    ax.xaxis.set_major_locator(FixedLocator(eps))
+    ax.xaxis.set_minor_locator(NullLocator())
+    labels = [f"{e:g}" for e in eps]
+    ax.xaxis.set_major_formatter(FixedFormatter(labels))
+    _thin_tick_labels(ax, labels)
+
+
+def _thin_tick_labels(ax: Axes, labels: list[str]) -> None:
+    """Blank the x tick labels that would overlap the last one kept."""
+    from matplotlib.ticker import FixedFormatter
+
+    fig = ax.figure
+    fig.draw_without_rendering()  # lays the labels out at their final size
+    texts = [t for t in ax.get_xticklabels() if t.get_text()]
+    if len(texts) != len(labels):  # pragma: no cover - ticks outside the view
+        return
+    gap = 0.5 * texts[0].get_fontsize() * fig.dpi / 72  # half a character
+    kept, right = [], -np.inf
+    for text, label in zip(texts, labels, strict=True):
+        box = text.get_window_extent()
+        if box.x0 >= right + gap:
+            kept.append(label)
+            right = box.x1
+        else:
+            kept.append("")
+    ax.xaxis.set_major_formatter(FixedFormatter(kept))
+
+
 class PrivacyUtilityDisplay:
     """The privacy-utility curve: loss against epsilon, one line per candidate.
 
@@ -204,6 +271,8 @@ class PrivacyUtilityDisplay:
         ax.grid(True, which="both", alpha=0.3)
         if created:
             fig.tight_layout()
+        # After the layout: the labels are thinned at their final spacing.
+        _mark_epsilons(ax, res["epsilon"].to_numpy(float))
         self.ax_, self.figure_ = ax, fig
         return self
 
@@ -256,11 +325,12 @@ def _sensitive_or_none(mask: ArrayLike | None, k: int) -> np.ndarray:
 class DistributionDisplay:
     """Estimated (and true) distribution as bars, sensitive categories marked.
 
-    Sensitive categories get hatched bars and red tick labels. Large domains
-    stay readable: :meth:`plot` can keep only the ``top_k`` most probable
-    categories (the others summed into one bar or dropped, as the legend's
-    title says), sort the bars by probability, and sizes a figure it creates
-    to the number of bars.
+    Sensitive categories get red bars hatched in white (``sensitive_color``)
+    and red tick labels.
+    Large domains stay readable: :meth:`plot` can keep only the ``top_k``
+    most probable categories (the others summed into one bar or dropped, as
+    the legend's title says), sort the bars by probability, and sizes a
+    figure it creates to the number of bars.
 
     Parameters
     ----------
@@ -333,6 +403,7 @@ class DistributionDisplay:
         figsize: tuple[float, float] | None = None,
         legend_loc: str | None = "outside",
         true_kw: dict[str, Any] | None = None,
+        sensitive_color: Any = _SENSITIVE_COLOR,
         **kwargs: Any,
     ) -> DistributionDisplay:
         """Draw the bars.
@@ -365,6 +436,9 @@ class DistributionDisplay:
         true_kw : dict, default=None
             Keyword arguments for the true distribution's bars
             (``Axes.bar``).
+        sensitive_color : color or None, default="tab:red"
+            Fill of the sensitive categories' bars, hatched in black or white
+            (whichever stands out on it); None keeps the estimate's color.
         **kwargs : dict
             Keyword arguments for the estimate's bars (``Axes.bar``), such as
             ``color`` or ``alpha``.
@@ -443,8 +517,9 @@ class DistributionDisplay:
         self.bars_ = ax.bar(x + offset, bar_est, width, **ekw)
         for bar, s in zip(self.bars_, bar_mask, strict=False):
             if s:
-                bar.set_hatch("//")
-                bar.set_edgecolor(_SENSITIVE_COLOR)
+                _mark_sensitive(
+                    bar, bar.get_facecolor() if sensitive_color is None else sensitive_color
+                )
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=90 if m > 8 else 0)
         # Tick labels in points must fit in the space of one bar: shrink
@@ -466,12 +541,7 @@ class DistributionDisplay:
             )
         if bar_mask.any():
             handles.append(
-                Patch(
-                    facecolor="white",
-                    edgecolor=_SENSITIVE_COLOR,
-                    hatch="//",
-                    label="sensitive",
-                )
+                _sensitive_patch(self.bars_.patches[int(np.argmax(bar_mask))].get_facecolor())
             )
         if legend_loc is not None:
             _legend(ax, legend_loc, handles=handles, above=True, title=self.note_)
@@ -679,6 +749,8 @@ class ErrorBarDisplay:
             if s:
                 tick.set_color(_SENSITIVE_COLOR)
         if mask.any():
+            # Above the errorbar's own markers (matplotlib draws them at its
+            # zorder + 0.1), or the legend shows a red dot no point has.
             ax.plot(
                 e[mask[order]],
                 y[mask[order]],
@@ -686,6 +758,7 @@ class ErrorBarDisplay:
                 color=_SENSITIVE_COLOR,
                 markersize=4,
                 label="sensitive",
+                zorder=self.errorbar_.lines[0].get_zorder() + 0.1,
             )
         ax.axvline(0, color="k", linewidth=0.5)
         ax.set_xlabel("probability")
