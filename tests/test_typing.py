@@ -227,6 +227,11 @@ bits = RAPPOR(epsilon=1.0, theta="half")  # line 14
 em = EMEstimator(max_iter="many")  # line 15
 status: str = main(["demo", "--no-plot"])  # line 16
 grid = make_location_grid(shape=25)  # line 17
+from sklearn_uldp.privacy import BudgetAccountant
+acct = BudgetAccountant(total=4.0)
+acct.spend(0.5)
+acct.spend(mech, count=2)
+acct.spend("0.5")  # line 22
 """
 
 
@@ -246,5 +251,5 @@ def test_mypy_checks_user_code(tmp_path, mypy_cache):
         ["--config-file", config, "--cache-dir", mypy_cache, str(user)]
     )
     flagged = sorted({int(m) for m in re.findall(r"user\.py:(\d+): error", stdout)})
-    assert flagged == [9, 10, 14, 15, 16, 17], stdout + stderr
+    assert flagged == [9, 10, 14, 15, 16, 17, 22], stdout + stderr
     assert '"epsilon" to "UtilityOptimizedRR" has incompatible type "str"' in stdout

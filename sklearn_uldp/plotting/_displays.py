@@ -116,7 +116,7 @@ def _mark_epsilons(ax: Axes, epsilons: np.ndarray) -> None:
     eps = np.unique(np.asarray(epsilons, dtype=float))
     if eps.size == 0:
         return
-    ax.xaxis.set_major_locator(FixedLocator(eps))
+    ax.xaxis.set_major_locator(FixedLocator(eps.tolist()))
     ax.xaxis.set_minor_locator(NullLocator())
     labels = [f"{e:g}" for e in eps]
     ax.xaxis.set_major_formatter(FixedFormatter(labels))
@@ -127,12 +127,13 @@ def _thin_tick_labels(ax: Axes, labels: list[str]) -> None:
     """Blank the x tick labels that would overlap the last one kept."""
     from matplotlib.ticker import FixedFormatter
 
-    fig = ax.figure
+    # The root Figure (a SubFigure's ``figure``; a Figure's is itself).
+    fig: Any = getattr(ax.figure, "figure", None) or ax.figure
     fig.draw_without_rendering()  # lays the labels out at their final size
     texts = [t for t in ax.get_xticklabels() if t.get_text()]
     if len(texts) != len(labels):  # pragma: no cover - ticks outside the view
         return
-    gap = 0.5 * texts[0].get_fontsize() * fig.dpi / 72  # half a character
+    gap = 0.5 * float(texts[0].get_fontsize()) * fig.dpi / 72  # half a character
     kept, right = [], -np.inf
     for text, label in zip(texts, labels, strict=True):
         box = text.get_window_extent()
