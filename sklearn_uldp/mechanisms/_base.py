@@ -28,7 +28,7 @@ from ..utils._random import (
     is_secure,
     transform_generator,
 )
-from ..utils._typing import ArrayLike, TransformOutput
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive, TransformOutput
 from ..utils._validation import (
     as_label_array,
     bool_mismatch_hint,
@@ -678,6 +678,34 @@ def _declared_categories(X):
         return None
     values = [v for d in dtypes for v in d.categories]
     return list(dict.fromkeys(values))
+
+
+class SensitiveSetMechanism(BaseMechanism):
+    """Base of the mechanisms whose only parameters are a budget and X_S.
+
+    ``UtilityOptimizedRR`` and ``HighLowHadamardResponse`` (and so
+    ``UtilityOptimizedHadamardResponse``) take ``(epsilon, *, sensitive,
+    categories, random_state)``; scikit-learn reads the parameters from this
+    ``__init__``.
+    """
+
+    _parameter_constraints = {
+        **BaseMechanism._parameter_constraints,
+        "sensitive": ["array-like", callable],
+    }
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.categories = categories
+        self.random_state = random_state
 
 
 def _is_flat(X):

@@ -323,6 +323,39 @@ def _sensitive_or_none(mask: ArrayLike | None, k: int) -> np.ndarray:
     return mask
 
 
+def _check_distributions(
+    categories: ArrayLike, estimated: ArrayLike, true: ArrayLike | None, sensitive: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """Labels (as text), the estimate, the true distribution and the mask, checked."""
+    cats = np.asarray([str(c) for c in np.asarray(categories, dtype=object)], dtype=object)
+    k = cats.size
+    est = np.asarray(estimated, dtype=float)
+    if est.shape != (k,):
+        raise ValueError(f"estimated must have one value per category ({k}).")
+    p_true = None if true is None else np.asarray(true, dtype=float)
+    if p_true is not None and p_true.shape != (k,):
+        raise ValueError(f"true must have one value per category ({k}).")
+    return cats, est, p_true, _sensitive_or_none(sensitive, k)
+
+
+def _fitted_inputs(
+    estimator: Any, X: ArrayLike | None, p_true: ArrayLike | None, sensitive: Any
+) -> tuple[Any, ArrayLike | None, Any]:
+    """The fitted distribution estimator (a pipeline's last step), the true
+    distribution (from ``X`` when given) and the sensitive mask ("auto": the
+    channel's, none under LDP where every category is protected alike)."""
+    from ..model_selection._search import _final_estimator, true_distribution
+
+    est = _final_estimator(estimator)
+    k = len(est.distribution_)
+    if isinstance(sensitive, str) and sensitive == "auto":
+        mask = np.asarray(est.channel_.sensitive_mask)[:k]
+        sensitive = None if mask.all() else mask
+    if X is not None:
+        p_true = true_distribution(X, est.categories_)
+    return est, p_true, sensitive
+
+
 class DistributionDisplay:
     """Estimated (and true) distribution as bars, sensitive categories marked.
 
@@ -448,15 +481,10 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)], dtype=object)
+        cats, est, true, mask = _check_distributions(
+            self.categories, self.estimated, self.true, self.sensitive
+        )
         k = cats.size
-        est = np.asarray(self.estimated, dtype=float)
-        if est.shape != (k,):
-            raise ValueError(f"estimated must have one value per category ({k}).")
-        mask = _sensitive_or_none(self.sensitive, k)
-        true = None if self.true is None else np.asarray(self.true, dtype=float)
-        if true is not None and true.shape != (k,):
-            raise ValueError(f"true must have one value per category ({k}).")
         if rank_by not in ("estimate", "true"):
             raise ValueError(f'rank_by must be "estimate" or "true"; got {rank_by!r}.')
         if rank_by == "true" and true is None:
@@ -586,17 +614,9 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        from ..model_selection._search import _final_estimator, true_distribution
-
-        est = _final_estimator(estimator)
-        cats = est.categories_
-        if isinstance(sensitive, str) and sensitive == "auto":
-            mask = est.channel_.sensitive_mask
-            sensitive = None if mask.all() else mask
-        if X is not None:
-            p_true = true_distribution(X, cats)
+        est, p_true, sensitive = _fitted_inputs(estimator, X, p_true, sensitive)
         return cls(
-            cats,
+            est.categories_,
             est.distribution_,
             true=p_true,
             sensitive=sensitive,
@@ -708,19 +728,16 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
-        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)], dtype=object)
+        cats, est, true, mask = _check_distributions(
+            self.categories, self.estimated, self.true, self.sensitive
+        )
         k = cats.size
-        est = np.asarray(self.estimated, dtype=float)
         ci = np.asarray(self.intervals, dtype=float)
-        if est.shape != (k,) or ci.shape != (k, 2):
+        if ci.shape != (k, 2):
             raise ValueError(
-                f"estimated must have shape ({k},) and intervals ({k}, 2), one "
-                f"row per category; got {est.shape} and {ci.shape}."
+                f"intervals must have shape ({k}, 2), one row per category "
+                f"(lower, upper); got {ci.shape}."
             )
-        mask = _sensitive_or_none(self.sensitive, k)
-        true = None if self.true is None else np.asarray(self.true, dtype=float)
-        if true is not None and true.shape != (k,):
-            raise ValueError(f"true must have one value per category ({k}).")
         order = np.argsort(est, kind="stable") if sort else np.arange(k)[::-1]
         ax, fig = _axes(ax, figsize=(6, max(3, 0.28 * k)))
         y = np.arange(k)
@@ -802,19 +819,16 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
-        from ..model_selection._search import _final_estimator, true_distribution
-
-        est = _final_estimator(estimator)
-        cats = est.categories_
-        if isinstance(sensitive, str) and sensitive == "auto":
-            mask = np.asarray(est.channel_.sensitive_mask)[: len(cats)]
-            sensitive = None if mask.all() else mask
-        if X is not None:
-            p_true = true_distribution(X, cats)
+        est, p_true, sensitive = _fitted_inputs(estimator, X, p_true, sensitive)
         ci = est.confidence_intervals(alpha, method=method, simultaneous=simultaneous)
         label = f"{100 * (1 - alpha):g}% {'simultaneous ' if simultaneous else ''}interval"
         return cls(
-            cats, est.distribution_, ci, true=p_true, sensitive=sensitive, interval_label=label
+            est.categories_,
+            est.distribution_,
+            ci,
+            true=p_true,
+            sensitive=sensitive,
+            interval_label=label,
         ).plot(ax=ax, sort=sort)
 
     @classmethod
@@ -975,10 +989,5 @@ class GridHeatmapDisplay:
         -------
         display : GridHeatmapDisplay
         """
-        from ..model_selection._search import _final_estimator
-
-        est = _final_estimator(estimator)
-        if isinstance(sensitive, str) and sensitive == "auto":
-            mask = est.channel_.sensitive_mask
-            sensitive = None if mask.all() else mask
+        est, _, sensitive = _fitted_inputs(estimator, None, None, sensitive)
         return cls(est.distribution_, shape, sensitive=sensitive).plot(ax=ax, **kwargs)
