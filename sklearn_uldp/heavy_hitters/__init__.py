@@ -21,6 +21,7 @@ and Dask (:func:`reduce_reports`) reduce millions of reports in a memory
 that does not grow with their number.
 """
 
+from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, BloomRAPPORProtocol, benjamini_hochberg
 from ._encoding import ItemEncoding
 from ._estimator import HeavyHitterEstimator, as_protocol, reduce_reports
 from ._mechanism import OpenDomainMechanism, get_protocol
@@ -28,6 +29,10 @@ from ._prefix import PrefixExtendingMethod, TreeHist
 from ._protocol import PEMProtocol, TreeHistProtocol, protocol_from_dict
 
 __all__ = [
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
+    "BloomRAPPORProtocol",
+    "benjamini_hochberg",
     "HeavyHitterEstimator",
     "ItemEncoding",
     "OpenDomainMechanism",

@@ -33,6 +33,7 @@ items.
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 import warnings
 from numbers import Integral
@@ -300,6 +301,42 @@ class ItemEncoding:
                                   if self.item_type != "int" else list(items))
         return rows[codes]
 
+    def whole_keys(self, values):
+        """``(codes, keys)``: 61-bit keys of whole items of any length (no padding).
+
+        Bloom-filter RAPPOR hashes the whole item, so nothing is cut: the key
+        is BLAKE2b (8 bytes) of the normalized UTF-8 (or of the bytes, or of
+        the 8-byte big-endian integer), once per distinct item.
+        """
+        arr = _column(values)
+        if self.item_type == "int":
+            codes, rows = self._encode_ints(arr)
+            raw = [r.tobytes() for r in rows]
+        else:
+            codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+            if (codes < 0).any():
+                raise ValueError(
+                    f"The column holds {int((codes < 0).sum())} missing values "
+                    "(None/NaN): drop or impute them."
+                )
+            kind = str if self.item_type == "str" else bytes
+            for v in uniques:
+                if not isinstance(v, kind):
+                    raise TypeError(
+                        f"Expected {self.item_type} items, found {type(v).__name__} value "
+                        f"{v!r}: a column holds items of one type."
+                    )
+            raw = [self._to_bytes(v) for v in uniques]
+        keys = np.fromiter(
+            (
+                int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "big") % MERSENNE_61
+                for b in raw
+            ),
+            dtype=np.int64,
+            count=len(raw),
+        )
+        return codes.astype(np.intp), keys
+
     def to_dict(self):
         return {
             "item_type": self.item_type,
@@ -369,6 +406,46 @@ def extend_prefixes(rows, n_bits, extra_bits):
         bit = ((suffix >> (e - 1 - t)) & 1).astype(np.uint8) << np.uint8(7 - pos % 8)
         out[:, pos // 8] |= bit
     return out
+
+
+def valid_prefixes(rows, n_bits, item_type):
+    """Mask of the prefixes that some encoded item can start with.
+
+    Text items are valid UTF-8 without NUL, padded with zero bytes: among
+    the complete bytes of a prefix, a zero byte is followed by zero bytes
+    only, and the others form a valid UTF-8 sequence (lead bytes, then the
+    right number of continuation bytes; a sequence may be cut at the end of
+    the prefix). Candidates outside this set are impossible, whatever the
+    data, so the decoders never rank them. Bytes and integers: every prefix
+    is possible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters._encoding import valid_prefixes
+    >>> rows = np.array([[97, 0, 0], [0, 98, 0], [0xC3, 0xA9, 0], [0x80, 0, 0],
+    ...                  [0xC3, 0x41, 0]], dtype=np.uint8)
+    >>> valid_prefixes(rows, 24, "str").tolist()
+    [True, False, True, False, False]
+    """
+    rows = np.asarray(rows, dtype=np.uint8)
+    ok = np.ones(rows.shape[0], dtype=bool)
+    if item_type != "str":
+        return ok
+    need = np.zeros(rows.shape[0], dtype=np.int8)
+    padded = np.zeros(rows.shape[0], dtype=bool)
+    for i in range(int(n_bits) // 8):
+        b = rows[:, i]
+        zero = b == 0
+        ok &= ~(padded & ~zero)  # nothing but padding after padding
+        cont = (b >= 0x80) & (b < 0xC0)
+        ok &= ~((need > 0) & ~cont)  # a sequence cut by anything else
+        lead = need == 0
+        ok &= ~(lead & ~zero & (cont | (b == 0xC0) | (b == 0xC1) | (b >= 0xF5)))
+        padded |= lead & zero
+        new_need = np.where(b >= 0xF0, 3, np.where(b >= 0xE0, 2, np.where(b >= 0xC2, 1, 0)))
+        need = np.where(lead, new_need, need - 1).astype(np.int8)
+    return ok
 
 
 def all_prefixes(n_bits, max_bytes):

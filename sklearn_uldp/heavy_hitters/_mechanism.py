@@ -165,8 +165,8 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
                 )
         codes, rows = self._encode(X)
         rng = self._rng(codes)
-        out = self._sample(codes, rows, rng).reshape(-1, 1)
-        return self._container(out, X)
+        out = self._sample(codes, rows, rng)
+        return self._container(out.reshape(out.shape[0], -1), X)
 
     def _sample(self, codes, rows, rng):
         return self.protocol_.sample(codes, rows, rng)

@@ -36,11 +36,14 @@ from ..mechanisms._local_hashing import _grr_gap, optimal_hash_range
 from ..mechanisms._randomized_response import RandomizedResponseChannel, _urr_probabilities
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import randomized_response_codes
+from . import _kernels
 
 __all__ = ["KeyedLocalHashing", "default_hash_range", "check_hash_range"]
 
 #: Candidates whose hashes are computed at once (an h x block uint64 table).
 _BLOCK_CELLS = 1 << 22
+#: "numba" (one compiled pass) or "numpy" for the supports; the tests run both.
+_KERNEL = "numba" if _kernels.HAVE_NUMBA else "numpy"
 
 
 def default_hash_range(epsilon):
@@ -118,6 +121,10 @@ class KeyedLocalHashing:
         """``S(x) = sum_j table[j, h_j(x)]`` for each key (table of shape (h, g))."""
         table = np.asarray(table).reshape(self.n_hashes, self.hash_range)
         out = np.empty(np.size(keys))
+        if _kernels.HAVE_NUMBA and _KERNEL == "numba":
+            keys = np.ascontiguousarray(keys, dtype=np.int64)
+            table = np.ascontiguousarray(table, dtype=np.float64)
+            return _kernels.keyed_support(table, self._a, self._b, keys, out)
         rows = np.arange(self.n_hashes)[:, None]
         for lo, T in self._bucket_blocks(keys):
             out[lo : lo + T.shape[1]] = table[rows, T].sum(axis=0)

@@ -26,7 +26,13 @@ from scipy.stats import norm
 from ..exceptions import InvalidSpecError, ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..utils._validation import check_epsilon
-from ._encoding import ItemEncoding, all_prefixes, extend_prefixes, prefix_keys
+from ._encoding import (
+    ItemEncoding,
+    all_prefixes,
+    extend_prefixes,
+    prefix_keys,
+    valid_prefixes,
+)
 from ._oracle import KeyedLocalHashing
 
 __all__ = ["PrefixProtocol", "PROTOCOL_REGISTRY", "protocol_from_dict", "SPEC_VERSION"]
@@ -248,6 +254,10 @@ class PrefixProtocol(_Protocol):
         keys = prefix_keys(rows, self.levels[level])
         return self.oracle.estimate(self.group_tables(stats)[level], keys)
 
+    def _possible(self, rows, bits):
+        """The candidates some item can start with (see :func:`valid_prefixes`)."""
+        return rows[valid_prefixes(rows, bits, self.encoding.item_type)]
+
     def _frame(self, rows, p_hat, se, null_se):
         z = p_hat / null_se if np.isfinite(null_se) and null_se > 0 else np.full_like(p_hat, np.nan)
         frame = pd.DataFrame(
@@ -357,6 +367,7 @@ class PEMProtocol(PrefixProtocol):
             if level:
                 prev = self.levels[level - 1]
                 cand = extend_prefixes(kept, prev, bits - prev)
+            cand = self._possible(cand, bits)
             p_hat, se, null_se = self.estimate_level(stats, level, cand)
             if level == len(self.levels) - 1:
                 return self._frame(cand, p_hat, se, null_se)
@@ -421,6 +432,7 @@ class TreeHistProtocol(PrefixProtocol):
             if level:
                 prev = tree[level - 1]
                 cand = extend_prefixes(kept, prev, bits - prev)
+            cand = self._possible(cand, bits)
             p_hat, _, null_se = self.estimate_level(stats, level, cand)
             z = norm.isf(self.beta / max(len(cand), 1))
             order = np.argsort(-p_hat, kind="stable")
