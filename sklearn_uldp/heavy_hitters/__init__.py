@@ -27,6 +27,7 @@ from ._estimator import HeavyHitterEstimator, as_protocol, reduce_reports
 from ._mechanism import OpenDomainMechanism, get_protocol
 from ._prefix import PrefixExtendingMethod, TreeHist
 from ._protocol import PEMProtocol, TreeHistProtocol, protocol_from_dict
+from ._utility import UtilityOptimizedHeavyHitters, UtilityOptimizedProtocol
 
 __all__ = [
     "BloomRAPPOR",
@@ -40,6 +41,8 @@ __all__ = [
     "PrefixExtendingMethod",
     "TreeHist",
     "TreeHistProtocol",
+    "UtilityOptimizedHeavyHitters",
+    "UtilityOptimizedProtocol",
     "as_protocol",
     "get_protocol",
     "protocol_from_dict",
