@@ -70,7 +70,16 @@ def _column(values):
             "Expected a column of items (a 1-D array, list or Series), got a single "
             f"value {values!r}. Wrap it in a list: [value]."
         )
-    arr = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    if isinstance(values, np.ndarray):
+        arr = values
+    else:
+        # Element by element into objects: numpy's own conversion would turn
+        # bytes into text (or numbers into strings) without a word.
+        values = list(values)
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values if not any(isinstance(v, (list, tuple)) for v in values[:1]) else None
+        if values and isinstance(values[0], (list, tuple)):
+            arr = np.asarray(values, dtype=object)
     if arr.dtype.kind == "U" or arr.dtype.kind == "S":
         arr = arr.astype(object)
     if arr.ndim == 2:
@@ -224,14 +233,17 @@ class ItemEncoding:
                 stacklevel=4,
             )
             raw = [self._cut(b) if len(b) > L else b for b in raw]
-        blob = np.frombuffer(b"".join(b.ljust(L, b"\x00") for b in raw), dtype=np.uint8)
-        rows = blob.reshape(len(raw), L).copy()
-        merged = None
-        if long.any():
-            # Cut items may now equal others: one row per distinct item.
-            keys = rows.view(np.dtype((np.void, L))).ravel()
-            _, first, merged = np.unique(keys, return_index=True, return_inverse=True)
-            rows = rows[first]
+        # Distinct inputs may now be equal (two spellings of one word after
+        # normalization, two long items cut to one prefix): one row per item.
+        position: dict[bytes, int] = {}
+        merged = np.fromiter(
+            (position.setdefault(b, len(position)) for b in raw), dtype=np.intp, count=len(raw)
+        )
+        distinct = list(position)
+        blob = np.frombuffer(b"".join(b.ljust(L, b"\x00") for b in distinct), dtype=np.uint8)
+        rows = blob.reshape(len(distinct), L).copy()
+        if len(distinct) == len(raw):
+            merged = None
         return rows, merged
 
     def _cut(self, b):
