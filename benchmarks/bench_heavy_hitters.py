@@ -154,7 +154,10 @@ def main(argv=None):
             rows.append(row)
             print(row, flush=True)
     print()
-    print("| eps | protocol | sklearn-uldp recall / F1 | time (s) | pure-ldp recall / F1 | time (s) | speed-up |")
+    print(
+        "| eps | protocol | sklearn-uldp recall / F1 | time (s) "
+        "| pure-ldp recall / F1 | time (s) | speed-up |"
+    )
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         ours = row.get("ours")

@@ -61,9 +61,12 @@ def main(argv=None):
     truth = [values[i] for i in order if values[i] not in sensitive][:TOP]
     print(
         f"# n = {args.n}, {values.size} names, {n_sensitive} sensitive "
-        f"({sum(values[i] in sensitive for i in order[:TOP])} of the top 20), load {os.getloadavg()}"
+        f"({sum(values[i] in sensitive for i in order[:TOP])} of the top 20), "
+        f"load {os.getloadavg()}"
     )
-    print("| eps | plain PEM recall / F1 | utility-optimized recall / F1 | recall ratio | times (s) |")
+    print(
+        "| eps | plain PEM recall / F1 | utility-optimized recall / F1 | recall ratio | times (s) |"
+    )
     print("|---|---|---|---|---|")
     for eps in args.eps:
         res = {"plain": [], "uldp": []}
@@ -90,7 +93,8 @@ def main(argv=None):
         ratio = uldp[0] / plain[0] if plain[0] > 0 else float("inf")
         print(
             f"| {eps:g} | {plain[0]:.2f} / {plain[1]:.2f} | {uldp[0]:.2f} / {uldp[1]:.2f} | "
-            f"{ratio:.2f}x | {secs['plain'] / args.repeats:.1f} / {secs['uldp'] / args.repeats:.1f} |",
+            f"{ratio:.2f}x | {secs['plain'] / args.repeats:.1f} / "
+            f"{secs['uldp'] / args.repeats:.1f} |",
             flush=True,
         )
 

@@ -16,17 +16,17 @@ from sklearn_uldp.heavy_hitters import (
     BloomRAPPOR,
     BloomRAPPORDecoder,
     HeavyHitterEstimator,
-    ItemEncoding,
     PrefixExtendingMethod,
     TreeHist,
     UtilityOptimizedHeavyHitters,
+    _oracle,
     benjamini_hochberg,
     get_protocol,
     protocol_from_dict,
     reduce_reports,
 )
-from sklearn_uldp.heavy_hitters import _oracle
 from sklearn_uldp.heavy_hitters._encoding import (
+    ItemEncoding,
     extend_prefixes,
     prefix_keys,
     valid_prefixes,
@@ -52,7 +52,9 @@ def test_nfc_makes_two_spellings_one_item():
     assert codes.tolist() == [0, 0, 1] and rows.shape == (2, 8)
     assert enc.decode(rows)[0] == "caf\u00e9"
     # without normalization, they are two items
-    assert ItemEncoding("str", 8, None, "error").encode(["caf\u00e9", "cafe\u0301"])[1].shape[0] == 2
+    assert (
+        ItemEncoding("str", 8, None, "error").encode(["caf\u00e9", "cafe\u0301"])[1].shape[0] == 2
+    )
     # NFKC also folds compatibility characters (NFC does not)
     assert ItemEncoding("str", 8, "NFKC", "error").encode(["\ufb01", "fi"])[0].tolist() == [0, 0]
     assert ItemEncoding("str", 8, "NFC", "error").encode(["\ufb01", "fi"])[0].tolist() == [0, 1]
@@ -174,20 +176,25 @@ def test_uldp_variant_is_uldp_not_ldp():
     pr = mech.protocol_
     for realized in (False, True):
         Q = mech.channel_matrix(U, realized=realized)
-        check = check_uldp(Q, sensitive=pr.sensitive_mask(U), epsilon=2.0,
-                           protected=pr.protected_outputs(U))
+        check = check_uldp(
+            Q, sensitive=pr.sensitive_mask(U), epsilon=2.0, protected=pr.protected_outputs(U)
+        )
         assert check.satisfied, check.reasons
         assert check.worst_log_ratio == pytest.approx(2.0)
     assert not check_ldp(Q, epsilon=2.0).satisfied  # clear reports break plain LDP
     # the invertible outputs never come from a sensitive item
     assert not Q[pr.sensitive_mask(U)][:, ~pr.protected_outputs(U)].any()
     # and a larger clear probability breaks ULDP
-    bad = UtilityOptimizedHeavyHitters(2.0, sensitive=["clinic"], n_hashes=8,
-                                       hash_range=3).fit().protocol_
+    bad = (
+        UtilityOptimizedHeavyHitters(2.0, sensitive=["clinic"], n_hashes=8, hash_range=3)
+        .fit()
+        .protocol_
+    )
     bad.clear_probability = 0.9
     Q = bad.channel_matrix(U)
-    assert not check_uldp(Q, sensitive=bad.sensitive_mask(U), epsilon=2.0,
-                          protected=bad.protected_outputs(U)).satisfied
+    assert not check_uldp(
+        Q, sensitive=bad.sensitive_mask(U), epsilon=2.0, protected=bad.protected_outputs(U)
+    ).satisfied
 
 
 def test_uldp_sampler_audit_and_channel():
@@ -377,8 +384,7 @@ def test_uldp_recall_gain_over_plain():
         return len(set(found) & set(truth)) / 10
 
     plain = recall(PrefixExtendingMethod(1.0, top_k=10, max_bytes=4, random_state=0))
-    uldp = recall(UtilityOptimizedHeavyHitters(1.0, sensitive=sensitive, top_k=10,
-                                               random_state=0))
+    uldp = recall(UtilityOptimizedHeavyHitters(1.0, sensitive=sensitive, top_k=10, random_state=0))
     assert uldp >= 0.9 and uldp >= 1.5 * plain
 
 
@@ -389,8 +395,7 @@ def test_bloom_rappor_decoding_detects_with_fdr(method):
     p = np.exp(-np.arange(10) / 3.0)
     p /= p.sum()
     X = np.asarray(true, dtype=object)[rng.choice(10, p=p, size=40_000)]
-    mech = BloomRAPPOR(n_bits=16, n_hashes=2, n_cohorts=8, p=0.25, q=0.75, f=0.5,
-                       random_state=0)
+    mech = BloomRAPPOR(n_bits=16, n_hashes=2, n_cohorts=8, p=0.25, q=0.75, f=0.5, random_state=0)
     candidates = true + [f"v{i}" for i in range(11, 41)]
     dec = BloomRAPPORDecoder(candidates, method=method).fit(mech.fit_transform(X))
     detected = set(dec.detected_.index)
@@ -414,8 +419,12 @@ def test_benjamini_hochberg_controls_fdr():
 def test_mechanisms_do_not_modify_input_and_clone():
     X = np.array(["b", "a", "b"], dtype=object)
     before = X.copy()
-    for mech in (PrefixExtendingMethod(2.0, top_k=2), TreeHist(2.0, top_k=2),
-                 BloomRAPPOR(), UtilityOptimizedHeavyHitters(2.0, sensitive=["a"])):
+    for mech in (
+        PrefixExtendingMethod(2.0, top_k=2),
+        TreeHist(2.0, top_k=2),
+        BloomRAPPOR(),
+        UtilityOptimizedHeavyHitters(2.0, sensitive=["a"]),
+    ):
         mech.fit_transform(X)
         assert np.array_equal(X, before)
         assert clone(mech).get_params() == mech.get_params()

@@ -21,29 +21,21 @@ and Dask (:func:`reduce_reports`) reduce millions of reports in a memory
 that does not grow with their number.
 """
 
-from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, BloomRAPPORProtocol, benjamini_hochberg
-from ._encoding import ItemEncoding
-from ._estimator import HeavyHitterEstimator, as_protocol, reduce_reports
-from ._mechanism import OpenDomainMechanism, get_protocol
+from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, benjamini_hochberg
+from ._estimator import HeavyHitterEstimator, reduce_reports
+from ._mechanism import get_protocol
 from ._prefix import PrefixExtendingMethod, TreeHist
-from ._protocol import PEMProtocol, TreeHistProtocol, protocol_from_dict
-from ._utility import UtilityOptimizedHeavyHitters, UtilityOptimizedProtocol
+from ._protocol import protocol_from_dict
+from ._utility import UtilityOptimizedHeavyHitters
 
 __all__ = [
-    "BloomRAPPOR",
-    "BloomRAPPORDecoder",
-    "BloomRAPPORProtocol",
-    "benjamini_hochberg",
-    "HeavyHitterEstimator",
-    "ItemEncoding",
-    "OpenDomainMechanism",
-    "PEMProtocol",
     "PrefixExtendingMethod",
     "TreeHist",
-    "TreeHistProtocol",
+    "HeavyHitterEstimator",
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
-    "UtilityOptimizedProtocol",
-    "as_protocol",
+    "benjamini_hochberg",
     "get_protocol",
     "protocol_from_dict",
     "reduce_reports",

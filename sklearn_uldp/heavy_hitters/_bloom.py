@@ -88,8 +88,18 @@ class BloomRAPPORProtocol(_Protocol):
 
     name = "bloom_rappor"
 
-    def __init__(self, n_bits=16, n_hashes=2, n_cohorts=64, p=0.5, q=0.75, f=0.5,
-                 item_type="str", normalization="NFC", hash_seed=0):
+    def __init__(
+        self,
+        n_bits=16,
+        n_hashes=2,
+        n_cohorts=64,
+        p=0.5,
+        q=0.75,
+        f=0.5,
+        item_type="str",
+        normalization="NFC",
+        hash_seed=0,
+    ):
         self.n_bits = _int_param(n_bits, "n_bits", 2, 4096)
         self.n_hashes = _int_param(n_hashes, "n_hashes", 1, 64)
         self.n_cohorts = _int_param(n_cohorts, "n_cohorts", 1, 65536)
@@ -235,8 +245,11 @@ class BloomRAPPORProtocol(_Protocol):
         m, k = self.n_cohorts, self.n_bits
         if m * (1 << k) > 1 << 16:
             raise ValueError("The channel matrix is only built for m 2^k <= 65536.")
-        _, keys = self.encoding.whole_keys(list(universe) if self.encoding.item_type == "int"
-                                           else np.asarray(list(universe), dtype=object))
+        _, keys = self.encoding.whole_keys(
+            list(universe)
+            if self.encoding.item_type == "int"
+            else np.asarray(list(universe), dtype=object)
+        )
         patterns = (np.arange(1 << k)[:, None] >> np.arange(k - 1, -1, -1)) & 1  # (2^k, k)
         Q = np.empty((keys.size, m, 1 << k))
         for c in range(m):
@@ -353,8 +366,20 @@ class BloomRAPPOR(OpenDomainMechanism):
         **_BLOOM_CONSTRAINTS,
     }
 
-    def __init__(self, *, n_bits=16, n_hashes=2, n_cohorts=64, p=0.5, q=0.75, f=0.5,
-                 item_type="str", normalization="NFC", hash_seed=0, random_state=None):
+    def __init__(
+        self,
+        *,
+        n_bits=16,
+        n_hashes=2,
+        n_cohorts=64,
+        p=0.5,
+        q=0.75,
+        f=0.5,
+        item_type="str",
+        normalization="NFC",
+        hash_seed=0,
+        random_state=None,
+    ):
         self.n_bits = n_bits
         self.n_hashes = n_hashes
         self.n_cohorts = n_cohorts
@@ -368,8 +393,15 @@ class BloomRAPPOR(OpenDomainMechanism):
 
     def _make_protocol(self):
         return BloomRAPPORProtocol(
-            self.n_bits, self.n_hashes, self.n_cohorts, self.p, self.q, self.f,
-            self.item_type, self.normalization, self.hash_seed,
+            self.n_bits,
+            self.n_hashes,
+            self.n_cohorts,
+            self.p,
+            self.q,
+            self.f,
+            self.item_type,
+            self.normalization,
+            self.hash_seed,
         )
 
     def fit(self, X=None, y=None):
@@ -383,7 +415,6 @@ class BloomRAPPOR(OpenDomainMechanism):
 
     def _sample(self, codes, keys, rng):
         return self.protocol_.sample(keys[codes], rng)
-
 
     def get_feature_names_out(self, input_features=None):
         """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""
@@ -448,8 +479,9 @@ class BloomRAPPORDecoder(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, candidates, *, method="lasso", alpha=0.05, mechanism=None,
-                 max_iter=1000, tol=1e-6):
+    def __init__(
+        self, candidates, *, method="lasso", alpha=0.05, mechanism=None, max_iter=1000, tol=1e-6
+    ):
         self.candidates = candidates
         self.method = method
         self.alpha = alpha
@@ -587,7 +619,7 @@ class BloomRAPPORDecoder(BaseEstimator):
         hist = self.statistics_.extra
         if hist is None:
             raise ValueError("EM needs the reports' histogram: fit with method='em'.")
-        k, m = pr.n_bits, pr.n_cohorts
+        k = pr.n_bits
         codes = hist.index.to_numpy(dtype=np.int64)
         weight = hist.to_numpy(dtype=float)
         cohort = codes >> k

@@ -107,12 +107,12 @@ class ItemEncoding:
     Examples
     --------
     >>> from sklearn_uldp.heavy_hitters._encoding import ItemEncoding
-    >>> enc = ItemEncoding("str", 4, "NFC", "truncate")
+    >>> enc = ItemEncoding("str", 8, "NFC", "truncate")
     >>> codes, rows = enc.encode(["caf\\u00e9", "cafe\\u0301", "ab", "ab"])
     >>> codes.tolist(), rows.shape
-    ([0, 0, 1, 1], (2, 4))
-    >>> enc.decode(rows)
-    ['caf', 'ab']
+    ([0, 0, 1, 1], (2, 8))
+    >>> enc.decode(rows) == ["caf\\u00e9", "ab"]
+    True
     """
 
     def __init__(self, item_type="str", max_bytes=8, normalization="NFC", on_long="truncate"):
@@ -129,9 +129,7 @@ class ItemEncoding:
                 f"at most {8 * MAX_ITEM_BYTES} bits. Hash longer items first."
             )
         if normalization is not None and normalization not in NORMALIZATIONS:
-            raise ValueError(
-                f"normalization must be 'NFC', 'NFKC' or None, got {normalization!r}."
-            )
+            raise ValueError(f"normalization must be 'NFC', 'NFKC' or None, got {normalization!r}.")
         if on_long not in ("truncate", "error"):
             raise ValueError(f"on_long must be 'truncate' or 'error', got {on_long!r}.")
         if item_type == "int" and int(max_bytes) > 8:
@@ -217,16 +215,17 @@ class ItemEncoding:
                     "escape trailing zero bytes."
                 )
         if long.any():
-            examples = [raw[i] for i in np.flatnonzero(long)[:3]]
+            distinct_long = list(dict.fromkeys(raw[i] for i in np.flatnonzero(long)))
+            examples = distinct_long[:3]
             if self.on_long == "error":
                 raise ValueError(
-                    f"{int(long.sum())} distinct item(s) are longer than max_bytes={L} "
+                    f"{len(distinct_long)} distinct item(s) are longer than max_bytes={L} "
                     f"bytes, e.g. {examples}. Pass a larger max_bytes (up to "
                     f"{MAX_ITEM_BYTES}), or on_long='truncate' to report their first "
                     f"{L} bytes."
                 )
             warnings.warn(
-                f"{int(long.sum())} distinct item(s) are longer than max_bytes={L} bytes "
+                f"{len(distinct_long)} distinct item(s) are longer than max_bytes={L} bytes "
                 f"(e.g. {examples}); each is reported as its longest prefix of whole "
                 f"characters that fits. Pass a larger max_bytes to keep them whole.",
                 UserWarning,
@@ -304,13 +303,16 @@ class ItemEncoding:
         out = []
         for row in rows:
             b = row.tobytes().rstrip(b"\x00")
-            out.append(b.decode("utf-8", errors="backslashreplace") if self.item_type == "str" else b)
+            out.append(
+                b.decode("utf-8", errors="backslashreplace") if self.item_type == "str" else b
+            )
         return out
 
     def encode_items(self, items):
         """Rows of a list of items (candidates, sensitive lists), one per item, in order."""
-        codes, rows = self.encode(np.asarray(list(items), dtype=object)
-                                  if self.item_type != "int" else list(items))
+        codes, rows = self.encode(
+            np.asarray(list(items), dtype=object) if self.item_type != "int" else list(items)
+        )
         return rows[codes]
 
     def whole_keys(self, values):

@@ -328,4 +328,3 @@ class HeavyHitterEstimator(BaseEstimator):
         tags.input_tags.two_d_array = True
         tags.input_tags.one_d_array = True
         return tags
-

@@ -15,7 +15,6 @@ from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, _transf
 from ..mechanisms._reports import Reports
 from ..utils._random import check_secure_available, is_fresh, is_secure, transform_generator
 from ..utils._validation import validate_params_with_hints
-from ._encoding import _column
 
 __all__ = ["OpenDomainMechanism", "PROTOCOL_ATTR", "get_protocol"]
 
@@ -213,4 +212,3 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
         tags.input_tags.two_d_array = True
         tags.transformer_tags.preserves_dtype = []
         return tags
-

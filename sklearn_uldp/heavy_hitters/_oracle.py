@@ -162,7 +162,11 @@ class KeyedLocalHashing:
         return (R[T.T] / h).reshape(np.size(keys), h * g)
 
     def to_dict(self):
-        return {"hash_range": self.hash_range, "n_hashes": self.n_hashes, "hash_seed": self.hash_seed}
+        return {
+            "hash_range": self.hash_range,
+            "n_hashes": self.n_hashes,
+            "hash_seed": self.hash_seed,
+        }
 
 
 def check_hash_range(value, epsilon):
@@ -172,4 +176,3 @@ def check_hash_range(value, epsilon):
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 2:
         raise ValueError(f"hash_range must be 'optimal' or an integer >= 2, got {value!r}.")
     return int(value)
-

@@ -185,8 +185,18 @@ class PrefixProtocol(_Protocol):
     and the decoding.
     """
 
-    def _init_common(self, epsilon, item_type, max_bytes, normalization, on_long,
-                     hash_range, n_hashes, hash_seed, top_k):
+    def _init_common(
+        self,
+        epsilon,
+        item_type,
+        max_bytes,
+        normalization,
+        on_long,
+        hash_range,
+        n_hashes,
+        hash_seed,
+        top_k,
+    ):
         self.epsilon = check_epsilon(epsilon)
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, on_long)
         self.top_k = _int_param(top_k, "top_k", 1, 1 << 16)
@@ -333,15 +343,34 @@ class PEMProtocol(PrefixProtocol):
 
     name = "pem"
 
-    def __init__(self, epsilon, item_type="str", max_bytes=8, normalization="NFC",
-                 on_long="truncate", top_k=20, step_bits=None, hash_range=None,
-                 n_hashes=1024, hash_seed=0):
+    def __init__(
+        self,
+        epsilon,
+        item_type="str",
+        max_bytes=8,
+        normalization="NFC",
+        on_long="truncate",
+        top_k=20,
+        step_bits=None,
+        hash_range=None,
+        n_hashes=1024,
+        hash_seed=0,
+    ):
         epsilon = check_epsilon(epsilon)
         from ._oracle import check_hash_range
 
         hash_range = check_hash_range("optimal" if hash_range is None else hash_range, epsilon)
-        self._init_common(epsilon, item_type, max_bytes, normalization, on_long,
-                          hash_range, n_hashes, hash_seed, top_k)
+        self._init_common(
+            epsilon,
+            item_type,
+            max_bytes,
+            normalization,
+            on_long,
+            hash_range,
+            n_hashes,
+            hash_seed,
+            top_k,
+        )
         m = self.encoding.n_bits
         if step_bits is None:
             step_bits = auto_step_bits(self.top_k, m)
@@ -362,7 +391,7 @@ class PEMProtocol(PrefixProtocol):
         """Candidates of the last level with their estimates (a DataFrame)."""
         width = self.top_k if width is None else int(width)
         L = self.encoding.max_bytes
-        cand = all_prefixes(self.levels[0], L)
+        cand = kept = all_prefixes(self.levels[0], L)
         for level, bits in enumerate(self.levels):
             if level:
                 prev = self.levels[level - 1]
@@ -391,15 +420,37 @@ class TreeHistProtocol(PrefixProtocol):
 
     name = "treehist"
 
-    def __init__(self, epsilon, item_type="str", max_bytes=8, normalization="NFC",
-                 on_long="truncate", top_k=20, step_bits=8, final_fraction=0.5,
-                 width=None, beta=0.05, hash_range=None, n_hashes=1024, hash_seed=0):
+    def __init__(
+        self,
+        epsilon,
+        item_type="str",
+        max_bytes=8,
+        normalization="NFC",
+        on_long="truncate",
+        top_k=20,
+        step_bits=8,
+        final_fraction=0.5,
+        width=None,
+        beta=0.05,
+        hash_range=None,
+        n_hashes=1024,
+        hash_seed=0,
+    ):
         epsilon = check_epsilon(epsilon)
         from ._oracle import check_hash_range
 
         hash_range = check_hash_range("optimal" if hash_range is None else hash_range, epsilon)
-        self._init_common(epsilon, item_type, max_bytes, normalization, on_long,
-                          hash_range, n_hashes, hash_seed, top_k)
+        self._init_common(
+            epsilon,
+            item_type,
+            max_bytes,
+            normalization,
+            on_long,
+            hash_range,
+            n_hashes,
+            hash_seed,
+            top_k,
+        )
         m = self.encoding.n_bits
         self.step_bits = _int_param(step_bits, "step_bits", 1, 16)
         if not isinstance(final_fraction, Real) or not 0 < final_fraction < 1:
@@ -427,7 +478,7 @@ class TreeHistProtocol(PrefixProtocol):
         width = self.width if width is None else int(width)
         L = self.encoding.max_bytes
         tree = self.levels[:-1]
-        cand = all_prefixes(tree[0], L)
+        cand = kept = all_prefixes(tree[0], L)
         for level, bits in enumerate(tree):
             if level:
                 prev = tree[level - 1]

@@ -61,8 +61,18 @@ class UtilityOptimizedProtocol(_Protocol):
 
     name = "uldp_heavy_hitters"
 
-    def __init__(self, epsilon, sensitive, protected_epsilon=None, item_type="str",
-                 normalization="NFC", top_k=20, hash_range=None, n_hashes=1024, hash_seed=0):
+    def __init__(
+        self,
+        epsilon,
+        sensitive,
+        protected_epsilon=None,
+        item_type="str",
+        normalization="NFC",
+        top_k=20,
+        hash_range=None,
+        n_hashes=1024,
+        hash_seed=0,
+    ):
         self.epsilon = check_epsilon(epsilon)
         if protected_epsilon is None:
             protected_epsilon = self.epsilon / 2
@@ -88,8 +98,9 @@ class UtilityOptimizedProtocol(_Protocol):
             raise ValueError("sensitive holds duplicates (after Unicode normalization).")
         self.sensitive = items
         self.sensitive_keys = keys[codes]
-        g = check_hash_range("optimal" if hash_range is None else hash_range,
-                             self.protected_epsilon)
+        g = check_hash_range(
+            "optimal" if hash_range is None else hash_range, self.protected_epsilon
+        )
         self.oracle = KeyedLocalHashing(self.protected_epsilon, g, n_hashes, hash_seed)
         # P(clear report | non-sensitive item) = 1 - e^(eps' - eps).
         self.clear_probability = float(-np.expm1(self.protected_epsilon - self.epsilon))
@@ -197,9 +208,7 @@ class UtilityOptimizedProtocol(_Protocol):
                 "sensitive": np.r_[np.zeros(p_ns.size, bool), np.ones(p_s.size, bool)],
             }
         )
-        return frame.sort_values("frequency", ascending=False, kind="stable").reset_index(
-            drop=True
-        )
+        return frame.sort_values("frequency", ascending=False, kind="stable").reset_index(drop=True)
 
     # -------------------------------------------------------- exact channel
     def channel_matrix(self, universe, *, realized=False):
@@ -294,10 +303,20 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         "normalization": [StrOptions({"NFC", "NFKC"}), None],
     }
 
-    def __init__(self, epsilon: float = 1.0, *, sensitive: Any = (), protected_epsilon=None,
-                 top_k: int = 20, item_type: str = "str", normalization: str | None = "NFC",
-                 hash_range: Any = "optimal", n_hashes: int = 1024, hash_seed: int = 0,
-                 random_state: Any = None) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Any = (),
+        protected_epsilon=None,
+        top_k: int = 20,
+        item_type: str = "str",
+        normalization: str | None = "NFC",
+        hash_range: Any = "optimal",
+        n_hashes: int = 1024,
+        hash_seed: int = 0,
+        random_state: Any = None,
+    ) -> None:
         self.epsilon = epsilon
         self.sensitive = sensitive
         self.protected_epsilon = protected_epsilon
