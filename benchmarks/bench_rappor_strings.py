@@ -7,8 +7,8 @@ three ``dist.png`` plots) simulates 100,000 clients reporting 700,000 values
 Gaussian or a uniform distribution (``tests/gen_counts.R``'s ``ComputePdf``),
 with k = 16 bits, h = 2 hashes, m = 64 cohorts, p = 0.5, q = 0.75, f = 0.5.
 This script draws the same simulation with sklearn-uldp's
-:class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR` (one report per value, the
-cohort fixed per client as in ``gen_true_values.R``) and decodes against
+:class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR` (one report per value, in a
+uniformly drawn cohort) and decodes against
 the 50 true strings plus ``--extra`` strings that nobody holds, with each
 method of :class:`~sklearn_uldp.heavy_hitters.BloomRAPPORDecoder`
 (Benjamini-Hochberg at ``--alpha``). It prints the strings detected among
@@ -88,9 +88,10 @@ def main(argv=None):
                 f=0.5,
                 random_state=int(rng.integers(2**31)),
             ).fit()
+            # One report per value, each in a uniformly drawn cohort (google's
+            # simulation fixes the cohort per client; the values of a client are
+            # independent draws, so the reports' law is the same).
             reports = np.asarray(mech.transform(X))
-            # one cohort per client (clients' values are consecutive reports)
-            reports[:, 0] = (np.arange(n) // args.per_client) % 64
             shares = np.asarray([np.mean(X == v) for v in names])
             for method in args.methods:
                 t = time.perf_counter()

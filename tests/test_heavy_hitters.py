@@ -300,6 +300,11 @@ def test_partial_fit_equals_fit_and_reduce_reports():
     stats = reduce_reports(reports[part] for part in np.array_split(np.arange(len(X)), 3))
     assert np.array_equal(stats.counts, full.statistics_.counts)
     assert stats.n == len(X)
+    # the package's reducer takes batches that carry their protocol unchanged
+    from sklearn_uldp.parallel import reduce_statistics
+
+    batches = [reports[part] for part in np.array_split(np.arange(len(X)), 3)]
+    assert np.array_equal(reduce_statistics(batches).counts, full.statistics_.counts)
 
 
 def test_dask_reduction_equals_fit():
