@@ -436,3 +436,22 @@ def test_mechanisms_do_not_modify_input_and_clone():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             pickle.loads(pickle.dumps(mech))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=5),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from([PrefixExtendingMethod, TreeHist]),
+)
+def test_any_text_column_round_trips_through_the_protocol(items, cls):
+    mech = cls(epsilon=1.0, top_k=2, max_bytes=20, n_hashes=16, random_state=0)
+    reports = mech.fit_transform(items)
+    assert reports.shape == (len(items), 1)
+    est = HeavyHitterEstimator().fit(reports)
+    assert est.n_reports_ == len(items)
+    assert len(est.heavy_hitters_) <= 2
+    assert all(isinstance(x, str) for x in est.heavy_hitters_.index)
