@@ -467,7 +467,16 @@ class BloomRAPPORDecoder(BaseEstimator):
 
     Examples
     --------
-    See :class:`BloomRAPPOR`.
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
+    >>> apps = np.random.default_rng(0).choice(["mail", "maps", "chat"], p=[.6, .3, .1],
+    ...                                        size=40_000)
+    >>> reports = BloomRAPPOR(n_bits=32, n_cohorts=8, random_state=0).fit_transform(apps)
+    >>> dec = BloomRAPPORDecoder(["mail", "maps", "chat", "game", "news"]).fit(reports)
+    >>> sorted(dec.detected_.index)
+    ['chat', 'mail', 'maps']
+    >>> float(dec.estimates_.loc["game", "proportion"]), bool(dec.estimates_.loc["game", "detected"])
+    (0.0, False)
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
