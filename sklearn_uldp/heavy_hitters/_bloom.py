@@ -475,7 +475,8 @@ class BloomRAPPORDecoder(BaseEstimator):
     >>> dec = BloomRAPPORDecoder(["mail", "maps", "chat", "game", "news"]).fit(reports)
     >>> sorted(dec.detected_.index)
     ['chat', 'mail', 'maps']
-    >>> float(dec.estimates_.loc["game", "proportion"]), bool(dec.estimates_.loc["game", "detected"])
+    >>> game = dec.estimates_.loc["game"]
+    >>> float(game["proportion"]), bool(game["detected"])
     (0.0, False)
     """
 
