@@ -98,6 +98,12 @@ def test_bytes_str_mixing_and_bad_values_are_clear_errors():
         ItemEncoding("bytes", 4, None, "error").encode([b"a\x00"])
     with pytest.raises(ValueError, match="single value"):
         ItemEncoding("str", 4, "NFC", "error").encode("abc")
+    import scipy.sparse as sparse
+
+    with pytest.raises(TypeError, match="Sparse input is not supported"):
+        PrefixExtendingMethod(item_type="int").fit(sparse.csr_matrix(np.ones((3, 1))))
+    with pytest.raises(ValueError, match="one column of items"):
+        PrefixExtendingMethod(item_type="int").fit(np.ones((3, 2), dtype=int))
 
 
 def test_large_integers_round_trip():

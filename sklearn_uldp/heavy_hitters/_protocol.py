@@ -142,6 +142,11 @@ def protocol_from_dict(spec):
 
 
 def _check_codes(reports, n_outputs, protocol):
+    if hasattr(reports, "toarray") or hasattr(reports, "tocsr"):
+        raise TypeError(
+            f"Sparse reports are not supported: reports of {protocol.name!r} are one "
+            "integer per user (a dense array)."
+        )
     if hasattr(reports, "to_numpy"):
         reports = reports.to_numpy()
     arr = np.asarray(reports)
