@@ -163,9 +163,9 @@ class BloomRAPPORProtocol(_Protocol):
         )
         return mersenne_hash(self._a[idx], self._b[idx], keys[:, None], self.n_bits)
 
-    def bloom_filters(self, keys, cohorts):
+    def bloom_filters(self, keys, cohorts, positions=None):
         """(n, k) uint8 Bloom filters."""
-        pos = self.bloom_positions(keys, cohorts)
+        pos = self.bloom_positions(keys, cohorts) if positions is None else positions
         out = np.zeros((pos.shape[0], self.n_bits), dtype=np.uint8)
         out[np.arange(pos.shape[0])[:, None], pos] = 1
         return out
@@ -182,8 +182,9 @@ class BloomRAPPORProtocol(_Protocol):
         permanent = _FreshPermanentRound() if permanent is None else permanent
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
-            bloom = self.bloom_filters(keys[lo:hi], cohorts[lo:hi])
-            prr = permanent.draw(bloom, keys[lo:hi], self.f, rng)
+            positions = self.bloom_positions(keys[lo:hi], cohorts[lo:hi])
+            bloom = self.bloom_filters(keys[lo:hi], cohorts[lo:hi], positions)
+            prr = permanent.draw(bloom, positions, keys[lo:hi], self.f, rng)
             one = bernoulli_matrix(prr.shape, self.q, rng)
             zero = bernoulli_matrix(prr.shape, self.p, rng)
             out[lo:hi, 1:] = np.where(prr.astype(bool), one, zero)
@@ -277,10 +278,14 @@ class _FreshPermanentRound:
     Memoization (the same B' for every report of one user and item, as
     RAPPOR's PRR requires over time) needs a per-user secret and a keyed
     pseudo-random function of (secret, item); this object is the seam where
-    that keyed source plugs in: ``draw(bloom, keys, f, rng)`` returns B'.
+    that keyed source plugs in: ``draw(bloom, positions, keys, f, rng)``
+    returns B' (n, k) for the Bloom filters ``bloom`` (set bits at
+    ``positions``, (n, h)) of the items' ``keys``. A keyed version draws
+    bit i as 1 with probability ``1 - f/2`` at the positions and ``f/2``
+    elsewhere from the PRF of (user secret, context, key) instead of ``rng``.
     """
 
-    def draw(self, bloom, keys, f, rng):
+    def draw(self, bloom, positions, keys, f, rng):
         randomize = bernoulli_matrix(bloom.shape, f, rng)
         coin = bernoulli_matrix(bloom.shape, 0.5, rng)
         return np.where(randomize, coin, bloom.astype(bool))
