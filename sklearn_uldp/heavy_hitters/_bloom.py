@@ -667,12 +667,32 @@ class BloomRAPPORDecoder(BaseEstimator):
         return pi
 
     def _em_steps(self, like, w, pi):
-        for _ in range(self.max_iter):
-            # EM's multiplicative step pi * g, g(x) = sum_y w(y) Q(y|x) / m(y);
-            # max(g) - 1 bounds the distance to the maximum (the certificate
-            # the package's EMEstimator uses too).
-            g = like.T @ (w / (like @ pi))
-            pi = pi * g
+        """EM accelerated by SQUAREM (Varadhan & Roland 2008), never going downhill.
+
+        EM's step is ``pi * g``, ``g(x) = sum_y w(y) Q(y|x) / m(y)``, and
+        ``max(g) - 1`` bounds the distance to the maximum (the certificate
+        the package's EMEstimator uses too). Two EM steps give a direction;
+        the extrapolated point is kept only if its likelihood is not lower.
+        """
+
+        def step(p):
+            g = like.T @ (w / (like @ p))
+            return p * g, g
+
+        def loglik(p):
+            return float(w @ np.log(np.maximum(like @ p, 1e-300)))
+
+        for _ in range(max(1, self.max_iter // 3)):
+            p1, g = step(pi)
             if g.max() - 1 <= self.tol:
-                break
+                return p1
+            p2, _ = step(p1)
+            r, v = p1 - pi, p2 - 2 * p1 + pi
+            nv = np.linalg.norm(v)
+            alpha = -np.linalg.norm(r) / nv if nv > 0 else -1.0
+            alpha = min(alpha, -1.0)
+            cand = np.clip(pi - 2 * alpha * r + alpha**2 * v, 0, None)
+            cand /= cand.sum()
+            cand, _ = step(cand)  # stabilizing EM step
+            pi = cand if loglik(cand) >= loglik(p2) else p2
         return pi
