@@ -77,9 +77,21 @@ def main(argv=None):
     print("|---|---|---|---|---|")
     for n in args.n:
         out = subprocess.run(
-            [sys.executable, __file__, "--child", str(n), "--eps", str(args.eps),
-             "--chunk", str(args.chunk), "--seed", str(args.seed)],
-            capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(n),
+                "--eps",
+                str(args.eps),
+                "--chunk",
+                str(args.chunk),
+                "--seed",
+                str(args.seed),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(

@@ -76,8 +76,10 @@ est_u = HeavyHitterEstimator().fit(uldp.fit_transform(X))
 found_u = [x for x in est_u.candidates_["item"] if x not in sensitive][:10]
 found_p = [x for x in est.candidates_["item"] if x not in sensitive][:10]
 print(f"clear-report probability: {uldp.clear_probability_:.3f}")
-print(f"recall of the top 10 non-sensitive names: PEM {len(set(found_p) & set(top)) / 10:.1f}, "
-      f"utility-optimized {len(set(found_u) & set(top)) / 10:.1f}")
+print(
+    f"recall of the top 10 non-sensitive names: PEM {len(set(found_p) & set(top)) / 10:.1f}, "
+    f"utility-optimized {len(set(found_u) & set(top)) / 10:.1f}"
+)
 
 # %%
 # Estimated against true frequencies of the top 10 non-sensitive names

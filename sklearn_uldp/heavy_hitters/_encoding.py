@@ -58,8 +58,7 @@ def _column(values):
     """``values`` as a 1-D object or integer array (one column), not copied."""
     if hasattr(values, "toarray") or hasattr(values, "tocsr"):
         raise TypeError(
-            "Sparse input is not supported: pass one column of items (a 1-D array, "
-            "list or Series)."
+            "Sparse input is not supported: pass one column of items (a 1-D array, list or Series)."
         )
     if isinstance(values, pd.DataFrame):
         if values.shape[1] != 1:
