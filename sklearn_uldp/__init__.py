@@ -14,6 +14,7 @@ from . import (
     compose,
     datasets,
     estimators,
+    heavy_hitters,
     mechanisms,
     metrics,
     model_selection,
@@ -33,6 +34,14 @@ from .estimators import (
     ThresholdEstimator,
 )
 from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+from .heavy_hitters import (
+    BloomRAPPOR,
+    BloomRAPPORDecoder,
+    HeavyHitterEstimator,
+    PrefixExtendingMethod,
+    TreeHist,
+    UtilityOptimizedHeavyHitters,
+)
 from .mechanisms import (
     RAPPOR,
     BinaryLocalHashing,
@@ -87,6 +96,13 @@ __all__ = [
     "ThresholdEstimator",
     "EMEstimator",
     "PersonalizedEstimator",
+    # heavy hitters over open domains (strings, large integers)
+    "PrefixExtendingMethod",
+    "TreeHist",
+    "HeavyHitterEstimator",
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
+    "UtilityOptimizedHeavyHitters",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -103,6 +119,7 @@ __all__ = [
     "compose",
     "datasets",
     "estimators",
+    "heavy_hitters",
     "mechanisms",
     "metrics",
     "model_selection",
