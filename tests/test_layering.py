@@ -37,6 +37,7 @@ LAYERS = {
     "datasets": 2,
     "estimators": 3,
     "stats": 4,
+    "heavy_hitters": 4,
     "compose": 5,
     "model_selection": 5,
     "parallel": 5,
