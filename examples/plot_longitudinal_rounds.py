@@ -30,6 +30,7 @@ import pandas as pd
 from sklearn_uldp.estimators import LongitudinalEstimator
 from sklearn_uldp.mechanisms import LongitudinalUE
 from sklearn_uldp.privacy import BudgetAccountant, longitudinal_exposure
+from sklearn_uldp.stats import two_sample_test
 from sklearn_uldp.utils import generate_user_secrets
 
 GRADES = ["K", "1", "2", "3"]
@@ -111,7 +112,7 @@ print(f"{covered:.0%} of the {truth.size} intervals cover the true share")
 # Did the distribution change? The test compares two rounds' reports. The
 # same students answer in both, which makes their reports positively
 # dependent: the test is then conservative (a change it finds is real).
-result = est.change_test("K", "1")
+result = two_sample_test(est["K"], est["1"])
 print(f"grade K vs 1: statistic {result.statistic:.0f} ({result.dof} dof), p = {result.pvalue:.2g}")
 
 # %%

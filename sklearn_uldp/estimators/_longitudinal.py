@@ -28,8 +28,9 @@ class LongitudinalEstimator(BaseEstimator):
     estimator of the package: the end-to-end channel of one report is an
     ordinary channel) and lays the results side by side: ``distributions_``
     and ``standard_errors_`` have one row per round, :meth:`confidence_intervals`
-    one block of intervals per round, :meth:`change_test` tests whether the
-    distribution changed between two rounds, :meth:`to_frame` gives a tidy
+    one block of intervals per round, ``est[label]`` is a round's fitted
+    estimator (e.g. for :func:`~sklearn_uldp.stats.two_sample_test`, the
+    test of a change between two rounds), :meth:`to_frame` gives a tidy
     table for plots. Every round must come from the same channel (the same
     spec): a longitudinal mechanism's memoized answers are tied to it.
 
@@ -56,8 +57,9 @@ class LongitudinalEstimator(BaseEstimator):
 
     Notes
     -----
-    :meth:`change_test` is :func:`~sklearn_uldp.stats.two_sample_test`,
-    which assumes the two rounds' reports independent. Reports of the same
+    :func:`~sklearn_uldp.stats.two_sample_test` on two rounds
+    (``two_sample_test(est[a], est[b])``) assumes the two rounds' reports
+    independent. Reports of the same
     users in two rounds of a memoized mechanism are not: they share the
     permanent answers, which correlates them *positively* (given the value,
     a user's two reports are two noisy copies of one answer), so the
@@ -79,7 +81,8 @@ class LongitudinalEstimator(BaseEstimator):
     >>> est = LongitudinalEstimator().fit([mech.transform(day1), mech.transform(day2)])
     >>> est.distributions_.round(1).tolist()
     [[0.5, 0.3, 0.2], [0.4, 0.2, 0.4]]
-    >>> est.confidence_intervals().shape, bool(est.change_test(0, 1).pvalue < 1e-6)
+    >>> from sklearn_uldp.stats import two_sample_test
+    >>> est.confidence_intervals().shape, bool(two_sample_test(est[0], est[1]).pvalue < 1e-6)
     ((2, 3, 2), True)
     """
 
@@ -206,30 +209,16 @@ class LongitudinalEstimator(BaseEstimator):
             "(pass a label or a position)."
         )
 
-    def change_test(self, first: Any, second: Any) -> Any:
-        """Test whether the distribution changed between two rounds.
+    def __getitem__(self, label: Any) -> DistributionEstimator:
+        """The fitted estimator of one round (by label, or by position).
 
-        :func:`~sklearn_uldp.stats.two_sample_test` on the two rounds'
-        sufficient statistics. It assumes independent rounds; for the same
-        users memoized across rounds it is conservative (see Notes of the
-        class).
-
-        Parameters
-        ----------
-        first, second : round label or position
-
-        Returns
-        -------
-        result : TwoSampleResult
+        Test whether the distribution changed between two rounds with
+        :func:`~sklearn_uldp.stats.two_sample_test` on two rounds'
+        estimators: ``two_sample_test(est["mon"], est["tue"])`` (see Notes
+        of the class for what it assumes).
         """
         check_is_fitted(self, "estimators_")
-        # The statistical tests sit above the estimators (they use their
-        # projections): imported here, as the estimators' score does.
-        from ..stats._two_sample import two_sample_test
-
-        a = self.estimators_[self._index(first)]
-        b = self.estimators_[self._index(second)]
-        return two_sample_test(a.statistics_, b.statistics_)
+        return self.estimators_[self._index(label)]
 
     def to_frame(self, alpha: float = 0.05, **kwargs: Any) -> pd.DataFrame:
         """A tidy table: one row per (round, category).
