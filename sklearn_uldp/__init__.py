@@ -14,6 +14,7 @@ from . import (
     compose,
     datasets,
     estimators,
+    heavy_hitters,
     mechanisms,
     metrics,
     model_selection,
@@ -22,24 +23,39 @@ from . import (
     privacy,
     stats,
 )
+from ._show_versions import show_versions
+from ._version import __version__ as __version__
 from .compose import DataFramePrivatizer, JointEncoder
 from .estimators import (
     DistributionEstimator,
     EMEstimator,
     EmpiricalEstimator,
+    LongitudinalEstimator,
     PersonalizedEstimator,
     ThresholdEstimator,
 )
 from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+from .heavy_hitters import (
+    BloomRAPPOR,
+    BloomRAPPORDecoder,
+    HeavyHitterEstimator,
+    PrefixExtendingMethod,
+    TreeHist,
+    UtilityOptimizedHeavyHitters,
+)
 from .mechanisms import (
     RAPPOR,
     BinaryLocalHashing,
     BinaryOptimalResponse,
     BlockHadamardResponse,
     CountMeanSketch,
+    DBitFlipPM,
     HadamardCountMeanSketch,
     HadamardResponse,
     HighLowHadamardResponse,
+    LongitudinalGRR,
+    LongitudinalLocalHashing,
+    LongitudinalUE,
     NonPrivate,
     OptimizedLocalHashing,
     PersonalizedMechanism,
@@ -47,6 +63,8 @@ from .mechanisms import (
     SubsetSelection,
     UtilityOptimizedBlockDesign,
     UtilityOptimizedHadamardResponse,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRR,
     UtilityOptimizedOUE,
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
@@ -55,15 +73,6 @@ from .mechanisms import (
 )
 from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
 from .privacy import BudgetAccountant
-
-# The version is written once, in pyproject.toml; the installed metadata
-# carries it. A source tree that was never installed has no metadata.
-try:
-    from importlib.metadata import version as _version
-
-    __version__ = _version("sklearn-uldp")
-except ImportError:  # pragma: no cover - PackageNotFoundError is an ImportError
-    __version__ = "0+unknown"
 
 __all__ = [
     # ULDP mechanisms and their LDP baselines (Murakami & Kawamoto 2019)
@@ -88,12 +97,27 @@ __all__ = [
     "SubsetSelection",
     "CountMeanSketch",
     "HadamardCountMeanSketch",
+    # collection over time: memoized (longitudinal) mechanisms
+    "LongitudinalGRR",
+    "LongitudinalUE",
+    "LongitudinalLocalHashing",
+    "DBitFlipPM",
+    "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRAPPOR",
     # estimators
     "DistributionEstimator",
     "EmpiricalEstimator",
     "ThresholdEstimator",
     "EMEstimator",
     "PersonalizedEstimator",
+    "LongitudinalEstimator",
+    # heavy hitters over open domains (strings, large integers)
+    "PrefixExtendingMethod",
+    "TreeHist",
+    "HeavyHitterEstimator",
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
+    "UtilityOptimizedHeavyHitters",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -101,6 +125,7 @@ __all__ = [
     "choose_mechanism",
     "BudgetAccountant",
     "get_channel",
+    "show_versions",
     # warnings and errors
     "PrivacyLeakWarning",
     "BudgetError",
@@ -109,6 +134,7 @@ __all__ = [
     "compose",
     "datasets",
     "estimators",
+    "heavy_hitters",
     "mechanisms",
     "metrics",
     "model_selection",
