@@ -17,6 +17,7 @@ from . import (
     mechanisms,
     metrics,
     model_selection,
+    numeric,
     parallel,
     plotting,
     privacy,
@@ -30,7 +31,7 @@ from .estimators import (
     PersonalizedEstimator,
     ThresholdEstimator,
 )
-from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+from .exceptions import BudgetError, ClippingWarning, PrivacyLeakWarning, ReportMismatchError
 from .mechanisms import (
     RAPPOR,
     BinaryLocalHashing,
@@ -54,6 +55,17 @@ from .mechanisms import (
     get_channel,
 )
 from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
+from .numeric import (
+    Binner,
+    DuchiMechanism,
+    HybridMechanism,
+    MeanEstimator,
+    MultiNumericMechanism,
+    PiecewiseMechanism,
+    SquareWave,
+    SquareWaveEstimator,
+    UtilityOptimizedOneBitMechanism,
+)
 from .privacy import BudgetAccountant
 
 # The version is written once, in pyproject.toml; the installed metadata
@@ -105,6 +117,17 @@ __all__ = [
     "PrivacyLeakWarning",
     "BudgetError",
     "ReportMismatchError",
+    # numeric columns (means, distributions, quantiles)
+    "DuchiMechanism",
+    "PiecewiseMechanism",
+    "HybridMechanism",
+    "UtilityOptimizedOneBitMechanism",
+    "MultiNumericMechanism",
+    "MeanEstimator",
+    "SquareWave",
+    "SquareWaveEstimator",
+    "Binner",
+    "ClippingWarning",
     # subpackages
     "compose",
     "datasets",
@@ -112,6 +135,7 @@ __all__ = [
     "mechanisms",
     "metrics",
     "model_selection",
+    "numeric",
     "parallel",
     "plotting",
     "privacy",

@@ -39,6 +39,14 @@ from sklearn_uldp.mechanisms import (
     UtilityOptimizedOUE,
 )
 from sklearn_uldp.mechanisms._channel import CHANNEL_REGISTRY
+from sklearn_uldp.numeric import (
+    DuchiMechanism,
+    HybridMechanism,
+    MultiNumericMechanism,
+    PiecewiseMechanism,
+    SquareWave,
+    UtilityOptimizedOneBitMechanism,
+)
 
 try:
     from sklearn_uldp.exceptions import InvalidSpecError
@@ -78,6 +86,14 @@ def _all_mechanisms():
         PersonalizedMechanism(
             1.0, sensitive=["a"], tags=["home"], mechanism="urap", categories=CATS
         ),
+        # numeric columns: the domain is a range (bounds), not categories
+        DuchiMechanism(1.0, bounds=(0, 10)),
+        PiecewiseMechanism(1.0, bounds=(0, 10)),
+        HybridMechanism(1.0, bounds=(0, 10)),
+        SquareWave(1.0, bounds=(0, 10)),
+        UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 10), sensitive=(0, 2)),
+        UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 10), sensitive=(0, 2), disclosure=0.1),
+        MultiNumericMechanism(3.0, bounds=[(0, 1), (0, 10)]),
     ]
 
 
@@ -112,6 +128,8 @@ _KEYWORDS = {
     "exclusiveMaximum",
     "items",
     "minItems",
+    "maxItems",
+    "maximum",
     "uniqueItems",
     "contains",
     "propertyNames",
@@ -159,8 +177,12 @@ def validates(value, schema, root):
             return False
         if "exclusiveMaximum" in schema and not value < schema["exclusiveMaximum"]:
             return False
+        if "maximum" in schema and not value <= schema["maximum"]:
+            return False
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
+            return False
+        if len(value) > schema.get("maxItems", len(value)):
             return False
         if schema.get("uniqueItems") and len({json.dumps(v) for v in value}) < len(value):
             return False
