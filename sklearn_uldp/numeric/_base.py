@@ -483,12 +483,12 @@ def _numeric_values(X, estimator, *, reset):
         if strings or kind in "USO":
             try:
                 X = X.astype(np.float64)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as exc:
                 bad = [v for v in flat if not isinstance(v, numbers.Real) or isinstance(v, bool)]
                 raise TypeError(
-                    f"X holds non-numeric values (e.g. {bad[:3]!r}): a numeric mechanism "
-                    "takes numbers. Convert the column (pd.to_numeric), or privatize a "
-                    "categorical column with a categorical mechanism (e.g. "
+                    f"X holds non-numeric values (e.g. {bad[:3]!r}; {exc}): a numeric "
+                    "mechanism takes numbers. Convert the column (pd.to_numeric), or "
+                    "privatize a categorical column with a categorical mechanism (e.g. "
                     "RandomizedResponse)."
                 ) from None
             if strings:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names, check_array, check_is_fitted
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
@@ -27,6 +27,8 @@ from ._base import BaseNumericMechanism
 __all__ = ["NumericEstimatorBase", "as_numeric_channel"]
 
 _EstimatorT = TypeVar("_EstimatorT", bound="NumericEstimatorBase")
+
+_FITTED = ("channel_", "statistics_", "n_reports_", "n_features_in_", "feature_names_in_")
 
 
 def as_numeric_channel(mechanism: Any) -> Channel:
@@ -123,7 +125,7 @@ class NumericEstimatorBase(BaseEstimator):
         -------
         self : object
         """
-        for attr in ("channel_", "statistics_", "n_reports_"):
+        for attr in _FITTED:
             self.__dict__.pop(attr, None)
         self._forget_estimate()
         self.partial_fit(X)
@@ -153,6 +155,18 @@ class NumericEstimatorBase(BaseEstimator):
                 "separate estimators (or call fit to start over)."
             )
         stats = self._statistics(channel, X)
+        columns = 1 if len(np.shape(X)) < 2 else int(np.shape(X)[1])
+        if getattr(self, "statistics_", None) is None:
+            self.n_features_in_ = columns
+            _check_feature_names(self, X, reset=True)
+        else:
+            if columns != self.n_features_in_:
+                raise ValueError(
+                    f"X has {columns} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (the report columns of "
+                    "the earlier batches)."
+                )
+            _check_feature_names(self, X, reset=False)
         self._add(stats)
         return self
 
@@ -181,7 +195,7 @@ class NumericEstimatorBase(BaseEstimator):
                     "The statistics come from another mechanism than `mechanism`: "
                     f"{declared.describe_difference(statistics.channel)}."
                 )
-        for attr in ("channel_", "statistics_", "n_reports_"):
+        for attr in _FITTED:
             self.__dict__.pop(attr, None)
         self._forget_estimate()
         self._add(statistics)
@@ -189,6 +203,18 @@ class NumericEstimatorBase(BaseEstimator):
         return self
 
     def _statistics(self, channel, X):
+        # What is never a report, with scikit-learn's usual messages (empty,
+        # sparse, complex, 3-D); the channel then checks the values.
+        check_array(
+            X,
+            accept_sparse=False,
+            dtype=None,
+            ensure_2d=False,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            input_name="reports",
+            estimator=type(self).__name__,
+        )
         rows = getattr(channel, "row_statistics", None)
         if rows is not None:  # several attributes per row, reported together
             return rows(X)

@@ -167,18 +167,18 @@ class MultiNumericChannel(Channel):
                 f"Expected rows of {self.n_attributes} attributes (NaN where not "
                 f"sampled), got shape {arr.shape}."
             )
-        counts = []
-        for j, channel in enumerate(self._attributes):
-            column = arr[:, j]
-            shown = ~np.isnan(column)
-            codes = channel.encode_reports(column[shown])
-            counts.append(np.bincount(codes, minlength=channel.n_outputs).astype(np.int64))
         reported = (~np.isnan(arr)).sum(axis=1)
         if np.any(reported != self.n_sampled):
             raise ReportMismatchError(
                 f"Each row reports {self.n_sampled} attribute(s) (the others NaN); some "
                 f"rows report {sorted(set(reported.tolist()) - {self.n_sampled})[:5]}."
             )
+        counts = []
+        for j, channel in enumerate(self._attributes):
+            column = arr[:, j]
+            shown = ~np.isnan(column)
+            codes = channel.encode_reports(column[shown])
+            counts.append(np.bincount(codes, minlength=channel.n_outputs).astype(np.int64))
         return ReportStatistics(self, int(arr.shape[0]), np.stack(counts))
 
     def report_moments(self, stats):

@@ -101,12 +101,11 @@ def hybrid_alpha(epsilon):
     ``1 - e^{-eps/2}`` when that mixture's worst-case variance is below
     Duchi's (eps above eps* ~ 0.6106; the paper rounds it to 0.61), else 0.
     """
-    if epsilon > 1400.0:
+    if epsilon > 1400.0:  # e^{eps/2} overflows; the Piecewise branch is certain
         return 1.0
-    e = math.exp(epsilon)
     h = math.exp(epsilon / 2.0)
-    duchi = ((e + 1.0) / (e - 1.0)) ** 2
-    mixture = (h + 3.0) / (3.0 * h * (h - 1.0)) + (e + 1.0) ** 2 / (h * (e - 1.0) ** 2)
+    duchi = 1.0 / math.tanh(epsilon / 2.0) ** 2  # ((e^eps + 1) / (e^eps - 1))^2
+    mixture = (h + 3.0) / (3.0 * h * (h - 1.0)) + duchi / h
     return 1.0 - 1.0 / h if mixture < duchi else 0.0
 
 

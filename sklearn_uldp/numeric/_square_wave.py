@@ -60,8 +60,10 @@ def square_wave_band(epsilon: float) -> float:
     >>> round(square_wave_band(1.0), 4)
     0.2576
     """
-    e = math.exp(min(epsilon, 700.0))
-    growth = math.expm1(min(epsilon, 700.0))
+    if epsilon > 300.0:  # e^eps e^eps overflows: b ~ eps e^-eps / 2
+        return 0.5 * epsilon * math.exp(-epsilon)
+    e = math.exp(epsilon)
+    growth = math.expm1(epsilon)
     numerator = epsilon * e - growth
     denominator = 2.0 * e * (growth - epsilon)
     return numerator / denominator
