@@ -389,6 +389,21 @@ def test_kernels_numba_and_numpy_agree():
     )
 
 
+@pytest.mark.parametrize("name", ["duchi", "piecewise", "hybrid", "square_wave", "uobm"])
+def test_fused_report_path_equals_numpy_path(name, monkeypatch):
+    """The compiled one-pass privatization (clip, map, draw, look up) gives
+    the numpy path's reports and clipping counts for the same uniforms."""
+    channel = _channels(1.0)[name]
+    values = np.random.default_rng(0).uniform(-5, 9, 30_000)  # some outside the bounds
+    fast = np.empty_like(values)
+    counts = channel.report(values, np.random.default_rng(1), fast)
+    monkeypatch.setattr(_kernels, "HAVE_NUMBA", False)
+    slow = np.empty_like(values)
+    assert channel.report(values, np.random.default_rng(1), slow) == counts
+    assert np.array_equal(fast, slow)
+    assert counts == (int((values < BOUNDS[0]).sum()), int((values > BOUNDS[1]).sum()))
+
+
 # ============================================================ mean theory
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
 @pytest.mark.parametrize("name", ["duchi", "piecewise", "hybrid", "uobm"])

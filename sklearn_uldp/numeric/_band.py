@@ -64,11 +64,25 @@ class BandLaw:
         )
         return self.qc + (self.pc - self.qc) * overlap
 
-    def sample(self, starts, rng, uniforms=None):
-        """Cells drawn for band ``starts`` (one float64 uniform each)."""
-        if uniforms is None:
-            uniforms = rng.random(np.shape(starts)[0])
+    def codes(self, starts, uniforms):
+        """Cells of band ``starts`` for one float64 uniform each (inverse CDF)."""
         return band_codes(starts, uniforms, self.cells, self.length, self.qc, self.pc)
+
+    def fused_params(self, channel):
+        """Parameters of the compiled one-pass sampler of ``channel``."""
+        low, high = channel.bounds
+        return {
+            "low": low,
+            "high": high,
+            "width": high - low,
+            "span": float(self.cells - self.length),
+            "m": float(self.cells),
+            "length": float(self.length),
+            "qc": self.qc,
+            "pc": self.pc,
+            "first": channel.output_grid[0],
+            "step": channel.output_grid[1],
+        }
 
     def interval_mass(self, s0, s1, a, b):
         """Mean over starts uniform on ``[s0, s1]`` of the mass of cells ``[a, b)``.

@@ -48,6 +48,7 @@ __all__ = [
     "check_bounds",
     "NUMERIC_PARAMETER_HINTS",
     "clip_to_bounds",
+    "warn_clipped",
 ]
 
 #: Cells of the output grid of the continuous-output mechanisms (Piecewise,
@@ -250,6 +251,11 @@ class NumericChannel(Channel):
         low, high = self.bounds
         return low + (np.asarray(unit, dtype=float) + 1.0) * ((high - low) / 2.0)
 
+    def unit_fraction(self, values):
+        """Where each value lies in the bounds, from 0 (low) to 1 (high)."""
+        low, high = self.bounds
+        return np.clip((np.asarray(values, dtype=float) - low) / (high - low), 0.0, 1.0)
+
     def default_inputs(self, n: int = 33) -> np.ndarray:
         """An evenly spaced grid of ``n`` inputs over the bounds (both ends)."""
         return np.linspace(self.low, self.high, n)
@@ -327,7 +333,33 @@ class NumericChannel(Channel):
     # ---------------------------------------------------------------- users
     def sample(self, values, rng):
         """Output codes for ``values`` (column units, within the bounds)."""
+        values = np.asarray(values, dtype=float)
+        return self._codes(values, rng.random(values.shape[0]))
+
+    def _codes(self, values, uniforms):
+        """Output codes for ``values`` given one uniform each (the inverse CDF)."""
         raise NotImplementedError
+
+    def _fused(self, values, uniforms, out):
+        """The compiled one-pass ``report``, or None (see ``_kernels``)."""
+        return None
+
+    def report(self, values, rng, out):
+        """Privatize one column: write the reports of ``values`` into ``out``.
+
+        Values outside the bounds are clipped (``values`` is not modified);
+        returns the numbers of values below and above the bounds.
+        """
+        uniforms = rng.random(values.shape[0])
+        fused = self._fused(values, uniforms, out)
+        if fused is not None:
+            return fused
+        low, high = self.bounds
+        below = int(np.count_nonzero(values < low))
+        above = int(np.count_nonzero(values > high))
+        clipped = np.clip(values, low, high)
+        out[:] = self.output_values()[self._codes(clipped, uniforms)]
+        return below, above
 
     # ------------------------------------------------------------ collector
     def _encode_tolerance(self):
@@ -439,9 +471,10 @@ def _as_float_reports(reports, channel):
 
 
 # ===================================================================== users
-def _numeric_values(X, estimator, *, reset):
-    """``X`` as a 2-D float64 array of numbers, with clear errors (a copy
-    never aliases ``X``: the caller may clip it)."""
+def _numeric_values(X, estimator, *, reset, copy=True):
+    """``X`` as a 2-D float64 array of numbers, with clear errors. With
+    ``copy`` (the default) it never aliases ``X``, so the caller may clip it;
+    without, it may be ``X`` itself (read only)."""
     if X is None:
         raise ValueError("X is required.")
     if isinstance(X, (list, tuple)) and not any(
@@ -497,7 +530,9 @@ def _numeric_values(X, estimator, *, reset):
                     "numbers. Convert the column first (pd.to_numeric), or privatize a "
                     "categorical column with a categorical mechanism."
                 )
-    values = np.array(X, dtype=np.float64, copy=True)
+    values = np.array(X, dtype=np.float64, copy=True) if copy else np.asarray(X, np.float64)
+    if np.isfinite(values).all():
+        return values
     nan = np.isnan(values)
     if nan.any():
         raise ValueError(
@@ -536,25 +571,31 @@ def _check_frame_dtypes(frame):
             )
 
 
+def warn_clipped(counts, bounds, names, n):
+    """Warn once per column with values outside ``bounds`` (``counts``: a
+    (below, above) pair per column)."""
+    low, high = bounds
+    for (below, above), name in zip(counts, names, strict=True):
+        if below or above:
+            warnings.warn(
+                f"{below + above} of {n} values of column {name} lie outside the bounds "
+                f"[{low:g}, {high:g}] and were clipped to them ({below} below, {above} "
+                "above). Widen bounds=(low, high) if they are valid data: the bounds are "
+                "public and fixed before collection, never learned from it.",
+                ClippingWarning,
+                stacklevel=4,
+            )
+
+
 def clip_to_bounds(values, bounds, names):
     """Clip ``values`` (modified in place: the caller's copy) to ``bounds``,
     warning with the count of clipped values per column."""
     low, high = bounds
-    below = values < low
-    above = values > high
-    n_below = below.sum(axis=0)
-    n_above = above.sum(axis=0)
-    for j, name in enumerate(names):
-        if n_below[j] or n_above[j]:
-            warnings.warn(
-                f"{int(n_below[j] + n_above[j])} of {values.shape[0]} values of column "
-                f"{name} lie outside the bounds [{low:g}, {high:g}] and were clipped to "
-                f"them ({int(n_below[j])} below, {int(n_above[j])} above). Widen "
-                "bounds=(low, high) if they are valid data: the bounds are public and "
-                "fixed before collection, never learned from it.",
-                ClippingWarning,
-                stacklevel=3,
-            )
+    counts = [
+        (int(b), int(a))
+        for b, a in zip((values < low).sum(axis=0), (values > high).sum(axis=0), strict=True)
+    ]
+    warn_clipped(counts, bounds, names, values.shape[0])
     np.clip(values, low, high, out=values)
     return values
 
@@ -675,19 +716,19 @@ class BaseNumericMechanism(PrivatizerBase):
             The reports in the columns' units, carrying the channel.
         """
         check_is_fitted(self, "channel_")
-        values = _numeric_values(X, self, reset=False)
+        values = _numeric_values(X, self, reset=False, copy=False)
         names = self._input_names()
-        clip_to_bounds(values, self.bounds_, names)
         call = self._next_call()
-        table = self.channel_.output_values()
-        out = np.empty(values.shape, dtype=np.float64)
+        out = np.empty(values.shape[::-1], dtype=np.float64)  # one row per column
+        clipped = []
         for j, name in enumerate(names):
             column = np.ascontiguousarray(values[:, j])
             rng = self._transform_rng(
                 column.view(np.uint64), 2**64, column=name if len(names) > 1 else None, call=call
             )
-            out[:, j] = table[self.channel_.sample(column, rng)]
-        return self._container(out, X)
+            clipped.append(self.channel_.report(column, rng, out[j]))
+        warn_clipped(clipped, self.bounds_, names, values.shape[0])
+        return self._container(out.T, X)
 
     def _sample(self, values, rng):
         """Output codes of one column (hook for tests and composites)."""

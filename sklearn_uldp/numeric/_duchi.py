@@ -21,7 +21,7 @@ import numpy as np
 
 from ..utils._typing import RandomStateLike
 from ._base import BaseNumericMechanism, NumericChannel
-from ._kernels import two_point_codes
+from ._kernels import fused_reports, two_point_codes
 
 __all__ = ["DuchiMechanism", "DuchiChannel"]
 
@@ -81,8 +81,23 @@ class DuchiChannel(NumericChannel):
         plus = self.plus_probability(np.atleast_1d(values))
         return np.stack([1.0 - plus, plus], axis=1)
 
-    def sample(self, values, rng):
-        return two_point_codes(self.plus_probability(values), rng.random(np.shape(values)[0]))
+    def _codes(self, values, uniforms):
+        return two_point_codes(self.plus_probability(values), uniforms)
+
+    def _fused(self, values, uniforms, out):
+        low, high = self.bounds
+        return fused_reports(
+            "duchi",
+            values,
+            uniforms,
+            out,
+            low=low,
+            high=high,
+            two_over_width=2.0 / (high - low),
+            slope=_plus_slope(self.epsilon),
+            minus=self.output_values()[0],
+            plus=self.output_values()[1],
+        )
 
     def variance(self, values):
         t = self.to_unit(values)

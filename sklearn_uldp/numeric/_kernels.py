@@ -34,6 +34,7 @@ __all__ = [
     "hybrid_codes",
     "one_bit_codes",
     "band_em",
+    "fused_reports",
 ]
 
 HAVE_NUMBA = numba is not None
@@ -48,28 +49,25 @@ def _band_code(s, u, m, length, qc, pc):
     is ``qc + (pc - qc) * overlap``. The two partly covered cells come first
     and last in the band; the cumulative masses of the five runs (cells
     below, first band cell, inner band cells, last band cell, cells above)
-    give the code by one division in the run ``u`` falls in.
+    give the code by one product with the run's inverse mass. Every run's
+    candidate is computed and the right one selected without branches (a
+    random branch per report costs more than the arithmetic).
     """
-    s0 = np.floor(s)
-    if s0 > m - length - 1:
-        s0 = m - length - 1.0
+    s0 = min(np.floor(s), m - length - 1.0)
     f = s - s0
     a1 = s0 * qc
     a2 = a1 + ((1.0 - f) * pc + f * qc)
     a3 = a2 + (length - 1) * pc
     a4 = a3 + (f * pc + (1.0 - f) * qc)
-    if u < a1:
-        j = np.floor(u / qc)
-        return min(j, s0 - 1.0)
-    if u < a2:
-        return s0
-    if u < a3:
-        j = s0 + 1.0 + np.floor((u - a2) / pc)
-        return min(j, s0 + length - 1.0)
-    if u < a4:
-        return s0 + length
-    j = s0 + length + 1.0 + np.floor((u - a4) / qc)
-    return min(j, m - 1.0)
+    below = min(np.floor(u * (1.0 / qc)), s0 - 1.0)
+    inner = min(s0 + 1.0 + np.floor((u - a2) * (1.0 / pc)), s0 + length - 1.0)
+    above = min(s0 + length + 1.0 + np.floor((u - a4) * (1.0 / qc)), m - 1.0)
+    code = below
+    code = s0 if u >= a1 else code
+    code = inner if u >= a2 else code
+    code = s0 + length if u >= a3 else code
+    code = above if u >= a4 else code
+    return code
 
 
 def _band_codes_loop(starts, uniforms, m, length, qc, pc, out):  # pragma: no cover - numba
@@ -85,13 +83,13 @@ def _band_codes_numpy(starts, uniforms, m, length, qc, pc):
     a3 = a2 + (length - 1) * pc
     a4 = a3 + (f * pc + (1.0 - f) * qc)
     u = uniforms
-    below = np.minimum(np.floor(u / qc), s0 - 1.0)
-    inner = np.minimum(s0 + 1.0 + np.floor((u - a2) / pc), s0 + length - 1.0)
-    above = np.minimum(s0 + length + 1.0 + np.floor((u - a4) / qc), m - 1.0)
+    below = np.minimum(np.floor(u * (1.0 / qc)), s0 - 1.0)
+    inner = np.minimum(s0 + 1.0 + np.floor((u - a2) * (1.0 / pc)), s0 + length - 1.0)
+    above = np.minimum(s0 + length + 1.0 + np.floor((u - a4) * (1.0 / qc)), m - 1.0)
     code = np.where(
-        u < a1,
-        below,
-        np.where(u < a2, s0, np.where(u < a3, inner, np.where(u < a4, s0 + length, above))),
+        u >= a4,
+        above,
+        np.where(u >= a3, s0 + length, np.where(u >= a2, inner, np.where(u >= a1, s0, below))),
     )
     return code.astype(np.int64)
 
@@ -128,11 +126,10 @@ def two_point_codes(probabilities, uniforms, *, use_numba=True):
 def _hybrid_loop(starts, plus, uniforms, alpha, m, length, qc, pc, out):  # pragma: no cover
     for i in range(starts.shape[0]):
         u = uniforms[i]
-        if u < alpha:
-            out[i] = np.int64(_band_code(starts[i], u / alpha, m, length, qc, pc))
-        else:
-            v = (u - alpha) / (1.0 - alpha)
-            out[i] = np.int64(m + 1.0) if v < plus[i] else np.int64(m)
+        band = _band_code(starts[i], u / alpha, m, length, qc, pc)
+        v = (u - alpha) / (1.0 - alpha)
+        bit = m + 1.0 if v < plus[i] else m
+        out[i] = np.int64(band if u < alpha else bit)
 
 
 def hybrid_codes(starts, plus, uniforms, alpha, m, length, qc, pc, *, use_numba=True):
@@ -202,6 +199,101 @@ def one_bit_codes(grid, plus, sensitive, uniforms, lam, *, use_numba=True):
     bit_other = (u - lam < half_other).astype(np.int64)
     bit_sensitive = (u < plus).astype(np.int64)
     return np.where(sensitive, bit_sensitive, np.where(u < lam, disclosed, bit_other))
+
+
+# ------------------------------------------- fused: values -> reports (numba)
+# One pass per column: count the values outside the bounds, clip them, map
+# them to the law's parameter (the band start, P(+)), draw the code with the
+# column's uniform and write the report from the public table. Each step is
+# the same floating-point operation, in the same order, as the channels'
+# numpy methods (``starts``, ``plus_probability``, ``sample``), so the codes
+# are those of the numpy path.
+def _fused_band_loop(
+    values, uniforms, low, high, width, span, m, length, qc, pc, first, step, out
+):  # pragma: no cover
+    below = 0
+    above = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        below += x < low
+        above += x > high
+        f = (x - low) / width
+        f = min(max(f, 0.0), 1.0)
+        # the report of cell j is first + (j + 0.5) * step, as in the
+        # channel's table (a table lookup per report costs a cache miss)
+        out[i] = first + (_band_code(span * f, uniforms[i], m, length, qc, pc) + 0.5) * step
+    return below, above
+
+
+def _fused_duchi_loop(
+    values, uniforms, low, high, two_over_width, slope, minus, plus, out
+):  # pragma: no cover
+    below = 0
+    above = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        below += x < low
+        above += x > high
+        t = (x - low) * two_over_width - 1.0
+        t = min(max(t, -1.0), 1.0)
+        out[i] = plus if uniforms[i] < 0.5 + slope * t else minus
+    return below, above
+
+
+def _fused_hybrid_loop(
+    values,
+    uniforms,
+    low,
+    high,
+    width,
+    two_over_width,
+    slope,
+    alpha,
+    span,
+    m,
+    length,
+    qc,
+    pc,
+    first,
+    step,
+    minus,
+    plus,
+    out,
+):  # pragma: no cover
+    below = 0
+    above = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        below += x < low
+        above += x > high
+        u = uniforms[i]
+        f = (x - low) / width
+        f = min(max(f, 0.0), 1.0)
+        band = _band_code(span * f, u / alpha, m, length, qc, pc)
+        t = (x - low) * two_over_width - 1.0
+        t = min(max(t, -1.0), 1.0)
+        v = (u - alpha) / (1.0 - alpha)
+        bit = plus if v < 0.5 + slope * t else minus
+        out[i] = first + (band + 0.5) * step if u < alpha else bit
+    return below, above
+
+
+def fused_reports(kind, values, uniforms, out, **params):
+    """Reports of one column written into ``out``; returns (below, above) counts.
+
+    ``kind`` is "band", "duchi" or "hybrid" (see the channels' ``report``);
+    None when numba is not installed (the channel then takes its numpy path).
+    """
+    if not HAVE_NUMBA:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if kind == "band":
+        below, above = _fused_band_jit(values, uniforms, **params, out=out)
+    elif kind == "duchi":
+        below, above = _fused_duchi_jit(values, uniforms, **params, out=out)
+    else:
+        below, above = _fused_hybrid_jit(values, uniforms, **params, out=out)
+    return int(below), int(above)
 
 
 # -------------------------------------------- EM through the band transition
@@ -346,13 +438,20 @@ def band_em(operator, counts, theta, *, smoothing, tol, max_iter):
 
 
 if numba is not None:
-    _second_antiderivative = numba.njit(nogil=True, cache=True)(_second_antiderivative)
-    _band_forward = numba.njit(nogil=True, cache=True)(_band_forward)
-    _band_adjoint = numba.njit(nogil=True, cache=True)(_band_adjoint)
-    _smooth_into = numba.njit(nogil=True, cache=True)(_smooth_into)
-    _band_em_jit = numba.njit(nogil=True, cache=True)(_band_em_loop)
-    _band_code = numba.njit(inline="always", nogil=True, cache=True)(_band_code)
-    _band_codes_jit = numba.njit(nogil=True, cache=True)(_band_codes_loop)
-    _two_point_jit = numba.njit(nogil=True, cache=True)(_two_point_loop)
-    _hybrid_jit = numba.njit(nogil=True, cache=True)(_hybrid_loop)
-    _one_bit_jit = numba.njit(nogil=True, cache=True)(_one_bit_loop)
+    _second_antiderivative = numba.njit(nogil=True, cache=True, error_model="numpy")(
+        _second_antiderivative
+    )
+    _band_forward = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_forward)
+    _band_adjoint = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_adjoint)
+    _smooth_into = numba.njit(nogil=True, cache=True, error_model="numpy")(_smooth_into)
+    _band_em_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_em_loop)
+    _fused_band_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_band_loop)
+    _fused_duchi_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_duchi_loop)
+    _fused_hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_hybrid_loop)
+    _band_code = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _band_code
+    )
+    _band_codes_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_codes_loop)
+    _two_point_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_two_point_loop)
+    _hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_hybrid_loop)
+    _one_bit_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_one_bit_loop)

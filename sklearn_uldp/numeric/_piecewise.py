@@ -37,7 +37,7 @@ from ..utils._typing import ArrayLike, RandomStateLike
 from ._band import BandLaw, band_masses
 from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel
 from ._duchi import DuchiChannel, _plus_slope
-from ._kernels import hybrid_codes
+from ._kernels import fused_reports, hybrid_codes
 
 __all__ = [
     "PiecewiseMechanism",
@@ -148,16 +148,19 @@ class PiecewiseChannel(NumericChannel):
     def n_outputs(self):
         return self.law.cells
 
-    def _unit_values(self):
-        cells = self.law.cells
-        return -self.scale + (np.arange(cells) + 0.5) * (2.0 * self.scale / cells)
+    @property
+    def output_grid(self):
+        """``(first, step)``: report j is ``first + (j + 0.5) * step`` (column units)."""
+        half = (self.high - self.low) / 2.0
+        return self.low + (1.0 - self.scale) * half, 2.0 * self.scale / self.law.cells * half
 
     def _output_values(self):
-        return self.from_unit(self._unit_values())
+        first, step = self.output_grid
+        return first + (np.arange(self.law.cells) + 0.5) * step
 
     def starts(self, values):
-        """The band's first cell (real) for each value."""
-        return (self.law.cells - self.law.length) * (self.to_unit(values) + 1.0) / 2.0
+        """The band's first cell (real) for each value: ``(M - L)(t + 1) / 2``."""
+        return (self.law.cells - self.law.length) * self.unit_fraction(values)
 
     def output_probabilities(self, values):
         return self.law.probabilities(self.starts(np.atleast_1d(values)))
@@ -183,8 +186,11 @@ class PiecewiseChannel(NumericChannel):
         low, high = self.bounds
         return (np.asarray(y, dtype=float) - low) * (2.0 / (high - low)) - 1.0
 
-    def sample(self, values, rng):
-        return self.law.sample(self.starts(values), rng)
+    def _codes(self, values, uniforms):
+        return self.law.codes(self.starts(values), uniforms)
+
+    def _fused(self, values, uniforms, out):
+        return fused_reports("band", values, uniforms, out, **self.law.fused_params(self))
 
     def _nearest_codes(self, values):
         width = 2.0 * self.scale / self.law.cells
@@ -270,17 +276,34 @@ class HybridChannel(NumericChannel):
             axis=1,
         )
 
-    def sample(self, values, rng):
+    def _codes(self, values, uniforms):
         law = self.piecewise.law
         return hybrid_codes(
             self.piecewise.starts(values),
             self.duchi.plus_probability(values),
-            rng.random(np.shape(values)[0]),
+            uniforms,
             self.alpha,
             law.cells,
             law.length,
             law.qc,
             law.pc,
+        )
+
+    def _fused(self, values, uniforms, out):
+        params = self.piecewise.law.fused_params(self.piecewise)
+        low, high = self.bounds
+        minus, plus = self.duchi.output_values()
+        return fused_reports(
+            "hybrid",
+            values,
+            uniforms,
+            out,
+            two_over_width=2.0 / (high - low),
+            slope=_plus_slope(self.epsilon),
+            alpha=self.alpha,
+            minus=minus,
+            plus=plus,
+            **params,
         )
 
     def variance(self, values):

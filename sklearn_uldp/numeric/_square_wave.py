@@ -40,7 +40,7 @@ from ..utils._typing import ArrayLike, RandomStateLike
 from ._band import BandLaw, band_masses
 from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel
 from ._estimator_base import NumericEstimatorBase
-from ._kernels import band_em
+from ._kernels import band_em, fused_reports
 
 __all__ = [
     "SquareWave",
@@ -126,12 +126,19 @@ class SquareWaveChannel(NumericChannel):
         """Width of an output cell on the unit scale."""
         return (1.0 + 2.0 * self.band) / self.law.cells
 
+    @property
+    def output_grid(self):
+        """``(first, step)``: report j is ``first + (j + 0.5) * step`` (column units)."""
+        width = self.high - self.low
+        return self.low - self.band * width, self.cell_width * width
+
     def _output_values(self):
-        return self.from_unit(-self.band + (np.arange(self.law.cells) + 0.5) * self.cell_width)
+        first, step = self.output_grid
+        return first + (np.arange(self.law.cells) + 0.5) * step
 
     def starts(self, values):
         """The band's first cell (real) for each value."""
-        return (self.law.cells - self.law.length) * self.to_unit(values)
+        return (self.law.cells - self.law.length) * self.unit_fraction(values)
 
     def output_probabilities(self, values):
         return self.law.probabilities(self.starts(np.atleast_1d(values)))
@@ -152,8 +159,11 @@ class SquareWaveChannel(NumericChannel):
         mass = self.law.interval_mass(starts, starts, cell, cell + 1.0)
         return np.where(inside, mass / (self.cell_width * (high - low)), 0.0)
 
-    def sample(self, values, rng):
-        return self.law.sample(self.starts(values), rng)
+    def _codes(self, values, uniforms):
+        return self.law.codes(self.starts(values), uniforms)
+
+    def _fused(self, values, uniforms, out):
+        return fused_reports("band", values, uniforms, out, **self.law.fused_params(self))
 
     def _nearest_codes(self, values):
         low, high = self.bounds

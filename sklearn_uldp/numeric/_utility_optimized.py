@@ -280,13 +280,13 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
         out[rows, 3 + k[rows]] += self.disclosure * frac[rows]
         return out
 
-    def sample(self, values, rng):
+    def _codes(self, values, uniforms):
         grid = (self.to_unit(values) + 1.0) * (GRID_CELLS / 2.0)
         return one_bit_codes(
             grid,
             self.plus_probability(values),
             self.is_sensitive(values),
-            rng.random(np.shape(values)[0]),
+            uniforms,
             self.disclosure,
         )
 
