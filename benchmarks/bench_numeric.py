@@ -72,7 +72,7 @@ MEAN_CHANNELS = {"duchi": DuchiChannel, "piecewise": PiecewiseChannel, "hybrid":
 
 
 def load():
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def best_of(fn, repeats):
@@ -180,6 +180,7 @@ def section_sw(args):
     )
     print("| data | eps | ours EMS | ref EMS | ref EM | ours / ref EMS | ours s | ref EMS s |")
     print("|---|---|---|---|---|---|---|---|")
+    data = {k: v for k, v in data.items() if k in args.sw_data}
     for (label, x), eps in itertools.product(data.items(), (0.5, 1.0, 2.0)):
         ours, ref_ems, ref_em, t_ours, t_ref = [], [], [], [], []
         for seed in range(seeds):
@@ -197,9 +198,10 @@ def section_sw(args):
                 t_ref.append(time.perf_counter() - start)
                 ref.EM = em
                 ref_ems.append(_wasserstein(counts / counts.sum(), x))
-                np.random.seed(2000 + seed)
-                counts = ref.sw(x, 0.0, 1.0, eps)
-                ref_em.append(_wasserstein(counts / counts.sum(), x))
+                if args.ref_em:
+                    np.random.seed(2000 + seed)
+                    counts = ref.sw(x, 0.0, 1.0, eps)
+                    ref_em.append(_wasserstein(counts / counts.sum(), x))
 
         def fmt(v):
             return f"{1e3 * np.mean(v):.2f} ± {1e3 * np.std(v):.2f}" if v else "-"
@@ -235,7 +237,8 @@ def section_real(args):
             f"{np.median(widths):.2f}."
         )
     print(
-        "\nQuantiles from Square Wave + EMS (eps = 1 and 4, 64 bins), mean absolute error over seeds:\n"
+        "\nQuantiles from Square Wave + EMS (eps = 1 and 4, 64 bins), mean absolute "
+        "error over seeds:\n"
     )
     print("| column | eps | q | true | mean estimate | mean abs error |")
     print("|---|---|---|---|---|---|")
@@ -380,7 +383,8 @@ def section_uldp(args):
     sensitive_bins = binner.sensitive_categories((threshold, np.inf))
     binned = binner.transform(x)
     print(
-        "| eps | Duchi (LDP) | Hybrid (LDP) | one-bit ULDP | binned k-RR (LDP) | binned uRR (ULDP) |"
+        "| eps | Duchi (LDP) | Hybrid (LDP) | one-bit ULDP | binned k-RR (LDP) "
+        "| binned uRR (ULDP) |"
     )
     print("|---|---|---|---|---|---|")
     for eps in (0.5, 1.0, 2.0, 4.0):
@@ -392,7 +396,7 @@ def section_uldp(args):
             ),
         }
         cells = []
-        for name, mech in mechs.items():
+        for mech in mechs.values():
             errors = []
             for seed in range(args.reps_uldp):
                 mech.set_params(random_state=seed)
@@ -421,7 +425,16 @@ def main(argv=None):
     parser.add_argument("--n-variance", type=int, default=100_000)
     parser.add_argument("--reps-variance", type=int, default=400)
     parser.add_argument("--n-sw", type=int, default=100_000)
-    parser.add_argument("--seeds-sw", type=int, default=5)
+    parser.add_argument("--seeds-sw", type=int, default=3)
+    parser.add_argument(
+        "--ref-em", action="store_true", help="also the reference's plain EM (slow)"
+    )
+    parser.add_argument(
+        "--sw-data",
+        nargs="+",
+        default=["beta(2,5)", "normal mix", "Wage wage (resampled)"],
+        help="data sets of the sw section",
+    )
     parser.add_argument("--seeds-real", type=int, default=100)
     parser.add_argument("--seeds-quantiles", type=int, default=20)
     parser.add_argument("--n-speed", type=int, default=1_000_000)

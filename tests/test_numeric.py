@@ -42,7 +42,6 @@ from sklearn_uldp import (
 from sklearn_uldp.exceptions import InvalidSpecError
 from sklearn_uldp.mechanisms import Channel, get_channel
 from sklearn_uldp.numeric import (
-    GRID_CELLS,
     DuchiChannel,
     HybridChannel,
     PiecewiseChannel,
@@ -54,6 +53,7 @@ from sklearn_uldp.numeric import (
     optimal_sampled_attributes,
     square_wave_band,
 )
+from sklearn_uldp.numeric._base import GRID_CELLS
 from sklearn_uldp.numeric._mean import bernstein_half_width, interval_bounds
 from sklearn_uldp.numeric._square_wave import BandTransition, expectation_maximization
 from sklearn_uldp.privacy import audit_mechanism, check_ldp, check_osldp, check_uldp

@@ -17,7 +17,7 @@ carry their channel, as every mechanism of the package does. Estimators
 See ``docs/numerical.md`` for the mathematics and the measured figures.
 """
 
-from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel, check_bounds
+from ._base import BaseNumericMechanism, NumericChannel, check_bounds
 from ._binning import Binner
 from ._duchi import DuchiChannel, DuchiMechanism
 from ._estimator_base import as_numeric_channel
@@ -38,7 +38,6 @@ from ._utility_optimized import (
 )
 
 __all__ = [
-    "GRID_CELLS",
     "BaseNumericMechanism",
     "NumericChannel",
     "check_bounds",

@@ -417,8 +417,11 @@ class SquareWaveEstimator(NumericEstimatorBase):
         report cells; None for ``n_bins`` rounded up to a power of 2.
     smoothing : bool, default=True
         EMS (True) or plain EM (False).
-    tol : float, default=1e-9
-        Stop when the log-likelihood per report improves by less.
+    tol : float, default=1e-8
+        Stop when the log-likelihood per report improves by less (the
+        reference implementation stops at 1e-3 in total, 1e-8 per report
+        at n = 1e5; EMS is a smoothed fixed point, so stopping also
+        regularizes: see ``docs/numerical.md``).
     max_iter : int, default=10_000
 
     Attributes
@@ -474,7 +477,7 @@ class SquareWaveEstimator(NumericEstimatorBase):
         n_bins: int = 1024,
         n_output_bins: int | None = None,
         smoothing: bool = True,
-        tol: float = 1e-9,
+        tol: float = 1e-8,
         max_iter: int = 10_000,
     ) -> None:
         self.mechanism = mechanism
