@@ -167,3 +167,46 @@ def test_simulation_scorer_scores_a_mean_pipeline():
         scoring=make_simulation_scorer("l1"),
     )
     assert test.mean(axis=1)[1] > test.mean(axis=1)[0]  # smaller error at eps=4
+
+
+def test_cli_privatizes_numeric_columns_from_a_config(tmp_path, capsys):
+    from sklearn_uldp.cli import main
+
+    df = _table(2000)
+    df["income"] = df["income"].round(2)
+    table, config = tmp_path / "t.csv", tmp_path / "config.json"
+    df.to_csv(table, index=False)
+    config.write_text(
+        json.dumps(
+            {
+                "random_state": 0,
+                "columns": {
+                    "age": {"mechanism": "hybrid", "epsilon": 1.0, "bounds": [0, 100]},
+                    "income": {
+                        "mechanism": "uobm",
+                        "epsilon": 1.0,
+                        "bounds": [0, 500_000],
+                        "sensitive": [[100_000, 1e12]],
+                    },
+                    "region": {
+                        "mechanism": "rr",
+                        "epsilon": 1.0,
+                        "categories": ["north", "south", "east"],
+                    },
+                },
+            }
+        )
+    )
+    reports = tmp_path / "r.csv"
+    assert main(["privatize", str(table), "-o", str(reports), "--config", str(config)]) == 0
+    out = tmp_path / "est.csv"
+    assert main(["estimate", str(reports), "--spec", f"{reports}.spec.json", "-o", str(out)]) == 0
+    est = pd.read_csv(out).set_index(["column", "category"])["estimate"]
+    age = est["age"]
+    assert age["ci_low"] < df["age"].mean() < age["ci_high"]
+    assert abs(est["income"]["mean"] - df["income"].mean()) < 5 * est["income"]["standard_error"]
+    bad = json.loads(config.read_text())
+    bad["columns"]["age"].pop("bounds")
+    config.write_text(json.dumps(bad))
+    assert main(["privatize", str(table), "-o", str(tmp_path / "x.csv"), "--config", str(config)])
+    assert "needs 'bounds'" in capsys.readouterr().err
