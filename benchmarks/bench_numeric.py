@@ -67,7 +67,7 @@ from sklearn_uldp.numeric import (
 )
 from sklearn_uldp.numeric._mean import bernstein_half_width, interval_bounds
 
-SECTIONS = ["variance", "sw", "real", "speed", "coverage", "uldp"]
+SECTIONS = ["variance", "sw", "real", "speed", "coverage", "uldp", "multi"]
 MEAN_CHANNELS = {"duchi": DuchiChannel, "piecewise": PiecewiseChannel, "hybrid": HybridChannel}
 
 
@@ -162,6 +162,26 @@ def _datasets(n, rng):
     return out
 
 
+def _reference_uniforms(x, reports, eps):
+    """The uniforms that make the reference sampler output ``reports`` for ``x``.
+
+    The reference draws ``u`` and maps it by the inverse CDF of the Square
+    Wave law of x; its CDF at our report gives back that ``u``, so the
+    reference privatizes the users exactly as we did and the two estimators
+    are compared on the same reports (a paired comparison).
+    """
+    ee = math.exp(eps)
+    w = ((eps * ee) - ee + 1) / (2 * ee * (ee - 1 - eps)) * 2
+    p = ee / (w * ee + 1)
+    q = 1 / (w * ee + 1)
+    y = reports
+    below = q * (y + w / 2)
+    inside = q * x + p * (y - x + w / 2)
+    above = q * x + p * w + q * (y - x - w / 2)
+    u = np.where(y < x - w / 2, below, np.where(y <= x + w / 2, inside, above))
+    return np.clip(u, 0.0, np.nextafter(1.0, 0.0))
+
+
 def section_sw(args):
     print(f"\n## Square Wave: Wasserstein distance to the data ({load()})\n")
     ref = None
@@ -173,16 +193,17 @@ def section_sw(args):
         print("(no --ldp-protocols: the reference columns are skipped)\n")
     n, seeds = args.n_sw, args.seeds_sw
     rng = np.random.default_rng(args.seed)
-    data = _datasets(n, rng)
+    data = {k: v for k, v in _datasets(n, rng).items() if k in args.sw_data}
     print(
-        f"n = {n}, 1024 input and output bins, mean W1 (x 1e-3, on the unit range) over "
-        f"{seeds} seeds (each privatizes the same data anew); time per fit.\n"
+        f"n = {n}, 1024 input and output bins. Each seed privatizes the data once (our "
+        "sampler); both estimators fit those same reports (the reference's sampler is fed "
+        "the uniforms that reproduce them). W1 (x 1e-3, on the unit range): mean ± sd "
+        f"over {seeds} seeds, and the mean paired difference ± its standard error.\n"
     )
-    print("| data | eps | ours EMS | ref EMS | ref EM | ours / ref EMS | ours s | ref EMS s |")
-    print("|---|---|---|---|---|---|---|---|")
-    data = {k: v for k, v in data.items() if k in args.sw_data}
+    print("| data | eps | ours EMS | reference EMS | ours - reference | ours s | reference s |")
+    print("|---|---|---|---|---|---|---|")
     for (label, x), eps in itertools.product(data.items(), (0.5, 1.0, 2.0)):
-        ours, ref_ems, ref_em, t_ours, t_ref = [], [], [], [], []
+        ours, theirs, t_ours, t_ref = [], [], [], []
         for seed in range(seeds):
             mech = SquareWave(epsilon=eps, bounds=(0.0, 1.0), random_state=1000 + seed)
             reports = mech.fit_transform(x.reshape(-1, 1))
@@ -190,26 +211,31 @@ def section_sw(args):
             est = SquareWaveEstimator().fit(reports)
             t_ours.append(time.perf_counter() - start)
             ours.append(_wasserstein(est.distribution_, x))
-            if ref is not None:
-                np.random.seed(2000 + seed)
-                ref.EM, em = ref.EMS, ref.EM  # sw() returns EM(...): run its EMS
+            if ref is None:
+                continue
+            uniforms = _reference_uniforms(x, np.asarray(reports).ravel(), eps)
+            original, em = np.random.uniform, ref.EM
+            np.random.uniform = lambda low, high, size, _u=uniforms: _u[:size].copy()
+            ref.EM = ref.EMS  # sw() returns EM(...): run its EMS, the paper's default
+            try:
                 start = time.perf_counter()
                 counts = ref.sw(x, 0.0, 1.0, eps)
                 t_ref.append(time.perf_counter() - start)
-                ref.EM = em
-                ref_ems.append(_wasserstein(counts / counts.sum(), x))
-                if args.ref_em:
-                    np.random.seed(2000 + seed)
-                    counts = ref.sw(x, 0.0, 1.0, eps)
-                    ref_em.append(_wasserstein(counts / counts.sum(), x))
+            finally:
+                np.random.uniform, ref.EM = original, em
+            theirs.append(_wasserstein(counts / counts.sum(), x))
 
         def fmt(v):
             return f"{1e3 * np.mean(v):.2f} ± {1e3 * np.std(v):.2f}" if v else "-"
 
-        ratio = f"{np.mean(ours) / np.mean(ref_ems):.2f}" if ref_ems else "-"
+        if theirs:
+            diff = 1e3 * (np.array(ours) - np.array(theirs))
+            paired = f"{diff.mean():+.2f} ± {diff.std(ddof=1) / math.sqrt(len(diff)):.2f}"
+        else:
+            paired = "-"
         print(
-            f"| {label} | {eps:g} | {fmt(ours)} | {fmt(ref_ems)} | {fmt(ref_em)} | {ratio} | "
-            f"{np.median(t_ours):.2f} | {np.median(t_ref) if t_ref else float('nan'):.2f} |"
+            f"| {label} | {eps:g} | {fmt(ours)} | {fmt(theirs)} | {paired} | "
+            f"{np.median(t_ours):.2f} | {np.median(t_ref) if t_ref else float('nan'):.1f} |"
         )
 
 
@@ -376,8 +402,9 @@ def section_uldp(args):
     print(
         f"ISLR Wage `wage` (n = {wage.size}, bounds {bounds}); sensitive: wages >= "
         f"{threshold:g} ({share:.1%} of the users). Root mean squared error of the mean over "
-        f"{args.reps_uldp} privatizations; the binned routes use {k} bins of width 25 "
-        "(their error includes the binning bias).\n"
+        f"{args.reps_uldp} privatizations (in parentheses: the exact one, from the channels' "
+        f"variances); the binned routes use {k} bins of width 25, the EM estimate (their "
+        "error includes the binning bias).\n"
     )
     binner = Binner(bins=k, bounds=bounds).fit()
     sensitive_bins = binner.sensitive_categories((threshold, np.inf))
@@ -401,7 +428,8 @@ def section_uldp(args):
             for seed in range(args.reps_uldp):
                 mech.set_params(random_state=seed)
                 errors.append(MeanEstimator().fit(mech.fit_transform(x)).mean_ - wage.mean())
-            cells.append(math.sqrt(np.mean(np.square(errors))))
+            exact = math.sqrt(mech.channel_.variance(wage).mean() / wage.size)
+            cells.append(f"{math.sqrt(np.mean(np.square(errors))):.2f} ({exact:.2f})")
         for mech in (
             RandomizedResponse(eps, categories=binner.categories_),
             UtilityOptimizedRR(eps, categories=binner.categories_, sensitive=sensitive_bins),
@@ -411,8 +439,53 @@ def section_uldp(args):
                 mech.set_params(random_state=seed)
                 est = EMEstimator().fit(mech.fit_transform(binned))
                 errors.append(est.distribution_ @ binner.categories_ - wage.mean())
-            cells.append(math.sqrt(np.mean(np.square(errors))))
-        print(f"| {eps:g} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
+            cells.append(f"{math.sqrt(np.mean(np.square(errors))):.2f}")
+        print(f"| {eps:g} | " + " | ".join(cells) + " |")
+
+
+# --------------------------------------------------------------------- multi
+def section_multi(args):
+    from sklearn_uldp.numeric import MultiNumericMechanism, optimal_sampled_attributes
+
+    print(f"\n## Sampling m of d attributes ({load()})\n")
+    print(
+        "n x the mean squared error of one attribute's mean (unit scale, uniform values) "
+        "against the data's mean, exact: (d/m) V(eps/m) + (d/m - 1) Var[t] (V: Hybrid's "
+        "variance; the second term: which users report the attribute), for every m; the "
+        "best m against Wang et al.'s m = max(1, min(d, floor(eps/2.5))).\n"
+    )
+    print("| d | eps | best m | Wang's m | variance at best m | at Wang's m | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    var_t = 1.0 / 3.0
+    for d, eps in itertools.product((5, 10, 20), (1.0, 2.5, 5.0, 10.0, 20.0, 40.0)):
+        cost = {
+            m: d / m * closed_form_variance("hybrid", eps / m, 0.0) + (d / m - 1) * var_t
+            for m in range(1, d + 1)
+        }
+        best = min(cost, key=cost.get)
+        wang = optimal_sampled_attributes(eps, d)
+        print(
+            f"| {d} | {eps:g} | {best} | {wang} | {cost[best]:.3f} | {cost[wang]:.3f} | "
+            f"{cost[wang] / cost[best]:.3f} |"
+        )
+    # A Monte Carlo check of the exact figure at one setting.
+    d, eps, n, reps = 10, 10.0, 20_000, 100
+    rng = np.random.default_rng(args.seed)
+    X = rng.uniform(0, 1, size=(n, d))
+    for m in (1, optimal_sampled_attributes(eps, d), d):
+        mech = MultiNumericMechanism(
+            eps,
+            bounds=[(0.0, 1.0)] * d,
+            n_sampled=m if m < d else "auto",
+            strategy="sample" if m < d else "split",
+        )
+        errs = []
+        for seed in range(reps):
+            mech.set_params(random_state=seed)
+            errs.append(MeanEstimator().fit(mech.fit_transform(X)).mean_ - X.mean(axis=0))
+        mse = float(np.mean(np.square(errs))) * n * 4  # unit scale [-1, 1]: x 4
+        exact = d / m * closed_form_variance("hybrid", eps / m, 0.0) + (d / m - 1) * var_t
+        print(f"\nd = {d}, eps = {eps:g}, m = {m}: n x MSE = {mse:.3f} (exact {exact:.3f})")
 
 
 def main(argv=None):
@@ -425,21 +498,18 @@ def main(argv=None):
     parser.add_argument("--n-variance", type=int, default=100_000)
     parser.add_argument("--reps-variance", type=int, default=400)
     parser.add_argument("--n-sw", type=int, default=100_000)
-    parser.add_argument("--seeds-sw", type=int, default=3)
-    parser.add_argument(
-        "--ref-em", action="store_true", help="also the reference's plain EM (slow)"
-    )
+    parser.add_argument("--seeds-sw", type=int, default=4)
     parser.add_argument(
         "--sw-data",
         nargs="+",
-        default=["beta(2,5)", "normal mix", "Wage wage (resampled)"],
+        default=["beta(2,5)", "Wage wage (resampled)"],
         help="data sets of the sw section",
     )
     parser.add_argument("--seeds-real", type=int, default=100)
     parser.add_argument("--seeds-quantiles", type=int, default=20)
     parser.add_argument("--n-speed", type=int, default=1_000_000)
     parser.add_argument("--reps-coverage", type=int, default=2000)
-    parser.add_argument("--reps-uldp", type=int, default=200)
+    parser.add_argument("--reps-uldp", type=int, default=500)
     args = parser.parse_args(argv)
     print(f"# Numeric columns benchmark ({load()}, {os.cpu_count()} CPUs)")
     for section in args.sections:

@@ -162,7 +162,7 @@ class Binner(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, `n_features_in_`)
 
         Returns
         -------
