@@ -166,7 +166,7 @@ class Binner(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        binned : ndarray or DataFrame of shape (n_samples, n_features_in_)
+        binned : ndarray or DataFrame of shape (n_samples, `n_features_in_`)
         """
         check_is_fitted(self, "bin_edges_")
         values = _numeric_values(X, self, reset=False)
