@@ -246,7 +246,7 @@ class NumericChannel(Channel):
         unit = (np.asarray(values, dtype=float) - low) * (2.0 / (high - low)) - 1.0
         return np.clip(unit, -1.0, 1.0)
 
-    def from_unit(self, unit):
+    def from_unit(self, unit: ArrayLike) -> np.ndarray:
         """The inverse of :meth:`to_unit` (unit values back to column units)."""
         low, high = self.bounds
         return low + (np.asarray(unit, dtype=float) + 1.0) * ((high - low) / 2.0)

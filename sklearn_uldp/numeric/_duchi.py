@@ -57,7 +57,7 @@ class DuchiChannel(NumericChannel):
     name = "duchi"
     unbiased_reports = True
 
-    def __init__(self, bounds, epsilon):
+    def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
         self._check_budget(f"Duchi's mechanism at epsilon={self.epsilon!r}")
 

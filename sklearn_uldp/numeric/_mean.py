@@ -36,6 +36,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..exceptions import ReportMismatchError
+from ..mechanisms._channel import Channel
 from ._estimator_base import NumericEstimatorBase
 
 __all__ = ["MeanEstimator", "bernstein_half_width", "interval_bounds", "normal_sample_size"]
@@ -46,7 +47,9 @@ _AUTO_MIN_N = 100
 _COCHRAN = 25.0
 
 
-def bernstein_half_width(n, variance_bound, range_bound, alpha):
+def bernstein_half_width(
+    n: float, variance_bound: float, range_bound: float, alpha: float
+) -> float:
     """Half-width s of the two-sided Bernstein interval of a sample mean.
 
     Solves ``2 exp(-n s^2 / (2 v + 2 R s / 3)) = alpha`` for s, for n
@@ -263,7 +266,7 @@ def _moments(values, counts, n):
     return out
 
 
-def normal_sample_size(channel) -> int:
+def normal_sample_size(channel: Channel) -> int:
     """Reports from which ``method="auto"`` uses the normal interval.
 
     ``max(100, 25 g^2)`` with g the largest skewness the channel's reports

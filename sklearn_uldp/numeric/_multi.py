@@ -37,6 +37,7 @@ from ..utils._validation import check_epsilon
 from ._base import (
     NUMERIC_PARAMETER_HINTS,
     BaseNumericMechanism,
+    NumericChannel,
     _numeric_values,
     check_bounds,
     clip_to_bounds,
@@ -107,7 +108,9 @@ class MultiNumericChannel(Channel):
         },
     }
 
-    def __init__(self, bounds, epsilon, attribute_mechanism, n_sampled):
+    def __init__(
+        self, bounds: Any, epsilon: float, attribute_mechanism: str, n_sampled: int
+    ) -> None:
         self.epsilon = check_epsilon(epsilon)
         if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or not len(bounds):
             raise ValueError(f"bounds must be a list of (low, high) pairs, got {bounds!r}.")
@@ -125,8 +128,9 @@ class MultiNumericChannel(Channel):
         ):
             raise ValueError(f"n_sampled must be an integer in [1, {d}], got {n_sampled!r}.")
         self.n_sampled = int(n_sampled)
-        self._attributes = [
-            _BASES[attribute_mechanism](b, self.epsilon / self.n_sampled) for b in self.bounds
+        base: type[NumericChannel] = _BASES[attribute_mechanism]
+        self._attributes: list[NumericChannel] = [
+            base(b, self.epsilon / self.n_sampled) for b in self.bounds
         ]
 
     def get_params(self):
@@ -369,8 +373,7 @@ class MultiNumericMechanism(BaseNumericMechanism):
         values = _numeric_values(X, self, reset=False)
         names = self._input_names()
         for j, name in enumerate(names):
-            clip_to_bounds(values[:, [j]], self.bounds_[j], [name])
-            values[:, j] = np.clip(values[:, j], *self.bounds_[j])
+            clip_to_bounds(values[:, j : j + 1], self.bounds_[j], [name])  # a view: in place
         n, d = values.shape
         m = self.n_sampled_
         rng = self._transform_rng(np.ascontiguousarray(values).view(np.uint64), 2**64)

@@ -132,7 +132,7 @@ class PiecewiseChannel(NumericChannel):
     name = "piecewise"
     unbiased_reports = True
 
-    def __init__(self, bounds, epsilon):
+    def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
         self._check_budget(f"the Piecewise mechanism at epsilon={self.epsilon!r}")
         self.law = BandLaw(self.epsilon, piecewise_band_length(self.epsilon))
@@ -244,7 +244,7 @@ class HybridChannel(NumericChannel):
     name = "hybrid"
     unbiased_reports = True
 
-    def __init__(self, bounds, epsilon):
+    def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
         self._check_budget(f"the Hybrid mechanism at epsilon={self.epsilon!r}")
         self.alpha = hybrid_alpha(self.epsilon)

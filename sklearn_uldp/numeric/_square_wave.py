@@ -96,7 +96,7 @@ class SquareWaveChannel(NumericChannel):
 
     name = "square_wave"
 
-    def __init__(self, bounds, epsilon):
+    def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
         self._check_budget(f"the Square Wave mechanism at epsilon={self.epsilon!r}")
         self.law = BandLaw(self.epsilon, _band_length(self.epsilon))
@@ -117,7 +117,7 @@ class SquareWaveChannel(NumericChannel):
         low, high = self.bounds
         return np.clip((np.asarray(values, dtype=float) - low) / (high - low), 0.0, 1.0)
 
-    def from_unit(self, unit):
+    def from_unit(self, unit: ArrayLike) -> np.ndarray:
         low, high = self.bounds
         return low + np.asarray(unit, dtype=float) * (high - low)
 

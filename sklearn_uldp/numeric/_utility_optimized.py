@@ -176,7 +176,9 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
         },
     }
 
-    def __init__(self, bounds, epsilon, sensitive, disclosure=None):
+    def __init__(
+        self, bounds: Any, epsilon: float, sensitive: Any, disclosure: float | None = None
+    ) -> None:
         super().__init__(bounds, epsilon)
         self.sensitive = check_sensitive_ranges(sensitive, self.bounds)
         top = _contrast(self.epsilon)
