@@ -14,6 +14,7 @@ from . import (
     compose,
     datasets,
     estimators,
+    heavy_hitters,
     mechanisms,
     metrics,
     model_selection,
@@ -23,24 +24,39 @@ from . import (
     privacy,
     stats,
 )
+from ._show_versions import show_versions
+from ._version import __version__ as __version__
 from .compose import DataFramePrivatizer, JointEncoder
 from .estimators import (
     DistributionEstimator,
     EMEstimator,
     EmpiricalEstimator,
+    LongitudinalEstimator,
     PersonalizedEstimator,
     ThresholdEstimator,
 )
 from .exceptions import BudgetError, ClippingWarning, PrivacyLeakWarning, ReportMismatchError
+from .heavy_hitters import (
+    BloomRAPPOR,
+    BloomRAPPORDecoder,
+    HeavyHitterEstimator,
+    PrefixExtendingMethod,
+    TreeHist,
+    UtilityOptimizedHeavyHitters,
+)
 from .mechanisms import (
     RAPPOR,
     BinaryLocalHashing,
     BinaryOptimalResponse,
     BlockHadamardResponse,
     CountMeanSketch,
+    DBitFlipPM,
     HadamardCountMeanSketch,
     HadamardResponse,
     HighLowHadamardResponse,
+    LongitudinalGRR,
+    LongitudinalLocalHashing,
+    LongitudinalUE,
     NonPrivate,
     OptimizedLocalHashing,
     PersonalizedMechanism,
@@ -48,6 +64,8 @@ from .mechanisms import (
     SubsetSelection,
     UtilityOptimizedBlockDesign,
     UtilityOptimizedHadamardResponse,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRR,
     UtilityOptimizedOUE,
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
@@ -67,15 +85,6 @@ from .numeric import (
     UtilityOptimizedOneBitMechanism,
 )
 from .privacy import BudgetAccountant
-
-# The version is written once, in pyproject.toml; the installed metadata
-# carries it. A source tree that was never installed has no metadata.
-try:
-    from importlib.metadata import version as _version
-
-    __version__ = _version("sklearn-uldp")
-except ImportError:  # pragma: no cover - PackageNotFoundError is an ImportError
-    __version__ = "0+unknown"
 
 __all__ = [
     # ULDP mechanisms and their LDP baselines (Murakami & Kawamoto 2019)
@@ -100,12 +109,27 @@ __all__ = [
     "SubsetSelection",
     "CountMeanSketch",
     "HadamardCountMeanSketch",
+    # collection over time: memoized (longitudinal) mechanisms
+    "LongitudinalGRR",
+    "LongitudinalUE",
+    "LongitudinalLocalHashing",
+    "DBitFlipPM",
+    "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRAPPOR",
     # estimators
     "DistributionEstimator",
     "EmpiricalEstimator",
     "ThresholdEstimator",
     "EMEstimator",
     "PersonalizedEstimator",
+    "LongitudinalEstimator",
+    # heavy hitters over open domains (strings, large integers)
+    "PrefixExtendingMethod",
+    "TreeHist",
+    "HeavyHitterEstimator",
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
+    "UtilityOptimizedHeavyHitters",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -113,6 +137,7 @@ __all__ = [
     "choose_mechanism",
     "BudgetAccountant",
     "get_channel",
+    "show_versions",
     # warnings and errors
     "PrivacyLeakWarning",
     "BudgetError",
@@ -132,6 +157,7 @@ __all__ = [
     "compose",
     "datasets",
     "estimators",
+    "heavy_hitters",
     "mechanisms",
     "metrics",
     "model_selection",

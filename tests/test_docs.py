@@ -31,6 +31,7 @@ API_MODULES = [
     "sklearn_uldp.stats",
     "sklearn_uldp.exceptions",
     "sklearn_uldp.numeric",
+    "sklearn_uldp.heavy_hitters",
 ]
 
 # Generated or build output inside docs/ that must not be copied.
@@ -152,6 +153,7 @@ def test_api_reference_lists_every_public_name():
         "docs/choosing.md",
         "docs/estimator_choice.md",
         "docs/numerical.md",
+        "docs/longitudinal.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

@@ -5,7 +5,7 @@ public spec and the contract with every estimator (see
 ``docs/architecture.md``).
 """
 
-from ._base import BaseMechanism
+from ._base import BaseMechanism, as_channel
 from ._binary import BinaryOptimalChannel, BinaryOptimalResponse, binary_optimal_matrix
 from ._bit_rows import BitRows
 from ._block_design import (
@@ -35,6 +35,22 @@ from ._local_hashing import (
     LocalHashingChannel,
     OptimizedLocalHashing,
 )
+from ._longitudinal import (
+    DBitFlipChannel,
+    DBitFlipPM,
+    LongitudinalGRR,
+    LongitudinalGRRChannel,
+    LongitudinalLocalHashing,
+    LongitudinalLocalHashingChannel,
+    LongitudinalUE,
+    LongitudinalUEChannel,
+    PermanentURAPChannel,
+    PermanentURRChannel,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRAPPORChannel,
+    UtilityOptimizedLongitudinalRR,
+    UtilityOptimizedLongitudinalRRChannel,
+)
 from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
     IdentityChannel,
@@ -63,6 +79,7 @@ __all__ = [
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
+    "as_channel",
     "spec_json_schema",
     "BitRows",
     "Reports",
@@ -108,4 +125,19 @@ __all__ = [
     "SubsetSelectionChannel",
     "CountMeanSketchChannel",
     "HadamardCountMeanSketchChannel",
+    # collection over time (memoized, longitudinal)
+    "LongitudinalGRR",
+    "LongitudinalUE",
+    "LongitudinalLocalHashing",
+    "DBitFlipPM",
+    "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRAPPOR",
+    "LongitudinalGRRChannel",
+    "LongitudinalUEChannel",
+    "LongitudinalLocalHashingChannel",
+    "DBitFlipChannel",
+    "UtilityOptimizedLongitudinalRRChannel",
+    "UtilityOptimizedLongitudinalRAPPORChannel",
+    "PermanentURRChannel",
+    "PermanentURAPChannel",
 ]
