@@ -29,14 +29,6 @@ from sklearn_uldp import (
     UtilityOptimizedRR,
 )
 from sklearn_uldp.compose import load_spec
-from sklearn_uldp.numeric import (
-    DuchiMechanism,
-    HybridMechanism,
-    MultiNumericMechanism,
-    PiecewiseMechanism,
-    SquareWave,
-    UtilityOptimizedOneBitMechanism,
-)
 from sklearn_uldp.mechanisms import (
     Channel,
     HadamardResponseChannel,
@@ -45,6 +37,14 @@ from sklearn_uldp.mechanisms import (
     UtilityOptimizedOUE,
 )
 from sklearn_uldp.mechanisms._channel import CHANNEL_REGISTRY
+from sklearn_uldp.numeric import (
+    DuchiMechanism,
+    HybridMechanism,
+    MultiNumericMechanism,
+    PiecewiseMechanism,
+    SquareWave,
+    UtilityOptimizedOneBitMechanism,
+)
 
 try:
     from sklearn_uldp.exceptions import InvalidSpecError

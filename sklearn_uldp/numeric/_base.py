@@ -68,6 +68,9 @@ NUMERIC_PARAMETER_HINTS: dict[str, str] = {
 
 _MechanismT = TypeVar("_MechanismT", bound="BaseNumericMechanism")
 
+#: Reports privatized per compiled pass (their uniforms stay in cache).
+_CHUNK = 1 << 16
+
 
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     """Validate a public range ``(low, high)`` and return it as two floats.
@@ -350,10 +353,22 @@ class NumericChannel(Channel):
         Values outside the bounds are clipped (``values`` is not modified);
         returns the numbers of values below and above the bounds.
         """
-        uniforms = rng.random(values.shape[0])
-        fused = self._fused(values, uniforms, out)
-        if fused is not None:
-            return fused
+        n = values.shape[0]
+        # One uniform per report, drawn in chunks into a small buffer that
+        # stays in cache (the stream is the one a single draw of n gives).
+        buffer = np.empty(min(n, _CHUNK), dtype=np.float64)
+        below = above = 0
+        for start in range(0, n, _CHUNK):
+            stop = min(n, start + _CHUNK)
+            uniforms = rng.random(out=buffer[: stop - start])
+            counts = self._fused(values[start:stop], uniforms, out[start:stop])
+            if counts is None:
+                counts = self._numpy_report(values[start:stop], uniforms, out[start:stop])
+            below += counts[0]
+            above += counts[1]
+        return below, above
+
+    def _numpy_report(self, values, uniforms, out):
         low, high = self.bounds
         below = int(np.count_nonzero(values < low))
         above = int(np.count_nonzero(values > high))
