@@ -69,7 +69,7 @@ NUMERIC_PARAMETER_HINTS: dict[str, str] = {
 _MechanismT = TypeVar("_MechanismT", bound="BaseNumericMechanism")
 
 #: Reports privatized per compiled pass (their uniforms stay in cache).
-_CHUNK = 1 << 16
+_CHUNK = 1 << 18
 
 
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
