@@ -18,6 +18,7 @@ from . import (
     mechanisms,
     metrics,
     model_selection,
+    numeric,
     parallel,
     plotting,
     privacy,
@@ -34,7 +35,7 @@ from .estimators import (
     PersonalizedEstimator,
     ThresholdEstimator,
 )
-from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+from .exceptions import BudgetError, ClippingWarning, PrivacyLeakWarning, ReportMismatchError
 from .heavy_hitters import (
     BloomRAPPOR,
     BloomRAPPORDecoder,
@@ -72,6 +73,17 @@ from .mechanisms import (
     get_channel,
 )
 from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
+from .numeric import (
+    Binner,
+    DuchiMechanism,
+    HybridMechanism,
+    MeanEstimator,
+    MultiNumericMechanism,
+    PiecewiseMechanism,
+    SquareWave,
+    SquareWaveEstimator,
+    UtilityOptimizedOneBitMechanism,
+)
 from .privacy import BudgetAccountant
 
 __all__ = [
@@ -130,6 +142,17 @@ __all__ = [
     "PrivacyLeakWarning",
     "BudgetError",
     "ReportMismatchError",
+    # numeric columns (means, distributions, quantiles)
+    "DuchiMechanism",
+    "PiecewiseMechanism",
+    "HybridMechanism",
+    "UtilityOptimizedOneBitMechanism",
+    "MultiNumericMechanism",
+    "MeanEstimator",
+    "SquareWave",
+    "SquareWaveEstimator",
+    "Binner",
+    "ClippingWarning",
     # subpackages
     "compose",
     "datasets",
@@ -138,6 +161,7 @@ __all__ = [
     "mechanisms",
     "metrics",
     "model_selection",
+    "numeric",
     "parallel",
     "plotting",
     "privacy",

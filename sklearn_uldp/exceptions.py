@@ -10,6 +10,7 @@ __all__ = [
     "ReportMismatchError",
     "InvalidSpecError",
     "ConvergenceWarning",
+    "ClippingWarning",
 ]
 
 from sklearn.exceptions import ConvergenceWarning
@@ -90,4 +91,26 @@ class InvalidSpecError(ValueError, TypeError):
     ... except InvalidSpecError as err:
     ...     print(str(err)[:48])
     Invalid spec of mechanism 'rr': epsilon must be
+    """
+
+
+class ClippingWarning(UserWarning):
+    """Numeric values outside a mechanism's public bounds were clipped to them.
+
+    A numeric mechanism privatizes values of a public range ``bounds=(low,
+    high)``; a value outside it is replaced by the nearest bound before it is
+    privatized (never dropped, never silently). The message counts the
+    clipped values of each column and says how to widen the bounds.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_uldp import ClippingWarning, PiecewiseMechanism
+    >>> mech = PiecewiseMechanism(epsilon=1.0, bounds=(0, 10), random_state=0).fit()
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = mech.transform(np.array([[3.0], [12.0]]))
+    >>> [str(w.message)[:44] for w in caught if w.category is ClippingWarning]
+    ['1 of 2 values of column x0 lie outside the b']
     """

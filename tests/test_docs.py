@@ -30,6 +30,7 @@ API_MODULES = [
     "sklearn_uldp.parallel",
     "sklearn_uldp.stats",
     "sklearn_uldp.exceptions",
+    "sklearn_uldp.numeric",
     "sklearn_uldp.heavy_hitters",
 ]
 
@@ -152,6 +153,7 @@ def test_api_reference_lists_every_public_name():
         "docs/choosing.md",
         "docs/estimator_choice.md",
         "docs/many_attributes.md",
+        "docs/numerical.md",
         "docs/longitudinal.md",
     ],
 )

@@ -12,7 +12,8 @@ The layers, lowest first (docs/architecture.md, "Layers"):
 1. ``mechanisms``: the users' side and its channels;
 2. ``privacy`` (checks and budgets on channels), ``metrics`` (losses and
    their closed forms), ``datasets`` (synthetic data);
-3. ``estimators``: the collector's side, built on channels;
+3. ``estimators``: the collector's side, built on channels; ``numeric``:
+   bounded numeric columns (their mechanisms and estimators);
 4. ``stats``: tests built on estimators;
 5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
 6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
@@ -36,6 +37,7 @@ LAYERS = {
     "metrics": 2,
     "datasets": 2,
     "estimators": 3,
+    "numeric": 3,
     "stats": 4,
     "heavy_hitters": 4,
     "compose": 5,

@@ -37,6 +37,14 @@ from sklearn_uldp.mechanisms import (
     UtilityOptimizedOUE,
 )
 from sklearn_uldp.mechanisms._channel import CHANNEL_REGISTRY
+from sklearn_uldp.numeric import (
+    DuchiMechanism,
+    HybridMechanism,
+    MultiNumericMechanism,
+    PiecewiseMechanism,
+    SquareWave,
+    UtilityOptimizedOneBitMechanism,
+)
 
 try:
     from sklearn_uldp.exceptions import InvalidSpecError
@@ -76,6 +84,14 @@ def _all_mechanisms():
         PersonalizedMechanism(
             1.0, sensitive=["a"], tags=["home"], mechanism="urap", categories=CATS
         ),
+        # numeric columns: the domain is a range (bounds), not categories
+        DuchiMechanism(1.0, bounds=(0, 10)),
+        PiecewiseMechanism(1.0, bounds=(0, 10)),
+        HybridMechanism(1.0, bounds=(0, 10)),
+        SquareWave(1.0, bounds=(0, 10)),
+        UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 10), sensitive=(0, 2)),
+        UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 10), sensitive=(0, 2), disclosure=0.1),
+        MultiNumericMechanism(3.0, bounds=[(0, 1), (0, 10)]),
     ]
 
 

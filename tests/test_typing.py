@@ -30,6 +30,7 @@ SUBPACKAGES = [
     "mechanisms",
     "metrics",
     "model_selection",
+    "numeric",
     "parallel",
     "plotting",
     "privacy",

@@ -232,6 +232,8 @@ def _as_reports(frame, channel, names):
     if getattr(channel, "missing_reports", False):
         # strategy="sample": empty where the person sampled another column
         frame = frame[frame[names].notna().all(axis=1)]
+    if str(channel.report_format).startswith("numeric"):  # numbers, read as text
+        return pd.to_numeric(frame[names[0]], errors="coerce").to_numpy(dtype=float)
     if channel.report_format == "bits":
         return _bits(frame, names)
     if channel.report_format == "sketch":
@@ -246,6 +248,13 @@ def _as_reports(frame, channel, names):
 
 def _make_estimator(name, channel, report_store="memory"):
     from ..estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
+
+    if str(channel.report_format).startswith("numeric"):  # the mean, or Square Wave's EMS
+        from ..numeric import MeanEstimator, SquareWaveEstimator
+
+        if getattr(channel, "unbiased_reports", False):
+            return MeanEstimator(mechanism=channel)
+        return SquareWaveEstimator(mechanism=channel)
 
     if name == "emp":
         return EmpiricalEstimator(mechanism=channel)
@@ -284,6 +293,9 @@ def _cmd_estimate(args):
         raise ValueError(f"Reports file {str(args.reports)!r} has no rows.")
     rows = []
     for c, est in estimators.items():
+        if not hasattr(est, "categories_"):  # a numeric column
+            rows.extend(_numeric_rows(c, est))
+            continue
         mask = est.channel_.sensitive_mask
         cats = est.categories_.tolist()
         for cat, p, s in zip(cats, est.distribution_, mask, strict=False):
@@ -295,9 +307,33 @@ def _cmd_estimate(args):
         f"{plural(n, 'report')} -> {args.output}"
     )
     if args.plot:
-        _plot_estimates(estimators, args.plot)
+        _plot_estimates(
+            {c: e for c, e in estimators.items() if hasattr(e, "categories_")}, args.plot
+        )
         print(f"plot -> {args.plot}")
     return 0
+
+
+def _numeric_rows(column, est):
+    """Output rows of a numeric column: its mean and 95 % interval, or the
+    Square Wave distribution by bin midpoint."""
+    if hasattr(est, "mean_") and not hasattr(est, "distribution_"):
+        low, high = est.confidence_interval(0.05)
+        values = {
+            "mean": est.mean_,
+            "standard_error": est.standard_error_,
+            "ci_low": low,
+            "ci_high": high,
+        }
+        return [
+            {"column": column, "category": k, "estimate": float(v), "sensitive": False}
+            for k, v in values.items()
+        ]
+    edges = est.bin_edges_
+    return [
+        {"column": column, "category": float(m), "estimate": float(p), "sensitive": False}
+        for m, p in zip(0.5 * (edges[:-1] + edges[1:]), est.distribution_, strict=True)
+    ]
 
 
 #: Fill of the bars of sensitive categories in ``estimate --plot``.

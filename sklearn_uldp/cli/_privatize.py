@@ -10,7 +10,13 @@ mechanisms come from options or a JSON config::
      "columns": {"marital": {"mechanism": "urr", "epsilon": 1.0,
                              "categories": ["married", "single", "divorced"],
                              "sensitive": ["divorced"]},
-                 "region": {"mechanism": "rr", "epsilon": 0.5}}}
+                 "region": {"mechanism": "rr", "epsilon": 0.5},
+                 "age": {"mechanism": "hybrid", "epsilon": 1.0, "bounds": [0, 120]}}}
+
+A numeric column (``duchi``, ``piecewise``, ``hybrid``, ``square_wave`` or
+``uobm``, see :mod:`sklearn_uldp.numeric`) takes its public range
+``"bounds"`` (values outside are clipped, with a warning); ``uobm`` also its
+sensitive ranges (``"sensitive": [[100000, 1e12]]``) and ``"disclosure"``.
 
 A category value ``"LOW..HIGH"`` is an inclusive integer range, on the
 command line (``--categories hospvis=0..51``) and in the config
@@ -63,6 +69,51 @@ __all__ = ["register"]
 
 _CONFIG_KEYS = {"columns", "random_state", "missing", "strategy"}
 _COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"}
+#: Numeric mechanisms of a config column: {"mechanism": "hybrid", "epsilon": 1,
+#: "bounds": [0, 100]}; "uobm" also takes "sensitive": [[low, high], ...] and
+#: "disclosure" (see sklearn_uldp.numeric).
+_NUMERIC_KEYS = {"mechanism", "epsilon", "bounds", "sensitive", "disclosure"}
+
+
+def _numeric_mechanisms():
+    from ..numeric import (
+        DuchiMechanism,
+        HybridMechanism,
+        PiecewiseMechanism,
+        SquareWave,
+        UtilityOptimizedOneBitMechanism,
+    )
+
+    return {
+        "duchi": DuchiMechanism,
+        "piecewise": PiecewiseMechanism,
+        "hybrid": HybridMechanism,
+        "square_wave": SquareWave,
+        "uobm": UtilityOptimizedOneBitMechanism,
+    }
+
+
+def _numeric_column(column, conf):
+    """A numeric column's config, checked: the mechanism's keyword arguments."""
+    unknown = set(conf) - _NUMERIC_KEYS
+    if unknown:
+        raise ValueError(
+            f"Unknown keys {sorted(unknown)} in the config of numeric column {column!r}; "
+            f"the keys are {sorted(_NUMERIC_KEYS)}."
+        )
+    if "bounds" not in conf:
+        raise ValueError(
+            f"Config of numeric column {column!r} needs 'bounds': [low, high], the public "
+            "range of its values (values outside are clipped)."
+        )
+    kwargs = {"epsilon": conf["epsilon"], "bounds": conf["bounds"]}
+    extra = {k: conf[k] for k in ("sensitive", "disclosure") if k in conf}
+    if extra and conf["mechanism"].lower() != "uobm":
+        raise ValueError(
+            f"Config of column {column!r}: {sorted(extra)} apply to the 'uobm' mechanism "
+            f"only, not {conf['mechanism']!r}."
+        )
+    return {"mechanism": conf["mechanism"].lower(), "numeric": {**kwargs, **extra}}
 
 
 # ------------------------------------------------------------------- config
@@ -126,6 +177,11 @@ def _from_config(args):
                 f"Config of column {column!r} must be an object with 'mechanism' "
                 f"and 'epsilon'; got {conf!r}."
             )
+        if isinstance(conf["mechanism"], str) and conf["mechanism"].lower() in (
+            _numeric_mechanisms()
+        ):
+            columns[column] = _numeric_column(column, conf)
+            continue
         unknown = set(conf) - _COLUMN_KEYS
         if unknown:
             raise ValueError(
@@ -258,6 +314,22 @@ def _prepare(chunk, kinds):
     return pd.DataFrame(out, index=chunk.index)
 
 
+def _numbers(chunk, numeric):
+    """Numeric columns (read as text) as floats, with a clear error."""
+    out = {}
+    for c in numeric:
+        values = pd.to_numeric(chunk[c], errors="coerce")
+        bad = values.isna() & chunk[c].notna()
+        if bad.any():
+            raise ValueError(
+                f"Numeric column {c!r} holds values that are not numbers, e.g. "
+                f"{chunk[c][bad].unique()[:3].tolist()}: clean the column or privatize it "
+                "as a categorical column."
+            )
+        out[c] = values.astype(float)
+    return out
+
+
 def _report_types(reports, columns, kinds):
     """One type per report column in every chunk (Parquet needs one schema).
 
@@ -311,6 +383,8 @@ def _cmd_privatize(args):
                 "pip install 'sklearn-uldp[secure]'. Or pass --random-state none "
                 "(numpy's PCG64 keyed from fresh OS entropy)."
             ) from None
+    numeric = {c: conf for c, conf in columns.items() if "numeric" in conf}
+    columns = {c: conf for c, conf in columns.items() if "numeric" not in conf}
     kinds = _typed_columns(columns, args, missing)
     # A seed goes to the privatizer, which derives one stream per column; the
     # secure generator (keyed afresh in each call) is set on both, so each
@@ -338,6 +412,13 @@ def _cmd_privatize(args):
             )
         except ValueError as exc:
             raise ValueError(f"column {c!r}: {exc}") from None
+    for c, conf in numeric.items():  # numbers: a public range, no domain to type
+        try:
+            mechanisms[c] = _numeric_mechanisms()[conf["mechanism"]](
+                **conf["numeric"], random_state=mech_noise
+            )
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"column {c!r}: {exc}") from None
     priv = DataFramePrivatizer(
         mechanisms,
         missing=missing,
@@ -348,11 +429,11 @@ def _cmd_privatize(args):
     # Both files are complete under temporary names before either is renamed
     # into place, so a failure leaves neither (and no existing file changed).
     with atomic_path(spec_path) as spec_tmp, TableWriter(args.output) as writer:
-        chunks = read_chunks(args.input, list(columns), args.chunksize, dtype=str)
+        chunks = read_chunks(args.input, [*columns, *numeric], args.chunksize, dtype=str)
         for chunk in progress(chunks, not args.no_progress, "privatize"):
             if len(chunk) == 0:
                 continue
-            chunk = _prepare(chunk, kinds)
+            chunk = _prepare(chunk, kinds).assign(**_numbers(chunk, numeric))
             if not hasattr(priv, "mechanisms_"):
                 try:
                     priv.fit(chunk)
@@ -365,7 +446,7 @@ def _cmd_privatize(args):
         _write_spec(priv, spec_tmp, args.output, writer, typed)
     print(
         f"privatized {plural(writer.n_rows, 'row')} x "
-        f"{plural(len(columns), 'column')} -> {args.output}; "
+        f"{plural(len(columns) + len(numeric), 'column')} -> {args.output}; "
         f"spec -> {spec_path} (each person spends epsilon = "
         f"{priv.epsilon_spent_:g} in total)"
     )
@@ -456,7 +537,9 @@ def register(subparsers):
         metavar="JSON",
         help='JSON config {"columns": {COL: {"mechanism", "epsilon", "categories", '
         '"sensitive", "theta", "n_buckets", "n_hashes"}}, "random_state": ..., '
-        '"missing": ...} instead of --columns and the options below',
+        '"missing": ...} instead of --columns and the options below; a numeric '
+        'column: {"mechanism": "hybrid" (or duchi, piecewise, square_wave, uobm), '
+        '"epsilon", "bounds": [LOW, HIGH]}',
     )
     p.add_argument("--columns", nargs="+", metavar="COL", help="columns to privatize")
     p.add_argument(

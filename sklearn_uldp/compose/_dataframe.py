@@ -24,6 +24,8 @@ from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel
+from ..numeric._base import BaseNumericMechanism
+from ..numeric._estimator_base import NumericEstimatorBase
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
@@ -42,11 +44,48 @@ CHANNELS_ATTR = "sklearn_uldp_specs"
 
 _AUTO_DOMAIN = "categories='auto' learns the domain from the private data"
 
+#: What may privatize a column: a categorical or a numeric mechanism.
+_MECHANISMS = (BaseMechanism, BaseNumericMechanism)
+
 # ColumnTransformer reads ``force_int_remainder_cols`` in scikit-learn 1.6-1.8
 # (a parameter there, deprecated in 1.7 with the value "deprecated" meaning
 # "not set", removed in 1.9); this class does not expose it.
 _SK_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
 _FORCE_INT_REMAINDER_COLS = False if _SK_VERSION < (1, 7) else "deprecated"
+
+
+def _numeric_names(transformers):
+    """Names of the entries privatized by a numeric mechanism."""
+    return {name for name, mech, _ in transformers if isinstance(mech, BaseNumericMechanism)}
+
+
+def _numeric_estimate(part, channel, estimator, name):
+    """The estimate of a numeric column: its mean (and interval) for the
+    mean mechanisms, its distribution over bins for Square Wave."""
+    from ..numeric import MeanEstimator, SquareWaveEstimator
+
+    if getattr(channel, "unbiased_reports", False):
+        est = estimator if isinstance(estimator, MeanEstimator) else MeanEstimator()
+        est = clone(est).fit(part)
+        low, high = est.confidence_interval()
+        return pd.Series(
+            {
+                "mean": est.mean_,
+                "standard_error": est.standard_error_,
+                "ci_low": low,
+                "ci_high": high,
+                "n_reports": est.n_reports_,
+            },
+            name=name,
+        )
+    est = estimator if isinstance(estimator, SquareWaveEstimator) else SquareWaveEstimator()
+    est = clone(est).fit(part)
+    edges = est.bin_edges_
+    return pd.Series(
+        est.distribution_,
+        index=pd.Index(0.5 * (edges[:-1] + edges[1:]), name=name),
+        name="estimate",
+    )
 
 
 def _is_dask_collection(obj):
@@ -409,7 +448,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     # ------------------------------------------------------------ validation
     def _check_params(self):
         validate_params_with_hints(self, PARAMETER_HINTS)
-        if not isinstance(self.remainder, str | BaseMechanism):
+        if not isinstance(self.remainder, (str, *_MECHANISMS)):
             raise TypeError(
                 "remainder must be 'drop', 'passthrough' or a mechanism, got "
                 f"{type(self.remainder).__name__}: another transformer would send "
@@ -430,7 +469,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             name, mech, _ = entry
             if isinstance(mech, str) and mech == "drop":
                 continue
-            if not isinstance(mech, BaseMechanism):
+            if not isinstance(mech, _MECHANISMS):
                 raise TypeError(
                     f"The transformer of {name!r} must be a mechanism such as "
                     f"UtilityOptimizedRR(...) (or 'drop'), got "
@@ -461,7 +500,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     f"Mechanism {name!r} reads the columns {columns!r}, which are "
                     f"not in X ({have}). {exc}"
                 ) from None
-            if isinstance(mech, BaseMechanism) and len(out[name]) != 1:
+            if isinstance(mech, _MECHANISMS) and len(out[name]) != 1:
                 # One distribution to estimate and one report block per name.
                 raise ValueError(
                     f"Mechanism {name!r} reads {len(out[name])} columns "
@@ -472,11 +511,17 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 )
         return out
 
-    def _prepared(self, X, positions):
-        """``X`` with missing values of privatized columns handled (a copy if changed)."""
+    def _prepared(self, X, positions, numeric=()):
+        """``X`` with missing values of privatized columns handled (a copy if changed).
+
+        Numeric mechanisms' columns are left to them (NaN and infinite values
+        are errors there; missing="category" has no category to map them to).
+        """
         frame = isinstance(X, pd.DataFrame)
         changed = {}
         for name, cols in positions.items():
+            if name in numeric:
+                continue
             for j in cols:
                 values = X.iloc[:, j] if frame else pd.Series(np.asarray(X)[:, j])
                 label = X.columns[j] if frame else f"x{j}"
@@ -517,7 +562,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     def _domain(self, mech, X, cols):
         """Categories of a pandas ``category`` column for ``categories='auto'``."""
         if not (
-            isinstance(mech.categories, str) and isinstance(X, pd.DataFrame) and len(cols) == 1
+            isinstance(getattr(mech, "categories", None), str)
+            and isinstance(X, pd.DataFrame)
+            and len(cols) == 1
         ):
             return None
         dtype = X.dtypes.iloc[cols[0]]
@@ -618,10 +665,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             domain = self._domain(mech, X, positions[name])
             if domain is not None:
                 mech.set_params(categories=domain)
-            elif isinstance(mech.categories, str):
+            elif isinstance(getattr(mech, "categories", None), str):
                 auto.append(name)
             fitting.append((name, mech, columns))
-        X = self._prepared(X, positions)
+        X = self._prepared(X, positions, _numeric_names(transformers))
         if auto:
             # One warning naming the columns, instead of one identical
             # warning per mechanism.
@@ -648,7 +695,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         finally:
             del self._fitting_transformers
         rest = self._transformer_to_input_indices.get("remainder", [])
-        if isinstance(self.remainder, BaseMechanism) and len(rest) > 1:
+        if isinstance(self.remainder, _MECHANISMS) and len(rest) > 1:
             # Like a listed mechanism: one column, one distribution to estimate.
             raise ValueError(
                 f"remainder is a mechanism, and {len(rest)} columns remain "
@@ -777,6 +824,15 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         for name, mech, _ in transformers:
             if isinstance(mech, str):
                 continue
+            if isinstance(mech, BaseNumericMechanism):
+                if isinstance(mech.bounds, str):
+                    raise ValueError(
+                        f"Mechanism {name!r} has bounds='auto', which would read the "
+                        "Dask DataFrame to learn the range. Pass the public range as "
+                        "bounds=(low, high), or fit on a pandas sample."
+                    )
+                domains[name] = [float(b) for b in np.ravel(mech.bounds)][:2]
+                continue
             if isinstance(mech.categories, str):
                 for j in positions[name]:
                     col = ddf.columns[j]
@@ -858,7 +914,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if self._check_fitted_strategy() != "split":
             return self._finish_sampled(X)
         X = self._check_input(X)
-        X = self._prepared(X, self._fitted_positions(X))
+        X = self._prepared(X, self._fitted_positions(X), _numeric_names(self.transformers_))
         return self._finish(self._run(ColumnTransformer.transform, X), X)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
@@ -907,7 +963,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         template = copy.copy(self)
         template.random_state = None
         template.transformers_ = [
-            (name, _partition_template(t) if isinstance(t, BaseMechanism) else t, cols)
+            (name, _partition_template(t) if isinstance(t, _MECHANISMS) else t, cols)
             for name, t, cols in self.transformers_
         ]
         return template
@@ -916,7 +972,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         """Privatize one partition (``self`` is a template) with ``seed``."""
         priv = copy.copy(self)
         mechs = [
-            (i, t) for i, (_, t, _) in enumerate(priv.transformers_) if isinstance(t, BaseMechanism)
+            (i, t) for i, (_, t, _) in enumerate(priv.transformers_) if isinstance(t, _MECHANISMS)
         ]
         if is_fresh(seed):
             # fresh entropy in this task; a mechanism declared "secure" keeps
@@ -962,7 +1018,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         rs = self.random_state
         if rs is None:
             secure = [
-                isinstance(m, BaseMechanism) and is_secure(m.random_state)
+                isinstance(m, _MECHANISMS) and is_secure(m.random_state)
                 for m in self.mechanisms_.values()
             ]
             return "secure" if secure and all(secure) else None
@@ -974,11 +1030,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         pieces = []
         sampled = self.__dict__.get("_fitted_strategy") == "sample"
         for name, trans, _ in self.transformers_:
-            if isinstance(trans, BaseMechanism) and sampled:
+            if isinstance(trans, _MECHANISMS) and sampled:
                 kind = _strategies.missing_kind(trans.channel_)
                 cols = trans.get_feature_names_out()
                 pieces.append(pd.DataFrame({c: pd.Series(dtype=kind) for c in cols}))
-            elif isinstance(trans, BaseMechanism):
+            elif isinstance(trans, _MECHANISMS):
                 pieces.append(_dask_meta(trans))
             elif name == "remainder" and trans == "passthrough":
                 cols = self._transformer_to_input_indices["remainder"]
@@ -1020,7 +1076,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     def mechanisms_(self):
         """Name -> fitted mechanism (``"remainder"`` when it is a mechanism)."""
         check_is_fitted(self, "transformers_")
-        return {name: t for name, t, _ in self.transformers_ if isinstance(t, BaseMechanism)}
+        return {name: t for name, t, _ in self.transformers_ if isinstance(t, _MECHANISMS)}
 
     @property
     def channels_(self):
@@ -1153,7 +1209,13 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         -------
         distributions : dict of {str: Series}
             Estimated distribution of each mechanism's column, indexed by
-            category.
+            category. A numeric column gives its mean (``mean``,
+            ``standard_error``, the 95 % interval ``ci_low``/``ci_high`` and
+            ``n_reports``, by :class:`~sklearn_uldp.numeric.MeanEstimator`)
+            for the mean mechanisms, or its distribution indexed by bin
+            midpoints for :class:`~sklearn_uldp.numeric.SquareWave` (by
+            :class:`~sklearn_uldp.numeric.SquareWaveEstimator`); pass one of
+            these as ``estimator`` to set its parameters.
         """
         from ..estimators import EmpiricalEstimator
 
@@ -1171,11 +1233,18 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     )
             else:
                 columns = list(mechanisms)
-        if estimator is None:
-            estimator = EmpiricalEstimator(projection="simplex")
+        categorical = estimator
+        if estimator is None or isinstance(estimator, NumericEstimatorBase):
+            categorical = EmpiricalEstimator(projection="simplex")
         result = {}
         for name in columns:
-            est = clone(estimator).fit(self.column_reports(reports, name))
+            channel = self.channels_[name]
+            if str(channel.report_format).startswith("numeric"):
+                result[name] = _numeric_estimate(
+                    self.column_reports(reports, name), channel, estimator, name
+                )
+                continue
+            est = clone(categorical).fit(self.column_reports(reports, name))
             result[name] = pd.Series(
                 est.distribution_,
                 index=pd.Index(est.categories_, name=name),

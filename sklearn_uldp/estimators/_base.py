@@ -353,6 +353,13 @@ class DistributionEstimator(BaseEstimator):
                 f"{type(self).__name__}(mechanism=fitted_mechanism_or_spec)."
             )
         channel = carried if carried is not None else (given if given is not None else fitted)
+        if str(channel.report_format).startswith("numeric"):
+            raise ReportMismatchError(
+                f"{type(self).__name__} estimates a distribution over categories; these "
+                f"are reports of the numeric {channel!r}. Estimate them with "
+                "sklearn_uldp.MeanEstimator (or SquareWaveEstimator for SquareWave), or "
+                "bin the column first (sklearn_uldp.Binner) for a categorical mechanism."
+            )
         for other, what in (
             (given, "the `mechanism` parameter"),
             (fitted, "the reports this estimator was fitted on"),

@@ -10,8 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn import get_config
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names_in,
@@ -23,10 +22,6 @@ from sklearn.utils.validation import (
 from ..exceptions import PrivacyLeakWarning
 from ..utils._random import (
     SECURE,
-    check_secure_available,
-    is_fresh,
-    is_secure,
-    transform_generator,
 )
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive, TransformOutput
 from ..utils._validation import (
@@ -39,6 +34,7 @@ from ..utils._validation import (
     validate_params_with_hints,
 )
 from ._channel import Channel
+from ._core import PrivatizerBase, _transform_output  # noqa: F401 (re-exported)
 from ._reports import Reports, attach_channel
 
 __all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS", "as_channel"]
@@ -88,7 +84,7 @@ RANDOM_STATE_CONSTRAINT: list[Any] = [
 ]
 
 
-class BaseMechanism(TransformerMixin, BaseEstimator):
+class BaseMechanism(PrivatizerBase):
     """Base class of the local privacy mechanisms.
 
     A mechanism privatizes categorical columns: ``fit`` fixes the public
@@ -283,53 +279,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         self._start_random_stream()
         return self
 
-    # ------------------------------------------------------------ randomness
-    def _start_random_stream(self):
-        """Reset the per-call stream derivation (called at the end of ``fit``).
-
-        No seed, key or generator is stored: ``None`` and ``"secure"`` draw
-        fresh OS entropy at each ``transform``; a seed is read from
-        ``random_state`` itself at each call, and only the number of calls
-        since ``fit`` is kept (in a list updated in place, so that
-        ``transform`` changes no attribute of the object).
-        """
-        if is_secure(self.random_state):
-            check_secure_available()  # fail at fit, not at the first report
-        self.__dict__.pop("_seed_sequence", None)  # state of older versions
-        if is_fresh(self.random_state):
-            self.__dict__.pop("_transform_calls", None)
-        else:
-            self._transform_calls = [0]
-
-    def _next_call(self):
-        """The rank of this ``transform`` call since ``fit`` (0 when fresh)."""
-        if is_fresh(self.random_state):
-            return 0
-        counter = self.__dict__.get("_transform_calls")
-        if counter is None:  # random_state was set after fit
-            counter = self._transform_calls = [0]
-        call = counter[0]
-        counter[0] += 1
-        return call
-
-    def _transform_rng(self, codes, n_values=None, *, column=None, call=None):
-        """The generator of one ``transform`` call on the encoded input ``codes``.
-
-        ``None`` and ``"secure"`` draw fresh OS entropy and keep nothing.
-        Seeded streams (int or SeedSequence) are keyed by the column's name
-        and numbered by the call counter, so the columns of one call get
-        independent streams.
-        """
-        if call is None:
-            call = self._next_call()
-        if column is None:
-            names = getattr(self, "feature_names_in_", None)
-            # Unnamed input is column "x0", its default feature name.
-            column = "x0" if names is None else ",".join(str(n) for n in names)
-        return transform_generator(
-            self.random_state, column=column, call=call, codes=codes, n_values=n_values
-        )
-
     # -------------------------------------------------------------- transform
     def transform(self, X: ArrayLike) -> TransformOutput:
         """Privatize each value independently.
@@ -391,25 +340,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         view = copy.copy(self)
         view.feature_names_in_ = names
         view._fitted_without_data = False
-        return view
-
-    def _input_names(self):
-        """The input columns' names (``x0, x1, ...`` for unnamed input)."""
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            return [f"x{j}" for j in range(self.n_features_in_)]
-        return [str(n) for n in names]
-
-    def _column_view(self, name):
-        """A shallow copy of the fitted mechanism as fitted on one column.
-
-        It shares the channel and the output configuration, so the
-        subclasses' one-column hooks (``_sample``, ``_wrap_reports``,
-        ``_column_feature_names``) serve every column unchanged.
-        """
-        view = copy.copy(self)
-        view.n_features_in_ = 1
-        view.feature_names_in_ = np.asarray([name], dtype=object)
         return view
 
     def _join_blocks(self, blocks):
@@ -514,15 +444,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             # batch's values.
             reports = reports.astype(column.dtype)
         return self._container(reports.reshape(-1, 1), X)
-
-    def _container(self, data, X):
-        """Return reports as the configured output container."""
-        if _transform_output(self) == "pandas":
-            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            frame = pd.DataFrame(data, columns=self.get_feature_names_out(), index=index)
-            attach_channel(frame, self.channel_)
-            return frame
-        return Reports(data, self.channel_)
 
     # ------------------------------------------------------------- encoding
     def _validate_columns(self, X, *, reset):
@@ -638,26 +559,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------ public spec
-    @property
-    def epsilon_spent_(self) -> float:
-        """Privacy budget one user's row of reports spends (budget accounting).
-
-        ``epsilon`` per input column: by sequential composition the columns'
-        budgets add up.
-        """
-        check_is_fitted(self, "channel_")
-        return float(self.n_features_in_ * self.channel_.epsilon)
-
-    def spec(self) -> dict[str, Any]:
-        """The public spec (a JSON-serialisable dict) a collector needs.
-
-        Returns
-        -------
-        spec : dict
-        """
-        check_is_fitted(self, "channel_")
-        return self.channel_.to_dict()
-
     def channel_matrix(self) -> np.ndarray:
         """The exact channel Q(y | x) as a (k, n_outputs) matrix (small domains).
 
@@ -819,13 +720,6 @@ def _labels_frame(X):
     for name, values in convert.items():
         X[name] = values
     return X
-
-
-def _transform_output(estimator):
-    """The configured output container for ``transform`` ("default"/"pandas")."""
-    # ``_sklearn_output_config`` is set by ``set_output`` (stable since 1.2).
-    config = getattr(estimator, "_sklearn_output_config", {})
-    return config.get("transform", get_config()["transform_output"])
 
 
 def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:

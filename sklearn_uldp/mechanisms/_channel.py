@@ -279,13 +279,20 @@ class Channel:
         (:data:`SPEC_VERSION`), ``categories`` and the constructor's
         parameters (see ``docs/spec_format.md``).
         """
-        cats = self.categories.tolist()
         return {
             "mechanism": self.name,
             "spec_version": SPEC_VERSION,
-            "categories": cats,
+            **self._domain_spec(),
             **{key: _jsonable(value) for key, value in self.get_params().items()},
         }
+
+    def _domain_spec(self):
+        """The spec fields of the input domain (``categories``).
+
+        Channels over a continuous domain (the numeric family) have no
+        categories: their domain is a parameter (``bounds``).
+        """
+        return {"categories": self.categories.tolist()}
 
     def to_json(self, **kwargs: Any) -> str:
         """Serialise the public spec to a JSON string."""
@@ -382,7 +389,9 @@ class Channel:
                 f"The spec of mechanism {name!r} misses the field(s) {missing}; "
                 "add them (see docs/spec_format.md)."
             )
-        if not isinstance(spec["categories"], (list, tuple, np.ndarray)):
+        if "categories" in required and not isinstance(
+            spec["categories"], (list, tuple, np.ndarray)
+        ):
             raise InvalidSpecError(
                 f"Invalid spec of mechanism {name!r}: categories must be a list "
                 f"of values, got {type(spec['categories']).__name__}."
@@ -402,14 +411,14 @@ class Channel:
         return Channel.from_dict(spec)
 
     def _key(self):
-        params = tuple(
-            (key, tuple(np.ravel(v).tolist()) if isinstance(v, np.ndarray) else v)
-            for key, v in sorted(self.get_params().items())
-        )
+        params = tuple((key, _hashable(v)) for key, v in sorted(self.get_params().items()))
+        return (self.name, self._domain_key(), params)
+
+    def _domain_key(self):
+        """The input domain, hashable, for equality (see :meth:`_domain_spec`)."""
         # NaN != NaN: a missing-value category gets a marker so that a channel
         # with a NaN category still equals itself and its JSON round trip.
-        cats = tuple(_MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist())
-        return (self.name, cats, params)
+        return tuple(_MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist())
 
     def __sklearn_clone__(self):
         # A channel is an immutable public spec: cloning shares it.
@@ -436,10 +445,7 @@ class Channel:
         if type(self) is not type(other):
             return [f"mechanism {self.name!r} vs {other.name!r}"]
         diffs = []
-        if not np.array_equal(
-            np.asarray(self.categories, dtype=object),
-            np.asarray(other.categories, dtype=object),
-        ):
+        if self._domain_key() != other._domain_key():
             diffs.append("categories")
         mine, theirs = self.get_params(), other.get_params()
         for key in mine:
@@ -725,6 +731,15 @@ class CategoricalChannel(Channel):
             v[seen] = hist[seen] / m[seen]
             log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
         return self.adjoint(v) / stats.n, log_lik
+
+
+def _hashable(value):
+    """A parameter value as a hashable key (arrays flattened, lists as tuples)."""
+    if isinstance(value, np.ndarray):
+        return tuple(np.ravel(value).tolist())
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 def _jsonable(value):

@@ -20,6 +20,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..estimators._base import DistributionEstimator
 from ..mechanisms._base import BaseMechanism
 from ..metrics import l1_loss, l2_loss, mean_squared_error, total_variation
+from ..numeric._base import BaseNumericMechanism
+from ..numeric._estimator_base import NumericEstimatorBase
 from ..utils._random import check_seed_sequence, is_secure
 from ..utils._typing import ArrayLike, RandomStateLike
 from ..utils._validation import as_label_array
@@ -102,6 +104,24 @@ def true_distribution(X: Any, categories: ArrayLike) -> np.ndarray:
     return np.bincount(codes, minlength=len(cats)) / codes.size
 
 
+def _truth_and_estimate(est, X):
+    """What the loss compares: the true and estimated distribution over the
+    estimator's categories (or bins of a numeric range), or the true and
+    estimated mean(s) for a :class:`~sklearn_uldp.numeric.MeanEstimator` (so
+    ``"mse"`` is the squared error of the mean, ``"l1"`` its absolute error)."""
+    if isinstance(est, NumericEstimatorBase):
+        values = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=float)
+        values = values.reshape(len(values), -1)
+        if hasattr(est, "mean_") and not hasattr(est, "distribution_"):
+            mean = est.mean_
+            truth = values.mean() if np.ndim(mean) == 0 else values.mean(axis=0)
+            return np.atleast_1d(truth), np.atleast_1d(mean)
+        edges = est.bin_edges_
+        counts, _ = np.histogram(np.clip(values, edges[0], edges[-1]), bins=edges)
+        return counts / counts.sum(), est.distribution_
+    return true_distribution(X, est.categories_), est.distribution_
+
+
 def _final_estimator(model):
     return model[-1] if isinstance(model, Pipeline) else model
 
@@ -118,8 +138,8 @@ class _SimulationScorer:
 
     def __call__(self, estimator, X, y=None):
         est = _final_estimator(estimator)
-        p_true = true_distribution(X, est.categories_)
-        return -float(self.loss(p_true, est.distribution_))
+        p_true, p_est = _truth_and_estimate(est, X)
+        return -float(self.loss(p_true, p_est))
 
     def __repr__(self):
         return f"make_simulation_scorer({self.name!r})"
@@ -188,9 +208,8 @@ def _fit_and_score(model, params, seed, X, loss):
     start = time.perf_counter()
     model.fit(X)
     est = _final_estimator(model)
-    p_est = est.distribution_
+    p_true, p_est = _truth_and_estimate(est, X)
     fit_time = time.perf_counter() - start
-    p_true = true_distribution(X, est.categories_)
     mech = _mechanism(model)
     eps = float(mech.epsilon_spent_) if mech is not None else np.nan
     return float(loss(p_true, p_est)), eps, fit_time
@@ -397,12 +416,17 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                     ("estimator", EmpiricalEstimator(projection="simplex")),
                 ]
             ), True
+        if isinstance(est, BaseNumericMechanism):
+            from ..numeric import MeanEstimator, SquareWave, SquareWaveEstimator
+
+            numeric = SquareWaveEstimator() if isinstance(est, SquareWave) else MeanEstimator()
+            return Pipeline([("mechanism", est), ("estimator", numeric)]), True
         if isinstance(est, Pipeline):
-            if not isinstance(est[0], BaseMechanism):
+            if not isinstance(est[0], BaseMechanism | BaseNumericMechanism):
                 raise TypeError(
                     f"The pipeline's first step must be a mechanism, got {type(est[0]).__name__}."
                 )
-            if not isinstance(est[-1], DistributionEstimator):
+            if not isinstance(est[-1], DistributionEstimator | NumericEstimatorBase):
                 raise TypeError(
                     "The pipeline's last step must be a distribution estimator "
                     f"(e.g. EmpiricalEstimator()), got {type(est[-1]).__name__}."
