@@ -34,7 +34,7 @@ from ._projection import project_to_simplex
 if TYPE_CHECKING:
     from ..mechanisms._channel import Channel, ReportStatistics
 
-__all__ = ["simulate_statistics", "linear_standard_errors"]
+__all__ = ["simulate_statistics", "linear_standard_errors", "score_intervals"]
 
 
 def simulate_statistics(
@@ -139,6 +139,109 @@ def linear_standard_errors(
     return np.sqrt(np.clip(var, 0.0, None))
 
 
+def score_intervals(
+    channel: Channel, stats: ReportStatistics, level: float, p: ArrayLike | None = None
+) -> np.ndarray:
+    """Intervals of each p(x) from the linear estimator, its variance taken at the edge.
+
+    The set of values ``t`` of ``p(x)`` that the unbiased (linear) estimate
+    ``p_hat(x)`` does not reject at level ``level``::
+
+        {t in [0, 1] : (p_hat(x) - t)^2 <= z^2 Var_t[p_hat(x)]},
+
+    with ``z = Phi^-1(1 - level / 2)`` and the channel's exact variance
+    (``Channel.estimator_variance``) evaluated at the distribution that puts
+    ``t`` on ``x`` and spreads ``1 - t`` over the other categories in
+    proportion to the plug-in ``p`` (by default the unbiased estimate projected
+    onto the simplex). This is the score (Wilson) interval of a proportion,
+    for any channel: near zero, where the plug-in variance of a Wald interval
+    is too small or the point estimate is pulled towards it, the variance at
+    the interval's edge keeps the coverage. The variance is a quadratic
+    polynomial in ``t`` for every channel (the statistics are linear in p
+    and the variance is their second moment minus the squared mean), so
+    three evaluations per category give it and the bounds are the roots of a
+    quadratic.
+
+    Parameters
+    ----------
+    channel : Channel
+    stats : ReportStatistics
+    level : float in (0, 1)
+        1 - confidence level of each interval.
+    p : array-like of shape (k,) or None, default=None
+        The plug-in distribution of the other categories.
+
+    Returns
+    -------
+    intervals : ndarray of shape (k, 2)
+        Within [0, 1]. When no value of ``p(x)`` in [0, 1] is consistent
+        with the estimate (far below 0 or above 1), the interval is the
+        nearest end point, ``[0, 0]`` or ``[1, 1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.estimators import score_intervals
+    >>> channel = RandomizedResponse(1.0, categories=[0, 1, 2]).fit().channel_
+    >>> stats = channel.statistics(np.array([0] * 500 + [1] * 300 + [2] * 200))
+    >>> score_intervals(channel, stats, 0.05).round(3).tolist()
+    [[0.588, 0.757], [0.224, 0.382], [0.03, 0.164]]
+    """
+    p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
+    k, n = p_hat.size, stats.n
+    if p is None:
+        p = project_to_simplex(p_hat)
+    p = np.asarray(p, dtype=float)
+    z2 = float(norm.ppf(1.0 - level / 2.0)) ** 2
+    points = (0.0, 0.5, 1.0, 0.25)
+    var = np.empty((k, len(points)))
+    for x in range(k):
+        rest = p.copy()
+        rest[x] = 0.0
+        total = rest.sum()
+        if total > 0:
+            rest /= total
+        else:
+            rest = np.full(k, 1.0 / (k - 1))
+            rest[x] = 0.0
+        for j, t in enumerate(points):
+            dist = (1.0 - t) * rest
+            dist[x] += t
+            var[x, j] = np.asarray(channel.estimator_variance(dist, n), dtype=float)[x]
+    # V(t) = c0 + c1 t + c2 t^2 through t = 0, 1/2, 1; checked at t = 1/4.
+    c0 = var[:, 0]
+    c2 = 2.0 * (var[:, 2] - 2.0 * var[:, 1] + var[:, 0])
+    c1 = var[:, 2] - var[:, 0] - c2
+    quadratic = np.allclose(
+        c0 + 0.25 * c1 + 0.0625 * c2, var[:, 3], rtol=1e-6, atol=1e-12 * max(1.0, var.max())
+    )
+    if not quadratic:  # pragma: no cover - every channel here is quadratic
+        raise ValueError(
+            f"{channel!r}: the variance of its linear estimator is not quadratic "
+            "in p(x); use method='normal' or 'percentile' (parametric bootstrap)."
+        )
+    # (p_hat - t)^2 - z^2 V(t) <= 0  <=>  a t^2 + b t + c <= 0
+    a = 1.0 - z2 * c2
+    b = -(2.0 * p_hat + z2 * c1)
+    c = p_hat**2 - z2 * c0
+    # a = 1 - z^2 c2 > 0 unless the variance grows faster in t than the
+    # squared distance (a handful of reports at a tiny budget): then no
+    # value of [0, 1] can be excluded.
+    wide = ~(a > 0)
+    a = np.where(wide, 1.0, a)
+    disc = b**2 - 4.0 * a * c
+    root = np.sqrt(np.clip(disc, 0.0, None))
+    lo = np.clip((-b - root) / (2.0 * a), 0.0, 1.0)
+    hi = np.clip((-b + root) / (2.0 * a), 0.0, 1.0)
+    # No t in [0, 1] passes (the estimate is far outside it): the nearest end.
+    empty = (disc < 0) | (lo > hi) | ((hi <= 0) & (p_hat < 0)) | ((lo >= 1) & (p_hat > 1))
+    edge = np.where(p_hat < 0.5, 0.0, 1.0)
+    lo = np.where(wide, 0.0, np.where(empty, edge, lo))
+    hi = np.where(wide, 1.0, np.where(empty, edge, hi))
+    return np.column_stack([lo, hi])
+
+
 def _as_distribution(p: Any, k: int) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if p.shape != (k,) or not np.isfinite(p).all():
@@ -183,9 +286,9 @@ def check_interval_args(alpha, method, simultaneous, n_resamples):
         raise ValueError(
             f"alpha must be a level in (0, 1), such as 0.05 for 95% intervals; got {alpha!r}."
         )
-    if method not in ("auto", "linear", "normal", "percentile"):
+    if method not in ("auto", "score", "linear", "normal", "percentile"):
         raise ValueError(
-            f"method must be 'auto', 'linear', 'normal' or 'percentile'; got {method!r}."
+            f"method must be 'auto', 'score', 'linear', 'normal' or 'percentile'; got {method!r}."
         )
     if not isinstance(simultaneous, bool | np.bool_):
         raise ValueError(f"simultaneous must be True or False; got {simultaneous!r}.")

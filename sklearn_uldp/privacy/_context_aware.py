@@ -145,6 +145,16 @@ def _resolve_blocks(blocks, categories):
                     f"{k} block labels aligned with categories; got {len(labels)} "
                     "labels."
                 )
+    for c, label in zip(categories.tolist(), labels, strict=True):
+        try:
+            hash(label)
+        except TypeError:
+            raise ValueError(
+                f"blocks gives category {c!r} the block label {label!r:.60} "
+                f"({type(label).__name__}), which cannot label a block: a block "
+                "label is one value such as a string or a number (a callable "
+                "must return one; a mapping must map each category to one)."
+            ) from None
     codes, _ = pd.factorize(pd.Series(labels, dtype=object), sort=False)
     return codes.astype(np.int64)
 

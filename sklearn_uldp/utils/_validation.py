@@ -272,6 +272,12 @@ def check_categories(categories: Any) -> np.ndarray:
         raise ValueError(
             f"categories must be 'auto' or a list of category values, got {categories!r}."
         )
+    if isinstance(categories, (set, frozenset)):
+        raise ValueError(
+            "categories must be an ordered list of values (the order of the "
+            f"estimate and of bit-vector reports), got a set {categories!r:.80}: "
+            "pass sorted(...) or a list."
+        )
     ndim, shape = _ndim_shape(categories)
     if ndim != 1:
         raise ValueError(
@@ -289,6 +295,7 @@ def check_categories(categories: Any) -> np.ndarray:
             f"categories must hold at least two values, got {cats.size}: a "
             "one-value domain has nothing to estimate."
         )
+    _check_hashable(cats, "categories")
     missing = is_missing(cats)
     if missing.sum() > 1:
         raise ValueError(
@@ -336,6 +343,10 @@ def as_label_array(values: Any) -> np.ndarray:
     """
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         return values.ravel()
+    if isinstance(values, np.ndarray) and values.dtype.kind in "mM":
+        # Timestamps/Timedeltas (numpy's object cast of nanosecond dates
+        # gives integers, which no datetime category equals).
+        values = pd.Series(values.ravel())
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.to_numpy(dtype=object)
     obj = np.asarray(values, dtype=object).ravel()
@@ -343,6 +354,23 @@ def as_label_array(values: Any) -> np.ndarray:
     if kind in ("integer", "floating", "boolean", "mixed-integer-float"):
         return np.asarray(obj.tolist())
     return obj
+
+
+def _check_hashable(values: np.ndarray, name: str) -> None:
+    """Refuse values that cannot be categories (lists, sets, dicts: unhashable)."""
+    bad = []
+    for v in values.tolist() if values.dtype == object else ():
+        try:
+            hash(v)
+        except TypeError:
+            bad.append(v)
+    if bad:
+        raise ValueError(
+            f"{name} holds {len(bad)} value(s) that cannot be categories, e.g. "
+            f"{bad[0]!r:.60} ({type(bad[0]).__name__}): a category is one value "
+            "such as a string or a number. Flatten the list, or join a tuple of "
+            "values into one label."
+        )
 
 
 def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive") -> np.ndarray:
@@ -370,7 +398,11 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
     else:
         if isinstance(sensitive, (str, bytes)):
             sensitive = [sensitive]
+        elif isinstance(sensitive, (set, frozenset)):
+            # A set of values (the order of X_S does not matter).
+            sensitive = list(sensitive)
         values = np.asarray(sensitive, dtype=object).ravel()
+        _check_hashable(values, name)
         if values.size == k and all(isinstance(v, (bool, np.bool_)) for v in values):
             mask = values.astype(bool)
         else:
