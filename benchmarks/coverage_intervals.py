@@ -17,16 +17,20 @@ Columns (the census helper's bins):
 * ``work``: weeks worked in 1979, 0 | 1-13 | 14-26 | 27-39 | 40-52;
   sensitive: 1-13 and 14-26 (8.7 % and 7.1 %).
 
-Methods: ``auto`` is what ``confidence_intervals()`` gives; ``normal``
-(EM: estimate +- z bootstrap s.e., the default before the score interval)
-and ``linear`` (Wald at the estimate) are there for comparison; ``normal``
-refits EM ``--n-resamples`` times per seed, so it is slow.
+Methods: ``auto`` is what ``confidence_intervals()`` gives (the score
+interval of the linear estimate, the same for every estimator); ``normal``
+(estimate +- z bootstrap s.e., the default of the non-linear estimates
+before) and ``linear`` (Wald at the estimate, the default of emp before)
+are there for comparison; ``normal`` refits the estimator
+``--n-resamples`` times per seed, which is slow for EM.
 
 Run (a few minutes)::
 
     python benchmarks/coverage_intervals.py                   # 400 seeds
-    python benchmarks/coverage_intervals.py --methods auto normal --seeds 100 \\
-        --n-resamples 100 --output coverage_before.md
+    # the defaults before (bootstrap for the non-linear estimates, Wald for emp)
+    python benchmarks/coverage_intervals.py --estimators em emp-simplex thr \\
+        --methods normal --seeds 200 --n-resamples 50
+    python benchmarks/coverage_intervals.py --estimators emp --methods linear
 
 The Monte Carlo standard error of a coverage of 0.95 over S seeds is
 sqrt(0.95 * 0.05 / S): 0.011 for S = 400.
@@ -39,7 +43,7 @@ import warnings
 
 import numpy as np
 
-from sklearn_uldp import EMEstimator, EmpiricalEstimator, UtilityOptimizedRR
+from sklearn_uldp import EMEstimator, EmpiricalEstimator, ThresholdEstimator, UtilityOptimizedRR
 from sklearn_uldp.datasets._census import _WORK_EDGES, _WORK_LABELS, _fertility_table
 from sklearn_uldp.estimators import simulate_statistics
 
@@ -93,13 +97,30 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=400)
     parser.add_argument("--n", type=int, default=10_000, help="users per dataset")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.25, 0.5, 1.0])
-    parser.add_argument("--methods", nargs="+", default=["auto"])
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=["auto"],
+        choices=["auto", "score", "linear", "normal", "percentile"],
+    )
+    parser.add_argument(
+        "--estimators",
+        nargs="+",
+        default=["em", "emp"],
+        choices=["em", "emp", "emp-simplex", "thr"],
+    )
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--n-resamples", type=int, default=200)
     parser.add_argument("--output", default=None, help="also write the table (markdown) here")
     args = parser.parse_args(argv)
 
-    estimators = {"EM (default)": EMEstimator(), "emp": EmpiricalEstimator()}
+    choices = {
+        "em": ("EM (default)", EMEstimator()),
+        "emp": ("emp", EmpiricalEstimator()),
+        "emp-simplex": ("emp-simplex", EmpiricalEstimator(projection="simplex")),
+        "thr": ("emp+thr", ThresholdEstimator()),
+    }
+    estimators = dict(choices[name] for name in args.estimators)
     lines = [
         f"n = {args.n:,} users per dataset, {args.seeds} seeds, uRR, "
         f"nominal {1 - args.alpha:.0%}; Monte Carlo s.e. of 0.95: "

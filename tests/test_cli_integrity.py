@@ -282,3 +282,59 @@ def test_spec_without_digest_needs_the_skip_option(tmp_path, capsys):
     code, _, err = estimate(rep, tmp_path, capsys)
     assert code == 2 and "records no digest" in err and "--skip-report-check" in err
     assert estimate(rep, tmp_path, capsys, "--skip-report-check")[0] == 0
+
+
+# ------------------------------------------------------ the collector's outputs
+def test_estimate_defaults_to_em_with_errors_and_intervals(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"c": rng.choice(list("abcd"), p=[0.6, 0.3, 0.1, 0.0], size=3000)}).to_csv(
+        data, index=False
+    )
+    rep = tmp_path / "r.csv"
+    argv = ["privatize", data, "-o", rep, "--columns", "c", "--categories", "c=a,b,c,d"]
+    assert (
+        run([*argv, "--mechanism", "rr", "--epsilon", "2", "--random-state", "3"], capsys)[0] == 0
+    )
+    code, out, err = estimate(rep, tmp_path, capsys)
+    assert code == 0, err
+    assert "estimator em, 95% intervals" in out
+    dist = pd.read_csv(tmp_path / "d.csv")
+    assert list(dist.columns) == [
+        "column",
+        "category",
+        "estimate",
+        "sensitive",
+        "std_error",
+        "ci_lower",
+        "ci_upper",
+    ]
+    from sklearn_uldp import EMEstimator
+    from sklearn_uldp.mechanisms import Channel
+
+    spec = json.loads((tmp_path / "r.csv.spec.json").read_text())
+    channel = Channel.from_dict(spec["columns"]["c"])
+    reports = pd.read_csv(rep)[["c"]].to_numpy(dtype=object)
+    em = EMEstimator(mechanism=channel).fit(reports)
+    np.testing.assert_allclose(dist["estimate"], em.distribution_)
+    np.testing.assert_allclose(dist[["ci_lower", "ci_upper"]], em.confidence_intervals(0.05))
+    assert np.all(dist["ci_lower"] <= dist["ci_upper"]) and np.all(dist["std_error"] > 0)
+    code, _, err = estimate(rep, tmp_path, capsys, "--alpha", "0.2", name="d80.csv")
+    assert code == 0, err
+    narrow = pd.read_csv(tmp_path / "d80.csv")
+    width = lambda d: (d["ci_upper"] - d["ci_lower"]).to_numpy()  # noqa: E731
+    assert np.all(width(narrow) <= width(dist)) and np.any(width(narrow) < width(dist))
+
+
+def test_estimate_says_when_nothing_stands_out(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_text("c\n" + "a\nb\nc\nd\n" * 50)
+    rep = tmp_path / "r.csv"
+    argv = ["privatize", data, "-o", rep, "--columns", "c", "--categories", "c=a,b,c,d"]
+    assert (
+        run([*argv, "--mechanism", "rr", "--epsilon", "0.1", "--random-state", "1"], capsys)[0] == 0
+    )
+    code, _, err = estimate(rep, tmp_path, capsys)
+    assert code == 0, err
+    assert "column 'c': no category stands out from the noise in 200 reports" in err
+    assert np.allclose(pd.read_csv(tmp_path / "d.csv")["estimate"], 0.25)

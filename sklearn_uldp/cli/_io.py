@@ -423,6 +423,8 @@ class OutputFiles:
         return False
 
     def _publish(self):
+        if not self.outputs:
+            return
         umask = os.umask(0)
         os.umask(umask)
         for part in self.parts.values():

@@ -19,7 +19,9 @@ tests"):
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+import weakref
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
@@ -156,11 +158,11 @@ def score_intervals(
     onto the simplex). This is the score (Wilson) interval of a proportion,
     for any channel: near zero, where the plug-in variance of a Wald interval
     is too small or the point estimate is pulled towards it, the variance at
-    the interval's edge keeps the coverage. The variance is a quadratic
-    polynomial in ``t`` for every channel (the statistics are linear in p
-    and the variance is their second moment minus the squared mean), so
-    three evaluations per category give it and the bounds are the roots of a
-    quadratic.
+    the interval's edge keeps the coverage. The linear estimate is an average
+    of per-report contributions of mean p(x), so its variance is
+    ``(L_x(p) - p(x)^2) / n`` with ``L_x`` linear in p: quadratic in ``t``,
+    known from one evaluation at the plug-in and one per category at a point
+    mass (cached per channel), and the bounds are the roots of a quadratic.
 
     Parameters
     ----------
@@ -186,50 +188,34 @@ def score_intervals(
     >>> channel = RandomizedResponse(1.0, categories=[0, 1, 2]).fit().channel_
     >>> stats = channel.statistics(np.array([0] * 500 + [1] * 300 + [2] * 200))
     >>> score_intervals(channel, stats, 0.05).round(3).tolist()
-    [[0.588, 0.757], [0.224, 0.382], [0.03, 0.164]]
+    [[0.706, 0.876], [0.166, 0.322], [0.0, 0.038]]
     """
     p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
     k, n = p_hat.size, stats.n
     if p is None:
         p = project_to_simplex(p_hat)
-    p = np.asarray(p, dtype=float)
+    q = np.asarray(p, dtype=float)
     z2 = float(norm.ppf(1.0 - level / 2.0)) ** 2
-    points = (0.0, 0.5, 1.0, 0.25)
-    var = np.empty((k, len(points)))
-    for x in range(k):
-        rest = p.copy()
+    # The linear estimate is an average of per-report contributions c_x(y)
+    # of mean p(x), so Var[p_hat(x)] = (L_x(p) - p(x)^2) / n with L_x linear
+    # in p (the second moment of c_x). Along t -> (1 - t) rest_x + t e_x:
+    # V(t) = ((1 - t) L_x(rest_x) + t L_x(e_x) - t^2) / n, where
+    # L_x(rest_x) = (L_x(q) - q(x) L_x(e_x)) / (1 - q(x)).
+    L_q = n * _variances(channel, q, n) + q**2
+    L_e = _own_second_moments(channel)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        L_rest = (L_q - q * L_e) / (1.0 - q)
+    for x in np.flatnonzero(~(q < 1.0 - 1e-12)):
+        # All the plug-in mass on x: spread the rest uniformly.
+        rest = np.full(k, 1.0 / (k - 1))
         rest[x] = 0.0
-        total = rest.sum()
-        if total > 0:
-            rest /= total
-        else:
-            rest = np.full(k, 1.0 / (k - 1))
-            rest[x] = 0.0
-        for j, t in enumerate(points):
-            dist = (1.0 - t) * rest
-            dist[x] += t
-            var[x, j] = np.asarray(channel.estimator_variance(dist, n), dtype=float)[x]
-    # V(t) = c0 + c1 t + c2 t^2 through t = 0, 1/2, 1; checked at t = 1/4.
-    c0 = var[:, 0]
-    c2 = 2.0 * (var[:, 2] - 2.0 * var[:, 1] + var[:, 0])
-    c1 = var[:, 2] - var[:, 0] - c2
-    quadratic = np.allclose(
-        c0 + 0.25 * c1 + 0.0625 * c2, var[:, 3], rtol=1e-6, atol=1e-12 * max(1.0, var.max())
-    )
-    if not quadratic:  # pragma: no cover - every channel here is quadratic
-        raise ValueError(
-            f"{channel!r}: the variance of its linear estimator is not quadratic "
-            "in p(x); use method='normal' or 'percentile' (parametric bootstrap)."
-        )
-    # (p_hat - t)^2 - z^2 V(t) <= 0  <=>  a t^2 + b t + c <= 0
+        L_rest[x] = n * _variances(channel, rest, n)[x] + rest[x] ** 2
+    c0, c1, c2 = L_rest / n, (L_e - L_rest) / n, np.full(k, -1.0 / n)
+    _check_quadratic(channel, q, n, c0, c1, c2)
+    # (p_hat - t)^2 - z^2 V(t) <= 0  <=>  a t^2 + b t + c <= 0, a = 1 + z^2/n
     a = 1.0 - z2 * c2
     b = -(2.0 * p_hat + z2 * c1)
     c = p_hat**2 - z2 * c0
-    # a = 1 - z^2 c2 > 0 unless the variance grows faster in t than the
-    # squared distance (a handful of reports at a tiny budget): then no
-    # value of [0, 1] can be excluded.
-    wide = ~(a > 0)
-    a = np.where(wide, 1.0, a)
     disc = b**2 - 4.0 * a * c
     root = np.sqrt(np.clip(disc, 0.0, None))
     lo = np.clip((-b - root) / (2.0 * a), 0.0, 1.0)
@@ -237,9 +223,52 @@ def score_intervals(
     # No t in [0, 1] passes (the estimate is far outside it): the nearest end.
     empty = (disc < 0) | (lo > hi) | ((hi <= 0) & (p_hat < 0)) | ((lo >= 1) & (p_hat > 1))
     edge = np.where(p_hat < 0.5, 0.0, 1.0)
-    lo = np.where(wide, 0.0, np.where(empty, edge, lo))
-    hi = np.where(wide, 1.0, np.where(empty, edge, hi))
+    lo = np.where(empty, edge, lo)
+    hi = np.where(empty, edge, hi)
     return np.column_stack([lo, hi])
+
+
+def _variances(channel, p, n):
+    return np.asarray(channel.estimator_variance(np.asarray(p, float), n), dtype=float)
+
+
+#: Second moment L_x(e_x) of each category's contribution when every user
+#: holds it, per channel (k evaluations of the variance; a k-vector).
+_OWN_MOMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _own_second_moments(channel):
+    try:
+        return _OWN_MOMENTS[channel]
+    except (KeyError, TypeError):
+        pass
+    k = channel.n_categories
+    out = np.empty(k)
+    for x in range(k):
+        e = np.zeros(k)
+        e[x] = 1.0
+        out[x] = _variances(channel, e, 1)[x] + 1.0
+    with contextlib.suppress(TypeError):
+        _OWN_MOMENTS[channel] = out
+    return out
+
+
+def _check_quadratic(channel, q, n, c0, c1, c2):
+    """The variance formula against one direct evaluation (t = 1/4, x = 0)."""
+    k, t = q.size, 0.25
+    rest = q.copy()
+    rest[0] = 0.0
+    if rest.sum() <= 0:
+        return
+    dist = (1.0 - t) * rest / rest.sum()
+    dist[0] += t
+    direct = _variances(channel, dist, n)[0]
+    if not np.isclose(c0[0] + t * c1[0] + t * t * c2[0], direct, rtol=1e-6, atol=1e-15):
+        raise ValueError(  # pragma: no cover - every channel here passes
+            f"{channel!r}: the variance of its linear estimator is not the "
+            "second moment of per-report contributions minus p(x)^2; use "
+            "method='normal' or 'percentile' (parametric bootstrap)."
+        )
 
 
 def _as_distribution(p: Any, k: int) -> np.ndarray:
