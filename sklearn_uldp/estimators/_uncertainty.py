@@ -255,7 +255,7 @@ def _own_second_moments(channel):
 
 def _check_quadratic(channel, q, n, c0, c1, c2):
     """The variance formula against one direct evaluation (t = 1/4, x = 0)."""
-    k, t = q.size, 0.25
+    t = 0.25
     rest = q.copy()
     rest[0] = 0.0
     if rest.sum() <= 0:
