@@ -351,6 +351,11 @@ def as_label_array(values: Any) -> np.ndarray:
         values = values.to_numpy(dtype=object)
     obj = np.asarray(values, dtype=object).ravel()
     kind = pd.api.types.infer_dtype(obj, skipna=False)
+    if kind == "mixed-integer-float" and any(
+        isinstance(v, (int, np.integer)) and abs(int(v)) > 2**53 for v in obj.tolist()
+    ):
+        # A float cannot hold these integers: 2**62 + 1 would become 2**62.
+        return obj
     if kind in ("integer", "floating", "boolean", "mixed-integer-float"):
         return np.asarray(obj.tolist())
     return obj
