@@ -19,7 +19,7 @@ from sklearn_uldp import (
 )
 from sklearn_uldp.compose import DataFramePrivatizer
 from sklearn_uldp.estimators import DistributionEstimator
-from sklearn_uldp.exceptions import InvalidSpecError, UninformativeEstimateWarning
+from sklearn_uldp.exceptions import InvalidSpecError
 from sklearn_uldp.mechanisms import (
     BlockHadamardResponse,
     Channel,
@@ -92,6 +92,8 @@ def test_datetime_reports_are_estimated(unit):
 
 
 def test_uninformative_estimates_are_flagged():
+    from sklearn_uldp.exceptions import UninformativeEstimateWarning
+
     mech = RandomizedResponse(0.1, categories=list("abcd"), random_state=1)
     reports = mech.fit_transform(np.array(list("aabc" * 50))[:, None])
     with pytest.warns(UninformativeEstimateWarning, match="exactly uniform"):

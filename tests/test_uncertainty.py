@@ -23,7 +23,7 @@ from sklearn_uldp import (
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
-from sklearn_uldp.estimators import linear_standard_errors, score_intervals, simulate_statistics
+from sklearn_uldp.estimators import linear_standard_errors, simulate_statistics
 from sklearn_uldp.exceptions import ReportMismatchError
 from sklearn_uldp.mechanisms import ReportStatistics
 from sklearn_uldp.stats import association_test, joint_distribution, two_sample_test
@@ -52,6 +52,8 @@ BINARY = lambda: BinaryOptimalResponse(0.5, 1.5, categories=[0, 1])  # noqa: E73
 
 def _coverage(channel, p, n, n_rep, alpha=0.05, seed=0):
     """Fraction of (score, Wald) intervals of the linear estimate that cover the truth."""
+    from sklearn_uldp.estimators import score_intervals
+
     sims = simulate_statistics(channel, p, n, random_state=seed, size=n_rep)
     z = sps.norm.ppf(1 - alpha / 2)
     hits, wald_hits = [], []
@@ -106,6 +108,8 @@ def test_simultaneous_intervals_are_bonferroni():
     "estimator", [ThresholdEstimator(), EMEstimator(), EmpiricalEstimator(projection="simplex")]
 )
 def test_bootstrap_errors_of_nonlinear_estimates(estimator):
+    from sklearn_uldp.estimators import score_intervals
+
     channel = RandomizedResponse(2.0, categories=CATS).fit().channel_
     s = simulate_statistics(channel, P, 20_000, random_state=3)
     est = estimator.fit_statistics(s)

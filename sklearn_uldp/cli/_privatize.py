@@ -277,7 +277,8 @@ def _typed_columns(columns, args, missing):
             f"{label!r} is added only to the domain of those that do, and the "
             "spec shows it (one bit per column, like a learned domain). To fix "
             "the domains in advance, list the label in the categories of the "
-            f"columns that may have missing values (--categories COLUMN=v1,v2,{label}).",
+            f"columns that may have missing values (--categories COLUMN=v1,v2,{label}, "
+            "or in the config).",
         )
     kinds = {}
     for c, conf in columns.items():
