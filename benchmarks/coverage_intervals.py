@@ -69,9 +69,9 @@ def census_columns():
     return out
 
 
-def coverage(channel, p, n, seeds, estimators, methods, alpha, n_resamples):
+def coverage(channel, p, n, seeds, estimators, methods, alpha, n_resamples, random_state=0):
     """{(estimator, method): (per-category coverage, simultaneous coverage)}."""
-    sims = simulate_statistics(channel, p, n, random_state=0, size=seeds)
+    sims = simulate_statistics(channel, p, n, random_state=random_state, size=seeds)
     hits = {}
     for stats in sims:
         for label, template in estimators.items():
@@ -111,6 +111,7 @@ def main(argv=None):
     )
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--n-resamples", type=int, default=200)
+    parser.add_argument("--random-state", type=int, default=0, help="seed of the simulation")
     parser.add_argument("--output", default=None, help="also write the table (markdown) here")
     args = parser.parse_args(argv)
 
@@ -145,6 +146,7 @@ def main(argv=None):
                 args.methods,
                 args.alpha,
                 args.n_resamples,
+                args.random_state,
             )
             for (label, method), (per, simultaneous) in res.items():
                 cells = ", ".join(

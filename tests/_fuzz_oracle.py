@@ -1397,7 +1397,10 @@ def _tamper_reports(reports, channel, how):
         return R.astype(bool), "may"
     if how == "str":
         if cat:
-            ok = all(family(v) == "str" for v in channel.categories)
+            # Valid when nothing changed: every category, or every report, was text.
+            ok = all(family(v) == "str" for v in channel.categories) or all(
+                family(v) == "str" for v in np.ravel(R)
+            )
             return R.astype(str).astype(object), ("valid" if ok else "reject")
         if R.shape[1] == 1:  # output codes (Hadamard family) as strings
             return R.astype(str).astype(object), "reject"

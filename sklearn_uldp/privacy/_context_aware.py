@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._typing import ArrayLike
+from ..utils._validation import encode_labels
 from ._checks import (
     _ATOL,
     _RTOL,
@@ -118,7 +119,9 @@ def _resolve_blocks(blocks, categories):
             labels = np.full(k, -1, dtype=np.int64)
             for j, members in enumerate(seq):
                 members = np.asarray(list(members), dtype=object)
-                pos = index.get_indexer(pd.Index(members))
+                # encode_labels: a missing-value category (None, NaN) matches
+                # any missing marker, which Index.get_indexer does not do.
+                pos = encode_labels(members, categories, index)
                 if (pos < 0).any():
                     raise ValueError(
                         f"block {j} holds values that are not categories: "
