@@ -2201,6 +2201,9 @@ def _cli_outcome(api, rc, stderr, exc, verdict):
     if rc == 0:
         return None
     lines = [ln for ln in stderr.splitlines() if "error:" in ln]
+    advice = [ln for ln in lines if _PYTHON_ADVICE.search(ln)]
+    if advice:  # the command line has flags (--missing category), not arguments
+        return Outcome(UNCLEAR, api, "Python advice on the command line", advice[-1][:300])
     if rc == 2 and lines:
         if verdict == "valid":
             return Outcome(REJECTED_VALID, api, "exit 2 on valid input", lines[-1][:300])

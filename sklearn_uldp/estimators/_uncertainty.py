@@ -182,13 +182,17 @@ def score_intervals(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.estimators import score_intervals
-    >>> channel = RandomizedResponse(1.0, categories=[0, 1, 2]).fit().channel_
-    >>> stats = channel.statistics(np.array([0] * 500 + [1] * 300 + [2] * 200))
+    1,000 users, none of them holding "a":
+
+    >>> from sklearn_uldp import UtilityOptimizedRR
+    >>> from sklearn_uldp.estimators import score_intervals, simulate_statistics
+    >>> urr = UtilityOptimizedRR(1.0, categories=list("abc"), sensitive=["a", "b"])
+    >>> channel = urr.fit().channel_
+    >>> stats = simulate_statistics(channel, [0.0, 0.3, 0.7], 1000, random_state=0)
+    >>> channel.unbiased_estimate(stats).round(3).tolist()
+    [0.041, 0.275, 0.684]
     >>> score_intervals(channel, stats, 0.05).round(3).tolist()
-    [[0.706, 0.876], [0.166, 0.322], [0.0, 0.038]]
+    [[0.0, 0.104], [0.21, 0.341], [0.623, 0.748]]
     """
     p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
     k, n = p_hat.size, stats.n
