@@ -477,12 +477,12 @@ class DistributionEstimator(BaseEstimator):
             return
         p = self._cache[0]
         uniform = p.size > 1 and bool(np.allclose(p, p.mean(), rtol=0, atol=1e-9))
-        eps = getattr(self.channel_, "epsilon", None)
-        at = f" at epsilon = {float(eps):g}" if isinstance(eps, (int, float)) else ""
+        # One message per estimator and outcome (no counts in it), so that
+        # Python's default filter shows it once in a loop of simulations.
         warnings.warn(
-            f"No category stands out from the noise in these {self.statistics_.n} "
-            f"reports{at}: none is significantly above zero (n_significant_ = 0), "
-            f"so the estimate of {type(self).__name__} is "
+            "No category stands out from the noise in these reports: none is "
+            "significantly above zero (n_significant_ = 0), so the estimate of "
+            f"{type(self).__name__} is "
             + ("exactly uniform" if uniform else "mostly noise")
             + ". Collect more reports, spend a larger epsilon, or merge categories.",
             UninformativeEstimateWarning,
