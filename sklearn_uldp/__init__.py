@@ -14,6 +14,7 @@ from . import (
     compose,
     datasets,
     estimators,
+    heavy_hitters,
     mechanisms,
     metrics,
     model_selection,
@@ -22,6 +23,8 @@ from . import (
     privacy,
     stats,
 )
+from ._show_versions import show_versions
+from ._version import __version__ as __version__
 from .compose import DataFramePrivatizer, JointEncoder
 from .estimators import (
     DistributionEstimator,
@@ -31,6 +34,14 @@ from .estimators import (
     ThresholdEstimator,
 )
 from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+from .heavy_hitters import (
+    BloomRAPPOR,
+    BloomRAPPORDecoder,
+    HeavyHitterEstimator,
+    PrefixExtendingMethod,
+    TreeHist,
+    UtilityOptimizedHeavyHitters,
+)
 from .mechanisms import (
     RAPPOR,
     BinaryLocalHashing,
@@ -55,15 +66,6 @@ from .mechanisms import (
 )
 from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
 from .privacy import BudgetAccountant
-
-# The version is written once, in pyproject.toml; the installed metadata
-# carries it. A source tree that was never installed has no metadata.
-try:
-    from importlib.metadata import version as _version
-
-    __version__ = _version("sklearn-uldp")
-except ImportError:  # pragma: no cover - PackageNotFoundError is an ImportError
-    __version__ = "0+unknown"
 
 __all__ = [
     # ULDP mechanisms and their LDP baselines (Murakami & Kawamoto 2019)
@@ -94,6 +96,13 @@ __all__ = [
     "ThresholdEstimator",
     "EMEstimator",
     "PersonalizedEstimator",
+    # heavy hitters over open domains (strings, large integers)
+    "PrefixExtendingMethod",
+    "TreeHist",
+    "HeavyHitterEstimator",
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
+    "UtilityOptimizedHeavyHitters",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -101,6 +110,7 @@ __all__ = [
     "choose_mechanism",
     "BudgetAccountant",
     "get_channel",
+    "show_versions",
     # warnings and errors
     "PrivacyLeakWarning",
     "BudgetError",
@@ -109,6 +119,7 @@ __all__ = [
     "compose",
     "datasets",
     "estimators",
+    "heavy_hitters",
     "mechanisms",
     "metrics",
     "model_selection",

@@ -25,6 +25,7 @@ Every property such a check was meant to verify is then tested on valid data
 module the reason names.
 """
 
+import contextlib
 import copy
 import importlib
 import inspect
@@ -33,6 +34,7 @@ import pkgutil
 import re
 import traceback
 import unittest
+import warnings
 from functools import partial
 from pathlib import Path
 
@@ -205,6 +207,30 @@ NOT_CHECKED = {
         "base estimator); its surface is tested in tests/test_search.py."
     ),
 }
+# The open-domain family (sklearn_uldp.heavy_hitters) takes one column of
+# items (text, bytes or integers up to 2^64) with no domain, and its
+# collectors only their protocol's reports (integer codes, or Bloom rows of a
+# fixed width): scikit-learn's checks feed numeric matrices of 2 to 10
+# float columns, which every one of them refuses with a clear error, so
+# about 28 of the 41 checks of each class would be listed as expected
+# failures. Their properties (fit returns self, no parameter or input
+# modified, clone/pickle, partial_fit == fit, errors on foreign reports,
+# pandas output) are tested on items and real reports in
+# tests/test_heavy_hitters.py.
+_OPEN_DOMAIN = (
+    "open-domain mechanism/collector (one column of items, or its protocol's "
+    "reports only); tested in tests/test_heavy_hitters.py."
+)
+NOT_CHECKED.update(
+    {
+        sklearn_uldp.PrefixExtendingMethod: _OPEN_DOMAIN,
+        sklearn_uldp.TreeHist: _OPEN_DOMAIN,
+        sklearn_uldp.HeavyHitterEstimator: _OPEN_DOMAIN,
+        sklearn_uldp.BloomRAPPOR: _OPEN_DOMAIN,
+        sklearn_uldp.BloomRAPPORDecoder: _OPEN_DOMAIN,
+        sklearn_uldp.UtilityOptimizedHeavyHitters: _OPEN_DOMAIN,
+    }
+)
 
 
 def _public_estimator_classes():
@@ -474,7 +500,8 @@ _STRICT = (
 )
 def test_sklearn_compatible_estimator(estimator, check):
     try:
-        check(estimator)
+        with _expected_leak_warnings(estimator):
+            check(estimator)
     except unittest.SkipTest:
         raise
     except Exception as exc:
@@ -483,6 +510,22 @@ def test_sklearn_compatible_estimator(estimator, check):
         # failure (about 1 s each), which dominated the runtime.
         text = "".join(traceback.format_exception(exc))
         raise AssertionError(f"{type(exc).__name__}: {exc}\n\n{text}") from None
+
+
+def _expected_leak_warnings(estimator):
+    """Expect the PrivacyLeakWarning of a domain learned from the checks' data.
+
+    ``JointEncoder()`` (categories="auto") learns its joint domain at every
+    fit, which is what the warning says; elsewhere a PrivacyLeakWarning is an
+    error of the suite (pyproject.toml's filterwarnings).
+    """
+    quiet = contextlib.ExitStack()
+    if isinstance(estimator, JointEncoder) and isinstance(estimator.categories, str):
+        quiet.enter_context(warnings.catch_warnings())
+        warnings.filterwarnings(
+            "ignore", message=".*learns the joint domain", category=PrivacyLeakWarning
+        )
+    return quiet
 
 
 def _expected_failure_cases():
@@ -507,7 +550,7 @@ def test_expected_failures_fail_for_the_stated_reason(estimator, check, pattern)
             "an int32 X of categorical-tagged estimators and fails before it "
             "reaches the estimator (fixed in 1.7)."
         )
-    with pytest.raises(Exception) as info:
+    with pytest.raises(Exception) as info, _expected_leak_warnings(estimator):
         check(estimator)
     messages = []
     exc = info.value

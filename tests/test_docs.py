@@ -30,6 +30,7 @@ API_MODULES = [
     "sklearn_uldp.parallel",
     "sklearn_uldp.stats",
     "sklearn_uldp.exceptions",
+    "sklearn_uldp.heavy_hitters",
 ]
 
 # Generated or build output inside docs/ that must not be copied.

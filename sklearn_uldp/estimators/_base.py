@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -19,11 +19,12 @@ from sklearn.utils.validation import (
 )
 
 from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
-from ..mechanisms._base import BaseMechanism
+from ..mechanisms._base import BaseMechanism, as_channel
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import get_channel
 from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
+from ._default_score import warn_if_default_score_compares_mechanisms
 from ._projection import project_to_simplex
 from ._uncertainty import (
     bootstrap_replicates,
@@ -33,6 +34,8 @@ from ._uncertainty import (
     score_intervals,
 )
 
+# as_channel lives with the mechanisms (it turns one into a channel); it is
+# re-exported here, where users of the estimators have always found it.
 __all__ = ["DistributionEstimator", "as_channel"]
 
 # fit returns the estimator itself, typed as its own class.
@@ -116,52 +119,6 @@ def _check_reports(X, channel, estimator):
                 "produce (they are not among its outputs). Drop the corrupted "
                 "reports, or estimate with the mechanism that produced them."
             )
-
-
-def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
-    """Return the channel (public spec) described by ``mechanism``.
-
-    Parameters
-    ----------
-    mechanism : BaseMechanism, Channel or dict
-        A fitted mechanism, an unfitted one with explicit ``categories``, a
-        channel, or a spec dict (``Channel.to_dict()``).
-
-    Returns
-    -------
-    channel : Channel
-
-    Examples
-    --------
-    >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.estimators import as_channel
-    >>> channel = as_channel(RandomizedResponse(epsilon=1.0, categories=[0, 1]))
-    >>> channel
-    RandomizedResponseChannel(k=2, epsilon=1.0)
-    >>> as_channel(channel.to_dict()) == channel
-    True
-    """
-    if isinstance(mechanism, Channel):
-        return mechanism
-    if isinstance(mechanism, dict):
-        return Channel.from_dict(mechanism)
-    if isinstance(mechanism, BaseMechanism):
-        if hasattr(mechanism, "channel_"):
-            return mechanism.channel_
-        if isinstance(mechanism.categories, str):
-            raise ValueError(
-                f"mechanism={mechanism!r} is not fitted and has categories='auto', "
-                "so its domain is unknown. Pass the fitted mechanism's channel "
-                "(mechanism=fitted.channel_) or spec (fitted.spec()), or give it "
-                "explicit categories. (Cloning an estimator, as GridSearchCV and "
-                "cross_val_score do, also clones a fitted `mechanism` into an "
-                "unfitted one.)"
-            )
-        return clone(mechanism).fit().channel_
-    raise TypeError(
-        "mechanism must be a mechanism (fitted, or with explicit categories), a "
-        f"Channel or a spec dict; got {type(mechanism).__name__}."
-    )
 
 
 _ABSTRACT_MESSAGE = (
@@ -734,8 +691,6 @@ class DistributionEstimator(BaseEstimator):
             reports only: a scikit-learn search that varies the mechanism with
             this default score warns (pass ``make_simulation_scorer()``).
         """
-        from ..model_selection._search import warn_if_default_score_compares_mechanisms
-
         warn_if_default_score_compares_mechanisms()
         codes, _ = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)

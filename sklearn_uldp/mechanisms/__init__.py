@@ -5,7 +5,7 @@ public spec and the contract with every estimator (see
 ``docs/architecture.md``).
 """
 
-from ._base import BaseMechanism
+from ._base import BaseMechanism, as_channel
 from ._binary import BinaryOptimalChannel, BinaryOptimalResponse, binary_optimal_matrix
 from ._bit_rows import BitRows
 from ._block_design import (
@@ -63,6 +63,7 @@ __all__ = [
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
+    "as_channel",
     "spec_json_schema",
     "BitRows",
     "Reports",

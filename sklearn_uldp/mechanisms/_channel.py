@@ -628,6 +628,27 @@ class Channel:
         raise NotImplementedError
 
 
+class SensitiveSetMixin:
+    """A channel whose sensitive set X_S is the boolean mask ``self._sensitive``.
+
+    The utility-optimized channels report a non-sensitive value through
+    outputs that only it produces (invertible outputs), so its linear
+    estimate carries no noise at 0 (:attr:`Channel.exact_categories`).
+    """
+
+    _sensitive: np.ndarray
+
+    @property
+    def sensitive_mask(self) -> np.ndarray:
+        """Boolean mask of the sensitive categories X_S."""
+        return self._sensitive.copy()
+
+    @property
+    def exact_categories(self) -> np.ndarray:
+        """The non-sensitive categories: estimated from invertible outputs only."""
+        return ~self._sensitive
+
+
 class CategoricalChannel(Channel):
     """A channel whose report is one symbol of a finite output space.
 

@@ -1,8 +1,8 @@
 """Privacy/utility search (see the workflow issue; grows here)."""
 
+from ..mechanisms._theta import optimal_theta, urap_expected_l2_loss
 from ._choose import choose_mechanism
 from ._search import PrivacyUtilitySearchCV, make_simulation_scorer, true_distribution
-from ._theta import optimal_theta, urap_expected_l2_loss
 
 __all__ = [
     "PrivacyUtilitySearchCV",

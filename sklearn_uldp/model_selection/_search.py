@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -171,78 +170,6 @@ def make_simulation_scorer(
     """
     fn, name = _check_loss(loss)
     return _SimulationScorer(fn, name)
-
-
-def _is_mechanism(obj):
-    from ..compose import DataFramePrivatizer, JointEncoder
-
-    return isinstance(obj, BaseMechanism | DataFramePrivatizer | JointEncoder)
-
-
-def _mechanism_parameters(estimator, parameters):
-    """The keys of ``parameters`` that set (or replace) a privacy mechanism."""
-    found = []
-    for key, value in parameters.items():
-        if _is_mechanism(value):
-            found.append(key)
-            continue
-        obj = estimator
-        for part in key.split("__")[:-1]:
-            try:
-                obj = obj.get_params(deep=True)[part]
-            except (AttributeError, KeyError, TypeError):
-                break
-            if _is_mechanism(obj):
-                found.append(key)
-                break
-        else:
-            if _is_mechanism(obj) and obj is not estimator:
-                found.append(key)
-    return found
-
-
-def warn_if_default_score_compares_mechanisms():
-    """Warn when a scikit-learn search compares mechanisms by the default score.
-
-    Called by :meth:`DistributionEstimator.score
-    <sklearn_uldp.estimators.DistributionEstimator.score>`. The default score
-    is the mean log-likelihood of the reports under the estimate: it
-    compares estimates of the *same* reports, but reports of different
-    mechanisms (another epsilon, theta or mechanism) have different
-    likelihoods, whatever the accuracy, and no score without the true data
-    can compare privacy budgets. When the caller is scikit-learn's
-    ``_fit_and_score`` (``GridSearchCV``, ``RandomizedSearchCV``,
-    ``validation_curve``, ...) with the default scoring and a candidate that
-    changes a mechanism, this warns and names the remedy.
-    """
-    frame = sys._getframe(1)
-    for _ in range(12):  # score <- Pipeline.score <- scorer <- _score <- _fit_and_score
-        frame = frame.f_back
-        if frame is None:
-            return
-        code = frame.f_code
-        if code.co_name == "_fit_and_score" and "sklearn" in code.co_filename:
-            break
-    else:
-        return
-    local = frame.f_locals
-    scorer = local.get("scorer")
-    if type(scorer).__name__ != "_PassthroughScorer":
-        return  # an explicit scoring: the user chose it
-    keys = _mechanism_parameters(local.get("estimator"), local.get("parameters") or {})
-    if keys:
-        warnings.warn(
-            f"This search varies the privacy mechanism ({', '.join(sorted(keys))}) "
-            "and scores candidates with the estimator's default score, the mean "
-            "log-likelihood of the reports. Reports of different mechanisms "
-            "cannot be compared by their likelihood (nor can any score without "
-            "the true data compare privacy budgets), so the 'best' candidate is "
-            "meaningless. On simulated data, pass "
-            "scoring=make_simulation_scorer('tv') (from "
-            "sklearn_uldp.model_selection), or use PrivacyUtilitySearchCV.",
-            UserWarning,
-            stacklevel=3,
-        )
 
 
 def _fit_and_score(model, params, seed, X, loss):

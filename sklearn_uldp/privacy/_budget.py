@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
 
@@ -14,6 +14,19 @@ __all__ = ["BudgetAccountant"]
 
 # Relative slack for floating-point sums (0.1 + 0.2 must fit a total of 0.3).
 _RTOL = 1e-9
+
+
+@runtime_checkable
+class SpendsBudget(Protocol):
+    """Anything that reports the budget one person's row spends.
+
+    Fitted mechanisms and :class:`~sklearn_uldp.compose.DataFramePrivatizer`
+    have it (``epsilon_spent_``); :meth:`BudgetAccountant.spend` accepts them
+    next to plain numbers.
+    """
+
+    @property
+    def epsilon_spent_(self) -> float: ...
 
 
 def _as_epsilon(spend):
@@ -116,7 +129,7 @@ class BudgetAccountant:
         )
 
     # ---------------------------------------------------------------- spend
-    def check(self, epsilon: Any, count: int = 1) -> bool:
+    def check(self, epsilon: float | SpendsBudget, count: int = 1) -> bool:
         """Whether spending ``count`` times ``epsilon`` stays within the total.
 
         Parameters
@@ -131,7 +144,9 @@ class BudgetAccountant:
         eps = _as_epsilon(epsilon) * self._check_count(count)
         return self.spent + eps <= self.total * (1 + _RTOL)
 
-    def spend(self, epsilon: Any, *, count: int = 1, label: str | None = None) -> float:
+    def spend(
+        self, epsilon: float | SpendsBudget, *, count: int = 1, label: str | None = None
+    ) -> float:
         """Record ``count`` reports of budget ``epsilon`` each.
 
         Parameters
