@@ -79,14 +79,21 @@ from sklearn_uldp import (
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
+from sklearn_uldp.estimators import LongitudinalEstimator
 from sklearn_uldp.mechanisms import (
     BaseMechanism,
     BinaryLocalHashing,
     CountMeanSketch,
+    DBitFlipPM,
     HadamardCountMeanSketch,
+    LongitudinalGRR,
+    LongitudinalLocalHashing,
+    LongitudinalUE,
     OptimizedLocalHashing,
     SubsetSelection,
     UtilityOptimizedHadamardResponse,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRR,
     UtilityOptimizedSubsetSelection,
     get_channel,
 )
@@ -192,6 +199,14 @@ CHECKED = {
         )
     ],
     JointEncoder: lambda cls: [cls()],
+    # Memoized mechanisms: seeded, so rows without user_secrets are
+    # simulated users (see docs/longitudinal.md).
+    LongitudinalGRR: _mechanism,
+    LongitudinalUE: _mechanism,
+    LongitudinalLocalHashing: _mechanism,
+    DBitFlipPM: _mechanism,
+    UtilityOptimizedLongitudinalRR: _mechanism,
+    UtilityOptimizedLongitudinalRAPPOR: _mechanism,
 }
 
 # Public estimator classes that do not go through the checks, and why.
@@ -200,6 +215,12 @@ NOT_CHECKED = {
     DistributionEstimator: (
         "base class of the estimators; it is checked through its concrete "
         "subclasses EmpiricalEstimator, ThresholdEstimator and EMEstimator."
+    ),
+    LongitudinalEstimator: (
+        "a container of one fitted estimator per round, fitted on a list or "
+        "dict of report arrays (one per round); the per-round estimators are "
+        "checked classes (EmpiricalEstimator, ThresholdEstimator, EMEstimator) "
+        "and its surface is tested in tests/test_longitudinal.py."
     ),
     PrivacyUtilitySearchCV: (
         "a search that builds and simulates the mechanisms itself from a raw "

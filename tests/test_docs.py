@@ -151,6 +151,7 @@ def test_api_reference_lists_every_public_name():
         "docs/spec_format.md",
         "docs/choosing.md",
         "docs/estimator_choice.md",
+        "docs/longitudinal.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

@@ -8,6 +8,7 @@ Every estimator works with every mechanism through the channel contract
 from ._base import DistributionEstimator, as_channel
 from ._em import EMEstimator, maximize_likelihood
 from ._empirical import EmpiricalEstimator, ThresholdEstimator
+from ._longitudinal import LongitudinalEstimator
 from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
 from ._uncertainty import linear_standard_errors, score_intervals, simulate_statistics
@@ -25,4 +26,5 @@ __all__ = [
     "linear_standard_errors",
     "simulate_statistics",
     "score_intervals",
+    "LongitudinalEstimator",
 ]

@@ -35,6 +35,22 @@ from ._local_hashing import (
     LocalHashingChannel,
     OptimizedLocalHashing,
 )
+from ._longitudinal import (
+    DBitFlipChannel,
+    DBitFlipPM,
+    LongitudinalGRR,
+    LongitudinalGRRChannel,
+    LongitudinalLocalHashing,
+    LongitudinalLocalHashingChannel,
+    LongitudinalUE,
+    LongitudinalUEChannel,
+    PermanentURAPChannel,
+    PermanentURRChannel,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRAPPORChannel,
+    UtilityOptimizedLongitudinalRR,
+    UtilityOptimizedLongitudinalRRChannel,
+)
 from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
     IdentityChannel,
@@ -109,4 +125,19 @@ __all__ = [
     "SubsetSelectionChannel",
     "CountMeanSketchChannel",
     "HadamardCountMeanSketchChannel",
+    # collection over time (memoized, longitudinal)
+    "LongitudinalGRR",
+    "LongitudinalUE",
+    "LongitudinalLocalHashing",
+    "DBitFlipPM",
+    "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRAPPOR",
+    "LongitudinalGRRChannel",
+    "LongitudinalUEChannel",
+    "LongitudinalLocalHashingChannel",
+    "DBitFlipChannel",
+    "UtilityOptimizedLongitudinalRRChannel",
+    "UtilityOptimizedLongitudinalRAPPORChannel",
+    "PermanentURRChannel",
+    "PermanentURAPChannel",
 ]

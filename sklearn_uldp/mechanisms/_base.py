@@ -149,6 +149,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
+    #: Hints for parameters of a subclass (merged with PARAMETER_HINTS).
+    _parameter_hints: dict[str, str] = {}
+
     # ------------------------------------------------------------------- hooks
     def _make_channel(self):
         raise NotImplementedError
@@ -218,7 +221,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         self : object
             The fitted mechanism.
         """
-        validate_params_with_hints(self, PARAMETER_HINTS)
+        validate_params_with_hints(self, {**PARAMETER_HINTS, **self._parameter_hints})
         self._check_params()
         auto = isinstance(self.categories, str)
         if X is None:
