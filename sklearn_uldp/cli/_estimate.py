@@ -3,12 +3,17 @@
 The collector side of the workflow: rebuild each column's channel from the
 public spec (validated by :meth:`Channel.from_dict
 <sklearn_uldp.mechanisms.Channel.from_dict>`), read the reports in chunks and
-estimate each column's distribution. The estimate is exactly the one-shot one
-(sufficient statistics add up).
+estimate each column's distribution (``EMEstimator()``'s default estimate
+unless ``--estimator`` says otherwise), with the standard error of the
+unbiased estimate and a score interval per category. The estimate is exactly
+the one-shot one (sufficient statistics add up), and every row of the
+reports file is read and counted.
 
 A spec written by ``privatize`` names the reports file it describes (its
-format, row count, columns and SHA-256): ``estimate`` refuses other reports,
-so a spec can never be applied to the wrong output.
+format, row count, columns and SHA-256) and records the digest of its own
+parameters: ``estimate`` refuses other reports and an edited spec, so a
+spec can never be applied to the wrong output, nor edited parameters to the
+right one.
 """
 
 import os
