@@ -460,13 +460,30 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 "mechanisms is empty: pass [(name, mechanism, columns), ...] or "
                 "{column: mechanism}."
             )
+        names = []
         for entry in transformers:
             if not (isinstance(entry, tuple | list) and len(entry) == 3):
                 raise TypeError(
                     "mechanisms must be a list of (name, mechanism, columns) tuples "
                     f"or a dict {{column: mechanism}}; got the entry {entry!r}."
                 )
-            name, mech, _ = entry
+            name, mech, columns = entry
+            if not isinstance(name, str) or name in names:
+                raise ValueError(
+                    f"Mechanism names must be distinct strings; got {name!r} "
+                    f"{'twice' if name in names else f'({type(name).__name__})'}. The dict "
+                    "form names each mechanism after its column (str(column)), so "
+                    "columns such as '0' and 0 collide: use the list form "
+                    "[(name, mechanism, [column]), ...] with distinct names, or "
+                    "rename the columns."
+                )
+            names.append(name)
+            if columns is None or (isinstance(columns, list) and any(c is None for c in columns)):
+                raise ValueError(
+                    f"Mechanism {name!r} selects the column None: pandas cannot "
+                    "select a column named None reliably; rename it, e.g. "
+                    "df.rename(columns={None: 'value'})."
+                )
             if isinstance(mech, str) and mech == "drop":
                 continue
             if not isinstance(mech, _MECHANISMS):
@@ -1413,7 +1430,7 @@ def load_spec(path: str | PathLike[str]) -> dict[str | None, Channel]:
     with open(path, encoding="utf-8") as fh:
         try:
             document = json.load(fh)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise ValueError(f"Spec file {path!r} is not valid JSON: {exc}") from None
     if isinstance(document, dict) and "mechanism" in document:
         return {None: Channel.from_dict(document)}

@@ -406,8 +406,14 @@ class Channel:
         """Rebuild a channel from :meth:`to_json` output (see :meth:`from_dict`)."""
         try:
             spec = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidSpecError(f"The spec is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise InvalidSpecError(
+                "The spec nests arrays or objects too deeply to be read (a channel "
+                "spec is one object of fields, with flat lists): it is damaged or "
+                "was not written by to_json()."
+            ) from None
         return Channel.from_dict(spec)
 
     def _key(self):
@@ -816,6 +822,10 @@ def _as_report_column(reports):
     arr = np.asarray(reports)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
+    if arr.ndim == 1 and arr.dtype.kind in "mM":
+        # Dates and durations as pandas scalars, the type of datetime
+        # categories (numpy's object cast gives datetime or int, by unit).
+        arr = pd.Series(arr).astype(object).to_numpy()
     if arr.ndim != 1:
         raise ReportMismatchError(
             f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}. "
