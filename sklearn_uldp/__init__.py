@@ -14,37 +14,53 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily below)
-    __version__: str
     from . import (
         compose,
         datasets,
         estimators,
+        heavy_hitters,
         mechanisms,
         metrics,
         model_selection,
+        numeric,
         parallel,
         plotting,
         privacy,
         stats,
     )
+    from ._show_versions import show_versions
+    from ._version import __version__ as __version__
     from .compose import DataFramePrivatizer, JointEncoder
     from .estimators import (
         DistributionEstimator,
         EMEstimator,
         EmpiricalEstimator,
+        LongitudinalEstimator,
         PersonalizedEstimator,
         ThresholdEstimator,
     )
-    from .exceptions import BudgetError, PrivacyLeakWarning, ReportMismatchError
+    from .exceptions import BudgetError, ClippingWarning, PrivacyLeakWarning, ReportMismatchError
+    from .heavy_hitters import (
+        BloomRAPPOR,
+        BloomRAPPORDecoder,
+        HeavyHitterEstimator,
+        PrefixExtendingMethod,
+        TreeHist,
+        UtilityOptimizedHeavyHitters,
+    )
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
         BinaryOptimalResponse,
         BlockHadamardResponse,
         CountMeanSketch,
+        DBitFlipPM,
         HadamardCountMeanSketch,
         HadamardResponse,
         HighLowHadamardResponse,
+        LongitudinalGRR,
+        LongitudinalLocalHashing,
+        LongitudinalUE,
         NonPrivate,
         OptimizedLocalHashing,
         PersonalizedMechanism,
@@ -52,6 +68,8 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         SubsetSelection,
         UtilityOptimizedBlockDesign,
         UtilityOptimizedHadamardResponse,
+        UtilityOptimizedLongitudinalRAPPOR,
+        UtilityOptimizedLongitudinalRR,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
@@ -59,33 +77,58 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         get_channel,
     )
     from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
+    from .numeric import (
+        Binner,
+        DuchiMechanism,
+        HybridMechanism,
+        MeanEstimator,
+        MultiNumericMechanism,
+        PiecewiseMechanism,
+        SquareWave,
+        SquareWaveEstimator,
+        UtilityOptimizedOneBitMechanism,
+    )
     from .privacy import BudgetAccountant
 
-# Every public name is imported from its subpackage at its first use (PEP 562
+# Every public name is imported from its module at its first use (PEP 562
 # module __getattr__): ``import sklearn_uldp`` loads none of them, and
 # ``from sklearn_uldp import RandomizedResponse`` loads the mechanisms only
-# (not pandas-heavy composition, plotting, Dask or the search). The names
-# and subpackages are those listed under TYPE_CHECKING above; add a new one
-# to both places.
+# (not pandas-heavy composition, plotting, Dask or the search). The names are
+# those imported under TYPE_CHECKING above; add a new one to both places
+# (tests/test_scale.py checks that they agree with __all__).
 _LAZY_NAMES = {
+    "__version__": "_version",
+    "show_versions": "_show_versions",
     "DataFramePrivatizer": "compose",
     "JointEncoder": "compose",
     "DistributionEstimator": "estimators",
     "EMEstimator": "estimators",
     "EmpiricalEstimator": "estimators",
+    "LongitudinalEstimator": "estimators",
     "PersonalizedEstimator": "estimators",
     "ThresholdEstimator": "estimators",
     "BudgetError": "exceptions",
+    "ClippingWarning": "exceptions",
     "PrivacyLeakWarning": "exceptions",
     "ReportMismatchError": "exceptions",
+    "BloomRAPPOR": "heavy_hitters",
+    "BloomRAPPORDecoder": "heavy_hitters",
+    "HeavyHitterEstimator": "heavy_hitters",
+    "PrefixExtendingMethod": "heavy_hitters",
+    "TreeHist": "heavy_hitters",
+    "UtilityOptimizedHeavyHitters": "heavy_hitters",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
     "BlockHadamardResponse": "mechanisms",
     "CountMeanSketch": "mechanisms",
+    "DBitFlipPM": "mechanisms",
     "HadamardCountMeanSketch": "mechanisms",
     "HadamardResponse": "mechanisms",
     "HighLowHadamardResponse": "mechanisms",
+    "LongitudinalGRR": "mechanisms",
+    "LongitudinalLocalHashing": "mechanisms",
+    "LongitudinalUE": "mechanisms",
     "NonPrivate": "mechanisms",
     "OptimizedLocalHashing": "mechanisms",
     "PersonalizedMechanism": "mechanisms",
@@ -93,6 +136,8 @@ _LAZY_NAMES = {
     "SubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
     "UtilityOptimizedHadamardResponse": "mechanisms",
+    "UtilityOptimizedLongitudinalRAPPOR": "mechanisms",
+    "UtilityOptimizedLongitudinalRR": "mechanisms",
     "UtilityOptimizedOUE": "mechanisms",
     "UtilityOptimizedRAPPOR": "mechanisms",
     "UtilityOptimizedRR": "mechanisms",
@@ -100,6 +145,15 @@ _LAZY_NAMES = {
     "get_channel": "mechanisms",
     "PrivacyUtilitySearchCV": "model_selection",
     "choose_mechanism": "model_selection",
+    "Binner": "numeric",
+    "DuchiMechanism": "numeric",
+    "HybridMechanism": "numeric",
+    "MeanEstimator": "numeric",
+    "MultiNumericMechanism": "numeric",
+    "PiecewiseMechanism": "numeric",
+    "SquareWave": "numeric",
+    "SquareWaveEstimator": "numeric",
+    "UtilityOptimizedOneBitMechanism": "numeric",
     "BudgetAccountant": "privacy",
 }
 _SUBPACKAGES = frozenset(
@@ -107,9 +161,11 @@ _SUBPACKAGES = frozenset(
         "compose",
         "datasets",
         "estimators",
+        "heavy_hitters",
         "mechanisms",
         "metrics",
         "model_selection",
+        "numeric",
         "parallel",
         "plotting",
         "privacy",
@@ -118,23 +174,7 @@ _SUBPACKAGES = frozenset(
 )
 
 
-def _version() -> str:
-    # The version is written once, in pyproject.toml; the installed metadata
-    # carries it. A source tree that was never installed has no metadata.
-    # (Read at first use: the metadata lookup scans the installed packages.)
-    try:
-        from importlib.metadata import version
-
-        return version("sklearn-uldp")
-    except ImportError:  # pragma: no cover - PackageNotFoundError is an ImportError
-        return "0+unknown"
-
-
 def __getattr__(name: str) -> object:
-    if name == "__version__":
-        value: object = _version()
-        globals()[name] = value
-        return value
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY_NAMES.get(name)
@@ -172,12 +212,27 @@ __all__ = [
     "SubsetSelection",
     "CountMeanSketch",
     "HadamardCountMeanSketch",
+    # collection over time: memoized (longitudinal) mechanisms
+    "LongitudinalGRR",
+    "LongitudinalUE",
+    "LongitudinalLocalHashing",
+    "DBitFlipPM",
+    "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRAPPOR",
     # estimators
     "DistributionEstimator",
     "EmpiricalEstimator",
     "ThresholdEstimator",
     "EMEstimator",
     "PersonalizedEstimator",
+    "LongitudinalEstimator",
+    # heavy hitters over open domains (strings, large integers)
+    "PrefixExtendingMethod",
+    "TreeHist",
+    "HeavyHitterEstimator",
+    "BloomRAPPOR",
+    "BloomRAPPORDecoder",
+    "UtilityOptimizedHeavyHitters",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -185,17 +240,31 @@ __all__ = [
     "choose_mechanism",
     "BudgetAccountant",
     "get_channel",
+    "show_versions",
     # warnings and errors
     "PrivacyLeakWarning",
     "BudgetError",
     "ReportMismatchError",
+    # numeric columns (means, distributions, quantiles)
+    "DuchiMechanism",
+    "PiecewiseMechanism",
+    "HybridMechanism",
+    "UtilityOptimizedOneBitMechanism",
+    "MultiNumericMechanism",
+    "MeanEstimator",
+    "SquareWave",
+    "SquareWaveEstimator",
+    "Binner",
+    "ClippingWarning",
     # subpackages
     "compose",
     "datasets",
     "estimators",
+    "heavy_hitters",
     "mechanisms",
     "metrics",
     "model_selection",
+    "numeric",
     "parallel",
     "plotting",
     "privacy",

@@ -10,6 +10,8 @@ __all__ = [
     "ReportMismatchError",
     "InvalidSpecError",
     "ConvergenceWarning",
+    "ClippingWarning",
+    "UninformativeEstimateWarning",
 ]
 
 from sklearn.exceptions import ConvergenceWarning
@@ -90,4 +92,55 @@ class InvalidSpecError(ValueError, TypeError):
     ... except InvalidSpecError as err:
     ...     print(str(err)[:48])
     Invalid spec of mechanism 'rr': epsilon must be
+    """
+
+
+class ClippingWarning(UserWarning):
+    """Numeric values outside a mechanism's public bounds were clipped to them.
+
+    A numeric mechanism privatizes values of a public range ``bounds=(low,
+    high)``; a value outside it is replaced by the nearest bound before it is
+    privatized (never dropped, never silently). The message counts the
+    clipped values of each column and says how to widen the bounds.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_uldp import ClippingWarning, PiecewiseMechanism
+    >>> mech = PiecewiseMechanism(epsilon=1.0, bounds=(0, 10), random_state=0).fit()
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = mech.transform(np.array([[3.0], [12.0]]))
+    >>> [str(w.message)[:44] for w in caught if w.category is ClippingWarning]
+    ['1 of 2 values of column x0 lie outside the b']
+    """
+
+
+class UninformativeEstimateWarning(UserWarning):
+    """No category of an estimate stands out from the privacy noise.
+
+    Issued when an estimator is fitted on reports in which no category is
+    significantly above zero (the significance-threshold test of the
+    unbiased estimate, Bonferroni over the categories; see the estimators'
+    ``n_significant_``). The reports then carry too little information at
+    their budget: the threshold estimate and EM's default estimate are the
+    uniform distribution, and the unbiased estimate is mostly noise. Collect
+    more reports, spend a larger budget, or merge categories.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse, ThresholdEstimator
+    >>> from sklearn_uldp.exceptions import UninformativeEstimateWarning
+    >>> mech = RandomizedResponse(0.1, categories=list("abcd"), random_state=1)
+    >>> reports = mech.fit_transform(np.array(list("aabc" * 50))[:, None])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     est = ThresholdEstimator().fit(reports)
+    >>> est.n_significant_, est.distribution_.tolist()
+    (0, [0.25, 0.25, 0.25, 0.25])
+    >>> any(w.category is UninformativeEstimateWarning for w in caught)
+    True
     """

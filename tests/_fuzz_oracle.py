@@ -49,6 +49,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 import traceback
 import warnings
@@ -166,11 +167,18 @@ def match_code(v, domain):
         if fv == fd:
             if v == d:
                 return i, "valid"
-        elif {fv, fd} == {"int", "float"} and float(v) == float(d) and may is None:
+        elif {fv, fd} == {"int", "float"} and may is None and _same_number(v, d):
             may = i
     if may is not None:
         return may, "may"
     return -1, "reject"
+
+
+def _same_number(a, b):
+    """An int and a float of exactly the same value (2**62 + 1 is no float)."""
+    f, i = (a, b) if family(a) == "float" else (b, a)
+    f = float(f)
+    return f.is_integer() and int(f) == int(i)
 
 
 def combine(*verdicts):
@@ -504,6 +512,7 @@ def sensitive_for(draw, domain, fuzz=True):
             + ["mask", "callable", "all"]
             + (
                 ["empty", "unknown", "dup", "mask_false", "mask_len", "coerced", "string"]
+                + ["set", "unhashable"]
                 if fuzz
                 else []
             )
@@ -536,6 +545,10 @@ def sensitive_for(draw, domain, fuzz=True):
     if kind == "coerced":
         v = domain[0]
         return [str(v) if family(v) != "str" else v.encode()]
+    if kind == "set":  # a set of values (issue 20: "unhashable type: 'set'")
+        return {domain[0]} if family(domain[0]) != "missing" else [domain[0]]
+    if kind == "unhashable":
+        return [[domain[0]]]
     return domain[0] if family(domain[0]) == "str" else [domain[0]]
 
 
@@ -549,8 +562,13 @@ def sensitive_verdict(sens, domain):
         # A bare label: taking it as [label] or refusing it are both fine.
         mask, v = sensitive_verdict([sens], domain)
         return mask, combine(v, "may")
+    if isinstance(sens, set):
+        mask, v = sensitive_verdict(list(sens), domain)
+        return mask, combine(v, "may")  # a set of values, or refused clearly
     if not isinstance(sens, list):
         return None, "may"
+    if any(isinstance(s, (list, dict, set)) for s in sens):
+        return None, "reject"
     if all(family(d) == "bool" for d in domain) and all(family(s) == "bool" for s in sens):
         return None, "may"  # mask or values: ambiguous on a bool domain
     if len(sens) == k and sens and all(isinstance(s, bool) for s in sens):
@@ -584,6 +602,7 @@ MECHANISM_NAMES = [
     "HighLowHadamardResponse",
     "BlockHadamardResponse",
     "UtilityOptimizedBlockDesign",
+    "UtilityOptimizedSubsetSelection",
     "PersonalizedMechanism",
 ]
 ULDP = {
@@ -591,6 +610,7 @@ ULDP = {
     "UtilityOptimizedRAPPOR",
     "UtilityOptimizedOUE",
     "UtilityOptimizedBlockDesign",
+    "UtilityOptimizedSubsetSelection",
     "PersonalizedMechanism",
 }
 PURE_LDP = {"RandomizedResponse", "RAPPOR", "HadamardResponse"}
@@ -676,6 +696,7 @@ def mechanism_cases(draw, names=None):
                     ]
                     + (
                         [[[domain[0]]], [0] * (k + 1), [-1] * k, [[domain[0]], [domain[0]]]]
+                        + ["callable_list", "callable_label"]
                         if P
                         else []
                     )
@@ -687,6 +708,15 @@ def mechanism_cases(draw, names=None):
         params["subset_size"] = draw(
             st.sampled_from([1, 1, 2, 3, "auto"] + ([0, -1, 100, 2.5] if P else []))
         )
+    if name == "UtilityOptimizedSubsetSelection":
+        # "optimal" at extreme budgets overflowed (issue 20).
+        params["subset_size"] = draw(
+            st.sampled_from(["optimal", "optimal", 1, 2] + ([0, -1, 100, 2.5] if P else []))
+        )
+    if params.get("blocks") == "callable_list":
+        params["blocks"] = lambda c: [c]
+    elif params.get("blocks") == "callable_label":
+        params["blocks"] = lambda c: repr(c)[:1]
     if name == "PersonalizedMechanism":
         params["mechanism"] = draw(st.sampled_from(["urr", "urap", "urr"] + ["zzz"] * P))
         params["n_reports"] = draw(st.sampled_from([1, 1, 2] + [0] * P))
@@ -809,7 +839,10 @@ def _param_verdict(case):
             verdicts.append("may")  # not a power of two / absurdly large
     if "blocks" in p and verdicts[0] == "valid":
         b, k = p["blocks"], len(dom)
-        if b and isinstance(b[0], list):
+        if callable(b):
+            # a block label per category; a list is not a label (issue 20)
+            verdicts.append("reject" if isinstance(b(dom[0]), list) else "may")
+        elif b and isinstance(b[0], list):
             flat = [x for blk in b for x in blk]
             codes = [match_code(x, dom)[0] for x in flat]
             if sorted(codes) != list(range(k)):
@@ -820,7 +853,7 @@ def _param_verdict(case):
             verdicts.append("may")  # block labels are arbitrary; one block is odd
     if "subset_size" in p:
         s = p["subset_size"]
-        if s == "auto":
+        if s in ("auto", "optimal"):
             pass
         elif isinstance(s, float) or s < 1:
             verdicts.append("reject")
@@ -856,6 +889,10 @@ def _column_verdict(case, domain):
         # copies of the column are valid exactly when the column is (when
         # fitted on them; fitted without data, a mechanism has one column).
         return _column_verdict({**case, "how": "object"}, domain)
+    if how == "1d" and case["api"] != "PersonalizedMechanism":
+        # A 1-D array is one column (issue 13); refusing it is fine too.
+        verdict, codes = _column_verdict({**case, "how": "object"}, domain)
+        return combine(verdict, "may"), codes
     if how in ("two_columns", "1d", "sparse"):
         return "reject", None
     if not values:
@@ -1360,7 +1397,10 @@ def _tamper_reports(reports, channel, how):
         return R.astype(bool), "may"
     if how == "str":
         if cat:
-            ok = all(family(v) == "str" for v in channel.categories)
+            # Valid when nothing changed: every category, or every report, was text.
+            ok = all(family(v) == "str" for v in channel.categories) or all(
+                family(v) == "str" for v in np.ravel(R)
+            )
             return R.astype(str).astype(object), ("valid" if ok else "reject")
         if R.shape[1] == 1:  # output codes (Hadamard family) as strings
             return R.astype(str).astype(object), "reject"
@@ -2161,6 +2201,9 @@ def _cli_outcome(api, rc, stderr, exc, verdict):
     if rc == 0:
         return None
     lines = [ln for ln in stderr.splitlines() if "error:" in ln]
+    advice = [ln for ln in lines if _PYTHON_ADVICE.search(ln)]
+    if advice:  # the command line has flags (--missing category), not arguments
+        return Outcome(UNCLEAR, api, "Python advice on the command line", advice[-1][:300])
     if rc == 2 and lines:
         if verdict == "valid":
             return Outcome(REJECTED_VALID, api, "exit 2 on valid input", lines[-1][:300])
@@ -2713,6 +2756,270 @@ def run_budget_case(case):
     return Outcome(OK, "BudgetAccountant")
 
 
+# ------------------------------------------------- issue 20: outsider inputs
+# Raw JSON text for Channel.from_json, CSV files with blank lines, spaces,
+# quotes and NA markers through privatize and estimate, arbitrary argv, and
+# column names that collide. Every failure must be a clear error; a success
+# must lose no row.
+
+_JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
+)
+_JSON = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_SPEC_FIELDS = ["mechanism", "spec_version", "categories", "epsilon", "sensitive", "theta"]
+
+
+@st.composite
+def json_cases(draw):
+    kind = draw(st.sampled_from(["any", "spec", "spec", "deep", "text"]))
+    if kind == "any":
+        text = json.dumps(draw(_JSON))
+    elif kind == "spec":
+        spec = {
+            "mechanism": draw(st.sampled_from(["rr", "urr", "rappor", "hr", "ubd", "x"])),
+            "spec_version": 1,
+            "categories": ["a", "b", "c"],
+            "epsilon": 1.0,
+        }
+        if spec["mechanism"] in ("urr", "ubd"):
+            spec["sensitive"] = [True, False, False]
+        field = draw(st.sampled_from(_SPEC_FIELDS + ["extra"]))
+        spec[field] = draw(_JSON)
+        text = json.dumps(spec)
+    elif kind == "deep":
+        depth = draw(st.sampled_from([50, 5_000, 200_000]))
+        open_, close = draw(st.sampled_from([("[", "]"), ('{"a":', "}")]))
+        text = '{"mechanism": "rr", "categories": ' + open_ * depth + "1" + close * depth + "}"
+    else:
+        text = draw(st.text(max_size=30))
+    return {"api": "Channel.from_json", "kind": kind, "text": text}
+
+
+def run_json_case(case):
+    from sklearn_uldp.mechanisms import Channel
+
+    api = f"Channel.from_json[{case['kind']}]"
+    try:
+        ch = Channel.from_json(case["text"])
+    except Exception as exc:  # noqa: BLE001
+        return classify_exception(exc, api, "may")
+    try:
+        eps = getattr(ch, "epsilon", None)
+        check_channel(ch, float(eps) if eps is not None else None, "spec")
+    except _Wrong as w:
+        return Outcome(WRONG, api, w.kind, w.detail)
+    return Outcome(OK, api)
+
+
+_CELLS = ["a", "b", "a", "b", "", " ", "  a", "a ", "NA", "null", '"x,y"', '""', "é", "0", "1"]
+# Advice in Python syntax (missing='category') on the command line, which
+# has flags (--missing category).
+_PYTHON_ADVICE = re.compile(r"(?<![\w'\"-])[a-z][a-z_]{2,}=['\"\[{(]")
+
+
+@st.composite
+def table_cases(draw):
+    n_cols = draw(st.sampled_from([1, 1, 2]))
+    rows = draw(
+        st.lists(
+            st.lists(st.sampled_from(_CELLS), min_size=n_cols, max_size=n_cols),
+            min_size=1,
+            max_size=12,
+        )
+    )
+    if draw(st.booleans()):  # a blank line somewhere
+        rows.insert(draw(st.integers(0, len(rows))), [""] * n_cols)
+    return {
+        "api": "CLI table",
+        "rows": rows,
+        "n_cols": n_cols,
+        "mechanism": draw(st.sampled_from(["rr", "urr", "oue"])),
+        "missing": draw(st.sampled_from(["error", "category"])),
+        "declared": draw(st.booleans()),
+        "format": draw(st.sampled_from(["csv", "csv", "parquet"])),
+    }
+
+
+def run_table_case(case):
+    api = f"CLI table[{case['mechanism']},{case['missing']}]"
+    names = ["c", "d"][: case["n_cols"]]
+    text = ",".join(names) + "\n" + "".join(",".join(r) + "\n" for r in case["rows"])
+    n_users = len(case["rows"])
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "t.csv")
+        with open(data, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        rep = os.path.join(tmp, f"r.{case['format']}")
+        argv = ["privatize", data, "-o", rep, "--columns", *names]
+        argv += ["--mechanism", case["mechanism"], "--epsilon", "1", "--random-state", "0"]
+        argv += ["--missing", case["missing"], "--no-progress"]
+        if case["mechanism"] == "urr":
+            argv += ["--sensitive", "c=a"]
+            if not case["declared"]:
+                argv += ["--categories", "c=a,b"]
+        if case["declared"]:
+            argv += [f"--categories={c}=a,b" for c in names]
+        rc, err, exc = _run_cli(argv)
+        bad = _cli_outcome(api, rc, err, exc, "may")
+        if bad is None and _PYTHON_ADVICE.search(err):
+            return Outcome(UNCLEAR, api, "Python advice on the command line", err[-300:])
+        if bad is not None:
+            return bad
+        with open(rep + ".spec.json", encoding="utf-8") as fh:
+            written = json.load(fh)["reports"]["n_rows"]
+        if written != n_users:
+            return Outcome(WRONG, api, "users lost", f"{written} reports of {n_users} lines")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc, err, exc = _run_cli(
+                ["estimate", rep, "--spec", rep + ".spec.json", "-o", os.path.join(tmp, "d.csv")]
+                + ["--no-progress"]
+            )
+        bad = _cli_outcome(api + ".estimate", rc, err, exc, "valid")
+        if bad is not None:
+            return bad
+        dist = pd.read_csv(os.path.join(tmp, "d.csv"), keep_default_na=False)
+        for c in names:
+            p = dist.loc[dist["column"] == c, "estimate"].to_numpy(dtype=float)
+            if not (np.all(p >= -1e-12) and abs(p.sum() - 1.0) < 1e-6):
+                return Outcome(WRONG, api, "estimate not a distribution", f"{c}: {p}")
+    return Outcome(OK, api)
+
+
+_ARGV_TOKENS = [
+    "privatize",
+    "estimate",
+    "search",
+    "demo",
+    "{data}",
+    "{out}",
+    "-o",
+    "--columns",
+    "c",
+    "--epsilon",
+    "1",
+    "-1",
+    "nan",
+    "--mechanism",
+    "rr",
+    "urr",
+    "--categories",
+    "c=a,b",
+    "c=",
+    "=a",
+    "c=5..1",
+    "--sensitive",
+    "c=a",
+    "--spec",
+    "{spec}",
+    "--missing",
+    "category",
+    "--alpha",
+    "0",
+    "0.5",
+    "--config",
+    "--chunksize",
+    "0",
+    "--n-users",
+    "--estimator",
+    "em",
+    "--plot",
+    "x.png",
+    "--overwrite",
+    "--random-state",
+    "secure",
+    "",
+    " ",
+    "--",
+    "é",
+]
+
+
+@st.composite
+def argv_cases(draw):
+    tokens = draw(st.lists(st.sampled_from(_ARGV_TOKENS), min_size=1, max_size=9))
+    return {"api": "CLI argv", "tokens": tokens}
+
+
+def run_argv_case(case):
+    if "demo" in case["tokens"][:1] and "--n-users" not in case["tokens"]:
+        case = {**case, "tokens": case["tokens"] + ["--n-users", "50", "--no-plot"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "t.csv")
+        with open(data, "w", encoding="utf-8") as fh:
+            fh.write("c\na\nb\n\na\n")
+        subst = {"{data}": data, "{out}": os.path.join(tmp, "r.csv"), "{spec}": data}
+        argv = [subst.get(t, t) for t in case["tokens"]]
+        api = "CLI argv " + (argv[0] if argv else "")
+        cwd = os.getcwd()
+        os.chdir(tmp)  # a relative output stays in the temporary folder
+        try:
+            rc, err, exc = _run_cli(argv)
+        finally:
+            os.chdir(cwd)
+    bad = _cli_outcome(api, rc, err, exc, "may")
+    if bad is None and rc not in (0, None):
+        return Outcome(UNCLEAR, api, f"exit {rc}", err[-300:])
+    if (bad is None or bad.klass == CLEAR) and _PYTHON_ADVICE.search(err):
+        return Outcome(UNCLEAR, api, "Python advice on the command line", err[-300:])
+    if bad is None and rc is None:
+        return Outcome(UNCLEAR, api, "no exit status", err[-300:])
+    return bad or Outcome(OK, api)
+
+
+_NAMES = ["c", "0", 0, None, "", " ", 1.5, "c"]
+
+
+@st.composite
+def name_cases(draw):
+    names = draw(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=3))
+    form = draw(st.sampled_from(["dict", "list"]))
+    return {"api": "DataFramePrivatizer names", "names": names, "form": form}
+
+
+def run_name_case(case):
+    from sklearn_uldp.compose import DataFramePrivatizer
+
+    names, api = case["names"], f"DataFramePrivatizer names[{case['form']}]"
+    try:
+        df = pd.DataFrame({i: ["a", "b", "a"] for i in range(len(names))})
+        df.columns = pd.Index(names, dtype=object)
+    except Exception:  # noqa: BLE001 - not a frame pandas builds
+        return Outcome(OK, api)
+
+    def rr():
+        return M.RandomizedResponse(1.0, categories=["a", "b"], random_state=0)
+
+    if case["form"] == "dict":
+        mechs = {n: rr() for n in names}
+    else:
+        mechs = [(str(i), rr(), [n]) for i, n in enumerate(names)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            priv = DataFramePrivatizer(mechs)
+            out = priv.fit_transform(df)
+            est = priv.estimate(out)
+    except Exception as exc:  # noqa: BLE001
+        return classify_exception(exc, api, "may")
+    if len(out) != len(df):
+        return Outcome(WRONG, api, "rows lost", f"{len(out)} of {len(df)}")
+    for series in est.values():
+        if not np.isclose(float(series.sum()), 1.0):
+            return Outcome(WRONG, api, "estimate not a distribution", repr(series))
+    return Outcome(OK, api)
+
+
 # -------------------------------------------------------------- dispatch
 RUNNERS = {
     "mechanism": run_mechanism_case,
@@ -2722,6 +3029,10 @@ RUNNERS = {
     "cli": run_cli_case,
     "budget": run_budget_case,
     "spec": run_spec_case,
+    "json": run_json_case,
+    "table": run_table_case,
+    "argv": run_argv_case,
+    "names": run_name_case,
 }
 STRATEGIES = {
     "mechanism": mechanism_cases,
@@ -2731,6 +3042,10 @@ STRATEGIES = {
     "cli": cli_cases,
     "budget": budget_cases,
     "spec": spec_cases,
+    "json": json_cases,
+    "table": table_cases,
+    "argv": argv_cases,
+    "names": name_cases,
 }
 
 

@@ -99,7 +99,11 @@ def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
     )
     assert code == 0, err
     res = pd.read_csv(dist)
-    assert set(res.columns) == {"column", "category", "estimate", "sensitive"}
+    assert set(res.columns) == {"column", "category", "estimate", "sensitive"} | {
+        "std_error",
+        "ci_lower",
+        "ci_upper",
+    }
     marital = res[res["column"] == "marital"].set_index("category")["estimate"]
     for cat, p in P_MARITAL.items():
         assert marital[cat] == pytest.approx(p, abs=0.04)

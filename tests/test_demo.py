@@ -288,3 +288,15 @@ def test_demo_explains_tv_above_one(capsys, tmp_path):
 def test_demo_says_one_user(capsys):
     assert main(["demo", "--n-users", "1", "--epsilon", "1", "--no-plot"]) == 0
     assert "demo: 1 user on" in capsys.readouterr().out
+
+
+def test_uninformative_cells_are_marked():
+    # At epsilon = 0.1, RR's reports show no significant category: emp+thr
+    # and EM are exactly uniform (identical cells that looked like a bug).
+    results = run_demo(n_users=3000, epsilons=[0.1], random_state=0)
+    assert (0.1, "RR", "emp+thr") in results.attrs["uninformative"]
+    assert (0.1, "no privacy", "EM") not in results.attrs["uninformative"]
+    text = format_results(results)
+    rr = next(line for line in text.splitlines() if line.startswith("RR "))
+    assert rr.count(" *") == 3
+    assert "* uninformative: no category of these reports is significantly" in text

@@ -30,6 +30,8 @@ API_MODULES = [
     "sklearn_uldp.parallel",
     "sklearn_uldp.stats",
     "sklearn_uldp.exceptions",
+    "sklearn_uldp.numeric",
+    "sklearn_uldp.heavy_hitters",
 ]
 
 # Generated or build output inside docs/ that must not be copied.
@@ -150,6 +152,9 @@ def test_api_reference_lists_every_public_name():
         "docs/spec_format.md",
         "docs/choosing.md",
         "docs/estimator_choice.md",
+        "docs/many_attributes.md",
+        "docs/numerical.md",
+        "docs/longitudinal.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

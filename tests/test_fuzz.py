@@ -37,6 +37,10 @@ _EXAMPLES = {
     "cli": 80,
     "budget": 150,
     "spec": 200,
+    "json": 150,
+    "table": 40,
+    "argv": 60,
+    "names": 60,
 }
 
 
@@ -97,6 +101,30 @@ def test_fuzz_specs(case):
     _check("spec", case)
 
 
+@_settings(_EXAMPLES["json"])
+@given(F.json_cases())
+def test_fuzz_spec_json_text(case):
+    _check("json", case)
+
+
+@_settings(_EXAMPLES["table"])
+@given(F.table_cases())
+def test_fuzz_cli_tables_lose_no_user(case):
+    _check("table", case)
+
+
+@_settings(_EXAMPLES["argv"])
+@given(F.argv_cases())
+def test_fuzz_cli_argv(case):
+    _check("argv", case)
+
+
+@_settings(_EXAMPLES["names"])
+@given(F.name_cases())
+def test_fuzz_dataframe_column_names(case):
+    _check("names", case)
+
+
 @_settings(_EXAMPLES["budget"])
 @given(F.budget_cases())
 def test_fuzz_budget_accountant(case):
@@ -140,6 +168,10 @@ def measure(n_total, groups=None, seed_note=""):
         "cli": 0.08,
         "budget": 0.04,
         "spec": 0.10,
+        "json": 0.05,
+        "table": 0.04,
+        "argv": 0.04,
+        "names": 0.03,
     }
     if groups:
         weights = {g: weights[g] for g in groups}

@@ -235,3 +235,43 @@ def test_unlimited_budget_stays_unlimited_after_an_unlimited_spend():
     acc = BudgetAccountant(math.inf)
     acc.spend(math.inf)
     assert acc.remaining == math.inf
+
+
+# ------------------------------------------------------------ issue 20, item 5
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: __import__("sklearn_uldp").RandomizedResponse(
+            1.0, categories=["a", "b"], random_state=0
+        ),
+        lambda: __import__("sklearn_uldp").RAPPOR(1.0, categories=["a", "b"], random_state=0),
+    ],
+    ids=["rr", "rappor"],
+)
+def test_fitted_without_data_a_frame_names_its_reports(make):
+    # fit() on the public domain alone knows no column name: a DataFrame then
+    # names the reports (and keys the seeded stream) as fit(frame) would,
+    # instead of silently renaming its column "x0".
+    import warnings
+
+    frame = pd.DataFrame({"city": ["a", "b", "a", "b", "b"]})
+    mech = make().set_output(transform="pandas").fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reports = mech.transform(frame)
+        series_reports = mech.transform(frame["city"])
+    expected = make().set_output(transform="pandas").fit(frame).transform(frame)
+    pd.testing.assert_frame_equal(reports, expected)
+    assert list(series_reports.columns) == list(expected.columns)
+    assert all(str(c).startswith("city") for c in reports.columns)
+    # the mechanism itself is unchanged: unnamed input is still column x0
+    assert not hasattr(mech, "feature_names_in_")
+    assert list(mech.get_feature_names_out()) == [c.replace("city", "x0") for c in expected.columns]
+    assert list(mech.transform(np.array([["a"]])).columns) == list(mech.get_feature_names_out())
+
+
+def test_set_output_refuses_containers_that_cannot_carry_the_channel():
+    from sklearn_uldp import RandomizedResponse
+
+    with pytest.raises(ValueError, match="polars.from_pandas"):
+        RandomizedResponse(1.0, categories=["a", "b"]).set_output(transform="polars")

@@ -562,6 +562,7 @@ def test_any_bits_round_trip(n, k, blocks, seed):
         np.testing.assert_array_equal(packed.block(j).toarray(), bits[:, j * k : (j + 1) * k])
 
 
+@pytest.mark.filterwarnings("ignore::sklearn_uldp.exceptions.UninformativeEstimateWarning")
 @settings(max_examples=60, deadline=None)
 @given(
     data=st.lists(st.integers(0, 255), min_size=2, max_size=60),

@@ -258,7 +258,12 @@ def test_distribution_display_passes_kwargs_to_matplotlib():
     )
     assert disp.ax_ is ax and disp.figure_ is ax.figure
     assert len(disp.bars_) == 4
-    assert matplotlib.colors.same_color(disp.bars_[0].get_facecolor()[:3], "tab:green")
+    shown = [CATS[i] if i >= 0 else "other" for i in disp.shown_]
+    colors = {c: bar.get_facecolor()[:3] for c, bar in zip(shown, disp.bars_, strict=True)}
+    plain = next(c for c in shown if c != "b")
+    assert matplotlib.colors.same_color(colors[plain], "tab:green")
+    if "b" in colors:  # the sensitive category: sensitive_color
+        assert matplotlib.colors.same_color(colors["b"], "tab:red")
     assert disp.bars_[0].get_alpha() == 0.5
     assert matplotlib.colors.same_color(disp.true_bars_[0].get_facecolor(), "black")
     assert disp.ax_.get_legend()._loc == 1  # "upper right", as asked
@@ -317,3 +322,125 @@ def test_privacy_utility_display_legend_loc_and_kwargs():
     )
     disp = PrivacyUtilityDisplay(_dense_results(3)).plot(legend_loc=None)
     assert disp.ax_.get_legend() is None
+
+
+# ------------------------------------------------------------ issue 20, item 5
+def _pixels(fig):
+    """The figure rendered by Agg, as an (height, width, 3) array of 0..255."""
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())[:, :, :3].astype(float)
+
+
+def _share_unlike(img, fig, artist, color):
+    """Share of the pixels inside ``artist`` (1 px in from its edges) unlike ``color``."""
+    box = artist.get_window_extent()
+    height = img.shape[0]
+    rows = slice(int(height - box.y1) + 2, int(height - box.y0) - 2)
+    cols = slice(int(box.x0) + 2, int(box.x1) - 2)
+    region = img[rows, cols].reshape(-1, 3)
+    assert region.size, "the artist is too small to look inside"
+    target = 255 * np.asarray(matplotlib.colors.to_rgb(color))
+    return float(np.mean(np.abs(region - target).sum(axis=1) > 60))
+
+
+def _sensitive_estimates():
+    X = np.random.default_rng(0).choice(CATS, size=(3000, 1))
+    mech = UtilityOptimizedRR(1.0, sensitive=["b", "e"], categories=CATS, random_state=0)
+    return X, EmpiricalEstimator().fit(mech.fit_transform(X))
+
+
+def test_sensitive_bars_are_visibly_hatched():
+    # The hatch is drawn in the edge color: a hatch the color of the fill
+    # does not show. Inside a sensitive bar a good share of the pixels must
+    # differ from its fill; inside the others none.
+    X, est = _sensitive_estimates()
+    disp = DistributionDisplay.from_estimator(est, X)
+    img = _pixels(disp.figure_)
+    for bar, cat in zip(disp.bars_, CATS, strict=True):
+        share = _share_unlike(img, disp.figure_, bar, bar.get_facecolor()[:3])
+        if cat in ("b", "e"):
+            assert bar.get_hatch() == "//" and share > 0.1, (cat, share)
+        else:
+            assert share < 0.02, (cat, share)
+    # Keeping the estimate's color, the hatch still stands out on it.
+    disp = DistributionDisplay.from_estimator(est, sensitive_color=None)
+    img = _pixels(disp.figure_)
+    bar = disp.bars_[CATS.index("b")]
+    assert matplotlib.colors.same_color(bar.get_facecolor(), disp.bars_[0].get_facecolor())
+    assert _share_unlike(img, disp.figure_, bar, bar.get_facecolor()[:3]) > 0.1
+
+
+def test_estimate_plot_of_the_command_line_is_visibly_hatched():
+    # `sklearn-uldp estimate --plot` draws with DistributionDisplay and fills
+    # the sensitive bars red.
+    from sklearn_uldp.cli._estimate import estimates_figure
+
+    _, est = _sensitive_estimates()
+    fig = estimates_figure({"city": est})
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    img = _pixels(fig)
+    bars = fig.axes[0].patches[: len(CATS)]
+    shares = [_share_unlike(img, fig, bar, bar.get_facecolor()[:3]) for bar in bars]
+    assert [s > 0.1 for s in shares] == [c in ("b", "e") for c in CATS], shares
+
+
+def _searched(eps):
+    import pandas as pd
+
+    rows = [
+        {"candidate": name, "epsilon": e, "mean_loss": (1 + c) / e, "std_loss": 0.01}
+        for c, name in enumerate(["uRR", "RR"])
+        for e in eps
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    "eps",
+    [
+        [0.5, 0.75, 1, 1.5, 2, 3, 4],  # within a decade: minor tick labels crowd
+        list(np.round(np.geomspace(0.1, 10, 25), 3)),  # more budgets than labels fit
+        [1, 2, 3, 4, 5, 6, 7, 8],
+    ],
+    ids=["decade", "dense", "linear-ish"],
+)
+@pytest.mark.parametrize("log", [True, False])
+def test_privacy_utility_ticks_mark_the_searched_epsilons_without_overlap(eps, log):
+    disp = PrivacyUtilityDisplay(_searched(eps)).plot(log=log)
+    fig, ax = disp.figure_, disp.ax_
+    fig.canvas.draw()
+    np.testing.assert_allclose(ax.get_xticks(), np.unique(eps))
+    labels = [
+        t
+        for t in ax.get_xticklabels(minor=False) + ax.get_xticklabels(minor=True)
+        if t.get_visible() and t.get_text()
+    ]
+    assert len(labels) >= min(len(eps), 4)
+    boxes = sorted((t.get_window_extent() for t in labels), key=lambda b: b.x0)
+    for left, right in zip(boxes, boxes[1:], strict=False):
+        assert left.x1 <= right.x0, "x tick labels overlap"
+    texts = {t.get_text() for t in labels}
+    assert texts <= {f"{e:g}" for e in eps}
+    assert f"{eps[0]:g}" in texts
+
+
+def test_error_bar_legend_markers_are_drawn_on_the_points():
+    # The "sensitive" legend entry is a red dot: the sensitive points must
+    # show red (not hidden under the errorbar's own blue markers).
+    _, est = _sensitive_estimates()
+    disp = ErrorBarDisplay.from_estimator(est)
+    img = _pixels(disp.figure_)
+    ax = disp.ax_
+    handles = ax.get_legend().legend_handles
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    sensitive = dict(zip(labels, handles, strict=True))["sensitive"]
+    red = 255 * np.asarray(matplotlib.colors.to_rgb(sensitive.get_markerfacecolor()))
+    rows = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks(), strict=True)}
+    height = img.shape[0]
+    for cat, p in zip(CATS, est.distribution_, strict=True):
+        x, y = ax.transData.transform((p, rows[cat]))
+        pixel = img[int(round(height - y)), int(round(x))]
+        is_red = np.abs(pixel - red).sum() < 60
+        assert is_red == (cat in ("b", "e")), (cat, pixel)

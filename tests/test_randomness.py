@@ -346,7 +346,7 @@ def test_secure_without_randomgen_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "randomgen", None)
     _random._secure_bit_generator_class.cache_clear()
     try:
-        with pytest.raises(ImportError, match=r'pip install "sklearn-uldp\[secure\]"'):
+        with pytest.raises(ImportError, match=r'pip install "randomgen>=2.0"'):
             _rr("secure").fit()
         with pytest.raises(ImportError, match="secure"):
             DataFramePrivatizer({"x": _rr()}, random_state="secure").fit(

@@ -166,3 +166,23 @@ def test_every_public_name_is_importable_and_listed():
     assert isinstance(sklearn_uldp.__version__, str)
     with pytest.raises(AttributeError, match="no attribute 'NotAName'"):
         sklearn_uldp.NotAName  # noqa: B018
+
+
+def test_lazy_names_agree_with_all_and_type_checking_block():
+    # A public name added to __all__ (or to the TYPE_CHECKING imports) but
+    # not to the lazy table would raise AttributeError at first use.
+    import ast
+    from pathlib import Path
+
+    import sklearn_uldp
+
+    tree = ast.parse(Path(sklearn_uldp.__file__).read_text())
+    checked = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    checked |= {alias.asname or alias.name for alias in stmt.names}
+    lazy = set(sklearn_uldp._LAZY_NAMES) | set(sklearn_uldp._SUBPACKAGES)
+    assert checked == lazy
+    assert lazy == set(sklearn_uldp.__all__) | {"__version__"}

@@ -651,7 +651,7 @@ def test_default_scoring_is_quiet_when_it_is_meaningful():
 
 def test_default_scoring_warns_for_a_privatizer_in_a_search():
     from sklearn_uldp.compose import DataFramePrivatizer
-    from sklearn_uldp.model_selection._search import _mechanism_parameters
+    from sklearn_uldp.estimators._default_score import _mechanism_parameters
 
     pipe = Pipeline(
         [("priv", DataFramePrivatizer({"a": RandomizedResponse(1.0)})), ("est", EMEstimator())]

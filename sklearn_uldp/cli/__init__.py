@@ -20,12 +20,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import _show_versions
 from . import _demo, _estimate, _privatize, _search
 
 __all__ = ["main", "build_parser"]
 
 # Modules that contribute subcommands, in the order shown by --help.
-_COMMAND_MODULES = (_demo, _privatize, _estimate, _search)
+_COMMAND_MODULES = (_demo, _privatize, _estimate, _search, _show_versions)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["demo", "--no-plot"]).command
     'demo'
     """
-    from .. import __version__
+    from .._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="sklearn-uldp",

@@ -206,6 +206,24 @@ def positive_float(text):
     return value
 
 
+def level_arg(text):
+    """``argparse`` type: a level in (0, 1), such as 0.05."""
+    value = positive_float(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(f"expected a level in (0, 1) such as 0.05, got {text!r}")
+    return value
+
+
+def epsilon_arg(text):
+    """``argparse`` type: a privacy budget, a finite number > 0."""
+    try:
+        return positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"epsilon must be a finite number > 0, got {text!r}"
+        ) from None
+
+
 def theta_arg(text):
     """``argparse`` type: a theta in (0, 1), or "optimal" (uRAP)."""
     if text == "optimal":
@@ -362,4 +380,58 @@ def add_common_options(parser):
         "--overwrite",
         action="store_true",
         help="replace output files that already exist (never an input file)",
+    )
+
+
+def add_command(subparsers, name, func, *, help, description):
+    """Add the subcommand ``name`` (run by ``func(args)``) to the CLI's subparsers.
+
+    Each command module's ``register(subparsers)`` calls it, then adds its
+    own options.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From :meth:`argparse.ArgumentParser.add_subparsers`.
+    name : str
+    func : callable
+        ``func(args) -> int``, the command.
+    help, description : str
+        The one-line help of ``sklearn-uldp --help`` and the command's own.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from sklearn_uldp.cli._search import register
+    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
+    >>> register(parser.add_subparsers(dest="command")).prog
+    'sklearn-uldp search'
+    """
+    parser = subparsers.add_parser(
+        name, formatter_class=HelpFormatter, help=help, description=description
+    )
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_missing_options(parser):
+    """``--missing`` and ``--missing-label`` (privatize, search)."""
+    parser.add_argument(
+        "--missing",
+        choices=("error", "category"),
+        default="error",
+        help="missing values (empty fields, blank lines, NA): fail, or report "
+        "them as an explicit category",
+    )
+    parser.add_argument(
+        "--missing-label",
+        default="(missing)",
+        metavar="LABEL",
+        help="the category of missing values with --missing category, added "
+        "to the domain; an integer column keeps its integers and this label "
+        "(an integer label such as -1 is an integer) (default: '(missing)')",
     )

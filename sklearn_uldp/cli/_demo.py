@@ -12,17 +12,18 @@ Use it from the command line (``python -m sklearn_uldp demo``) or from Python
 with :func:`run_demo` and :func:`plot_demo`.
 """
 
-import argparse
 import math
 import os
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 
-from ._common import HelpFormatter, plural
+from ..exceptions import UninformativeEstimateWarning
+from ._common import add_command, epsilon_arg, plural, positive_int, seed_arg
 from ._io import atomic_path, check_plot_output
 
 __all__ = ["run_demo", "plot_demo", "format_results", "tv_note", "register"]
@@ -125,7 +126,10 @@ def run_demo(
         ``"RR", "RAPPOR", "uRR", "uRAP", "no privacy"``; columns: estimators
         ``"emp", "emp+thr", "EM"``. The "no privacy" rows do not depend on
         epsilon. ``results.attrs`` records ``n_users``, ``n_categories``,
-        ``n_sensitive``, ``random_state`` and ``seconds`` (wall time).
+        ``n_sensitive``, ``random_state``, ``seconds`` (wall time) and
+        ``uninformative``: the ``(epsilon, mechanism, estimator)`` cells whose
+        reports show no significant category (``n_significant_ == 0``),
+        where emp+thr and EM are exactly the uniform distribution.
 
     Examples
     --------
@@ -159,13 +163,21 @@ def run_demo(
         for j, eps in enumerate(epsilons)
     }
 
+    uninformative = []
+
     def evaluate(label, eps):
         mechanism = _make_mechanism(label, eps, categories, sensitive, rng_of.get((label, eps)))
         reports = mechanism.fit_transform(X)
-        return {
-            name: total_variation(target, est.fit(reports).distribution_)
-            for name, est in _make_estimators().items()
-        }
+        out = {}
+        for name, est in _make_estimators().items():
+            with warnings.catch_warnings():
+                # Recorded, and marked in the table instead.
+                warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                est.fit(reports)
+            if est.n_significant_ == 0:
+                uninformative.append((eps, label, name))
+            out[name] = total_variation(target, est.distribution_)
+        return out
 
     no_privacy = evaluate("no privacy", None)  # deterministic: computed once
     rows = {}
@@ -198,6 +210,7 @@ def run_demo(
         if random_state is None or isinstance(random_state, (int, np.integer))
         else repr(random_state),
         seconds=time.perf_counter() - start,
+        uninformative=uninformative,
     )
     return results
 
@@ -221,13 +234,29 @@ def format_results(results):
     text : str
     """
     k = results.attrs.get("n_categories")
+    marked = {tuple(cell) for cell in results.attrs.get("uninformative", ())}
     blocks = []
     for eps, block in results.groupby(level="epsilon", sort=False):
         table = block.droplevel("epsilon")
         table.index.name = None
         table.columns.name = None
-        body = table.to_string(float_format=lambda v: f"{v:.4f}")
-        blocks.append(f"epsilon = {_epsilon_label(eps, k)}\n{body}")
+        text = table.astype(object).copy()
+        for mech in table.index:
+            for est in table.columns:
+                star = " *" if (eps, mech, est) in marked else "  "
+                text.loc[mech, est] = f"{table.loc[mech, est]:.4f}{star}"
+        blocks.append(f"epsilon = {_epsilon_label(eps, k)}\n{text.to_string()}")
+    if marked:
+        blocks.append(
+            textwrap.fill(
+                "* uninformative: no category of these reports is significantly "
+                "above zero (n_significant_ = 0, UninformativeEstimateWarning), so "
+                "emp+thr returns the uniform distribution (the same total "
+                "variation wherever that happens), EM's default, shrunk towards "
+                "it, the uniform or close to it, and emp mostly noise.",
+                width=79,
+            )
+        )
     return "\n\n".join(blocks)
 
 
@@ -286,61 +315,12 @@ def plot_demo(results, *, fig=None):
 
 
 # ---------------------------------------------------------------- command line
-def _positive_int(text):
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _epsilon(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"epsilon must be a finite number > 0, got {text!r}")
-    return value
-
-
-def _seed(text):
-    if text.lower() == "none":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer or 'none', got {text!r}")
-    return value
-
-
 def register(subparsers):
-    """Add the ``demo`` subcommand to the CLI's subparsers.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        From :meth:`argparse.ArgumentParser.add_subparsers`.
-
-    Returns
-    -------
-    parser : argparse.ArgumentParser
-        The ``demo`` parser.
-
-    Examples
-    --------
-    >>> import argparse
-    >>> from sklearn_uldp.cli._demo import register
-    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
-    >>> register(parser.add_subparsers(dest="command")).prog
-    'sklearn-uldp demo'
-    """
-    parser = subparsers.add_parser(
+    """Add the ``demo`` subcommand (:func:`~sklearn_uldp.cli._common.add_command`)."""
+    parser = add_command(
+        subparsers,
         "demo",
+        _main,
         help="compare RR, RAPPOR, uRR, uRAP on a synthetic location grid",
         description=(
             "Privatize a synthetic 25x25 location grid (625 cells, 15 sensitive) "
@@ -352,18 +332,17 @@ def register(subparsers):
             "folder unless a file of that name exists, which is kept (the run "
             "says so): no file is ever replaced without --overwrite."
         ),
-        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--n-users",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_N_USERS,
         metavar="N",
         help="number of users (one location each)",
     )
     parser.add_argument(
         "--epsilon",
-        type=_epsilon,
+        type=epsilon_arg,
         nargs="+",
         default=list(DEFAULT_EPSILONS),
         metavar="EPS",
@@ -372,7 +351,7 @@ def register(subparsers):
     )
     parser.add_argument(
         "--random-state",
-        type=_seed,
+        type=seed_arg,
         default=0,
         metavar="SEED",
         help="seed of the data and of the noise ('none' for fresh OS entropy)",
@@ -396,7 +375,6 @@ def register(subparsers):
         action="store_true",
         help="replace the plot file if it exists",
     )
-    parser.set_defaults(func=_main)
     return parser
 
 
@@ -503,7 +481,7 @@ def _main(args):
     if plot_path is not None:
         fig = plot_demo(results)
         ext = os.path.splitext(plot_path)[1].lstrip(".")
-        with atomic_path(plot_path) as tmp:
+        with atomic_path(plot_path, overwrite=args.overwrite) as tmp:
             fig.savefig(tmp, dpi=120, format=ext)
         print(f"Plot written to {plot_path}")
     elif note is not None:

@@ -3,34 +3,49 @@
 The collector side of the workflow: rebuild each column's channel from the
 public spec (validated by :meth:`Channel.from_dict
 <sklearn_uldp.mechanisms.Channel.from_dict>`), read the reports in chunks and
-estimate each column's distribution. The estimate is exactly the one-shot one
-(sufficient statistics add up).
+estimate each column's distribution (``EMEstimator()``'s default estimate
+unless ``--estimator`` says otherwise), with the standard error of the
+unbiased estimate and a score interval per category. The estimate is exactly
+the one-shot one (sufficient statistics add up), and every row of the
+reports file is read and counted.
 
 A spec written by ``privatize`` names the reports file it describes (its
-format, row count, columns and SHA-256): ``estimate`` refuses other reports,
-so a spec can never be applied to the wrong output.
+format, row count, columns and SHA-256) and records the digest of its own
+parameters: ``estimate`` refuses other reports and an edited spec, so a
+spec can never be applied to the wrong output, nor edited parameters to the
+right one.
 """
 
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from ._common import (
     ESTIMATORS,
-    HelpFormatter,
+    add_command,
     add_common_options,
+    level_arg,
     load_json,
     plural,
     progress,
+    warn,
 )
 from ._io import (
-    atomic_path,
+    CSV_QUOTING,
+    PARQUET_SPEC_KEY,
+    OutputFiles,
+    canonical_digest,
     check_csv_output,
+    check_input_format,
     check_outputs,
     check_plot_output,
     file_digest,
+    parquet_metadata,
+    pending_publish,
     read_chunks,
+    recover_outputs,
 )
 
 __all__ = ["register"]
@@ -82,8 +97,9 @@ def load_specs(path, columns):
     -------
     specs : dict of {str: (Channel, list of str)}
         Column -> (channel, report column names).
-    binding : dict or None
-        The ``"reports"`` entry of a spec written by ``privatize``.
+    document : dict
+        The whole spec (its ``"reports"`` entry binds a spec written by
+        ``privatize`` to its reports: see :func:`check_binding`).
     """
     from ..mechanisms import Channel
 
@@ -124,34 +140,96 @@ def load_specs(path, columns):
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"Invalid spec for column {c!r}: {exc}") from None
         out[c] = (channel, _report_names(c, channel, names))
-    return out, spec.get("reports")
+    return out, spec
 
 
-def check_binding(binding, reports, spec_path):
-    """Refuse reports that are not the file the spec was written for."""
+def check_binding(document, reports, spec_path, skip_report_check=False):
+    """Refuse an edited spec, and reports that are not the file it was written for.
+
+    A spec written by ``privatize`` records, in its ``"reports"`` entry, the
+    SHA-256 of its own parameters in canonical JSON (``spec_sha256``; Parquet
+    reports carry it too, in their key-value metadata) and the name, format,
+    row count, columns and SHA-256 of the reports file.
+
+    Parameters
+    ----------
+    document : dict
+        The spec.
+    reports, spec_path : path-like
+    skip_report_check : bool, default=False
+        Accept reports whose content differs from the file the spec was
+        written for (a file converted by the user). The spec's own
+        parameters are checked in any case.
+
+    Returns
+    -------
+    binding : dict or None
+        The ``"reports"`` entry (None: a spec not written by ``privatize``,
+        which binds nothing).
+    """
+    from ..exceptions import InvalidSpecError, ReportMismatchError
+
+    binding = document.get("reports")
     if binding is None:
-        return
+        return None
     if not (
         isinstance(binding, dict)
         and isinstance(binding.get("sha256"), str)
         and isinstance(binding.get("n_rows"), int)
+        and not isinstance(binding.get("n_rows"), bool)
         and isinstance(binding.get("file"), str)
     ):
-        raise ValueError(
+        raise InvalidSpecError(
             f"The 'reports' entry of spec {str(spec_path)!r} is damaged (it needs "
-            f"'file', 'n_rows' and 'sha256'); got {binding!r}."
+            f"'file', 'n_rows' and 'sha256'); got {binding!r:.200}. Use the spec "
+            "privatize wrote with the reports."
+        )
+    parameters = {k: v for k, v in document.items() if k != "reports"}
+    digest = canonical_digest(parameters)
+    recorded = binding.get("spec_sha256")
+    if recorded is None:
+        if not skip_report_check:
+            raise InvalidSpecError(
+                f"Spec {str(spec_path)!r} records no digest of its parameters "
+                "(written by an older sklearn-uldp), so an edit of its epsilon or "
+                "categories could not be detected. Privatize the data again to get "
+                "a bound spec, or pass --skip-report-check to use it unchecked."
+            )
+    elif recorded != digest:
+        raise InvalidSpecError(
+            f"Spec {str(spec_path)!r} was edited after privatize wrote it: its "
+            "parameters (epsilon, categories, mechanism, report columns, ...) no "
+            "longer match the digest recorded with the reports, and estimating "
+            "with other parameters than the reports were made with gives a wrong "
+            "distribution. Use the spec privatize wrote (it is named "
+            "REPORTS.spec.json), or privatize the data again."
         )
     name = os.path.basename(os.fspath(reports))
-    if not os.path.isfile(reports) or file_digest(reports) == binding["sha256"]:
-        return
+    if os.path.isfile(reports) and check_input_format(reports) == "parquet":
+        try:
+            carried = parquet_metadata(reports, PARQUET_SPEC_KEY)
+        except Exception:  # noqa: BLE001 - unreadable: the reader says why
+            carried = None
+        if carried is not None and carried != digest:
+            raise ReportMismatchError(
+                f"The reports {name!r} were made with a spec whose parameters "
+                f"differ from those of {str(spec_path)!r} (their SHA-256 "
+                f"{carried[:12]}... is recorded in the reports, this spec's is "
+                f"{digest[:12]}...): the spec was edited, or belongs to other "
+                "reports. Use the spec privatize wrote with these reports."
+            )
+    if skip_report_check or not os.path.isfile(reports):
+        return binding
+    if file_digest(reports) == binding["sha256"]:
+        return binding
     if name == binding["file"]:
-        raise ValueError(
+        raise ReportMismatchError(
             f"The reports file {str(reports)!r} changed after privatize wrote spec "
             f"{str(spec_path)!r} for it (its SHA-256 differs: altered, truncated or "
             "written again without this spec). Give the spec written with these "
             "reports, or pass --skip-report-check if you converted the file yourself."
         )
-    raise ValueError(
+    raise ReportMismatchError(
         f"Spec {str(spec_path)!r} was written for the reports file "
         f"{binding['file']!r} ({binding['n_rows']} rows, format "
         f"{binding.get('format')}), and {name!r} is not that file (its SHA-256 "
@@ -229,6 +307,11 @@ def _sketch(frame, channel, names):
 
 
 def _as_reports(frame, channel, names):
+    if getattr(channel, "missing_reports", False):
+        # strategy="sample": empty where the person sampled another column
+        frame = frame[frame[names].notna().all(axis=1)]
+    if str(channel.report_format).startswith("numeric"):  # numbers, read as text
+        return pd.to_numeric(frame[names[0]], errors="coerce").to_numpy(dtype=float)
     if channel.report_format == "bits":
         return _bits(frame, names)
     if channel.report_format == "sketch":
@@ -244,6 +327,13 @@ def _as_reports(frame, channel, names):
 def _make_estimator(name, channel, report_store="memory"):
     from ..estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 
+    if str(channel.report_format).startswith("numeric"):  # the mean, or Square Wave's EMS
+        from ..numeric import MeanEstimator, SquareWaveEstimator
+
+        if getattr(channel, "unbiased_reports", False):
+            return MeanEstimator(mechanism=channel)
+        return SquareWaveEstimator(mechanism=channel)
+
     if name == "emp":
         return EmpiricalEstimator(mechanism=channel)
     if name == "emp-simplex":
@@ -253,8 +343,51 @@ def _make_estimator(name, channel, report_store="memory"):
     return EMEstimator(report_store=report_store, mechanism=channel)
 
 
+def _read_reports(args, specs, estimators):
+    """Feed every report row to its column's estimator; return the rows read."""
+    names = [n for _, cols in specs.values() for n in cols]
+    n = 0
+    chunks = read_chunks(args.reports, names, args.chunksize, dtype=str, exact=True)
+    for chunk in progress(chunks, not args.no_progress, "estimate"):
+        if len(chunk) == 0:
+            continue
+        for c, (channel, cols) in specs.items():
+            try:
+                estimators[c].partial_fit(_as_reports(chunk, channel, cols))
+            except ValueError as exc:
+                rows = f"rows {int(chunk.index[0]) + 1}-{int(chunk.index[-1]) + 1}"
+                raise type(exc)(f"{exc} (column {c!r}, in {rows})") from None
+        n += len(chunk)
+    return n
+
+
+def _estimate_rows(c, est, alpha):
+    """The CSV rows of one column: estimate, standard error, interval."""
+    from ..estimators import linear_standard_errors
+
+    mask = np.asarray(est.channel_.sensitive_mask, dtype=bool)
+    se = linear_standard_errors(est.channel_, est.statistics_)
+    ci = est.confidence_intervals(alpha)
+    return [
+        {
+            "column": c,
+            "category": cat,
+            "estimate": float(p),
+            "sensitive": bool(s),
+            "std_error": float(e),
+            "ci_lower": float(lo),
+            "ci_upper": float(hi),
+        }
+        for cat, p, s, e, (lo, hi) in zip(
+            est.categories_.tolist(), est.distribution_, mask, se, ci, strict=True
+        )
+    ]
+
+
 # ------------------------------------------------------------------ command
 def _cmd_estimate(args):
+    from ..exceptions import UninformativeEstimateWarning
+
     check_outputs(
         {"distribution file": args.output, "plot": args.plot},
         {"reports file": args.reports, "spec file": args.spec},
@@ -262,39 +395,102 @@ def _cmd_estimate(args):
     )
     check_csv_output(args.output, "distribution file")
     check_plot_output(args.plot)
-    specs, binding = load_specs(args.spec, args.columns)
-    if not args.skip_report_check:
-        check_binding(binding, args.reports, args.spec)
+    if pending_publish(args.reports):
+        # A privatize run was killed while publishing these reports and
+        # their spec: its part files are complete, finish the moves.
+        recover_outputs([args.reports])
+    specs, document = load_specs(args.spec, args.columns)
+    binding = check_binding(document, args.reports, args.spec, args.skip_report_check)
     estimators = {
         c: _make_estimator(args.estimator, ch, args.report_store) for c, (ch, _) in specs.items()
     }
-    names = [n for _, cols in specs.values() for n in cols]
-    n = 0
-    chunks = read_chunks(args.reports, names, args.chunksize, dtype=str)
-    for chunk in progress(chunks, not args.no_progress, "estimate"):
-        if len(chunk) == 0:
-            continue
-        for c, (channel, cols) in specs.items():
-            estimators[c].partial_fit(_as_reports(chunk, channel, cols))
-        n += len(chunk)
+    n = _read_reports(args, specs, estimators)
     if n == 0:
         raise ValueError(f"Reports file {str(args.reports)!r} has no rows.")
+    of_file = "not bound to a reports file"
+    if binding is not None:
+        expected = binding["n_rows"]
+        if n != expected and not args.skip_report_check:  # pragma: no cover - sha checked
+            raise ValueError(
+                f"Read {plural(n, 'report row')} from {str(args.reports)!r}, but "
+                f"privatize wrote {expected}: rows were lost or added."
+            )
+        if n != expected:
+            warn(
+                "estimate",
+                f"read {plural(n, 'report row')}, but privatize wrote {expected} "
+                "(--skip-report-check: the file was changed).",
+            )
+        else:
+            of_file = f"all {plural(expected, 'row')} privatize wrote"
     rows = []
     for c, est in estimators.items():
-        mask = est.channel_.sensitive_mask
-        cats = est.categories_.tolist()
-        for cat, p, s in zip(cats, est.distribution_, mask, strict=False):
-            rows.append({"column": c, "category": cat, "estimate": float(p), "sensitive": bool(s)})
-    with atomic_path(args.output) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
+        if not hasattr(est, "categories_"):  # a numeric column
+            rows.extend(_numeric_rows(c, est, args.alpha))
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UninformativeEstimateWarning)
+            rows.extend(_estimate_rows(c, est, args.alpha))
+        if any(issubclass(w.category, UninformativeEstimateWarning) for w in caught):
+            warn(
+                "estimate",
+                f"column {c!r}: no category stands out from the noise in "
+                f"{plural(est.n_reports_, 'report')} (none is significantly above "
+                "zero), so the estimate is uninformative (uniform for em and thr); "
+                "its intervals show how little the reports say. Collect more "
+                "reports, spend a larger epsilon, or merge categories.",
+            )
+    with OutputFiles(
+        {"distribution file": args.output, "plot": args.plot}, args.overwrite
+    ) as files:
+        pd.DataFrame(rows).to_csv(files[args.output], index=False, quoting=CSV_QUOTING)
+        if args.plot:
+            categorical = {c: e for c, e in estimators.items() if hasattr(e, "categories_")}
+            _plot_estimates(categorical, files[args.plot], args.plot)
     print(
         f"estimated {plural(len(estimators), 'distribution')} from "
-        f"{plural(n, 'report')} -> {args.output}"
+        f"{plural(n, 'report')} -> {args.output} ({of_file}; estimator "
+        f"{args.estimator}, {1 - args.alpha:.0%} intervals)"
     )
     if args.plot:
-        _plot_estimates(estimators, args.plot)
         print(f"plot -> {args.plot}")
     return 0
+
+
+def _numeric_rows(column, est, alpha):
+    """Output rows of a numeric column, in the categorical rows' columns.
+
+    A mean estimate is one row (category ``mean``) with its standard error
+    and interval at level ``1 - alpha``; a Square Wave estimate is one row a
+    bin (category = the bin's midpoint) without per-bin errors (its
+    bootstrap intervals are :meth:`SquareWaveEstimator.confidence_interval`).
+    """
+    if hasattr(est, "mean_") and not hasattr(est, "distribution_"):
+        low, high = est.confidence_interval(alpha)
+        return [
+            {
+                "column": column,
+                "category": "mean",
+                "estimate": float(est.mean_),
+                "sensitive": False,
+                "std_error": float(est.standard_error_),
+                "ci_lower": float(low),
+                "ci_upper": float(high),
+            }
+        ]
+    edges = est.bin_edges_
+    return [
+        {
+            "column": column,
+            "category": float(m),
+            "estimate": float(p),
+            "sensitive": False,
+            "std_error": np.nan,
+            "ci_lower": np.nan,
+            "ci_upper": np.nan,
+        }
+        for m, p in zip(0.5 * (edges[:-1] + edges[1:]), est.distribution_, strict=True)
+    ]
 
 
 #: Fill of the bars of sensitive categories in ``estimate --plot``.
@@ -347,44 +543,28 @@ def estimates_figure(estimators):
     return fig
 
 
-def _plot_estimates(estimators, path):
+def _plot_estimates(estimators, part, path):
     fig = estimates_figure(estimators)
-    ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=ext)
+    fig.savefig(part, format=os.path.splitext(os.fspath(path))[1].lstrip("."))
 
 
 # ----------------------------------------------------------------- register
 def register(subparsers):
-    """Add the ``estimate`` subcommand.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        From :meth:`argparse.ArgumentParser.add_subparsers`.
-
-    Returns
-    -------
-    parser : argparse.ArgumentParser
-
-    Examples
-    --------
-    >>> import argparse
-    >>> from sklearn_uldp.cli._estimate import register
-    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
-    >>> register(parser.add_subparsers(dest="command")).prog
-    'sklearn-uldp estimate'
-    """
-    e = subparsers.add_parser(
+    """Add the ``estimate`` subcommand (:func:`~sklearn_uldp.cli._common.add_command`)."""
+    e = add_command(
+        subparsers,
         "estimate",
-        formatter_class=HelpFormatter,
+        _cmd_estimate,
         help="estimate distributions from reports and a spec (collector side)",
         description=(
             "Estimate the distribution of the true values of each column from the "
             "reports and the public spec written by 'privatize' (or one channel "
             "spec from Channel.to_json() with --columns NAME). Writes a CSV with "
-            "columns column, category, estimate, sensitive. A spec written by "
-            "'privatize' is only accepted with the reports file it was written for."
+            "columns column, category, estimate, sensitive, std_error (of the "
+            "unbiased estimate), ci_lower and ci_upper (a score interval for each "
+            "category's share, at level 1 - --alpha). A spec written by "
+            "'privatize' is only accepted unedited and with the reports file it "
+            "was written for."
         ),
     )
     e.add_argument("reports", help="reports file (.csv, or .parquet with pyarrow)")
@@ -404,9 +584,18 @@ def register(subparsers):
     e.add_argument(
         "--estimator",
         choices=ESTIMATORS,
-        default="emp-simplex",
-        help="emp: unbiased; emp-simplex: projected on the simplex; "
-        "thr: significance threshold; em: maximum likelihood",
+        default="em",
+        help="em: EMEstimator's default (the estimate the README recommends: "
+        "maximum likelihood with a shrinkage towards the significance "
+        "threshold); emp: unbiased; emp-simplex: projected on the simplex; "
+        "thr: significance threshold",
+    )
+    e.add_argument(
+        "--alpha",
+        type=level_arg,
+        default=0.05,
+        metavar="A",
+        help="1 - confidence level of the intervals ci_lower, ci_upper (0.05: 95%%)",
     )
     e.add_argument(
         "--report-store",
@@ -430,5 +619,4 @@ def register(subparsers):
         "written for (only for a file you converted or re-encoded yourself)",
     )
     add_common_options(e)
-    e.set_defaults(func=_cmd_estimate)
     return e

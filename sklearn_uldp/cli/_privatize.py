@@ -10,7 +10,13 @@ mechanisms come from options or a JSON config::
      "columns": {"marital": {"mechanism": "urr", "epsilon": 1.0,
                              "categories": ["married", "single", "divorced"],
                              "sensitive": ["divorced"]},
-                 "region": {"mechanism": "rr", "epsilon": 0.5}}}
+                 "region": {"mechanism": "rr", "epsilon": 0.5},
+                 "age": {"mechanism": "hybrid", "epsilon": 1.0, "bounds": [0, 120]}}}
+
+A numeric column (``duchi``, ``piecewise``, ``hybrid``, ``square_wave`` or
+``uobm``, see :mod:`sklearn_uldp.numeric`) takes its public range
+``"bounds"`` (values outside are clipped, with a warning); ``uobm`` also its
+sensitive ranges (``"sensitive": [[100000, 1e12]]``) and ``"disclosure"``.
 
 A category value ``"LOW..HIGH"`` is an inclusive integer range, on the
 command line (``--categories hospvis=0..51``) and in the config
@@ -25,12 +31,14 @@ import json
 import numbers
 import os
 
+import numpy as np
 import pandas as pd
 
 from ._common import (
     MECHANISMS,
-    HelpFormatter,
+    add_command,
     add_common_options,
+    add_missing_options,
     column_values,
     load_json,
     make_mechanism,
@@ -43,8 +51,11 @@ from ._common import (
     warn,
 )
 from ._io import (
+    PARQUET_SPEC_KEY,
+    OutputFiles,
     TableWriter,
-    atomic_path,
+    canonical_digest,
+    check_input_format,
     check_outputs,
     check_table_output,
     default_spec_path,
@@ -61,8 +72,53 @@ from ._values import (
 
 __all__ = ["register"]
 
-_CONFIG_KEYS = {"columns", "random_state", "missing"}
+_CONFIG_KEYS = {"columns", "random_state", "missing", "strategy"}
 _COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"}
+#: Numeric mechanisms of a config column: {"mechanism": "hybrid", "epsilon": 1,
+#: "bounds": [0, 100]}; "uobm" also takes "sensitive": [[low, high], ...] and
+#: "disclosure" (see sklearn_uldp.numeric).
+_NUMERIC_KEYS = {"mechanism", "epsilon", "bounds", "sensitive", "disclosure"}
+
+
+def _numeric_mechanisms():
+    from ..numeric import (
+        DuchiMechanism,
+        HybridMechanism,
+        PiecewiseMechanism,
+        SquareWave,
+        UtilityOptimizedOneBitMechanism,
+    )
+
+    return {
+        "duchi": DuchiMechanism,
+        "piecewise": PiecewiseMechanism,
+        "hybrid": HybridMechanism,
+        "square_wave": SquareWave,
+        "uobm": UtilityOptimizedOneBitMechanism,
+    }
+
+
+def _numeric_column(column, conf):
+    """A numeric column's config, checked: the mechanism's keyword arguments."""
+    unknown = set(conf) - _NUMERIC_KEYS
+    if unknown:
+        raise ValueError(
+            f"Unknown keys {sorted(unknown)} in the config of numeric column {column!r}; "
+            f"the keys are {sorted(_NUMERIC_KEYS)}."
+        )
+    if "bounds" not in conf:
+        raise ValueError(
+            f"Config of numeric column {column!r} needs 'bounds': [low, high], the public "
+            "range of its values (values outside are clipped)."
+        )
+    kwargs = {"epsilon": conf["epsilon"], "bounds": conf["bounds"]}
+    extra = {k: conf[k] for k in ("sensitive", "disclosure") if k in conf}
+    if extra and conf["mechanism"].lower() != "uobm":
+        raise ValueError(
+            f"Config of column {column!r}: {sorted(extra)} apply to the 'uobm' mechanism "
+            f"only, not {conf['mechanism']!r}."
+        )
+    return {"mechanism": conf["mechanism"].lower(), "numeric": {**kwargs, **extra}}
 
 
 # ------------------------------------------------------------------- config
@@ -126,6 +182,11 @@ def _from_config(args):
                 f"Config of column {column!r} must be an object with 'mechanism' "
                 f"and 'epsilon'; got {conf!r}."
             )
+        if isinstance(conf["mechanism"], str) and conf["mechanism"].lower() in (
+            _numeric_mechanisms()
+        ):
+            columns[column] = _numeric_column(column, conf)
+            continue
         unknown = set(conf) - _COLUMN_KEYS
         if unknown:
             raise ValueError(
@@ -196,66 +257,173 @@ def _privatize_config(args):
     return columns, noise, args.missing
 
 
-def _learn_domains(path, columns, chunksize, missing, missing_label):
-    """Domains seen in the data: {column: (categories, integer)}."""
+def _scan(path, columns, chunksize):
+    """One pass over the input: {column: (distinct values, has missing values)}."""
     values = {c: set() for c in columns}
-    has_missing = {c: False for c in columns}
+    has_missing = dict.fromkeys(columns, False)
     for chunk in read_chunks(path, list(columns), chunksize, dtype=str):
         for c in columns:
             col = chunk[c]
             has_missing[c] |= bool(col.isna().any())
             values[c].update(col.dropna().unique().tolist())
-    domains = {
-        c: learned_domain(
-            values[c],
-            missing_label if missing == "category" and has_missing[c] else None,
-        )
-        for c in columns
-    }
-    warn(
-        "privatize",
-        f"learned the categories of {sorted(columns)} from the data, which reveals "
-        "which values occur. Give the public domain with --categories "
-        "COLUMN=v1,v2 (or COLUMN=0..51 for integers) or in the config.",
-    )
-    return domains
+    return {c: (values[c], has_missing[c]) for c in columns}
+
+
+def _csv_missing_markers(path):
+    """Texts a CSV input reads as missing values (none for Parquet)."""
+    if check_input_format(path) != "csv":
+        return frozenset()
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    return frozenset(STR_NA_VALUES)
 
 
 def _typed_columns(columns, args, missing):
     """Give every column its domain and kind (integer or text), in place.
 
     Returns {column: (integer, label, all_int)}: ``label`` replaces a missing
-    value (None with ``missing="error"``), ``all_int`` says whether every
-    category is an integer.
+    value (None when the column takes no missing value), ``all_int`` says
+    whether every category is an integer.
+
+    With ``--missing category`` the missing label belongs to the domain of a
+    column whose categories list it (decided in advance), and otherwise of a
+    column that has missing values in the data. Reading that from the data
+    reveals, in the spec, whether each column has missing values: one bit
+    per column, which is warned about like a learned domain.
     """
     label = args.missing_label if missing == "category" else None
     unknown = [c for c, conf in columns.items() if conf["categories"] is None]
-    learned = {}
+    declared_label = {
+        c
+        for c, conf in columns.items()
+        if label is not None
+        and conf["categories"] is not None
+        and str(label) in {str(v) for v in conf["categories"]}
+    }
+    scanned = [
+        c for c in columns if c in unknown or (label is not None and c not in declared_label)
+    ]
+    seen = _scan(args.input, scanned, args.chunksize) if scanned else {}
+    markers = _csv_missing_markers(args.input)
     if unknown:
-        learned = _learn_domains(args.input, unknown, args.chunksize, missing, args.missing_label)
+        warn(
+            "privatize",
+            f"learned the categories of {sorted(unknown)} from the data, which reveals "
+            "which values occur"
+            + (" and whether values are missing" if label is not None else "")
+            + ". Give the public domain with --categories COLUMN=v1,v2 (or "
+            "COLUMN=0..51 for integers) or in the config.",
+        )
+        spaced = {c: sorted(v for v in seen[c][0] if v.strip() != v) for c in unknown if seen[c][0]}
+        spaced = {c: v for c, v in spaced.items() if v}
+        if spaced:
+            warn(
+                "privatize",
+                "values with leading or trailing spaces (or only spaces) are "
+                f"categories of their own: {dict((c, v[:5]) for c, v in spaced.items())}. "
+                "If they mean a missing value or another category, clean the file first.",
+            )
+    inferred = sorted(c for c in scanned if c not in unknown)
+    if inferred:
+        warn(
+            "privatize",
+            f"--missing category: whether {'column' if len(inferred) == 1 else 'columns'} "
+            f"{inferred} {'has' if len(inferred) == 1 else 'have'} missing values "
+            "was read from the data; the label "
+            f"{label!r} is added only to the domain of those that do, and the "
+            "spec shows it (one bit per column, like a learned domain). To fix "
+            "the domains in advance, list the label in the categories of the "
+            f"columns that may have missing values (--categories COLUMN=v1,v2,{label}, "
+            "or in the config).",
+        )
     kinds = {}
     for c, conf in columns.items():
-        if c in learned:
-            conf["categories"], integer = learned[c]
+        has_label = label is not None and (c in declared_label or seen.get(c, ((), False))[1])
+        column_label = label if has_label else None
+        if c in unknown:
+            conf["categories"], integer = learned_domain(seen[c][0], column_label)
         else:
-            # A given domain is public: adding the label reveals nothing.
-            conf["categories"], integer = typed_domain(conf["categories"], label)
+            text = [v for v in conf["categories"] if isinstance(v, str)]
+            read_as_missing = sorted({v for v in text if v.strip() in markers} - {str(label)})
+            if read_as_missing:
+                raise ValueError(
+                    f"Column {c!r}: the categories {read_as_missing} cannot be read "
+                    f"from a CSV file, which reads {read_as_missing[0]!r} as a missing "
+                    "value (as it does empty fields). Rename the category in the file "
+                    "and in --categories, or give the table as Parquet."
+                )
+            conf["categories"], integer = typed_domain(conf["categories"], column_label)
         if conf["sensitive"] is not None:
             conf["sensitive"] = [typed_like(v, integer) for v in conf["sensitive"]]
         all_int = all(isinstance(v, int) for v in conf["categories"])
-        kinds[c] = (integer, None if label is None else typed_like(label, integer), all_int)
+        label_value = None if column_label is None else typed_like(column_label, integer)
+        kinds[c] = (integer, label_value, all_int)
     return kinds
 
 
-def _prepare(chunk, kinds):
-    """Values read as text -> each column's kind, missing values labelled."""
+def _rows(index, mask, limit=5):
+    """``"rows 3, 7 and 9"``: data rows counted from 1 after the header."""
+    rows = (np.asarray(index)[np.asarray(mask)] + 1)[:limit].tolist()
+    more = int(np.asarray(mask).sum()) - len(rows)
+    listed = ", ".join(map(str, rows))
+    return f"row{'s' if len(rows) > 1 or more else ''} {listed}" + (
+        f" and {more} more" if more else ""
+    )
+
+
+def _prepare(chunk, kinds, columns):
+    """Values read as text -> each column's kind, missing values labelled.
+
+    Missing values without a label and values outside the domain are errors
+    that name the rows and the option to change.
+    """
     out = {}
     for c, (integer, label, all_int) in kinds.items():
-        values = to_domain_type(chunk[c], integer, label)
+        raw = chunk[c]
+        absent = raw.isna()
+        if label is None and absent.any():
+            raise ValueError(
+                f"Column {c!r} has {plural(int(absent.sum()), 'missing value')} "
+                f"({_rows(chunk.index, absent)}: empty fields or blank lines). "
+                "Impute or drop them, or pass --missing category to report them "
+                "as the category '(missing)' (--missing-label sets another)."
+            )
+        values = to_domain_type(raw, integer, label)
         if integer and not all_int:  # integers and a text label, as text
             values = values.astype(str).where(values.notna(), None)
+        categories = columns[c]["categories"]
+        allowed = {str(v) for v in categories}
+        bad = ~values.astype(str).isin(allowed)
+        if bad.any():
+            shown = pd.unique(raw[bad].astype(object))[:5].tolist()
+            spaces = any(isinstance(v, str) and v.strip() != v for v in shown)
+            raise ValueError(
+                f"Column {c!r} holds {plural(int(bad.sum()), 'value')} of unknown "
+                f"categories (not among its {len(categories)} categories), e.g. "
+                f"{shown} ({_rows(chunk.index, bad)})"
+                + (" (values are compared exactly, spaces included)" if spaces else "")
+                + f". Its categories: {categories[:10]}{' ...' if len(categories) > 10 else ''}."
+                f" Add the values to the domain (--categories {c}=... or the config), "
+                "or clean the file."
+            )
         out[c] = values
     return pd.DataFrame(out, index=chunk.index)
+
+
+def _numbers(chunk, numeric):
+    """Numeric columns (read as text) as floats, with a clear error."""
+    out = {}
+    for c in numeric:
+        values = pd.to_numeric(chunk[c], errors="coerce")
+        bad = values.isna() & chunk[c].notna()
+        if bad.any():
+            raise ValueError(
+                f"Numeric column {c!r} holds values that are not numbers, e.g. "
+                f"{chunk[c][bad].unique()[:3].tolist()}: clean the column or privatize it "
+                "as a categorical column."
+            )
+        out[c] = values.astype(float)
+    return out
 
 
 def _report_types(reports, columns, kinds):
@@ -270,26 +438,13 @@ def _report_types(reports, columns, kinds):
         if columns[c]["mechanism"].lower() not in ("rr", "urr"):
             continue
         if all_int:
-            reports[c] = reports[c].astype("int64")
+            # nullable under strategy="sample" (missing: another column sampled)
+            reports[c] = reports[c].astype("Int64" if reports[c].isna().any() else "int64")
     return reports
 
 
 # ------------------------------------------------------------------ command
-def _cmd_privatize(args):
-    from ..compose import DataFramePrivatizer
-
-    columns, noise, missing = _privatize_config(args)
-    if missing not in ("error", "category"):
-        raise ValueError(f"missing must be 'error' or 'category', got {missing!r}.")
-    # Every check on the files comes before any work, so nothing is written
-    # (and nothing is lost) when one fails.
-    spec_path = args.spec_out or default_spec_path(args.output)
-    check_outputs(
-        {"reports file": args.output, "spec file": spec_path},
-        {"input": args.input, "config": args.config},
-        args.overwrite,
-    )
-    check_table_output(args.output, "reports file")
+def _check_noise(noise):
     if isinstance(noise, numbers.Integral):
         warn(
             "privatize",
@@ -310,7 +465,11 @@ def _cmd_privatize(args):
                 "pip install 'sklearn-uldp[secure]'. Or pass --random-state none "
                 "(numpy's PCG64 keyed from fresh OS entropy)."
             ) from None
-    kinds = _typed_columns(columns, args, missing)
+
+
+def _make_privatizer(columns, numeric, kinds, noise, missing, missing_label, strategy):
+    from ..compose import DataFramePrivatizer
+
     # A seed goes to the privatizer, which derives one stream per column; the
     # secure generator (keyed afresh in each call) is set on both, so each
     # mechanism is secure on its own too.
@@ -337,90 +496,112 @@ def _cmd_privatize(args):
             )
         except ValueError as exc:
             raise ValueError(f"column {c!r}: {exc}") from None
-    priv = DataFramePrivatizer(
+    for c, conf in numeric.items():  # numbers: a public range, no domain to type
+        try:
+            mechanisms[c] = _numeric_mechanisms()[conf["mechanism"]](
+                **conf["numeric"], random_state=mech_noise
+            )
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"column {c!r}: {exc}") from None
+    # Missing values are labelled (or refused) by _prepare already.
+    return DataFramePrivatizer(
         mechanisms,
         missing=missing,
-        missing_label=args.missing_label,
+        missing_label=missing_label,
         random_state=noise,
+        strategy=strategy,
     )
-    # Both files are complete under temporary names before either is renamed
-    # into place, so a failure leaves neither (and no existing file changed).
-    with atomic_path(spec_path) as spec_tmp, TableWriter(args.output) as writer:
-        chunks = read_chunks(args.input, list(columns), args.chunksize, dtype=str)
+
+
+def _cmd_privatize(args):
+    columns, noise, missing = _privatize_config(args)
+    if missing not in ("error", "category"):
+        raise ValueError(f"missing must be 'error' or 'category', got {missing!r}.")
+    # Every check on the files comes before any work, so nothing is written
+    # (and nothing is lost) when one fails.
+    spec_path = args.spec_out or default_spec_path(args.output)
+    check_outputs(
+        {"reports file": args.output, "spec file": spec_path},
+        {"input": args.input, "config": args.config},
+        args.overwrite,
+    )
+    check_table_output(args.output, "reports file")
+    _check_noise(noise)
+    numeric = {c: conf for c, conf in columns.items() if "numeric" in conf}
+    columns = {c: conf for c, conf in columns.items() if "numeric" not in conf}
+    kinds = _typed_columns(columns, args, missing)
+    priv = _make_privatizer(
+        columns, numeric, kinds, noise, missing, args.missing_label, _strategy(args)
+    )
+    typed = {c: columns[c]["categories"] for c, k in kinds.items() if k[0]}
+    # Reports and spec are written as part files and published together.
+    with OutputFiles(
+        {"reports file": args.output, "spec file": spec_path}, args.overwrite
+    ) as files:
+        writer = None
+        chunks = read_chunks(args.input, [*columns, *numeric], args.chunksize, dtype=str)
         for chunk in progress(chunks, not args.no_progress, "privatize"):
             if len(chunk) == 0:
                 continue
-            chunk = _prepare(chunk, kinds)
-            if not hasattr(priv, "mechanisms_"):
+            chunk = _prepare(chunk, kinds, columns).assign(**_numbers(chunk, numeric))
+            if writer is None:
                 try:
                     priv.fit(chunk)
                 except TypeError as exc:  # a wrong parameter type in a config
                     raise ValueError(str(exc)) from None
+                document = _spec_document(priv, files[spec_path], typed)
+                digest = canonical_digest(document)
+                writer = TableWriter(
+                    args.output, files[args.output], metadata={PARQUET_SPEC_KEY: digest}
+                )
             writer.write(_report_types(priv.transform(chunk), columns, kinds))
-        if writer.n_rows == 0:
+        if writer is None:
             raise ValueError(f"Input file {str(args.input)!r} has no rows.")
-        typed = {c: columns[c]["categories"] for c, k in kinds.items() if k[0]}
-        _write_spec(priv, spec_tmp, args.output, writer, typed)
+        document["reports"] = {
+            "file": os.path.basename(os.fspath(args.output)),
+            "format": writer.format,
+            "n_rows": writer.n_rows,
+            "columns": writer.columns,
+            "sha256": file_digest(writer.finish()),
+            "spec_sha256": digest,
+        }
+        with open(files[spec_path], "w", encoding="utf-8") as fh:
+            json.dump(document, fh, indent=2)
     print(
         f"privatized {plural(writer.n_rows, 'row')} x "
-        f"{plural(len(columns), 'column')} -> {args.output}; "
+        f"{plural(len(columns) + len(numeric), 'column')} -> {args.output}; "
         f"spec -> {spec_path} (each person spends epsilon = "
         f"{priv.epsilon_spent_:g} in total)"
     )
     return 0
 
 
-def _write_spec(priv, path, output, writer, typed=None):
-    """Write the privatizer's spec, bound to the reports file it describes.
+def _spec_document(priv, path, typed):
+    """The privatizer's spec, integer columns as integers (without "reports").
 
-    The ``"reports"`` entry lets ``estimate`` refuse a spec given with
-    reports it was not written for (another output, a truncated or altered
-    file): the file name, format, row count, report columns and SHA-256.
+    ``estimate`` recomputes its digest (:func:`canonical_digest`) and
+    compares it with the one recorded with the reports: an edited spec
+    (another epsilon, other categories) is refused, not used.
     """
     priv.save_spec(path)
     with open(path, encoding="utf-8") as fh:
         document = json.load(fh)
     # Integer columns: integers in the spec (and the label, if any), in the
     # order the mechanism used.
-    for c, categories in (typed or {}).items():
+    for c, categories in typed.items():
         entry = document["columns"][c]
         if [str(v) for v in entry["categories"]] == [str(v) for v in categories]:
             entry["categories"] = categories
-    document["reports"] = {
-        "file": os.path.basename(os.fspath(output)),
-        "format": writer.format,
-        "n_rows": writer.n_rows,
-        "columns": writer.columns,
-        "sha256": file_digest(writer.finish()),
-    }
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(document, fh, indent=2)
+    return document
 
 
 # ----------------------------------------------------------------- register
 def register(subparsers):
-    """Add the ``privatize`` subcommand.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        From :meth:`argparse.ArgumentParser.add_subparsers`.
-
-    Returns
-    -------
-    parser : argparse.ArgumentParser
-
-    Examples
-    --------
-    >>> import argparse
-    >>> from sklearn_uldp.cli._privatize import register
-    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
-    >>> register(parser.add_subparsers(dest="command")).prog
-    'sklearn-uldp privatize'
-    """
-    p = subparsers.add_parser(
+    """Add the ``privatize`` subcommand (:func:`~sklearn_uldp.cli._common.add_command`)."""
+    p = add_command(
+        subparsers,
         "privatize",
-        formatter_class=HelpFormatter,
+        _cmd_privatize,
         help="privatize columns of a CSV/Parquet table (client side)",
         description=(
             "Privatize columns of a CSV or Parquet table, one mechanism per column, "
@@ -454,7 +635,9 @@ def register(subparsers):
         metavar="JSON",
         help='JSON config {"columns": {COL: {"mechanism", "epsilon", "categories", '
         '"sensitive", "theta", "n_buckets", "n_hashes"}}, "random_state": ..., '
-        '"missing": ...} instead of --columns and the options below',
+        '"missing": ...} instead of --columns and the options below; a numeric '
+        'column: {"mechanism": "hybrid" (or duchi, piecewise, square_wave, uobm), '
+        '"epsilon", "bounds": [LOW, HIGH]}',
     )
     p.add_argument("--columns", nargs="+", metavar="COL", help="columns to privatize")
     p.add_argument(
@@ -505,20 +688,7 @@ def register(subparsers):
         metavar="COL=v1,v2",
         help="sensitive values of a column (repeat per column; ranges LOW..HIGH too)",
     )
-    p.add_argument(
-        "--missing",
-        choices=("error", "category"),
-        default="error",
-        help="missing values: fail, or report them as an explicit category",
-    )
-    p.add_argument(
-        "--missing-label",
-        default="(missing)",
-        metavar="LABEL",
-        help="the category of missing values with --missing category, added "
-        "to the domain; an integer column keeps its integers and this label "
-        "(an integer label such as -1 is an integer) (default: '(missing)')",
-    )
+    add_missing_options(p)
     p.add_argument(
         "--random-state",
         type=noise_arg,
@@ -529,6 +699,30 @@ def register(subparsers):
         "from fresh OS entropy; an integer SEED makes the noise reproducible, "
         "for simulations and tests only, never for real users",
     )
+    p.add_argument(
+        "--strategy",
+        choices=("split", "sample", "sample+fake"),
+        default=None,
+        help="how a person reports the columns: split (every column; the "
+        "budgets add up), sample (one column drawn at random per person, the "
+        "others left empty, column 'sampled_attribute' naming it) or "
+        "sample+fake (one column at an amplified budget among fake reports; "
+        "each column's epsilon is then its attribute's budget) (default: split, "
+        'or "strategy" in the config)',
+    )
     add_common_options(p)
-    p.set_defaults(func=_cmd_privatize)
     return p
+
+
+def _strategy(args):
+    """--strategy, else the config's "strategy", else "split"."""
+    if args.strategy is not None:
+        return args.strategy
+    if args.config:
+        value = load_json(args.config, "Config").get("strategy", "split")
+        if value not in ("split", "sample", "sample+fake"):
+            raise ValueError(
+                f'Config \'strategy\' must be "split", "sample" or "sample+fake"; got {value!r}.'
+            )
+        return value
+    return "split"

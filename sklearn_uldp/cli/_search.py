@@ -15,8 +15,9 @@ import pandas as pd
 from ._common import (
     MECHANISMS,
     UTILITY_MECHANISMS,
-    HelpFormatter,
+    add_command,
     add_common_options,
+    add_missing_options,
     make_mechanism,
     plural,
     positive_float,
@@ -25,7 +26,7 @@ from ._common import (
     theta_arg,
 )
 from ._io import (
-    atomic_path,
+    OutputFiles,
     check_csv_output,
     check_outputs,
     check_plot_output,
@@ -57,23 +58,40 @@ def _cmd_search(args):
     check_plot_output(args.plot)
     frames = list(read_chunks(args.input, [args.column], args.chunksize, dtype=str))
     data = pd.concat(frames, ignore_index=True)[args.column]
-    if data.isna().any():
-        raise ValueError(
-            f"Column {args.column!r} has "
-            f"{plural(int(data.isna().sum()), 'missing value')}; impute or drop "
-            "them first."
-        )
     if len(data) == 0:
         raise ValueError(f"Input file {str(args.input)!r} has no rows.")
+    absent = data.isna()
+    label = None
+    if absent.any():
+        if args.missing == "error":
+            raise ValueError(
+                f"Column {args.column!r} has "
+                f"{plural(int(absent.sum()), 'missing value')} (empty fields or "
+                "blank lines). Impute or drop them, or pass --missing category to "
+                "study them as the category '(missing)' (--missing-label sets another)."
+            )
+        label = args.missing_label
     if args.categories:
-        categories, integer = typed_domain(split_values(args.categories, "--categories"))
+        categories, integer = typed_domain(split_values(args.categories, "--categories"), label)
     else:
-        categories, integer = learned_domain(data.unique().tolist())
+        categories, integer = learned_domain(data.dropna().unique().tolist(), label)
         print(
             "sklearn-uldp search: note: categories learned from the data (fine for a simulation).",
             file=sys.stderr,
         )
-    data = to_domain_type(data, integer)
+    data = to_domain_type(data, integer, None if label is None else typed_like(label, integer))
+    if integer and label is not None and not isinstance(typed_like(label, integer), int):
+        # Integers and a text label: compare as text.
+        data = data.astype(str)
+        categories = [str(v) for v in categories]
+    unknown = ~data.astype(str).isin({str(v) for v in categories})
+    if unknown.any():
+        raise ValueError(
+            f"Column {args.column!r} holds {plural(int(unknown.sum()), 'value')} that "
+            f"are not among the categories given with --categories, e.g. "
+            f"{pd.unique(data[unknown].astype(object))[:5].tolist()}: add them to "
+            "--categories, or clean the file."
+        )
     sensitive = None
     if args.sensitive:
         sensitive = [typed_like(v, integer) for v in split_values(args.sensitive, "--sensitive")]
@@ -119,12 +137,15 @@ def _cmd_search(args):
             random_state=args.random_state,
         ).fit(data.to_numpy(dtype=object).reshape(-1, 1))
     res = search.cv_results_
+    with OutputFiles({"results file": args.output, "plot": args.plot}, args.overwrite) as files:
+        if args.output:
+            table = res.drop(columns=["params"]).assign(
+                **{c: res[c].map(str) for c in res.columns if c.startswith("param_")}
+            )
+            table.to_csv(files[args.output], index=False)
+        if args.plot:
+            _plot_search(search, files[args.plot], args.plot)
     if args.output:
-        table = res.drop(columns=["params"]).assign(
-            **{c: res[c].map(str) for c in res.columns if c.startswith("param_")}
-        )
-        with atomic_path(args.output) as tmp:
-            table.to_csv(tmp, index=False)
         print(f"results -> {args.output}")
     best = search.best_candidates().reset_index()[["epsilon", "candidate", "mean_loss"]]
     print(
@@ -142,45 +163,25 @@ def _cmd_search(args):
                 f"{search.target_epsilon_:g} ({label})"
             )
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from ..plotting import PrivacyUtilityDisplay
-
-        disp = PrivacyUtilityDisplay.from_search(search)
-        ext = os.path.splitext(os.fspath(args.plot))[1].lstrip(".")
-        with atomic_path(args.plot) as tmp:
-            disp.figure_.savefig(tmp, format=ext)
-        plt.close(disp.figure_)
         print(f"plot -> {args.plot}")
     return 0
 
 
+def _plot_search(search, part, path):
+    from matplotlib.figure import Figure
+
+    from ..plotting import PrivacyUtilityDisplay
+
+    disp = PrivacyUtilityDisplay.from_search(search, ax=Figure().subplots())
+    disp.figure_.savefig(part, format=os.path.splitext(os.fspath(path))[1].lstrip("."))
+
+
 def register(subparsers):
-    """Add the ``search`` subcommand.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        From :meth:`argparse.ArgumentParser.add_subparsers`.
-
-    Returns
-    -------
-    parser : argparse.ArgumentParser
-
-    Examples
-    --------
-    >>> import argparse
-    >>> from sklearn_uldp.cli._search import register
-    >>> parser = argparse.ArgumentParser(prog="sklearn-uldp")
-    >>> register(parser.add_subparsers(dest="command")).prog
-    'sklearn-uldp search'
-    """
-    s = subparsers.add_parser(
+    """Add the ``search`` subcommand (:func:`~sklearn_uldp.cli._common.add_command`)."""
+    s = add_command(
+        subparsers,
         "search",
-        formatter_class=HelpFormatter,
+        _cmd_search,
         help="privacy/utility search on a column (simulation)",
         description=(
             "Privatize a column repeatedly with each mechanism, theta and epsilon, "
@@ -244,6 +245,6 @@ def register(subparsers):
     )
     s.add_argument("-o", "--output", metavar="CSV", help="write cv_results_ to this CSV")
     s.add_argument("--plot", metavar="PNG", help="plot the privacy/utility curve")
+    add_missing_options(s)
     add_common_options(s)
-    s.set_defaults(func=_cmd_search)
     return s

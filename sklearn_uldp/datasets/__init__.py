@@ -3,6 +3,7 @@
 from ._census import load_census_tuples
 from ._location import grid_cell_labels, location_distribution, make_location_grid
 from ._personalized import make_personalized_locations
+from ._survey import load_election_survey
 
 __all__ = [
     "make_location_grid",
@@ -10,4 +11,5 @@ __all__ = [
     "location_distribution",
     "make_personalized_locations",
     "load_census_tuples",
+    "load_election_survey",
 ]

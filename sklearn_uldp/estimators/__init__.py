@@ -8,9 +8,10 @@ Every estimator works with every mechanism through the channel contract
 from ._base import DistributionEstimator, as_channel
 from ._em import EMEstimator, maximize_likelihood
 from ._empirical import EmpiricalEstimator, ThresholdEstimator
+from ._longitudinal import LongitudinalEstimator
 from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
-from ._uncertainty import linear_standard_errors, simulate_statistics
+from ._uncertainty import linear_standard_errors, score_intervals, simulate_statistics
 
 __all__ = [
     "DistributionEstimator",
@@ -24,4 +25,6 @@ __all__ = [
     "PersonalizedEstimator",
     "linear_standard_errors",
     "simulate_statistics",
+    "score_intervals",
+    "LongitudinalEstimator",
 ]

@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone
+from scipy.stats import norm
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -17,20 +18,24 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from ..exceptions import ReportMismatchError
-from ..mechanisms._base import BaseMechanism
+from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
+from ..mechanisms._base import BaseMechanism, as_channel
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import PackedReports, get_channel, is_packed_frame
 from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
+from ._default_score import warn_if_default_score_compares_mechanisms
 from ._projection import project_to_simplex
 from ._uncertainty import (
     bootstrap_replicates,
     check_interval_args,
     linear_standard_errors,
     normal_interval,
+    score_intervals,
 )
 
+# as_channel lives with the mechanisms (it turns one into a channel); it is
+# re-exported here, where users of the estimators have always found it.
 __all__ = ["DistributionEstimator", "as_channel"]
 
 # fit returns the estimator itself, typed as its own class.
@@ -130,7 +135,15 @@ def _check_reports(X, channel, estimator):
         input_name="reports",
         estimator=name,
     )
-    if not sp.issparse(arr) and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+    # A channel whose reports may be missing (a sampled attribute's column,
+    # compose's strategy="sample") handles missing values itself.
+    missing_ok = getattr(channel, "missing_reports", False)
+    if (
+        not missing_ok
+        and not sp.issparse(arr)
+        and arr.dtype.kind == "f"
+        and not np.isfinite(arr).all()
+    ):
         labels = np.asarray(channel.categories)
         nan_ok = not bits and bool(is_missing(labels).any())
         inf_ok = not bits and labels.dtype.kind == "f" and bool(np.isinf(labels).any())
@@ -143,50 +156,12 @@ def _check_reports(X, channel, estimator):
             )
 
 
-def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
-    """Return the channel (public spec) described by ``mechanism``.
-
-    Parameters
-    ----------
-    mechanism : BaseMechanism, Channel or dict
-        A fitted mechanism, an unfitted one with explicit ``categories``, a
-        channel, or a spec dict (``Channel.to_dict()``).
-
-    Returns
-    -------
-    channel : Channel
-
-    Examples
-    --------
-    >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.estimators import as_channel
-    >>> channel = as_channel(RandomizedResponse(epsilon=1.0, categories=[0, 1]))
-    >>> channel
-    RandomizedResponseChannel(k=2, epsilon=1.0)
-    >>> as_channel(channel.to_dict()) == channel
-    True
-    """
-    if isinstance(mechanism, Channel):
-        return mechanism
-    if isinstance(mechanism, dict):
-        return Channel.from_dict(mechanism)
-    if isinstance(mechanism, BaseMechanism):
-        if hasattr(mechanism, "channel_"):
-            return mechanism.channel_
-        if isinstance(mechanism.categories, str):
-            raise ValueError(
-                f"mechanism={mechanism!r} is not fitted and has categories='auto', "
-                "so its domain is unknown. Pass the fitted mechanism's channel "
-                "(mechanism=fitted.channel_) or spec (fitted.spec()), or give it "
-                "explicit categories. (Cloning an estimator, as GridSearchCV and "
-                "cross_val_score do, also clones a fitted `mechanism` into an "
-                "unfitted one.)"
-            )
-        return clone(mechanism).fit().channel_
-    raise TypeError(
-        "mechanism must be a mechanism (fitted, or with explicit categories), a "
-        f"Channel or a spec dict; got {type(mechanism).__name__}."
-    )
+_ABSTRACT_MESSAGE = (
+    "DistributionEstimator is the base class of the estimators and estimates "
+    "nothing itself: use EmpiricalEstimator (unbiased), ThresholdEstimator "
+    "(emp+thr) or EMEstimator (maximum likelihood, the default estimate); a "
+    "subclass must implement _estimate()."
+)
 
 
 class DistributionEstimator(BaseEstimator):
@@ -348,6 +323,7 @@ class DistributionEstimator(BaseEstimator):
         self : object
         """
         self._validate_params()
+        self._check_concrete()
         channel = self._resolve_channel(X)
         X = _packed_if_frame(X, channel)
         first = not hasattr(self, "statistics_")
@@ -388,6 +364,7 @@ class DistributionEstimator(BaseEstimator):
         self : object
         """
         self._validate_params()
+        self._check_concrete()
         if self.mechanism is not None and as_channel(self.mechanism) != statistics.channel:
             raise ReportMismatchError(
                 "The statistics come from another mechanism than `mechanism`."
@@ -416,6 +393,13 @@ class DistributionEstimator(BaseEstimator):
                 f"{type(self).__name__}(mechanism=fitted_mechanism_or_spec)."
             )
         channel = carried if carried is not None else (given if given is not None else fitted)
+        if str(channel.report_format).startswith("numeric"):
+            raise ReportMismatchError(
+                f"{type(self).__name__} estimates a distribution over categories; these "
+                f"are reports of the numeric {channel!r}. Estimate them with "
+                "sklearn_uldp.MeanEstimator (or SquareWaveEstimator for SquareWave), or "
+                "bin the column first (sklearn_uldp.Binner) for a categorical mechanism."
+            )
         for other, what in (
             (given, "the `mechanism` parameter"),
             (fitted, "the reports this estimator was fitted on"),
@@ -432,7 +416,11 @@ class DistributionEstimator(BaseEstimator):
     # ------------------------------------------------------------ estimation
     def _estimate(self):
         """Return ``(distribution, extra_attributes)`` from ``statistics_``."""
-        raise NotImplementedError
+        raise TypeError(_ABSTRACT_MESSAGE)
+
+    def _check_concrete(self):
+        if type(self)._estimate is DistributionEstimator._estimate:
+            raise TypeError(_ABSTRACT_MESSAGE.replace("DistributionEstimator", type(self).__name__))
 
     def _fitted_result(self):
         if not hasattr(self, "statistics_"):
@@ -442,7 +430,64 @@ class DistributionEstimator(BaseEstimator):
             )
         if getattr(self, "_cache", None) is None:
             self._cache = self._estimate()
+            self._warn_if_uninformative()
         return self._cache
+
+    #: Family-wise level of the significance test behind ``n_significant_``
+    #: (ThresholdEstimator uses its own ``alpha``).
+    _significance_alpha = 0.05
+
+    def _significant_mask(self):
+        """Categories whose unbiased estimate is significantly above zero."""
+        info = self._fitted_result()[1]
+        if "significant_categories" not in info:
+            from ._empirical import _exact_categories, _null_variance
+
+            channel, stats = self.channel_, self.statistics_
+            p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
+            alpha = getattr(self, "alpha", self._significance_alpha)
+            var0 = _null_variance(channel, stats)
+            threshold = norm.ppf(1.0 - alpha / p_hat.size) * np.sqrt(var0)
+            exact = _exact_categories(channel, var0)
+            # An exact category is proven by any report of it; the others
+            # must clear the noise threshold of the emp+thr estimate.
+            info["significant_categories"] = np.where(exact, p_hat > 0, p_hat > threshold)
+        return info["significant_categories"]
+
+    @property
+    def n_significant_(self) -> int:
+        """Number of categories the reports show to be held by someone.
+
+        Categories whose unbiased estimate exceeds the significance
+        threshold of :class:`ThresholdEstimator` (family-wise level 0.05,
+        or the estimator's ``alpha``; Bonferroni over the categories), plus
+        the categories with an exact estimate that some report names. 0
+        means that the estimate is uninformative: the threshold estimate and
+        EM's default are then exactly uniform, and fitting issues an
+        :class:`~sklearn_uldp.exceptions.UninformativeEstimateWarning`.
+        """
+        return int(self._significant_mask().sum())
+
+    def _warn_if_uninformative(self):
+        try:
+            n_significant = self.n_significant_
+        except (AttributeError, TypeError, ValueError):  # pragma: no cover - custom channels
+            return
+        if n_significant:
+            return
+        p = self._cache[0]
+        uniform = p.size > 1 and bool(np.allclose(p, p.mean(), rtol=0, atol=1e-9))
+        # One message per estimator and outcome (no counts in it), so that
+        # Python's default filter shows it once in a loop of simulations.
+        warnings.warn(
+            "No category stands out from the noise in these reports: none is "
+            "significantly above zero (n_significant_ = 0), so the estimate of "
+            f"{type(self).__name__} is "
+            + ("exactly uniform" if uniform else "mostly noise")
+            + ". Collect more reports, spend a larger epsilon, or merge categories.",
+            UninformativeEstimateWarning,
+            stacklevel=4,
+        )
 
     @property
     def distribution_(self) -> np.ndarray:
@@ -525,15 +570,23 @@ class DistributionEstimator(BaseEstimator):
         ----------
         alpha : float in (0, 1), default=0.05
             1 - confidence level (0.05 for 95% intervals).
-        method : {"auto", "linear", "normal", "percentile"}, default="auto"
-            ``"linear"``: estimate -+ z times the linear estimator's exact
-            standard error (normal approximation; exact in variance for
-            ``EmpiricalEstimator()``, an approximation for other
-            estimates). ``"normal"``: estimate -+ z times
-            ``standard_errors_``. ``"percentile"``: quantiles of the
-            parametric-bootstrap refits. ``"auto"`` is ``"linear"`` for the
-            linear unbiased estimate and ``"normal"`` (bootstrap standard
-            errors) otherwise.
+        method : {"auto", "score", "linear", "normal", "percentile"}, default="auto"
+            ``"score"``: the values of p(x) that the linear unbiased
+            estimate does not reject, with its exact variance evaluated at
+            each candidate value (a score, or Wilson, interval; see
+            :func:`~sklearn_uldp.estimators.score_intervals`). It holds its
+            level near zero and does not depend on how an estimator
+            shrinks, so it is the same interval for every estimator of the
+            channel's categories. ``"linear"``: estimate -+ z times the
+            linear estimator's exact standard error at the estimate (Wald).
+            ``"normal"``: estimate -+ z times ``standard_errors_``.
+            ``"percentile"``: quantiles of the parametric-bootstrap refits.
+            ``"auto"`` is ``"score"``, or ``"normal"`` (bootstrap standard
+            errors) for an estimate over other categories than the
+            channel's (:class:`PersonalizedEstimator`). Wald intervals
+            around a shrunk estimate (the threshold's, EM's default)
+            under-cover small categories at small budgets: measured
+            coverage on the "Error bars and tests" page of the user guide.
         simultaneous : bool, default=False
             Bonferroni over the k categories: each interval at level
             ``alpha / k``, so that all k cover at once with probability at
@@ -569,10 +622,17 @@ class DistributionEstimator(BaseEstimator):
         check_interval_args(alpha, method, simultaneous, n_resamples)
         level = alpha / p.size if simultaneous else alpha
         if method == "auto":
-            # Percentile intervals of EM miss true zeros (EM puts some mass
-            # on every category, so do its refits): measured coverage 58%
-            # where normal intervals with the bootstrap s.e. cover 95%.
-            method = "linear" if self._uncertainty_method() == "linear" else "normal"
+            # Intervals around a shrunk estimate (threshold, EM's default)
+            # miss small categories at small budgets: the shrinkage biases
+            # the centre by about a standard error. The score interval of
+            # the linear estimate is unbiased and holds near zero. Percentile
+            # intervals of EM miss true zeros (EM puts some mass on every
+            # category, so do its refits): measured coverage 58%.
+            k = self.channel_.n_categories
+            method = "score" if p.shape == (k,) else "normal"
+        if method == "score":
+            self._linear_standard_errors()  # refuses other categories clearly
+            return score_intervals(self.channel_, self.statistics_, level)
         if method == "linear":
             return normal_interval(p, self._linear_standard_errors(), level)
         if method == "normal":
@@ -680,8 +740,6 @@ class DistributionEstimator(BaseEstimator):
             reports only: a scikit-learn search that varies the mechanism with
             this default score warns (pass ``make_simulation_scorer()``).
         """
-        from ..model_selection._search import warn_if_default_score_compares_mechanisms
-
         warn_if_default_score_compares_mechanisms()
         codes, _ = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)

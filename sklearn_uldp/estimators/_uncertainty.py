@@ -19,7 +19,9 @@ tests"):
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+import weakref
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +36,7 @@ from ._projection import project_to_simplex
 if TYPE_CHECKING:
     from ..mechanisms._channel import Channel, ReportStatistics
 
-__all__ = ["simulate_statistics", "linear_standard_errors"]
+__all__ = ["simulate_statistics", "linear_standard_errors", "score_intervals"]
 
 
 def simulate_statistics(
@@ -139,6 +141,140 @@ def linear_standard_errors(
     return np.sqrt(np.clip(var, 0.0, None))
 
 
+def score_intervals(
+    channel: Channel, stats: ReportStatistics, level: float, p: ArrayLike | None = None
+) -> np.ndarray:
+    """Intervals of each p(x) from the linear estimator, its variance taken at the edge.
+
+    The set of values ``t`` of ``p(x)`` that the unbiased (linear) estimate
+    ``p_hat(x)`` does not reject at level ``level``::
+
+        {t in [0, 1] : (p_hat(x) - t)^2 <= z^2 Var_t[p_hat(x)]},
+
+    with ``z = Phi^-1(1 - level / 2)`` and the channel's exact variance
+    (``Channel.estimator_variance``) evaluated at the distribution that puts
+    ``t`` on ``x`` and spreads ``1 - t`` over the other categories in
+    proportion to the plug-in ``p`` (by default the unbiased estimate projected
+    onto the simplex). This is the score (Wilson) interval of a proportion,
+    for any channel: near zero, where the plug-in variance of a Wald interval
+    is too small or the point estimate is pulled towards it, the variance at
+    the interval's edge keeps the coverage. The linear estimate is an average
+    of per-report contributions of mean p(x), so its variance is
+    ``(L_x(p) - p(x)^2) / n`` with ``L_x`` linear in p: quadratic in ``t``,
+    known from one evaluation at the plug-in and one per category at a point
+    mass (cached per channel), and the bounds are the roots of a quadratic.
+
+    Parameters
+    ----------
+    channel : Channel
+    stats : ReportStatistics
+    level : float in (0, 1)
+        1 - confidence level of each interval.
+    p : array-like of shape (k,) or None, default=None
+        The plug-in distribution of the other categories.
+
+    Returns
+    -------
+    intervals : ndarray of shape (k, 2)
+        Within [0, 1]. When no value of ``p(x)`` in [0, 1] is consistent
+        with the estimate (far below 0 or above 1), the interval is the
+        nearest end point, ``[0, 0]`` or ``[1, 1]``.
+
+    Examples
+    --------
+    1,000 users, none of them holding "a":
+
+    >>> from sklearn_uldp import UtilityOptimizedRR
+    >>> from sklearn_uldp.estimators import score_intervals, simulate_statistics
+    >>> urr = UtilityOptimizedRR(1.0, categories=list("abc"), sensitive=["a", "b"])
+    >>> channel = urr.fit().channel_
+    >>> stats = simulate_statistics(channel, [0.0, 0.3, 0.7], 1000, random_state=0)
+    >>> channel.unbiased_estimate(stats).round(3).tolist()
+    [0.041, 0.275, 0.684]
+    >>> score_intervals(channel, stats, 0.05).round(3).tolist()
+    [[0.0, 0.104], [0.21, 0.341], [0.623, 0.748]]
+    """
+    p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
+    k, n = p_hat.size, stats.n
+    if p is None:
+        p = project_to_simplex(p_hat)
+    q = np.asarray(p, dtype=float)
+    z2 = float(norm.ppf(1.0 - level / 2.0)) ** 2
+    # The linear estimate is an average of per-report contributions c_x(y)
+    # of mean p(x), so Var[p_hat(x)] = (L_x(p) - p(x)^2) / n with L_x linear
+    # in p (the second moment of c_x). Along t -> (1 - t) rest_x + t e_x:
+    # V(t) = ((1 - t) L_x(rest_x) + t L_x(e_x) - t^2) / n, where
+    # L_x(rest_x) = (L_x(q) - q(x) L_x(e_x)) / (1 - q(x)).
+    L_q = n * _variances(channel, q, n) + q**2
+    L_e = _own_second_moments(channel)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        L_rest = (L_q - q * L_e) / (1.0 - q)
+    for x in np.flatnonzero(~(q < 1.0 - 1e-12)):
+        # All the plug-in mass on x: spread the rest uniformly.
+        rest = np.full(k, 1.0 / (k - 1))
+        rest[x] = 0.0
+        L_rest[x] = n * _variances(channel, rest, n)[x] + rest[x] ** 2
+    c0, c1, c2 = L_rest / n, (L_e - L_rest) / n, np.full(k, -1.0 / n)
+    _check_quadratic(channel, q, n, c0, c1, c2)
+    # (p_hat - t)^2 - z^2 V(t) <= 0  <=>  a t^2 + b t + c <= 0, a = 1 + z^2/n
+    a = 1.0 - z2 * c2
+    b = -(2.0 * p_hat + z2 * c1)
+    c = p_hat**2 - z2 * c0
+    disc = b**2 - 4.0 * a * c
+    root = np.sqrt(np.clip(disc, 0.0, None))
+    lo = np.clip((-b - root) / (2.0 * a), 0.0, 1.0)
+    hi = np.clip((-b + root) / (2.0 * a), 0.0, 1.0)
+    # No t in [0, 1] passes (the estimate is far outside it): the nearest end.
+    empty = (disc < 0) | (lo > hi) | ((hi <= 0) & (p_hat < 0)) | ((lo >= 1) & (p_hat > 1))
+    edge = np.where(p_hat < 0.5, 0.0, 1.0)
+    lo = np.where(empty, edge, lo)
+    hi = np.where(empty, edge, hi)
+    return np.column_stack([lo, hi])
+
+
+def _variances(channel, p, n):
+    return np.asarray(channel.estimator_variance(np.asarray(p, float), n), dtype=float)
+
+
+#: Second moment L_x(e_x) of each category's contribution when every user
+#: holds it, per channel (k evaluations of the variance; a k-vector).
+_OWN_MOMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _own_second_moments(channel):
+    try:
+        return _OWN_MOMENTS[channel]
+    except (KeyError, TypeError):
+        pass
+    k = channel.n_categories
+    out = np.empty(k)
+    for x in range(k):
+        e = np.zeros(k)
+        e[x] = 1.0
+        out[x] = _variances(channel, e, 1)[x] + 1.0
+    with contextlib.suppress(TypeError):
+        _OWN_MOMENTS[channel] = out
+    return out
+
+
+def _check_quadratic(channel, q, n, c0, c1, c2):
+    """The variance formula against one direct evaluation (t = 1/4, x = 0)."""
+    t = 0.25
+    rest = q.copy()
+    rest[0] = 0.0
+    if rest.sum() <= 0:
+        return
+    dist = (1.0 - t) * rest / rest.sum()
+    dist[0] += t
+    direct = _variances(channel, dist, n)[0]
+    if not np.isclose(c0[0] + t * c1[0] + t * t * c2[0], direct, rtol=1e-6, atol=1e-15):
+        raise ValueError(  # pragma: no cover - every channel here passes
+            f"{channel!r}: the variance of its linear estimator is not the "
+            "second moment of per-report contributions minus p(x)^2; use "
+            "method='normal' or 'percentile' (parametric bootstrap)."
+        )
+
+
 def _as_distribution(p: Any, k: int) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if p.shape != (k,) or not np.isfinite(p).all():
@@ -183,9 +319,9 @@ def check_interval_args(alpha, method, simultaneous, n_resamples):
         raise ValueError(
             f"alpha must be a level in (0, 1), such as 0.05 for 95% intervals; got {alpha!r}."
         )
-    if method not in ("auto", "linear", "normal", "percentile"):
+    if method not in ("auto", "score", "linear", "normal", "percentile"):
         raise ValueError(
-            f"method must be 'auto', 'linear', 'normal' or 'percentile'; got {method!r}."
+            f"method must be 'auto', 'score', 'linear', 'normal' or 'percentile'; got {method!r}."
         )
     if not isinstance(simultaneous, bool | np.bool_):
         raise ValueError(f"simultaneous must be True or False; got {simultaneous!r}.")

@@ -5,7 +5,15 @@ public spec and the contract with every estimator (see
 ``docs/architecture.md``).
 """
 
-from ._base import BaseMechanism
+from ._attribute_sampling import (
+    FAKE_KINDS,
+    SampledChannel,
+    SampledFakeChannel,
+    amplified_epsilon,
+    fake_data_guarantees,
+    supported_fakes,
+)
+from ._base import BaseMechanism, as_channel
 from ._binary import BinaryOptimalChannel, BinaryOptimalResponse, binary_optimal_matrix
 from ._bit_rows import BitRows
 from ._block_design import (
@@ -35,6 +43,22 @@ from ._local_hashing import (
     LocalHashingChannel,
     OptimizedLocalHashing,
 )
+from ._longitudinal import (
+    DBitFlipChannel,
+    DBitFlipPM,
+    LongitudinalGRR,
+    LongitudinalGRRChannel,
+    LongitudinalLocalHashing,
+    LongitudinalLocalHashingChannel,
+    LongitudinalUE,
+    LongitudinalUEChannel,
+    PermanentURAPChannel,
+    PermanentURRChannel,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRAPPORChannel,
+    UtilityOptimizedLongitudinalRR,
+    UtilityOptimizedLongitudinalRRChannel,
+)
 from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
     IdentityChannel,
@@ -63,6 +87,7 @@ __all__ = [
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
+    "as_channel",
     "spec_json_schema",
     "BitRows",
     "Reports",
@@ -109,4 +134,26 @@ __all__ = [
     "SubsetSelectionChannel",
     "CountMeanSketchChannel",
     "HadamardCountMeanSketchChannel",
+    # one attribute's reports under the sampling strategies (SMP, RS+FD)
+    "SampledChannel",
+    "SampledFakeChannel",
+    "FAKE_KINDS",
+    "amplified_epsilon",
+    "supported_fakes",
+    "fake_data_guarantees",
+    # collection over time (memoized, longitudinal)
+    "LongitudinalGRR",
+    "LongitudinalUE",
+    "LongitudinalLocalHashing",
+    "DBitFlipPM",
+    "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRAPPOR",
+    "LongitudinalGRRChannel",
+    "LongitudinalUEChannel",
+    "LongitudinalLocalHashingChannel",
+    "DBitFlipChannel",
+    "UtilityOptimizedLongitudinalRRChannel",
+    "UtilityOptimizedLongitudinalRAPPORChannel",
+    "PermanentURRChannel",
+    "PermanentURAPChannel",
 ]

@@ -10,11 +10,11 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn import get_config
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names_in,
+    _get_feature_names,
     check_is_fitted,
     validate_data,
 )
@@ -22,12 +22,8 @@ from sklearn.utils.validation import (
 from ..exceptions import PrivacyLeakWarning
 from ..utils._random import (
     SECURE,
-    check_secure_available,
-    is_fresh,
-    is_secure,
-    transform_generator,
 )
-from ..utils._typing import ArrayLike, TransformOutput
+from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive, TransformOutput
 from ..utils._validation import (
     as_label_array,
     bool_mismatch_hint,
@@ -37,9 +33,11 @@ from ..utils._validation import (
     is_missing,
     validate_params_with_hints,
 )
+from ._channel import Channel
+from ._core import PrivatizerBase, _transform_output  # noqa: F401 (re-exported)
 from ._reports import PackedReports, Reports, attach_channel
 
-__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS"]
+__all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS", "as_channel"]
 
 # ``fit`` returns the mechanism itself, typed as its own class (typing.Self
 # needs Python 3.11).
@@ -69,8 +67,7 @@ PARAMETER_HINTS: dict[str, str] = {
     ),
     "random_state": (
         "Pass None (fresh OS entropy at every call), 'secure' (a "
-        "cryptographically secure generator, for deployment; needs "
-        '`pip install "sklearn-uldp[secure]"`), a non-negative int '
+        "cryptographically secure generator, for deployment), a non-negative int "
         "(reproducible simulations only), or a numpy Generator, SeedSequence "
         "or RandomState."
     ),
@@ -88,7 +85,7 @@ RANDOM_STATE_CONSTRAINT: list[Any] = [
 ]
 
 
-class BaseMechanism(TransformerMixin, BaseEstimator):
+class BaseMechanism(PrivatizerBase):
     """Base class of the local privacy mechanisms.
 
     A mechanism privatizes categorical columns: ``fit`` fixes the public
@@ -149,6 +146,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
+    #: Hints for parameters of a subclass (merged with PARAMETER_HINTS).
+    _parameter_hints: dict[str, str] = {}
+
     # ------------------------------------------------------------------- hooks
     def _make_channel(self):
         raise NotImplementedError
@@ -159,6 +159,45 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             check_epsilon(self.epsilon)
 
     # -------------------------------------------------------------------- fit
+    def __init_subclass__(cls, auto_wrap_output_keys: Any = None, **kwargs: Any) -> None:
+        # The reports' containers are built here (_container), carrying the
+        # channel, with the columns named for the input actually given:
+        # scikit-learn's automatic wrapping would rename them after the fact
+        # with get_feature_names_out(), which knows no input names for a
+        # mechanism fitted without data.
+        super().__init_subclass__(auto_wrap_output_keys=auto_wrap_output_keys, **kwargs)
+
+    def set_output(self: _MechanismT, *, transform: str | None = None) -> _MechanismT:
+        """Set the output container of ``transform`` and ``fit_transform``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"}, default=None
+            ``"default"``: numpy reports (:class:`Reports`, or
+            :class:`SparseReports` with ``sparse_output=True``);
+            ``"pandas"``: a DataFrame carrying the spec in its ``attrs``;
+            None: unchanged.
+
+        Returns
+        -------
+        self : object
+            The mechanism.
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(
+                f"{type(self).__name__} returns numpy or pandas reports, which carry "
+                "their channel: set_output(transform='default' or 'pandas'), got "
+                f"{transform!r}. Convert a pandas result with e.g. "
+                "polars.from_pandas(reports) (the spec is then yours to keep)."
+            )
+        self._sklearn_output_config = {
+            **self.__dict__.get("_sklearn_output_config", {}),
+            "transform": transform,
+        }
+        return self
+
     def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Fix the public domain and build the channel.
 
@@ -179,7 +218,7 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         self : object
             The fitted mechanism.
         """
-        validate_params_with_hints(self, PARAMETER_HINTS)
+        validate_params_with_hints(self, {**PARAMETER_HINTS, **self._parameter_hints})
         self._check_params()
         auto = isinstance(self.categories, str)
         if X is None:
@@ -241,53 +280,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         self._start_random_stream()
         return self
 
-    # ------------------------------------------------------------ randomness
-    def _start_random_stream(self):
-        """Reset the per-call stream derivation (called at the end of ``fit``).
-
-        No seed, key or generator is stored: ``None`` and ``"secure"`` draw
-        fresh OS entropy at each ``transform``; a seed is read from
-        ``random_state`` itself at each call, and only the number of calls
-        since ``fit`` is kept (in a list updated in place, so that
-        ``transform`` changes no attribute of the object).
-        """
-        if is_secure(self.random_state):
-            check_secure_available()  # fail at fit, not at the first report
-        self.__dict__.pop("_seed_sequence", None)  # state of older versions
-        if is_fresh(self.random_state):
-            self.__dict__.pop("_transform_calls", None)
-        else:
-            self._transform_calls = [0]
-
-    def _next_call(self):
-        """The rank of this ``transform`` call since ``fit`` (0 when fresh)."""
-        if is_fresh(self.random_state):
-            return 0
-        counter = self.__dict__.get("_transform_calls")
-        if counter is None:  # random_state was set after fit
-            counter = self._transform_calls = [0]
-        call = counter[0]
-        counter[0] += 1
-        return call
-
-    def _transform_rng(self, codes, n_values=None, *, column=None, call=None):
-        """The generator of one ``transform`` call on the encoded input ``codes``.
-
-        ``None`` and ``"secure"`` draw fresh OS entropy and keep nothing.
-        Seeded streams (int or SeedSequence) are keyed by the column's name
-        and numbered by the call counter, so the columns of one call get
-        independent streams.
-        """
-        if call is None:
-            call = self._next_call()
-        if column is None:
-            names = getattr(self, "feature_names_in_", None)
-            # Unnamed input is column "x0", its default feature name.
-            column = "x0" if names is None else ",".join(str(n) for n in names)
-        return transform_generator(
-            self.random_state, column=column, call=call, codes=codes, n_values=n_values
-        )
-
     # -------------------------------------------------------------- transform
     def transform(self, X: ArrayLike) -> TransformOutput:
         """Privatize each value independently.
@@ -305,6 +297,9 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             block of report columns per input column, in input order.
         """
         check_is_fitted(self, "channel_")
+        named = self._fitted_on_names_of(X)
+        if named is not None:
+            return named.transform(X)
         columns = self._validate_columns(X, reset=False)
         if columns.shape[1] == 1:
             column = columns[:, 0]
@@ -326,23 +321,26 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             blocks.append(view._wrap_reports(view._sample(codes, rng), column, X))
         return self._join_blocks(blocks)
 
-    def _input_names(self):
-        """The input columns' names (``x0, x1, ...`` for unnamed input)."""
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            return [f"x{j}" for j in range(self.n_features_in_)]
-        return [str(n) for n in names]
+    def _fitted_on_names_of(self, X):
+        """The mechanism as if fitted on ``X``'s named columns, or None.
 
-    def _column_view(self, name):
-        """A shallow copy of the fitted mechanism as fitted on one column.
-
-        It shares the channel and the output configuration, so the
-        subclasses' one-column hooks (``_sample``, ``_wrap_reports``,
-        ``_column_feature_names``) serve every column unchanged.
+        Fitted on the public domain alone (``fit()``), a mechanism has no
+        column names. A DataFrame (or named Series) then names its reports and
+        keys seeded streams as if the mechanism had been fitted on it, so
+        ``fit().transform(df)`` equals ``fit(df).transform(df)`` instead of
+        silently renaming the column ``x0``. Nothing of ``self`` changes.
         """
+        if not self.__dict__.get("_fitted_without_data", False):
+            return None
+        frame = X.to_frame() if isinstance(X, pd.Series) else X
+        if not isinstance(frame, pd.DataFrame):
+            return None
+        names = _get_feature_names(frame)
+        if names is None or len(names) != self.n_features_in_:
+            return None  # unnamed, or the wrong width: validation says so
         view = copy.copy(self)
-        view.n_features_in_ = 1
-        view.feature_names_in_ = np.asarray([name], dtype=object)
+        view.feature_names_in_ = names
+        view._fitted_without_data = False
         return view
 
     def _join_blocks(self, blocks):
@@ -462,19 +460,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             reports = reports.astype(column.dtype)
         return self._container(reports.reshape(-1, 1), X)
 
-    def _container(self, data, X):
-        """Return reports as the configured output container."""
-        if _transform_output(self) == "pandas":
-            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            # copy=False: the reports are a new array of this call (pandas
-            # would copy them again, 10-50 ms per 10^6 reports).
-            frame = pd.DataFrame(
-                data, columns=self.get_feature_names_out(), index=index, copy=False
-            )
-            attach_channel(frame, self.channel_)
-            return frame
-        return Reports(data, self.channel_)
-
     # ------------------------------------------------------------- encoding
     def _validate_columns(self, X, *, reset):
         """``X`` as a 2-D array of labels, one column per input column."""
@@ -497,21 +482,14 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
             X = _labels_frame(X)
         if hasattr(X, "toarray"):
             raise TypeError("Sparse input is not supported: pass one column of category values.")
-        with warnings.catch_warnings():
-            if not reset and getattr(self, "_fitted_without_data", False):
-                # Fitted on the public domain alone, the mechanism has no
-                # column name to check a DataFrame's against.
-                warnings.filterwarnings(
-                    "ignore", message="X has feature names, but", category=UserWarning
-                )
-            X = validate_data(
-                self,
-                X,
-                dtype=None,
-                ensure_all_finite=False,
-                ensure_min_samples=1,
-                reset=reset,
-            )
+        X = validate_data(
+            self,
+            X,
+            dtype=None,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            reset=reset,
+        )
         if X.dtype.kind in "biuf":
             return X
         columns = [as_label_array(X[:, j]) for j in range(X.shape[1])]
@@ -596,26 +574,6 @@ class BaseMechanism(TransformerMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------ public spec
-    @property
-    def epsilon_spent_(self) -> float:
-        """Privacy budget one user's row of reports spends (budget accounting).
-
-        ``epsilon`` per input column: by sequential composition the columns'
-        budgets add up.
-        """
-        check_is_fitted(self, "channel_")
-        return float(self.n_features_in_ * self.channel_.epsilon)
-
-    def spec(self) -> dict[str, Any]:
-        """The public spec (a JSON-serialisable dict) a collector needs.
-
-        Returns
-        -------
-        spec : dict
-        """
-        check_is_fitted(self, "channel_")
-        return self.channel_.to_dict()
-
     def channel_matrix(self) -> np.ndarray:
         """The exact channel Q(y | x) as a (k, n_outputs) matrix (small domains).
 
@@ -639,6 +597,34 @@ def _declared_categories(X):
         return None
     values = [v for d in dtypes for v in d.categories]
     return list(dict.fromkeys(values))
+
+
+class SensitiveSetMechanism(BaseMechanism):
+    """Base of the mechanisms whose only parameters are a budget and X_S.
+
+    ``UtilityOptimizedRR`` and ``HighLowHadamardResponse`` (and so
+    ``UtilityOptimizedHadamardResponse``) take ``(epsilon, *, sensitive,
+    categories, random_state)``; scikit-learn reads the parameters from this
+    ``__init__``.
+    """
+
+    _parameter_constraints = {
+        **BaseMechanism._parameter_constraints,
+        "sensitive": ["array-like", callable],
+    }
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Sensitive,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.categories = categories
+        self.random_state = random_state
 
 
 def _is_flat(X):
@@ -758,8 +744,47 @@ def _labels_frame(X):
     return X
 
 
-def _transform_output(estimator):
-    """The configured output container for ``transform`` ("default"/"pandas")."""
-    # ``_sklearn_output_config`` is set by ``set_output`` (stable since 1.2).
-    config = getattr(estimator, "_sklearn_output_config", {})
-    return config.get("transform", get_config()["transform_output"])
+def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
+    """Return the channel (public spec) described by ``mechanism``.
+
+    Parameters
+    ----------
+    mechanism : BaseMechanism, Channel or dict
+        A fitted mechanism, an unfitted one with explicit ``categories``, a
+        channel, or a spec dict (``Channel.to_dict()``).
+
+    Returns
+    -------
+    channel : Channel
+
+    Examples
+    --------
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.mechanisms import as_channel
+    >>> channel = as_channel(RandomizedResponse(epsilon=1.0, categories=[0, 1]))
+    >>> channel
+    RandomizedResponseChannel(k=2, epsilon=1.0)
+    >>> as_channel(channel.to_dict()) == channel
+    True
+    """
+    if isinstance(mechanism, Channel):
+        return mechanism
+    if isinstance(mechanism, dict):
+        return Channel.from_dict(mechanism)
+    if isinstance(mechanism, BaseMechanism):
+        if hasattr(mechanism, "channel_"):
+            return mechanism.channel_
+        if isinstance(mechanism.categories, str):
+            raise ValueError(
+                f"mechanism={mechanism!r} is not fitted and has categories='auto', "
+                "so its domain is unknown. Pass the fitted mechanism's channel "
+                "(mechanism=fitted.channel_) or spec (fitted.spec()), or give it "
+                "explicit categories. (Cloning an estimator, as GridSearchCV and "
+                "cross_val_score do, also clones a fitted `mechanism` into an "
+                "unfitted one.)"
+            )
+        return clone(mechanism).fit().channel_
+    raise TypeError(
+        "mechanism must be a mechanism (fitted, or with explicit categories), a "
+        f"Channel or a spec dict; got {type(mechanism).__name__}."
+    )

@@ -279,13 +279,20 @@ class Channel:
         (:data:`SPEC_VERSION`), ``categories`` and the constructor's
         parameters (see ``docs/spec_format.md``).
         """
-        cats = self.categories.tolist()
         return {
             "mechanism": self.name,
             "spec_version": SPEC_VERSION,
-            "categories": cats,
+            **self._domain_spec(),
             **{key: _jsonable(value) for key, value in self.get_params().items()},
         }
+
+    def _domain_spec(self):
+        """The spec fields of the input domain (``categories``).
+
+        Channels over a continuous domain (the numeric family) have no
+        categories: their domain is a parameter (``bounds``).
+        """
+        return {"categories": self.categories.tolist()}
 
     def to_json(self, **kwargs: Any) -> str:
         """Serialise the public spec to a JSON string."""
@@ -382,7 +389,9 @@ class Channel:
                 f"The spec of mechanism {name!r} misses the field(s) {missing}; "
                 "add them (see docs/spec_format.md)."
             )
-        if not isinstance(spec["categories"], (list, tuple, np.ndarray)):
+        if "categories" in required and not isinstance(
+            spec["categories"], (list, tuple, np.ndarray)
+        ):
             raise InvalidSpecError(
                 f"Invalid spec of mechanism {name!r}: categories must be a list "
                 f"of values, got {type(spec['categories']).__name__}."
@@ -397,19 +406,25 @@ class Channel:
         """Rebuild a channel from :meth:`to_json` output (see :meth:`from_dict`)."""
         try:
             spec = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidSpecError(f"The spec is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise InvalidSpecError(
+                "The spec nests arrays or objects too deeply to be read (a channel "
+                "spec is one object of fields, with flat lists): it is damaged or "
+                "was not written by to_json()."
+            ) from None
         return Channel.from_dict(spec)
 
     def _key(self):
-        params = tuple(
-            (key, tuple(np.ravel(v).tolist()) if isinstance(v, np.ndarray) else v)
-            for key, v in sorted(self.get_params().items())
-        )
+        params = tuple((key, _hashable(v)) for key, v in sorted(self.get_params().items()))
+        return (self.name, self._domain_key(), params)
+
+    def _domain_key(self):
+        """The input domain, hashable, for equality (see :meth:`_domain_spec`)."""
         # NaN != NaN: a missing-value category gets a marker so that a channel
         # with a NaN category still equals itself and its JSON round trip.
-        cats = tuple(_MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist())
-        return (self.name, cats, params)
+        return tuple(_MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist())
 
     def __sklearn_clone__(self):
         # A channel is an immutable public spec: cloning shares it.
@@ -436,10 +451,7 @@ class Channel:
         if type(self) is not type(other):
             return [f"mechanism {self.name!r} vs {other.name!r}"]
         diffs = []
-        if not np.array_equal(
-            np.asarray(self.categories, dtype=object),
-            np.asarray(other.categories, dtype=object),
-        ):
+        if self._domain_key() != other._domain_key():
             diffs.append("categories")
         mine, theirs = self.get_params(), other.get_params()
         for key in mine:
@@ -636,6 +648,27 @@ class Channel:
         raise NotImplementedError
 
 
+class SensitiveSetMixin:
+    """A channel whose sensitive set X_S is the boolean mask ``self._sensitive``.
+
+    The utility-optimized channels report a non-sensitive value through
+    outputs that only it produces (invertible outputs), so its linear
+    estimate carries no noise at 0 (:attr:`Channel.exact_categories`).
+    """
+
+    _sensitive: np.ndarray
+
+    @property
+    def sensitive_mask(self) -> np.ndarray:
+        """Boolean mask of the sensitive categories X_S."""
+        return self._sensitive.copy()
+
+    @property
+    def exact_categories(self) -> np.ndarray:
+        """The non-sensitive categories: estimated from invertible outputs only."""
+        return ~self._sensitive
+
+
 class CategoricalChannel(Channel):
     """A channel whose report is one symbol of a finite output space.
 
@@ -720,6 +753,15 @@ class CategoricalChannel(Channel):
         return self.adjoint(v) / stats.n, log_lik
 
 
+def _hashable(value):
+    """A parameter value as a hashable key (arrays flattened, lists as tuples)."""
+    if isinstance(value, np.ndarray):
+        return tuple(np.ravel(value).tolist())
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 def _jsonable(value):
     """A parameter value as JSON holds it (arrays as lists, inf as "inf")."""
     if isinstance(value, np.ndarray):
@@ -794,6 +836,10 @@ def _as_report_column(reports):
     arr = np.asarray(reports)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
+    if arr.ndim == 1 and arr.dtype.kind in "mM":
+        # Dates and durations as pandas scalars, the type of datetime
+        # categories (numpy's object cast gives datetime or int, by unit).
+        arr = pd.Series(arr).astype(object).to_numpy()
     if arr.ndim != 1:
         raise ReportMismatchError(
             f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}. "

@@ -32,16 +32,16 @@ from typing import Any, Literal
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..privacy._context_aware import _resolve_blocks
 from ..utils._fixes import bitwise_count
-from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import (
     check_sensitive,
     check_sensitive_mask,
     realized_probability,
+    resolve_blocks,
 )
-from ._base import BaseMechanism
-from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
+from ._base import BaseMechanism, SensitiveSetMechanism
+from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel, SensitiveSetMixin
 
 __all__ = [
     "fwht",
@@ -386,7 +386,7 @@ class HadamardResponseChannel(_CenteredStatistic, CategoricalChannel):
         return out
 
 
-class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
+class HighLowHadamardChannel(SensitiveSetMixin, _CenteredStatistic, CategoricalChannel):
     """Channel of high-low Hadamard response, (A, epsilon)-HLLDP (Acharya et al. 2020, Sec. 5.1).
 
     With s sensitive categories, S = 2^ceil(log2(s + 1)) "hashed" outputs and
@@ -466,15 +466,6 @@ class HighLowHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
     def get_params(self):
         return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy()}
-
-    @property
-    def sensitive_mask(self):
-        return self._sensitive.copy()
-
-    @property
-    def exact_categories(self):
-        # A non-sensitive x is estimated from its own, invertible output.
-        return ~self._sensitive
 
     @property
     def n_outputs(self):
@@ -653,7 +644,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
                 f"({self.n_categories}), got {ids_in.tolist()[:10]!r}."
             )
         self._check_budget(f"block Hadamard response with k={self.n_categories}")
-        ids = _resolve_blocks(np.asarray(blocks).ravel().tolist(), self.categories)
+        ids = resolve_blocks(np.asarray(blocks).ravel().tolist(), self.categories)
         self._blocks = ids
         m = int(ids.max()) + 1
         self.n_blocks = m
@@ -952,7 +943,7 @@ class HadamardResponse(BaseMechanism):
         return HadamardResponseChannel(self.categories_, self.epsilon, b)
 
 
-class HighLowHadamardResponse(BaseMechanism):
+class HighLowHadamardResponse(SensitiveSetMechanism):
     """High-low Hadamard response: (A, epsilon)-HLLDP and ULDP, O(log k) bits.
 
     Sensitive categories (the set A) run Hadamard response on S =
@@ -1006,24 +997,6 @@ class HighLowHadamardResponse(BaseMechanism):
     """
 
     _reports_are_values = False  # reports are output codes
-
-    _parameter_constraints = {
-        **BaseMechanism._parameter_constraints,
-        "sensitive": ["array-like", callable],
-    }
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        sensitive: Sensitive,
-        categories: Categories = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.sensitive = sensitive
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
@@ -1152,5 +1125,5 @@ class BlockHadamardResponse(BaseMechanism):
         self.random_state = random_state
 
     def _make_channel(self):
-        self.blocks_ = _resolve_blocks(self.blocks, self.categories_)
+        self.blocks_ = resolve_blocks(self.blocks, self.categories_)
         return BlockHadamardChannel(self.categories_, self.epsilon, self.blocks_)

@@ -21,7 +21,7 @@ from ..utils._sampling import (
     randomized_response_codes,
     randomized_response_move_counts,
 )
-from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import (
     check_channel_categories,
     check_sensitive,
@@ -29,8 +29,13 @@ from ..utils._validation import (
     encode_labels,
     realized_probability,
 )
-from ._base import BaseMechanism
-from ._channel import CategoricalChannel, _as_report_column, _describe_values
+from ._base import BaseMechanism, SensitiveSetMechanism
+from ._channel import (
+    CategoricalChannel,
+    SensitiveSetMixin,
+    _as_report_column,
+    _describe_values,
+)
 
 __all__ = [
     "UtilityOptimizedRRChannel",
@@ -180,7 +185,7 @@ def _urr_probabilities(epsilon, s):
     return 1.0 / den, z / den, -np.expm1(-epsilon) / den
 
 
-class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
+class UtilityOptimizedRRChannel(SensitiveSetMixin, _LabelledOutputsChannel):
     """Channel of the (X_S, epsilon)-utility-optimized RR (Murakami & Kawamoto 2019, Def. 4).
 
     With u = s + e^eps - 1: a sensitive x is kept w.p. e^eps/u and otherwise
@@ -275,15 +280,6 @@ class UtilityOptimizedRRChannel(_LabelledOutputsChannel):
 
     def get_params(self):
         return {"epsilon": self.epsilon, "sensitive": self._sensitive.copy()}
-
-    @property
-    def sensitive_mask(self):
-        return self._sensitive.copy()
-
-    @property
-    def exact_categories(self):
-        # A non-sensitive value is estimated from its own (invertible) outputs.
-        return ~self._sensitive
 
     def protected_outputs(self):
         return self._sensitive.copy()
@@ -517,7 +513,7 @@ class RandomizedResponse(BaseMechanism):
         return RandomizedResponseChannel(self.categories_, self.epsilon)
 
 
-class UtilityOptimizedRR(BaseMechanism):
+class UtilityOptimizedRR(SensitiveSetMechanism):
     """Utility-optimized randomized response, (X_S, epsilon)-uRR.
 
     Provides (X_S, X_S, epsilon)-ULDP (Murakami & Kawamoto 2019, Def. 4):
@@ -569,24 +565,6 @@ class UtilityOptimizedRR(BaseMechanism):
            [0.   , 0.632, 0.368],
            [0.   , 0.   , 1.   ]])
     """
-
-    _parameter_constraints = {
-        **BaseMechanism._parameter_constraints,
-        "sensitive": ["array-like", callable],
-    }
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        sensitive: Sensitive,
-        categories: Categories = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.sensitive = sensitive
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)

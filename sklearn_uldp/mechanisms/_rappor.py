@@ -47,9 +47,16 @@ from ..utils._validation import (
 )
 from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
-from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, several_columns_hint
+from ._channel import (
+    MAX_MATRIX_OUTPUTS,
+    Channel,
+    ReportStatistics,
+    SensitiveSetMixin,
+    several_columns_hint,
+)
 from ._oracle_kernels import report_array
 from ._reports import PackedReports, attach_channel, is_packed_frame
+from ._theta import optimal_theta
 
 __all__ = [
     "UnaryEncodingChannel",
@@ -336,7 +343,7 @@ def _dense_bits_to_csr(bits):
     return sp.csr_array((np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k))
 
 
-class UnaryEncodingChannel(Channel):
+class UnaryEncodingChannel(SensitiveSetMixin, Channel):
     """Channel of (X_S, theta, epsilon)-utility-optimized RAPPOR (Murakami & Kawamoto 2019, Def. 5).
 
     A report is a 0/1 vector with one bit per category. Bits of sensitive
@@ -431,15 +438,6 @@ class UnaryEncodingChannel(Channel):
             "theta": self.theta,
             "sensitive": self._sensitive.copy(),
         }
-
-    @property
-    def sensitive_mask(self):
-        return self._sensitive.copy()
-
-    @property
-    def exact_categories(self):
-        # A non-sensitive value is estimated from invertible reports only.
-        return ~self._sensitive
 
     @property
     def report_bits(self):
@@ -912,8 +910,6 @@ class _UnaryEncodingMechanism(BaseMechanism):
         if self.theta is None:
             return _checked_basic_theta(self.epsilon, len(self.categories_))
         if isinstance(self.theta, str):  # "optimal"
-            from ..model_selection._theta import optimal_theta
-
             mask = getattr(self, "sensitive_mask_", None)
             if mask is None:
                 mask = np.ones(len(self.categories_), dtype=bool)

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 try:
     import numba
-except ImportError:  # pragma: no cover - numba is optional (the "fast" extra)
+except ImportError:  # pragma: no cover - a dependency; the numpy path runs without it
     numba = None  # type: ignore[assignment]
 
 from ..exceptions import ReportMismatchError

@@ -89,7 +89,13 @@ def uss_worst_case_bound(n_sensitive: int, epsilon: float, subset_size: int) -> 
 def _optimal_uss_size(s, epsilon):
     if s <= 2:
         return 1
-    bounds = [uss_worst_case_bound(s, epsilon, h) for h in range(1, s)]
+    try:
+        bounds = [uss_worst_case_bound(s, epsilon, h) for h in range(1, s)]
+    except (OverflowError, ZeroDivisionError):
+        # e^eps - 1 overflows (eps > ~354) or vanishes (eps < ~1e-162): no
+        # sampler realizes such a budget, and the channel built next says so
+        # (with the budgets it can realize); any h gives that message.
+        return 1
     return int(np.argmin(bounds)) + 1
 
 

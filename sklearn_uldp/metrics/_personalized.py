@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -10,10 +10,22 @@ from sklearn.utils import Bunch
 
 from ._losses import l1_loss
 
-if TYPE_CHECKING:
-    from ..estimators._personalized import PersonalizedEstimator
-
 __all__ = ["personalized_loss_terms"]
+
+
+class _FittedPersonalizedEstimator(Protocol):
+    """What Theorem 1 reads of a fitted PersonalizedEstimator.
+
+    A protocol rather than the class: metrics sit below the estimators in
+    the package's layers (docs/architecture.md).
+    """
+
+    distribution_: np.ndarray
+    intermediate_distribution_: np.ndarray
+    tags_: Any
+    bot_masses_: dict[Any, float]
+    tag_distributions_: dict[Any, np.ndarray]
+    loss_bound_: float
 
 
 def _tag_truth(true_tag_distributions, tags, k):
@@ -35,7 +47,7 @@ def _tag_truth(true_tag_distributions, tags, k):
 
 
 def personalized_loss_terms(
-    estimator: PersonalizedEstimator,
+    estimator: _FittedPersonalizedEstimator,
     true_distribution: ArrayLike,
     true_intermediate: ArrayLike,
     true_tag_distributions: dict[str, Any] | ArrayLike,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..estimators._base import as_channel
+from ..mechanisms._base import as_channel
 from ..mechanisms._block_design import ubd_converse_bound
 
 if TYPE_CHECKING:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +20,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..estimators._base import DistributionEstimator
 from ..mechanisms._base import BaseMechanism
 from ..metrics import l1_loss, l2_loss, mean_squared_error, total_variation
+from ..numeric._base import BaseNumericMechanism
+from ..numeric._estimator_base import NumericEstimatorBase
 from ..utils._random import check_seed_sequence, is_secure
 from ..utils._typing import ArrayLike, RandomStateLike
 from ..utils._validation import as_label_array
@@ -103,6 +104,24 @@ def true_distribution(X: Any, categories: ArrayLike) -> np.ndarray:
     return np.bincount(codes, minlength=len(cats)) / codes.size
 
 
+def _truth_and_estimate(est, X):
+    """What the loss compares: the true and estimated distribution over the
+    estimator's categories (or bins of a numeric range), or the true and
+    estimated mean(s) for a :class:`~sklearn_uldp.numeric.MeanEstimator` (so
+    ``"mse"`` is the squared error of the mean, ``"l1"`` its absolute error)."""
+    if isinstance(est, NumericEstimatorBase):
+        values = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=float)
+        values = values.reshape(len(values), -1)
+        if hasattr(est, "mean_") and not hasattr(est, "distribution_"):
+            mean = est.mean_
+            truth = values.mean() if np.ndim(mean) == 0 else values.mean(axis=0)
+            return np.atleast_1d(truth), np.atleast_1d(mean)
+        edges = est.bin_edges_
+        counts, _ = np.histogram(np.clip(values, edges[0], edges[-1]), bins=edges)
+        return counts / counts.sum(), est.distribution_
+    return true_distribution(X, est.categories_), est.distribution_
+
+
 def _final_estimator(model):
     return model[-1] if isinstance(model, Pipeline) else model
 
@@ -119,8 +138,8 @@ class _SimulationScorer:
 
     def __call__(self, estimator, X, y=None):
         est = _final_estimator(estimator)
-        p_true = true_distribution(X, est.categories_)
-        return -float(self.loss(p_true, est.distribution_))
+        p_true, p_est = _truth_and_estimate(est, X)
+        return -float(self.loss(p_true, p_est))
 
     def __repr__(self):
         return f"make_simulation_scorer({self.name!r})"
@@ -173,78 +192,6 @@ def make_simulation_scorer(
     return _SimulationScorer(fn, name)
 
 
-def _is_mechanism(obj):
-    from ..compose import DataFramePrivatizer, JointEncoder
-
-    return isinstance(obj, BaseMechanism | DataFramePrivatizer | JointEncoder)
-
-
-def _mechanism_parameters(estimator, parameters):
-    """The keys of ``parameters`` that set (or replace) a privacy mechanism."""
-    found = []
-    for key, value in parameters.items():
-        if _is_mechanism(value):
-            found.append(key)
-            continue
-        obj = estimator
-        for part in key.split("__")[:-1]:
-            try:
-                obj = obj.get_params(deep=True)[part]
-            except (AttributeError, KeyError, TypeError):
-                break
-            if _is_mechanism(obj):
-                found.append(key)
-                break
-        else:
-            if _is_mechanism(obj) and obj is not estimator:
-                found.append(key)
-    return found
-
-
-def warn_if_default_score_compares_mechanisms():
-    """Warn when a scikit-learn search compares mechanisms by the default score.
-
-    Called by :meth:`DistributionEstimator.score
-    <sklearn_uldp.estimators.DistributionEstimator.score>`. The default score
-    is the mean log-likelihood of the reports under the estimate: it
-    compares estimates of the *same* reports, but reports of different
-    mechanisms (another epsilon, theta or mechanism) have different
-    likelihoods, whatever the accuracy, and no score without the true data
-    can compare privacy budgets. When the caller is scikit-learn's
-    ``_fit_and_score`` (``GridSearchCV``, ``RandomizedSearchCV``,
-    ``validation_curve``, ...) with the default scoring and a candidate that
-    changes a mechanism, this warns and names the remedy.
-    """
-    frame = sys._getframe(1)
-    for _ in range(12):  # score <- Pipeline.score <- scorer <- _score <- _fit_and_score
-        frame = frame.f_back
-        if frame is None:
-            return
-        code = frame.f_code
-        if code.co_name == "_fit_and_score" and "sklearn" in code.co_filename:
-            break
-    else:
-        return
-    local = frame.f_locals
-    scorer = local.get("scorer")
-    if type(scorer).__name__ != "_PassthroughScorer":
-        return  # an explicit scoring: the user chose it
-    keys = _mechanism_parameters(local.get("estimator"), local.get("parameters") or {})
-    if keys:
-        warnings.warn(
-            f"This search varies the privacy mechanism ({', '.join(sorted(keys))}) "
-            "and scores candidates with the estimator's default score, the mean "
-            "log-likelihood of the reports. Reports of different mechanisms "
-            "cannot be compared by their likelihood (nor can any score without "
-            "the true data compare privacy budgets), so the 'best' candidate is "
-            "meaningless. On simulated data, pass "
-            "scoring=make_simulation_scorer('tv') (from "
-            "sklearn_uldp.model_selection), or use PrivacyUtilitySearchCV.",
-            UserWarning,
-            stacklevel=3,
-        )
-
-
 def _fit_and_score(model, params, seed, X, loss):
     """Fit one candidate with one independent seed; return loss and epsilon."""
     model = clone(model)
@@ -261,9 +208,8 @@ def _fit_and_score(model, params, seed, X, loss):
     start = time.perf_counter()
     model.fit(X)
     est = _final_estimator(model)
-    p_est = est.distribution_
+    p_true, p_est = _truth_and_estimate(est, X)
     fit_time = time.perf_counter() - start
-    p_true = true_distribution(X, est.categories_)
     mech = _mechanism(model)
     eps = float(mech.epsilon_spent_) if mech is not None else np.nan
     return float(loss(p_true, p_est)), eps, fit_time
@@ -470,12 +416,17 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                     ("estimator", EmpiricalEstimator(projection="simplex")),
                 ]
             ), True
+        if isinstance(est, BaseNumericMechanism):
+            from ..numeric import MeanEstimator, SquareWave, SquareWaveEstimator
+
+            numeric = SquareWaveEstimator() if isinstance(est, SquareWave) else MeanEstimator()
+            return Pipeline([("mechanism", est), ("estimator", numeric)]), True
         if isinstance(est, Pipeline):
-            if not isinstance(est[0], BaseMechanism):
+            if not isinstance(est[0], BaseMechanism | BaseNumericMechanism):
                 raise TypeError(
                     f"The pipeline's first step must be a mechanism, got {type(est[0]).__name__}."
                 )
-            if not isinstance(est[-1], DistributionEstimator):
+            if not isinstance(est[-1], DistributionEstimator | NumericEstimatorBase):
                 raise TypeError(
                     "The pipeline's last step must be a distribution estimator "
                     f"(e.g. EmpiricalEstimator()), got {type(est[-1]).__name__}."

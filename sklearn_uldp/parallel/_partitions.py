@@ -491,4 +491,6 @@ def _dask_meta(mechanism, names=None):
     channel = mechanism.channel_
     if channel.report_format == "bits":
         return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
+    if str(channel.report_format).startswith("numeric"):  # numbers, column units
+        return pd.DataFrame({n: pd.Series(dtype=np.float64) for n in names})
     return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype) for n in names})

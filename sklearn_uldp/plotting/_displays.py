@@ -77,6 +77,74 @@ def _legend(
     return ax.legend(**kw)
 
 
+def _contrasting(color: Any) -> str:
+    """Black or white, whichever stands out on ``color`` (for hatch lines)."""
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
+def _mark_sensitive(bar: Any, color: Any = _SENSITIVE_COLOR) -> None:
+    """Fill a sensitive category's bar with ``color``, hatched in a contrasting color.
+
+    matplotlib draws hatches in the edge color: a hatch in the fill's own
+    color is invisible, so the edge (the hatch) gets black or white.
+    """
+    bar.set_facecolor(color)
+    bar.set_hatch("//")
+    bar.set_edgecolor(_contrasting(color))
+
+
+def _sensitive_patch(color: Any = _SENSITIVE_COLOR) -> Any:
+    """The legend swatch of the sensitive categories' bars."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=color, edgecolor=_contrasting(color), hatch="//", label="sensitive")
+
+
+def _mark_epsilons(ax: Axes, epsilons: np.ndarray) -> None:
+    """Ticks at the searched budgets, labelled where the labels do not overlap.
+
+    A log axis labels its decades and, over less than a decade or two, its
+    minor ticks (``3 x 10^0``), which crowd and do not say which budgets were
+    searched. The ticks go at the searched epsilons instead; a label that
+    would overlap its left neighbour is left blank (its tick stays).
+    """
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    eps = np.unique(np.asarray(epsilons, dtype=float))
+    if eps.size == 0:
+        return
+    ax.xaxis.set_major_locator(FixedLocator(eps.tolist()))
+    ax.xaxis.set_minor_locator(NullLocator())
+    labels = [f"{e:g}" for e in eps]
+    ax.xaxis.set_major_formatter(FixedFormatter(labels))
+    _thin_tick_labels(ax, labels)
+
+
+def _thin_tick_labels(ax: Axes, labels: list[str]) -> None:
+    """Blank the x tick labels that would overlap the last one kept."""
+    from matplotlib.ticker import FixedFormatter
+
+    # The root Figure (a SubFigure's ``figure``; a Figure's is itself).
+    fig: Any = getattr(ax.figure, "figure", None) or ax.figure
+    fig.draw_without_rendering()  # lays the labels out at their final size
+    texts = [t for t in ax.get_xticklabels() if t.get_text()]
+    if len(texts) != len(labels):  # pragma: no cover - ticks outside the view
+        return
+    gap = 0.5 * float(texts[0].get_fontsize()) * fig.dpi / 72  # half a character
+    kept, right = [], -np.inf
+    for text, label in zip(texts, labels, strict=True):
+        box = text.get_window_extent()
+        if box.x0 >= right + gap:
+            kept.append(label)
+            right = box.x1
+        else:
+            kept.append("")
+    ax.xaxis.set_major_formatter(FixedFormatter(kept))
+
+
 class PrivacyUtilityDisplay:
     """The privacy-utility curve: loss against epsilon, one line per candidate.
 
@@ -204,6 +272,8 @@ class PrivacyUtilityDisplay:
         ax.grid(True, which="both", alpha=0.3)
         if created:
             fig.tight_layout()
+        # After the layout: the labels are thinned at their final spacing.
+        _mark_epsilons(ax, res["epsilon"].to_numpy(float))
         self.ax_, self.figure_ = ax, fig
         return self
 
@@ -253,14 +323,48 @@ def _sensitive_or_none(mask: ArrayLike | None, k: int) -> np.ndarray:
     return mask
 
 
+def _check_distributions(
+    categories: ArrayLike, estimated: ArrayLike, true: ArrayLike | None, sensitive: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """Labels (as text), the estimate, the true distribution and the mask, checked."""
+    cats = np.asarray([str(c) for c in np.asarray(categories, dtype=object)], dtype=object)
+    k = cats.size
+    est = np.asarray(estimated, dtype=float)
+    if est.shape != (k,):
+        raise ValueError(f"estimated must have one value per category ({k}).")
+    p_true = None if true is None else np.asarray(true, dtype=float)
+    if p_true is not None and p_true.shape != (k,):
+        raise ValueError(f"true must have one value per category ({k}).")
+    return cats, est, p_true, _sensitive_or_none(sensitive, k)
+
+
+def _fitted_inputs(
+    estimator: Any, X: ArrayLike | None, p_true: ArrayLike | None, sensitive: Any
+) -> tuple[Any, ArrayLike | None, Any]:
+    """The fitted distribution estimator (a pipeline's last step), the true
+    distribution (from ``X`` when given) and the sensitive mask ("auto": the
+    channel's, none under LDP where every category is protected alike)."""
+    from ..model_selection._search import _final_estimator, true_distribution
+
+    est = _final_estimator(estimator)
+    k = len(est.distribution_)
+    if isinstance(sensitive, str) and sensitive == "auto":
+        mask = np.asarray(est.channel_.sensitive_mask)[:k]
+        sensitive = None if mask.all() else mask
+    if X is not None:
+        p_true = true_distribution(X, est.categories_)
+    return est, p_true, sensitive
+
+
 class DistributionDisplay:
     """Estimated (and true) distribution as bars, sensitive categories marked.
 
-    Sensitive categories get hatched bars and red tick labels. Large domains
-    stay readable: :meth:`plot` can keep only the ``top_k`` most probable
-    categories (the others summed into one bar or dropped, as the legend's
-    title says), sort the bars by probability, and sizes a figure it creates
-    to the number of bars.
+    Sensitive categories get red bars hatched in white (``sensitive_color``)
+    and red tick labels.
+    Large domains stay readable: :meth:`plot` can keep only the ``top_k``
+    most probable categories (the others summed into one bar or dropped, as
+    the legend's title says), sort the bars by probability, and sizes a
+    figure it creates to the number of bars.
 
     Parameters
     ----------
@@ -333,6 +437,7 @@ class DistributionDisplay:
         figsize: tuple[float, float] | None = None,
         legend_loc: str | None = "outside",
         true_kw: dict[str, Any] | None = None,
+        sensitive_color: Any = _SENSITIVE_COLOR,
         **kwargs: Any,
     ) -> DistributionDisplay:
         """Draw the bars.
@@ -365,6 +470,9 @@ class DistributionDisplay:
         true_kw : dict, default=None
             Keyword arguments for the true distribution's bars
             (``Axes.bar``).
+        sensitive_color : color or None, default="tab:red"
+            Fill of the sensitive categories' bars, hatched in black or white
+            (whichever stands out on it); None keeps the estimate's color.
         **kwargs : dict
             Keyword arguments for the estimate's bars (``Axes.bar``), such as
             ``color`` or ``alpha``.
@@ -373,15 +481,10 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)], dtype=object)
+        cats, est, true, mask = _check_distributions(
+            self.categories, self.estimated, self.true, self.sensitive
+        )
         k = cats.size
-        est = np.asarray(self.estimated, dtype=float)
-        if est.shape != (k,):
-            raise ValueError(f"estimated must have one value per category ({k}).")
-        mask = _sensitive_or_none(self.sensitive, k)
-        true = None if self.true is None else np.asarray(self.true, dtype=float)
-        if true is not None and true.shape != (k,):
-            raise ValueError(f"true must have one value per category ({k}).")
         if rank_by not in ("estimate", "true"):
             raise ValueError(f'rank_by must be "estimate" or "true"; got {rank_by!r}.')
         if rank_by == "true" and true is None:
@@ -443,8 +546,9 @@ class DistributionDisplay:
         self.bars_ = ax.bar(x + offset, bar_est, width, **ekw)
         for bar, s in zip(self.bars_, bar_mask, strict=False):
             if s:
-                bar.set_hatch("//")
-                bar.set_edgecolor(_SENSITIVE_COLOR)
+                _mark_sensitive(
+                    bar, bar.get_facecolor() if sensitive_color is None else sensitive_color
+                )
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=90 if m > 8 else 0)
         # Tick labels in points must fit in the space of one bar: shrink
@@ -466,12 +570,7 @@ class DistributionDisplay:
             )
         if bar_mask.any():
             handles.append(
-                Patch(
-                    facecolor="white",
-                    edgecolor=_SENSITIVE_COLOR,
-                    hatch="//",
-                    label="sensitive",
-                )
+                _sensitive_patch(self.bars_.patches[int(np.argmax(bar_mask))].get_facecolor())
             )
         if legend_loc is not None:
             _legend(ax, legend_loc, handles=handles, above=True, title=self.note_)
@@ -515,17 +614,9 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        from ..model_selection._search import _final_estimator, true_distribution
-
-        est = _final_estimator(estimator)
-        cats = est.categories_
-        if isinstance(sensitive, str) and sensitive == "auto":
-            mask = est.channel_.sensitive_mask
-            sensitive = None if mask.all() else mask
-        if X is not None:
-            p_true = true_distribution(X, cats)
+        est, p_true, sensitive = _fitted_inputs(estimator, X, p_true, sensitive)
         return cls(
-            cats,
+            est.categories_,
             est.distribution_,
             true=p_true,
             sensitive=sensitive,
@@ -637,19 +728,16 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
-        cats = np.asarray([str(c) for c in np.asarray(self.categories, dtype=object)], dtype=object)
+        cats, est, true, mask = _check_distributions(
+            self.categories, self.estimated, self.true, self.sensitive
+        )
         k = cats.size
-        est = np.asarray(self.estimated, dtype=float)
         ci = np.asarray(self.intervals, dtype=float)
-        if est.shape != (k,) or ci.shape != (k, 2):
+        if ci.shape != (k, 2):
             raise ValueError(
-                f"estimated must have shape ({k},) and intervals ({k}, 2), one "
-                f"row per category; got {est.shape} and {ci.shape}."
+                f"intervals must have shape ({k}, 2), one row per category "
+                f"(lower, upper); got {ci.shape}."
             )
-        mask = _sensitive_or_none(self.sensitive, k)
-        true = None if self.true is None else np.asarray(self.true, dtype=float)
-        if true is not None and true.shape != (k,):
-            raise ValueError(f"true must have one value per category ({k}).")
         order = np.argsort(est, kind="stable") if sort else np.arange(k)[::-1]
         ax, fig = _axes(ax, figsize=(6, max(3, 0.28 * k)))
         y = np.arange(k)
@@ -679,6 +767,8 @@ class ErrorBarDisplay:
             if s:
                 tick.set_color(_SENSITIVE_COLOR)
         if mask.any():
+            # Above the errorbar's own markers (matplotlib draws them at its
+            # zorder + 0.1), or the legend shows a red dot no point has.
             ax.plot(
                 e[mask[order]],
                 y[mask[order]],
@@ -686,6 +776,7 @@ class ErrorBarDisplay:
                 color=_SENSITIVE_COLOR,
                 markersize=4,
                 label="sensitive",
+                zorder=self.errorbar_.lines[0].get_zorder() + 0.1,
             )
         ax.axvline(0, color="k", linewidth=0.5)
         ax.set_xlabel("probability")
@@ -728,19 +819,16 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
-        from ..model_selection._search import _final_estimator, true_distribution
-
-        est = _final_estimator(estimator)
-        cats = est.categories_
-        if isinstance(sensitive, str) and sensitive == "auto":
-            mask = np.asarray(est.channel_.sensitive_mask)[: len(cats)]
-            sensitive = None if mask.all() else mask
-        if X is not None:
-            p_true = true_distribution(X, cats)
+        est, p_true, sensitive = _fitted_inputs(estimator, X, p_true, sensitive)
         ci = est.confidence_intervals(alpha, method=method, simultaneous=simultaneous)
         label = f"{100 * (1 - alpha):g}% {'simultaneous ' if simultaneous else ''}interval"
         return cls(
-            cats, est.distribution_, ci, true=p_true, sensitive=sensitive, interval_label=label
+            est.categories_,
+            est.distribution_,
+            ci,
+            true=p_true,
+            sensitive=sensitive,
+            interval_label=label,
         ).plot(ax=ax, sort=sort)
 
     @classmethod
@@ -901,10 +989,5 @@ class GridHeatmapDisplay:
         -------
         display : GridHeatmapDisplay
         """
-        from ..model_selection._search import _final_estimator
-
-        est = _final_estimator(estimator)
-        if isinstance(sensitive, str) and sensitive == "auto":
-            mask = est.channel_.sensitive_mask
-            sensitive = None if mask.all() else mask
+        est, _, sensitive = _fitted_inputs(estimator, None, None, sensitive)
         return cls(est.distribution_, shape, sensitive=sensitive).plot(ax=ax, **kwargs)

@@ -3,11 +3,13 @@
 Checks epsilon-LDP, (X_S, Y_P, epsilon)-ULDP and (X_S, epsilon)-OSLDP
 pointwise on a mechanism's exact channel matrix, returning the worst
 log-ratio found and the invertible outputs; audits a sampler empirically
-(:func:`audit_mechanism`, a statistical lower bound on its realized epsilon).
+(:func:`audit_mechanism`, a statistical lower bound on its realized epsilon;
+:func:`audit_rounds` for the reports of many rounds).
 """
 
 from ._audit import AuditResult, audit_mechanism
-from ._budget import BudgetAccountant
+from ._audit_rounds import audit_rounds
+from ._budget import BudgetAccountant, longitudinal_exposure
 from ._checks import (
     PrivacyCheck,
     as_channel_matrix,
@@ -37,6 +39,8 @@ __all__ = [
     "check_osldp",
     "invertible_outputs",
     "BudgetAccountant",
+    "longitudinal_exposure",
+    "audit_rounds",
     "PrivacyMatrix",
     "ContextAwareCheck",
     "ldp",

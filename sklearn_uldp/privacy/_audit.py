@@ -260,7 +260,7 @@ def _as_reports(reports):
     if arr.ndim == 1:
         return "outputs", arr
     if arr.ndim == 2:
-        if arr.dtype == bool or (arr.dtype.kind in "iuf" and np.isin(arr, (0, 1)).all()):
+        if arr.dtype == bool or _is_binary(arr):
             return "bits", np.ascontiguousarray(arr, dtype=np.uint8)
         if _is_sketch(arr):
             return "sketch", np.ascontiguousarray(arr, dtype=np.int64)
@@ -269,6 +269,13 @@ def _as_reports(reports):
         f"Reports of shape {arr.shape} are neither one value per user nor one "
         "row per user: return an array of shape (n,), (n, 1) or (n, d)."
     )
+
+
+def _is_binary(arr):
+    """Whether a numeric array holds only 0 and 1 (two passes, no temporary for ints)."""
+    if arr.dtype.kind in "iu":
+        return not arr.size or bool(arr.min() >= 0 and arr.max() <= 1)
+    return arr.dtype.kind == "f" and bool(np.isin(arr, (0, 1)).all())
 
 
 def _row_values(arr):

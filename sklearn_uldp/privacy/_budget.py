@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import BudgetError
 
-__all__ = ["BudgetAccountant"]
+__all__ = ["BudgetAccountant", "longitudinal_exposure"]
 
 # Relative slack for floating-point sums (0.1 + 0.2 must fit a total of 0.3).
 _RTOL = 1e-9
+
+
+@runtime_checkable
+class SpendsBudget(Protocol):
+    """Anything that reports the budget one person's row spends.
+
+    Fitted mechanisms and :class:`~sklearn_uldp.compose.DataFramePrivatizer`
+    have it (``epsilon_spent_``); :meth:`BudgetAccountant.spend` accepts them
+    next to plain numbers.
+    """
+
+    @property
+    def epsilon_spent_(self) -> float: ...
 
 
 def _as_epsilon(spend):
@@ -116,7 +130,7 @@ class BudgetAccountant:
         )
 
     # ---------------------------------------------------------------- spend
-    def check(self, epsilon: Any, count: int = 1) -> bool:
+    def check(self, epsilon: float | SpendsBudget, count: int = 1) -> bool:
         """Whether spending ``count`` times ``epsilon`` stays within the total.
 
         Parameters
@@ -131,7 +145,9 @@ class BudgetAccountant:
         eps = _as_epsilon(epsilon) * self._check_count(count)
         return self.spent + eps <= self.total * (1 + _RTOL)
 
-    def spend(self, epsilon: Any, *, count: int = 1, label: str | None = None) -> float:
+    def spend(
+        self, epsilon: float | SpendsBudget, *, count: int = 1, label: str | None = None
+    ) -> float:
         """Record ``count`` reports of budget ``epsilon`` each.
 
         Parameters
@@ -180,6 +196,87 @@ class BudgetAccountant:
             raise ValueError(f"count must be a positive integer, got {count!r}.")
         return int(count)
 
+    def spend_longitudinal(
+        self,
+        mechanism: Any,
+        *,
+        n_values: int = 1,
+        n_rounds: int | None = None,
+        label: str | None = None,
+    ) -> float:
+        """Record what a person spends through a memoized (longitudinal) mechanism.
+
+        A memoized mechanism draws one permanent answer per (person, value)
+        at ``epsilon_perm`` and sends fresh randomizations of it: any number
+        of reports of one value cost at most ``epsilon_perm`` together (the
+        reports are post-processing of the permanent answer), and one report
+        costs ``epsilon_1`` (record single reports with :meth:`spend`, which
+        reads ``epsilon_spent_``). So the person spends ``epsilon_perm`` per
+        distinct value ever reported, per input column; with ``n_rounds``,
+        the exact loss of that many reports of one value
+        (``mechanism.exposure(n_rounds)``, at most ``epsilon_perm``) instead.
+
+        The values are protected given *when* they change: the change
+        points themselves are protected only by the reports' own noise (see
+        the "Collecting over time" page).
+
+        Parameters
+        ----------
+        mechanism : fitted longitudinal mechanism
+            Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
+            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`).
+        n_values : int, default=1
+            Distinct values the person reports (per input column).
+        n_rounds : int or None, default=None
+            The most rounds any one value is reported in; ``None`` for any
+            number.
+        label : str, default=None
+            Free text kept in the ledger.
+
+        Returns
+        -------
+        spent : float
+            The total spent after this call.
+
+        Raises
+        ------
+        BudgetError
+            If the total would go past ``total``; nothing is recorded then.
+
+        Examples
+        --------
+        >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+        >>> from sklearn_uldp.privacy import BudgetAccountant
+        >>> mech = LongitudinalGRR(2.0, 1.0, categories=["a", "b", "c"]).fit()
+        >>> acc = BudgetAccountant(total=4.5)
+        >>> acc.spend_longitudinal(mech)                  # one value, any number of rounds
+        2.0
+        >>> round(acc.spend_longitudinal(mech, n_rounds=3), 4)  # another value, 3 rounds
+        3.9124
+        >>> acc.spend(mech)                               # a single report of a third value
+        Traceback (most recent call last):
+        ...
+        sklearn_uldp.exceptions.BudgetError: Spending 1 would bring the total to 4.912..., ...
+        """
+        channel = getattr(mechanism, "channel_", mechanism)
+        if not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure"):
+            raise TypeError(
+                "spend_longitudinal needs a fitted memoized mechanism (with "
+                f"exposure() and channel_.epsilon_perm); got {type(mechanism).__name__}. "
+                "Record the reports of other mechanisms with spend(mechanism, count=n)."
+            )
+        n_values = self._check_count(n_values)
+        per_value = (
+            float(channel.epsilon_perm)
+            if n_rounds is None
+            else float(mechanism.exposure(self._check_count(n_rounds)))
+        )
+        columns = int(getattr(mechanism, "n_features_in_", 1))
+        if label is None:
+            rounds = "any number of" if n_rounds is None else f"{n_rounds}"
+            label = f"{type(mechanism).__name__} ({rounds} rounds per value)"
+        return self.spend(per_value, count=n_values * columns, label=label)
+
     @staticmethod
     def split(epsilon: float, n_reports: int) -> float:
         """Budget per report when ``n_reports`` reports share ``epsilon``.
@@ -198,3 +295,55 @@ class BudgetAccountant:
         """
         n_reports = BudgetAccountant._check_count(n_reports)
         return _as_epsilon(epsilon) / n_reports
+
+
+def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
+    """Privacy loss after t reports of one value: memoized vs fresh collection.
+
+    ``memoized`` is the exact loss of t reports of one value by the memoized
+    mechanism (``mechanism.exposure(t)``: ``epsilon_1`` at t = 1, never above
+    ``epsilon_perm``); ``fresh`` is t times ``epsilon_1``, the loss of t
+    reports each privatized afresh at the same single-report budget
+    (sequential composition).
+
+    Parameters
+    ----------
+    mechanism : fitted longitudinal mechanism or its channel
+        Anything with ``exposure(n_rounds)`` and a channel with
+        ``epsilon_1`` and ``epsilon_perm``.
+    n_rounds : int
+        The curve runs over t = 1, ..., n_rounds.
+
+    Returns
+    -------
+    curve : DataFrame
+        Columns ``rounds``, ``memoized``, ``fresh``, ``epsilon_perm``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.mechanisms import LongitudinalUE
+    >>> from sklearn_uldp.privacy import longitudinal_exposure
+    >>> mech = LongitudinalUE(2.0, 1.0, categories=range(4)).fit()
+    >>> longitudinal_exposure(mech, 4).round(3)
+       rounds  memoized  fresh  epsilon_perm
+    0       1     1.000    1.0           2.0
+    1       2     1.642    2.0           2.0
+    2       3     1.899    3.0           2.0
+    3       4     1.974    4.0           2.0
+    """
+    channel = getattr(mechanism, "channel_", mechanism)
+    if not hasattr(mechanism, "exposure") or not hasattr(channel, "epsilon_perm"):
+        raise TypeError(
+            "longitudinal_exposure needs a fitted memoized mechanism (with "
+            f"exposure() and channel_.epsilon_perm); got {type(mechanism).__name__}."
+        )
+    n_rounds = BudgetAccountant._check_count(n_rounds)
+    t = np.arange(1, n_rounds + 1)
+    return pd.DataFrame(
+        {
+            "rounds": t,
+            "memoized": [float(mechanism.exposure(int(r))) for r in t],
+            "fresh": t * float(channel.epsilon_1),
+            "epsilon_perm": float(channel.epsilon_perm),
+        }
+    )

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._typing import ArrayLike
+from ..utils._validation import resolve_blocks
 from ._checks import (
     _ATOL,
     _RTOL,
@@ -65,88 +66,6 @@ def _as_categories(categories):
     if not pd.Index(cats).is_unique:
         raise ValueError("categories contain duplicates.")
     return np.asarray(categories).ravel()
-
-
-def _resolve_blocks(blocks, categories):
-    """Turn a block specification into integer block ids over ``categories``.
-
-    Parameters
-    ----------
-    blocks : mapping, list of lists, array-like or callable
-        * a mapping ``{category: block_label}``;
-        * a list of lists (or tuples/sets) of categories, one per block;
-        * an array-like of block labels aligned with ``categories``;
-        * a callable ``f(category) -> block_label``.
-    categories : array-like of shape (k,)
-
-    Returns
-    -------
-    block_ids : ndarray of int of shape (k,)
-        Block index of each category, numbered 0..m-1 in order of first
-        appearance along ``categories``.
-    """
-    categories = np.asarray(categories)
-    k = len(categories)
-    index = pd.Index(np.asarray(categories, dtype=object))
-    if callable(blocks) and not isinstance(blocks, dict):
-        labels = [blocks(c) for c in categories]
-    elif isinstance(blocks, dict):
-        labels = []
-        missing = []
-        for c in categories:
-            key = c.item() if isinstance(c, np.generic) else c
-            if key in blocks:
-                labels.append(blocks[key])
-            else:
-                missing.append(key)
-        if missing:
-            raise ValueError(
-                f"blocks does not assign a block to the categories {missing[:10]}: "
-                "every category must belong to exactly one block."
-            )
-        extra = set(blocks) - set(index.tolist())
-        if extra:
-            raise ValueError(
-                f"blocks names values that are not categories: {sorted(map(repr, extra))[:10]}."
-            )
-    else:
-        seq = list(blocks) if not isinstance(blocks, np.ndarray) else blocks
-        nested = len(seq) > 0 and all(
-            isinstance(b, (list, tuple, set, frozenset, np.ndarray)) for b in seq
-        )
-        if nested:
-            labels = np.full(k, -1, dtype=np.int64)
-            for j, members in enumerate(seq):
-                members = np.asarray(list(members), dtype=object)
-                pos = index.get_indexer(pd.Index(members))
-                if (pos < 0).any():
-                    raise ValueError(
-                        f"block {j} holds values that are not categories: "
-                        f"{members[pos < 0].tolist()[:10]}."
-                    )
-                if (labels[pos] >= 0).any() or len(set(pos.tolist())) != len(pos):
-                    raise ValueError(
-                        "blocks must be a partition: a category appears in "
-                        "more than one block (or twice in one block)."
-                    )
-                labels[pos] = j
-            if (labels < 0).any():
-                raise ValueError(
-                    f"blocks do not cover the categories "
-                    f"{categories[labels < 0].tolist()[:10]}: every category must "
-                    "belong to exactly one block."
-                )
-            labels = labels.tolist()
-        else:
-            labels = list(np.asarray(seq, dtype=object).ravel())
-            if len(labels) != k:
-                raise ValueError(
-                    f"blocks must be a mapping, a list of lists of categories, or "
-                    f"{k} block labels aligned with categories; got {len(labels)} "
-                    "labels."
-                )
-    codes, _ = pd.factorize(pd.Series(labels, dtype=object), sort=False)
-    return codes.astype(np.int64)
 
 
 class PrivacyMatrix:
@@ -355,7 +274,7 @@ class PrivacyMatrix:
                [inf, inf,  0.]])
         """
         cats = _as_categories(categories)
-        ids = _resolve_blocks(blocks, cats)
+        ids = resolve_blocks(blocks, cats)
         M = np.where(ids[:, None] == ids[None, :], float(epsilon), np.inf)
         return cls(M, cats, kind="BSLDP")
 

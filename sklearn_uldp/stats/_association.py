@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from scipy.stats import chi2
 
-from ..estimators._base import as_channel
 from ..estimators._em import maximize_likelihood
 from ..exceptions import ReportMismatchError
+from ..mechanisms._base import as_channel
 from ..mechanisms._reports import get_channel
 from ..utils._random import check_random_generator
 from ..utils._typing import RandomStateLike, ReportsLike

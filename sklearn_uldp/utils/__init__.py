@@ -1,5 +1,25 @@
-"""Utilities shared by the subpackages (validation and randomness)."""
+"""Utilities shared by the subpackages (validation, randomness, per-user secrets)."""
 
 from ._random import check_random_generator, spawn_generators
+from ._secrets import (
+    UserKeys,
+    check_user_secrets,
+    generate_user_secrets,
+    prf_bernoulli,
+    prf_integers,
+    prf_uniforms,
+    prf_words,
+)
 
-__all__ = ["check_random_generator", "spawn_generators"]
+__all__ = [
+    "check_random_generator",
+    "spawn_generators",
+    # per-user secrets and the keyed PRF of memoized (longitudinal) reports
+    "generate_user_secrets",
+    "check_user_secrets",
+    "UserKeys",
+    "prf_words",
+    "prf_uniforms",
+    "prf_integers",
+    "prf_bernoulli",
+]

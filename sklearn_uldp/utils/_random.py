@@ -39,7 +39,8 @@ __all__ = ["check_seed_sequence", "check_random_generator", "spawn_generators"]
 #: The ``random_state`` value that asks for a cryptographically secure generator.
 SECURE = "secure"
 
-_INSTALL_HINT = 'pip install "sklearn-uldp[secure]"'
+# randomgen is a core dependency: missing, the installation is broken.
+_INSTALL_HINT = 'pip install "randomgen>=2.0"'
 
 
 def is_secure(random_state):
@@ -63,8 +64,9 @@ def _secure_bit_generator_class():
         from randomgen import AESCounter, ChaCha
     except ImportError as exc:
         raise ImportError(
-            "random_state='secure' needs the optional package randomgen (a "
-            "cryptographically secure numpy bit generator). Install it with "
+            "random_state='secure' needs randomgen (a cryptographically secure "
+            "numpy bit generator, a dependency of sklearn-uldp that failed to "
+            "import here). Install it with "
             f"`{_INSTALL_HINT}`, or pass random_state=None (fresh OS entropy "
             "with numpy's PCG64)."
         ) from exc
@@ -95,7 +97,7 @@ def secure_generator():
     Raises
     ------
     ImportError
-        If randomgen is not installed (``pip install "sklearn-uldp[secure]"``).
+        If randomgen (a core dependency) cannot be imported.
     """
     bit_generator = _secure_bit_generator_class()
     return np.random.Generator(bit_generator(np.random.SeedSequence()))
@@ -147,7 +149,7 @@ def check_random_generator(random_state: RandomStateLike) -> np.random.Generator
 
     A Generator passed in is returned as is; ``"secure"`` gives a
     cryptographically secure generator (randomgen's AESCounter or ChaCha,
-    keyed from fresh OS entropy; needs ``pip install "sklearn-uldp[secure]"``);
+    keyed from fresh OS entropy);
     everything else goes through a :class:`numpy.random.SeedSequence`
     (``None``: fresh OS entropy).
 

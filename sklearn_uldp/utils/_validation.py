@@ -27,6 +27,7 @@ __all__ = [
     "is_missing",
     "encode_labels",
     "bool_mismatch_hint",
+    "resolve_blocks",
 ]
 
 
@@ -279,6 +280,12 @@ def check_categories(categories: Any) -> np.ndarray:
         raise ValueError(
             f"categories must be 'auto' or a list of category values, got {categories!r}."
         )
+    if isinstance(categories, (set, frozenset)):
+        raise ValueError(
+            "categories must be an ordered list of values (the order of the "
+            f"estimate and of bit-vector reports), got a set {categories!r:.80}: "
+            "pass sorted(...) or a list."
+        )
     ndim, shape = _ndim_shape(categories)
     if ndim != 1:
         raise ValueError(
@@ -296,6 +303,7 @@ def check_categories(categories: Any) -> np.ndarray:
             f"categories must hold at least two values, got {cats.size}: a "
             "one-value domain has nothing to estimate."
         )
+    _check_hashable(cats, "categories")
     missing = is_missing(cats)
     if missing.sum() > 1:
         raise ValueError(
@@ -343,13 +351,39 @@ def as_label_array(values: Any) -> np.ndarray:
     """
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         return values.ravel()
+    if isinstance(values, np.ndarray) and values.dtype.kind in "mM":
+        # Timestamps/Timedeltas (numpy's object cast of nanosecond dates
+        # gives integers, which no datetime category equals).
+        values = pd.Series(values.ravel())
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.to_numpy(dtype=object)
     obj = np.asarray(values, dtype=object).ravel()
     kind = pd.api.types.infer_dtype(obj, skipna=False)
+    if kind == "mixed-integer-float" and any(
+        isinstance(v, (int, np.integer)) and abs(int(v)) > 2**53 for v in obj.tolist()
+    ):
+        # A float cannot hold these integers: 2**62 + 1 would become 2**62.
+        return obj
     if kind in ("integer", "floating", "boolean", "mixed-integer-float"):
         return np.asarray(obj.tolist())
     return obj
+
+
+def _check_hashable(values: np.ndarray, name: str) -> None:
+    """Refuse values that cannot be categories (lists, sets, dicts: unhashable)."""
+    bad = []
+    for v in values.tolist() if values.dtype == object else ():
+        try:
+            hash(v)
+        except TypeError:
+            bad.append(v)
+    if bad:
+        raise ValueError(
+            f"{name} holds {len(bad)} value(s) that cannot be categories, e.g. "
+            f"{bad[0]!r:.60} ({type(bad[0]).__name__}): a category is one value "
+            "such as a string or a number. Flatten the list, or join a tuple of "
+            "values into one label."
+        )
 
 
 def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive") -> np.ndarray:
@@ -377,7 +411,11 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
     else:
         if isinstance(sensitive, (str, bytes)):
             sensitive = [sensitive]
+        elif isinstance(sensitive, (set, frozenset)):
+            # A set of values (the order of X_S does not matter).
+            sensitive = list(sensitive)
         values = np.asarray(sensitive, dtype=object).ravel()
+        _check_hashable(values, name)
         if values.size == k and all(isinstance(v, (bool, np.bool_)) for v in values):
             mask = values.astype(bool)
         else:
@@ -619,3 +657,97 @@ def check_realizable(epsilon, probabilities_at, *, what):
         "release raw data; too small a budget is below the rounding). "
         f"{where[0].upper()}{where[1:]}: pass an epsilon in that range."
     )
+
+
+def resolve_blocks(blocks, categories):
+    """Turn a block specification into integer block ids over ``categories``.
+
+    Parameters
+    ----------
+    blocks : mapping, list of lists, array-like or callable
+        * a mapping ``{category: block_label}``;
+        * a list of lists (or tuples/sets) of categories, one per block;
+        * an array-like of block labels aligned with ``categories``;
+        * a callable ``f(category) -> block_label``.
+    categories : array-like of shape (k,)
+
+    Returns
+    -------
+    block_ids : ndarray of int of shape (k,)
+        Block index of each category, numbered 0..m-1 in order of first
+        appearance along ``categories``.
+    """
+    categories = np.asarray(categories)
+    k = len(categories)
+    index = pd.Index(np.asarray(categories, dtype=object))
+    if callable(blocks) and not isinstance(blocks, dict):
+        labels = [blocks(c) for c in categories]
+    elif isinstance(blocks, dict):
+        labels = []
+        missing = []
+        for c in categories:
+            key = c.item() if isinstance(c, np.generic) else c
+            if key in blocks:
+                labels.append(blocks[key])
+            else:
+                missing.append(key)
+        if missing:
+            raise ValueError(
+                f"blocks does not assign a block to the categories {missing[:10]}: "
+                "every category must belong to exactly one block."
+            )
+        extra = set(blocks) - set(index.tolist())
+        if extra:
+            raise ValueError(
+                f"blocks names values that are not categories: {sorted(map(repr, extra))[:10]}."
+            )
+    else:
+        seq = list(blocks) if not isinstance(blocks, np.ndarray) else blocks
+        nested = len(seq) > 0 and all(
+            isinstance(b, (list, tuple, set, frozenset, np.ndarray)) for b in seq
+        )
+        if nested:
+            labels = np.full(k, -1, dtype=np.int64)
+            for j, members in enumerate(seq):
+                members = np.asarray(list(members), dtype=object)
+                # encode_labels: a missing-value category (None, NaN) matches
+                # any missing marker, which Index.get_indexer does not do.
+                pos = encode_labels(members, categories, index)
+                if (pos < 0).any():
+                    raise ValueError(
+                        f"block {j} holds values that are not categories: "
+                        f"{members[pos < 0].tolist()[:10]}."
+                    )
+                if (labels[pos] >= 0).any() or len(set(pos.tolist())) != len(pos):
+                    raise ValueError(
+                        "blocks must be a partition: a category appears in "
+                        "more than one block (or twice in one block)."
+                    )
+                labels[pos] = j
+            if (labels < 0).any():
+                raise ValueError(
+                    f"blocks do not cover the categories "
+                    f"{categories[labels < 0].tolist()[:10]}: every category must "
+                    "belong to exactly one block."
+                )
+            labels = labels.tolist()
+        else:
+            labels = list(np.asarray(seq, dtype=object).ravel())
+            if len(labels) != k:
+                raise ValueError(
+                    f"blocks must be a mapping, a list of lists of categories, or "
+                    f"{k} block labels aligned with categories; got {len(labels)} "
+                    "labels."
+                )
+    for c, label in zip(np.asarray(categories).tolist(), labels, strict=True):
+        try:
+            hash(label)
+        except TypeError:
+            raise ValueError(
+                f"blocks gives category {c!r} the block label {label!r:.60} "
+                f"({type(label).__name__}), which cannot label a block: a block "
+                "label is one value such as a string or a number (a callable "
+                "must return one; a mapping must map each category to one)."
+            ) from None
+    codes, _ = pd.factorize(pd.Series(labels, dtype=object), sort=False)
+    return codes.astype(np.int64)

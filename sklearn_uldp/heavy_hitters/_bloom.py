@@ -1,0 +1,698 @@
+"""RAPPOR with Bloom filters and cohorts, decoded against candidate strings.
+
+The users' side (Erlingsson, Pihur & Korolova, CCS 2014): a user in cohort
+c hashes the item with the cohort's h hash functions into a Bloom filter B of
+k bits; the *permanent randomized response* (PRR) sets each bit to 1 w.p.
+f/2, to 0 w.p. f/2 and keeps it otherwise (B'); the *instantaneous
+randomized response* (IRR) reports each bit as 1 w.p. q if B'_i = 1 and p if
+B'_i = 0. One report therefore reports bit i as 1 w.p.
+``q* = q (1 - f/2) + p f/2`` if B_i = 1 and ``p* = p (1 - f/2) + q f/2``
+otherwise, and is eps_1-LDP with ``eps_1 = h ln(q* (1 - p*) / (p* (1 - q*)))``
+(two items differ in at most 2h bits); the PRR alone bounds what any number
+of reports of one item reveal, ``eps_inf = 2 h ln((1 - f/2) / (f/2))``
+(google/rappor's ``ComputePrivacyGuarantees``).
+
+The collector's side (google/rappor ``analysis/R/decode.R``): the unbiased
+estimate of each bit's true rate in each cohort, ``t = (c / N - p*) / (q* -
+p*)``, is linear in the candidates' proportions, ``E t = X pi`` with X the
+(cohort, bit) x candidate Bloom membership matrix; the decoder fits pi >= 0
+(non-negative least squares; LASSO with a non-negative constraint to select
+the support first, as google/rappor does when the system is nearly
+underdetermined; or EM on the exact likelihood of the reports) and tests
+each candidate with a z-statistic, with the Benjamini-Hochberg procedure
+over all candidates.
+
+The hash functions here are the package's Carter-Wegman family on the
+item's key (not google/rappor's MD5), so reports are not bit-compatible with
+the google/rappor client; the parameters, the channel and the decoding are
+the same.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import nnls
+from scipy.stats import norm
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
+from threadpoolctl import threadpool_limits
+
+from ..exceptions import ReportMismatchError
+from ..mechanisms._channel import ReportStatistics
+from ..utils._hashing import hash_parameters, mersenne_hash
+from ..utils._sampling import bernoulli_matrix
+from ..utils._validation import validate_params_with_hints
+from ._encoding import ItemEncoding
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol
+from ._protocol import _int_param, _Protocol
+
+__all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
+
+#: Users per sampling chunk (bounds the temporaries at chunk x k bytes).
+_CHUNK = 1 << 16
+
+
+def benjamini_hochberg(p_values, alpha):
+    """Rejections of the Benjamini-Hochberg step-up procedure at level ``alpha``.
+
+    Rejects the hypotheses with the ``r`` smallest p-values, r the largest
+    rank with ``p_(r) <= r alpha / S``. Among the rejected hypotheses the
+    expected proportion of true nulls (the false discovery rate) is at most
+    ``alpha S_0 / S <= alpha`` when the p-values are independent or
+    positively dependent (Benjamini & Hochberg 1995; Benjamini & Yekutieli
+    2001).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.heavy_hitters._bloom import benjamini_hochberg
+    >>> benjamini_hochberg([0.001, 0.8, 0.02, 0.04], 0.05).tolist()
+    [True, False, True, False]
+    """
+    p = np.asarray(p_values, dtype=float)
+    S = p.size
+    order = np.argsort(p, kind="stable")
+    passed = p[order] <= alpha * np.arange(1, S + 1) / max(S, 1)
+    reject = np.zeros(S, dtype=bool)
+    if passed.any():
+        reject[order[: np.flatnonzero(passed)[-1] + 1]] = True
+    return reject
+
+
+class BloomRAPPORProtocol(_Protocol):
+    """Public spec of Bloom-filter RAPPOR: (k, h, m, p, q, f), the hashes, the items."""
+
+    name = "bloom_rappor"
+
+    def __init__(
+        self,
+        n_bits=16,
+        n_hashes=2,
+        n_cohorts=64,
+        p=0.5,
+        q=0.75,
+        f=0.5,
+        item_type="str",
+        normalization="NFC",
+        hash_seed=0,
+    ):
+        self.n_bits = _int_param(n_bits, "n_bits", 2, 4096)
+        self.n_hashes = _int_param(n_hashes, "n_hashes", 1, 64)
+        self.n_cohorts = _int_param(n_cohorts, "n_cohorts", 1, 65536)
+        self.hash_seed = _int_param(hash_seed, "hash_seed", 0, (1 << 32) - 1)
+        for name, v in (("p", p), ("q", q), ("f", f)):
+            if isinstance(v, bool) or not isinstance(v, Real) or not 0 <= v <= 1:
+                raise ValueError(f"{name} must be a probability in [0, 1], got {v!r}.")
+        self.p, self.q, self.f = float(p), float(q), float(f)
+        if self.f >= 1 or self.p == self.q:
+            raise ValueError(
+                f"With f={self.f}, p={self.p}, q={self.q} the reports carry no information "
+                "(f must be < 1 and p != q). Google's defaults: p=0.5, q=0.75, f=0.5."
+            )
+        max_bytes = 8 if item_type == "int" else 64
+        self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
+        self._a, self._b = hash_parameters(self.hash_seed, self.n_cohorts * self.n_hashes)
+
+    def get_params(self):
+        return {
+            "n_bits": self.n_bits,
+            "n_hashes": self.n_hashes,
+            "n_cohorts": self.n_cohorts,
+            "p": self.p,
+            "q": self.q,
+            "f": self.f,
+            "item_type": self.encoding.item_type,
+            "normalization": self.encoding.normalization,
+            "hash_seed": self.hash_seed,
+        }
+
+    # ------------------------------------------------------------- privacy
+    @property
+    def q_star(self):
+        """P(reported bit = 1 | Bloom bit = 1) of one report."""
+        return self.q * (1 - self.f / 2) + self.p * self.f / 2
+
+    @property
+    def p_star(self):
+        """P(reported bit = 1 | Bloom bit = 0) of one report."""
+        return self.p * (1 - self.f / 2) + self.q * self.f / 2
+
+    @property
+    def epsilon(self):
+        """eps_1: the budget of one report (google/rappor's ``e_1``)."""
+        qs, ps = self.q_star, self.p_star
+        return float(abs(self.n_hashes * np.log(qs * (1 - ps) / (ps * (1 - qs)))))
+
+    @property
+    def epsilon_permanent(self):
+        """eps_inf: the bound of the permanent round over any number of reports."""
+        if self.f == 0:
+            return np.inf
+        return float(2 * self.n_hashes * np.log((1 - self.f / 2) / (self.f / 2)))
+
+    # --------------------------------------------------------------- Bloom
+    def bloom_positions(self, keys, cohorts):
+        """(n, h) bit positions of the items' Bloom filters in their cohorts."""
+        keys = np.asarray(keys, dtype=np.int64)
+        idx = np.asarray(cohorts, dtype=np.int64)[:, None] * self.n_hashes + np.arange(
+            self.n_hashes
+        )
+        return mersenne_hash(self._a[idx], self._b[idx], keys[:, None], self.n_bits)
+
+    def bloom_filters(self, keys, cohorts, positions=None):
+        """(n, k) uint8 Bloom filters."""
+        pos = self.bloom_positions(keys, cohorts) if positions is None else positions
+        out = np.zeros((pos.shape[0], self.n_bits), dtype=np.uint8)
+        out[np.arange(pos.shape[0])[:, None], pos] = 1
+        return out
+
+    # --------------------------------------------------------------- users
+    def sample(self, keys, rng, permanent=None):
+        """Rows ``[cohort, s_0..s_{k-1}]`` of one report per key."""
+        keys = np.asarray(keys, dtype=np.int64)
+        n, k = keys.size, self.n_bits
+        dtype = np.uint8 if self.n_cohorts <= 256 else np.uint16
+        out = np.empty((n, k + 1), dtype=dtype)
+        cohorts = rng.integers(0, self.n_cohorts, size=n, dtype=np.int64)
+        out[:, 0] = cohorts
+        permanent = _FreshPermanentRound() if permanent is None else permanent
+        for lo in range(0, n, _CHUNK):
+            hi = min(n, lo + _CHUNK)
+            positions = self.bloom_positions(keys[lo:hi], cohorts[lo:hi])
+            bloom = self.bloom_filters(keys[lo:hi], cohorts[lo:hi], positions)
+            prr = permanent.draw(bloom, positions, keys[lo:hi], self.f, rng)
+            one = bernoulli_matrix(prr.shape, self.q, rng)
+            zero = bernoulli_matrix(prr.shape, self.p, rng)
+            out[lo:hi, 1:] = np.where(prr.astype(bool), one, zero)
+        return out
+
+    # ----------------------------------------------------------- collector
+    def encode_reports(self, reports):
+        if hasattr(reports, "to_numpy"):
+            reports = reports.to_numpy()
+        arr = np.asarray(reports)
+        k = self.n_bits
+        if arr.ndim != 2 or arr.shape[1] != k + 1:
+            raise ReportMismatchError(
+                f"Bloom-RAPPOR reports are rows [cohort, {k} bits] of shape (n, {k + 1}); "
+                f"got shape {arr.shape}."
+            )
+        if arr.dtype.kind not in "biu":
+            raise ReportMismatchError(f"Reports must be integers, got dtype {arr.dtype}.")
+        cohorts = arr[:, 0].astype(np.int64)
+        bits = arr[:, 1:]
+        if bits.size and (bits.min() < 0 or bits.max() > 1):
+            raise ReportMismatchError("The report bits must be 0 or 1.")
+        if cohorts.size and (cohorts.min() < 0 or cohorts.max() >= self.n_cohorts):
+            raise ReportMismatchError(
+                f"Cohorts must lie in [0, {self.n_cohorts}); found {int(cohorts.max())}."
+            )
+        return cohorts, bits.astype(np.uint8, copy=False)
+
+    def statistics(self, codes, *, keep_reports=False):
+        """Counts ``[N_c, c_{c,0}, ..., c_{c,k-1}]`` per cohort (additive); with
+        ``keep_reports``, the histogram of (cohort, report) patterns (for EM)."""
+        cohorts, bits = codes
+        m, k = self.n_cohorts, self.n_bits
+        counts = np.zeros((m, k + 1), dtype=np.int64)
+        counts[:, 0] = np.bincount(cohorts, minlength=m)
+        order = np.argsort(cohorts, kind="stable")
+        bounds = np.searchsorted(cohorts[order], np.arange(m + 1))
+        for c in np.flatnonzero(np.diff(bounds)):  # a loop over cohorts, not users
+            counts[c, 1:] = bits[order[bounds[c] : bounds[c + 1]]].sum(axis=0)
+        extra = None
+        if keep_reports:
+            if k > 56:
+                raise ValueError(
+                    f"EM keeps the histogram of reports, which needs n_bits <= 56; got {k}."
+                )
+            weights = (1 << np.arange(k - 1, -1, -1, dtype=np.int64)).astype(np.int64)
+            pattern = bits.astype(np.int64) @ weights + cohorts * (1 << k)
+            values, n_each = np.unique(pattern, return_counts=True)
+            extra = pd.Series(n_each, index=values, dtype=np.int64)
+        return ReportStatistics(self, int(cohorts.size), counts.ravel(), extra)
+
+    def merge_extra(self, a, b):
+        if a is None or b is None:
+            return None
+        return a.add(b, fill_value=0).astype(np.int64)
+
+    def channel_matrix(self, universe, *, realized=False):
+        """Exact one-report channel over a finite universe: (K, m 2^k) (small k, m)."""
+        m, k = self.n_cohorts, self.n_bits
+        if m * (1 << k) > 1 << 16:
+            raise ValueError("The channel matrix is only built for m 2^k <= 65536.")
+        _, keys = self.encoding.whole_keys(
+            list(universe)
+            if self.encoding.item_type == "int"
+            else np.asarray(list(universe), dtype=object)
+        )
+        patterns = (np.arange(1 << k)[:, None] >> np.arange(k - 1, -1, -1)) & 1  # (2^k, k)
+        Q = np.empty((keys.size, m, 1 << k))
+        for c in range(m):
+            bloom = self.bloom_filters(keys, np.full(keys.size, c))  # (K, k)
+            rate = np.where(bloom == 1, self.q_star, self.p_star)  # (K, k)
+            like = np.where(patterns[None, :, :] == 1, rate[:, None, :], 1 - rate[:, None, :])
+            Q[:, c, :] = like.prod(axis=2) / m
+        return Q.reshape(keys.size, -1)
+
+    # ------------------------------------------------------------ decoding
+    def design(self, candidate_keys):
+        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s."""
+        m, k = self.n_cohorts, self.n_bits
+        S = candidate_keys.size
+        X = np.zeros((m, k, S), dtype=float)
+        for c in range(m):
+            pos = self.bloom_positions(candidate_keys, np.full(S, c))  # (S, h)
+            X[c, pos.T, np.arange(S)[None, :]] = 1.0
+        return X.reshape(m * k, S)
+
+
+class _FreshPermanentRound:
+    """The permanent round drawn anew for each report (no memoization).
+
+    Memoization (the same B' for every report of one user and item, as
+    RAPPOR's PRR requires over time) needs a per-user secret and a keyed
+    pseudo-random function of (secret, item); this object is the seam where
+    that keyed source plugs in: ``draw(bloom, positions, keys, f, rng)``
+    returns B' (n, k) for the Bloom filters ``bloom`` (set bits at
+    ``positions``, (n, h)) of the items' ``keys``. A keyed version draws
+    bit i as 1 with probability ``1 - f/2`` at the positions and ``f/2``
+    elsewhere from the PRF of (user secret, context, key) instead of ``rng``.
+    """
+
+    def draw(self, bloom, positions, keys, f, rng):
+        randomize = bernoulli_matrix(bloom.shape, f, rng)
+        coin = bernoulli_matrix(bloom.shape, 0.5, rng)
+        return np.where(randomize, coin, bloom.astype(bool))
+
+
+_BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_bits": [Interval(Integral, 2, 4096, closed="both")],
+    "n_hashes": [Interval(Integral, 1, 64, closed="both")],
+    "n_cohorts": [Interval(Integral, 1, 65536, closed="both")],
+    "p": [Interval(Real, 0, 1, closed="both")],
+    "q": [Interval(Real, 0, 1, closed="both")],
+    "f": [Interval(Real, 0, 1, closed="left")],
+    "item_type": [StrOptions({"str", "bytes", "int"})],
+    "normalization": [StrOptions({"NFC", "NFKC"}), None],
+    "hash_seed": ORACLE_CONSTRAINTS["hash_seed"],
+}
+
+
+class BloomRAPPOR(OpenDomainMechanism):
+    """RAPPOR over strings: Bloom filters, cohorts, permanent and instantaneous rounds.
+
+    Each user, in a cohort drawn uniformly, hashes the item with the cohort's
+    ``n_hashes`` functions into a Bloom filter of ``n_bits`` bits, then
+    randomizes it twice: the permanent round (PRR, parameter f) and the
+    instantaneous round (IRR, parameters p and q) (Erlingsson, Pihur &
+    Korolova, CCS 2014). One report is ``epsilon_``-LDP (google/rappor's
+    eps_1); the PRR bounds repeated reports of one item by
+    ``epsilon_permanent_``. Decode with :class:`BloomRAPPORDecoder` against a
+    list of candidate strings. The defaults are google/rappor's demo
+    parameters (k = 16, h = 2, m = 64, p = 0.5, q = 0.75, f = 0.5).
+
+    Items are hashed whole (no length limit); text is NFC-normalized.
+
+    Parameters
+    ----------
+    n_bits : int, default=16
+        k, the Bloom filter's size.
+    n_hashes : int, default=2
+        h, hash functions per cohort.
+    n_cohorts : int, default=64
+        m.
+    p, q : float, default=0.5, 0.75
+        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1).
+    f : float in [0, 1), default=0.5
+        PRR: the probability that a bit is replaced by a fair coin.
+    item_type : {"str", "bytes", "int"}, default="str"
+    normalization : {"NFC", "NFKC"} or None, default="NFC"
+    hash_seed : int, default=0
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+
+    Attributes
+    ----------
+    protocol_ : BloomRAPPORProtocol
+    epsilon_ : float
+        eps_1, the budget of one report.
+    epsilon_permanent_ : float
+        eps_inf, the permanent round's bound.
+    n_features_in_ : int
+
+    Notes
+    -----
+    This version draws the permanent round anew for each report, which is
+    RAPPOR for one report per user. Memoizing it across reports of one user
+    (what makes eps_inf a bound over time) needs per-user secrets; see the
+    Heavy hitters page.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
+    >>> words = np.random.default_rng(0).choice(["a", "b", "c"], p=[.5, .3, .2], size=50_000)
+    >>> mech = BloomRAPPOR(n_bits=32, n_cohorts=8, random_state=0)
+    >>> reports = mech.fit_transform(words)
+    >>> reports.shape, round(mech.epsilon_, 3)
+    ((50000, 33), 1.074)
+    >>> dec = BloomRAPPORDecoder(candidates=["a", "b", "c", "d", "e"]).fit(reports)
+    >>> dec.detected_.round(1).to_dict()
+    {'a': 0.5, 'b': 0.3, 'c': 0.2}
+    """
+
+    _parameter_constraints = {
+        "random_state": OpenDomainMechanism._parameter_constraints["random_state"],
+        **_BLOOM_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        *,
+        n_bits=16,
+        n_hashes=2,
+        n_cohorts=64,
+        p=0.5,
+        q=0.75,
+        f=0.5,
+        item_type="str",
+        normalization="NFC",
+        hash_seed=0,
+        random_state=None,
+    ):
+        self.n_bits = n_bits
+        self.n_hashes = n_hashes
+        self.n_cohorts = n_cohorts
+        self.p = p
+        self.q = q
+        self.f = f
+        self.item_type = item_type
+        self.normalization = normalization
+        self.hash_seed = hash_seed
+        self.random_state = random_state
+
+    def _make_protocol(self):
+        return BloomRAPPORProtocol(
+            self.n_bits,
+            self.n_hashes,
+            self.n_cohorts,
+            self.p,
+            self.q,
+            self.f,
+            self.item_type,
+            self.normalization,
+            self.hash_seed,
+        )
+
+    def fit(self, X=None, y=None):
+        super().fit(X, y)
+        self.epsilon_ = self.protocol_.epsilon
+        self.epsilon_permanent_ = self.protocol_.epsilon_permanent
+        return self
+
+    def _encode(self, X):
+        return self.protocol_.encoding.whole_keys(X)
+
+    def _sample(self, codes, keys, rng):
+        return self.protocol_.sample(keys[codes], rng)
+
+    def get_feature_names_out(self, input_features=None):
+        """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""
+        name = super().get_feature_names_out(input_features)[0]
+        return np.asarray(
+            [f"{name}_cohort"] + [f"{name}_b{i}" for i in range(self.protocol_.n_bits)],
+            dtype=object,
+        )
+
+    @property
+    def epsilon_spent_(self):
+        return float(self.protocol_.epsilon)
+
+
+class BloomRAPPORDecoder(BaseEstimator):
+    """Which candidate strings are in Bloom-RAPPOR reports, and how frequent.
+
+    Fits the candidates' proportions pi >= 0 to the unbiased per-(cohort,
+    bit) estimates (weighted by their exact variances) and detects
+    candidates with the Benjamini-Hochberg procedure on one-sided z-tests of
+    pi_s > 0 (see the module notes).
+
+    Parameters
+    ----------
+    candidates : list of items
+        The strings to test (their order is kept in ``estimates_``).
+    method : {"lasso", "nnls", "em"}, default="lasso"
+        "nnls": non-negative least squares on all candidates. "lasso": a
+        non-negative LASSO path selects the support (at most
+        min(500, 0.8 m k) candidates, google/rappor's cap), then NNLS on it.
+        "em": expectation-maximization on the exact likelihood of the
+        reports (their histogram) over the candidates and an "other" item
+        with random Bloom bits.
+    alpha : float in (0, 1), default=0.05
+        False discovery rate of the detection.
+    mechanism : fitted BloomRAPPOR, protocol or spec, default=None
+        For reports that do not carry their protocol.
+    max_iter, tol : int, float
+        EM's iterations and tolerance: EM stops when ``max(g) - 1 <= tol``,
+        g the EM multiplier (which bounds the distance to the maximum).
+
+    Attributes
+    ----------
+    protocol_, statistics_, n_reports_
+    estimates_ : DataFrame
+        Per candidate: ``proportion``, ``std_error``, ``z``, ``p_value``,
+        ``detected``.
+    detected_ : Series
+        The detected candidates' proportions, largest first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
+    >>> apps = np.random.default_rng(0).choice(["mail", "maps", "chat"], p=[.6, .3, .1],
+    ...                                        size=40_000)
+    >>> reports = BloomRAPPOR(n_bits=32, n_cohorts=8, random_state=0).fit_transform(apps)
+    >>> dec = BloomRAPPORDecoder(["mail", "maps", "chat", "game", "news"]).fit(reports)
+    >>> sorted(dec.detected_.index)
+    ['chat', 'mail', 'maps']
+    >>> game = dec.estimates_.loc["game"]
+    >>> float(game["proportion"]), bool(game["detected"])
+    (0.0, False)
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "candidates": ["array-like"],
+        "method": [StrOptions({"lasso", "nnls", "em"})],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "mechanism": [None, BloomRAPPOR, BloomRAPPORProtocol, dict],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self, candidates, *, method="lasso", alpha=0.05, mechanism=None, max_iter=1000, tol=1e-6
+    ):
+        self.candidates = candidates
+        self.method = method
+        self.alpha = alpha
+        self.mechanism = mechanism
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def fit(self, X, y=None):
+        """Decode a batch of reports (all of them).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, k + 1)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        for attr in ("statistics_", "protocol_", "n_reports_", "_result"):
+            self.__dict__.pop(attr, None)
+        self.partial_fit(X)
+        _ = self.estimates_
+        return self
+
+    def partial_fit(self, X, y=None):
+        """Add a batch of reports (the statistics add up)."""
+        validate_params_with_hints(self, {})
+        from ._estimator import as_protocol
+
+        protocol = get_protocol(X)
+        given = None if self.mechanism is None else as_protocol(self.mechanism)
+        if protocol is None:
+            protocol = given
+        elif given is not None and given != protocol:
+            raise ReportMismatchError("The reports carry another protocol than `mechanism`.")
+        if not isinstance(protocol, BloomRAPPORProtocol):
+            raise ValueError(
+                "These reports do not carry a BloomRAPPOR protocol: pass mechanism= "
+                "(the fitted BloomRAPPOR or its spec())."
+            )
+        if hasattr(self, "protocol_") and protocol != self.protocol_:
+            raise ReportMismatchError("This batch comes from another protocol.")
+        stats = protocol.statistics(protocol.encode_reports(X), keep_reports=self.method == "em")
+        self.protocol_ = protocol
+        self.statistics_ = stats if not hasattr(self, "statistics_") else self.statistics_ + stats
+        self.n_reports_ = int(self.statistics_.n)
+        self.__dict__.pop("_result", None)
+        return self
+
+    # ------------------------------------------------------------ decoding
+    @property
+    def estimates_(self) -> pd.DataFrame:
+        if not hasattr(self, "statistics_"):
+            raise NotFittedError("This BloomRAPPORDecoder is not fitted yet; call fit.")
+        result = self.__dict__.get("_result")
+        if result is None:
+            result = self._result = self._decode()
+        return result
+
+    @property
+    def detected_(self) -> pd.Series:
+        est = self.estimates_
+        out = est.loc[est["detected"], "proportion"].sort_values(ascending=False, kind="stable")
+        return out.rename("proportion")
+
+    def _decode(self):
+        pr = self.protocol_
+        cands = list(self.candidates)
+        if len(cands) == 0:
+            raise ValueError("candidates is empty: pass the strings to test.")
+        data = cands if pr.encoding.item_type == "int" else np.asarray(cands, dtype=object)
+        codes, keys = pr.encoding.whole_keys(data)
+        if np.unique(codes).size != len(cands):
+            raise ValueError("candidates holds duplicates (after Unicode normalization).")
+        cand_keys = keys[codes]
+        counts = np.asarray(self.statistics_.counts, dtype=float).reshape(pr.n_cohorts, -1)
+        N = counts[:, 0]
+        keep = N > 0
+        rate = counts[keep, 1:] / N[keep, None]
+        gap = pr.q_star - pr.p_star
+        y = ((rate - pr.p_star) / gap).ravel()
+        r = np.clip(rate, 1.0 / (N[keep, None] + 1), 1 - 1.0 / (N[keep, None] + 1))
+        var = (r * (1 - r) / N[keep, None] / gap**2).ravel()
+        X = pr.design(cand_keys).reshape(pr.n_cohorts, pr.n_bits, -1)[keep].reshape(y.size, -1)
+        w = 1.0 / np.sqrt(var)
+        Xw, yw = X * w[:, None], y * w
+        if self.method == "em":
+            pi = self._em(cand_keys)
+        else:
+            support = np.arange(X.shape[1])
+            if self.method == "lasso":
+                support = self._lasso_support(Xw, yw)
+            pi = np.zeros(X.shape[1])
+            if support.size:
+                pi[support] = nnls(Xw[:, support], yw, maxiter=50 * Xw.shape[1])[0]
+        se = np.full(pi.size, np.nan)
+        on = np.flatnonzero(pi > 0)
+        if on.size:
+            fisher = Xw[:, on].T @ Xw[:, on]
+            cov = np.linalg.pinv(fisher)
+            se[on] = np.sqrt(np.clip(np.diag(cov), 0, None))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(pi > 0, pi / se, 0.0)
+        p_value = np.where(pi > 0, norm.sf(z), 1.0)
+        detected = benjamini_hochberg(p_value, self.alpha)
+        return pd.DataFrame(
+            {
+                "proportion": pi,
+                "std_error": se,
+                "z": z,
+                "p_value": p_value,
+                "detected": detected,
+            },
+            index=pd.Index(cands, name="candidate"),
+        )
+
+    def _lasso_support(self, Xw, yw):
+        """Candidates of the LASSO path point with at most min(500, 0.8 m k) of them."""
+        from sklearn.linear_model import lasso_path
+
+        cap = int(min(500, 0.8 * yw.size))
+        if Xw.shape[1] <= cap:
+            return np.arange(Xw.shape[1])
+        alphas, coefs, _ = lasso_path(Xw, yw, positive=True, n_alphas=60, eps=1e-4)
+        nonzero = (coefs > 0).sum(axis=0)
+        ok = np.flatnonzero(nonzero <= cap)
+        best = ok[-1] if ok.size else 0
+        return np.flatnonzero(coefs[:, best] > 0)
+
+    def _em(self, cand_keys):
+        """EM over the candidates and an 'other' item, on the reports' histogram."""
+        pr = self.protocol_
+        hist = self.statistics_.extra
+        if hist is None:
+            raise ValueError("EM needs the reports' histogram: fit with method='em'.")
+        k = pr.n_bits
+        codes = hist.index.to_numpy(dtype=np.int64)
+        weight = hist.to_numpy(dtype=float)
+        cohort = codes >> k
+        bits = ((codes[:, None] & ((1 << k) - 1)) >> np.arange(k - 1, -1, -1)) & 1  # (P, k)
+        qs, ps = pr.q_star, pr.p_star
+        S = cand_keys.size
+        # log Q(pattern | candidate) = base(pattern) + sum over the candidate's
+        # Bloom bits of the log-ratio of "set" against "not set".
+        base = bits @ np.full(k, np.log(ps)) + (1 - bits) @ np.full(k, np.log1p(-ps))
+        ratio = bits * np.log(qs / ps) + (1 - bits) * np.log((1 - qs) / (1 - ps))  # (P, k)
+        L = np.empty((codes.size, S + 1))
+        for c in np.unique(cohort):
+            rows = np.flatnonzero(cohort == c)
+            bloom = pr.bloom_filters(cand_keys, np.full(S, c)).astype(float)  # (S, k)
+            L[rows, :S] = ratio[rows] @ bloom.T
+        rho = 1 - (1 - 1 / k) ** pr.n_hashes  # P(bit set) for an unknown item
+        other = rho * qs + (1 - rho) * ps
+        L[:, S] = bits @ np.full(k, np.log(other)) + (1 - bits) @ np.full(k, np.log1p(-other))
+        L[:, :S] += base[:, None]
+        L -= L.max(axis=1, keepdims=True)
+        like = np.exp(L)
+        pi = np.full(S + 1, 1.0 / (S + 1))
+        w = weight / weight.sum()
+        # Two thin matrix-vector products per step: one BLAS thread is the
+        # fastest (threads cost more than they bring at this size).
+        with threadpool_limits(1):
+            pi = self._em_steps(like, w, pi)
+        pi = pi[:S]
+        pi[pi < 1e-12] = 0.0
+        return pi
+
+    def _em_steps(self, like, w, pi):
+        """EM accelerated by SQUAREM (Varadhan & Roland 2008), never going downhill.
+
+        EM's step is ``pi * g``, ``g(x) = sum_y w(y) Q(y|x) / m(y)``, and
+        ``max(g) - 1`` bounds the distance to the maximum (the certificate
+        the package's EMEstimator uses too). Two EM steps give a direction;
+        the extrapolated point is kept only if its likelihood is not lower.
+        """
+
+        def step(p):
+            g = like.T @ (w / (like @ p))
+            return p * g, g
+
+        def loglik(p):
+            return float(w @ np.log(np.maximum(like @ p, 1e-300)))
+
+        for _ in range(max(1, self.max_iter // 3)):
+            p1, g = step(pi)
+            if g.max() - 1 <= self.tol:
+                return p1
+            p2, _ = step(p1)
+            r, v = p1 - pi, p2 - 2 * p1 + pi
+            nv = np.linalg.norm(v)
+            alpha = -np.linalg.norm(r) / nv if nv > 0 else -1.0
+            alpha = min(alpha, -1.0)
+            cand = np.clip(pi - 2 * alpha * r + alpha**2 * v, 0, None)
+            cand /= cand.sum()
+            cand, _ = step(cand)  # stabilizing EM step
+            pi = cand if loglik(cand) >= loglik(p2) else p2
+        return pi

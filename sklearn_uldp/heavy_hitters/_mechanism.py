@@ -1,0 +1,214 @@
+"""Base of the open-domain mechanisms (users' side, scikit-learn transformers)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, _transform_output
+from ..mechanisms._reports import Reports
+from ..utils._random import check_secure_available, is_fresh, is_secure, transform_generator
+from ..utils._validation import validate_params_with_hints
+
+__all__ = ["OpenDomainMechanism", "PROTOCOL_ATTR", "get_protocol"]
+
+#: Key of ``DataFrame.attrs`` under which pandas reports carry their spec.
+PROTOCOL_ATTR = "sklearn_uldp_protocol"
+
+HINTS = {
+    **PARAMETER_HINTS,
+    "item_type": "Pass 'str' (text), 'bytes' or 'int' (non-negative integers).",
+    "max_bytes": (
+        "max_bytes is the length of an item in bytes (UTF-8 for text): an integer in "
+        "[1, 64] (at most 8 for integers), e.g. 8."
+    ),
+    "normalization": "Pass 'NFC' (the default), 'NFKC' or None (see the Heavy hitters page).",
+    "on_long": "Pass 'truncate' (report a prefix, with a warning) or 'error'.",
+    "top_k": "top_k is the number of heavy hitters to find: an integer >= 1, e.g. 20.",
+    "step_bits": "step_bits is the number of bits added per level: None (auto) or 1..16.",
+    "n_hashes": "n_hashes is the number of public hash functions: an integer in [1, 65536].",
+    "hash_range": "hash_range is OLH's g: 'optimal' (about e^eps + 1) or an integer >= 2.",
+}
+
+ENCODING_CONSTRAINTS: dict[str, list[Any]] = {
+    "item_type": [StrOptions({"str", "bytes", "int"})],
+    "max_bytes": [Interval(Integral, 1, 64, closed="both")],
+    "normalization": [StrOptions({"NFC", "NFKC"}), None],
+    "on_long": [StrOptions({"truncate", "error"})],
+}
+
+ORACLE_CONSTRAINTS: dict[str, list[Any]] = {
+    "hash_range": [StrOptions({"optimal"}), Interval(Integral, 2, None, closed="left")],
+    "n_hashes": [Interval(Integral, 1, 65536, closed="both")],
+    "hash_seed": [Interval(Integral, 0, (1 << 32) - 1, closed="both")],
+}
+
+
+def get_protocol(reports):
+    """The protocol (public spec) that open-domain reports carry, or None.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.heavy_hitters import PrefixExtendingMethod, get_protocol
+    >>> mech = PrefixExtendingMethod(epsilon=2.0, random_state=0)
+    >>> reports = mech.fit_transform(["a", "b"])
+    >>> get_protocol(reports) == mech.protocol_
+    True
+    """
+    from ._protocol import _Protocol, protocol_from_dict
+
+    channel = getattr(reports, "channel", None)
+    if isinstance(channel, _Protocol):
+        return channel
+    attrs = getattr(reports, "attrs", None)
+    if isinstance(attrs, dict) and attrs.get(PROTOCOL_ATTR) is not None:
+        return protocol_from_dict(attrs[PROTOCOL_ATTR])
+    return None
+
+
+class OpenDomainMechanism(TransformerMixin, BaseEstimator):
+    """Base class of the open-domain mechanisms (no ``categories``).
+
+    ``fit`` builds the public spec (``protocol_``) from the parameters alone:
+    there is no domain to learn, so ``X`` is only validated. ``transform``
+    encodes one column of items and privatizes each with fresh randomness;
+    the reports are one integer per user and carry the spec (``.channel`` of
+    the returned :class:`~sklearn_uldp.mechanisms.Reports`, or
+    ``DataFrame.attrs["sklearn_uldp_protocol"]`` with pandas output).
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
+    def _make_protocol(self):
+        raise NotImplementedError
+
+    def fit(self, X=None, y=None):
+        """Build the public spec; ``X`` (a column of items), if given, is validated.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1), default=None
+            Items (only checked: nothing is learned from them).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        validate_params_with_hints(self, HINTS)
+        self.protocol_ = self._make_protocol()
+        self.n_features_in_ = 1
+        self.__dict__.pop("feature_names_in_", None)
+        if X is not None:
+            self._set_names(X)
+            self._encode(X)
+        if is_secure(self.random_state):
+            check_secure_available()
+        self._transform_calls = None if is_fresh(self.random_state) else [0]
+        return self
+
+    def _set_names(self, X):
+        if isinstance(X, pd.DataFrame):
+            if X.shape[1] != 1:
+                raise ValueError(
+                    f"Expected one column of items, got {X.shape[1]} columns. "
+                    "Privatize one column at a time."
+                )
+            self.feature_names_in_ = np.asarray([str(X.columns[0])], dtype=object)
+        elif isinstance(X, pd.Series) and X.name is not None:
+            self.feature_names_in_ = np.asarray([str(X.name)], dtype=object)
+
+    def _encode(self, X):
+        return self.protocol_.encoding.encode(X)
+
+    def _rng(self, codes):
+        calls = self.__dict__.get("_transform_calls")
+        call = 0
+        if calls is not None:
+            call = calls[0]
+            calls[0] += 1
+        names = getattr(self, "feature_names_in_", None)
+        column = "x0" if names is None else str(names[0])
+        return transform_generator(self.random_state, column=column, call=call, codes=codes)
+
+    def transform(self, X):
+        """Privatize each item (one report per user).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            One column of items.
+
+        Returns
+        -------
+        reports : Reports of shape (n_samples, 1) or DataFrame
+            Integer report codes carrying the protocol.
+        """
+        check_is_fitted(self, "protocol_")
+        if isinstance(X, pd.DataFrame):
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and str(X.columns[0]) != str(names[0]) and X.shape[1] == 1:
+                raise ValueError(
+                    f"X has the column {X.columns[0]!r}, but the mechanism was fitted on "
+                    f"{names[0]!r}."
+                )
+        codes, rows = self._encode(X)
+        rng = self._rng(codes)
+        out = self._sample(codes, rows, rng)
+        return self._container(out.reshape(out.shape[0], -1), X)
+
+    def _sample(self, codes, rows, rng):
+        return self.protocol_.sample(codes, rows, rng)
+
+    def _container(self, data, X):
+        if _transform_output(self) == "pandas":
+            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            frame = pd.DataFrame(data, columns=self.get_feature_names_out(), index=index)
+            frame.attrs[PROTOCOL_ATTR] = self.protocol_.to_dict()
+            return frame
+        return Reports(data, self.protocol_)
+
+    def get_feature_names_out(self, input_features=None):
+        """One report column, named after the input column (``x0`` by default)."""
+        check_is_fitted(self, "protocol_")
+        names = getattr(self, "feature_names_in_", None)
+        if input_features is not None:
+            names = np.asarray(input_features, dtype=object)
+        name = "x0" if names is None else str(names[0])
+        return np.asarray([name], dtype=object)
+
+    def spec(self):
+        """The public spec (a JSON-serialisable dict)."""
+        check_is_fitted(self, "protocol_")
+        return self.protocol_.to_dict()
+
+    @property
+    def epsilon_spent_(self):
+        """Budget one user's report spends."""
+        check_is_fitted(self, "protocol_")
+        return float(self.protocol_.epsilon)
+
+    def channel_matrix(self, universe, *, realized=False):
+        """The exact channel over a finite universe of items (for the privacy checks)."""
+        check_is_fitted(self, "protocol_")
+        return self.protocol_.channel_matrix(universe, realized=realized)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags

@@ -1,0 +1,498 @@
+"""Public specs of the open-domain protocols, their statistics and their decoding.
+
+A *protocol* plays the part a :class:`~sklearn_uldp.mechanisms.Channel`
+plays for a fixed domain: it holds everything public (budget, encoding of
+the items, prefix lengths, hash functions) and nothing private, it is what
+reports carry, and it turns reports into sufficient statistics that add up
+(:class:`~sklearn_uldp.mechanisms.ReportStatistics`, so chunks, partitions
+and machines reduce exactly). What differs from a channel: there are no
+``categories`` up front, so a protocol has no channel matrix of its own;
+:meth:`PrefixProtocol.channel_matrix` gives the exact channel over any
+finite universe of items (to check the privacy definitions on it), and the
+estimators discover candidates instead of reading a domain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ..exceptions import InvalidSpecError, ReportMismatchError
+from ..mechanisms._channel import ReportStatistics
+from ..utils._validation import check_epsilon
+from ._encoding import (
+    ItemEncoding,
+    all_prefixes,
+    extend_prefixes,
+    prefix_keys,
+    valid_prefixes,
+)
+from ._oracle import KeyedLocalHashing
+
+__all__ = ["PrefixProtocol", "PROTOCOL_REGISTRY", "protocol_from_dict", "SPEC_VERSION"]
+
+SPEC_VERSION = 1
+#: name -> protocol class, to rebuild a protocol from its spec.
+PROTOCOL_REGISTRY: dict[str, type] = {}
+#: The first level enumerates every prefix of its length: at most 2^20.
+MAX_FIRST_LEVEL_BITS = 20
+
+
+def _int_param(value, name, lo, hi=None):
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be {bound}, got {value}.")
+    return int(value)
+
+
+class _Protocol:
+    """Base of the protocol specs (registry, JSON round trip, equality)."""
+
+    name: str | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name is not None:
+            PROTOCOL_REGISTRY[cls.name] = cls
+
+    def get_params(self):
+        raise NotImplementedError
+
+    def to_dict(self):
+        """The public spec, a JSON-serialisable dict."""
+        return {"protocol": self.name, "spec_version": SPEC_VERSION, **self.get_params()}
+
+    def to_json(self, **kwargs):
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def _key(self):
+        return (self.name, tuple(sorted((k, repr(v)) for k, v in self.get_params().items())))
+
+    def __eq__(self, other):
+        if not isinstance(other, _Protocol):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def describe_difference(self, other):
+        if type(self) is not type(other):
+            return [f"protocol {self.name!r} vs {getattr(other, 'name', other)!r}"]
+        mine, theirs = self.get_params(), other.get_params()
+        return [f"{k}: {mine[k]!r} vs {theirs.get(k)!r}" for k in mine if mine[k] != theirs.get(k)]
+
+    def __sklearn_clone__(self):
+        return self
+
+    def merge_extra(self, a, b):
+        return None
+
+    # ReportStatistics.spill looks for this; protocols keep no per-report data.
+    def statistics_of(self, reports):
+        return self.statistics(self.encode_reports(reports))
+
+
+def protocol_from_dict(spec):
+    """Rebuild a protocol from its spec, validating every field like the constructor.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.heavy_hitters import PrefixExtendingMethod, protocol_from_dict
+    >>> mech = PrefixExtendingMethod(epsilon=2.0).fit()
+    >>> protocol_from_dict(mech.spec()) == mech.protocol_
+    True
+    """
+    if isinstance(spec, (str, bytes)):
+        try:
+            spec = json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise InvalidSpecError(f"The spec is not valid JSON: {exc}") from None
+    if not isinstance(spec, Mapping):
+        raise InvalidSpecError(
+            f"A protocol spec is a dict with a 'protocol' field, got {type(spec).__name__}."
+        )
+    spec = dict(spec)
+    name = spec.pop("protocol", None)
+    if name not in PROTOCOL_REGISTRY:
+        raise InvalidSpecError(
+            f"Unknown protocol {name!r} in the spec; known: {sorted(PROTOCOL_REGISTRY)}."
+        )
+    version = spec.pop("spec_version", SPEC_VERSION)
+    if version != SPEC_VERSION:
+        raise InvalidSpecError(
+            f"spec_version {version!r} is not supported (this version reads {SPEC_VERSION})."
+        )
+    try:
+        return PROTOCOL_REGISTRY[name](**spec)
+    except (TypeError, ValueError) as exc:
+        raise InvalidSpecError(f"Invalid spec of protocol {name!r}: {exc}") from None
+
+
+def _check_codes(reports, n_outputs, protocol):
+    if hasattr(reports, "toarray") or hasattr(reports, "tocsr"):
+        raise TypeError(
+            f"Sparse reports are not supported: reports of {protocol.name!r} are one "
+            "integer per user (a dense array)."
+        )
+    if hasattr(reports, "to_numpy"):
+        reports = reports.to_numpy()
+    arr = np.asarray(reports)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ReportMismatchError(
+            f"Reports of {protocol.name!r} are one integer per user, shape (n,) or (n, 1); "
+            f"got shape {arr.shape}."
+        )
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ReportMismatchError("Reports must be integer codes; found NaN or fractions.")
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ReportMismatchError(
+            f"Reports of {protocol.name!r} are integer codes, got dtype {arr.dtype}."
+        )
+    codes = arr.astype(np.int64, copy=False)
+    if codes.size and (codes.min() < 0 or codes.max() >= n_outputs):
+        raise ReportMismatchError(
+            f"Report codes must lie in [0, {n_outputs}); got values in "
+            f"[{int(codes.min())}, {int(codes.max())}]. Were they produced by another "
+            "protocol or parameters?"
+        )
+    return codes
+
+
+class PrefixProtocol(_Protocol):
+    """Spec of a prefix protocol: users in groups, each reporting a prefix with OLH.
+
+    Group l (drawn by each user with probability ``weights[l]``, independently
+    of the item) reports the first ``levels[l]`` bits of the item through
+    :class:`~sklearn_uldp.heavy_hitters._oracle.KeyedLocalHashing`. A report is
+    the integer ``(l h + j) g + y``. Whatever the group, one report spends
+    ``epsilon``: the group is drawn independently of the item, so
+    ``Q((l, j, y) | x) = weights[l] Q_l((j, y) | x)`` and every ratio of
+    two inputs' probabilities is a ratio of one level's OLH channel.
+
+    Subclasses set the levels (:class:`PEMProtocol`, :class:`TreeHistProtocol`)
+    and the decoding.
+    """
+
+    def _init_common(
+        self,
+        epsilon,
+        item_type,
+        max_bytes,
+        normalization,
+        on_long,
+        hash_range,
+        n_hashes,
+        hash_seed,
+        top_k,
+    ):
+        self.epsilon = check_epsilon(epsilon)
+        self.encoding = ItemEncoding(item_type, max_bytes, normalization, on_long)
+        self.top_k = _int_param(top_k, "top_k", 1, 1 << 16)
+        self.oracle = KeyedLocalHashing(self.epsilon, hash_range, n_hashes, hash_seed)
+
+    def _common_params(self):
+        return {
+            "epsilon": self.epsilon,
+            **self.encoding.to_dict(),
+            "top_k": self.top_k,
+            **self.oracle.to_dict(),
+        }
+
+    @property
+    def n_groups(self):
+        return len(self.levels)
+
+    @property
+    def n_outputs(self):
+        return self.n_groups * self.oracle.n_outputs
+
+    @property
+    def report_bits(self):
+        return float(np.log2(self.n_outputs))
+
+    # --------------------------------------------------------------- users
+    def _groups(self, n, rng):
+        w = np.asarray(self.weights, dtype=float)
+        if np.allclose(w, w[0]):
+            return rng.integers(0, w.size, size=n, dtype=np.int64)
+        return np.searchsorted(np.cumsum(w)[:-1], rng.random(n), side="right").astype(np.int64)
+
+    def sample(self, codes, rows, rng):
+        """Reports of users whose items are ``rows[codes]`` (rows from the encoding)."""
+        codes = np.asarray(codes, dtype=np.intp)
+        n, u = codes.size, rows.shape[0]
+        groups = self._groups(n, rng)
+        keys = np.empty(n, dtype=np.int64)
+        for l, bits in enumerate(self.levels):
+            sel = np.flatnonzero(groups == l)
+            if not sel.size:
+                continue
+            if u <= sel.size:  # keys of the distinct items, then gathered
+                keys[sel] = prefix_keys(rows, bits)[codes[sel]]
+            else:
+                keys[sel] = prefix_keys(rows[codes[sel]], bits)
+        return groups * self.oracle.n_outputs + self.oracle.sample(keys, rng)
+
+    # ----------------------------------------------------------- collector
+    def encode_reports(self, reports):
+        return _check_codes(reports, self.n_outputs, self)
+
+    def statistics(self, codes, *, keep_reports=False):
+        """The counts of (group, j, y): shape (G h g,), additive."""
+        counts = np.bincount(codes, minlength=self.n_outputs).astype(np.int64)
+        return ReportStatistics(self, int(codes.size), counts)
+
+    def group_tables(self, stats):
+        return np.asarray(stats.counts).reshape(
+            self.n_groups, self.oracle.n_hashes, self.oracle.hash_range
+        )
+
+    def estimate_level(self, stats, level, rows):
+        """``(p_hat, se, null_se)`` of the prefixes ``rows`` at ``level``."""
+        keys = prefix_keys(rows, self.levels[level])
+        return self.oracle.estimate(self.group_tables(stats)[level], keys)
+
+    def _possible(self, rows, bits):
+        """The candidates some item can start with (see :func:`valid_prefixes`)."""
+        return rows[valid_prefixes(rows, bits, self.encoding.item_type)]
+
+    def _frame(self, rows, p_hat, se, null_se):
+        z = p_hat / null_se if np.isfinite(null_se) and null_se > 0 else np.full_like(p_hat, np.nan)
+        frame = pd.DataFrame(
+            {
+                "item": self.encoding.decode(rows),
+                "frequency": p_hat,
+                "std_error": se,
+                "score": z,
+            }
+        )
+        return frame.sort_values("frequency", ascending=False, kind="stable").reset_index(drop=True)
+
+    # -------------------------------------------------------- exact channel
+    def channel_matrix(self, universe, *, realized=False):
+        """The exact channel Q(report | item) over a finite universe of items.
+
+        Parameters
+        ----------
+        universe : list of items
+            Distinct items (of the protocol's item type).
+        realized : bool, default=False
+            The probabilities the sampler realizes (float64 uniforms).
+
+        Returns
+        -------
+        Q : ndarray of shape (len(universe), n_outputs)
+        """
+        rows = self.encoding.encode_items(universe)
+        blocks = [
+            w * self.oracle.matrix(prefix_keys(rows, bits), realized=realized)
+            for w, bits in zip(self.weights, self.levels, strict=True)
+        ]
+        return np.concatenate(blocks, axis=1)
+
+
+def _prefix_levels(start, step, total):
+    levels, s = [], start
+    while s < total:
+        s += step
+        levels.append(min(s, total))
+    return levels
+
+
+def pem_levels(top_k, step_bits, n_bits):
+    """Prefix lengths of PEM's groups: gamma + eta, gamma + 2 eta, ..., m."""
+    gamma = max(1, math.ceil(math.log2(max(top_k, 2))))
+    gamma = min(gamma, n_bits - 1)
+    return _prefix_levels(gamma, step_bits, n_bits)
+
+
+def auto_step_bits(top_k, n_bits):
+    """PEM's eta: the largest extension with at most 2^12 candidates per level.
+
+    Wang, Li & Jha find utility improving with eta (fewer groups, more users
+    per group) until the candidate set ``k 2^eta`` becomes the cost; the
+    limit ``k 2^eta <= 4096`` keeps a level's evaluation (h hashes per
+    candidate) well under a second.
+    """
+    k = max(int(top_k), 1)
+    eta = max(1, int(math.floor(math.log2(4096 / k))))
+    return int(min(eta, 8, n_bits - 1))
+
+
+class PEMProtocol(PrefixProtocol):
+    """Spec of the Prefix Extending Method (Wang, Li & Jha, TDSC 2019).
+
+    Users fall uniformly into g groups; group i reports its first
+    ``gamma + (i + 1) eta`` bits (the last group the whole item), gamma =
+    ceil(log2 k). The collector estimates every prefix of the first group's
+    length, keeps the k largest, extends them by eta bits, estimates those
+    with the next group, and so on: the last group ranks whole items.
+    """
+
+    name = "pem"
+
+    def __init__(
+        self,
+        epsilon,
+        item_type="str",
+        max_bytes=8,
+        normalization="NFC",
+        on_long="truncate",
+        top_k=20,
+        step_bits=None,
+        hash_range=None,
+        n_hashes=1024,
+        hash_seed=0,
+    ):
+        epsilon = check_epsilon(epsilon)
+        from ._oracle import check_hash_range
+
+        hash_range = check_hash_range("optimal" if hash_range is None else hash_range, epsilon)
+        self._init_common(
+            epsilon,
+            item_type,
+            max_bytes,
+            normalization,
+            on_long,
+            hash_range,
+            n_hashes,
+            hash_seed,
+            top_k,
+        )
+        m = self.encoding.n_bits
+        if step_bits is None:
+            step_bits = auto_step_bits(self.top_k, m)
+        self.step_bits = _int_param(step_bits, "step_bits", 1, 16)
+        self.levels = pem_levels(self.top_k, self.step_bits, m)
+        if self.levels[0] > MAX_FIRST_LEVEL_BITS:
+            raise ValueError(
+                f"The first group's prefixes have {self.levels[0]} bits: the collector "
+                f"would enumerate 2^{self.levels[0]} of them. Pass a smaller top_k or "
+                "step_bits."
+            )
+        self.weights = [1.0 / len(self.levels)] * len(self.levels)
+
+    def get_params(self):
+        return {**self._common_params(), "step_bits": self.step_bits}
+
+    def decode(self, stats, width=None):
+        """Candidates of the last level with their estimates (a DataFrame)."""
+        width = self.top_k if width is None else int(width)
+        L = self.encoding.max_bytes
+        cand = kept = all_prefixes(self.levels[0], L)
+        for level, bits in enumerate(self.levels):
+            if level:
+                prev = self.levels[level - 1]
+                cand = extend_prefixes(kept, prev, bits - prev)
+            cand = self._possible(cand, bits)
+            p_hat, se, null_se = self.estimate_level(stats, level, cand)
+            if level == len(self.levels) - 1:
+                return self._frame(cand, p_hat, se, null_se)
+            order = np.argsort(-p_hat, kind="stable")[:width]
+            kept = cand[order]
+        raise AssertionError("unreachable")
+
+
+class TreeHistProtocol(PrefixProtocol):
+    """Spec of TreeHist (Bassily, Nissim, Stemmer & Thakurta, NeurIPS 2017).
+
+    A prefix tree with ``step_bits`` bits per level (1 in the paper's
+    binary tree): a fraction ``final_fraction`` of the users reports the
+    whole item to a frequency oracle, the others fall uniformly on the
+    levels and report their prefix of that level's length. The collector
+    keeps, level by level, the children whose estimate exceeds the
+    significance threshold ``z sigma_0`` (``z = Phi^-1(1 - beta / C)`` for C
+    children; at least the ``top_k`` largest, at most ``width``), and
+    estimates the surviving leaves with the final oracle.
+    """
+
+    name = "treehist"
+
+    def __init__(
+        self,
+        epsilon,
+        item_type="str",
+        max_bytes=8,
+        normalization="NFC",
+        on_long="truncate",
+        top_k=20,
+        step_bits=8,
+        final_fraction=0.5,
+        width=None,
+        beta=0.05,
+        hash_range=None,
+        n_hashes=1024,
+        hash_seed=0,
+    ):
+        epsilon = check_epsilon(epsilon)
+        from ._oracle import check_hash_range
+
+        hash_range = check_hash_range("optimal" if hash_range is None else hash_range, epsilon)
+        self._init_common(
+            epsilon,
+            item_type,
+            max_bytes,
+            normalization,
+            on_long,
+            hash_range,
+            n_hashes,
+            hash_seed,
+            top_k,
+        )
+        m = self.encoding.n_bits
+        self.step_bits = _int_param(step_bits, "step_bits", 1, 16)
+        if not isinstance(final_fraction, Real) or not 0 < final_fraction < 1:
+            raise ValueError(f"final_fraction must be in (0, 1), got {final_fraction!r}.")
+        self.final_fraction = float(final_fraction)
+        self.width = 4 * self.top_k if width is None else _int_param(width, "width", 1, 1 << 16)
+        if not isinstance(beta, Real) or not 0 < beta < 1:
+            raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+        self.beta = float(beta)
+        tree = _prefix_levels(0, self.step_bits, m)
+        self.levels = [*tree, m]
+        t = len(tree)
+        self.weights = [(1 - self.final_fraction) / t] * t + [self.final_fraction]
+
+    def get_params(self):
+        return {
+            **self._common_params(),
+            "step_bits": self.step_bits,
+            "final_fraction": self.final_fraction,
+            "width": self.width,
+            "beta": self.beta,
+        }
+
+    def decode(self, stats, width=None):
+        width = self.width if width is None else int(width)
+        L = self.encoding.max_bytes
+        tree = self.levels[:-1]
+        cand = kept = all_prefixes(tree[0], L)
+        for level, bits in enumerate(tree):
+            if level:
+                prev = tree[level - 1]
+                cand = extend_prefixes(kept, prev, bits - prev)
+            cand = self._possible(cand, bits)
+            p_hat, _, null_se = self.estimate_level(stats, level, cand)
+            z = norm.isf(self.beta / max(len(cand), 1))
+            order = np.argsort(-p_hat, kind="stable")
+            above = int(np.sum(p_hat >= z * null_se)) if np.isfinite(null_se) else 0
+            kept = cand[order[: min(width, max(above, self.top_k))]]
+        p_hat, se, null_se = self.estimate_level(stats, len(self.levels) - 1, kept)
+        return self._frame(kept, p_hat, se, null_se)

@@ -1,0 +1,367 @@
+"""Utility-optimized heavy hitters: a public list of sensitive items, an open domain.
+
+Murakami & Kawamoto's utility-optimized randomized response (uRR) gives the
+sensitive values eps-LDP over the *protected* outputs and lets non-sensitive
+values through *invertible* outputs. Its rows of non-sensitive values do not
+depend on how many non-sensitive values there are, which is what an open
+domain needs; but its protected outputs are the sensitive values
+themselves, so the non-sensitive values' share of clear reports shrinks as
+``(e^eps - 1) / (|S| + e^eps - 1)`` with the size of the sensitive list.
+Here the protected outputs are those of an eps'-LDP frequency oracle over
+the whole open domain (keyed optimized local hashing, eps' < eps):
+
+* a sensitive item x (in the public list S) is reported through the
+  oracle: ``Q(y | x) = M(y | x)`` for protected y;
+* a non-sensitive item x is reported in clear with probability
+  ``c = 1 - e^(eps' - eps)``, else through the oracle:
+  ``Q(x | x) = c``, ``Q(y | x) = (1 - c) M(y | x)``.
+
+**Guarantee: (S, Y_P, eps)-ULDP over the open domain** (Murakami &
+Kawamoto, Def. 2). (1) A clear report x is produced by x alone, which is
+not sensitive: invertible outputs never come from S. (2) For a protected y
+and any items x, x': both rows are ``w(x) M(y | x)`` with ``w = 1`` on S and
+``1 - c = e^(eps' - eps)`` off S, and M is eps'-LDP, so
+``Q(y | x) / Q(y | x') <= e^eps' w(x) / w(x') <= e^eps' e^(eps - eps') = e^eps``.
+The protected outputs do not depend on which sensitive item a user holds
+beyond M's eps'-LDP, and the sensitive items are never revealed.
+
+The collector counts the clear reports (``p_hat(x) = count(x) / (n c)``,
+unbiased, variance ``p (1/c - p) / n``: the non-sensitive heavy hitters are
+discovered from exact reports, no candidates to guess) and estimates each
+sensitive item with the oracle: with ``Pi`` the share of protected reports,
+``E[S(x) / n] = c1 p(x) + (Pi - p(x)) / g`` for x in S, hence
+``p_hat = (S/n - Pi_hat / g) / (c1 - 1/g)``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..exceptions import ReportMismatchError
+from ..mechanisms._channel import ReportStatistics
+from ..utils._validation import check_epsilon
+from ._encoding import ItemEncoding
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism
+from ._oracle import KeyedLocalHashing, check_hash_range
+from ._protocol import _int_param, _Protocol
+
+__all__ = ["UtilityOptimizedHeavyHitters", "UtilityOptimizedProtocol"]
+
+#: Report code of a clear report (the item is in the second column).
+CLEAR = -1
+
+
+class UtilityOptimizedProtocol(_Protocol):
+    """Public spec of :class:`UtilityOptimizedHeavyHitters` (see the module notes)."""
+
+    name = "uldp_heavy_hitters"
+
+    def __init__(
+        self,
+        epsilon,
+        sensitive,
+        protected_epsilon=None,
+        item_type="str",
+        normalization="NFC",
+        top_k=20,
+        hash_range=None,
+        n_hashes=1024,
+        hash_seed=0,
+    ):
+        self.epsilon = check_epsilon(epsilon)
+        if protected_epsilon is None:
+            protected_epsilon = self.epsilon / 2
+        self.protected_epsilon = check_epsilon(protected_epsilon, "protected_epsilon")
+        if not self.protected_epsilon < self.epsilon:
+            raise ValueError(
+                f"protected_epsilon must be smaller than epsilon ({self.epsilon}), got "
+                f"{self.protected_epsilon}: the clear reports' probability is "
+                "1 - e^(protected_epsilon - epsilon)."
+            )
+        self.top_k = _int_param(top_k, "top_k", 1, 1 << 16)
+        max_bytes = 8 if item_type == "int" else 64
+        self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
+        items = list(sensitive)
+        if not items:
+            raise ValueError(
+                "sensitive is empty: pass the list of sensitive items (with none, use "
+                "PrefixExtendingMethod or report everything in clear)."
+            )
+        data = items if item_type == "int" else np.asarray(items, dtype=object)
+        codes, keys = self.encoding.whole_keys(data)
+        if np.unique(codes).size != len(items):
+            raise ValueError("sensitive holds duplicates (after Unicode normalization).")
+        self.sensitive = items
+        self.sensitive_keys = keys[codes]
+        g = check_hash_range(
+            "optimal" if hash_range is None else hash_range, self.protected_epsilon
+        )
+        self.oracle = KeyedLocalHashing(self.protected_epsilon, g, n_hashes, hash_seed)
+        # P(clear report | non-sensitive item) = 1 - e^(eps' - eps).
+        self.clear_probability = float(-np.expm1(self.protected_epsilon - self.epsilon))
+
+    def get_params(self):
+        return {
+            "epsilon": self.epsilon,
+            "sensitive": list(self.sensitive),
+            "protected_epsilon": self.protected_epsilon,
+            "item_type": self.encoding.item_type,
+            "normalization": self.encoding.normalization,
+            "top_k": self.top_k,
+            **self.oracle.to_dict(),
+        }
+
+    @property
+    def n_outputs(self):
+        return self.oracle.n_outputs
+
+    def normalized(self, items):
+        """Items as users report them in clear (NFC text, bytes or ints)."""
+        if self.encoding.item_type != "str" or self.encoding.normalization is None:
+            return list(items)
+        import unicodedata
+
+        return [unicodedata.normalize(self.encoding.normalization, v) for v in items]
+
+    # --------------------------------------------------------------- users
+    def sample(self, codes, keys, uniques, rng):
+        """Rows ``[code, item]``: code ``j g + y`` (protected) or -1 (clear, item given)."""
+        n = codes.size
+        user_keys = keys[codes]
+        sensitive = np.isin(keys, self.sensitive_keys)[codes]
+        clear = ~sensitive & (rng.random(n) < self.clear_probability)
+        out = np.empty((n, 2), dtype=object)
+        protected = np.flatnonzero(~clear)
+        code = np.full(n, CLEAR, dtype=np.int64)
+        code[protected] = self.oracle.sample(user_keys[protected], rng)
+        out[:, 0] = code
+        out[:, 1] = None
+        shown = np.flatnonzero(clear)
+        values = np.asarray(self.normalized(uniques), dtype=object)
+        out[shown, 1] = values[codes[shown]]
+        return out
+
+    # ----------------------------------------------------------- collector
+    def encode_reports(self, reports):
+        if hasattr(reports, "to_numpy"):
+            reports = reports.to_numpy()
+        arr = np.asarray(reports, dtype=object)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ReportMismatchError(
+                f"Reports of {self.name!r} are rows [code, item] of shape (n, 2); got "
+                f"shape {arr.shape}."
+            )
+        try:
+            code = np.asarray(arr[:, 0].tolist(), dtype=np.int64)
+        except (TypeError, ValueError):
+            raise ReportMismatchError("The first report column holds integer codes.") from None
+        if code.size and (code.min() < CLEAR or code.max() >= self.n_outputs):
+            raise ReportMismatchError(
+                f"Report codes must be -1 (clear) or in [0, {self.n_outputs})."
+            )
+        clear = code == CLEAR
+        items = arr[clear, 1]
+        if any(v is None for v in items):
+            raise ReportMismatchError("A clear report (code -1) must carry its item.")
+        return code, items
+
+    def statistics(self, codes, *, keep_reports=False):
+        """Counts of the protected (j, y) and of the clear items (a Series), additive."""
+        code, items = codes
+        protected = code[code != CLEAR]
+        counts = np.bincount(protected, minlength=self.n_outputs).astype(np.int64)
+        clear = pd.Series(items, dtype=object).value_counts(sort=False)
+        clear.index = clear.index.astype(object)
+        return ReportStatistics(self, int(code.size), counts, clear.astype(np.int64))
+
+    def merge_extra(self, a, b):
+        return a.add(b, fill_value=0).astype(np.int64)
+
+    def decode(self, stats, width=None):
+        """Every item seen in clear and every sensitive item, with estimates."""
+        n = float(stats.n)
+        c = self.clear_probability
+        clear = stats.extra if stats.extra is not None else pd.Series(dtype=np.int64)
+        p_ns = clear.to_numpy(dtype=float) / (n * c)
+        se_ns = np.sqrt(np.clip(p_ns * (1 / c - p_ns), 0, None) / n)
+        table = np.asarray(stats.counts, dtype=float)
+        g = self.oracle.hash_range
+        f = self.oracle.support(table, self.sensitive_keys) / n
+        share = table.sum() / n  # Pi_hat, the share of protected reports
+        p_s = (f - share / g) / self.oracle.gap
+        m = np.clip(f, 0, 1)
+        se_s = np.sqrt(m * (1 - m) / n) / self.oracle.gap
+        null_s = np.sqrt(share / g * (1 - share / g) / n) / self.oracle.gap
+        frame = pd.DataFrame(
+            {
+                "item": list(clear.index) + list(self.normalized(self.sensitive)),
+                "frequency": np.concatenate([p_ns, p_s]),
+                "std_error": np.concatenate([se_ns, se_s]),
+                "score": np.concatenate(
+                    [np.full(p_ns.size, np.inf), p_s / null_s if null_s > 0 else p_s * np.nan]
+                ),
+                "sensitive": np.r_[np.zeros(p_ns.size, bool), np.ones(p_s.size, bool)],
+            }
+        )
+        return frame.sort_values("frequency", ascending=False, kind="stable").reset_index(drop=True)
+
+    # -------------------------------------------------------- exact channel
+    def channel_matrix(self, universe, *, realized=False):
+        """Exact channel over a finite universe: (K, h g + #non-sensitive).
+
+        Columns: the protected outputs (j, y), then one invertible output
+        "x in clear" per non-sensitive item of the universe, in order.
+        """
+        items = list(universe)
+        data = items if self.encoding.item_type == "int" else np.asarray(items, dtype=object)
+        codes, keys = self.encoding.whole_keys(data)
+        keys = keys[codes]
+        sens = np.isin(keys, self.sensitive_keys)
+        weight = np.where(sens, 1.0, 1.0 - self.clear_probability)
+        M = self.oracle.matrix(keys, realized=realized) * weight[:, None]
+        clear = np.zeros((len(items), int((~sens).sum())))
+        clear[np.flatnonzero(~sens), np.arange(clear.shape[1])] = self.clear_probability
+        return np.concatenate([M, clear], axis=1)
+
+    def protected_outputs(self, universe):
+        """Mask of the protected columns of :meth:`channel_matrix`."""
+        items = list(universe)
+        data = items if self.encoding.item_type == "int" else np.asarray(items, dtype=object)
+        codes, keys = self.encoding.whole_keys(data)
+        n_clear = int((~np.isin(keys[codes], self.sensitive_keys)).sum())
+        return np.r_[np.ones(self.n_outputs, bool), np.zeros(n_clear, bool)]
+
+    def sensitive_mask(self, universe):
+        items = list(universe)
+        data = items if self.encoding.item_type == "int" else np.asarray(items, dtype=object)
+        codes, keys = self.encoding.whole_keys(data)
+        return np.isin(keys[codes], self.sensitive_keys)
+
+
+class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
+    """Heavy hitters of an open domain with a public list of sensitive items (ULDP).
+
+    A sensitive item (in ``sensitive``) is reported with eps'-LDP keyed
+    optimized local hashing (eps' = ``protected_epsilon``) and is never
+    revealed; any other item is reported in clear with probability
+    ``1 - e^(eps' - eps)``, and otherwise through the same oracle. The
+    mechanism is (S, Y_P, eps)-ULDP over the open domain (proof on the Heavy
+    hitters page): the sensitive items get eps-LDP, and the non-sensitive
+    heavy hitters are counted from exact reports.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        The ULDP budget.
+    sensitive : list of items
+        The public list of sensitive items (normalized like the reports).
+    protected_epsilon : float or None, default=None
+        eps' < eps of the oracle (None: eps / 2).
+    top_k : int, default=20
+    item_type : {"str", "bytes", "int"}, default="str"
+    normalization : {"NFC", "NFKC"} or None, default="NFC"
+    hash_range, n_hashes, hash_seed, random_state
+        As :class:`PrefixExtendingMethod`.
+
+    Attributes
+    ----------
+    protocol_ : UtilityOptimizedProtocol
+    clear_probability_ : float
+        P(clear report | non-sensitive item).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters import (UtilityOptimizedHeavyHitters,
+    ...                                         HeavyHitterEstimator)
+    >>> rng = np.random.default_rng(0)
+    >>> visits = rng.choice(["cafe", "gym", "park", "clinic"], p=[.4, .3, .2, .1],
+    ...                     size=20_000)
+    >>> mech = UtilityOptimizedHeavyHitters(epsilon=2.0, sensitive=["clinic"],
+    ...                                     top_k=4, random_state=0)
+    >>> reports = mech.fit_transform(visits)
+    >>> bool((reports[:, 1] == "clinic").any())   # never in clear
+    False
+    >>> est = HeavyHitterEstimator().fit(reports)
+    >>> est.heavy_hitters_.round(1).to_dict()
+    {'cafe': 0.4, 'gym': 0.3, 'park': 0.2, 'clinic': 0.1}
+    """
+
+    _parameter_constraints = {
+        **OpenDomainMechanism._parameter_constraints,
+        **ORACLE_CONSTRAINTS,
+        "sensitive": ["array-like"],
+        "protected_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "top_k": [Interval(Integral, 1, 1 << 16, closed="both")],
+        "item_type": [StrOptions({"str", "bytes", "int"})],
+        "normalization": [StrOptions({"NFC", "NFKC"}), None],
+    }
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        sensitive: Any = (),
+        protected_epsilon=None,
+        top_k: int = 20,
+        item_type: str = "str",
+        normalization: str | None = "NFC",
+        hash_range: Any = "optimal",
+        n_hashes: int = 1024,
+        hash_seed: int = 0,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.sensitive = sensitive
+        self.protected_epsilon = protected_epsilon
+        self.top_k = top_k
+        self.item_type = item_type
+        self.normalization = normalization
+        self.hash_range = hash_range
+        self.n_hashes = n_hashes
+        self.hash_seed = hash_seed
+        self.random_state = random_state
+
+    def _make_protocol(self):
+        return UtilityOptimizedProtocol(
+            self.epsilon,
+            self.sensitive,
+            self.protected_epsilon,
+            self.item_type,
+            self.normalization,
+            self.top_k,
+            None if self.hash_range == "optimal" else self.hash_range,
+            self.n_hashes,
+            self.hash_seed,
+        )
+
+    def fit(self, X=None, y=None):
+        super().fit(X, y)
+        self.clear_probability_ = self.protocol_.clear_probability
+        return self
+
+    def _encode(self, X):
+        from ._encoding import _column
+
+        arr = _column(X)
+        codes, keys = self.protocol_.encoding.whole_keys(arr)
+        if self.protocol_.encoding.item_type == "int":
+            uniques = pd.unique(np.asarray(arr.tolist(), dtype=np.uint64)).tolist()
+        else:
+            uniques = list(pd.unique(arr))
+        return codes, (keys, uniques)
+
+    def _sample(self, codes, encoded, rng):
+        keys, uniques = encoded
+        return self.protocol_.sample(codes, keys, uniques, rng)
+
+    def get_feature_names_out(self, input_features=None):
+        """``<input>_code`` and ``<input>_item``."""
+        name = super().get_feature_names_out(input_features)[0]
+        return np.asarray([f"{name}_code", f"{name}_item"], dtype=object)

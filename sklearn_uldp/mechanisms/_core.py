@@ -1,0 +1,149 @@
+"""What every mechanism shares, whatever its input (categories or numbers).
+
+:class:`PrivatizerBase` holds the parts of a mechanism that do not depend on
+what a value is: the per-call random streams (fresh entropy, the secure
+generator, seeded simulations keyed by column name and call rank), the
+several-columns bookkeeping (one stream and one report block per input
+column), the output container that carries the channel, and the public spec.
+:class:`~sklearn_uldp.mechanisms.BaseMechanism` (categorical columns) and
+:class:`~sklearn_uldp.numeric.BaseNumericMechanism` (bounded numeric columns)
+both build on it, so the two families draw their noise the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn import get_config
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._random import (
+    check_secure_available,
+    is_fresh,
+    is_secure,
+    transform_generator,
+)
+from ._reports import Reports, attach_channel
+
+__all__ = ["PrivatizerBase"]
+
+
+class PrivatizerBase(TransformerMixin, BaseEstimator):
+    """Random streams, several columns and the spec, shared by every mechanism.
+
+    Subclasses set ``channel_`` (and ``n_features_in_``) in ``fit``, call
+    :meth:`_start_random_stream` at its end, and draw each ``transform``
+    call's noise from :meth:`_transform_rng`.
+    """
+
+    # ------------------------------------------------------------ randomness
+    def _start_random_stream(self):
+        """Reset the per-call stream derivation (called at the end of ``fit``).
+
+        No seed, key or generator is stored: ``None`` and ``"secure"`` draw
+        fresh OS entropy at each ``transform``; a seed is read from
+        ``random_state`` itself at each call, and only the number of calls
+        since ``fit`` is kept (in a list updated in place, so that
+        ``transform`` changes no attribute of the object).
+        """
+        if is_secure(self.random_state):
+            check_secure_available()  # fail at fit, not at the first report
+        self.__dict__.pop("_seed_sequence", None)  # state of older versions
+        if is_fresh(self.random_state):
+            self.__dict__.pop("_transform_calls", None)
+        else:
+            self._transform_calls = [0]
+
+    def _next_call(self):
+        """The rank of this ``transform`` call since ``fit`` (0 when fresh)."""
+        if is_fresh(self.random_state):
+            return 0
+        counter = self.__dict__.get("_transform_calls")
+        if counter is None:  # random_state was set after fit
+            counter = self._transform_calls = [0]
+        call = counter[0]
+        counter[0] += 1
+        return call
+
+    def _transform_rng(self, codes, n_values=None, *, column=None, call=None):
+        """The generator of one ``transform`` call on the encoded input ``codes``.
+
+        ``None`` and ``"secure"`` draw fresh OS entropy and keep nothing.
+        Seeded streams (int or SeedSequence) are keyed by the column's name
+        and numbered by the call counter, so the columns of one call get
+        independent streams.
+        """
+        if call is None:
+            call = self._next_call()
+        if column is None:
+            names = getattr(self, "feature_names_in_", None)
+            # Unnamed input is column "x0", its default feature name.
+            column = "x0" if names is None else ",".join(str(n) for n in names)
+        return transform_generator(
+            self.random_state, column=column, call=call, codes=codes, n_values=n_values
+        )
+
+    # --------------------------------------------------------- several columns
+    def _input_names(self):
+        """The input columns' names (``x0, x1, ...`` for unnamed input)."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return [f"x{j}" for j in range(self.n_features_in_)]
+        return [str(n) for n in names]
+
+    def _column_view(self, name):
+        """A shallow copy of the fitted mechanism as fitted on one column.
+
+        It shares the channel and the output configuration, so the
+        subclasses' one-column hooks (``_sample``, ``_wrap_reports``,
+        ``_column_feature_names``) serve every column unchanged.
+        """
+        view = copy.copy(self)
+        view.n_features_in_ = 1
+        view.feature_names_in_ = np.asarray([name], dtype=object)
+        return view
+
+    def _container(self, data, X):
+        """Return reports as the configured output container."""
+        if _transform_output(self) == "pandas":
+            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            # copy=False: the reports are a new array of this call (pandas
+            # would copy them again, 10-50 ms per 10^6 reports).
+            frame = pd.DataFrame(
+                data, columns=self.get_feature_names_out(), index=index, copy=False
+            )
+            attach_channel(frame, self.channel_)
+            return frame
+        return Reports(data, self.channel_)
+
+    # ------------------------------------------------------------ public spec
+    @property
+    def epsilon_spent_(self) -> float:
+        """Privacy budget one user's row of reports spends (budget accounting).
+
+        ``epsilon`` per input column: by sequential composition the columns'
+        budgets add up.
+        """
+        check_is_fitted(self, "channel_")
+        return float(self.n_features_in_ * self.channel_.epsilon)
+
+    def spec(self) -> dict[str, Any]:
+        """The public spec (a JSON-serialisable dict) a collector needs.
+
+        Returns
+        -------
+        spec : dict
+        """
+        check_is_fitted(self, "channel_")
+        return self.channel_.to_dict()
+
+
+def _transform_output(estimator):
+    """The configured output container for ``transform`` ("default"/"pandas")."""
+    # ``_sklearn_output_config`` is set by ``set_output`` (stable since 1.2).
+    config = getattr(estimator, "_sklearn_output_config", {})
+    return config.get("transform", get_config()["transform_output"])

@@ -1,0 +1,457 @@
+"""The numeric samplers' inner loops: one uniform per user, exact output codes.
+
+Every sampler here maps one float64 uniform ``u`` per user to an output
+*code* (an integer) by inverting the cumulative distribution of the user's
+output law over a finite, public alphabet: the cells of a fixed output grid
+(Piecewise, Square Wave), two symbols (Duchi), or both (Hybrid). Reports are
+then looked up from the code, so a report's float value is a function of
+the code alone and its low-order bits never depend on the input (the
+floating-point leak of continuous samplers, Mironov CCS 2012, cannot occur).
+
+Each partition of ``[0, 1)`` into the cells' intervals is computed with a
+few floating-point operations whose error is at most a few units of 2**-53
+at each cell boundary, whatever the cell's size; the channels turn that into
+the budgets they refuse (see ``_draw_probabilities`` of each channel).
+
+The loops are compiled by numba when it is installed (the "fast" extra);
+the numpy versions below compute the same codes with the same operations
+in the same order (the tests compare them), for when it is not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # optional: compiled loops
+    import numba
+except ImportError:  # pragma: no cover - numba is optional
+    numba = None  # type: ignore[assignment]
+
+__all__ = [
+    "HAVE_NUMBA",
+    "band_codes",
+    "two_point_codes",
+    "hybrid_codes",
+    "one_bit_codes",
+    "band_em",
+    "fused_reports",
+]
+
+HAVE_NUMBA = numba is not None
+
+
+# ------------------------------------------------------------------ the band
+def _band_code(s, u, m, length, qc, pc):
+    """The output cell of uniform ``u`` for a band of ``length`` cells at ``s``.
+
+    The law: ``m`` cells of mass ``qc``, except the cells covered by the band
+    ``[s, s + length]`` (in cell units, ``0 <= s <= m - length``), whose mass
+    is ``qc + (pc - qc) * overlap``. The two partly covered cells come first
+    and last in the band; the cumulative masses of the five runs (cells
+    below, first band cell, inner band cells, last band cell, cells above)
+    give the code by one product with the run's inverse mass. Every run's
+    candidate is computed and the right one selected without branches (a
+    random branch per report costs more than the arithmetic).
+    """
+    s0 = min(np.floor(s), m - length - 1.0)
+    f = s - s0
+    a1 = s0 * qc
+    a2 = a1 + ((1.0 - f) * pc + f * qc)
+    a3 = a2 + (length - 1) * pc
+    a4 = a3 + (f * pc + (1.0 - f) * qc)
+    below = min(np.floor(u * (1.0 / qc)), s0 - 1.0)
+    inner = min(s0 + 1.0 + np.floor((u - a2) * (1.0 / pc)), s0 + length - 1.0)
+    above = min(s0 + length + 1.0 + np.floor((u - a4) * (1.0 / qc)), m - 1.0)
+    code = below
+    code = s0 if u >= a1 else code
+    code = inner if u >= a2 else code
+    code = s0 + length if u >= a3 else code
+    code = above if u >= a4 else code
+    return code
+
+
+def _band_codes_loop(starts, uniforms, m, length, qc, pc, out):  # pragma: no cover - numba
+    for i in range(starts.shape[0]):
+        out[i] = np.int64(_band_code(starts[i], uniforms[i], m, length, qc, pc))
+
+
+def _band_codes_numpy(starts, uniforms, m, length, qc, pc):
+    s0 = np.minimum(np.floor(starts), m - length - 1.0)
+    f = starts - s0
+    a1 = s0 * qc
+    a2 = a1 + ((1.0 - f) * pc + f * qc)
+    a3 = a2 + (length - 1) * pc
+    a4 = a3 + (f * pc + (1.0 - f) * qc)
+    u = uniforms
+    below = np.minimum(np.floor(u * (1.0 / qc)), s0 - 1.0)
+    inner = np.minimum(s0 + 1.0 + np.floor((u - a2) * (1.0 / pc)), s0 + length - 1.0)
+    above = np.minimum(s0 + length + 1.0 + np.floor((u - a4) * (1.0 / qc)), m - 1.0)
+    code = np.where(
+        u >= a4,
+        above,
+        np.where(u >= a3, s0 + length, np.where(u >= a2, inner, np.where(u >= a1, s0, below))),
+    )
+    return code.astype(np.int64)
+
+
+def band_codes(starts, uniforms, m, length, qc, pc, *, use_numba=True):
+    """Output cells of a band sampler (see :func:`_band_code`), as int64."""
+    starts = np.ascontiguousarray(starts, dtype=np.float64)
+    uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
+    if HAVE_NUMBA and use_numba:
+        out = np.empty(starts.shape[0], dtype=np.int64)
+        _band_codes_jit(starts, uniforms, float(m), float(length), float(qc), float(pc), out)
+        return out
+    return _band_codes_numpy(starts, uniforms, float(m), float(length), float(qc), float(pc))
+
+
+# ------------------------------------------------------------- two symbols
+def _two_point_loop(probabilities, uniforms, out):  # pragma: no cover - numba
+    for i in range(probabilities.shape[0]):
+        out[i] = 1 if uniforms[i] < probabilities[i] else 0
+
+
+def two_point_codes(probabilities, uniforms, *, use_numba=True):
+    """1 where ``u < p`` (the "+" symbol), else 0, as int64."""
+    probabilities = np.ascontiguousarray(probabilities, dtype=np.float64)
+    uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
+    if HAVE_NUMBA and use_numba:
+        out = np.empty(probabilities.shape[0], dtype=np.int64)
+        _two_point_jit(probabilities, uniforms, out)
+        return out
+    return (uniforms < probabilities).astype(np.int64)
+
+
+# ------------------------------------------------------------------ hybrid
+def _hybrid_loop(starts, plus, uniforms, alpha, m, length, qc, pc, out):  # pragma: no cover
+    for i in range(starts.shape[0]):
+        u = uniforms[i]
+        band = _band_code(starts[i], u / alpha, m, length, qc, pc)
+        v = (u - alpha) / (1.0 - alpha)
+        bit = m + 1.0 if v < plus[i] else m
+        out[i] = np.int64(band if u < alpha else bit)
+
+
+def hybrid_codes(starts, plus, uniforms, alpha, m, length, qc, pc, *, use_numba=True):
+    """Codes of the hybrid sampler: a band cell ``0..m-1`` with probability
+    ``alpha`` (the uniform rescaled to ``u / alpha``), else ``m`` ("-") or
+    ``m + 1`` ("+") with ``P(+) = plus`` (the uniform rescaled to
+    ``(u - alpha) / (1 - alpha)``)."""
+    starts = np.ascontiguousarray(starts, dtype=np.float64)
+    plus = np.ascontiguousarray(plus, dtype=np.float64)
+    uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
+    args = (float(alpha), float(m), float(length), float(qc), float(pc))
+    if HAVE_NUMBA and use_numba:
+        out = np.empty(starts.shape[0], dtype=np.int64)
+        _hybrid_jit(starts, plus, uniforms, *args, out)
+        return out
+    alpha = args[0]
+    band = uniforms < alpha
+    out = np.empty(starts.shape[0], dtype=np.int64)
+    out[band] = _band_codes_numpy(starts[band], uniforms[band] / alpha, *args[1:])
+    rest = ~band
+    v = (uniforms[rest] - alpha) / (1.0 - alpha)
+    out[rest] = np.where(v < plus[rest], np.int64(m + 1), np.int64(m))
+    return out
+
+
+# ------------------------------------------------------- utility-optimized bit
+def _one_bit_loop(grid, plus, sensitive, uniforms, lam, half_other, out):  # pragma: no cover
+    for i in range(grid.shape[0]):
+        u = uniforms[i]
+        if sensitive[i]:
+            out[i] = 1 if u < plus[i] else 0
+        elif u < lam:
+            g = grid[i]
+            k = np.floor(g)
+            if u / lam < g - k:
+                k += 1.0
+            out[i] = np.int64(2.0 + k)
+        else:
+            out[i] = 1 if u - lam < half_other else 0
+
+
+def one_bit_codes(grid, plus, sensitive, uniforms, lam, *, use_numba=True):
+    """Codes of the utility-optimized one-bit sampler.
+
+    A sensitive user sends "+" (code 1) with probability ``plus``, else "-"
+    (0). A non-sensitive user discloses with probability ``lam``: code
+    ``2 + k`` for the point ``k`` of the disclosure grid, ``grid`` (the value
+    in grid units) rounded up with probability its fractional part (the
+    uniform rescaled to ``u / lam``); otherwise "+" or "-" with probability
+    ``(1 - lam) / 2`` each.
+    """
+    grid = np.ascontiguousarray(grid, dtype=np.float64)
+    plus = np.ascontiguousarray(plus, dtype=np.float64)
+    sensitive = np.ascontiguousarray(sensitive, dtype=np.bool_)
+    uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
+    lam = float(lam)
+    half_other = (1.0 - lam) / 2.0
+    if HAVE_NUMBA and use_numba:
+        out = np.empty(grid.shape[0], dtype=np.int64)
+        _one_bit_jit(grid, plus, sensitive, uniforms, lam, half_other, out)
+        return out
+    u = uniforms
+    k = np.floor(grid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = k + ((u / lam) < (grid - k))
+    disclosed = 2 + k.astype(np.int64)
+    bit_other = (u - lam < half_other).astype(np.int64)
+    bit_sensitive = (u < plus).astype(np.int64)
+    return np.where(sensitive, bit_sensitive, np.where(u < lam, disclosed, bit_other))
+
+
+# ------------------------------------------- fused: values -> reports (numba)
+# One pass per column: count the values outside the bounds, clip them, map
+# them to the law's parameter (the band start, P(+)), draw the code with the
+# column's uniform and write the report from the public table. Each step is
+# the same floating-point operation, in the same order, as the channels'
+# numpy methods (``starts``, ``plus_probability``, ``sample``), so the codes
+# are those of the numpy path.
+def _fused_band_loop(
+    values, uniforms, low, high, width, span, m, length, qc, pc, first, step, out
+):  # pragma: no cover
+    below = 0
+    above = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        below += x < low
+        above += x > high
+        f = (x - low) / width
+        f = min(max(f, 0.0), 1.0)
+        # the report of cell j is first + (j + 0.5) * step, as in the
+        # channel's table (a table lookup per report costs a cache miss)
+        out[i] = first + (_band_code(span * f, uniforms[i], m, length, qc, pc) + 0.5) * step
+    return below, above
+
+
+def _fused_duchi_loop(
+    values, uniforms, low, high, two_over_width, slope, minus, plus, out
+):  # pragma: no cover
+    below = 0
+    above = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        below += x < low
+        above += x > high
+        t = (x - low) * two_over_width - 1.0
+        t = min(max(t, -1.0), 1.0)
+        out[i] = plus if uniforms[i] < 0.5 + slope * t else minus
+    return below, above
+
+
+def _fused_hybrid_loop(
+    values,
+    uniforms,
+    low,
+    high,
+    width,
+    two_over_width,
+    slope,
+    alpha,
+    span,
+    m,
+    length,
+    qc,
+    pc,
+    first,
+    step,
+    minus,
+    plus,
+    out,
+):  # pragma: no cover
+    below = 0
+    above = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        below += x < low
+        above += x > high
+        u = uniforms[i]
+        f = (x - low) / width
+        f = min(max(f, 0.0), 1.0)
+        band = _band_code(span * f, u / alpha, m, length, qc, pc)
+        t = (x - low) * two_over_width - 1.0
+        t = min(max(t, -1.0), 1.0)
+        v = (u - alpha) / (1.0 - alpha)
+        bit = plus if v < 0.5 + slope * t else minus
+        out[i] = first + (band + 0.5) * step if u < alpha else bit
+    return below, above
+
+
+def fused_reports(kind, values, uniforms, out, **params):
+    """Reports of one column written into ``out``; returns (below, above) counts.
+
+    ``kind`` is "band", "duchi" or "hybrid" (see the channels' ``report``);
+    None when numba is not installed (the channel then takes its numpy path).
+    """
+    if not HAVE_NUMBA:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if kind == "band":
+        below, above = _fused_band_jit(values, uniforms, **params, out=out)
+    elif kind == "duchi":
+        below, above = _fused_duchi_jit(values, uniforms, **params, out=out)
+    else:
+        below, above = _fused_hybrid_jit(values, uniforms, **params, out=out)
+    return int(below), int(above)
+
+
+# -------------------------------------------- EM through the band transition
+def _second_antiderivative(values, step, located, out):  # pragma: no cover - numba
+    """The second antiderivative of a piecewise-constant function (pieces of
+    width ``step`` holding ``values``, 0 before the first) at located points
+    (see ``BandTransition._locate``)."""
+    index, offset, below, beyond, excess = located
+    n = values.shape[0]
+    first = np.empty(n + 1)
+    second = np.empty(n + 1)
+    first[0] = 0.0
+    second[0] = 0.0
+    for i in range(n):
+        first[i + 1] = first[i] + values[i] * step
+        second[i + 1] = second[i] + first[i] * step + values[i] * (0.5 * step * step)
+    for p in range(index.shape[0]):
+        if below[p]:
+            out[p] = 0.0
+        elif beyond[p]:
+            out[p] = second[n] + first[n] * excess[p]
+        else:
+            i = index[p]
+            o = offset[p]
+            out[p] = second[i] + first[i] * o + values[i] * (0.5 * o * o)
+
+
+def _band_forward(theta, qc, pc, group, width, top, low, out):  # pragma: no cover - numba
+    k = theta.shape[0]
+    density = np.empty(k)
+    total = 0.0
+    for i in range(k):
+        density[i] = theta[i] / width
+        total += theta[i]
+    a = np.empty(out.shape[0] + 1)
+    b = np.empty(out.shape[0] + 1)
+    _second_antiderivative(density, width, top, a)
+    _second_antiderivative(density, width, low, b)
+    base = qc * group * total
+    for j in range(out.shape[0]):
+        out[j] = base + (pc - qc) * ((a[j + 1] - a[j]) - (b[j + 1] - b[j]))
+
+
+def _band_adjoint(v, qc, pc, group, width, lower, upper, out):  # pragma: no cover - numba
+    total = 0.0
+    for j in range(v.shape[0]):
+        total += v[j]
+    a = np.empty(out.shape[0] + 1)
+    b = np.empty(out.shape[0] + 1)
+    _second_antiderivative(v, group, upper, a)
+    _second_antiderivative(v, group, lower, b)
+    base = qc * group * total
+    for i in range(out.shape[0]):
+        out[i] = base + (pc - qc) * ((a[i + 1] - a[i]) - (b[i + 1] - b[i])) / width
+
+
+def _smooth_into(theta, out):  # pragma: no cover - numba
+    k = theta.shape[0]
+    total = 0.0
+    for i in range(1, k - 1):
+        out[i] = 0.25 * theta[i - 1] + 0.5 * theta[i] + 0.25 * theta[i + 1]
+    out[0] = (2.0 * theta[0] + theta[1]) / 3.0
+    out[k - 1] = (theta[k - 2] + 2.0 * theta[k - 1]) / 3.0
+    for i in range(k):
+        total += out[i]
+    for i in range(k):
+        out[i] /= total
+
+
+def _band_em_loop(
+    h, theta, smoothing, tol, max_iter, qc, pc, group, width, top, low, lower, upper
+):  # pragma: no cover - numba
+    k = theta.shape[0]
+    d_out = h.shape[0]
+    n = 0.0
+    for j in range(d_out):
+        n += h[j]
+    tiny = 2.2250738585072014e-308
+    m = np.empty(d_out)
+    ratio = np.empty(d_out)
+    g = np.empty(k)
+    smooth = np.empty(k)
+    _band_forward(theta, qc, pc, group, width, top, low, m)
+    ll = 0.0
+    for j in range(d_out):
+        if h[j] > 0:
+            ll += h[j] * np.log(max(m[j], tiny))
+    ll /= n
+    converged = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        for j in range(d_out):
+            ratio[j] = h[j] / max(m[j], tiny) if h[j] > 0 else 0.0
+        _band_adjoint(ratio, qc, pc, group, width, lower, upper, g)
+        total = 0.0
+        for i in range(k):
+            theta[i] = theta[i] * g[i]
+            total += theta[i]
+        for i in range(k):
+            theta[i] /= total
+        if smoothing:
+            _smooth_into(theta, smooth)
+            for i in range(k):
+                theta[i] = smooth[i]
+        _band_forward(theta, qc, pc, group, width, top, low, m)
+        new = 0.0
+        for j in range(d_out):
+            if h[j] > 0:
+                new += h[j] * np.log(max(m[j], tiny))
+        new /= n
+        if abs(new - ll) < tol:
+            ll = new
+            converged = True
+            break
+        ll = new
+    return it, converged, ll * n
+
+
+def band_em(operator, counts, theta, *, smoothing, tol, max_iter):
+    """EM / EMS through a ``BandTransition`` with the compiled loop (numba), or None."""
+    if not HAVE_NUMBA:
+        return None
+    h = np.ascontiguousarray(counts, dtype=np.float64)
+    theta = np.array(theta, dtype=np.float64)
+    it, converged, ll = _band_em_jit(
+        h,
+        theta,
+        bool(smoothing),
+        float(tol),
+        int(max_iter),
+        operator.qc,
+        operator.pc,
+        operator.group,
+        operator.width,
+        operator._fwd[0],
+        operator._fwd[1],
+        operator._adj[0],
+        operator._adj[1],
+    )
+    return theta, {"n_iter": int(it), "converged": bool(converged), "log_likelihood": float(ll)}
+
+
+if numba is not None:
+    _second_antiderivative = numba.njit(nogil=True, cache=True, error_model="numpy")(
+        _second_antiderivative
+    )
+    _band_forward = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_forward)
+    _band_adjoint = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_adjoint)
+    _smooth_into = numba.njit(nogil=True, cache=True, error_model="numpy")(_smooth_into)
+    _band_em_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_em_loop)
+    _fused_band_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_band_loop)
+    _fused_duchi_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_duchi_loop)
+    _fused_hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_hybrid_loop)
+    _band_code = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _band_code
+    )
+    _band_codes_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_codes_loop)
+    _two_point_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_two_point_loop)
+    _hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_hybrid_loop)
+    _one_bit_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_one_bit_loop)

@@ -1,0 +1,1069 @@
+"""Per-user secrets and a keyed PRF: memoized randomness without stored state.
+
+A longitudinal mechanism draws a user's *permanent* randomized answer once per
+(user, value) and must give the same answer in every later round, in every
+process, without a database of past answers. As Chrome's RAPPOR client does,
+the answer is derived from a per-user secret with a keyed pseudo-random
+function (PRF): the same secret, context and value always give the same
+pseudo-random draws, different secrets give independent ones, and nothing but
+the secret is kept.
+
+The PRF is **XChaCha20** (the ChaCha20 stream cipher of RFC 8439 with the
+192-bit nonce of draft-irtf-cfrg-xchacha): the key is the user's 32-byte
+secret; the nonce is a 128-bit digest of the *context* (a domain-separation
+label naming the mechanism, its public parameters and the purpose of the
+draw) followed by the 64-bit *value*; the keystream, read as little-endian
+64-bit words, is the sequence of draws (word ``j`` is draw index ``j``). A
+stream cipher keyed by a uniformly random key is a PRF of (nonce, position),
+and XChaCha20's large nonce makes the context digest collision-free in
+practice. It is evaluated for a whole batch of users at once, by a compiled
+kernel (numba, several users per vector register) or, without numba, by the
+same rounds vectorized with numpy over the users; both are checked against
+the published test vectors (RFC 8439 §2.3.2 and A.1, draft-irtf-cfrg-xchacha
+§2.2.1 and A.3.2) and against each other.
+
+On top of the stream, :func:`prf_uniforms` gives float64 uniforms on the
+2**-53 grid, :func:`prf_integers` exactly uniform integers (Lemire's
+multiply-shift with rejection: no modulo bias) and :func:`prf_bernoulli`
+Bernoulli cells realized exactly as the package's samplers realize them (one
+byte per cell, a 53-bit uniform on the 1/256 ties).
+
+References
+----------
+Erlingsson, Pihur & Korolova, "RAPPOR", CCS 2014 (memoization).
+Nir & Langley, "ChaCha20 and Poly1305 for IETF Protocols", RFC 8439, 2018.
+Arciszewski, "XChaCha: eXtended-nonce ChaCha and AEAD_XChaCha20_Poly1305",
+draft-irtf-cfrg-xchacha-03, 2020.
+Lemire, "Fast Random Integer Generation in an Interval", ACM TOMACS 2019.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets as _os_secrets
+from collections.abc import Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+try:  # optional: the compiled kernel (same output as the numpy rounds)
+    import numba
+except ImportError:  # pragma: no cover - exercised by the numpy-only CI job
+    numba = None  # type: ignore[assignment]
+
+__all__ = [
+    "UserKeys",
+    "generate_user_secrets",
+    "check_user_secrets",
+    "prf_words",
+    "prf_uniforms",
+    "prf_integers",
+    "prf_bernoulli",
+    "simulated_user_keys",
+    "MIN_SECRET_BYTES",
+]
+
+#: Shortest secret accepted (128 bits of key).
+MIN_SECRET_BYTES = 16
+#: Length of the secrets :func:`generate_user_secrets` draws (the PRF's key).
+KEY_BYTES = 32
+_MASK32 = np.uint64(0xFFFFFFFF)
+# "expand 32-byte k", the ChaCha constants (RFC 8439 §2.3).
+_SIGMA = np.array([0x61707865, 0x3320646E, 0x79622D32, 0x6B206574], dtype=np.uint32)
+# Users per chunk of the numpy rounds (16 state words of uint32 each: ~4 MB).
+_NUMPY_LANES = 1 << 16
+# Users per group of the compiled kernel (its inner loops run over them, so
+# that the compiler keeps a group's state in vector registers).
+_KERNEL_LANES = 32
+
+_HINT = (
+    "Give each user a secret of at least 16 random bytes, made once with "
+    "generate_user_secrets(n_users) and kept by that user (on the device) "
+    "for every later round."
+)
+
+
+# ---------------------------------------------------------------- the rounds
+# The 8 quarter rounds of a ChaCha double round, as (a, b, c, d) word indices.
+_QUARTERS = (
+    (0, 4, 8, 12),
+    (1, 5, 9, 13),
+    (2, 6, 10, 14),
+    (3, 7, 11, 15),
+    (0, 5, 10, 15),
+    (1, 6, 11, 12),
+    (2, 7, 8, 13),
+    (3, 4, 9, 14),
+)
+
+
+def _rounds_numpy(x):
+    """20 ChaCha rounds on a (16, m) uint32 state, in place (numpy arithmetic
+    on uint32 wraps modulo 2**32, and shifts drop the carried-out bits)."""
+    t = np.empty_like(x[0])
+    for _ in range(10):
+        for a, b, c, d in _QUARTERS:
+            for p, q, r, s in ((a, b, d, 16), (c, d, b, 12), (a, b, d, 8), (c, d, b, 7)):
+                # p += q; r ^= p; r <<<= s
+                x[p] += x[q]
+                x[r] ^= x[p]
+                np.left_shift(x[r], s, out=t)
+                x[r] >>= 32 - s
+                x[r] |= t
+
+
+def _stream_numpy(keys, ctx, values, first_blocks, n_blocks):
+    """Keystream words (n, 16 * n_blocks) uint32 of XChaCha20, numpy rounds."""
+    n = keys.shape[0]
+    out = np.empty((n, 16 * n_blocks), dtype=np.uint32)
+    for lo in range(0, n, _NUMPY_LANES):
+        hi = min(n, lo + _NUMPY_LANES)
+        m = hi - lo
+        x = np.empty((16, m), dtype=np.uint32)
+        x[0:4] = _SIGMA[:, None]
+        x[4:12] = keys[lo:hi].T
+        x[12:16] = ctx[:, None]
+        _rounds_numpy(x)  # HChaCha20: no feed-forward
+        sub = np.concatenate([x[0:4], x[12:16]])
+        state = np.empty((16, m), dtype=np.uint32)
+        state[0:4] = _SIGMA[:, None]
+        state[4:12] = sub
+        state[13] = 0
+        state[14] = values[lo:hi, 0]
+        state[15] = values[lo:hi, 1]
+        for b in range(n_blocks):
+            state[12] = first_blocks[lo:hi] + np.uint32(b)
+            x = state.copy()
+            _rounds_numpy(x)
+            x += state
+            out[lo:hi, 16 * b : 16 * (b + 1)] = x.T
+    return out
+
+
+def _quarter_kernel(a, b, c, d):  # pragma: no cover - compiled by numba
+    """One ChaCha quarter round on a group of lanes (numba). Every step is
+    cast to uint32 (wrapping arithmetic), which keeps the lanes in 32-bit
+    vector registers."""
+    for lane in range(a.size):
+        a[lane] = np.uint32(a[lane] + b[lane])
+        v = np.uint32(d[lane] ^ a[lane])
+        d[lane] = (v << np.uint32(16)) | (v >> np.uint32(16))
+        c[lane] = np.uint32(c[lane] + d[lane])
+        v = np.uint32(b[lane] ^ c[lane])
+        b[lane] = (v << np.uint32(12)) | (v >> np.uint32(20))
+        a[lane] = np.uint32(a[lane] + b[lane])
+        v = np.uint32(d[lane] ^ a[lane])
+        d[lane] = (v << np.uint32(8)) | (v >> np.uint32(24))
+        c[lane] = np.uint32(c[lane] + d[lane])
+        v = np.uint32(b[lane] ^ c[lane])
+        b[lane] = (v << np.uint32(7)) | (v >> np.uint32(25))
+
+
+def _rounds_kernel(x):  # pragma: no cover - compiled by numba
+    """20 ChaCha rounds on a (16, lanes) uint32 state (numba): the rows are
+    the state words, so every quarter round is a loop over lanes."""
+    for _ in range(10):
+        _quarter_kernel(x[0], x[4], x[8], x[12])
+        _quarter_kernel(x[1], x[5], x[9], x[13])
+        _quarter_kernel(x[2], x[6], x[10], x[14])
+        _quarter_kernel(x[3], x[7], x[11], x[15])
+        _quarter_kernel(x[0], x[5], x[10], x[15])
+        _quarter_kernel(x[1], x[6], x[11], x[12])
+        _quarter_kernel(x[2], x[7], x[8], x[13])
+        _quarter_kernel(x[3], x[4], x[9], x[14])
+
+
+def _stream_kernel(keys, ctx, values, first_blocks, n_blocks, sigma, out):  # pragma: no cover
+    """Keystream words of XChaCha20 into ``out`` (n, 16 * n_blocks), numba.
+
+    Users are processed in groups of ``_KERNEL_LANES``: the group's states
+    sit side by side, so the inner loops of the rounds run over users.
+    """
+    n = keys.shape[0]
+    lanes = 32
+    x = np.empty((16, lanes), np.uint32)
+    state = np.empty((16, lanes), np.uint32)
+    rows = np.empty(lanes, np.int64)
+    for g in range(0, n, lanes):
+        m = min(lanes, n - g)
+        for lane in range(lanes):
+            rows[lane] = g + min(lane, m - 1)  # spare lanes repeat the last user
+        for w in range(4):
+            for lane in range(lanes):
+                x[w, lane] = sigma[w]
+                x[12 + w, lane] = ctx[w]
+        for w in range(8):
+            for lane in range(lanes):
+                x[4 + w, lane] = keys[rows[lane], w]
+        _rounds_kernel(x)  # HChaCha20: the subkey, no feed-forward
+        for w in range(4):
+            for lane in range(lanes):
+                state[w, lane] = sigma[w]
+                state[4 + w, lane] = x[w, lane]
+                state[8 + w, lane] = x[12 + w, lane]
+        for lane in range(lanes):
+            state[13, lane] = 0
+            state[14, lane] = values[rows[lane], 0]
+            state[15, lane] = values[rows[lane], 1]
+        for b in range(n_blocks):
+            for lane in range(lanes):
+                state[12, lane] = first_blocks[rows[lane]] + b
+            for w in range(16):
+                for lane in range(lanes):
+                    x[w, lane] = state[w, lane]
+            _rounds_kernel(x)
+            for w in range(16):
+                for lane in range(lanes):
+                    x[w, lane] = np.uint32(x[w, lane] + state[w, lane])
+            for lane in range(m):
+                for w in range(16):
+                    out[g + lane, 16 * b + w] = x[w, lane]
+
+
+def _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols):  # pragma: no cover
+    """Cells ``raw < threshold`` (numba), listing the ties a uniform resolves.
+
+    ``thr`` and ``live`` have one row, or one per user. Returns the number
+    of ties (listed in row-major order up to the capacity of ``tie_rows``).
+    """
+    n, m = out.shape
+    per_row = thr.shape[0] > 1
+    capacity = tie_rows.size
+    count = 0
+    for i in range(n):
+        r = i if per_row else 0
+        for j in range(m):
+            out[i, j] = raw[i, j] < thr[r, j]
+        for j in range(m):
+            if raw[i, j] == thr[r, j] and live[r, j]:
+                if count < capacity:
+                    tie_rows[count] = i
+                    tie_cols[count] = j
+                count += 1
+    return count
+
+
+if numba is not None:
+    # The quarter rounds are inlined into the rounds (one vector loop each);
+    # the rounds are one compiled function that the kernels call once per
+    # block of 32 users (inlining them too would double the compile time).
+    _quarter_kernel = numba.njit(nogil=True, cache=True, inline="always")(_quarter_kernel)
+    _rounds_kernel = numba.njit(nogil=True, cache=True)(_rounds_kernel)
+    _stream_kernel = numba.njit(nogil=True, cache=True)(_stream_kernel)
+    _threshold_kernel = numba.njit(nogil=True, cache=True)(_threshold_kernel)
+
+
+def _keystream(keys, ctx, values, first_blocks, n_blocks, *, compiled=None):
+    """(n, 16 * n_blocks) uint32 keystream words (compiled when available)."""
+    n = keys.shape[0]
+    first_blocks = np.ascontiguousarray(first_blocks, dtype=np.uint32)
+    if compiled is None:
+        compiled = numba is not None
+    if not n or not n_blocks:
+        return np.zeros((n, 16 * n_blocks), dtype=np.uint32)
+    if compiled:
+        out = np.empty((n, 16 * n_blocks), dtype=np.uint32)
+        _stream_kernel(keys, ctx, values, first_blocks, int(n_blocks), _SIGMA, out)
+        return out
+    return _stream_numpy(keys, ctx, values, first_blocks, int(n_blocks))
+
+
+def _le_words(data, count):
+    """``count`` little-endian uint32 words of a bytes-like object."""
+    return np.frombuffer(bytes(data), dtype="<u4", count=count).astype(np.uint32)
+
+
+def _xchacha20_keystream(key, nonce, n_bytes, *, counter=0, compiled=None):
+    """XChaCha20 keystream bytes for one (key, 24-byte nonce): the test hook.
+
+    The published XChaCha20 construction: subkey = HChaCha20(key, nonce[:16]),
+    then ChaCha20 with the subkey, the 96-bit nonce ``0^4 || nonce[16:]`` and
+    the block counter from ``counter``.
+    """
+    keys = _le_words(key, 8)[None, :]
+    ctx = _le_words(nonce[:16], 4)
+    values = _le_words(nonce[16:24], 2)[None, :]
+    n_blocks = -(-int(n_bytes) // 64)
+    words = _keystream(keys, ctx, values, np.array([counter]), n_blocks, compiled=compiled)
+    return words.astype("<u4").tobytes()[:n_bytes]
+
+
+def _hchacha20(key, nonce16):
+    """HChaCha20(key, 16-byte input) -> 32-byte subkey (test hook)."""
+    x = np.empty((16, 1), dtype=np.uint32)
+    x[0:4, 0] = _SIGMA
+    x[4:12, 0] = _le_words(key, 8)
+    x[12:16, 0] = _le_words(nonce16, 4)
+    _rounds_numpy(x)
+    return np.concatenate([x[0:4, 0], x[12:16, 0]]).astype("<u4").tobytes()
+
+
+def _chacha20_block(key, counter, nonce12):
+    """The RFC 8439 ChaCha20 block function (test hook, numpy rounds)."""
+    state = np.empty((16, 1), dtype=np.uint32)
+    state[0:4, 0] = _SIGMA
+    state[4:12, 0] = _le_words(key, 8)
+    state[12, 0] = counter
+    state[13:16, 0] = _le_words(nonce12, 3)
+    x = state.copy()
+    _rounds_numpy(x)
+    x += state
+    return x[:, 0].astype("<u4").tobytes()
+
+
+# -------------------------------------------------------------- the secrets
+class UserKeys:
+    """Validated per-user PRF keys: one 32-byte key per user (row).
+
+    Made by :func:`check_user_secrets`. The keys are the secrets themselves
+    (32-byte secrets) or a SHA-256 digest of them (other lengths). A
+    ``UserKeys`` is never pickled, copied into a spec or printed: it exists
+    for the duration of one privatization call.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import check_user_secrets, generate_user_secrets
+    >>> keys = check_user_secrets(generate_user_secrets(3, random_state=0))
+    >>> keys, len(keys), len(keys[1:])
+    (UserKeys(n_users=3), 3, 2)
+    """
+
+    __slots__ = ("_words",)
+
+    def __init__(self, words: np.ndarray) -> None:
+        # (n, 8) uint32 little-endian words of each key.
+        self._words = words
+
+    def __len__(self) -> int:
+        return int(self._words.shape[0])
+
+    def __getitem__(self, rows: Any) -> UserKeys:
+        """The keys of a subset of the users (rows), e.g. a chunk of a batch."""
+        words = self._words[rows]
+        if words.ndim != 2:
+            raise IndexError("Index UserKeys with a slice, an index array or a mask.")
+        return UserKeys(np.ascontiguousarray(words))
+
+    def __repr__(self) -> str:
+        return f"UserKeys(n_users={len(self)})"
+
+    def __reduce__(self):
+        raise TypeError(
+            "User secrets are never pickled (they would let a copy replay the "
+            "permanent answers). Keep the secrets on the users' side and pass "
+            "them to transform(X, user_secrets=...) at each round."
+        )
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def generate_user_secrets(
+    n_users: int, *, n_bytes: int = KEY_BYTES, random_state: Any = None
+) -> np.ndarray:
+    """Draw one secret per user, to be kept by that user for every round.
+
+    Parameters
+    ----------
+    n_users : int
+        Number of users.
+    n_bytes : int, default=32
+        Bytes per secret (at least 16; 32 is the PRF's key size, any other
+        length is hashed to 32 bytes).
+    random_state : None or int, default=None
+        ``None`` draws every secret from the operating system's CSPRNG
+        (:func:`secrets.token_bytes`), as a deployment must. An integer
+        makes the secrets reproducible, **for simulations only**: whoever
+        knows it can recompute every user's permanent answer.
+
+    Returns
+    -------
+    user_secrets : ndarray of object of shape (n_users,)
+        One ``bytes`` object per user.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import generate_user_secrets
+    >>> secrets = generate_user_secrets(4)
+    >>> secrets.shape, {len(s) for s in secrets}
+    ((4,), {32})
+    >>> bool((generate_user_secrets(2, random_state=0)
+    ...       == generate_user_secrets(2, random_state=0)).all())
+    True
+    """
+    if isinstance(n_users, bool) or not isinstance(n_users, Integral) or n_users < 0:
+        raise ValueError(f"n_users must be a non-negative integer, got {n_users!r}.")
+    if isinstance(n_bytes, bool) or not isinstance(n_bytes, Integral) or n_bytes < MIN_SECRET_BYTES:
+        raise ValueError(
+            f"n_bytes must be an integer >= {MIN_SECRET_BYTES} (a secret shorter "
+            f"than 128 bits can be guessed), got {n_bytes!r}. The default 32 is "
+            "the PRF's key size."
+        )
+    n, size = int(n_users), int(n_bytes)
+    if random_state is None:
+        raw = _os_secrets.token_bytes(n * size)
+    elif isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be None or an int >= 0, got {random_state}.")
+        # A simulation's users: reproducible, never for real users.
+        seq = np.random.SeedSequence([int(random_state), 0x5EC2E75])
+        raw = np.random.default_rng(seq).bytes(n * size)
+    else:
+        raise ValueError(
+            "random_state must be None (operating-system entropy, for real "
+            "users) or an int (reproducible simulated users); got "
+            f"{type(random_state).__name__}."
+        )
+    out = np.empty(n, dtype=object)
+    out[:] = [raw[i * size : (i + 1) * size] for i in range(n)]
+    return out
+
+
+def _secret_list(user_secrets):
+    """The secrets as a list of bytes objects (or a 2-D uint8 array)."""
+    if isinstance(user_secrets, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            "user_secrets holds one secret per user (row); got a single bytes "
+            "object. Pass a list or array of bytes, one per row. " + _HINT
+        )
+    if isinstance(user_secrets, str):
+        raise TypeError("user_secrets must be a sequence of bytes, got a str. " + _HINT)
+    if isinstance(user_secrets, pd.DataFrame):
+        if user_secrets.shape[1] != 1:
+            raise TypeError(
+                "user_secrets must be one column of bytes (one secret per row); "
+                f"got a DataFrame with {user_secrets.shape[1]} columns."
+            )
+        user_secrets = user_secrets.iloc[:, 0]
+    if isinstance(user_secrets, pd.Series):
+        user_secrets = user_secrets.to_numpy(dtype=object)
+    if isinstance(user_secrets, np.ndarray):
+        if user_secrets.dtype.kind == "S":
+            raise TypeError(
+                "user_secrets is a numpy bytes array (dtype "
+                f"{user_secrets.dtype}), which pads shorter secrets with zero "
+                "bytes and drops trailing zero bytes when read back: the same "
+                "user could get another key. Pass an object array or a list of "
+                "bytes, or a 2-D uint8 array (one row per user)."
+            )
+        if user_secrets.dtype == np.uint8 and user_secrets.ndim == 2:
+            return user_secrets
+        if user_secrets.dtype != object:
+            raise TypeError(
+                "user_secrets must hold bytes (one secret per user), got an "
+                f"array of dtype {user_secrets.dtype}. " + _HINT
+            )
+        if user_secrets.ndim != 1:
+            raise TypeError(
+                f"user_secrets must be 1-D (one secret per row), got shape {user_secrets.shape}."
+            )
+        return user_secrets.tolist()
+    if isinstance(user_secrets, Sequence):
+        return list(user_secrets)
+    raise TypeError(
+        "user_secrets must be a list or array of bytes (one secret per row), "
+        f"got {type(user_secrets).__name__}. " + _HINT
+    )
+
+
+def check_user_secrets(user_secrets: Any, n_samples: int | None = None) -> UserKeys:
+    """Validate one secret per user and turn them into PRF keys.
+
+    Parameters
+    ----------
+    user_secrets : sequence of bytes, 2-D uint8 array or UserKeys
+        One secret per user (row of the data): ``bytes`` of at least 16
+        bytes, all distinct (two users sharing a secret would share their
+        permanent answers). A 2-D uint8 array holds one secret per row.
+    n_samples : int, default=None
+        The number of rows the secrets go with (checked when given).
+
+    Returns
+    -------
+    keys : UserKeys
+        A 32-byte key per user: the secret itself when it is 32 bytes long,
+        else SHA-256 of a domain label and the secret.
+
+    Raises
+    ------
+    TypeError
+        For anything but bytes (text, numbers, numpy ``S`` arrays, None).
+    ValueError
+        For a secret shorter than 16 bytes, duplicated secrets, or a number
+        of secrets other than ``n_samples``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import check_user_secrets
+    >>> check_user_secrets([b"0123456789abcdef", b"fedcba9876543210"], n_samples=2)
+    UserKeys(n_users=2)
+    >>> check_user_secrets([b"short", b"0123456789abcdef"])
+    Traceback (most recent call last):
+    ...
+    ValueError: 1 user secret(s) are shorter than 16 bytes (the first at row 0, 5 bytes)...
+    """
+    if isinstance(user_secrets, UserKeys):
+        keys = user_secrets
+    else:
+        keys = UserKeys(_key_words(_secret_list(user_secrets)))
+    if n_samples is not None and len(keys) != int(n_samples):
+        raise ValueError(
+            f"Got {len(keys)} user secrets for {int(n_samples)} rows: pass one "
+            "secret per row (the secret of the user whose value the row holds)."
+        )
+    return keys
+
+
+def _key_words(items):
+    """(n, 8) uint32 key words from bytes items (or a 2-D uint8 array)."""
+    if isinstance(items, np.ndarray):  # (n, L) uint8
+        n, length = items.shape
+        if length < MIN_SECRET_BYTES:
+            raise ValueError(
+                f"user secrets are {length} bytes long; at least "
+                f"{MIN_SECRET_BYTES} are needed. " + _HINT
+            )
+        raw = np.ascontiguousarray(items)
+        if length == KEY_BYTES:
+            words = raw.view("<u4").astype(np.uint32)
+        else:
+            words = _hashed_keys([row.tobytes() for row in raw])
+        _check_distinct(words)
+        return words
+    n = len(items)
+    if not set(map(type, items)) <= {bytes}:  # one C-level pass over the types
+        items = [_checked_bytes(i, item) for i, item in enumerate(items)]
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
+    short = np.flatnonzero(lengths < MIN_SECRET_BYTES)
+    if short.size:
+        raise ValueError(
+            f"{short.size} user secret(s) are shorter than {MIN_SECRET_BYTES} bytes "
+            f"(the first at row {int(short[0])}, {int(lengths[short[0]])} bytes). " + _HINT
+        )
+    exact = lengths == KEY_BYTES
+    words = np.empty((n, 8), dtype=np.uint32)
+    # Fixed-width bytes of exactly 32 bytes hold each secret as it is (no
+    # padding, nothing dropped): one copy, no Python loop.
+    if exact.all():
+        words[:] = np.fromiter(items, dtype="S32", count=n).view("<u4").reshape(n, 8)
+    else:
+        idx = np.flatnonzero(exact)
+        if idx.size:
+            chosen = [items[i] for i in idx]
+            words[idx] = np.fromiter(chosen, dtype="S32", count=idx.size).view("<u4").reshape(-1, 8)
+        other = np.flatnonzero(~exact)
+        words[other] = _hashed_keys([items[i] for i in other])
+    _check_distinct(words, lengths)
+    return words
+
+
+def _checked_bytes(i, item):
+    """A secret as bytes, or a TypeError naming its row and how to fix it."""
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return bytes(item)
+    what = type(item).__name__
+    hint = (
+        " If they were stored as hex text, pass bytes.fromhex(text)."
+        if isinstance(item, str)
+        else ""
+    )
+    raise TypeError(f"user secrets must be bytes; row {i} holds a {what}." + hint + " " + _HINT)
+
+
+def _hashed_keys(items):
+    """32-byte keys of secrets of other lengths (SHA-256, domain-separated)."""
+    digests = b"".join(
+        hashlib.sha256(b"sklearn_uldp.secret-key.v1\x00" + item).digest() for item in items
+    )
+    return np.frombuffer(digests, dtype="<u4").reshape(-1, 8).astype(np.uint32)
+
+
+def _check_distinct(words, lengths=None):
+    """Refuse two users with the same key (they would share every answer)."""
+    if words.shape[0] < 2:
+        return
+    # Sorted first 64 bits, then (only if two agree) a full comparison of
+    # the candidates (random secrets almost never share 64 bits).
+    head = np.ascontiguousarray(words[:, :2]).view(np.uint64).ravel()
+    ordered = np.sort(head)
+    if not (ordered[1:] == ordered[:-1]).any():  # the common case: one sort
+        return
+    candidates = np.flatnonzero(pd.Index(head).duplicated(keep=False))
+    if not candidates.size:
+        return
+    full = pd.DataFrame(words[candidates])
+    dup = full.duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = candidates[dup]
+        raise ValueError(
+            f"{rows.size} rows share a user secret (e.g. rows {int(rows[0])} and "
+            f"{int(rows[1])}): each row is one user, and two users with one secret "
+            "would share their permanent answers. " + _HINT
+        )
+
+
+# ------------------------------------------------------------ the PRF draws
+def _context_words(context):
+    """The 128-bit digest of a domain-separation label, as 4 uint32 words."""
+    if isinstance(context, str):
+        context = context.encode("utf-8")
+    if not isinstance(context, (bytes, bytearray)):
+        raise TypeError(f"context must be a str or bytes label, got {type(context).__name__}.")
+    digest = hashlib.sha256(b"sklearn_uldp.prf.v1\x00" + bytes(context)).digest()
+    return np.frombuffer(digest[:16], dtype="<u4").astype(np.uint32)
+
+
+def _value_words(values, n):
+    """(n, 2) uint32 words of the 64-bit values (one per user)."""
+    values = np.asarray(values)
+    if values.ndim == 0:
+        values = np.broadcast_to(values, (n,))
+    if values.shape != (n,):
+        raise ValueError(f"values must hold one integer per user ({n}), got shape {values.shape}.")
+    if values.size and values.dtype.kind not in "iub":
+        raise TypeError(f"values must be non-negative integers, got dtype {values.dtype}.")
+    if values.size and values.dtype.kind == "i" and values.min() < 0:
+        raise ValueError("values must be non-negative integers (codes, hashes).")
+    v = values.astype(np.uint64)
+    return np.column_stack(
+        [(v & _MASK32).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)]
+    )
+
+
+def _keys_of(user_secrets):
+    keys = check_user_secrets(user_secrets)
+    return keys._words
+
+
+def prf_words(
+    user_secrets: Any, context: str | bytes, values: Any, n_words: int, *, start: int = 0
+) -> np.ndarray:
+    """Pseudo-random 64-bit words, deterministic in (secret, context, value).
+
+    Word ``j`` of user ``i`` is the ``(start + j)``-th 64-bit little-endian
+    word of the XChaCha20 keystream keyed by user ``i``'s secret, with the
+    nonce ``digest(context) || values[i]``.
+
+    Parameters
+    ----------
+    user_secrets : sequence of bytes or UserKeys
+        One secret per user (see :func:`check_user_secrets`).
+    context : str or bytes
+        Domain-separation label: the mechanism, its public parameters and the
+        purpose of the draws. Different labels give independent streams.
+    values : int or array-like of int of shape (n_users,)
+        A non-negative integer per user (< 2**64), e.g. the code of the value
+        being memoized; the same value gives the same words.
+    n_words : int
+        Words per user.
+    start : int, default=0
+        Index of the first word (draw index).
+
+    Returns
+    -------
+    words : ndarray of uint64 of shape (n_users, n_words)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import generate_user_secrets, prf_words
+    >>> s = generate_user_secrets(2, random_state=0)
+    >>> a = prf_words(s, "example", [3, 3], 4)
+    >>> b = prf_words(s, "example", [3, 3], 2, start=2)
+    >>> bool((a[:, 2:] == b).all()), bool((a[0] != a[1]).all())
+    (True, True)
+    """
+    keys = _keys_of(user_secrets)
+    n_words, start = int(n_words), int(start)
+    if n_words < 0 or start < 0:
+        raise ValueError("n_words and start must be non-negative.")
+    return _stream_words(
+        keys, _context_words(context), _value_words(values, keys.shape[0]), start, n_words
+    )
+
+
+def _stream_words(keys, ctx, vals, start, n_words):
+    """Words ``start .. start + n_words - 1`` of every user's stream (uint64)."""
+    n = keys.shape[0]
+    first, last = start // 8, (start + n_words + 7) // 8
+    stream = _keystream(keys, ctx, vals, np.full(n, first, dtype=np.uint32), last - first)
+    words = stream.astype("<u4", copy=False).view("<u8")
+    offset = start - 8 * first
+    return np.ascontiguousarray(words[:, offset : offset + n_words], dtype=np.uint64)
+
+
+def _words_at(keys, ctx, vals, rows, positions):
+    """Word ``positions[t]`` of user ``rows[t]`` (one block per request)."""
+    rows = np.asarray(rows, dtype=np.intp)
+    positions = np.asarray(positions, dtype=np.int64)
+    if not rows.size:
+        return np.zeros(0, dtype=np.uint64)
+    stream = _keystream(keys[rows], ctx, vals[rows], (positions // 8).astype(np.uint32), 1)
+    words = stream.astype("<u4", copy=False).view("<u8")
+    return words[np.arange(rows.size), positions % 8].astype(np.uint64)
+
+
+def prf_uniforms(user_secrets: Any, context: str | bytes, values: Any, n_draws: int) -> np.ndarray:
+    """Uniforms on [0, 1), deterministic in (secret, context, value).
+
+    Each is a 53-bit word of :func:`prf_words` times ``2**-53``: exactly
+    uniform on the grid of float64 multiples of ``2**-53``, as
+    ``Generator.random`` is.
+
+    Parameters
+    ----------
+    user_secrets, context, values
+        See :func:`prf_words`.
+    n_draws : int
+        Uniforms per user.
+
+    Returns
+    -------
+    u : ndarray of float64 of shape (n_users, n_draws)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import generate_user_secrets, prf_uniforms
+    >>> u = prf_uniforms(generate_user_secrets(1000, random_state=0), "example", 0, 3)
+    >>> u.shape, bool(((u >= 0) & (u < 1)).all())
+    ((1000, 3), True)
+    """
+    words = prf_words(user_secrets, context, values, n_draws)
+    return _unit_floats(words)
+
+
+def _unit_floats(words):
+    """The top 53 bits of 64-bit words as float64 multiples of 2**-53."""
+    return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def prf_integers(
+    user_secrets: Any, context: str | bytes, values: Any, high: Any, n_draws: int
+) -> np.ndarray:
+    """Exactly uniform integers in ``[0, high)``, deterministic in (secret, context, value).
+
+    Lemire's multiply-shift: a 64-bit word w gives ``floor(w * high / 2**64)``
+    unless the low half of the product falls in the ``2**64 mod high``
+    values that would make some results more likely; those (probability
+    below ``high / 2**64``) are redrawn from a separate stream of the same
+    key until accepted. So every integer has probability exactly
+    ``1 / high``.
+
+    Parameters
+    ----------
+    user_secrets, context, values
+        See :func:`prf_words`.
+    high : int or array-like of int
+        The exclusive upper bound, ``1 <= high <= 2**32``; broadcast to
+        ``(n_users, n_draws)`` (a bound per draw, or per user and draw).
+    n_draws : int
+
+    Returns
+    -------
+    r : ndarray of int64 of shape (n_users, n_draws)
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import generate_user_secrets, prf_integers
+    >>> r = prf_integers(generate_user_secrets(500, random_state=0), "dice", 0, 6, 2)
+    >>> r.shape, int(r.min()), int(r.max())
+    ((500, 2), 0, 5)
+    """
+    keys = _keys_of(user_secrets)
+    n = keys.shape[0]
+    n_draws = int(n_draws)
+    high = np.broadcast_to(np.asarray(high), (n, n_draws))
+    if high.size and (high.dtype.kind not in "iu" or high.min() < 1 or high.max() > 2**32):
+        raise ValueError("high must hold integers in [1, 2**32].")
+    m = high.astype(np.uint64)
+    vals = _value_words(values, n)
+    words = _stream_words(keys, _context_words(context), vals, 0, n_draws)
+    out, rejected = _lemire(words, m)
+    if rejected.any():
+        ctx = _context_words(_retry_label(context))
+        attempt = 0
+        rows, cols = np.nonzero(rejected)
+        while rows.size:
+            positions = attempt * n_draws + cols
+            w = _words_at(keys, ctx, vals, rows, positions)
+            r, bad = _lemire(w, m[rows, cols])
+            out[rows[~bad], cols[~bad]] = r[~bad]
+            rows, cols = rows[bad], cols[bad]
+            attempt += 1
+    return out
+
+
+def _retry_label(context):
+    if isinstance(context, str):
+        context = context.encode("utf-8")
+    return bytes(context) + b"\x00retry"
+
+
+def _lemire(words, m):
+    """floor(w m / 2**64) and whether the draw must be rejected (m <= 2**32)."""
+    w0 = words & _MASK32
+    w1 = words >> np.uint64(32)
+    # w m = u 2**32 + (t mod 2**32) with t = w0 m and u = w1 m + t // 2**32,
+    # both below 2**64 for m <= 2**32.
+    t = w0 * m
+    u = w1 * m + (t >> np.uint64(32))
+    hi = u >> np.uint64(32)
+    lo = (u << np.uint64(32)) | (t & _MASK32)
+    threshold = (np.uint64(0) - m) % m  # 2**64 mod m
+    return hi.astype(np.int64), lo < threshold
+
+
+def prf_bernoulli(
+    user_secrets: Any,
+    context: str | bytes,
+    values: Any,
+    probabilities: Any,
+    *,
+    marked: Any = None,
+    marked_probabilities: Any = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Bernoulli cells, deterministic in (secret, context, value).
+
+    Cell ``j`` of user ``i`` is 1 with probability ``probabilities[j]`` (or
+    ``probabilities[i, j]``), independently; the cells ``marked[i]`` of user
+    ``i`` (e.g. the bit of the user's value in a unary encoding, or the
+    hashed bits of a Bloom filter) use ``marked_probabilities`` instead.
+    As :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix` does, each
+    cell reads one byte B of the stream: the cell is 1 if B < floor(256 p),
+    0 if B > floor(256 p), and on a tie (probability 1/256) a 53-bit uniform
+    U decides (1 if U < 256 p - floor(256 p)): the t-th tie of a row reads
+    word ``ceil(m / 8) + t`` of the same stream (after the cells' bytes), the
+    tie of the c-th marked cell word ``ceil(m / 8) + m + c``. So the cell is
+    1 with probability
+    ``(floor(256 p) + ceil(frac * 2**53) * 2**-53) / 256``: p itself to
+    float64 resolution, as comparing a float64 uniform with p would realize
+    it, at one byte of keystream a cell.
+
+    Parameters
+    ----------
+    user_secrets, context, values
+        See :func:`prf_words`.
+    probabilities : array-like of float of shape (m,) or (n_users, m)
+        Probabilities in [0, 1].
+    marked : array-like of int of shape (n_users,) or (n_users, h), default=None
+        Columns (in ``[0, m)``, distinct within a row) whose probability is
+        ``marked_probabilities``.
+    marked_probabilities : float or array-like, default=None
+        Broadcast to the shape of ``marked`` (one per user, or per cell).
+    out : ndarray of uint8 or bool of shape (n_users, m), default=None
+        Where to write the cells (C-contiguous), e.g. a report array.
+
+    Returns
+    -------
+    cells : ndarray of bool of shape (n_users, m)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils import generate_user_secrets, prf_bernoulli
+    >>> cells = prf_bernoulli(generate_user_secrets(20_000, random_state=0),
+    ...                       "coins", 0, [0.5, 0.1])
+    >>> cells.mean(axis=0).round(2).tolist()
+    [0.5, 0.1]
+    >>> own = prf_bernoulli(generate_user_secrets(20_000, random_state=0), "unary",
+    ...                     0, [0.1] * 3, marked=np.zeros(20_000, int),
+    ...                     marked_probabilities=0.75)
+    >>> own.mean(axis=0).round(2).tolist()
+    [0.75, 0.1, 0.1]
+    """
+    keys = _keys_of(user_secrets)
+    n = keys.shape[0]
+    p = np.asarray(probabilities, dtype=np.float64)
+    if p.ndim not in (1, 2) or (p.ndim == 2 and p.shape[0] != n):
+        raise ValueError(f"probabilities must have shape (m,) or ({n}, m), got {p.shape}.")
+    _check_unit(p, "probabilities")
+    m = p.shape[-1]
+    if marked is None:
+        marked = np.zeros((n, 0), dtype=np.int64)
+        p_marked = np.zeros((n, 0))
+    else:
+        marked = np.asarray(marked)
+        if marked.ndim == 1:
+            marked = marked[:, None]
+        if marked.ndim != 2 or marked.shape[0] != n or marked.dtype.kind not in "iu":
+            raise ValueError(f"marked must hold column indices of shape ({n},) or ({n}, h).")
+        if marked.size and (marked.min() < 0 or marked.max() >= m):
+            raise ValueError(f"marked columns must lie in [0, {m}).")
+        marked = marked.astype(np.int64)
+        if marked_probabilities is None:
+            raise ValueError("marked needs marked_probabilities.")
+        p_marked = np.broadcast_to(
+            np.asarray(marked_probabilities, dtype=np.float64)[
+                (...,) + (None,) * (marked.ndim - np.ndim(marked_probabilities))
+            ]
+            if np.ndim(marked_probabilities) == 1
+            else np.asarray(marked_probabilities, dtype=np.float64),
+            marked.shape,
+        )
+        _check_unit(p_marked, "marked_probabilities")
+    ctx = _context_words(context)
+    vals = _value_words(values, n)
+    thr, live, frac = _byte_thresholds(p.reshape(-1, m))
+    thr_m, live_m, frac_m = _byte_thresholds(p_marked)
+    if out is None:
+        out = np.empty((n, m), dtype=np.uint8)
+    elif out.shape != (n, m) or out.dtype not in (np.uint8, np.bool_) or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous uint8 or bool array of shape ({n}, {m}).")
+    cells = out.view(np.uint8)
+    # Users in chunks: a chunk's keystream stays in cache between the
+    # threshold pass and the ties that read it.
+    for lo in range(0, n, _CELL_CHUNK):
+        hi = min(n, lo + _CELL_CHUNK)
+        per_row = thr.shape[0] > 1
+        _bernoulli_rows(
+            keys[lo:hi],
+            ctx,
+            vals[lo:hi],
+            thr[lo:hi] if per_row else thr,
+            live[lo:hi] if per_row else live,
+            frac[lo:hi] if per_row else frac,
+            marked[lo:hi],
+            thr_m[lo:hi],
+            live_m[lo:hi],
+            frac_m[lo:hi],
+            cells[lo:hi],
+        )
+    return out.view(bool)
+
+
+#: Users per chunk of :func:`prf_bernoulli` (a 2-block keystream: 4 MB).
+_CELL_CHUNK = 1 << 15
+
+
+def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
+    """The cells of a chunk of users (see :func:`prf_bernoulli`)."""
+    n, m = out.shape
+    stream = _keystream(keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64))
+    raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
+    row_index = np.arange(n)[:, None]
+    marked_bytes = raw[row_index, marked]
+    if n and m and numba is not None:
+        # Ties: one cell in 256 of those with live ties; the capacity holds
+        # many standard deviations more (else the numpy pass below).
+        expected = float(live.mean()) * n * m / 256.0
+        capacity = int(expected + 10.0 * np.sqrt(expected) + 1024)
+        tie_rows = np.empty(capacity, dtype=np.int64)
+        tie_cols = np.empty(capacity, dtype=np.int64)
+        n_ties = _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols)
+        if n_ties <= capacity:
+            rows, cols = tie_rows[:n_ties], tie_cols[:n_ties]
+        else:  # pragma: no cover - beyond ten standard deviations
+            rows, cols = _threshold_numpy(raw, thr, live, out)
+    else:
+        rows, cols = _threshold_numpy(raw, thr, live, out)
+    # A tie reads a 64-bit word of the same stream after the cells: the
+    # t-th tie of a row (in column order) word w0 + t, with w0 the first word
+    # after the cells' bytes; the tie of the c-th marked cell word
+    # w0 + m + c (a row has at most m ties of the first kind). Most are in
+    # the blocks already drawn; the others are computed block by block.
+    w0 = -(-m // 8)
+    words = stream.astype("<u4", copy=False).view("<u8")
+    if marked.shape[1]:
+        # A tie listed at a marked cell was one of the column's threshold:
+        # the marked cells compare their bytes with their own thresholds.
+        at_marked = (marked[rows] == cols[:, None]).any(axis=1)
+        rows, cols = rows[~at_marked], cols[~at_marked]
+        out[row_index, marked] = marked_bytes < thr_m
+        mr, mc = np.nonzero((marked_bytes == thr_m) & live_m)
+        if mr.size:
+            u = _unit_floats(_words_from(words, keys, ctx, vals, mr, w0 + m + mc))
+            out[mr, marked[mr, mc]] = u < frac_m[mr, mc]
+    if rows.size:
+        rows, cols = _row_major(rows, cols)
+        rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
+        u = _unit_floats(_words_from(words, keys, ctx, vals, rows, w0 + rank))
+        out[rows, cols] = u < frac[rows if thr.shape[0] > 1 else 0, cols]
+
+
+def _row_major(rows, cols):
+    """(rows, cols) sorted row-major (the kernel lists them so already)."""
+    if rows.size < 2 or (
+        (np.diff(rows) >= 0).all() and ((np.diff(rows) > 0) | (np.diff(cols) > 0)).all()
+    ):
+        return rows, cols
+    order = np.lexsort((cols, rows))
+    return rows[order], cols[order]
+
+
+def _words_from(words, keys, ctx, vals, rows, positions):
+    """Word ``positions[t]`` of row ``rows[t]``'s stream: from the blocks
+    already drawn (``words``) when there, else computed."""
+    positions = np.asarray(positions, dtype=np.int64)
+    out = np.empty(rows.size, dtype=np.uint64)
+    drawn = positions < words.shape[1]
+    out[drawn] = words[rows[drawn], positions[drawn]]
+    if not drawn.all():
+        out[~drawn] = _words_at(keys, ctx, vals, rows[~drawn], positions[~drawn])
+    return out
+
+
+def _check_unit(p, name):
+    if p.size and (np.isnan(p).any() or p.min() < 0.0 or p.max() > 1.0):
+        raise ValueError(f"{name} must lie in [0, 1].")
+
+
+def _byte_thresholds(p):
+    """floor(256 p) (0..256), whether a tie needs a uniform, and the fraction."""
+    scaled = p * 256.0
+    floor = np.floor(scaled)
+    frac = scaled - floor
+    return (
+        np.ascontiguousarray(floor, dtype=np.int16),
+        np.ascontiguousarray(frac > 0.0),
+        frac,
+    )
+
+
+def _threshold_numpy(raw, thr, live, out):
+    """numpy version of :func:`_threshold_kernel`: the ties' rows and columns."""
+    out[...] = raw < thr
+    return np.nonzero((raw == thr) & live)
+
+
+def simulated_user_keys(random_state: Any, n_users: int) -> UserKeys:
+    """Keys of the simulated users 0, 1, ..., n_users - 1 of a seeded simulation.
+
+    Row ``i`` of every call is the same simulated user ``i``: its key is the
+    first 32 bytes of the keystream of a master key derived from
+    ``random_state`` (an int or SeedSequence), with the value ``i``. For
+    simulations only: whoever knows the seed knows every key.
+
+    Parameters
+    ----------
+    random_state : int or numpy.random.SeedSequence
+    n_users : int
+
+    Returns
+    -------
+    keys : UserKeys
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._secrets import simulated_user_keys
+    >>> a, b = simulated_user_keys(0, 3), simulated_user_keys(0, 5)
+    >>> bool((a._words == b._words[:3]).all())
+    True
+    """
+    from ._random import check_seed_sequence
+
+    base = check_seed_sequence(random_state)
+    master = np.random.SeedSequence(
+        base.entropy, spawn_key=(*base.spawn_key, 0x5117_5EC2), pool_size=base.pool_size
+    ).generate_state(8, np.uint32)
+    n = int(n_users)
+    keys = np.broadcast_to(master, (n, 8))
+    values = _value_words(np.arange(n, dtype=np.uint64), n)
+    words = _keystream(
+        np.ascontiguousarray(keys), _context_words("simulated users"), values, np.zeros(n), 1
+    )
+    return UserKeys(np.ascontiguousarray(words[:, :8]))

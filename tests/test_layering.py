@@ -1,0 +1,179 @@
+"""The subpackages are layered: every import points down (or sideways).
+
+A module may import from its own layer or a lower one, never from a higher
+one, so the import graph reads top-down with no arrow back up and has no
+cycle. Imports are read with ``ast`` from the source (module-level,
+function-level and ``if TYPE_CHECKING:`` imports alike: each is a dependency
+of the importing module on the imported one).
+
+The layers, lowest first (docs/architecture.md, "Layers"):
+
+0. ``utils``, ``exceptions``: no dependency on the rest of the package;
+1. ``mechanisms``: the users' side and its channels;
+2. ``privacy`` (checks and budgets on channels), ``metrics`` (losses and
+   their closed forms), ``datasets`` (synthetic data);
+3. ``estimators``: the collector's side, built on channels; ``numeric``:
+   bounded numeric columns (their mechanisms and estimators);
+4. ``stats``: tests built on estimators;
+5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
+6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "sklearn_uldp"
+
+LAYERS = {
+    "utils": 0,
+    "exceptions": 0,
+    "_version": 0,
+    "mechanisms": 1,
+    "privacy": 2,
+    "metrics": 2,
+    "datasets": 2,
+    "estimators": 3,
+    "numeric": 3,
+    "stats": 4,
+    "heavy_hitters": 4,
+    "compose": 5,
+    "model_selection": 5,
+    "parallel": 5,
+    "plotting": 5,
+    "_show_versions": 6,
+    "cli": 6,
+    "__main__": 6,
+    "__init__": 7,
+}
+
+
+def _part(module: str) -> str:
+    """The top-level part of ``sklearn_uldp.<part>...`` (``__init__`` for the package)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE_DIR.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import of the package in ``path``."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("sklearn_uldp"):
+                continue
+            if node.module is None or target == "sklearn_uldp":
+                # ``from . import x`` / ``from .. import x``: x is a module, or
+                # a name defined by the package's __init__.
+                for a in node.names:
+                    name = f"{target}.{a.name}"
+                    found.append((node.lineno, name if _is_module(name) else target))
+            else:
+                found.append((node.lineno, target))
+        elif isinstance(node, ast.Import):
+            found.extend(
+                (node.lineno, a.name) for a in node.names if a.name.startswith("sklearn_uldp")
+            )
+    return found
+
+
+def _graph():
+    edges = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        source = _module_name(path)
+        for line, target in _imports(path):
+            edges.append((source, line, target, path))
+    return edges
+
+
+def test_every_part_of_the_package_has_a_layer():
+    parts = {p.stem if p.is_file() else p.name for p in PACKAGE_DIR.iterdir()}
+    parts = {p for p in parts if not p.startswith((".", "__pycache__")) and p != "py"}
+    parts -= {"py", "spec.schema", "__pycache__"}
+    code = {
+        p.stem if p.suffix == ".py" else p.name
+        for p in PACKAGE_DIR.iterdir()
+        if p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").is_file())
+    }
+    missing = sorted(code - set(LAYERS))
+    assert not missing, f"Give these parts of the package a layer in LAYERS: {missing}"
+
+
+def test_no_import_runs_back_up():
+    upward = []
+    for source, line, target, path in _graph():
+        src, dst = _part(source), _part(target)
+        if LAYERS[dst] > LAYERS[src]:
+            rel = path.relative_to(PACKAGE_DIR.parent)
+            upward.append(f"{rel}:{line} imports {target} (layer {dst} > {src})")
+    assert not upward, (
+        "Imports that run back up the layers (move the helper down to the layer "
+        "that owns it):\n" + "\n".join(upward)
+    )
+
+
+def test_subpackages_import_no_cycle():
+    # Same-layer imports are allowed, but not both ways: the graph of the
+    # package's parts (subpackages and top-level modules) is acyclic.
+    graph: dict[str, set[str]] = {}
+    for source, _, target, _ in _graph():
+        src, dst = _part(source), _part(target)
+        if src != dst and dst in LAYERS:
+            graph.setdefault(src, set()).add(dst)
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, "Import cycles between parts of the package:\n" + "\n".join(cycles)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from ..estimators._base import as_channel", "sklearn_uldp.estimators._base"),
+        ("from .. import __version__", "sklearn_uldp"),
+        ("from .._version import __version__", "sklearn_uldp._version"),
+        ("from . import _demo", "sklearn_uldp.cli._demo"),
+        ("import sklearn_uldp.mechanisms", "sklearn_uldp.mechanisms"),
+    ],
+)
+def test_imports_are_resolved(tmp_path, monkeypatch, source, expected):
+    # The parser resolves relative imports against the module's package.
+    fake = PACKAGE_DIR / "cli" / "_layering_probe.py"
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source)
+    assert [t for _, t in _imports(fake)] == [expected]
