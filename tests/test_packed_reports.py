@@ -201,10 +201,6 @@ def test_bad_packed_reports_are_refused_with_a_hint():
         PackedReports(reports.data.astype(np.int64), 11)
     with pytest.raises(ValueError, match="choose one"):
         RAPPOR(1.0, categories=[0, 1], sparse_output=True, packed_output=True).fit()
-    with pytest.raises(ValueError, match="packed_output=False"):
-        RAPPOR(1.0, categories=[0, 1], packed_output=True).set_output(
-            transform="pandas"
-        ).fit_transform(np.array([[0], [1]]))
     # uRAP: at most one non-sensitive bit per report
     urap = UtilityOptimizedRAPPOR(1.0, sensitive=[0], categories=list(range(11))).fit()
     two = np.zeros((1, 11), dtype=np.uint8)
@@ -394,6 +390,107 @@ def test_dask_partitions_of_packed_reports():
         np.concatenate([b.data for b in batches]),
         PackedReports.from_frame(local, 11).data,
     )
+
+
+def test_pandas_output_is_one_binary_column_per_input_column():
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    X = pd.DataFrame({"a": _data(11, 3000, seed=8).ravel(), "b": _data(11, 3000, seed=9).ravel()})
+    X.index += 100
+    mech = RAPPOR(1.0, categories=list(range(11)), packed_output=True, random_state=2)
+    reports = mech.fit(X).transform(X)  # a PackedReports (numpy output)
+    frame = mech.set_output(transform="pandas").fit(X).transform(X)
+    assert list(frame.columns) == ["a", "b"] == list(mech.get_feature_names_out())
+    assert (frame.index == X.index).all() and get_channel(frame) == mech.channel_
+    np.testing.assert_array_equal(PackedReports.from_frame(frame).data, reports.data)
+    for j, name in enumerate(["a", "b"]):
+        for block in (mech.column_reports(frame, name), mech.column_reports(reports, j)):
+            np.testing.assert_array_equal(
+                EmpiricalEstimator().fit(block).distribution_,
+                EmpiricalEstimator().fit(reports.block(j).toarray()).distribution_,
+            )
+    with pytest.raises(ValueError, match="2 block"):
+        mech.column_reports(reports.block(0), 1)
+
+
+def test_dataframe_privatizer_keeps_packed_columns(tmp_path):
+    pytest.importorskip("pyarrow")
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    from sklearn_uldp import DataFramePrivatizer, RandomizedResponse
+
+    X = pd.DataFrame({"a": _data(11, 4000, seed=10).ravel(), "b": _data(3, 4000).ravel()})
+
+    def privatizer(**kwargs):
+        return DataFramePrivatizer(
+            {
+                "a": RAPPOR(1.0, categories=list(range(11)), packed_output=True),
+                "b": RandomizedResponse(1.0, categories=[0, 1, 2]),
+            },
+            random_state=0,
+            **kwargs,
+        )
+
+    priv = privatizer()
+    reports = priv.fit_transform(X)
+    assert list(reports.columns) == ["a", "b"] and priv.report_columns("a") == ["a"]
+    assert "binary" in str(reports.dtypes["a"]) and reports["a"].iloc[0].__len__() == 2
+    dense = PackedReports.from_frame(reports[["a"]], 11).toarray()
+    expected = EmpiricalEstimator(projection="simplex", mechanism=priv.mechanisms_["a"]).fit(dense)
+    np.testing.assert_array_equal(priv.estimate(reports)["a"].to_numpy(), expected.distribution_)
+    # Parquet keeps the bytes; the estimate of the file is the same
+    reports.to_parquet(tmp_path / "r.parquet")
+    back = pd.read_parquet(tmp_path / "r.parquet")
+    np.testing.assert_array_equal(priv.estimate(back)["a"].to_numpy(), expected.distribution_)
+    # Dask partitions keep packed partitions too
+    lazy = priv.transform(dd.from_pandas(X, npartitions=2))
+    assert "binary" in str(lazy.dtypes["a"])
+    assert priv.estimate(lazy.compute())["a"].shape == (11,)
+    # a table is needed to hold them, and the sampling strategies do not
+    with pytest.raises(ValueError, match="set_output"):
+        priv.transform(X.to_numpy())
+    with pytest.raises(ValueError, match="strategy='split'"):
+        privatizer(strategy="sample").fit(X)
+
+
+def test_cli_writes_and_estimates_packed_parquet(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    import json
+
+    import pandas as pd
+
+    from sklearn_uldp.cli import main
+    from sklearn_uldp.mechanisms import Channel
+
+    X = pd.DataFrame({"a": _data(11, 5000, seed=11).ravel()})
+    X.to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "r.parquet"
+    common = ["--columns", "a", "--mechanism", "urap", "--epsilon", "1"]
+    common += ["--categories", "a=0..10", "--sensitive", "a=0,1", "--no-progress"]
+    args = ["privatize", tmp_path / "in.csv", "-o", out, *common, "--random-state", "1"]
+    assert main([str(a) for a in [*args, "--packed", "--chunksize", "700"]]) == 0
+    spec = json.loads((tmp_path / "r.parquet.spec.json").read_text())
+    assert spec["report_columns"] == {"a": ["a"]}
+    frame = pd.read_parquet(out)
+    assert list(frame.columns) == ["a"] and {len(v) for v in frame["a"]} == {2}
+    bits = np.unpackbits(
+        np.frombuffer(b"".join(frame["a"]), np.uint8).reshape(-1, 2), axis=1, bitorder="little"
+    )
+    assert not bits[:, 11:].any()  # padding bits are 0
+    channel = Channel.from_dict(spec["columns"]["a"])
+    expected = EmpiricalEstimator(mechanism=channel).fit(bits[:, :11])
+    est = tmp_path / "est.csv"
+    estimate = ["estimate", out, "--spec", tmp_path / "r.parquet.spec.json", "-o", est]
+    assert main([str(a) for a in [*estimate, "--estimator", "emp", "--no-progress"]]) == 0
+    np.testing.assert_allclose(
+        pd.read_csv(est)["estimate"].to_numpy(), expected.distribution_, atol=1e-12
+    )
+    capsys.readouterr()
+    csv = ["privatize", tmp_path / "in.csv", "-o", tmp_path / "r.csv", *common, "--packed"]
+    assert main([str(a) for a in csv]) == 2
+    assert "CSV cannot hold" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kernel", ["numba", "numpy"])

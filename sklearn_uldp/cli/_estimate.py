@@ -68,6 +68,8 @@ def _report_names(column, channel, names):
     expected = len(default)
     if names is None:
         return default
+    if channel.report_format == "bits" and isinstance(names, list) and len(names) == 1:
+        expected = 1  # packed reports (privatize --packed): one column of bytes
     if (
         not isinstance(names, list)
         or len(names) != expected
@@ -299,6 +301,19 @@ def _integers(frame, name, channel, what):
         ) from None
 
 
+def _packed(frame, name, channel):
+    """Packed bit-vector reports from a binary column (read from Parquet)."""
+    from ..mechanisms import PackedReports
+
+    try:
+        return PackedReports.from_frame(frame[[name]], channel=channel)
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc} The spec's report column {name!r} holds packed reports "
+            "(privatize --packed), which are read from the Parquet file it wrote."
+        ) from None
+
+
 def _sketch(frame, channel, names):
     """Rows ``[hash index, m bits]`` of a count-mean sketch."""
     index = _integers(frame, names[0], channel, "hash index")
@@ -313,6 +328,8 @@ def _as_reports(frame, channel, names):
     if str(channel.report_format).startswith("numeric"):  # numbers, read as text
         return pd.to_numeric(frame[names[0]], errors="coerce").to_numpy(dtype=float)
     if channel.report_format == "bits":
+        if len(names) == 1:  # packed: ceil(k / 8) bytes a report
+            return _packed(frame, names[0], channel)
         return _bits(frame, names)
     if channel.report_format == "sketch":
         return _sketch(frame, channel, names)

@@ -530,8 +530,25 @@ def _need_pyarrow(path, action):
 
 
 def _as_strings(frame):
-    # Values read as text keep missing values as None (not the string 'nan').
-    return frame.astype(object).apply(lambda s: s.astype(str).where(s.notna(), None))
+    # Values read as text keep missing values as None (not the string 'nan');
+    # binary columns (packed reports) keep their bytes.
+    columns = {}
+    for c in frame.columns:
+        s = frame[c]
+        if "binary" not in str(s.dtype):
+            s = s.astype(object)
+            s = s.astype(str).where(s.notna(), None)
+        columns[c] = s
+    return pd.DataFrame(columns, index=frame.index, columns=frame.columns)
+
+
+def _binary_as_arrow(kind):
+    """Arrow binary columns stay Arrow-backed bytes (packed reports), read without a copy."""
+    import pyarrow as pa
+
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return pd.ArrowDtype(kind)
+    return None
 
 
 def read_chunks(path, columns, chunksize, dtype=None, exact=False):
@@ -604,11 +621,15 @@ def _read_parquet(path, columns, chunksize, dtype):
         raise ValueError(f"Columns {absent} are not in {str(path)!r} (its columns: {names[:20]}).")
     empty = True
     for batch in source.iter_batches(batch_size=chunksize, columns=list(columns)):
-        frame = batch.to_pandas()
+        frame = batch.to_pandas(types_mapper=_binary_as_arrow)
         empty = False
         yield _as_strings(frame) if dtype is str else frame
     if empty:
-        frame = source.schema_arrow.empty_table().select(list(columns)).to_pandas()
+        frame = (
+            source.schema_arrow.empty_table()
+            .select(list(columns))
+            .to_pandas(types_mapper=_binary_as_arrow)
+        )
         yield _as_strings(frame) if dtype is str else frame
 
 

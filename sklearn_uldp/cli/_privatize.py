@@ -467,7 +467,13 @@ def _check_noise(noise):
             ) from None
 
 
-def _make_privatizer(columns, numeric, kinds, noise, missing, missing_label, strategy):
+#: The mechanisms whose reports --packed writes as bytes (bit vectors).
+PACKED_MECHANISMS = ("rappor", "urap", "oue", "uoue", "ss", "uss")
+
+
+def _make_privatizer(
+    columns, numeric, kinds, noise, missing, missing_label, strategy, packed=False
+):
     from ..compose import DataFramePrivatizer
 
     # A seed goes to the privatizer, which derives one stream per column; the
@@ -496,6 +502,8 @@ def _make_privatizer(columns, numeric, kinds, noise, missing, missing_label, str
             )
         except ValueError as exc:
             raise ValueError(f"column {c!r}: {exc}") from None
+        if packed and conf["mechanism"].lower() in PACKED_MECHANISMS:
+            mechanisms[c].set_params(packed_output=True)
     for c, conf in numeric.items():  # numbers: a public range, no domain to type
         try:
             mechanisms[c] = _numeric_mechanisms()[conf["mechanism"]](
@@ -525,13 +533,22 @@ def _cmd_privatize(args):
         {"input": args.input, "config": args.config},
         args.overwrite,
     )
-    check_table_output(args.output, "reports file")
+    if check_table_output(args.output, "reports file") != "parquet" and args.packed:
+        raise ValueError(
+            "--packed writes each bit-vector report as bytes, which CSV cannot "
+            "hold: give a reports file ending in .parquet (or drop --packed)."
+        )
+    if args.packed and _strategy(args) != "split":
+        raise ValueError(
+            f"--packed works with --strategy split only (got {_strategy(args)!r}): "
+            "drop --packed or --strategy."
+        )
     _check_noise(noise)
     numeric = {c: conf for c, conf in columns.items() if "numeric" in conf}
     columns = {c: conf for c, conf in columns.items() if "numeric" not in conf}
     kinds = _typed_columns(columns, args, missing)
     priv = _make_privatizer(
-        columns, numeric, kinds, noise, missing, args.missing_label, _strategy(args)
+        columns, numeric, kinds, noise, missing, args.missing_label, _strategy(args), args.packed
     )
     typed = {c: columns[c]["categories"] for c, k in kinds.items() if k[0]}
     # Reports and spec are written as part files and published together.
@@ -613,9 +630,9 @@ def register(subparsers):
             "selection), cms, hcms (count-mean sketches), uss, uhr "
             "(utility-optimized subset selection and Hadamard response). A "
             "bit-vector mechanism (rappor, urap, oue, uoue, ss, uss) writes one "
-            "report column per category, cms one hash-index column then one per "
-            "bucket; the others one column. An existing file is replaced only with "
-            "--overwrite, and an input file never."
+            "report column per category (one column of bytes with --packed), cms "
+            "one hash-index column then one per bucket; the others one column. An "
+            "existing file is replaced only with --overwrite, and an input file never."
         ),
     )
     p.add_argument("input", help="input table (.csv, or .parquet with pyarrow)")
@@ -689,6 +706,14 @@ def register(subparsers):
         help="sensitive values of a column (repeat per column; ranges LOW..HIGH too)",
     )
     add_missing_options(p)
+    p.add_argument(
+        "--packed",
+        action="store_true",
+        help="write the reports of bit-vector mechanisms (rappor, urap, oue, uoue, "
+        "ss, uss) packed: one binary column per input column, ceil(k / 8) bytes a "
+        "report, bit j of a report in bit j %% 8 of its byte j // 8 (Parquet only; "
+        "'estimate' reads them as they are)",
+    )
     p.add_argument(
         "--random-state",
         type=noise_arg,

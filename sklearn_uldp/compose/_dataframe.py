@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMechanism
 from ..mechanisms._channel import Channel
-from ..mechanisms._reports import attach_channel
+from ..mechanisms._reports import attach_channel, is_packed_frame
 from ..numeric._base import BaseNumericMechanism
 from ..numeric._estimator_base import NumericEstimatorBase
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
@@ -807,6 +807,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         pandas = self._output_config() == "pandas" or (
             self._output_config() is None and isinstance(X, pd.DataFrame)
         )
+        self._check_packed(pandas)
         # Threads, not processes: mechanisms count their calls in place (so
         # that seeded streams never repeat), and the table is not copied.
         with (
@@ -814,6 +815,26 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             parallel_config(backend="threading"),
         ):
             return method(self, X)
+
+    def _check_packed(self, pandas):
+        """Packed reports (``packed_output=True``) need pandas output and "split"."""
+        mechanisms = [(n, t) for n, t, _ in self.transformers] + [("remainder", self.remainder)]
+        packed = [n for n, t in mechanisms if getattr(t, "packed_output", False)]
+        if not packed:
+            return
+        if not pandas:
+            raise ValueError(
+                f"Mechanisms {packed} write packed reports (packed_output=True), "
+                "which a table holds as one binary column per input column: pass a "
+                "DataFrame or call set_output(transform='pandas'), or use "
+                "packed_output=False for an array of dense 0/1 reports."
+            )
+        if self.strategy != "split":
+            raise ValueError(
+                f"Mechanisms {packed} write packed reports (packed_output=True), "
+                f"which strategy={self.strategy!r} does not support: use "
+                "packed_output=False, or strategy='split'."
+            )
 
     def _finish(self, out, X):
         """Name the report columns and attach the specs."""
@@ -1196,7 +1217,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 part = part.loc[arr[:, -1] == name]
                 part = part.infer_objects()
         channel = self.channels_[name]
-        if channel.report_format == "bits" and not getattr(channel, "missing_reports", False):
+        if (
+            channel.report_format == "bits"
+            and not getattr(channel, "missing_reports", False)
+            and not is_packed_frame(part)  # packed: one binary column of bytes
+        ):
             part = part.astype(np.uint8)
         part.attrs = {}
         attach_channel(part, channel)

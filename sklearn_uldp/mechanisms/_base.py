@@ -413,10 +413,10 @@ class BaseMechanism(PrivatizerBase):
         start = int(np.sum(widths[:j]))
         stop = start + widths[j]
         if isinstance(reports, PackedReports):
-            if reports.shape[1] != sum(widths):
+            if reports.n_blocks != len(names):
                 raise ValueError(
-                    f"Expected the reports of this mechanism on {len(names)} column(s), "
-                    f"{sum(widths)} report columns; got {reports.shape[1]}."
+                    f"Expected the packed reports of this mechanism on {len(names)} "
+                    f"column(s), {len(names)} block(s) of bytes; got {reports.n_blocks}."
                 )
             return reports.block(j)
         if isinstance(reports, pd.DataFrame):

@@ -989,7 +989,9 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
     packed_output : bool, default=False
         Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
         bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``.
+        array of k bytes a report. Exclusive with ``sparse_output``. With
+        pandas output, one binary column per input column, named after it
+        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
@@ -1140,7 +1142,9 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
     packed_output : bool, default=False
         Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
         bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``.
+        array of k bytes a report. Exclusive with ``sparse_output``. With
+        pandas output, one binary column per input column, named after it
+        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 

@@ -957,16 +957,14 @@ class _UnaryEncodingMechanism(BaseMechanism):
         if self.packed_output:
             from ._base import _transform_output
 
+            reports = PackedReports(outputs, self.channel_.n_categories, self.channel_)
             if _transform_output(self) == "pandas":
-                raise ValueError(
-                    "Pandas output does not support packed reports (a DataFrame "
-                    "of one column per bit): use packed_output=False with "
-                    "set_output(transform='pandas'), or keep the packed reports "
-                    "(PackedReports.to_frame() gives a DataFrame of one binary "
-                    "column per input column, as Parquet and Dask keep them; "
-                    "toarray() gives the dense bits)."
-                )
-            return PackedReports(outputs, self.channel_.n_categories, self.channel_)
+                # One Arrow binary column per input column, named after it
+                # (get_feature_names_out): the form Parquet files and Dask
+                # partitions keep, read back by every estimator.
+                index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+                return reports.to_frame(list(self.get_feature_names_out()), index=index)
+            return reports
         if self.sparse_output:
             from ._base import _transform_output
 
@@ -984,6 +982,9 @@ class _UnaryEncodingMechanism(BaseMechanism):
         return self._container(outputs, X)
 
     def _column_feature_names(self, name):
+        if self.packed_output:
+            # One column of bytes per input column, named after it.
+            return [name]
         # One name per report bit, ``<input>_<category>``.
         return [f"{name}_{c}" for c in self.categories_]
 
@@ -1022,7 +1023,9 @@ class RAPPOR(_UnaryEncodingMechanism):
     packed_output : bool, default=False
         Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
         bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``.
+        array of k bytes a report. Exclusive with ``sparse_output``. With
+        pandas output, one binary column per input column, named after it
+        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 
@@ -1103,7 +1106,9 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
     packed_output : bool, default=False
         Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
         bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``.
+        array of k bytes a report. Exclusive with ``sparse_output``. With
+        pandas output, one binary column per input column, named after it
+        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness.
 

@@ -446,14 +446,6 @@ def _map_dask(ddf, template, seeds, composite=False):
     if composite:
         meta = template._dask_meta(ddf)
         names = list(meta.columns)
-    elif getattr(template, "packed_output", False):
-        # Packed reports: one binary column per input column (their bytes).
-        names = _input_names(template)
-        meta = PackedReports(
-            np.zeros((0, len(names) * -(-template.channel_.n_categories // 8)), np.uint8),
-            template.channel_.n_categories,
-        ).to_frame(names)
-        meta.attrs = {}
     else:
         names = template.get_feature_names_out()
         meta = _dask_meta(template, names)
@@ -477,18 +469,17 @@ def _map_dask(ddf, template, seeds, composite=False):
     return ddf.map_partitions(run, meta=meta)
 
 
-def _input_names(mechanism):
-    names = getattr(mechanism, "feature_names_in_", None)
-    if names is None:
-        return [f"x{j}" for j in range(getattr(mechanism, "n_features_in_", 1))]
-    return [str(n) for n in names]
-
-
 def _dask_meta(mechanism, names=None):
     import pandas as pd
 
     names = mechanism.get_feature_names_out() if names is None else names
     channel = mechanism.channel_
+    if getattr(mechanism, "packed_output", False):
+        # Packed reports: one binary column per input column (their bytes).
+        k = channel.n_categories
+        meta = PackedReports(np.zeros((0, len(names) * -(-k // 8)), np.uint8), k).to_frame(names)
+        meta.attrs = {}
+        return meta
     if channel.report_format == "bits":
         return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
     if str(channel.report_format).startswith("numeric"):  # numbers, column units
