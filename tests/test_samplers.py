@@ -409,10 +409,20 @@ class _UniformGridRNG:
         return out
 
 
+@pytest.fixture(params=["numba", "numpy"])
+def rr_kernel(request, monkeypatch):
+    from sklearn_uldp.utils import _sampling
+
+    if request.param == "numba" and _sampling.numba is None:  # pragma: no cover
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(_sampling, "_KERNEL", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize(
     "k,eps", [(2, 1.0), (3, 0.5), (100, 1.0), (100, 4.0), (1000, 0.5), (1000, 4.0)]
 )
-def test_randomized_response_codes_exact_frequencies(k, eps):
+def test_randomized_response_codes_exact_frequencies(k, eps, rr_kernel):
     """One uniform per user: kept w.p. keep, each other code w.p. (1-keep)/(k-1).
 
     Deterministic: a sampler that moves to the input itself, is off by one,
@@ -430,7 +440,7 @@ def test_randomized_response_codes_exact_frequencies(k, eps):
         assert np.abs(counts - expected).max() <= 2, (c, counts, expected)
 
 
-def test_randomized_response_codes_edge_cases():
+def test_randomized_response_codes_edge_cases(rr_kernel):
     rng = np.random.default_rng(0)
     codes = np.arange(3000) % 1500
     with warnings.catch_warnings():
@@ -448,6 +458,20 @@ def test_randomized_response_codes_edge_cases():
     a = randomized_response_codes(codes, 1500, 0.3, np.random.default_rng(8))
     b = randomized_response_codes(codes, 1500, 0.3, np.random.default_rng(8))
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("k,keep", [(2, 0.7), (5, 0.01), (100, 0.5), (10**5, 0.99)])
+def test_randomized_response_codes_kernels_agree(k, keep, monkeypatch):
+    # The compiled pass and the numpy passes map the same uniforms to the
+    # same codes (over several chunks of users).
+    from sklearn_uldp.utils import _sampling
+
+    codes = np.random.default_rng(k).integers(0, k, 3 * _sampling._USER_CHUNK + 5)
+    out = {}
+    for kernel in ("numba", "numpy"):
+        monkeypatch.setattr(_sampling, "_KERNEL", kernel)
+        out[kernel] = randomized_response_codes(codes, k, keep, np.random.default_rng(3))
+    np.testing.assert_array_equal(out["numba"], out["numpy"])
 
 
 # ------------------------------------------------------- bernoulli_positions

@@ -5,6 +5,11 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
+try:
+    import numba
+except ImportError:  # pragma: no cover - numba is a dependency; the numpy path remains
+    numba = None  # type: ignore[assignment]
+
 __all__ = [
     "bernoulli_matrix",
     "bernoulli_positions",
@@ -31,6 +36,28 @@ _TABLE_MIN_Q = 1.0 / 512
 # chunk of positions spans many rows (small q times s).
 _ROW_BATCH = 1 << 16
 _INT32_MAX = np.iinfo(np.int32).max
+#: "numba" (one compiled pass per chunk, the GIL released) or "numpy"
+#: (elementwise passes); the two give the same codes from the same uniforms.
+_KERNEL = "numba" if numba is not None else "numpy"
+
+
+def _rr_kernel(u, codes, out, keep_prob, scale, k):  # pragma: no cover - numba
+    # randomized_response_codes' arithmetic, one user at a time: kept users
+    # never compute the (possibly huge) scaled value, so nothing is clipped.
+    for i in range(u.size):
+        if u[i] < keep_prob:
+            out[i] = codes[i]
+        else:
+            t = np.int64((u[i] - keep_prob) * scale)
+            if t > k - 2:
+                t = k - 2
+            if t >= codes[i]:
+                t += 1
+            out[i] = t
+
+
+if numba is not None:
+    _rr_kernel = numba.njit(nogil=True, cache=True)(_rr_kernel)
 
 
 def bernoulli_matrix(shape, q, rng, *, out=None):
@@ -259,8 +286,10 @@ def randomized_response_codes(codes, k, keep_prob, rng):
     difference has the sign of the exact one), so truncating the scaled
     value to an integer is the floor.
 
-    The users are processed in chunks that fit in the L2 cache, so the few
-    elementwise passes cost little next to drawing U.
+    The users are processed in chunks that fit in the L2 cache: each chunk's
+    uniforms are drawn, then mapped to codes in one compiled pass that
+    releases the GIL (so columns privatized in threads run in parallel), or,
+    without numba, in a few elementwise numpy passes that give the same codes.
 
     Parameters
     ----------
@@ -281,6 +310,14 @@ def randomized_response_codes(codes, k, keep_prob, rng):
         out[:] = codes
         return out
     scale = (k - 1) / (1.0 - keep_prob)
+    if _KERNEL == "numba":
+        u = np.empty(min(_USER_CHUNK, n))
+        for lo in range(0, n, _USER_CHUNK):
+            hi = min(n, lo + _USER_CHUNK)
+            uu = u[: hi - lo]
+            rng.random(out=uu)
+            _rr_kernel(uu, codes[lo:hi], out[lo:hi], keep_prob, scale, k)
+        return out
     # Kept users' values lie in (-keep_prob * scale, 0); clip them when that
     # is beyond what the cast to int64 can represent (huge epsilon).
     clip = keep_prob * scale >= 2.0**62
