@@ -168,6 +168,18 @@ def test_every_public_name_is_importable_and_listed():
         sklearn_uldp.NotAName  # noqa: B018
 
 
+def test_every_subpackage_name_resolves():
+    # the subpackages' __all__ too (names added on other branches included)
+    import importlib
+
+    import sklearn_uldp
+
+    for sub in sorted(sklearn_uldp._SUBPACKAGES):
+        module = importlib.import_module(f"sklearn_uldp.{sub}")
+        for name in getattr(module, "__all__", ()):
+            assert getattr(module, name) is not None, f"sklearn_uldp.{sub}.{name}"
+
+
 def test_lazy_names_agree_with_all_and_type_checking_block():
     # A public name added to __all__ (or to the TYPE_CHECKING imports) but
     # not to the lazy table would raise AttributeError at first use.
