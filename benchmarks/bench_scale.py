@@ -533,22 +533,32 @@ def section_import(args):
         "`from sklearn_uldp import RandomizedResponse, EMEstimator` s | ratio |"
     )
     print("|---|---|---|---|---|---|")
-    for side, path in _sides(args):
-        env = dict(os.environ)
-        if path:
-            env["PYTHONPATH"] = path
-        runs = {name: [] for name in _IMPORTS}
-        for _ in range(5):
+    import tempfile
+
+    sides = _sides(args)
+    runs = {side: {name: [] for name in _IMPORTS} for side, _ in sides}
+    for _ in range(5):
+        for side, path in sides:  # alternately, under the same load
+            env = dict(os.environ)
+            if path:
+                env["PYTHONPATH"] = path
             for name, statement in _IMPORTS.items():
                 code = (
                     "import time; t = time.perf_counter(); "
                     f"{statement}; print(time.perf_counter() - t)"
                 )
+                # from a neutral directory: ``python -c`` puts the working
+                # directory first on sys.path, before PYTHONPATH
                 out = subprocess.run(
-                    [sys.executable, "-c", code], env=env, capture_output=True, text=True
+                    [sys.executable, "-c", code],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    cwd=tempfile.gettempdir(),
                 )
-                runs[name].append(float(out.stdout) if out.returncode == 0 else float("nan"))
-        best = {name: min(values) for name, values in runs.items()}
+                runs[side][name].append(float(out.stdout) if out.returncode == 0 else float("nan"))
+    for side, _ in sides:
+        best = {name: min(values) for name, values in runs[side].items()}
         base = best["sklearn"]
         print(
             f"| {side} | {base:.2f} | {best['sklearn_uldp']:.2f} | "
