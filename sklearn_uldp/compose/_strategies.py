@@ -28,7 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn import config_context
 
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import ClippingWarning, PrivacyLeakWarning
 from ..mechanisms._attribute_sampling import (
     SampledChannel,
     SampledFakeChannel,
@@ -42,6 +42,8 @@ from ..mechanisms._attribute_sampling import (
 )
 from ..mechanisms._randomized_response import UtilityOptimizedRRChannel
 from ..mechanisms._rappor import RAPPORChannel, UnaryEncodingChannel, basic_rappor_theta
+from ..numeric._base import BaseNumericMechanism, _numeric_values, warn_clipped
+from ..numeric._sampled import SampledNumericChannel
 from ..utils._random import is_secure, transform_generator
 
 __all__ = ["STRATEGIES", "SAMPLING_KEY"]
@@ -82,6 +84,16 @@ def check_strategy(priv):
                 f"guarantee under strategy={priv.strategy!r} has no single budget "
                 "per attribute. Use strategy='split' for it, or an LDP/ULDP "
                 "mechanism (RandomizedResponse, UtilityOptimizedRR, RAPPOR, ...)."
+            )
+        if priv.strategy == "sample+fake" and hasattr(channel, "permanent_channel"):
+            raise ValueError(
+                f"Column {name!r} uses {type(mech).__name__}, which memoizes its "
+                "reports over rounds, and strategy='sample+fake' cannot hide which "
+                "column is real across rounds: the real column's reports repeat a "
+                "permanent answer while fresh fakes do not, so a collector comparing "
+                "rounds finds it, and the amplification (a one-round argument) is "
+                "lost. Use strategy='sample' (the sampled column is then memoized "
+                "too) or 'split'."
             )
         if priv.strategy == "sample+fake":
             kinds = supported_fakes(channel)
@@ -169,6 +181,10 @@ def fit_strategy(priv):
     if priv.strategy == "sample":
         channels = {}
         for name, mech in mechanisms.items():
+            if isinstance(mech, BaseNumericMechanism):
+                # A range, not categories: the numeric twin of SampledChannel.
+                channels[name] = SampledNumericChannel(mech.channel_, d)
+                continue
             try:
                 channels[name] = SampledChannel(mech.categories_, mech.channel_, d)
             except ValueError as exc:
@@ -268,10 +284,27 @@ def _as_array(out):
     return np.asarray(out)
 
 
-def _privatized(mech, X_part):
-    """Reports of ``mech`` on some rows, as a plain (rows, width) array."""
-    with config_context(transform_output="default"):
-        return _as_array(mech.transform(X_part))
+def _privatized(mech, X_part, user_keys=None):
+    """Reports of ``mech`` on some rows, as a plain (rows, width) array
+    (a memoized mechanism's with the keys of those rows' users)."""
+    params = {} if user_keys is None else {"user_secrets": user_keys}
+    with config_context(transform_output="default"), warnings.catch_warnings():
+        # A numeric column's clipping was counted on the whole column.
+        warnings.filterwarnings("ignore", category=ClippingWarning)
+        return _as_array(mech.transform(X_part, **params))
+
+
+def _check_whole_column(mech, whole, name):
+    """Check every value of a column, sampled or not (an unknown category,
+    a missing or non-numeric value is an error, as under "split"), and warn
+    once about the values a numeric column clips."""
+    if not isinstance(mech, BaseNumericMechanism):
+        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
+        return
+    values = _numeric_values(whole, mech, reset=False, copy=False)
+    low, high = mech.bounds_
+    counts = [(int(np.count_nonzero(values < low)), int(np.count_nonzero(values > high)))]
+    warn_clipped(counts, mech.bounds_, [name], values.shape[0])
 
 
 def _fakes(mech, fake, m, X_one, name):
@@ -284,15 +317,26 @@ def _fakes(mech, fake, m, X_one, name):
         return _as_array(mech._wrap_reports(outputs, column, None))
 
 
-def transform_sampled(priv, X):
-    """Privatize a table with ``priv.strategy`` "sample" or "sample+fake"."""
+def transform_sampled(priv, X, keys=None):
+    """Privatize a table with ``priv.strategy`` "sample" or "sample+fake".
+
+    ``keys`` (the users' keys of one call, see ``DataFramePrivatizer``):
+    the memoized columns are privatized with their keys, and the sampled
+    column is derived from them (the same in every round).
+    """
     X = priv._check_input(X)
     positions = priv._fitted_positions(X)
-    X = priv._prepared(X, positions)
+    numeric = {n for n, m in priv.mechanisms_.items() if isinstance(m, BaseNumericMechanism)}
+    X = priv._prepared(X, positions, numeric)
     n = X.shape[0]
     names = list(priv.mechanisms_)
     d = len(names)
-    sampled = sampling_generator(priv).integers(0, d, size=n)
+    if keys is not None:
+        # Memoized too: a user who reported another column in every round
+        # would end up spending every column's permanent budget.
+        sampled = keys.sampled(names)
+    else:
+        sampled = sampling_generator(priv).integers(0, d, size=n)
     fakes = resolved_fakes(priv) if priv.strategy == "sample+fake" else None
     blocks = []
     for i, name in enumerate(names):
@@ -301,9 +345,12 @@ def transform_sampled(priv, X):
         # Every value is checked against the domain, sampled or not (an
         # unknown category is an error, as under "split", never ignored).
         whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
-        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
+        _check_whole_column(mech, whole, name)
         rows = np.flatnonzero(sampled == i)
-        real = _privatized(mech, _rows(X, rows, pos)) if rows.size else None
+        user_keys = None
+        if keys is not None and name in keys.names:
+            user_keys = keys.column(name)[rows]
+        real = _privatized(mech, _rows(X, rows, pos), user_keys) if rows.size else None
         if fakes is None:
             blocks.append(_Block(name, mech, n, rows, real, None, None))
             continue
@@ -375,6 +422,8 @@ def missing_kind(channel):
     integer category labels as nullable Int64, boolean labels as nullable
     booleans, other labels as objects (None when missing).
     """
+    if str(channel.report_format).startswith("numeric"):
+        return "float64"  # numbers in the column's units, NaN when missing
     if channel.report_format != "categorical":
         return "UInt8"
     if not getattr(channel, "reports_are_categories", False):
@@ -385,6 +434,11 @@ def missing_kind(channel):
 
 def _missing_column(values, rows, present, n, kind):
     """A column of ``n`` entries, ``values`` on ``rows`` and missing elsewhere."""
+    if kind == "float64":
+        data = np.full(n, np.nan)
+        if values is not None:
+            data[rows] = values
+        return data
     if kind in ("UInt8", "Int64", "boolean"):
         dtype = {"UInt8": np.uint8, "Int64": np.int64, "boolean": bool}[kind]
         data = np.zeros(n, dtype=dtype)

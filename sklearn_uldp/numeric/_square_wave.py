@@ -41,6 +41,7 @@ from ._band import BandLaw, band_masses
 from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel
 from ._estimator_base import NumericEstimatorBase
 from ._kernels import band_em, fused_reports
+from ._sampled import report_law
 
 __all__ = [
     "SquareWave",
@@ -489,7 +490,7 @@ class SquareWaveEstimator(NumericEstimatorBase):
 
     def _check_channel(self, channel):
         super()._check_channel(channel)
-        if not isinstance(channel, SquareWaveChannel):
+        if not isinstance(report_law(channel), SquareWaveChannel):
             raise ReportMismatchError(
                 f"SquareWaveEstimator estimates from Square Wave reports; got reports of "
                 f"{channel!r}. Use MeanEstimator for the mean mechanisms."
@@ -510,7 +511,9 @@ class SquareWaveEstimator(NumericEstimatorBase):
         key = (self.channel_, int(self.n_bins), self._output_bins())
         cached = self.__dict__.get("_transition_cache")
         if cached is None or cached[0] != key:
-            operator = BandTransition(self.channel_, int(self.n_bins), self._output_bins())
+            operator = BandTransition(
+                report_law(self.channel_), int(self.n_bins), self._output_bins()
+            )
             cached = (key, operator)
             self.__dict__["_transition_cache"] = cached
         return cached[1]

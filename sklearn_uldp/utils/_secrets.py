@@ -62,6 +62,7 @@ __all__ = [
     "prf_integers",
     "prf_bernoulli",
     "simulated_user_keys",
+    "derive_user_keys",
     "MIN_SECRET_BYTES",
 ]
 
@@ -1067,3 +1068,58 @@ def simulated_user_keys(random_state: Any, n_users: int) -> UserKeys:
         np.ascontiguousarray(keys), _context_words("simulated users"), values, np.zeros(n), 1
     )
     return UserKeys(np.ascontiguousarray(words[:, :8]))
+
+
+#: Prefix of the labels of :func:`derive_user_keys` (distinct from every
+#: memo context and from the simulated users' master stream).
+_DERIVED_KEY_CONTEXT = "sklearn_uldp.derived-key.v1|"
+
+
+def derive_user_keys(user_secrets: Any, label: str | bytes) -> UserKeys:
+    """Per-user keys for one purpose, independent of the keys of any other label.
+
+    A table privatized by several memoized mechanisms takes **one** secret
+    per user (row); each column must still get its own permanent randomness,
+    or two columns with the same mechanism and value would share their
+    permanent answers. The key of user ``i`` for ``label`` is the first 32
+    bytes of the PRF stream keyed by user ``i``'s secret, with the context
+    ``label`` (and the value 0): a pseudo-random function of the secret, so
+    keys of different labels are independent, and the same secret and label
+    always give the same key. Nothing is stored.
+
+    Parameters
+    ----------
+    user_secrets : sequence of bytes or UserKeys
+        One secret per user (see :func:`check_user_secrets`).
+    label : str or bytes
+        What the keys are for, e.g. a column's name.
+
+    Returns
+    -------
+    keys : UserKeys
+        One 32-byte key per user, to pass as ``user_secrets``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import derive_user_keys, generate_user_secrets
+    >>> secrets = generate_user_secrets(3, random_state=0)
+    >>> a, b = derive_user_keys(secrets, "age"), derive_user_keys(secrets, "job")
+    >>> a, bool((a._words == derive_user_keys(secrets, "age")._words).all())
+    (UserKeys(n_users=3), True)
+    >>> bool((a._words != b._words).any(axis=1).all())
+    True
+    """
+    if isinstance(label, str):
+        label = label.encode("utf-8")
+    if not isinstance(label, (bytes, bytearray)):
+        raise TypeError(f"label must be a str or bytes, got {type(label).__name__}.")
+    keys = _keys_of(user_secrets)
+    n = keys.shape[0]
+    words = _keystream(
+        keys,
+        _context_words(_DERIVED_KEY_CONTEXT.encode("utf-8") + bytes(label)),
+        _value_words(np.zeros(n, dtype=np.uint64), n),
+        np.zeros(n, dtype=np.uint32),
+        1,
+    )
+    return UserKeys(np.ascontiguousarray(words[:, :8], dtype=np.uint32))
