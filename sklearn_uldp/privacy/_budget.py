@@ -222,11 +222,14 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        mechanism : fitted longitudinal mechanism
+        mechanism : fitted longitudinal mechanism or DataFramePrivatizer
             Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
-            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`).
+            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`), or a
+            fitted :class:`~sklearn_uldp.compose.DataFramePrivatizer` (its
+            ``exposure`` and ``epsilon_perm_spent_``: a whole row).
         n_values : int, default=1
-            Distinct values the person reports (per input column).
+            Distinct values the person reports (per input column; for a
+            privatizer, distinct rows of values).
         n_rounds : int or None, default=None
             The most rounds any one value is reported in; ``None`` for any
             number.
@@ -259,19 +262,36 @@ class BudgetAccountant:
         sklearn_uldp.exceptions.BudgetError: Spending 1 would bring the total to 4.912..., ...
         """
         channel = getattr(mechanism, "channel_", mechanism)
-        if not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure"):
+        # A privatizer of several columns (DataFramePrivatizer): a row's
+        # budget over the rounds (epsilon_perm_spent_, exposure()), read
+        # duck-typed so that this layer imports no composite.
+        composite = hasattr(mechanism, "mechanisms_") and hasattr(mechanism, "exposure")
+        if not composite and (
+            not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure")
+        ):
             raise TypeError(
                 "spend_longitudinal needs a fitted memoized mechanism (with "
-                f"exposure() and channel_.epsilon_perm); got {type(mechanism).__name__}. "
-                "Record the reports of other mechanisms with spend(mechanism, count=n)."
+                f"exposure() and channel_.epsilon_perm), or a DataFramePrivatizer; got "
+                f"{type(mechanism).__name__}. Record the reports of other mechanisms "
+                "with spend(mechanism, count=n)."
             )
         n_values = self._check_count(n_values)
-        per_value = (
-            float(channel.epsilon_perm)
-            if n_rounds is None
-            else float(mechanism.exposure(self._check_count(n_rounds)))
-        )
-        columns = int(getattr(mechanism, "n_features_in_", 1))
+        if composite and n_rounds is None:
+            per_value = float(mechanism.epsilon_perm_spent_)
+            if not np.isfinite(per_value):
+                raise ValueError(
+                    f"{type(mechanism).__name__} privatizes some columns afresh in every "
+                    "round (or samples with fakes), so its budget grows with the number "
+                    "of rounds: pass n_rounds (the most rounds a row of values is "
+                    "reported in)."
+                )
+        else:
+            per_value = (
+                float(channel.epsilon_perm)
+                if n_rounds is None
+                else float(mechanism.exposure(self._check_count(n_rounds)))
+            )
+        columns = 1 if composite else int(getattr(mechanism, "n_features_in_", 1))
         if label is None:
             rounds = "any number of" if n_rounds is None else f"{n_rounds}"
             label = f"{type(mechanism).__name__} ({rounds} rounds per value)"
