@@ -24,7 +24,6 @@ from sklearn_uldp.compose import DataFramePrivatizer, check_row_privacy, load_sp
 from sklearn_uldp.exceptions import InvalidSpecError, ReportMismatchError
 from sklearn_uldp.mechanisms import Channel, DBitFlipPM, LongitudinalGRR, RandomizedResponseChannel
 from sklearn_uldp.numeric import (
-    DuchiChannel,
     DuchiMechanism,
     HybridMechanism,
     SquareWave,
@@ -171,7 +170,9 @@ def test_numeric_column_sampler_follows_the_row_channel():
     values = priv.mechanisms_["age"].channel_.output_values()
     keys = [
         (0, int(np.argmin(np.abs(values - a)))) if s == "age" else (1, v)
-        for s, a, v in zip(reports["sampled_attribute"], reports["age"], reports["vote"])
+        for s, a, v in zip(
+            reports["sampled_attribute"], reports["age"], reports["vote"], strict=True
+        )
     ]
     index = {out: j for j, out in enumerate(rc.outputs)}
     observed = np.bincount([index[k] for k in keys], minlength=len(rc.outputs))
