@@ -32,18 +32,24 @@ from ..exceptions import ClippingWarning, PrivacyLeakWarning
 from ..mechanisms._attribute_sampling import (
     SampledChannel,
     SampledFakeChannel,
+    _guarantees_of,
     _ratio_classes,
     _rr_classes,
     _unary_classes,
     calibrate_fake_epsilons,
-    fake_data_guarantees,
     sample_fakes,
     supported_fakes,
 )
 from ..mechanisms._randomized_response import UtilityOptimizedRRChannel
 from ..mechanisms._rappor import RAPPORChannel, UnaryEncodingChannel, basic_rappor_theta
 from ..numeric._base import BaseNumericMechanism, _numeric_values, warn_clipped
-from ..numeric._sampled import SampledNumericChannel
+from ..numeric._sampled import (
+    SampledFakeNumericChannel,
+    SampledNumericChannel,
+    numeric_fake_classes,
+    numeric_fake_refusal,
+    sample_numeric_fakes,
+)
 from ..utils._random import is_secure, transform_generator
 
 __all__ = ["STRATEGIES", "SAMPLING_KEY"]
@@ -95,6 +101,23 @@ def check_strategy(priv):
                 "lost. Use strategy='sample' (the sampled column is then memoized "
                 "too) or 'split'."
             )
+        if priv.strategy == "sample+fake" and isinstance(mech, BaseNumericMechanism):
+            refusal = numeric_fake_refusal(channel)
+            if refusal is not None:
+                raise ValueError(
+                    f"Column {name!r} uses {type(mech).__name__}, which cannot send fake "
+                    f"reports under strategy='sample+fake': {refusal}. Fake numeric "
+                    "reports exist for the mean mechanisms DuchiMechanism, "
+                    "PiecewiseMechanism and HybridMechanism; use one of them, or "
+                    "strategy='sample'."
+                )
+            if _fake_of(priv, name) not in ("auto", "random"):
+                raise ValueError(
+                    f"fake={_fake_of(priv, name)!r} is not available for the numeric column "
+                    f"{name!r}: its fakes are the reports of a uniformly random input "
+                    "('random'). Pass fake='auto' or 'random' for it."
+                )
+            continue
         if priv.strategy == "sample+fake":
             kinds = supported_fakes(channel)
             if not kinds:
@@ -150,6 +173,9 @@ def _choose_fakes(priv):
     out = {}
     for name, mech in priv.mechanisms_.items():
         fake = _fake_of(priv, name)
+        if isinstance(mech, BaseNumericMechanism):
+            out[name] = "random"  # the report of a uniformly random input
+            continue
         kinds = supported_fakes(mech.channel_)
         if fake != "auto":
             out[name] = fake
@@ -207,7 +233,9 @@ def fit_strategy(priv):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             mech.channel_ = mech._make_channel()
-    attribute, row = fake_data_guarantees([m.channel_ for m in mechs], kinds)
+    attribute, row = _guarantees_of(
+        [_channel_classes(m, f) for m, f in zip(mechs, kinds, strict=True)]
+    )
     over = attribute > targets * (1 + 1e-9)
     if over.any():
         worst = int(np.argmax(attribute - targets))
@@ -222,15 +250,28 @@ def fit_strategy(priv):
             stacklevel=4,
         )
     channels = {
-        name: SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
+        name: (
+            SampledFakeNumericChannel(m.channel_, d, fakes[name])
+            if isinstance(m, BaseNumericMechanism)
+            else SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
+        )
         for name, m in zip(names, mechs, strict=True)
     }
     return channels, {"attribute": attribute, "row": row, "targets": targets, "fakes": fakes}
 
 
+def _channel_classes(mech, fake):
+    """The likelihood-ratio classes (R+, R-) of a fitted column's real reports."""
+    if isinstance(mech, BaseNumericMechanism):
+        return numeric_fake_classes(mech.channel_.name, float(mech.channel_.epsilon))
+    return _ratio_classes(mech.channel_, fake)
+
+
 def _classes_at(mech, fake):
     """(epsilon -> the column's likelihood-ratio classes, whether closed form)."""
     channel = mech.channel_
+    if isinstance(mech, BaseNumericMechanism):
+        return (lambda eps: numeric_fake_classes(channel.name, eps)), True
     mask = np.asarray(channel.sensitive_mask, dtype=bool)
     s, k = int(mask.sum()), mask.size
     if isinstance(channel, UtilityOptimizedRRChannel):
@@ -310,6 +351,8 @@ def _check_whole_column(mech, whole, name):
 def _fakes(mech, fake, m, X_one, name):
     """``m`` fake reports of a column, as ``transform`` would format them."""
     rng = mech._transform_rng(None, column=f"{name}{SAMPLING_KEY}fake")
+    if isinstance(mech, BaseNumericMechanism):
+        return sample_numeric_fakes(mech.channel_, m, rng)[:, None]
     outputs = sample_fakes(mech.channel_, fake, m, rng)
     # The labels' dtype is the input column's (as the mechanism's reports).
     column = mech._validate_columns(X_one, reset=False)[:, 0]

@@ -10,8 +10,9 @@ carry their channel, as every mechanism of the package does. Estimators
   utility-optimized :class:`UtilityOptimizedOneBitMechanism`, whose reports
   are unbiased; :class:`MeanEstimator` (with confidence intervals);
   :class:`MultiNumericMechanism` samples attributes of a row (Wang et al.);
-  :class:`SampledNumericChannel` is one numeric column of
-  ``DataFramePrivatizer(strategy="sample")`` beside categorical ones.
+  :class:`SampledNumericChannel` and :class:`SampledFakeNumericChannel`
+  are one numeric column of ``DataFramePrivatizer(strategy="sample")`` and
+  ``"sample+fake"`` beside categorical ones.
 * Distributions: :class:`SquareWave` (Li et al., SIGMOD 2020) and
   :class:`SquareWaveEstimator` (EM / EMS, quantiles, bootstrap intervals);
   :class:`Binner`, the route to every categorical mechanism and estimator.
@@ -32,7 +33,7 @@ from ._piecewise import (
     PiecewiseMechanism,
     closed_form_variance,
 )
-from ._sampled import SampledNumericChannel
+from ._sampled import SampledFakeNumericChannel, SampledNumericChannel
 from ._square_wave import SquareWave, SquareWaveChannel, SquareWaveEstimator, square_wave_band
 from ._utility_optimized import (
     UtilityOptimizedOneBitChannel,
@@ -67,4 +68,5 @@ __all__ = [
     "optimal_sampled_attributes",
     "Binner",
     "SampledNumericChannel",
+    "SampledFakeNumericChannel",
 ]
