@@ -204,6 +204,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         ``epsilon`` is then the budget of its **attribute** (rows that
         differ in that column only), and a person's whole row spends more
         (:attr:`epsilon_spent_`). Needs at least two privatized columns.
+        Numeric columns take part too (a mean mechanism's mean is estimated
+        from the sampled users, or de-mixed from the fakes; Square Wave and
+        the one-bit ULDP mechanism send no fakes). A memoized mechanism's
+        column is sampled from the user's secret (the same in every round)
+        and sends no fakes.
         ``"split"`` stays the default: it keeps each mechanism's budget as
         given and every person's every column (joint questions, tests of
         association); at an equal budget per person ``"sample"`` usually
@@ -1078,7 +1083,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     pos = positions[name]
                     column = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else X[:, pos]
                     if name in keys.names:
-                        parts.append(trans.transform(column, user_secrets=keys.column(name)))
+                        memoized: Any = trans  # a longitudinal mechanism
+                        parts.append(memoized.transform(column, user_secrets=keys.column(name)))
                     else:
                         parts.append(trans.transform(column))
                 elif name == "remainder" and self.remainder == "passthrough":

@@ -301,7 +301,7 @@ def numeric_fake_refusal(channel: Channel) -> str | None:
     name = getattr(report_law(channel), "name", None)
     if name in FAKE_NUMERIC:
         return None
-    return _NO_FAKES.get(name, "its fake law and likelihood ratios are not known exactly")
+    return _NO_FAKES.get(str(name), "its fake law and likelihood ratios are not known exactly")
 
 
 def _duchi_classes(epsilon):
@@ -380,30 +380,30 @@ def numeric_fake_law(channel: Channel) -> np.ndarray:
     -------
     F : ndarray of shape (n_outputs,)
     """
-    channel = report_law(channel)
-    name = getattr(channel, "name", None)
+    law: Any = report_law(channel)
+    name = getattr(law, "name", None)
     if name == "duchi":
         return np.array([0.5, 0.5])  # P(+ | t) is linear in t, t uniform on [-1, 1]
     if name == "piecewise":
-        qc, pc, length = _band_fake_law(channel.epsilon)
+        qc, pc, length = _band_fake_law(law.epsilon)
         y = np.arange(GRID_CELLS) + 0.5
         g = np.minimum(GRID_CELLS - length, y) - np.maximum(0.0, y - length)
         return qc + (pc - qc) * g / (GRID_CELLS - length)
     if name == "hybrid":
-        alpha = channel.alpha
+        alpha = law.alpha
         return np.concatenate(
-            [alpha * numeric_fake_law(channel.piecewise), (1.0 - alpha) * np.array([0.5, 0.5])]
+            [alpha * numeric_fake_law(law.piecewise), (1.0 - alpha) * np.array([0.5, 0.5])]
         )
-    raise ValueError(numeric_fake_refusal(channel))
+    raise ValueError(numeric_fake_refusal(law))
 
 
 def sample_numeric_fakes(channel: Channel, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` fake reports (column units): the reports of uniformly random inputs."""
-    channel = report_law(channel)
-    low, high = channel.bounds
+    law: Any = report_law(channel)
+    low, high = law.bounds
     values = np.minimum(low + (high - low) * rng.random(n), high)
     out = np.empty(n, dtype=np.float64)
-    channel.report(values, rng, out)
+    law.report(values, rng, out)
     return out
 
 
@@ -522,8 +522,9 @@ class SampledFakeNumericChannel(NumericChannel):
 
     def output_probabilities(self, values):
         lam = 1.0 / self.n_attributes
-        return lam * self.base.output_probabilities(values) + (1.0 - lam) * (
-            self.fake_distribution()[None, :]
+        return (
+            lam * self.base.output_probabilities(values)
+            + (1.0 - lam) * (self.fake_distribution()[None, :])
         )
 
     def matrix(self, inputs=None):
