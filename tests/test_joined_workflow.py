@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.stats import chi2
 
 from sklearn_uldp import (
@@ -772,3 +774,119 @@ def test_numeric_column_among_fakes_estimates_the_mean():
     one_bit = UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 100), sensitive=(0, 30))
     with pytest.raises(ValueError, match="disclosed values"):
         _mixed("sample+fake", age=one_bit).fit(df)
+
+
+# --------------------------------------------------- as an outsider would
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["duchi", "piecewise", "hybrid", "rr"]),
+            st.sampled_from([0.3, 0.7, 1.0, 2.5]),
+        ),
+        min_size=2,
+        max_size=4,
+    )
+)
+def test_exact_amplification_keeps_every_promise_with_numeric_columns(columns):
+    """Any mix of numeric and categorical columns and budgets among fakes: the
+    exact calibration keeps every attribute within its epsilon (computed from
+    the fitted channels, independently of the calibration), amplifies the
+    inner budgets, and bounds the row by the largest inner one."""
+    kinds = {"duchi": DuchiMechanism, "piecewise": PiecewiseMechanism, "hybrid": HybridMechanism}
+    mechanisms = {
+        f"c{j}": (
+            RandomizedResponse(eps, categories=[0, 1, 2])
+            if kind == "rr"
+            else kinds[kind](eps, bounds=(-1, 1))
+        )
+        for j, (kind, eps) in enumerate(columns)
+    }
+    df = pd.DataFrame({name: [0, 1] for name in mechanisms})
+    priv = DataFramePrivatizer(mechanisms, strategy="sample+fake").fit(df)
+    for name, (_, eps) in zip(mechanisms, columns, strict=True):
+        assert priv.attribute_epsilons_[name] <= eps * (1 + 1e-9)
+        assert priv.mechanisms_[name].channel_.epsilon >= eps * (1 - 1e-9)  # amplified
+    inner = max(m.channel_.epsilon for m in priv.mechanisms_.values())
+    assert priv.epsilon_spent_ <= inner * (1 + 1e-9)
+
+
+_NOT_BYTES = st.one_of(st.text(max_size=40), st.integers(), st.floats(), st.none())
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.binary(min_size=16, max_size=40), min_size=1, max_size=6, unique=True),
+    st.sampled_from(["valid", "short", "duplicate", "not bytes", "count"]),
+    st.data(),
+)
+def test_privatizer_takes_any_secrets_or_says_what_is_wrong(secrets, flaw, data):
+    """An outsider's user_secrets: valid ones (bytes >= 16, distinct, one per
+    row) give each user the same permanent answers in every row order;
+    anything else is refused with a message about the secrets, never
+    accepted silently."""
+    n = len(secrets)
+    at = data.draw(st.integers(0, len(secrets) - 1))
+    if flaw == "short":
+        secrets[at] = data.draw(st.binary(max_size=15))
+    elif flaw == "duplicate":
+        secrets.insert(at, secrets[at])
+        n += 1
+    elif flaw == "not bytes":
+        secrets[at] = data.draw(_NOT_BYTES)
+    elif flaw == "count":
+        n = data.draw(st.integers(1, len(secrets) + 2).filter(lambda k: k != len(secrets)))
+    df = _memo_table(n, seed=1)
+    given_secrets = list(secrets)
+    priv = _memo_privatizer().fit(df)
+    valid = (
+        all(type(s) is bytes and len(s) >= 16 for s in secrets)
+        and len(set(secrets)) == len(secrets)
+        and len(secrets) == n
+    )
+    if not valid:
+        with pytest.raises((TypeError, ValueError), match="secret"):
+            priv.transform(df, user_secrets=secrets)
+        assert secrets == given_secrets
+        return
+    r1 = priv.transform(df, user_secrets=secrets)
+    r2 = priv.transform(df.iloc[::-1], user_secrets=secrets[::-1])
+    assert (r1["app"] == r2["app"].loc[r1.index]).all()
+    assert (r1["app2"] == r2["app2"].loc[r1.index]).all()
+    assert secrets == given_secrets
+
+
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+# Hex texts of one length, drawn uniformly in 0..40 digits (around the 32-digit
+# minimum, odd and even), so that both the refusals and the parsing run.
+_HEX_FILE = st.integers(0, 40).flatmap(
+    lambda width: st.lists(
+        st.text(_HEX_DIGITS, min_size=width, max_size=width), min_size=1, max_size=3
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.lists(st.text(max_size=70), min_size=1, max_size=4), _HEX_FILE))
+def test_secrets_file_parser_refuses_with_a_message(texts):
+    """Any text of a secrets file: the bytes it spells (hex of one even length,
+    >= 16 bytes) or a ValueError about the secrets, never another exception
+    nor a silently shortened secret."""
+    from sklearn_uldp.cli._secrets import hex_secrets
+
+    valid = (
+        len({len(t) for t in texts}) == 1
+        and len(texts[0]) % 2 == 0
+        and len(texts[0]) >= 32
+        and all(c in _HEX_DIGITS for t in texts for c in t)
+    )
+    if not valid:
+        with pytest.raises(ValueError, match="secret"):
+            hex_secrets(texts)
+        return
+    out = hex_secrets(texts)
+    assert out.dtype == np.uint8
+    assert out.shape == (len(texts), len(texts[0]) // 2)
+    assert [bytes(row) for row in out] == [bytes.fromhex(t) for t in texts]

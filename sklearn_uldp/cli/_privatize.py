@@ -18,6 +18,12 @@ A numeric column (``duchi``, ``piecewise``, ``hybrid``, ``square_wave`` or
 ``"bounds"`` (values outside are clipped, with a warning); ``uobm`` also its
 sensitive ranges (``"sensitive": [[100000, 1e12]]``) and ``"disclosure"``.
 
+A memoized (longitudinal) column (``lgrr``, ``lue``, ``loloha``, ``ulrr``,
+``ulrap`` with ``"epsilon_perm"`` and ``"epsilon_1"``; ``dbitflip`` with
+``"epsilon"``) needs the users' secrets: ``--user-secrets FILE --user-id
+COLUMN`` (see :mod:`sklearn_uldp.cli._secrets`); they are matched to rows by
+user id and never written.
+
 A category value ``"LOW..HIGH"`` is an inclusive integer range, on the
 command line (``--categories hospvis=0..51``) and in the config
 (``"categories": ["0..51"]`` or ``"categories": "0..51"``). A column whose
