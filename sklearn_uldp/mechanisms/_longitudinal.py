@@ -53,18 +53,16 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._random import is_fresh
 from ..utils._sampling import (
     bernoulli_matrix,
     randomized_response_codes,
     randomized_response_move_counts,
 )
 from ..utils._secrets import (
-    check_user_secrets,
     prf_bernoulli,
     prf_integers,
     prf_uniforms,
-    simulated_user_keys,
+    resolve_user_keys,
 )
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import (
@@ -1515,18 +1513,6 @@ _LONGITUDINAL_HINTS = {
     ),
 }
 
-_NO_SECRETS = (
-    "{name} memoizes each user's permanent answer with a secret per user, and "
-    "no user_secrets were given. Pass transform(X, user_secrets=secrets): one "
-    "secret per row, made once per user with "
-    "sklearn_uldp.utils.generate_user_secrets(n_users) and kept by that user "
-    "for every round (in a Pipeline: mechanism.set_transform_request("
-    "user_secrets=True) with sklearn.set_config(enable_metadata_routing=True)). "
-    "Without secrets each round would draw new permanent answers, and "
-    "repeated reports would average the noise away. For a simulation, pass "
-    "an integer random_state: row i is then simulated user i in every call."
-)
-
 
 class _LongitudinalMechanism(BaseMechanism):
     """Shared fit/transform of the memoized mechanisms."""
@@ -1565,12 +1551,7 @@ class _LongitudinalMechanism(BaseMechanism):
         return codes
 
     def _user_keys(self, user_secrets, n):
-        if user_secrets is not None:
-            return check_user_secrets(user_secrets, n_samples=n)
-        rs = self.random_state
-        if not is_fresh(rs) and isinstance(rs, (Integral, np.random.SeedSequence)):
-            return simulated_user_keys(rs, n)
-        raise ValueError(_NO_SECRETS.format(name=type(self).__name__))
+        return resolve_user_keys(user_secrets, self.random_state, n, type(self).__name__)
 
     def transform(self, X: ArrayLike, user_secrets: Any = None) -> Any:
         """Privatize each row: memoized permanent answer, fresh instantaneous noise.

@@ -62,6 +62,7 @@ __all__ = [
     "prf_integers",
     "prf_bernoulli",
     "simulated_user_keys",
+    "resolve_user_keys",
     "MIN_SECRET_BYTES",
 ]
 
@@ -1067,3 +1068,60 @@ def simulated_user_keys(random_state: Any, n_users: int) -> UserKeys:
         np.ascontiguousarray(keys), _context_words("simulated users"), values, np.zeros(n), 1
     )
     return UserKeys(np.ascontiguousarray(words[:, :8]))
+
+
+_NO_SECRETS = (
+    "{name} memoizes each user's permanent answer with a secret per user, and "
+    "no user_secrets were given. Pass transform(X, user_secrets=secrets): one "
+    "secret per row, made once per user with "
+    "sklearn_uldp.utils.generate_user_secrets(n_users) and kept by that user "
+    "for every round (in a Pipeline: mechanism.set_transform_request("
+    "user_secrets=True) with sklearn.set_config(enable_metadata_routing=True)). "
+    "Without secrets each round would draw new permanent answers, and "
+    "repeated reports would average the noise away. For a simulation, pass "
+    "an integer random_state: row i is then simulated user i in every call."
+)
+
+
+def resolve_user_keys(user_secrets: Any, random_state: Any, n_samples: int, owner: str) -> UserKeys:
+    """The users' keys of one call of a memoized mechanism's ``transform``.
+
+    The given secrets (checked, one per row), or, when none are given and
+    ``random_state`` is an integer or a SeedSequence, the keys of the
+    simulated users 0 .. n_samples - 1 (:func:`simulated_user_keys`).
+    Anything else is refused with the fix in the message: without secrets
+    every call would draw new permanent answers.
+
+    Parameters
+    ----------
+    user_secrets : sequence of bytes, 2-D uint8 array, UserKeys or None
+    random_state : the mechanism's ``random_state``
+    n_samples : int
+        Rows of the call.
+    owner : str
+        The mechanism's name, for the message.
+
+    Returns
+    -------
+    keys : UserKeys
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._secrets import resolve_user_keys
+    >>> resolve_user_keys(None, 0, 3, "Mechanism")
+    UserKeys(n_users=3)
+    >>> resolve_user_keys(None, None, 3, "Mechanism")
+    Traceback (most recent call last):
+    ...
+    ValueError: Mechanism memoizes each user's permanent answer with a secret per user, ...
+    """
+    if user_secrets is not None:
+        return check_user_secrets(user_secrets, n_samples=n_samples)
+    from ._random import is_fresh
+
+    seeded = isinstance(random_state, (Integral, np.random.SeedSequence)) and not isinstance(
+        random_state, bool
+    )
+    if seeded and not is_fresh(random_state):
+        return simulated_user_keys(random_state, n_samples)
+    raise ValueError(_NO_SECRETS.format(name=owner))
