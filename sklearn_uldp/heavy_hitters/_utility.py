@@ -281,7 +281,11 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         eps' < eps of the oracle (None: eps / 2).
     top_k : int, default=20
     item_type : {"str", "bytes", "int"}, default="str"
-    normalization : {"NFC", "NFKC"} or None, default="NFC"
+    normalization : {"NFC", "NFKC"}, default="NFC"
+        Text is matched against ``sensitive`` on its normalized form: NFC
+        merges canonically equivalent spellings, NFKC also compatibility
+        ones. None is refused for text (an unnormalized spelling of a
+        sensitive item would be shown in clear).
     hash_range, n_hashes, hash_seed, random_state
         As :class:`PrefixExtendingMethod`.
 
