@@ -55,6 +55,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sampling import (
     bernoulli_matrix,
+    bernoulli_xor,
     randomized_response_codes,
     randomized_response_move_counts,
 )
@@ -737,6 +738,12 @@ def _ue_instantaneous_bits(permanent, kind, q2, rng, columns=None, *, copy=True)
     n = out.shape[0]
     width = out.shape[1] if columns is None else len(columns)
     step = max(1, (1 << 22) // max(width, 1))
+    if kind == "SUE" and columns is None and out.flags.c_contiguous:
+        # Flip in place, one compiled pass per block: the same draws as the
+        # chunks below make (bernoulli_xor draws as bernoulli_matrix does).
+        for lo in range(0, n, step):
+            bernoulli_xor(out[lo : min(n, lo + step)], q2, rng)
+        return out
     buf = np.empty((min(step, n), width), dtype=np.uint8)
     for lo in range(0, n, step):
         hi = min(n, lo + step)

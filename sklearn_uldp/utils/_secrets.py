@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets as _os_secrets
+import sys
 from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
@@ -66,6 +67,9 @@ __all__ = [
     "MIN_SECRET_BYTES",
 ]
 
+#: The compiled kernels read the keystream's bytes in memory order, which is
+#: the little-endian order the PRF is defined in on little-endian machines.
+_LITTLE_ENDIAN = sys.byteorder == "little"
 #: Shortest secret accepted (128 bits of key).
 MIN_SECRET_BYTES = 16
 #: Length of the secrets :func:`generate_user_secrets` draws (the PRF's key).
@@ -246,6 +250,126 @@ def _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols):  # pragma: no co
     return count
 
 
+def _cells_kernel(
+    keys, ctx, values, n_blocks, sigma, thr, live, frac, marked, thr_m, live_m, frac_m, out, pending
+):  # pragma: no cover - compiled by numba
+    """The cells of :func:`prf_bernoulli` in one pass over the keystream (numba).
+
+    For each group of ``_KERNEL_LANES`` users: their keystream blocks (as
+    :func:`_stream_kernel` computes them) go to a small buffer that stays
+    in L1 cache, and each user's cells are read off it at once -- the
+    thresholds, the ties resolved by the words after the cells, the marked
+    cells -- so the keystream never goes to memory. Exactly the rules of
+    :func:`prf_bernoulli` (and the result of the numpy pass). A tie whose
+    word lies beyond the drawn blocks is listed in ``pending`` as (row,
+    word position, column, probability's fraction) for the caller; returns
+    their number (listed up to the capacity of ``pending``).
+    """
+    n, m = out.shape
+    h = marked.shape[1]
+    lanes = 32
+    per_row = thr.shape[0] > 1
+    n_words = 8 * n_blocks  # 64-bit words drawn per user
+    w0 = (m + 7) // 8  # the first word after the cells' bytes
+    capacity = pending.shape[0]
+    count = 0
+    x = np.empty((16, lanes), np.uint32)
+    state = np.empty((16, lanes), np.uint32)
+    rows = np.empty(lanes, np.int64)
+    buf = np.empty((lanes, 16 * n_blocks), np.uint32)
+    buf8 = buf.view(np.uint8)
+    ties = np.zeros(8 * ((m + 7) // 8), np.uint8)  # padded: read 8 columns at a time
+    ties64 = ties.view(np.uint64)
+    scale = 2.0**-53
+    for g in range(0, n, lanes):
+        gm = min(lanes, n - g)
+        for lane in range(lanes):
+            rows[lane] = g + min(lane, gm - 1)  # spare lanes repeat the last user
+        for w in range(4):
+            for lane in range(lanes):
+                x[w, lane] = sigma[w]
+                x[12 + w, lane] = ctx[w]
+        for w in range(8):
+            for lane in range(lanes):
+                x[4 + w, lane] = keys[rows[lane], w]
+        _rounds_kernel(x)  # HChaCha20: the subkey, no feed-forward
+        for w in range(4):
+            for lane in range(lanes):
+                state[w, lane] = sigma[w]
+                state[4 + w, lane] = x[w, lane]
+                state[8 + w, lane] = x[12 + w, lane]
+        for lane in range(lanes):
+            state[13, lane] = 0
+            state[14, lane] = values[rows[lane], 0]
+            state[15, lane] = values[rows[lane], 1]
+        for b in range(n_blocks):
+            for lane in range(lanes):
+                state[12, lane] = b
+            for w in range(16):
+                for lane in range(lanes):
+                    x[w, lane] = state[w, lane]
+            _rounds_kernel(x)
+            for lane in range(gm):
+                for w in range(16):
+                    buf[lane, 16 * b + w] = np.uint32(x[w, lane] + state[w, lane])
+        for lane in range(gm):
+            i = g + lane
+            r = i if per_row else 0
+            cells = buf8[lane]
+            hit = np.uint8(0)
+            for j in range(m):  # one vectorized pass: the cells and where ties are
+                byte = np.uint16(cells[j])
+                t = thr[r, j]
+                out[i, j] = byte < t
+                tie = np.uint8(byte == t) & np.uint8(live[r, j])
+                ties[j] = tie
+                hit |= tie
+            if hit:  # ties (one cell in 256): the t-th unmarked one reads word w0 + t
+                for c in range(h):
+                    ties[marked[i, c]] = 0
+                rank = 0
+                for block in range(ties64.size):  # 8 columns at a time
+                    if ties64[block] == 0:
+                        continue
+                    for j in range(8 * block, min(m, 8 * block + 8)):
+                        if not ties[j]:
+                            continue
+                        pos = w0 + rank
+                        rank += 1
+                        if pos < n_words:
+                            word = (np.uint64(buf[lane, 2 * pos + 1]) << np.uint64(32)) | np.uint64(
+                                buf[lane, 2 * pos]
+                            )
+                            out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac[r, j]
+                        else:
+                            if count < capacity:
+                                pending[count, 0] = i
+                                pending[count, 1] = pos
+                                pending[count, 2] = j
+                                pending[count, 3] = -1
+                            count += 1
+            for c in range(h):  # the marked cells, the c-th tie reading word w0 + m + c
+                j = marked[i, c]
+                byte = np.uint16(cells[j])
+                t = thr_m[i, c]
+                out[i, j] = byte < t
+                if byte == t and live_m[i, c]:
+                    pos = w0 + m + c
+                    if pos < n_words:
+                        word = (np.uint64(buf[lane, 2 * pos + 1]) << np.uint64(32)) | np.uint64(
+                            buf[lane, 2 * pos]
+                        )
+                        out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac_m[i, c]
+                    else:
+                        if count < capacity:
+                            pending[count, 0] = i
+                            pending[count, 1] = pos
+                            pending[count, 2] = j
+                            pending[count, 3] = c
+                        count += 1
+    return count
+
+
 if numba is not None:
     # The quarter rounds are inlined into the rounds (one vector loop each);
     # the rounds are one compiled function that the kernels call once per
@@ -254,6 +378,7 @@ if numba is not None:
     _rounds_kernel = numba.njit(nogil=True, cache=True)(_rounds_kernel)
     _stream_kernel = numba.njit(nogil=True, cache=True)(_stream_kernel)
     _threshold_kernel = numba.njit(nogil=True, cache=True)(_threshold_kernel)
+    _cells_kernel = numba.njit(nogil=True, cache=True)(_cells_kernel)
 
 
 def _keystream(keys, ctx, values, first_blocks, n_blocks, *, compiled=None):
@@ -896,6 +1021,13 @@ def prf_bernoulli(
         if marked.size and (marked.min() < 0 or marked.max() >= m):
             raise ValueError(f"marked columns must lie in [0, {m}).")
         marked = marked.astype(np.int64)
+        if marked.shape[1] > 1:
+            ordered = np.sort(marked, axis=1)
+            if (ordered[:, 1:] == ordered[:, :-1]).any():
+                raise ValueError(
+                    "marked columns must be distinct within a row (a cell has one "
+                    "probability): merge the repeated columns."
+                )
         if marked_probabilities is None:
             raise ValueError("marked needs marked_probabilities.")
         p_marked = np.broadcast_to(
@@ -944,6 +1076,9 @@ _CELL_CHUNK = 1 << 15
 def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
     """The cells of a chunk of users (see :func:`prf_bernoulli`)."""
     n, m = out.shape
+    if n and m and numba is not None and _LITTLE_ENDIAN:
+        if _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
+            return
     stream = _keystream(keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64))
     raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
     row_index = np.arange(n)[:, None]
@@ -984,6 +1119,46 @@ def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, fra
         rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
         u = _unit_floats(_words_from(words, keys, ctx, vals, rows, w0 + rank))
         out[rows, cols] = u < frac[rows if thr.shape[0] > 1 else 0, cols]
+
+
+def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
+    """:func:`_bernoulli_rows` by the one-pass kernel; False if its list of
+    late ties overflowed (beyond ten standard deviations: the caller then
+    takes the two-pass path, which gives the same cells)."""
+    n, m = out.shape
+    h = marked.shape[1]
+    # Ties: one cell in 256 of those with live ties; those whose word lies
+    # beyond the drawn blocks are a fraction of them.
+    expected = (float(live.mean()) * m + (float(live_m.mean()) * h if h else 0.0)) * n / 256.0
+    capacity = int(expected + 10.0 * np.sqrt(expected) + 1024)
+    pending = np.empty((capacity, 4), dtype=np.int64)
+    count = _cells_kernel(
+        keys,
+        ctx,
+        vals,
+        -(-m // 64),
+        _SIGMA,
+        thr.astype(np.uint16),
+        live,
+        frac,
+        marked,
+        thr_m.astype(np.uint16),
+        live_m,
+        frac_m,
+        out,
+        pending,
+    )
+    if count > capacity:  # pragma: no cover - beyond ten standard deviations
+        return False
+    if count:
+        rows, positions, cols, c = pending[:count].T
+        u = _unit_floats(_words_at(keys, ctx, vals, rows, positions))
+        at = c >= 0
+        limit = np.empty(count)
+        limit[~at] = frac[rows[~at] if thr.shape[0] > 1 else 0, cols[~at]]
+        limit[at] = frac_m[rows[at], c[at]]
+        out[rows, cols] = u < limit
+    return True
 
 
 def _row_major(rows, cols):
