@@ -57,7 +57,7 @@ from ..mechanisms._channel import ReportStatistics
 from ..mechanisms._longitudinal import _ue_bit_log_ratio
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
-from ..utils._secrets import prf_bernoulli, prf_integers, resolve_user_keys
+from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
 from ..utils._validation import validate_params_with_hints
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol
@@ -462,30 +462,30 @@ def _distinct_marks(bloom, positions):
     """Columns marked for :func:`prf_bernoulli`, distinct within each row.
 
     Two of an item's h hashes may fall on one bit. The marked columns are
-    the row's sorted Bloom positions, each duplicate replaced by a column
-    that is not a Bloom bit (marked with the unset probability, so its law
-    is unchanged): a row with d distinct positions has h - d duplicates and
-    at least h - d free columns among 0 .. h-1, the j-th duplicate takes the
-    j-th of them. With h >= k every column is marked. Returns the columns
-    (n, w) and whether each is a Bloom bit.
+    the row's Bloom positions in hash order, each repeated one (after its
+    first occurrence) replaced by a column that is not a Bloom bit and
+    marked with the unset probability, so its law is unchanged: a row with d
+    distinct positions has h - d repeats and at least h - d free columns
+    among 0 .. h-1, and the j-th repeat takes the j-th of them. With h >= k
+    every column is marked. Returns the columns (n, w) and whether each is
+    a Bloom bit.
     """
     n, k = bloom.shape
     h = positions.shape[1]
     if h >= k:
         return np.ascontiguousarray(np.broadcast_to(np.arange(k), (n, k))), bloom.astype(bool)
-    columns = np.sort(positions, axis=1)
-    duplicate = np.zeros(columns.shape, dtype=bool)
-    duplicate[:, 1:] = columns[:, 1:] == columns[:, :-1]
-    rows = np.flatnonzero(duplicate.any(axis=1))
+    columns = np.array(positions, dtype=np.int64)
+    repeated = repeated_in_rows(columns)
+    rows = np.flatnonzero(repeated.any(axis=1))
     if rows.size:
-        dup = duplicate[rows]
+        rep = repeated[rows]
         free_first = np.argsort(bloom[rows, :h] != 0, axis=1, kind="stable")
-        rank = np.maximum(np.cumsum(dup, axis=1) - 1, 0)
+        rank = np.maximum(np.cumsum(rep, axis=1) - 1, 0)
         spare = np.take_along_axis(free_first, rank, axis=1)
         sub = columns[rows]
-        sub[dup] = spare[dup]
+        sub[rep] = spare[rep]
         columns[rows] = sub
-    return columns, ~duplicate
+    return columns, ~repeated
 
 
 _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {

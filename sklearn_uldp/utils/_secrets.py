@@ -823,13 +823,29 @@ def prf_words(
 
 
 def _stream_words(keys, ctx, vals, start, n_words):
-    """Words ``start .. start + n_words - 1`` of every user's stream (uint64)."""
+    """Words ``start .. start + n_words - 1`` of every user's stream (uint64).
+
+    Users go in chunks whose keystream (whole blocks) fits in about 2 MB:
+    a draw of one word per user would otherwise write (and fault in) eight
+    times the memory of its result.
+    """
     n = keys.shape[0]
     first, last = start // 8, (start + n_words + 7) // 8
-    stream = _keystream(keys, ctx, vals, np.full(n, first, dtype=np.uint32), last - first)
-    words = stream.astype("<u4", copy=False).view("<u8")
     offset = start - 8 * first
-    return np.ascontiguousarray(words[:, offset : offset + n_words], dtype=np.uint64)
+    out = np.empty((n, n_words), dtype=np.uint64)
+    step = max(1, _STREAM_BYTES // (64 * max(last - first, 1)))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        stream = _keystream(
+            keys[lo:hi], ctx, vals[lo:hi], np.full(hi - lo, first, dtype=np.uint32), last - first
+        )
+        words = stream.astype("<u4", copy=False).view("<u8")
+        out[lo:hi] = words[:, offset : offset + n_words]
+    return out
+
+
+#: Keystream bytes per chunk of :func:`_stream_words` (stays in L2/L3 cache).
+_STREAM_BYTES = 1 << 21
 
 
 def _words_at(keys, ctx, vals, rows, positions):
@@ -1031,13 +1047,11 @@ def prf_bernoulli(
         if marked.size and (marked.min() < 0 or marked.max() >= m):
             raise ValueError(f"marked columns must lie in [0, {m}).")
         marked = marked.astype(np.int64)
-        if marked.shape[1] > 1:
-            ordered = np.sort(marked, axis=1)
-            if (ordered[:, 1:] == ordered[:, :-1]).any():
-                raise ValueError(
-                    "marked columns must be distinct within a row (a cell has one "
-                    "probability): merge the repeated columns."
-                )
+        if repeated_in_rows(marked).any():
+            raise ValueError(
+                "marked columns must be distinct within a row (a cell has one "
+                "probability): merge the repeated columns."
+            )
         if marked_probabilities is None:
             raise ValueError("marked needs marked_probabilities.")
         p_marked = np.broadcast_to(
@@ -1169,6 +1183,36 @@ def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m,
         limit[at] = frac_m[rows[at], c[at]]
         out[rows, cols] = u < limit
     return True
+
+
+def repeated_in_rows(columns):
+    """Mask of the entries equal to an earlier entry of their row (n, h).
+
+    Pairwise comparisons for short rows (h <= 8: one vectorized pass per
+    pair, no per-row sort), a stable argsort otherwise; either way the first
+    occurrence of a value is not marked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._secrets import repeated_in_rows
+    >>> repeated_in_rows(np.array([[3, 1, 3], [0, 2, 1]])).tolist()
+    [[False, False, True], [False, False, False]]
+    """
+    columns = np.asarray(columns)
+    n, h = columns.shape
+    repeated = np.zeros((n, h), dtype=bool)
+    if h <= 8:
+        for j in range(1, h):
+            for i in range(j):
+                repeated[:, j] |= columns[:, j] == columns[:, i]
+        return repeated
+    order = np.argsort(columns, axis=1, kind="stable")
+    ordered = np.take_along_axis(columns, order, axis=1)
+    later = np.zeros((n, h), dtype=bool)
+    later[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
+    np.put_along_axis(repeated, order, later, axis=1)
+    return repeated
 
 
 def _row_major(rows, cols):
