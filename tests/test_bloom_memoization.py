@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.pipeline import make_pipeline
 
-from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
-from sklearn_uldp.heavy_hitters import _bloom
+from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder, _bloom
 from sklearn_uldp.privacy import (
     BudgetAccountant,
     audit_rounds,
@@ -267,9 +266,7 @@ def test_budget_accountant_and_exposure_curve():
     mech = BloomRAPPOR().fit()
     acc = BudgetAccountant(total=10.0)
     assert acc.spend_longitudinal(mech) == pytest.approx(4 * np.log(3))
-    assert acc.spend_longitudinal(mech, n_rounds=1) == pytest.approx(
-        4 * np.log(3) + mech.epsilon_
-    )
+    assert acc.spend_longitudinal(mech, n_rounds=1) == pytest.approx(4 * np.log(3) + mech.epsilon_)
     curve = longitudinal_exposure(mech, 3)
     assert curve["memoized"].iloc[0] == pytest.approx(mech.epsilon_)
     assert (curve["memoized"] <= curve["epsilon_perm"] + 1e-12).all()
