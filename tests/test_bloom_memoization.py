@@ -75,6 +75,22 @@ def test_same_secret_and_item_give_the_same_cohort_and_prr():
     assert np.unique(first[:, 0]).size == 8
 
 
+def test_collections_with_distinct_memo_labels_do_not_share_prrs():
+    """Two questions asked with the same secrets: distinct labels, distinct memos."""
+    n = 2_000
+    secrets = generate_user_secrets(n, random_state=2)
+    items = np.full(n, "google.com", dtype=object)
+    homepage = BloomRAPPOR(p=0.0, q=1.0, n_cohorts=1, memo_label="homepage").fit()
+    search = BloomRAPPOR(p=0.0, q=1.0, n_cohorts=1, memo_label="search").fit()
+    a = np.asarray(homepage.transform(items, user_secrets=secrets))
+    b = np.asarray(search.transform(items, user_secrets=secrets))
+    # independent PRRs: 2 of 16 bits set w.p. 3/4, 14 w.p. 1/4; equal rows are rare
+    assert (a != b).any(axis=1).mean() > 0.9
+    np.testing.assert_array_equal(a, np.asarray(homepage.transform(items, user_secrets=secrets)))
+    with pytest.raises(ValueError, match="memo_label names the collection"):
+        BloomRAPPOR(memo_label=1).fit()
+
+
 def test_the_instantaneous_round_is_fresh_at_every_report():
     mech = BloomRAPPOR(n_bits=16, n_cohorts=8).fit()
     secrets = generate_user_secrets(1_000, random_state=2)

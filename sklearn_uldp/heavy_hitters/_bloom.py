@@ -69,8 +69,9 @@ __all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamin
 _CHUNK_CELLS = 1 << 21
 #: Version tag of the memoization contexts: changing how cohorts or PRRs are
 #: derived from the secrets must change it (old permanent answers would
-#: otherwise be replaced silently, a second exposure of every item).
-MEMO_VERSION = "v1"
+#: otherwise be replaced silently, a second exposure of every item). v2: the
+#: context names the collection (``memo_label``).
+MEMO_VERSION = "v2"
 #: Largest number of report patterns the exact channels enumerate.
 _MAX_PATTERNS = 1 << 16
 
@@ -207,14 +208,17 @@ class BloomRAPPORProtocol(_Protocol):
             )
         return float(self.n_hashes * (np.max(log_ratio) + np.max(-log_ratio)))
 
-    def memo_context(self, purpose):
+    def memo_context(self, purpose, label=""):
         """The PRF's domain-separation label of a permanent draw (public).
 
         It names the parameters the permanent round depends on (the Bloom
         filters and f), not the IRR's p and q: changing those keeps the
-        users' cohorts and PRRs, and with them the bound eps_inf.
+        users' cohorts and PRRs, and with them the bound eps_inf. ``label``
+        names the collection (:class:`BloomRAPPOR`'s ``memo_label``), so two
+        collections fed the same secrets never share a PRR.
         """
         spec = {
+            "collection": str(label),
             "n_bits": self.n_bits,
             "n_hashes": self.n_hashes,
             "n_cohorts": self.n_cohorts,
@@ -438,10 +442,10 @@ class _KeyedPermanentRound:
     different secrets give independent ones.
     """
 
-    def __init__(self, user_keys, protocol):
+    def __init__(self, user_keys, protocol, label=""):
         self.keys = user_keys
-        self.cohort_context = protocol.memo_context("cohort")
-        self.prr_context = protocol.memo_context("prr")
+        self.cohort_context = protocol.memo_context("cohort", label)
+        self.prr_context = protocol.memo_context("prr", label)
 
     def cohorts(self, n, n_cohorts, rng):
         return prf_integers(self.keys, self.cohort_context, 0, n_cohorts, 1)[:, 0]
@@ -534,6 +538,14 @@ class BloomRAPPOR(OpenDomainMechanism):
     item_type : {"str", "bytes", "int"}, default="str"
     normalization : {"NFC", "NFKC"} or None, default="NFC"
     hash_seed : int, default=0
+    memo_label : str, default=""
+        Names the collection in the context of the memoized cohorts and PRRs
+        (public; keep it for every round of one collection). Collections
+        that get the same users' secrets for *different* questions need
+        distinct labels: with one label, a user holding the same item in
+        both would send reports of one PRR in both, and the collections'
+        losses would not add up as two budgets (they would compose as
+        fresh reports of one item).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         The IRR's randomness (fresh at every call for None and "secure").
         An integer (or SeedSequence) also makes missing ``user_secrets``
@@ -580,6 +592,7 @@ class BloomRAPPOR(OpenDomainMechanism):
     _parameter_constraints = {
         "random_state": OpenDomainMechanism._parameter_constraints["random_state"],
         **_BLOOM_CONSTRAINTS,
+        "memo_label": [str],
     }
 
     def __init__(
@@ -594,6 +607,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         item_type="str",
         normalization="NFC",
         hash_seed=0,
+        memo_label="",
         random_state=None,
     ):
         self.n_bits = n_bits
@@ -605,6 +619,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         self.item_type = item_type
         self.normalization = normalization
         self.hash_seed = hash_seed
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_protocol(self):
@@ -655,7 +670,7 @@ class BloomRAPPOR(OpenDomainMechanism):
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
         rng = self._rng(codes)
-        permanent = _KeyedPermanentRound(user_keys, self.protocol_)
+        permanent = _KeyedPermanentRound(user_keys, self.protocol_, self.memo_label)
         out = self.protocol_.sample(keys[codes], rng, permanent=permanent)
         return self._container(out, X)
 

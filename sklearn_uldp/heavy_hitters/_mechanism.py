@@ -34,6 +34,10 @@ HINTS = {
     "step_bits": "step_bits is the number of bits added per level: None (auto) or 1..16.",
     "n_hashes": "n_hashes is the number of public hash functions: an integer in [1, 65536].",
     "hash_range": "hash_range is OLH's g: 'optimal' (about e^eps + 1) or an integer >= 2.",
+    "memo_label": (
+        "memo_label names the collection in the memoized answers' context: pass a "
+        "string, e.g. 'homepage' (one label per question asked with the same users' secrets)."
+    ),
 }
 
 ENCODING_CONSTRAINTS: dict[str, list[Any]] = {
