@@ -54,6 +54,8 @@ exclude_patterns = [
     "auto_examples/*.zip",
     # sections of reproducing.md, included there (not pages of their own)
     "reproduce/*",
+    # the measured tables of many_attributes.md, included there
+    "many_attributes_results.md",
 ]
 default_role = "literal"
 nitpicky = False

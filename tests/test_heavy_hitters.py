@@ -229,7 +229,7 @@ def test_uldp_sampler_audit_and_channel():
         rep = m.transform(np.asarray(values, dtype=object))
         code = np.asarray(rep[:, 0].tolist())
         # the report as one label: protected code, or the clear item
-        return np.where(code >= 0, code.astype(str), "clear:" + rep[:, 1].astype(str))
+        return np.where(code >= 0, code.astype(str), np.char.add("clear:", rep[:, 1].astype(str)))
 
     result = audit_mechanism(
         sampler,

@@ -79,8 +79,8 @@ class Binner(TransformerMixin, BaseEstimator):
     >>> binner.categories_.tolist()
     [9.0, 24.0, 37.5, 55.0, 82.5]
     >>> sensitive = binner.sensitive_categories((0, 18))
-    >>> sensitive
-    [9.0]
+    >>> sensitive  # [0, 18] is closed: the bin [18, 30) holds 18
+    [9.0, 24.0]
     >>> pipe = make_pipeline(binner, UtilityOptimizedRR(
     ...     epsilon=1.0, categories=binner.categories_, sensitive=sensitive,
     ...     random_state=0))

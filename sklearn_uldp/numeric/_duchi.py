@@ -167,7 +167,7 @@ class DuchiMechanism(BaseNumericMechanism):
     >>> np.unique(reports).round(2).tolist()
     [-58.2, 158.2]
     >>> est = MeanEstimator().fit(reports)
-    >>> abs(est.mean_ - X.mean()) < 4 * est.standard_error_
+    >>> bool(abs(est.mean_ - X.mean()) < 4 * est.standard_error_)
     True
     """
 

@@ -78,7 +78,7 @@ def closed_form_variance(mechanism: str, epsilon: float, t: ArrayLike = 0.0) -> 
     >>> from sklearn_uldp.numeric import closed_form_variance
     >>> [round(float(closed_form_variance(m, 1.0, 0.0)), 3)
     ...  for m in ("duchi", "piecewise", "hybrid")]
-    [4.683, 7.137, 4.468]
+    [4.683, 3.682, 4.289]
     """
     t = np.asarray(t, dtype=float)
     e = math.exp(epsilon)
@@ -378,7 +378,7 @@ class PiecewiseMechanism(BaseNumericMechanism):
     >>> X = np.random.default_rng(0).uniform(20, 60, size=(50_000, 1))
     >>> mech = PiecewiseMechanism(epsilon=2.0, bounds=(0, 100), random_state=0)
     >>> est = MeanEstimator().fit(mech.fit_transform(X))
-    >>> abs(est.mean_ - X.mean()) < 4 * est.standard_error_
+    >>> bool(abs(est.mean_ - X.mean()) < 4 * est.standard_error_)
     True
     """
     )

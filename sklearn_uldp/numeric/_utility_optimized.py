@@ -99,7 +99,7 @@ def check_sensitive_ranges(sensitive: Any, bounds: tuple[float, float]) -> list[
             raise ValueError(
                 f"The sensitive range ({lo!r}, {hi!r}) is empty: low must be < high. {hint}"
             )
-        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+        lo, hi = max(lo, float(bounds[0])), min(hi, float(bounds[1]))
         if lo < hi:
             ranges.append([lo, hi])
         elif lo == hi:
