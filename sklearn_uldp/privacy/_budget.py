@@ -224,8 +224,10 @@ class BudgetAccountant:
         ----------
         mechanism : fitted longitudinal mechanism or DataFramePrivatizer
             Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
-            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`), or a
-            fitted :class:`~sklearn_uldp.compose.DataFramePrivatizer` (its
+            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`) or
+            ``protocol_.epsilon_perm`` (e.g.
+            :class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR`), or a fitted
+            :class:`~sklearn_uldp.compose.DataFramePrivatizer` (its
             ``exposure`` and ``epsilon_perm_spent_``: a whole row).
         n_values : int, default=1
             Distinct values the person reports (per input column; for a
@@ -261,7 +263,7 @@ class BudgetAccountant:
         ...
         sklearn_uldp.exceptions.BudgetError: Spending 1 would bring the total to 4.912..., ...
         """
-        channel = getattr(mechanism, "channel_", mechanism)
+        channel = _memoized_round(mechanism)
         # A privatizer of several columns (DataFramePrivatizer): a row's
         # budget over the rounds (epsilon_perm_spent_, exposure()), read
         # duck-typed so that this layer imports no composite.
@@ -317,6 +319,17 @@ class BudgetAccountant:
         return _as_epsilon(epsilon) / n_reports
 
 
+def _memoized_round(mechanism: Any) -> Any:
+    """What carries ``epsilon_perm`` and ``epsilon_1``: a fitted mechanism's
+    ``channel_`` (fixed domains) or ``protocol_`` (open domains, e.g.
+    Bloom-filter RAPPOR), or the object itself (a channel or protocol)."""
+    for name in ("channel_", "protocol_"):
+        part = getattr(mechanism, name, None)
+        if part is not None:
+            return part
+    return mechanism
+
+
 def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     """Privacy loss after t reports of one value: memoized vs fresh collection.
 
@@ -329,8 +342,9 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     Parameters
     ----------
     mechanism : fitted longitudinal mechanism or its channel
-        Anything with ``exposure(n_rounds)`` and a channel with
-        ``epsilon_1`` and ``epsilon_perm``.
+        Anything with ``exposure(n_rounds)`` and a channel (or, for
+        open-domain mechanisms, a protocol) with ``epsilon_1`` and
+        ``epsilon_perm``.
     n_rounds : int
         The curve runs over t = 1, ..., n_rounds.
 
@@ -351,7 +365,7 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     2       3     1.899    3.0           2.0
     3       4     1.974    4.0           2.0
     """
-    channel = getattr(mechanism, "channel_", mechanism)
+    channel = _memoized_round(mechanism)
     if not hasattr(mechanism, "exposure") or not hasattr(channel, "epsilon_perm"):
         raise TypeError(
             "longitudinal_exposure needs a fitted memoized mechanism (with "
