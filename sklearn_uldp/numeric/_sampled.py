@@ -441,12 +441,12 @@ class SampledFakeNumericChannel(NumericChannel):
     >>> from sklearn_uldp import MeanEstimator
     >>> from sklearn_uldp.numeric import DuchiChannel, SampledFakeNumericChannel
     >>> channel = SampledFakeNumericChannel(DuchiChannel((0, 10), 2.0), n_attributes=2)
-    >>> round(channel.epsilon, 4)  # the column alone
-    0.6201
+    >>> round(channel.epsilon, 4)  # the column alone: log((3 e^2 + 1) / (e^2 + 3))
+    0.802
     >>> minus, plus = channel.output_values()
-    >>> est = MeanEstimator(mechanism=channel).fit(np.array([plus, plus, minus, plus]))
-    >>> round(est.mean_, 3)  # 2 * mean - 5
-    7.616
+    >>> est = MeanEstimator(mechanism=channel).fit(np.array([plus, plus, minus, minus, plus]))
+    >>> round(est.mean_, 3)  # 2 * mean - 5 (half the reports are fakes, of mean 5)
+    7.626
     """
 
     name = "rsfd_numeric"
