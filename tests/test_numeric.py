@@ -534,6 +534,17 @@ def test_confidence_intervals_small_n_normal_fails_auto_holds():
     assert normal_sample_size(channel) > n
 
 
+def test_one_bit_sensitive_hint_speaks_of_ranges():
+    """Issue #22: a malformed ``sensitive`` got the categorical mechanisms'
+    hint ("sensitive categories"); numeric sensitive data are ranges."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    mech = UtilityOptimizedOneBitMechanism(epsilon=1.0, bounds=(0, 1), sensitive="0-0.5")
+    with pytest.raises(InvalidParameterError, match=r"range \(low, high\)") as info:
+        mech.fit()
+    assert "categor" not in str(info.value)
+
+
 def _exact_two_point_coverage(channel, n, method, n_grid=241):
     """Exact coverage (binomial sums) of ``mean_interval`` for n reports
     restricted to the channel's two values, at each share p of high reports
