@@ -19,10 +19,12 @@ values, with the standard error of a sample mean. The intervals:
 * ``"clopper-pearson"``: for channels whose reports always take one of two
   values (Duchi's, Hybrid's below eps* ~ 0.61, the one-bit mechanism whose
   sensitive range is the whole of the bounds), the exact binomial interval
-  of the share of high reports, mapped to the mean. Valid at every n, and for
-  users with different values too (the count is then a sum of Bernoulli
-  variables with different means, which Hoeffding (1956) showed is more
-  concentrated about its mean than the binomial count with the same mean).
+  of the share of high reports, mapped to the mean. Valid at every n when
+  the users' values are equal; when they differ the count is a sum of
+  Bernoulli variables with different means, which Hoeffding (1956, Theorem
+  4) showed falls in any interval reaching at least one count either side of
+  its mean np at least as often as the binomial count with that mean (so
+  the level holds unless n p (1 - p) is tiny).
 * ``"auto"`` (default): Clopper-Pearson's for two-valued channels; for the
   others the normal interval widened by one lattice step of the mean
   (``(high - low) / n`` with high, low the two values that some inputs'
