@@ -592,6 +592,10 @@ def test_auto_interval_exact_coverage_one_bit_all_sensitive(epsilon):
     assert _exact_two_point_coverage(whole, 50, "auto").min() >= 0.95 - 1e-6
     with pytest.raises(ValueError, match="clopper-pearson.*two values"):
         mean_interval(channel, 0.5, 1.0, 100, method="clopper-pearson")
+    with pytest.raises(ValueError, match="method must be one of"):
+        mean_interval(channel, 0.5, 1.0, 100, method="wilson")
+    with pytest.raises(ValueError, match="alpha"):
+        mean_interval(channel, 0.5, 1.0, 100, alpha=1.5)
 
 
 def test_confidence_interval_large_n_is_normal():

@@ -290,7 +290,17 @@ def mean_interval(
     mean, std, n = np.broadcast_arrays(
         np.asarray(mean, dtype=float), np.asarray(std, dtype=float), np.asarray(n, dtype=float)
     )
-    two_point = channel.two_point_reports()
+    if method not in MeanEstimator._interval_methods:
+        raise ValueError(
+            f"method must be one of {', '.join(map(repr, MeanEstimator._interval_methods))}, "
+            f"got {method!r}."
+        )
+    if not (isinstance(alpha, Real) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
+    # Channels other than the numeric ones (e.g. a custom unbiased channel)
+    # say nothing about two-valued reports: the general rule applies.
+    two_point_reports = getattr(channel, "two_point_reports", None)
+    two_point = two_point_reports() if two_point_reports is not None else None
     every = two_point is not None and two_point[2]
     if method == "clopper-pearson" and not every:
         raise ValueError(
