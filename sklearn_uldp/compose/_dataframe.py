@@ -662,6 +662,18 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
                 "required: pass the table's columns."
             )
+        # Columns are selected by name: a repeated name would make one
+        # mechanism read several columns (or scikit-learn < 1.7 fail late with
+        # its own message), so say it here, for every scikit-learn version.
+        columns = getattr(X, "columns", None)
+        if columns is not None and not columns.is_unique:
+            counts = pd.Index(columns).value_counts()
+            repeated = ", ".join(f"{name!r} ({n} times)" for name, n in counts[counts > 1].items())
+            raise ValueError(
+                f"The table's column names must be unique; repeated: {repeated}. "
+                "Columns are selected by name: rename them first, e.g. "
+                "X.columns = [f'col{i}' for i in range(X.shape[1])]."
+            )
         return X
 
     def _fit_transform(self, X, keep):

@@ -224,7 +224,9 @@ class BudgetAccountant:
         ----------
         mechanism : fitted longitudinal mechanism
             Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
-            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`).
+            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`) or
+            ``protocol_.epsilon_perm`` (e.g.
+            :class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR`).
         n_values : int, default=1
             Distinct values the person reports (per input column).
         n_rounds : int or None, default=None
@@ -258,7 +260,7 @@ class BudgetAccountant:
         ...
         sklearn_uldp.exceptions.BudgetError: Spending 1 would bring the total to 4.912..., ...
         """
-        channel = getattr(mechanism, "channel_", mechanism)
+        channel = _memoized_round(mechanism)
         if not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure"):
             raise TypeError(
                 "spend_longitudinal needs a fitted memoized mechanism (with "
@@ -297,6 +299,17 @@ class BudgetAccountant:
         return _as_epsilon(epsilon) / n_reports
 
 
+def _memoized_round(mechanism: Any) -> Any:
+    """What carries ``epsilon_perm`` and ``epsilon_1``: a fitted mechanism's
+    ``channel_`` (fixed domains) or ``protocol_`` (open domains, e.g.
+    Bloom-filter RAPPOR), or the object itself (a channel or protocol)."""
+    for name in ("channel_", "protocol_"):
+        part = getattr(mechanism, name, None)
+        if part is not None:
+            return part
+    return mechanism
+
+
 def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     """Privacy loss after t reports of one value: memoized vs fresh collection.
 
@@ -309,8 +322,9 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     Parameters
     ----------
     mechanism : fitted longitudinal mechanism or its channel
-        Anything with ``exposure(n_rounds)`` and a channel with
-        ``epsilon_1`` and ``epsilon_perm``.
+        Anything with ``exposure(n_rounds)`` and a channel (or, for
+        open-domain mechanisms, a protocol) with ``epsilon_1`` and
+        ``epsilon_perm``.
     n_rounds : int
         The curve runs over t = 1, ..., n_rounds.
 
@@ -331,7 +345,7 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     2       3     1.899    3.0           2.0
     3       4     1.974    4.0           2.0
     """
-    channel = getattr(mechanism, "channel_", mechanism)
+    channel = _memoized_round(mechanism)
     if not hasattr(mechanism, "exposure") or not hasattr(channel, "epsilon_perm"):
         raise TypeError(
             "longitudinal_exposure needs a fitted memoized mechanism (with "
