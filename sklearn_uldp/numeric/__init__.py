@@ -24,7 +24,7 @@ from ._base import BaseNumericMechanism, NumericChannel, check_bounds
 from ._binning import Binner
 from ._duchi import DuchiChannel, DuchiMechanism
 from ._estimator_base import as_numeric_channel
-from ._mean import MeanEstimator, bernstein_half_width, normal_sample_size
+from ._mean import MeanEstimator, bernstein_half_width, mean_interval, normal_sample_size
 from ._multi import MultiNumericChannel, MultiNumericMechanism, optimal_sampled_attributes
 from ._piecewise import (
     HybridChannel,
@@ -56,6 +56,7 @@ __all__ = [
     "MeanEstimator",
     "bernstein_half_width",
     "normal_sample_size",
+    "mean_interval",
     "SquareWave",
     "SquareWaveChannel",
     "SquareWaveEstimator",
