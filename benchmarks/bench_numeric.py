@@ -63,6 +63,7 @@ from sklearn_uldp.numeric import (
     UtilityOptimizedOneBitChannel,
     UtilityOptimizedOneBitMechanism,
     closed_form_variance,
+    mean_interval,
     normal_sample_size,
 )
 from sklearn_uldp.numeric._mean import bernstein_half_width, interval_bounds
@@ -370,51 +371,119 @@ def section_speed(args):
 
 
 # ------------------------------------------------------------------ coverage
+def _old_auto(ch, n, mean, std, alpha=0.05):
+    """The rule before the fix (normal from normal_sample_size on, else
+    Bernstein), kept here only to print the "before" column."""
+    normal = norm.ppf(1 - alpha / 2) * std / np.sqrt(n)
+    v, r, _ = interval_bounds(ch)
+    bern = bernstein_half_width(n, v, r, alpha)
+    half = np.where((n >= normal_sample_size(ch)) & (std > 0), normal, bern)
+    return mean - half, mean + half
+
+
+def _two_point_coverage(ch, n, p_grid, rule):
+    """Exact coverage of an interval rule for n reports restricted to the
+    channel's two values, at each share p of high reports (binomial sums)."""
+    from scipy.stats import binom
+
+    minus, plus, _ = ch.two_point_reports()
+    k = np.arange(n + 1)
+    mean = minus + (plus - minus) * k / n
+    std = (plus - minus) * np.sqrt(k * (n - k) / (n * (n - 1.0)))
+    low, high = rule(ch, n, mean, std)
+    out = np.empty(len(p_grid))
+    step = max(1, int(2e7 // (n + 1)))  # bounded memory at large n
+    for i in range(0, len(p_grid), step):
+        p = p_grid[i : i + step, None]
+        truth = minus + (plus - minus) * p
+        covered = (low[None, :] <= truth) & (truth <= high[None, :])
+        out[i : i + step] = np.where(covered, binom.pmf(k[None, :], n, p), 0.0).sum(axis=1)
+    return out
+
+
 def section_coverage(args):
     print(f"\n## Coverage of the 95 % intervals of the mean ({load()})\n")
+    new_auto = lambda ch, n, mean, std: mean_interval(ch, mean, std, n)  # noqa: E731
+    # ---- exact: reports restricted to two values (Duchi; the one-bit
+    # mechanism with every user sensitive), minimum over the share p of "+"
+    # in the channel's whole range [1/(e^eps+1), e^eps/(e^eps+1)].
+    print(
+        "Reports restricted to two values: exact coverage (binomial sums), the "
+        "minimum over the share p of high reports on a grid of 1201 points of its "
+        "range (every distribution of the values with all users sensitive), before "
+        "(normal from normal_sample_size n0 on, else Bernstein) and after (auto):\n"
+    )
+    print("| channel | eps | n0 | n | before | after |")
+    print("|---|---|---|---|---|---|")
+    for eps in args.eps_coverage:
+        top = math.exp(eps) / (math.exp(eps) + 1)
+        p_grid = np.linspace(1 - top, top, 1201)
+        for name, ch in (
+            ("Duchi", DuchiChannel((0.0, 1.0), eps)),
+            ("one-bit, S = [0, 0.3]", UtilityOptimizedOneBitChannel((0.0, 1.0), eps, [(0, 0.3)])),
+        ):
+            n0 = normal_sample_size(ch)
+            for n in sorted({20, 100, n0, n0 + 1, n0 + 7, 2 * n0, 4 * n0}):
+                if n > args.max_n_exact:
+                    continue
+                before = _two_point_coverage(ch, n, p_grid, _old_auto).min()
+                after = _two_point_coverage(ch, n, p_grid, new_auto).min()
+                print(f"| {name} | {eps:g} | {n0} | {n} | {before:.4f} | {after:.4f} |", flush=True)
+    # ---- Monte Carlo: Piecewise, Hybrid, the one-bit mechanism.
     rng = np.random.default_rng(args.seed)
-    reps = args.reps_coverage
     chans = {
-        **MEAN_CHANNELS,
-        "uobm": lambda b, e: UtilityOptimizedOneBitChannel(b, e, [(0.0, 0.3)]),
+        "Piecewise": lambda e: PiecewiseChannel((0.0, 1.0), e),
+        "Hybrid": lambda e: HybridChannel((0.0, 1.0), e),
+        "one-bit, S = [0, 0.3]": lambda e: UtilityOptimizedOneBitChannel(
+            (0.0, 1.0), e, [(0.0, 0.3)]
+        ),
     }
     kinds = {
-        "point at the top": (lambda size: np.ones(size), 1.0),
-        "point at the centre": (lambda size: np.full(size, 0.5), 0.5),
-        "uniform": (lambda size: rng.random(size), 0.5),
-        "90/10 at the ends": (lambda size: (rng.random(size) < 0.9).astype(float), 0.9),
+        "at the top": lambda size: np.ones(size),
+        "at the centre": lambda size: np.full(size, 0.5),
+        "at the bottom": lambda size: np.zeros(size),
+        "uniform": lambda size: rng.random(size),
+        "90/10 at the ends": lambda size: (rng.random(size) < 0.1).astype(float),
+        "99/1 at the ends": lambda size: (rng.random(size) < 0.01).astype(float),
     }
-    ns = (5, 10, 20, 50, 100, 300, 1000, 3000)
-    rows = {}
-    for (name, factory), eps, (kind, (draw, mu)), n in itertools.product(
-        chans.items(), (0.5, 1, 2, 4, 8), kinds.items(), ns
-    ):
-        ch = factory((0.0, 1.0), eps)
-        z = ch.output_values()[ch.sample(draw(n * reps), rng)].reshape(reps, n)
-        m = z.mean(axis=1)
-        distinct = z.max(axis=1) > z.min(axis=1)
-        s = np.where(distinct, z.std(axis=1, ddof=1), 0.0)
-        normal = norm.ppf(0.975) * s / math.sqrt(n)
-        v, r, _ = interval_bounds(ch)
-        bern = bernstein_half_width(n, v, r, 0.05)
-        auto = np.where((n >= normal_sample_size(ch)) & (s > 0), normal, bern)
-        for method, half in (("normal", normal), ("bernstein", bern), ("auto", auto)):
-            cov = float(np.mean(np.abs(m - mu) <= half))
-            rows.setdefault((method, n), []).append((cov, name, eps, kind))
     print(
-        f"{reps} samples per cell; cells: Duchi, Piecewise, Hybrid and the one-bit ULDP "
-        "mechanism x eps in {0.5, 1, 2, 4, 8} x 4 distributions of the values. Lowest "
-        "coverage over the cells (Monte Carlo standard error about "
-        f"{math.sqrt(0.95 * 0.05 / reps):.3f}):\n"
+        f"\nMonte Carlo ({args.reps_coverage} samples per cell, fewer where "
+        f"n x samples > {args.max_draws:.0e}; the standard error at 0.95 is "
+        f"{math.sqrt(0.95 * 0.05 / args.reps_coverage):.4f}); the true mean of each "
+        "sample is the mean of its own values. Lowest coverage over the "
+        "distributions of the values:\n"
     )
-    print("| n | normal | bernstein | auto |")
-    print("|---|---|---|---|")
-    for n in ns:
-        cells = []
-        for method in ("normal", "bernstein", "auto"):
-            worst = min(rows[(method, n)])
-            cells.append(f"{worst[0]:.3f} ({worst[1]}, eps={worst[2]:g}, {worst[3]})")
-        print(f"| {n} | " + " | ".join(cells) + " |")
+    print("| channel | eps | n0 | n | samples | normal | bernstein | before | after (auto) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (name, factory), eps in itertools.product(chans.items(), args.eps_coverage):
+        ch = factory(eps)
+        if ch.two_point_reports() is not None and ch.two_point_reports()[2]:
+            continue  # two-valued: the exact table above
+        n0 = normal_sample_size(ch)
+        for n in sorted({5, 20, 100, n0, n0 + 7, int(1.25 * n0), 2 * n0, 4 * n0}):
+            if n > args.max_n_coverage:
+                continue
+            reps = int(min(args.reps_coverage, max(200, args.max_draws // n)))
+            worst = {}
+            for kind, draw in kinds.items():
+                x = draw(n * reps).reshape(reps, n)
+                z = ch.output_values()[ch.sample(x.ravel(), rng)].reshape(reps, n)
+                mu = x.mean(axis=1)
+                m = z.mean(axis=1)
+                s = z.std(axis=1, ddof=1)
+                rules = {
+                    "normal": mean_interval(ch, m, s, n, method="normal"),
+                    "bernstein": mean_interval(ch, m, s, n, method="bernstein"),
+                    "before": _old_auto(ch, n, m, s),
+                    "after": mean_interval(ch, m, s, n),
+                }
+                for rule, (low, high) in rules.items():
+                    cov = float(np.mean((low <= mu) & (mu <= high)))
+                    if cov < worst.get(rule, (2.0,))[0]:
+                        worst[rule] = (cov, kind)
+            order = ("normal", "bernstein", "before", "after")
+            cells = " | ".join(f"{worst[r][0]:.4f} ({worst[r][1]})" for r in order)
+            print(f"| {name} | {eps:g} | {n0} | {n} | {reps} | {cells} |", flush=True)
 
 
 # ---------------------------------------------------------------------- uldp
@@ -535,7 +604,11 @@ def main(argv=None):
     parser.add_argument("--seeds-real", type=int, default=100)
     parser.add_argument("--seeds-quantiles", type=int, default=20)
     parser.add_argument("--n-speed", type=int, default=1_000_000)
-    parser.add_argument("--reps-coverage", type=int, default=2000)
+    parser.add_argument("--reps-coverage", type=int, default=20_000)
+    parser.add_argument("--eps-coverage", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
+    parser.add_argument("--max-draws", type=float, default=2e7, help="n x samples per cell")
+    parser.add_argument("--max-n-coverage", type=int, default=20_000)
+    parser.add_argument("--max-n-exact", type=int, default=300_000)
     parser.add_argument("--reps-uldp", type=int, default=500)
     args = parser.parse_args(argv)
     print(f"# Numeric columns benchmark ({load()}, {os.cpu_count()} CPUs)")

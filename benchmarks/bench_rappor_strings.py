@@ -7,8 +7,9 @@ three ``dist.png`` plots) simulates 100,000 clients reporting 700,000 values
 Gaussian or a uniform distribution (``tests/gen_counts.R``'s ``ComputePdf``),
 with k = 16 bits, h = 2 hashes, m = 64 cohorts, p = 0.5, q = 0.75, f = 0.5.
 This script draws the same simulation with sklearn-uldp's
-:class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR` (one report per value, in a
-uniformly drawn cohort) and decodes against
+:class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR` (each client with a secret,
+hence one cohort, reporting its 7 values in 7 rounds with memoized PRRs)
+and decodes against
 the 50 true strings plus ``--extra`` strings that nobody holds, with each
 method of :class:`~sklearn_uldp.heavy_hitters.BloomRAPPORDecoder`
 (Benjamini-Hochberg at ``--alpha``). It prints the strings detected among
@@ -59,6 +60,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
+    from sklearn_uldp.utils import generate_user_secrets
 
     names = np.asarray([f"v{i}" for i in range(1, args.values + 1)], dtype=object)
     candidates = [f"v{i}" for i in range(1, args.values + args.extra + 1)]
@@ -88,10 +90,14 @@ def main(argv=None):
                 f=0.5,
                 random_state=int(rng.integers(2**31)),
             ).fit()
-            # One report per value, each in a uniformly drawn cohort (google's
-            # simulation fixes the cohort per client; the values of a client are
-            # independent draws, so the reports' law is the same).
-            reports = np.asarray(mech.transform(X))
+            # As google's simulation: each client keeps one cohort and reports
+            # its values one after another (round t holds every client's t-th
+            # value), its PRR memoized per value with its secret.
+            secrets = generate_user_secrets(args.clients, random_state=int(rng.integers(2**31)))
+            rounds = X.reshape(args.per_client, args.clients)
+            reports = np.concatenate(
+                [np.asarray(mech.transform(values, user_secrets=secrets)) for values in rounds]
+            )
             shares = np.asarray([np.mean(X == v) for v in names])
             for method in args.methods:
                 t = time.perf_counter()

@@ -622,3 +622,15 @@ def test_set_params_through_the_mechanisms_list():
         priv.set_params(mechanisms__height__epsilon=2.0)
     with pytest.raises(ValueError, match="mechanisms__age__epsilon"):
         priv.set_params(mechanisms__age=RandomizedResponse(1.0, categories=[1, 2, 3]))
+
+
+@pytest.mark.parametrize("form", ["dict", "list"])
+def test_repeated_column_names_are_refused_with_a_fix(form):
+    # scikit-learn < 1.7 failed late with its own message (list form) or read
+    # one column of three (dict form): the check is the privatizer's own.
+    df = pd.DataFrame({i: ["a", "b", "a"] for i in range(3)})
+    df.columns = pd.Index([0, 0, 0], dtype=object)
+    rr = RandomizedResponse(1.0, categories=["a", "b"], random_state=0)
+    mechs = {0: rr} if form == "dict" else [(str(i), rr, [0]) for i in range(3)]
+    with pytest.raises(ValueError, match=r"must be unique; repeated: 0 \(3 times\).*rename"):
+        DataFramePrivatizer(mechs).fit(df)

@@ -229,7 +229,7 @@ def test_uldp_sampler_audit_and_channel():
         rep = m.transform(np.asarray(values, dtype=object))
         code = np.asarray(rep[:, 0].tolist())
         # the report as one label: protected code, or the clear item
-        return np.where(code >= 0, code.astype(str), "clear:" + rep[:, 1].astype(str))
+        return np.where(code >= 0, code.astype(str), np.char.add("clear:", rep[:, 1].astype(str)))
 
     result = audit_mechanism(
         sampler,
@@ -433,7 +433,7 @@ def test_mechanisms_do_not_modify_input_and_clone():
     for mech in (
         PrefixExtendingMethod(2.0, top_k=2),
         TreeHist(2.0, top_k=2),
-        BloomRAPPOR(),
+        BloomRAPPOR(random_state=0),  # a simulation (no user secrets)
         UtilityOptimizedHeavyHitters(2.0, sensitive=["a"]),
     ):
         mech.fit_transform(X)
@@ -461,3 +461,81 @@ def test_any_text_column_round_trips_through_the_protocol(items, cls):
     assert est.n_reports_ == len(items)
     assert len(est.heavy_hitters_) <= 2
     assert all(isinstance(x, str) for x in est.heavy_hitters_.index)
+
+
+# ----------------------------------------- utility-optimized: what stays hidden
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=6,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sensitive=st.lists(_TEXT, min_size=1, max_size=4),
+    others=st.lists(_TEXT, min_size=0, max_size=4),
+    normalization=st.sampled_from(["NFC", "NFKC"]),
+    long_tail=st.sampled_from(["", "x" * 70]),
+)
+def test_uldp_never_shows_a_sensitive_item_in_any_spelling(
+    sensitive, others, normalization, long_tail
+):
+    """As an outsider: users hold the sensitive items in every spelling
+    (as listed, NFC, NFD, NFKC, NFKD; long items that share their first 64+
+    bytes with others) and other items; with clear reports almost certain
+    for non-sensitive items, no clear report ever shows an item whose
+    normalized form is sensitive, every sensitive user is protected, and a
+    clear report shows the user's own item, whole."""
+    import unicodedata
+
+    def norm(x):
+        return unicodedata.normalize(normalization, x)
+
+    # always some text with canonical and compatibility variants
+    sensitive = [long_tail + s for s in ["caf\u00e9", "\ufb01sh", "\uff21"] + sensitive]
+    others = [long_tail + s for s in others] + ["plain"]
+    listed = list(dict.fromkeys(norm(s) for s in sensitive))
+    spellings = [unicodedata.normalize(f, s) for s in sensitive for f in ("NFC", "NFD", "NFKC")]
+    items = np.asarray(sensitive + spellings + others, dtype=object)
+    X = np.repeat(items, 20)
+    mech = UtilityOptimizedHeavyHitters(
+        8.0,
+        sensitive=listed,
+        protected_epsilon=1.0,  # clear w.p. 1 - e^-7 for non-sensitive items
+        normalization=normalization,
+        n_hashes=8,
+        random_state=0,
+    )
+    rep = mech.fit_transform(X)
+    code = np.asarray(rep[:, 0].tolist())
+    clear = code == -1
+    is_sensitive = np.asarray([norm(x) in set(listed) for x in X])
+    assert not (clear & is_sensitive).any()
+    shown = rep[clear, 1]
+    assert not set(shown) & set(listed)
+    assert all(s == norm(x) for s, x in zip(shown, X[clear], strict=True))
+    if (~is_sensitive).any():
+        assert clear[~is_sensitive].mean() > 0.9
+
+
+def test_uldp_refuses_unnormalized_text_and_lossy_items():
+    # without normalization an NFD spelling of a sensitive item would be
+    # another item, shown in clear
+    with pytest.raises(ValueError, match="canonically equivalent spelling"):
+        UtilityOptimizedHeavyHitters(2.0, sensitive=["caf\u00e9"], normalization=None).fit()
+    spec = UtilityOptimizedHeavyHitters(2.0, sensitive=["a"]).fit().spec()
+    with pytest.raises(InvalidSpecError, match="normalized text"):
+        protocol_from_dict({**spec, "normalization": None})
+    # bytes are taken as they are (normalize them yourself)
+    UtilityOptimizedHeavyHitters(2.0, sensitive=[b"a"], item_type="bytes").fit()
+    # integer items: floats and text are refused, not cut to an integer
+    mech = UtilityOptimizedHeavyHitters(2.0, sensitive=[5], item_type="int", random_state=0)
+    for column in ([5.7, 6], np.asarray([6.2], dtype=object), ["5"]):
+        with pytest.raises(TypeError, match="integer items"):
+            mech.fit_transform(column)
+    with pytest.raises(TypeError, match="integer items"):
+        UtilityOptimizedHeavyHitters(2.0, sensitive=[5.0], item_type="int").fit()
+    assert mech.fit_transform([5, np.uint64(6), np.int8(7)]).shape == (3, 2)
+    # text that is not text (a lone surrogate) is a clear error
+    with pytest.raises(ValueError, match="lone surrogate"):
+        UtilityOptimizedHeavyHitters(2.0, sensitive=["a"]).fit_transform(["ok", "b\ud800"])

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import sklearn
 from scipy import stats
+from scipy.special import logsumexp
 from sklearn.pipeline import make_pipeline
 
 from sklearn_uldp import (
@@ -261,10 +262,107 @@ def test_reports_of_a_fixed_value_repeat_when_everything_is_permanent():
     np.testing.assert_array_equal(
         mech.transform(X, user_secrets=secrets), mech.transform(X, user_secrets=secrets)
     )
-    # Several columns share a user's memos: the same value gives the same report.
+    # Each column has its own memo: the same value in two columns gives independent
+    # permanent answers (a shared memo would leak more with every round).
     both = np.hstack([X, X])
     reports = mech.fit(both).transform(both, user_secrets=secrets)
-    np.testing.assert_array_equal(reports[:, 0], reports[:, 1])
+    assert (reports[:, 0] != reports[:, 1]).mean() > 0.5
+    np.testing.assert_array_equal(reports, mech.transform(both, user_secrets=secrets))
+
+
+def test_each_column_and_collection_has_its_own_memo():
+    """Column j's permanent answers are the PRF draws of context (spec, label, j)."""
+    n = 3000
+    X = np.random.default_rng(1).integers(0, 6, (n, 3))
+    secrets = generate_user_secrets(n, random_state=4)
+    keys = check_user_secrets(secrets)
+    mech = DBitFlipPM(1.0, d=2, categories=range(6)).fit(X)  # every draw is permanent
+    spec = mech.channel_._memo_spec()
+    reports = mech.transform(X, user_secrets=secrets)
+    for j in range(3):
+        expected = mech.channel_.sample_permanent(X[:, j], _SecretDraws(keys, spec, column=j))
+        np.testing.assert_array_equal(reports[:, j], expected)
+    # A collection's label is in the context: another label, other answers.
+    labelled = DBitFlipPM(1.0, d=2, categories=range(6), memo_label="steps").fit(X)
+    other = labelled.transform(X, user_secrets=secrets)
+    assert (other != reports).mean() > 0.5
+    np.testing.assert_array_equal(other, labelled.transform(X, user_secrets=secrets))
+    with pytest.raises(ValueError, match="memo_label names the collection"):
+        DBitFlipPM(memo_label=3).fit(X)
+    with pytest.raises(ValueError, match="memo_label names the collection"):
+        LongitudinalGRR(memo_label=None).fit(X)
+
+
+@pytest.mark.parametrize("mech", all_mechanisms(random_state=0), ids=IDS)
+def test_two_columns_with_one_value_report_independently(mech):
+    """One round, rows (x, x): the joint law of the two columns' reports is the
+    product of one report's channel (one memo per column). A memo shared by the
+    columns (the old behaviour) fails it."""
+    x = 0
+    n = 40_000
+    X = np.full((n, 2), x)
+    mech.fit(X)
+    channel = mech.channel_
+    q = channel.realized_matrix()[x]
+    reports = np.asarray(mech.transform(X, user_secrets=generate_user_secrets(n, random_state=5)))
+    width = reports.shape[1] // 2
+    y = [_output_codes(channel, reports[:, j * width : (j + 1) * width].squeeze()) for j in (0, 1)]
+    observed = np.bincount(y[0] * q.size + y[1], minlength=q.size**2)
+    assert _chi2_pvalue(observed, n * np.outer(q, q).ravel()) > 1e-4
+
+
+def test_two_columns_of_one_value_are_not_one_shared_memo():
+    """L-GRR, rows (x, x): the joint law is not that of one shared permanent answer
+    sum_z R1(z|x) R2(y0|z) R2(y1|z), which the old shared memo gave."""
+    mech = LongitudinalGRR(1.0, 0.5, categories=CATS, random_state=0).fit(np.zeros((1, 2), int))
+    ch = mech.channel_
+    R1, R2 = _realized_grr_round(3, ch.p1), _realized_rr_codes(3, ch.p2)
+    x, n = 1, 60_000
+    Y = mech.transform(np.full((n, 2), x), user_secrets=generate_user_secrets(n, random_state=6))
+    observed = np.bincount(3 * Y[:, 0] + Y[:, 1], minlength=9)
+    independent = np.outer(ch.realized_matrix()[x], ch.realized_matrix()[x]).ravel()
+    assert _chi2_pvalue(observed, n * independent) > 1e-4
+    shared = np.einsum("z,za,zb->ab", R1[x], R2, R2).ravel()
+    assert _chi2_pvalue(observed, n * shared) < 1e-10
+
+
+def _two_column_log_law(R1, R2, tau, row, shared):
+    """log P(c_0, c_1 | row) of tau L-GRR rounds of a k=2 row of two columns.
+
+    c_j is the count of 1s among column j's reports (sufficient: the rounds are
+    exchangeable given the permanent answers). One memo per column: the columns
+    are independent; ``shared``: one permanent answer for a value held in both."""
+    c = np.arange(tau + 1)
+    lw = np.array([stats.binom.logpmf(c, tau, R2[z, 1]) for z in range(2)])  # log P(c | z)
+    if shared and row[0] == row[1]:
+        terms = [np.log(R1[row[0], z]) + lw[z][:, None] + lw[z][None, :] for z in range(2)]
+        return logsumexp(terms, axis=0)
+    col = [logsumexp([np.log(R1[v, z]) + lw[z] for z in range(2)], axis=0) for v in row]
+    return col[0][:, None] + col[1][None, :]
+
+
+def test_exposure_of_a_row_of_two_columns_is_the_sum_of_its_columns():
+    """Exact, on the joint channel of tau rounds (L-GRR(3, 1), k=2, two columns):
+    with one memo per column, the loss between rows stays at the sum of the
+    columns' exposures, at most epsilon_perm_spent_; a shared memo (the old
+    derivation) grows linearly in tau (1.06, 2.17, 5.54, ..., 56.2 at tau=50)."""
+    mech = LongitudinalGRR(3.0, 1.0, categories=[0, 1]).fit(np.zeros((1, 2), int))
+    ch = mech.channel_
+    R1, R2 = _realized_grr_round(2, ch.p1), _realized_rr_codes(2, ch.p2)
+    rows = list(itertools.product([0, 1], repeat=2))
+    for tau in (1, 2, 5, 20, 50):
+        laws = {r: _two_column_log_law(R1, R2, tau, r, shared=False) for r in rows}
+        for a, b in itertools.combinations(rows, 2):
+            loss = np.abs(laws[a] - laws[b]).max()
+            differing = sum(u != v for u, v in zip(a, b, strict=True))
+            assert loss == pytest.approx(differing * mech.exposure(tau), rel=1e-9)
+            assert loss <= mech.epsilon_perm_spent_ * (1 + 1e-12)
+        shared = np.abs(
+            _two_column_log_law(R1, R2, tau, (1, 1), True)
+            - _two_column_log_law(R1, R2, tau, (1, 0), True)
+        ).max()
+        assert shared > tau  # what one memo for both columns leaked
+    assert mech.epsilon_perm_spent_ == 6.0 and mech.exposure(50) == pytest.approx(3.0, abs=1e-3)
 
 
 _SUBPROCESS = textwrap.dedent(

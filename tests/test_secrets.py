@@ -259,3 +259,70 @@ def test_simulated_user_keys_are_per_row():
     np.testing.assert_array_equal(a, b[:4])
     assert len(np.unique(b, axis=0)) == 7
     assert not (S.simulated_user_keys(1, 4)._words == a).all()
+
+
+# ------------------------------------------ the one-pass kernels (speed work)
+@pytest.mark.skipif(S.numba is None, reason="the compiled kernel needs numba")
+@pytest.mark.parametrize(
+    "m, h, per_row", [(1, 1, False), (100, 1, False), (37, 3, True), (200, 4, False)]
+)
+def test_one_pass_cells_kernel_equals_numpy(monkeypatch, m, h, per_row):
+    """The fused kernel (keystream and cells in one pass) against the numpy
+    rounds, with ties everywhere: per-row probabilities, several marked cells
+    with their own probabilities, and ties whose word lies beyond the drawn
+    blocks (m = 200: marked ties read word 225 of 32 drawn)."""
+    n = 2_000
+    rng = np.random.default_rng(m)
+    secrets = generate_user_secrets(n, random_state=m)
+    values = rng.integers(0, 2**40, n).astype(np.uint64)
+    # probabilities on the byte grid plus a fraction: ties are live
+    p = (rng.integers(0, 256, size=(n, m) if per_row else m) + rng.random()) / 256
+    marked = np.argsort(rng.random((n, m)), axis=1)[:, :h]
+    p_marked = (rng.integers(0, 256, size=(n, h)) + 0.5) / 256
+    fast = prf_bernoulli(secrets, "k", values, p, marked=marked, marked_probabilities=p_marked)
+    monkeypatch.setattr(S, "numba", None)
+    slow = prf_bernoulli(secrets, "k", values, p, marked=marked, marked_probabilities=p_marked)
+    np.testing.assert_array_equal(fast, slow)
+
+
+def test_prf_bernoulli_refuses_repeated_marked_columns():
+    with pytest.raises(ValueError, match="distinct within a row"):
+        prf_bernoulli(
+            generate_user_secrets(2, random_state=0),
+            "k",
+            0,
+            [0.5] * 4,
+            marked=[[1, 1], [0, 2]],
+            marked_probabilities=0.9,
+        )
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, 0.3, 0.25, 1e-3, 0.999, 100.9 / 256])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_bernoulli_xor_draws_as_bernoulli_matrix(monkeypatch, q, compiled):
+    from sklearn_uldp.utils import _sampling
+
+    if not compiled:
+        monkeypatch.setattr(_sampling, "numba", None)
+    shape = (3, (1 << 20) // 3 + 5)  # more than one block, not a multiple of 8
+    cells = np.random.default_rng(1).integers(0, 2, size=shape, dtype=np.uint8)
+    expected = cells ^ _sampling.bernoulli_matrix(shape, q, np.random.default_rng(2))
+    rng = np.random.default_rng(2)
+    out = _sampling.bernoulli_xor(cells.copy(), q, rng)
+    np.testing.assert_array_equal(out, expected)
+    # the generator is left where bernoulli_matrix leaves it
+    after = np.random.default_rng(2)
+    _sampling.bernoulli_matrix(shape, q, after)
+    assert rng.random() == after.random()
+
+
+def test_bernoulli_xor_with_more_ties_than_the_kernel_lists(monkeypatch):
+    from sklearn_uldp.utils import _sampling
+
+    monkeypatch.setattr(_sampling, "_TIE_CAPACITY", 3)
+    cells = np.zeros((50, 40), dtype=np.uint8)
+    q = 100.5 / 256
+    expected = _sampling.bernoulli_matrix(cells.shape, q, np.random.default_rng(3))
+    np.testing.assert_array_equal(
+        _sampling.bernoulli_xor(cells, q, np.random.default_rng(3)), expected
+    )

@@ -6,7 +6,9 @@ Commands, one module each, every one exposing ``register(subparsers)``:
   of the ULDP paper on a synthetic location grid;
 * ``privatize`` (client side): a table in, reports and their spec out;
 * ``estimate`` (collector side): reports and spec in, distributions out;
-* ``search``: the privacy/utility search on a column (a simulation).
+* ``search``: the privacy/utility search on a column (a simulation);
+* ``secrets`` (client side): the per-user secrets of memoized (longitudinal)
+  mechanisms, for ``privatize --user-secrets``.
 
 File handling (chunked readers, atomic writers, the rules that keep inputs
 and existing files safe) is in :mod:`sklearn_uldp.cli._io`; category values
@@ -21,12 +23,12 @@ import sys
 from collections.abc import Sequence
 
 from .. import _show_versions
-from . import _demo, _estimate, _privatize, _search
+from . import _demo, _estimate, _privatize, _search, _secrets
 
 __all__ = ["main", "build_parser"]
 
 # Modules that contribute subcommands, in the order shown by --help.
-_COMMAND_MODULES = (_demo, _privatize, _estimate, _search, _show_versions)
+_COMMAND_MODULES = (_demo, _privatize, _estimate, _search, _secrets, _show_versions)
 
 
 def build_parser() -> argparse.ArgumentParser:

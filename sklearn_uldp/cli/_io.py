@@ -364,9 +364,14 @@ class OutputFiles:
         Description (``"reports file"``) -> path; None entries are skipped.
     overwrite : bool
         Whether existing files may be replaced.
+    private : bool, default=False
+        Publish the outputs readable and writable by their owner only
+        (mode 0600), e.g. a file of user secrets.
     """
 
-    def __init__(self, outputs, overwrite):
+    def __init__(self, outputs, overwrite, *, private=False):
+        # private: readable by the owner only (a file of user secrets).
+        self.private = bool(private)
         self.outputs = {
             what: os.path.abspath(os.fspath(p)) for what, p in outputs.items() if p is not None
         }
@@ -429,7 +434,7 @@ class OutputFiles:
         os.umask(umask)
         for part in self.parts.values():
             # mkstemp creates the file 0600; give outputs the usual permissions.
-            os.chmod(part, 0o666 & ~umask)
+            os.chmod(part, 0o600 if self.private else 0o666 & ~umask)
             _fsync(part)
         moves = [(self.parts[p], p) for p in self.outputs.values()]
         with _NameLocks(self.outputs.values()):

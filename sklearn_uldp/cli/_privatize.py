@@ -18,6 +18,12 @@ A numeric column (``duchi``, ``piecewise``, ``hybrid``, ``square_wave`` or
 ``"bounds"`` (values outside are clipped, with a warning); ``uobm`` also its
 sensitive ranges (``"sensitive": [[100000, 1e12]]``) and ``"disclosure"``.
 
+A memoized (longitudinal) column (``lgrr``, ``lue``, ``loloha``, ``ulrr``,
+``ulrap`` with ``"epsilon_perm"`` and ``"epsilon_1"``; ``dbitflip`` with
+``"epsilon"``) needs the users' secrets: ``--user-secrets FILE --user-id
+COLUMN`` (see :mod:`sklearn_uldp.cli._secrets`); they are matched to rows by
+user id and never written.
+
 A category value ``"LOW..HIGH"`` is an inclusive integer range, on the
 command line (``--categories hospvis=0..51``) and in the config
 (``"categories": ["0..51"]`` or ``"categories": "0..51"``). A column whose
@@ -62,6 +68,7 @@ from ._io import (
     file_digest,
     read_chunks,
 )
+from ._secrets import load_user_secrets, secrets_of_rows
 from ._values import (
     expand_values,
     learned_domain,
@@ -96,6 +103,68 @@ def _numeric_mechanisms():
         "square_wave": SquareWave,
         "uobm": UtilityOptimizedOneBitMechanism,
     }
+
+
+#: Memoized (longitudinal) mechanisms of a config column, with their keys:
+#: {"mechanism": "lgrr", "epsilon_perm": 2, "epsilon_1": 1, "categories": [...]}.
+#: They need the users' secrets (--user-secrets FILE --user-id COLUMN).
+_LONGITUDINAL = {
+    "lgrr": ("LongitudinalGRR", {"epsilon_perm", "epsilon_1"}),
+    "lue": ("LongitudinalUE", {"epsilon_perm", "epsilon_1", "permanent", "instantaneous"}),
+    "loloha": ("LongitudinalLocalHashing", {"epsilon_perm", "epsilon_1", "hash_range"}),
+    "dbitflip": ("DBitFlipPM", {"epsilon", "d", "n_buckets"}),
+    "ulrr": ("UtilityOptimizedLongitudinalRR", {"epsilon_perm", "epsilon_1"}),
+    "ulrap": (
+        "UtilityOptimizedLongitudinalRAPPOR",
+        {"epsilon_perm", "epsilon_1", "permanent", "instantaneous"},
+    ),
+}
+#: Memoized mechanisms whose reports are category labels (typed like rr's).
+_LABEL_REPORTS = ("rr", "urr", "lgrr", "ulrr")
+
+
+def _longitudinal_column(column, conf):
+    """A memoized column's config, checked (its domain is typed like any other)."""
+    name = conf["mechanism"].lower()
+    cls, keys = _LONGITUDINAL[name]
+    utility = name in ("ulrr", "ulrap")
+    allowed = {"mechanism", "categories", *keys} | ({"sensitive"} if utility else set())
+    unknown = set(conf) - allowed
+    if unknown:
+        raise ValueError(
+            f"Unknown keys {sorted(unknown)} in the config of {column!r} ({name}: "
+            f"{cls}); its keys are {sorted(allowed)}."
+        )
+    budgets = ["epsilon"] if name == "dbitflip" else ["epsilon_perm", "epsilon_1"]
+    absent = [b for b in budgets if b not in conf]
+    if absent:
+        raise ValueError(
+            f"Config of column {column!r} ({name}) needs {absent}"
+            + (
+                ": epsilon_perm bounds every round of a value, epsilon_1 one report, "
+                'e.g. "epsilon_perm": 2, "epsilon_1": 1.'
+                if name != "dbitflip"
+                else "."
+            )
+        )
+    if utility and not conf.get("sensitive"):
+        raise ValueError(f"Mechanism {name!r} of column {column!r} needs 'sensitive' values.")
+    return {
+        "mechanism": name,
+        "categories": _value_list(conf.get("categories"), "categories", column),
+        "sensitive": _value_list(conf.get("sensitive"), "sensitive", column),
+        "longitudinal": {k: conf[k] for k in keys if k in conf},
+    }
+
+
+def _longitudinal_mechanism(name, kwargs, categories, sensitive, random_state):
+    from .. import mechanisms
+
+    cls = getattr(mechanisms, _LONGITUDINAL[name][0])
+    extra = {"sensitive": sensitive} if name in ("ulrr", "ulrap") else {}
+    if random_state is not None:
+        extra["random_state"] = random_state
+    return cls(**kwargs, categories=categories, **extra)
 
 
 def _numeric_column(column, conf):
@@ -177,6 +246,13 @@ def _from_config(args):
         )
     columns = {}
     for column, conf in config["columns"].items():
+        if (
+            isinstance(conf, dict)
+            and isinstance(conf.get("mechanism"), str)
+            and conf["mechanism"].lower() in _LONGITUDINAL
+        ):
+            columns[column] = _longitudinal_column(column, conf)
+            continue
         if not isinstance(conf, dict) or "mechanism" not in conf or "epsilon" not in conf:
             raise ValueError(
                 f"Config of column {column!r} must be an object with 'mechanism' "
@@ -435,7 +511,7 @@ def _report_types(reports, columns, kinds):
     for c, (integer, _, all_int) in kinds.items():
         if not integer or c not in reports.columns:
             continue
-        if columns[c]["mechanism"].lower() not in ("rr", "urr"):
+        if columns[c]["mechanism"].lower() not in _LABEL_REPORTS:
             continue
         if all_int:
             # nullable under strategy="sample" (missing: another column sampled)
@@ -490,6 +566,11 @@ def _make_privatizer(
             categories = [str(v) for v in categories]
             sensitive = None if sensitive is None else [str(v) for v in sensitive]
         try:
+            if "longitudinal" in conf:
+                mechanisms[c] = _longitudinal_mechanism(
+                    conf["mechanism"], conf["longitudinal"], categories, sensitive, mech_noise
+                )
+                continue
             mechanisms[c] = make_mechanism(
                 conf["mechanism"],
                 conf["epsilon"],
@@ -500,7 +581,7 @@ def _make_privatizer(
                 n_buckets=conf["n_buckets"],
                 n_hashes=conf["n_hashes"],
             )
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise ValueError(f"column {c!r}: {exc}") from None
         if packed and conf["mechanism"].lower() in PACKED_MECHANISMS:
             mechanisms[c].set_params(packed_output=True)
@@ -530,7 +611,7 @@ def _cmd_privatize(args):
     spec_path = args.spec_out or default_spec_path(args.output)
     check_outputs(
         {"reports file": args.output, "spec file": spec_path},
-        {"input": args.input, "config": args.config},
+        {"input": args.input, "config": args.config, "secrets file": args.user_secrets},
         args.overwrite,
     )
     if check_table_output(args.output, "reports file") != "parquet" and args.packed:
@@ -551,15 +632,22 @@ def _cmd_privatize(args):
         columns, numeric, kinds, noise, missing, args.missing_label, _strategy(args), args.packed
     )
     typed = {c: columns[c]["categories"] for c, k in kinds.items() if k[0]}
+    secrets = _user_secrets(args, columns, numeric, noise)
     # Reports and spec are written as part files and published together.
     with OutputFiles(
         {"reports file": args.output, "spec file": spec_path}, args.overwrite
     ) as files:
         writer = None
-        chunks = read_chunks(args.input, [*columns, *numeric], args.chunksize, dtype=str)
+        read = [*columns, *numeric] + ([args.user_id] if secrets is not None else [])
+        chunks = read_chunks(args.input, read, args.chunksize, dtype=str)
         for chunk in progress(chunks, not args.no_progress, "privatize"):
             if len(chunk) == 0:
                 continue
+            params = {}
+            if secrets is not None:  # matched by user id; never written
+                params["user_secrets"] = secrets_of_rows(
+                    chunk[args.user_id], *secrets, args.user_secrets
+                )
             chunk = _prepare(chunk, kinds, columns).assign(**_numbers(chunk, numeric))
             if writer is None:
                 try:
@@ -571,7 +659,7 @@ def _cmd_privatize(args):
                 writer = TableWriter(
                     args.output, files[args.output], metadata={PARQUET_SPEC_KEY: digest}
                 )
-            writer.write(_report_types(priv.transform(chunk), columns, kinds))
+            writer.write(_report_types(priv.transform(chunk, **params), columns, kinds))
         if writer is None:
             raise ValueError(f"Input file {str(args.input)!r} has no rows.")
         document["reports"] = {
@@ -591,6 +679,37 @@ def _cmd_privatize(args):
         f"{priv.epsilon_spent_:g} in total)"
     )
     return 0
+
+
+def _user_secrets(args, columns, numeric, noise):
+    """The users' secrets (ids, secrets) of --user-secrets, checked; or None."""
+    memoized = sorted(c for c, conf in columns.items() if "longitudinal" in conf)
+    if (args.user_secrets is None) != (args.user_id is None):
+        raise ValueError(
+            "--user-secrets FILE and --user-id COLUMN go together: the secret of each "
+            "row is the one FILE lists for the row's user id."
+        )
+    if args.user_secrets is None:
+        if memoized and not isinstance(noise, numbers.Integral):
+            raise ValueError(
+                f"Columns {memoized} use memoized (longitudinal) mechanisms, which "
+                "need one secret per user, kept for every round: pass "
+                "--user-secrets FILE --user-id COLUMN (make FILE once with "
+                "'sklearn-uldp secrets INPUT --user-id COLUMN -o FILE')."
+            )
+        return None
+    if not memoized:
+        raise ValueError(
+            "--user-secrets is for memoized (longitudinal) mechanisms (lgrr, lue, "
+            "loloha, dbitflip, ulrr, ulrap in the config), and no column uses one: "
+            "drop --user-secrets, or configure such a mechanism."
+        )
+    if args.user_id in columns or args.user_id in numeric:
+        raise ValueError(
+            f"--user-id {args.user_id!r} is a privatized column; the user id only "
+            "matches rows to secrets and is never privatized nor written."
+        )
+    return load_user_secrets(args.user_secrets, args.user_id, args.chunksize)
 
 
 def _spec_document(priv, path, typed):
@@ -723,6 +842,19 @@ def register(subparsers):
         "generator keyed from OS entropy in every call); none: numpy's PCG64 "
         "from fresh OS entropy; an integer SEED makes the noise reproducible, "
         "for simulations and tests only, never for real users",
+    )
+    p.add_argument(
+        "--user-secrets",
+        metavar="FILE",
+        help="the users' secrets of memoized (longitudinal) mechanisms: a table with "
+        "the --user-id column and a 'secret' column (hex), made once with "
+        "'sklearn-uldp secrets' and reused in every round; read, never written",
+    )
+    p.add_argument(
+        "--user-id",
+        metavar="COL",
+        help="input column of user ids that finds each row's secret in --user-secrets "
+        "(neither privatized nor written)",
     )
     p.add_argument(
         "--strategy",

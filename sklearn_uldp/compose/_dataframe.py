@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import warnings
 from collections.abc import Callable, Sequence
@@ -88,6 +89,52 @@ def _numeric_estimate(part, channel, estimator, name):
     )
 
 
+def _memoizes(mechanism):
+    """Whether a mechanism memoizes its reports (its transform takes user_secrets)."""
+    transform = getattr(type(mechanism), "transform", None)
+    if transform is None:
+        return False
+    return "user_secrets" in inspect.signature(transform).parameters
+
+
+class _MemoKeys:
+    """One call's user keys: each memoized column's, derived on demand.
+
+    Lives for one ``transform`` call and is never stored nor pickled (the
+    keys inside refuse it).
+    """
+
+    __slots__ = ("keys", "names", "_columns")
+
+    #: Domain-separation label of a column's keys (the column's name follows).
+    COLUMN_LABEL = "sklearn_uldp.DataFramePrivatizer.v1|column|"
+    #: Context of the memoized sampled column (the columns' names follow).
+    SAMPLED_LABEL = "sklearn_uldp.DataFramePrivatizer.v1|sampled attribute|"
+
+    def __init__(self, keys, names):
+        self.keys, self.names, self._columns = keys, list(names), {}
+
+    def column(self, name):
+        """The keys of a memoized column: independent of every other column's."""
+        from ..utils._secrets import derive_user_keys
+
+        if name not in self._columns:
+            self._columns[name] = derive_user_keys(self.keys, self.COLUMN_LABEL + name)
+        return self._columns[name]
+
+    def sampled(self, names):
+        """Each user's sampled column among ``names`` (uniform, memoized)."""
+        from ..utils._secrets import prf_integers
+
+        context = self.SAMPLED_LABEL + json.dumps(list(names))
+        return prf_integers(self.keys, context, 0, len(names), 1)[:, 0]
+
+    def __getitem__(self, rows):
+        out = _MemoKeys(self.keys[rows], self.names)
+        out._columns = {name: k[rows] for name, k in self._columns.items()}
+        return out
+
+
 def _is_dask_collection(obj):
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions")
 
@@ -157,6 +204,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         ``epsilon`` is then the budget of its **attribute** (rows that
         differ in that column only), and a person's whole row spends more
         (:attr:`epsilon_spent_`). Needs at least two privatized columns.
+        Numeric columns take part too (a mean mechanism's mean is estimated
+        from the sampled users, or de-mixed from the fakes; Square Wave and
+        the one-bit ULDP mechanism send no fakes). A memoized mechanism's
+        column is sampled from the user's secret (the same in every round)
+        and sends no fakes.
         ``"split"`` stays the default: it keeps each mechanism's budget as
         given and every person's every column (joint questions, tests of
         association); at an equal budget per person ``"sample"`` usually
@@ -626,7 +678,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self._fit_transform(X, keep=False)
         return self
 
-    def fit_transform(self, X: Any, y: object = None) -> TransformOutput:
+    def fit_transform(self, X: Any, y: object = None, user_secrets: Any = None) -> TransformOutput:
         """Fit every mechanism and privatize the table.
 
         Parameters
@@ -634,6 +686,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         X : DataFrame, array-like or Dask DataFrame of shape (n_samples, n_features)
         y : None
             Ignored.
+        user_secrets : sequence of bytes, UserKeys or Dask Series, default=None
+            One secret per row, for the memoized (longitudinal) mechanisms;
+            see :meth:`transform`.
 
         Returns
         -------
@@ -641,7 +696,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             See :meth:`transform`.
         """
         if _is_dask_collection(X):
-            return self._fit_dask(X).transform(X)
+            return self._fit_dask(X).transform(X, user_secrets=user_secrets)
+        if user_secrets is not None:
+            self._fit_transform(X, keep=False)
+            return self.transform(X, user_secrets=user_secrets)
+        self._check_memo_secrets()
         return self._fit_transform(X, keep=True)
 
     @staticmethod
@@ -663,6 +722,18 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             raise ValueError(
                 f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
                 "required: pass the table's columns."
+            )
+        # Columns are selected by name: a repeated name would make one
+        # mechanism read several columns (or scikit-learn < 1.7 fail late with
+        # its own message), so say it here, for every scikit-learn version.
+        columns = getattr(X, "columns", None)
+        if columns is not None and not columns.is_unique:
+            counts = pd.Index(columns).value_counts()
+            repeated = ", ".join(f"{name!r} ({n} times)" for name, n in counts[counts > 1].items())
+            raise ValueError(
+                f"The table's column names must be unique; repeated: {repeated}. "
+                "Columns are selected by name: rename them first, e.g. "
+                "X.columns = [f'col{i}' for i in range(X.shape[1])]."
             )
         return X
 
@@ -706,6 +777,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             # (rather than privatizing every column for nothing).
             fitting = _fitted_domains(fitting, X, positions)
             fit_on = X.iloc[:1] if isinstance(X, pd.DataFrame) else X[:1]
+        memo = {}
+        if not keep:
+            # ColumnTransformer fits a mechanism through its fit_transform,
+            # and a memoized one cannot privatize without secrets: for this
+            # set-up fit only (its reports are discarded), it simulates users
+            # from a throwaway seed, and gets its own randomness back below.
+            for name, mech, _ in fitting:
+                if _memoizes(mech) and is_fresh(mech.random_state):
+                    memo[name] = mech.random_state
+                    mech.set_params(random_state=np.random.SeedSequence(0))
         self._fitting_transformers = fitting
         try:
             with warnings.catch_warnings():
@@ -713,6 +794,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 out = self._run(ColumnTransformer.fit_transform, fit_on)
         finally:
             del self._fitting_transformers
+        for name, trans, _ in self.transformers_:
+            if name in memo:
+                trans.set_params(random_state=memo[name])
+                trans._start_random_stream()
         rest = self._transformer_to_input_indices.get("remainder", [])
         if isinstance(self.remainder, _MECHANISMS) and len(rest) > 1:
             # Like a listed mechanism: one column, one distribution to estimate.
@@ -753,9 +838,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             )
         return fitted
 
-    def _finish_sampled(self, X):
+    def _finish_sampled(self, X, keys=None):
         """Privatize with the sampling strategy and assemble the output."""
-        blocks, sampled = _strategies.transform_sampled(self, X)
+        blocks, sampled = _strategies.transform_sampled(self, X, keys)
         X = self._check_input(X)
         pandas = self._output_config() == "pandas" or (
             self._output_config() is None and isinstance(X, pd.DataFrame)
@@ -925,13 +1010,27 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         return self
 
     # -------------------------------------------------------------- transform
-    def transform(self, X: Any) -> TransformOutput:
+    def transform(self, X: Any, user_secrets: Any = None) -> TransformOutput:
         """Privatize every column with fresh independent randomness.
 
         Parameters
         ----------
         X : DataFrame, array-like or Dask DataFrame
             The table (extra columns of a DataFrame are ignored).
+        user_secrets : sequence of bytes, UserKeys or Dask Series, default=None
+            One secret per row (the user's, kept by that user for every
+            round: :func:`~sklearn_uldp.utils.generate_user_secrets`), for
+            the memoized (longitudinal) mechanisms, such as
+            :class:`~sklearn_uldp.mechanisms.LongitudinalGRR`. Each memoized
+            column gets its own keys, derived from the secret and the
+            mechanism's name (:func:`~sklearn_uldp.utils.derive_user_keys`),
+            so two columns never share permanent answers; under
+            ``strategy="sample"`` the sampled column is derived from the
+            secret too, so a user reports the same column in every round.
+            For a Dask DataFrame, a Dask Series of secrets with the same
+            partitions (e.g. a column of the same frame). Never stored, nor
+            written to the reports or specs. In a Pipeline, route them with
+            ``set_transform_request(user_secrets=True)`` (metadata routing).
 
         Returns
         -------
@@ -950,12 +1049,112 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if _is_dask_collection(X):
             from ..parallel import privatize_partitions
 
-            return privatize_partitions(X, self)
+            if user_secrets is None:
+                self._check_memo_secrets()
+            return privatize_partitions(X, self, user_secrets=user_secrets)
+        if user_secrets is None:
+            self._check_memo_secrets()
+        keys = None if user_secrets is None else self._memo_keys(user_secrets, len(X))
         if self._check_fitted_strategy() != "split":
-            return self._finish_sampled(X)
+            return self._finish_sampled(X, keys)
         X = self._check_input(X)
         X = self._prepared(X, self._fitted_positions(X), _numeric_names(self.transformers_))
+        if keys is not None:
+            return self._finish(self._transform_memoized(X, keys), X)
         return self._finish(self._run(ColumnTransformer.transform, X), X)
+
+    # ------------------------------------------------- memoized mechanisms
+    def _memoized_names(self):
+        return [name for name, mech in self.mechanisms_.items() if _memoizes(mech)]
+
+    def _check_memo_secrets(self):
+        """A clear error when memoized mechanisms would run without secrets."""
+        if "transformers_" in self.__dict__:
+            mechs = list(self.mechanisms_.items())
+        else:
+            mechs = [(n, m) for n, m, _ in self.transformers if isinstance(m, _MECHANISMS)]
+        seeded = self.random_state is not None and not is_fresh(self.random_state)
+        names = [n for n, m in mechs if _memoizes(m) and not seeded and is_fresh(m.random_state)]
+        if names:
+            raise ValueError(
+                f"Columns {names} use memoized (longitudinal) mechanisms, which derive "
+                "each user's permanent answers from a secret per user, and no "
+                "user_secrets were given. Pass transform(X, user_secrets=secrets): one "
+                "secret per row, made once per user with "
+                "sklearn_uldp.utils.generate_user_secrets(n_users) and kept by that "
+                "user for every round (in a Pipeline: "
+                "privatizer.set_transform_request(user_secrets=True) with "
+                "sklearn.set_config(enable_metadata_routing=True)). For a simulation, "
+                "pass an integer random_state."
+            )
+
+    def _memo_keys(self, user_secrets, n_rows):
+        """The users' keys, per memoized column (checked against the rows)."""
+        from ..utils._secrets import check_user_secrets
+
+        names = self._memoized_names()
+        if not names:
+            raise ValueError(
+                "user_secrets were given, but no mechanism of this privatizer "
+                f"memoizes its reports (mechanisms: {list(self.mechanisms_)}). Drop "
+                "user_secrets, or use a longitudinal mechanism (LongitudinalGRR, "
+                "LongitudinalUE, LongitudinalLocalHashing, DBitFlipPM, "
+                "UtilityOptimizedLongitudinalRR/RAPPOR) for the columns collected "
+                "in several rounds."
+            )
+        return _MemoKeys(check_user_secrets(user_secrets, n_samples=n_rows), names)
+
+    def _transform_memoized(self, X, keys):
+        """Every mechanism on its column, the memoized ones with their column's
+        keys (ColumnTransformer's transform has no per-column metadata)."""
+        pandas = self._output_config() == "pandas" or (
+            self._output_config() is None and isinstance(X, pd.DataFrame)
+        )
+        positions = self._fitted_positions(X)
+        parts = []
+        with config_context(transform_output="pandas" if pandas else "default"):
+            for name, trans, _ in self.transformers_:
+                if isinstance(trans, _MECHANISMS):
+                    pos = positions[name]
+                    column = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else X[:, pos]
+                    if name in keys.names:
+                        memoized: Any = trans  # a longitudinal mechanism
+                        parts.append(memoized.transform(column, user_secrets=keys.column(name)))
+                    else:
+                        parts.append(trans.transform(column))
+                elif name == "remainder" and self.remainder == "passthrough":
+                    rest = self._passthrough(X)
+                    if rest is not None:
+                        parts.append(rest)
+        if not pandas:
+            arrays = [np.asarray(p.toarray() if hasattr(p, "toarray") else p) for p in parts]
+            if len({a.dtype for a in arrays}) > 1:
+                arrays = [a.astype(object) for a in arrays]
+            return np.hstack(arrays)
+        columns = []
+        for part in parts:
+            if isinstance(part, pd.DataFrame):
+                columns += [part.iloc[:, j].to_numpy() for j in range(part.shape[1])]
+            else:
+                arr = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
+                columns += [arr[:, j] for j in range(arr.shape[1])]
+        names = self.get_feature_names_out()
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return pd.DataFrame(dict(enumerate(columns)), index=index).set_axis(names, axis=1)
+
+    def get_metadata_routing(self):
+        """The privatizer's metadata requests (it routes nothing to its mechanisms).
+
+        The privatizer consumes ``user_secrets`` itself
+        (``set_transform_request(user_secrets=True)``) and derives each
+        memoized column's keys from them; its mechanisms take no other
+        metadata.
+
+        Returns
+        -------
+        routing : MetadataRequest
+        """
+        return self._get_metadata_request()
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of the report columns (then, under ``strategy="sample"``, the
@@ -1008,8 +1207,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         ]
         return template
 
-    def _privatize_partition(self, frame, seed):
-        """Privatize one partition (``self`` is a template) with ``seed``."""
+    def _privatize_partition(self, frame, seed, user_secrets=None):
+        """Privatize one partition (``self`` is a template) with ``seed`` (and
+        the secrets of its rows)."""
         priv = copy.copy(self)
         mechs = [
             (i, t) for i, (_, t, _) in enumerate(priv.transformers_) if isinstance(t, _MECHANISMS)
@@ -1048,7 +1248,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 part._transform_calls = [0]  # the partition's own count, from 0
             fitted[i] = (name, part, cols)
         priv.transformers_ = fitted
-        out = priv.transform(frame)
+        out = priv.transform(frame, user_secrets=user_secrets)
         if isinstance(out, pd.DataFrame):
             out.attrs = {}
         return out
@@ -1362,6 +1562,68 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             return float(sum(m.epsilon_spent_ for m in mechanisms.values()))
         return float(self._strategy_guarantees["row"])
 
+    def exposure(self, n_rounds: int) -> float:
+        """Budget a row spends over ``n_rounds`` rounds of the same values.
+
+        Each column loses ``mechanism.exposure(n_rounds)`` when it memoizes
+        (at most its ``epsilon_perm``; see the "Collecting over time" page)
+        and ``n_rounds`` times its budget otherwise (fresh reports compose).
+        ``"split"``: the sum over the columns. ``"sample"``: the largest
+        column's, for collections with ``user_secrets`` (each user's sampled
+        column is derived from the secret: the same in every round).
+        ``"sample+fake"``: ``n_rounds`` times :attr:`epsilon_spent_` (it takes
+        no memoized mechanism).
+
+        Parameters
+        ----------
+        n_rounds : int
+            Rounds of collection (>= 1).
+
+        Returns
+        -------
+        epsilon : float
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn_uldp import RandomizedResponse
+        >>> from sklearn_uldp.compose import DataFramePrivatizer
+        >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+        >>> priv = DataFramePrivatizer({
+        ...     "app": LongitudinalGRR(2.0, 1.0, categories=["a", "b"]),
+        ...     "sex": RandomizedResponse(0.5, categories=["f", "m"]),
+        ... }).fit(pd.DataFrame({"app": ["a", "b"], "sex": ["f", "m"]}))
+        >>> priv.exposure(1), round(priv.exposure(30), 3)  # 2.0 + 30 * 0.5 at most
+        (1.5, 17.0)
+        """
+        if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
+            raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+        strategy = self._fitted_strategy_name()
+        if strategy == "sample+fake":
+            return float(n_rounds * self.epsilon_spent_)
+        losses = [
+            float(m.exposure(int(n_rounds))) if _memoizes(m) else n_rounds * m.epsilon_spent_
+            for m in self.mechanisms_.values()
+        ]
+        return float(sum(losses) if strategy == "split" else max(losses))
+
+    @property
+    def epsilon_perm_spent_(self) -> float:
+        """Budget a row spends over any number of rounds of the same values.
+
+        The limit of :meth:`exposure`: finite when every column that counts
+        memoizes (its ``epsilon_perm``), infinite otherwise (a column privatized
+        afresh in every round spends its budget again each time).
+        """
+        strategy = self._fitted_strategy_name()
+        if strategy == "sample+fake":
+            return float("inf")
+        losses = [
+            float(m.epsilon_perm_spent_) if _memoizes(m) else float("inf")
+            for m in self.mechanisms_.values()
+        ]
+        return float(sum(losses) if strategy == "split" else max(losses))
+
     @property
     def attribute_epsilons_(self) -> dict[str, float]:
         """Name -> budget of the attribute: the largest log-ratio between rows
@@ -1411,7 +1673,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
 
 def _fitted_domains(fitting, X, positions):
-    """The mechanisms with their domains fixed from (and checked on) whole columns."""
+    """The mechanisms with their domains (or numeric ranges) fixed from, and
+    checked on, whole columns."""
     out = []
     for name, mech, columns in fitting:
         if isinstance(mech, BaseMechanism):
@@ -1421,6 +1684,13 @@ def _fitted_domains(fitting, X, positions):
                 warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
                 domain = clone(mech).fit(column).categories_
             mech = clone(mech).set_params(categories=list(domain))
+        elif isinstance(mech, BaseNumericMechanism) and isinstance(mech.bounds, str):
+            # bounds="auto" learns the range from the whole column (with its
+            # own PrivacyLeakWarning), not from the one row fitted below.
+            cols = positions[name]
+            column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
+            bounds = clone(mech).fit(column).bounds_
+            mech = clone(mech).set_params(bounds=[float(b) for b in bounds])
         out.append((name, mech, columns))
     return out
 

@@ -4,7 +4,8 @@ A :class:`~sklearn_uldp.compose.DataFramePrivatizer` with d privatized
 columns is one mechanism on rows: its input is the tuple of the d values,
 its output the row of reports (plus the sampled attribute under
 ``strategy="sample"``). For small domains :func:`row_channel` builds that
-channel's full matrix, and :func:`check_row_privacy` verifies on it, by
+channel's full matrix (a numeric column's values are the grid of inputs
+its channel's matrix is given on), and :func:`check_row_privacy` verifies on it, by
 enumeration, the guarantees the privatizer claims:
 
 * **the row** (``epsilon_spent_``): for every output whose reports are all
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..mechanisms._attribute_sampling import _fake_row
+from ..numeric._base import NumericChannel
+from ..numeric._sampled import numeric_fake_law
 from ..privacy._checks import PrivacyCheck, _within, as_channel_matrix, check_uldp
 from ._dataframe import DataFramePrivatizer
 
@@ -161,10 +164,8 @@ def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> Ro
             "small domains (a few columns of a few categories)."
         )
     grids = list(itertools.product(*[range(Q.shape[0]) for Q in Qs]))
-    inputs = [
-        tuple(_plain(m.categories_[i]) for m, i in zip(mechanisms.values(), x, strict=True))
-        for x in grids
-    ]
+    domains = [_input_values(m) for m in mechanisms.values()]
+    inputs = [tuple(_plain(v[i]) for v, i in zip(domains, x, strict=True)) for x in grids]
     if strategy == "sample":
         blocks, outputs, unprotected = [], [], []
         for j, Q in enumerate(Qs):
@@ -187,7 +188,7 @@ def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> Ro
         rows = [_outer([Q[i] for Q, i in zip(Qs, x, strict=True)]) for x in grids]
     else:
         fakes = [
-            _fake_row(c, f, Q)
+            numeric_fake_law(c) if isinstance(c, NumericChannel) else _fake_row(c, f, Q)
             for c, f, Q in zip(channels, _fakes_of(privatizer, names), Qs, strict=True)
         ]
         rows = []
@@ -208,6 +209,15 @@ def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> Ro
         [np.asarray(c.sensitive_mask, bool) for c in channels],
         strategy,
     )
+
+
+def _input_values(mechanism):
+    """The rows' values of one column: its categories, or for a numeric column
+    the grid of inputs its channel matrix is given on (``default_inputs``)."""
+    categories = getattr(mechanism, "categories_", None)
+    if categories is not None:
+        return categories
+    return mechanism.channel_.default_inputs()
 
 
 def _fakes_of(privatizer, names):
@@ -276,7 +286,7 @@ def check_row_privacy(privatizer: DataFramePrivatizer, *, realized: bool = True)
     eps_row = float(privatizer.epsilon_spent_)
     attribute_eps = privatizer.attribute_epsilons_
     d = len(rc.names)
-    sizes = [len(m.categories_) for m in privatizer.mechanisms_.values()]
+    sizes = [len(_input_values(m)) for m in privatizer.mechanisms_.values()]
     grid = np.array(list(itertools.product(*[range(k) for k in sizes])))
     # ---- the row
     reasons: list[str] = []

@@ -28,20 +28,28 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn import config_context
 
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import ClippingWarning, PrivacyLeakWarning
 from ..mechanisms._attribute_sampling import (
     SampledChannel,
     SampledFakeChannel,
+    _guarantees_of,
     _ratio_classes,
     _rr_classes,
     _unary_classes,
     calibrate_fake_epsilons,
-    fake_data_guarantees,
     sample_fakes,
     supported_fakes,
 )
 from ..mechanisms._randomized_response import UtilityOptimizedRRChannel
 from ..mechanisms._rappor import RAPPORChannel, UnaryEncodingChannel, basic_rappor_theta
+from ..numeric._base import BaseNumericMechanism, _numeric_values, warn_clipped
+from ..numeric._sampled import (
+    SampledFakeNumericChannel,
+    SampledNumericChannel,
+    numeric_fake_classes,
+    numeric_fake_refusal,
+    sample_numeric_fakes,
+)
 from ..utils._random import is_secure, transform_generator
 
 __all__ = ["STRATEGIES", "SAMPLING_KEY"]
@@ -83,6 +91,33 @@ def check_strategy(priv):
                 "per attribute. Use strategy='split' for it, or an LDP/ULDP "
                 "mechanism (RandomizedResponse, UtilityOptimizedRR, RAPPOR, ...)."
             )
+        if priv.strategy == "sample+fake" and hasattr(channel, "permanent_channel"):
+            raise ValueError(
+                f"Column {name!r} uses {type(mech).__name__}, which memoizes its "
+                "reports over rounds, and strategy='sample+fake' cannot hide which "
+                "column is real across rounds: the real column's reports repeat a "
+                "permanent answer while fresh fakes do not, so a collector comparing "
+                "rounds finds it, and the amplification (a one-round argument) is "
+                "lost. Use strategy='sample' (the sampled column is then memoized "
+                "too) or 'split'."
+            )
+        if priv.strategy == "sample+fake" and isinstance(mech, BaseNumericMechanism):
+            refusal = numeric_fake_refusal(channel)
+            if refusal is not None:
+                raise ValueError(
+                    f"Column {name!r} uses {type(mech).__name__}, which cannot send fake "
+                    f"reports under strategy='sample+fake': {refusal}. Fake numeric "
+                    "reports exist for the mean mechanisms DuchiMechanism, "
+                    "PiecewiseMechanism and HybridMechanism; use one of them, or "
+                    "strategy='sample'."
+                )
+            if _fake_of(priv, name) not in ("auto", "random"):
+                raise ValueError(
+                    f"fake={_fake_of(priv, name)!r} is not available for the numeric column "
+                    f"{name!r}: its fakes are the reports of a uniformly random input "
+                    "('random'). Pass fake='auto' or 'random' for it."
+                )
+            continue
         if priv.strategy == "sample+fake":
             kinds = supported_fakes(channel)
             if not kinds:
@@ -138,6 +173,9 @@ def _choose_fakes(priv):
     out = {}
     for name, mech in priv.mechanisms_.items():
         fake = _fake_of(priv, name)
+        if isinstance(mech, BaseNumericMechanism):
+            out[name] = "random"  # the report of a uniformly random input
+            continue
         kinds = supported_fakes(mech.channel_)
         if fake != "auto":
             out[name] = fake
@@ -169,6 +207,10 @@ def fit_strategy(priv):
     if priv.strategy == "sample":
         channels = {}
         for name, mech in mechanisms.items():
+            if isinstance(mech, BaseNumericMechanism):
+                # A range, not categories: the numeric twin of SampledChannel.
+                channels[name] = SampledNumericChannel(mech.channel_, d)
+                continue
             try:
                 channels[name] = SampledChannel(mech.categories_, mech.channel_, d)
             except ValueError as exc:
@@ -191,7 +233,9 @@ def fit_strategy(priv):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             mech.channel_ = mech._make_channel()
-    attribute, row = fake_data_guarantees([m.channel_ for m in mechs], kinds)
+    attribute, row = _guarantees_of(
+        [_channel_classes(m, f) for m, f in zip(mechs, kinds, strict=True)]
+    )
     over = attribute > targets * (1 + 1e-9)
     if over.any():
         worst = int(np.argmax(attribute - targets))
@@ -206,15 +250,28 @@ def fit_strategy(priv):
             stacklevel=4,
         )
     channels = {
-        name: SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
+        name: (
+            SampledFakeNumericChannel(m.channel_, d, fakes[name])
+            if isinstance(m, BaseNumericMechanism)
+            else SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
+        )
         for name, m in zip(names, mechs, strict=True)
     }
     return channels, {"attribute": attribute, "row": row, "targets": targets, "fakes": fakes}
 
 
+def _channel_classes(mech, fake):
+    """The likelihood-ratio classes (R+, R-) of a fitted column's real reports."""
+    if isinstance(mech, BaseNumericMechanism):
+        return numeric_fake_classes(mech.channel_.name, float(mech.channel_.epsilon))
+    return _ratio_classes(mech.channel_, fake)
+
+
 def _classes_at(mech, fake):
     """(epsilon -> the column's likelihood-ratio classes, whether closed form)."""
     channel = mech.channel_
+    if isinstance(mech, BaseNumericMechanism):
+        return (lambda eps: numeric_fake_classes(channel.name, eps)), True
     mask = np.asarray(channel.sensitive_mask, dtype=bool)
     s, k = int(mask.sum()), mask.size
     if isinstance(channel, UtilityOptimizedRRChannel):
@@ -268,15 +325,34 @@ def _as_array(out):
     return np.asarray(out)
 
 
-def _privatized(mech, X_part):
-    """Reports of ``mech`` on some rows, as a plain (rows, width) array."""
-    with config_context(transform_output="default"):
-        return _as_array(mech.transform(X_part))
+def _privatized(mech, X_part, user_keys=None):
+    """Reports of ``mech`` on some rows, as a plain (rows, width) array
+    (a memoized mechanism's with the keys of those rows' users)."""
+    params = {} if user_keys is None else {"user_secrets": user_keys}
+    with config_context(transform_output="default"), warnings.catch_warnings():
+        # A numeric column's clipping was counted on the whole column.
+        warnings.filterwarnings("ignore", category=ClippingWarning)
+        return _as_array(mech.transform(X_part, **params))
+
+
+def _check_whole_column(mech, whole, name):
+    """Check every value of a column, sampled or not (an unknown category,
+    a missing or non-numeric value is an error, as under "split"), and warn
+    once about the values a numeric column clips."""
+    if not isinstance(mech, BaseNumericMechanism):
+        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
+        return
+    values = _numeric_values(whole, mech, reset=False, copy=False)
+    low, high = mech.bounds_
+    counts = [(int(np.count_nonzero(values < low)), int(np.count_nonzero(values > high)))]
+    warn_clipped(counts, mech.bounds_, [name], values.shape[0])
 
 
 def _fakes(mech, fake, m, X_one, name):
     """``m`` fake reports of a column, as ``transform`` would format them."""
     rng = mech._transform_rng(None, column=f"{name}{SAMPLING_KEY}fake")
+    if isinstance(mech, BaseNumericMechanism):
+        return sample_numeric_fakes(mech.channel_, m, rng)[:, None]
     outputs = sample_fakes(mech.channel_, fake, m, rng)
     # The labels' dtype is the input column's (as the mechanism's reports).
     column = mech._validate_columns(X_one, reset=False)[:, 0]
@@ -284,15 +360,26 @@ def _fakes(mech, fake, m, X_one, name):
         return _as_array(mech._wrap_reports(outputs, column, None))
 
 
-def transform_sampled(priv, X):
-    """Privatize a table with ``priv.strategy`` "sample" or "sample+fake"."""
+def transform_sampled(priv, X, keys=None):
+    """Privatize a table with ``priv.strategy`` "sample" or "sample+fake".
+
+    ``keys`` (the users' keys of one call, see ``DataFramePrivatizer``):
+    the memoized columns are privatized with their keys, and the sampled
+    column is derived from them (the same in every round).
+    """
     X = priv._check_input(X)
     positions = priv._fitted_positions(X)
-    X = priv._prepared(X, positions)
+    numeric = {n for n, m in priv.mechanisms_.items() if isinstance(m, BaseNumericMechanism)}
+    X = priv._prepared(X, positions, numeric)
     n = X.shape[0]
     names = list(priv.mechanisms_)
     d = len(names)
-    sampled = sampling_generator(priv).integers(0, d, size=n)
+    if keys is not None:
+        # Memoized too: a user who reported another column in every round
+        # would end up spending every column's permanent budget.
+        sampled = keys.sampled(names)
+    else:
+        sampled = sampling_generator(priv).integers(0, d, size=n)
     fakes = resolved_fakes(priv) if priv.strategy == "sample+fake" else None
     blocks = []
     for i, name in enumerate(names):
@@ -301,9 +388,12 @@ def transform_sampled(priv, X):
         # Every value is checked against the domain, sampled or not (an
         # unknown category is an error, as under "split", never ignored).
         whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
-        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
+        _check_whole_column(mech, whole, name)
         rows = np.flatnonzero(sampled == i)
-        real = _privatized(mech, _rows(X, rows, pos)) if rows.size else None
+        user_keys = None
+        if keys is not None and name in keys.names:
+            user_keys = keys.column(name)[rows]
+        real = _privatized(mech, _rows(X, rows, pos), user_keys) if rows.size else None
         if fakes is None:
             blocks.append(_Block(name, mech, n, rows, real, None, None))
             continue
@@ -375,6 +465,8 @@ def missing_kind(channel):
     integer category labels as nullable Int64, boolean labels as nullable
     booleans, other labels as objects (None when missing).
     """
+    if str(channel.report_format).startswith("numeric"):
+        return "float64"  # numbers in the column's units, NaN when missing
     if channel.report_format != "categorical":
         return "UInt8"
     if not getattr(channel, "reports_are_categories", False):
@@ -385,6 +477,11 @@ def missing_kind(channel):
 
 def _missing_column(values, rows, present, n, kind):
     """A column of ``n`` entries, ``values`` on ``rows`` and missing elsewhere."""
+    if kind == "float64":
+        data = np.full(n, np.nan)
+        if values is not None:
+            data[rows] = values
+        return data
     if kind in ("UInt8", "Int64", "boolean"):
         dtype = {"UInt8": np.uint8, "Int64": np.int64, "boolean": bool}[kind]
         data = np.zeros(n, dtype=dtype)

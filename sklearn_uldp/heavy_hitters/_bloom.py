@@ -22,14 +22,23 @@ underdetermined; or EM on the exact likelihood of the reports) and tests
 each candidate with a z-statistic, with the Benjamini-Hochberg procedure
 over all candidates.
 
+Memoization (what makes eps_inf a bound over time): as RAPPOR's client does,
+a user's cohort and the PRR of each item are derived from a per-user secret
+with a keyed PRF (:mod:`sklearn_uldp.utils._secrets`): the cohort from the
+secret alone (permanent, independent of the items), the PRR from the secret
+and the item's key, so the same user reporting the same item gets the same
+B' in every round and process; the IRR is fresh at every report.
+
 The hash functions here are the package's Carter-Wegman family on the
-item's key (not google/rappor's MD5), so reports are not bit-compatible with
-the google/rappor client; the parameters, the channel and the decoding are
-the same.
+item's key (not google/rappor's MD5), and the PRR comes from XChaCha20 (not
+google/rappor's HMAC-DRBG), so reports are not bit-compatible with the
+google/rappor client; the parameters, the channel and the decoding are the
+same.
 """
 
 from __future__ import annotations
 
+import json
 from numbers import Integral, Real
 from typing import Any
 
@@ -40,12 +49,15 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
+from ..mechanisms._longitudinal import _ue_bit_log_ratio
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
+from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
 from ..utils._validation import validate_params_with_hints
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol
@@ -53,8 +65,15 @@ from ._protocol import _int_param, _Protocol
 
 __all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
 
-#: Users per sampling chunk (bounds the temporaries at chunk x k bytes).
-_CHUNK = 1 << 16
+#: Cells (users x bits) per sampling chunk: bounds the temporaries.
+_CHUNK_CELLS = 1 << 21
+#: Version tag of the memoization contexts: changing how cohorts or PRRs are
+#: derived from the secrets must change it (old permanent answers would
+#: otherwise be replaced silently, a second exposure of every item). v2: the
+#: context names the collection (``memo_label``).
+MEMO_VERSION = "v2"
+#: Largest number of report patterns the exact channels enumerate.
+_MAX_PATTERNS = 1 << 16
 
 
 def benjamini_hochberg(p_values, alpha):
@@ -154,6 +173,63 @@ class BloomRAPPORProtocol(_Protocol):
             return np.inf
         return float(2 * self.n_hashes * np.log((1 - self.f / 2) / (self.f / 2)))
 
+    # The names of the longitudinal channels (what BudgetAccountant,
+    # longitudinal_exposure and audit_rounds read).
+    @property
+    def epsilon_1(self):
+        """eps_1 (alias of :attr:`epsilon`)."""
+        return self.epsilon
+
+    @property
+    def epsilon_perm(self):
+        """eps_inf (alias of :attr:`epsilon_permanent`)."""
+        return self.epsilon_permanent
+
+    def exposure(self, n_rounds):
+        """Privacy loss of ``n_rounds`` reports of one item by one user (memoized).
+
+        Given the item, the bits are independent and a bit's reports enter
+        through the number c of rounds it was reported 1:
+        ``g(c | b) = P(B'=1 | b) q^c (1-q)^(t-c) + P(B'=0 | b) p^c (1-p)^(t-c)``
+        with ``P(B'=1 | 1) = 1 - f/2`` and ``P(B'=1 | 0) = f/2``. The cohort
+        is the same for both items (it depends on the user's secret only),
+        and two items' filters differ in at most 2h bits, h set for each, so
+        the loss is at most ``h (max_c ln g(c|1)/g(c|0) + max_c ln
+        g(c|0)/g(c|1))``: ``epsilon_1`` for one report, increasing to
+        ``epsilon_perm`` as t grows. It is exact for two items whose filters
+        in some cohort are disjoint with h bits each (see
+        :meth:`channel_matrix` with ``n_rounds``).
+        """
+        if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
+            raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_ratio = _ue_bit_log_ratio(
+                int(n_rounds), 1.0 - self.f / 2, self.f / 2, self.q, self.p
+            )
+        return float(self.n_hashes * (np.max(log_ratio) + np.max(-log_ratio)))
+
+    def memo_context(self, purpose, label=""):
+        """The PRF's domain-separation label of a permanent draw (public).
+
+        It names the parameters the permanent round depends on (the Bloom
+        filters and f), not the IRR's p and q: changing those keeps the
+        users' cohorts and PRRs, and with them the bound eps_inf. ``label``
+        names the collection (:class:`BloomRAPPOR`'s ``memo_label``), so two
+        collections fed the same secrets never share a PRR.
+        """
+        spec = {
+            "collection": str(label),
+            "n_bits": self.n_bits,
+            "n_hashes": self.n_hashes,
+            "n_cohorts": self.n_cohorts,
+            "f": self.f,
+            "item_type": self.encoding.item_type,
+            "normalization": self.encoding.normalization,
+            "hash_seed": self.hash_seed,
+        }
+        body = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        return f"sklearn_uldp.bloom_rappor.memo.{MEMO_VERSION}|{body}|{purpose}"
+
     # --------------------------------------------------------------- Bloom
     def bloom_positions(self, keys, cohorts):
         """(n, h) bit positions of the items' Bloom filters in their cohorts."""
@@ -172,22 +248,29 @@ class BloomRAPPORProtocol(_Protocol):
 
     # --------------------------------------------------------------- users
     def sample(self, keys, rng, permanent=None):
-        """Rows ``[cohort, s_0..s_{k-1}]`` of one report per key."""
+        """Rows ``[cohort, s_0..s_{k-1}]`` of one report per key.
+
+        ``permanent`` draws the cohorts and the PRR: the users' secrets
+        (:class:`_KeyedPermanentRound`, memoized) or, by default, ``rng``
+        (both rounds fresh: the end-to-end channel of one report, for
+        simulations). The IRR always comes from ``rng``.
+        """
         keys = np.asarray(keys, dtype=np.int64)
         n, k = keys.size, self.n_bits
         dtype = np.uint8 if self.n_cohorts <= 256 else np.uint16
         out = np.empty((n, k + 1), dtype=dtype)
-        cohorts = rng.integers(0, self.n_cohorts, size=n, dtype=np.int64)
-        out[:, 0] = cohorts
         permanent = _FreshPermanentRound() if permanent is None else permanent
-        for lo in range(0, n, _CHUNK):
-            hi = min(n, lo + _CHUNK)
+        cohorts = permanent.cohorts(n, self.n_cohorts, rng)
+        out[:, 0] = cohorts
+        step = max(1, _CHUNK_CELLS // k)
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
             positions = self.bloom_positions(keys[lo:hi], cohorts[lo:hi])
             bloom = self.bloom_filters(keys[lo:hi], cohorts[lo:hi], positions)
-            prr = permanent.draw(bloom, positions, keys[lo:hi], self.f, rng)
+            prr = permanent.draw(slice(lo, hi), bloom, positions, keys[lo:hi], self.f, rng)
             one = bernoulli_matrix(prr.shape, self.q, rng)
             zero = bernoulli_matrix(prr.shape, self.p, rng)
-            out[lo:hi, 1:] = np.where(prr.astype(bool), one, zero)
+            out[lo:hi, 1:] = np.where(prr, one, zero)
         return out
 
     # ----------------------------------------------------------- collector
@@ -241,24 +324,76 @@ class BloomRAPPORProtocol(_Protocol):
             return None
         return a.add(b, fill_value=0).astype(np.int64)
 
-    def channel_matrix(self, universe, *, realized=False):
-        """Exact one-report channel over a finite universe: (K, m 2^k) (small k, m)."""
+    def channel_matrix(self, universe, *, realized=False, n_rounds=1):
+        """Exact channel of one user's reports over a finite universe (small k, m).
+
+        ``n_rounds=1``: one report, end to end (PRR then IRR),
+        (K, m 2^k), columns ``(cohort, pattern)``. ``n_rounds=t``: the t
+        reports of one item by one user, who keeps one cohort and one PRR
+        (memoized) and draws a fresh IRR per report, (K, m 2^(k t)), columns
+        ``(cohort, pattern_1, ..., pattern_t)``; its worst log-ratio is the
+        loss of t reports (:meth:`exposure`). ``realized`` is accepted for
+        the channel contract: the cells are realized at p itself, to float64
+        resolution.
+        """
         m, k = self.n_cohorts, self.n_bits
-        if m * (1 << k) > 1 << 16:
-            raise ValueError("The channel matrix is only built for m 2^k <= 65536.")
-        _, keys = self.encoding.whole_keys(
-            list(universe)
-            if self.encoding.item_type == "int"
-            else np.asarray(list(universe), dtype=object)
-        )
+        if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
+            raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+        width = k * int(n_rounds)
+        if m * (1 << width) > _MAX_PATTERNS:
+            raise ValueError(
+                f"The channel matrix is only built for m 2^(k n_rounds) <= {_MAX_PATTERNS}; "
+                f"got m={m}, k={k}, n_rounds={n_rounds}."
+            )
+        keys = self._universe_keys(universe)
+        # Bits of every pattern (2^(k t), t, k): round r's report is bits
+        # r k .. (r+1) k - 1, most significant first.
+        patterns = (np.arange(1 << width)[:, None] >> np.arange(width - 1, -1, -1)) & 1
+        patterns = patterns.reshape(-1, int(n_rounds), k)
+        ones = patterns.sum(axis=1)  # (2^(k t), k): rounds in which each bit was 1
+        # g(c | b): a bit's t reports given its Bloom bit b (the PRR is shared).
+        per_bit = []
+        for prr_one in (self.f / 2, 1 - self.f / 2):  # b = 0, b = 1
+            like = prr_one * self.q**ones * (1 - self.q) ** (n_rounds - ones) + (
+                1 - prr_one
+            ) * self.p**ones * (1 - self.p) ** (n_rounds - ones)
+            per_bit.append(like)
+        Q = np.empty((keys.size, m, 1 << width))
+        for c in range(m):
+            bloom = self.bloom_filters(keys, np.full(keys.size, c))  # (K, k)
+            like = np.where(bloom[:, None, :] == 1, per_bit[1][None], per_bit[0][None])
+            Q[:, c, :] = like.prod(axis=2) / m
+        return Q.reshape(keys.size, -1)
+
+    def permanent_channel_matrix(self, universe):
+        """Exact channel of the permanent round over a finite universe: (K, m 2^k).
+
+        Columns ``(cohort, B')``: what every report of one item is
+        post-processing of. Its worst log-ratio is ``epsilon_perm`` for two
+        items with disjoint filters of h bits in some cohort.
+        """
+        m, k = self.n_cohorts, self.n_bits
+        if m * (1 << k) > _MAX_PATTERNS:
+            raise ValueError(
+                f"The channel matrix is only built for m 2^k <= {_MAX_PATTERNS}; got m={m}, k={k}."
+            )
+        keys = self._universe_keys(universe)
         patterns = (np.arange(1 << k)[:, None] >> np.arange(k - 1, -1, -1)) & 1  # (2^k, k)
         Q = np.empty((keys.size, m, 1 << k))
         for c in range(m):
-            bloom = self.bloom_filters(keys, np.full(keys.size, c))  # (K, k)
-            rate = np.where(bloom == 1, self.q_star, self.p_star)  # (K, k)
+            bloom = self.bloom_filters(keys, np.full(keys.size, c))
+            rate = np.where(bloom == 1, 1 - self.f / 2, self.f / 2)
             like = np.where(patterns[None, :, :] == 1, rate[:, None, :], 1 - rate[:, None, :])
             Q[:, c, :] = like.prod(axis=2) / m
         return Q.reshape(keys.size, -1)
+
+    def _universe_keys(self, universe):
+        """The key of each item of ``universe``, in order."""
+        items = list(universe)
+        codes, keys = self.encoding.whole_keys(
+            items if self.encoding.item_type == "int" else np.asarray(items, dtype=object)
+        )
+        return keys[codes]
 
     # ------------------------------------------------------------ decoding
     def design(self, candidate_keys):
@@ -273,22 +408,88 @@ class BloomRAPPORProtocol(_Protocol):
 
 
 class _FreshPermanentRound:
-    """The permanent round drawn anew for each report (no memoization).
+    """Cohorts and PRR drawn anew from ``rng`` for each report (no memoization).
 
-    Memoization (the same B' for every report of one user and item, as
-    RAPPOR's PRR requires over time) needs a per-user secret and a keyed
-    pseudo-random function of (secret, item); this object is the seam where
-    that keyed source plugs in: ``draw(bloom, positions, keys, f, rng)``
-    returns B' (n, k) for the Bloom filters ``bloom`` (set bits at
-    ``positions``, (n, h)) of the items' ``keys``. A keyed version draws
-    bit i as 1 with probability ``1 - f/2`` at the positions and ``f/2``
-    elsewhere from the PRF of (user secret, context, key) instead of ``rng``.
+    The end-to-end channel of one report, for simulations of single
+    collections; over several reports of one user it is *not* RAPPOR's
+    guarantee (the PRR averages away), which is why transform never uses
+    it. ``draw(rows, bloom, positions, keys, f, rng)`` returns B' (n, k)
+    for the Bloom filters ``bloom`` (set bits at ``positions``, (n, h)) of
+    the items' ``keys``; ``rows`` locates the chunk among the users.
     """
 
-    def draw(self, bloom, positions, keys, f, rng):
+    def cohorts(self, n, n_cohorts, rng):
+        return rng.integers(0, n_cohorts, size=n, dtype=np.int64)
+
+    def draw(self, rows, bloom, positions, keys, f, rng):
         randomize = bernoulli_matrix(bloom.shape, f, rng)
         coin = bernoulli_matrix(bloom.shape, 0.5, rng)
         return np.where(randomize, coin, bloom.astype(bool))
+
+
+class _KeyedPermanentRound:
+    """Cohorts and PRR derived from the users' secrets: memoized, as RAPPOR's client.
+
+    A user's cohort is an exactly uniform integer of the PRF keyed by the
+    user's secret (value 0, the "cohort" context): it depends on the secret
+    and the public spec only, never on an item, so it is the same in every
+    report. The PRR of an item is one row of PRF Bernoulli cells keyed by
+    the secret, with the item's key as the value: bit i is 1 with
+    probability ``1 - f/2`` at the Bloom positions and ``f/2`` elsewhere
+    (exactly RAPPOR's "replace by a fair coin with probability f": a set bit
+    stays 1 w.p. ``1 - f + f/2``, an unset one becomes 1 w.p. ``f/2``). The
+    same secret and item give the same B' in every call and process;
+    different secrets give independent ones.
+    """
+
+    def __init__(self, user_keys, protocol, label=""):
+        self.keys = user_keys
+        self.cohort_context = protocol.memo_context("cohort", label)
+        self.prr_context = protocol.memo_context("prr", label)
+
+    def cohorts(self, n, n_cohorts, rng):
+        return prf_integers(self.keys, self.cohort_context, 0, n_cohorts, 1)[:, 0]
+
+    def draw(self, rows, bloom, positions, keys, f, rng):
+        columns, set_bit = _distinct_marks(bloom, positions)
+        return prf_bernoulli(
+            self.keys[rows],
+            self.prr_context,
+            np.asarray(keys, dtype=np.int64).astype(np.uint64),
+            np.full(bloom.shape[1], f / 2),
+            marked=columns,
+            marked_probabilities=np.where(set_bit, 1 - f / 2, f / 2),
+        )
+
+
+def _distinct_marks(bloom, positions):
+    """Columns marked for :func:`prf_bernoulli`, distinct within each row.
+
+    Two of an item's h hashes may fall on one bit. The marked columns are
+    the row's Bloom positions in hash order, each repeated one (after its
+    first occurrence) replaced by a column that is not a Bloom bit and
+    marked with the unset probability, so its law is unchanged: a row with d
+    distinct positions has h - d repeats and at least h - d free columns
+    among 0 .. h-1, and the j-th repeat takes the j-th of them. With h >= k
+    every column is marked. Returns the columns (n, w) and whether each is
+    a Bloom bit.
+    """
+    n, k = bloom.shape
+    h = positions.shape[1]
+    if h >= k:
+        return np.ascontiguousarray(np.broadcast_to(np.arange(k), (n, k))), bloom.astype(bool)
+    columns = np.array(positions, dtype=np.int64)
+    repeated = repeated_in_rows(columns)
+    rows = np.flatnonzero(repeated.any(axis=1))
+    if rows.size:
+        rep = repeated[rows]
+        free_first = np.argsort(bloom[rows, :h] != 0, axis=1, kind="stable")
+        rank = np.maximum(np.cumsum(rep, axis=1) - 1, 0)
+        spare = np.take_along_axis(free_first, rank, axis=1)
+        sub = columns[rows]
+        sub[rep] = spare[rep]
+        columns[rows] = sub
+    return columns, ~repeated
 
 
 _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
@@ -305,17 +506,20 @@ _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
 
 
 class BloomRAPPOR(OpenDomainMechanism):
-    """RAPPOR over strings: Bloom filters, cohorts, permanent and instantaneous rounds.
+    """RAPPOR over strings: Bloom filters, cohorts, memoized permanent round, fresh IRR.
 
-    Each user, in a cohort drawn uniformly, hashes the item with the cohort's
-    ``n_hashes`` functions into a Bloom filter of ``n_bits`` bits, then
-    randomizes it twice: the permanent round (PRR, parameter f) and the
-    instantaneous round (IRR, parameters p and q) (Erlingsson, Pihur &
+    Each user, in a cohort derived from the user's secret, hashes the item
+    with the cohort's ``n_hashes`` functions into a Bloom filter of
+    ``n_bits`` bits, then randomizes it twice: the permanent round (PRR,
+    parameter f), memoized per (user, item), and the instantaneous round
+    (IRR, parameters p and q), fresh at every report (Erlingsson, Pihur &
     Korolova, CCS 2014). One report is ``epsilon_``-LDP (google/rappor's
-    eps_1); the PRR bounds repeated reports of one item by
-    ``epsilon_permanent_``. Decode with :class:`BloomRAPPORDecoder` against a
-    list of candidate strings. The defaults are google/rappor's demo
-    parameters (k = 16, h = 2, m = 64, p = 0.5, q = 0.75, f = 0.5).
+    eps_1); all the reports of one item by one user together cost at most
+    ``epsilon_permanent_`` (eps_inf), however many there are
+    (:meth:`exposure` gives the loss after t reports). Decode with
+    :class:`BloomRAPPORDecoder` against a list of candidate strings. The
+    defaults are google/rappor's demo parameters (k = 16, h = 2, m = 64,
+    p = 0.5, q = 0.75, f = 0.5).
 
     Items are hashed whole (no length limit); text is NFC-normalized.
 
@@ -334,7 +538,19 @@ class BloomRAPPOR(OpenDomainMechanism):
     item_type : {"str", "bytes", "int"}, default="str"
     normalization : {"NFC", "NFKC"} or None, default="NFC"
     hash_seed : int, default=0
+    memo_label : str, default=""
+        Names the collection in the context of the memoized cohorts and PRRs
+        (public; keep it for every round of one collection). Collections
+        that get the same users' secrets for *different* questions need
+        distinct labels: with one label, a user holding the same item in
+        both would send reports of one PRR in both, and the collections'
+        losses would not add up as two budgets (they would compose as
+        fresh reports of one item).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+        The IRR's randomness (fresh at every call for None and "secure").
+        An integer (or SeedSequence) also makes missing ``user_secrets``
+        simulated users: row i is simulated user i in every call
+        (simulations only).
 
     Attributes
     ----------
@@ -342,26 +558,33 @@ class BloomRAPPOR(OpenDomainMechanism):
     epsilon_ : float
         eps_1, the budget of one report.
     epsilon_permanent_ : float
-        eps_inf, the permanent round's bound.
+        eps_inf, the bound of all reports of one item by one user.
     n_features_in_ : int
 
     Notes
     -----
-    This version draws the permanent round anew for each report, which is
-    RAPPOR for one report per user. Memoizing it across reports of one user
-    (what makes eps_inf a bound over time) needs per-user secrets; see the
-    Heavy hitters page.
+    The cohort and the PRR come from a keyed pseudo-random function of the
+    user's secret (and, for the PRR, of the item), as RAPPOR's client
+    derives them: nothing but the secret is kept, and the same user holding
+    the same item gets the same PRR in every round (see the "Collecting over
+    time" and "Heavy hitters" pages). Without ``user_secrets``, ``transform``
+    refuses unless ``random_state`` is an integer (a simulation).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
+    >>> from sklearn_uldp.utils import generate_user_secrets
     >>> words = np.random.default_rng(0).choice(["a", "b", "c"], p=[.5, .3, .2], size=50_000)
-    >>> mech = BloomRAPPOR(n_bits=32, n_cohorts=8, random_state=0)
-    >>> reports = mech.fit_transform(words)
-    >>> reports.shape, round(mech.epsilon_, 3)
-    ((50000, 33), 1.074)
-    >>> dec = BloomRAPPORDecoder(candidates=["a", "b", "c", "d", "e"]).fit(reports)
+    >>> mech = BloomRAPPOR(n_bits=32, n_cohorts=8).fit()
+    >>> secrets = generate_user_secrets(len(words))    # one per user, kept by the user
+    >>> monday = mech.transform(words, user_secrets=secrets)
+    >>> tuesday = mech.transform(words, user_secrets=secrets)  # same cohorts and PRRs
+    >>> bool((monday[:, 0] == tuesday[:, 0]).all()), round(mech.epsilon_, 3)
+    (True, 1.074)
+    >>> round(mech.exposure(1), 3), round(mech.exposure(10_000), 3)  # eps_1 ... eps_inf
+    (1.074, 4.394)
+    >>> dec = BloomRAPPORDecoder(candidates=["a", "b", "c", "d", "e"]).fit(monday)
     >>> dec.detected_.round(1).to_dict()
     {'a': 0.5, 'b': 0.3, 'c': 0.2}
     """
@@ -369,6 +592,7 @@ class BloomRAPPOR(OpenDomainMechanism):
     _parameter_constraints = {
         "random_state": OpenDomainMechanism._parameter_constraints["random_state"],
         **_BLOOM_CONSTRAINTS,
+        "memo_label": [str],
     }
 
     def __init__(
@@ -383,6 +607,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         item_type="str",
         normalization="NFC",
         hash_seed=0,
+        memo_label="",
         random_state=None,
     ):
         self.n_bits = n_bits
@@ -394,6 +619,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         self.item_type = item_type
         self.normalization = normalization
         self.hash_seed = hash_seed
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_protocol(self):
@@ -418,8 +644,71 @@ class BloomRAPPOR(OpenDomainMechanism):
     def _encode(self, X):
         return self.protocol_.encoding.whole_keys(X)
 
-    def _sample(self, codes, keys, rng):
-        return self.protocol_.sample(keys[codes], rng)
+    def transform(self, X, user_secrets=None):
+        """Privatize each item: memoized cohort and PRR, fresh IRR.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            One column of items, one row per user.
+        user_secrets : sequence of bytes or UserKeys, default=None
+            One secret per row (at least 16 bytes, all distinct), kept by
+            each user for every round; see
+            :func:`~sklearn_uldp.utils.generate_user_secrets`. Required
+            unless ``random_state`` is an integer (a simulation: row i is
+            simulated user i). Never stored.
+
+        Returns
+        -------
+        reports : Reports of shape (n_samples, n_bits + 1) or DataFrame
+            Rows ``[cohort, bit_0, ..., bit_{k-1}]`` carrying the protocol.
+        """
+        check_is_fitted(self, "protocol_")
+        self._check_column_name(X)
+        codes, keys = self._encode(X)
+        user_keys = resolve_user_keys(
+            user_secrets, self.random_state, codes.size, type(self).__name__
+        )
+        rng = self._rng(codes)
+        permanent = _KeyedPermanentRound(user_keys, self.protocol_, self.memo_label)
+        out = self.protocol_.sample(keys[codes], rng, permanent=permanent)
+        return self._container(out, X)
+
+    def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
+        """Fit, then privatize ``X`` (see :meth:`transform`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+        y : None
+            Ignored.
+        user_secrets : sequence of bytes or UserKeys, default=None
+            One secret per row (see :meth:`transform`).
+        **fit_params : dict
+            Ignored.
+
+        Returns
+        -------
+        reports : Reports or DataFrame
+        """
+        return self.fit(X, y).transform(X, user_secrets=user_secrets)
+
+    def exposure(self, n_rounds):
+        """Privacy loss of ``n_rounds`` reports of one item by one user.
+
+        ``epsilon_`` for one report, never above ``epsilon_permanent_``
+        (see :meth:`BloomRAPPORProtocol.exposure`).
+
+        Parameters
+        ----------
+        n_rounds : int
+
+        Returns
+        -------
+        epsilon : float
+        """
+        check_is_fitted(self, "protocol_")
+        return self.protocol_.exposure(n_rounds)
 
     def get_feature_names_out(self, input_features=None):
         """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""

@@ -196,6 +196,10 @@ class ItemEncoding:
     def _to_bytes(self, value):
         if self.item_type == "bytes":
             return value
+        return self._normalized(value).encode("utf-8")
+
+    def _normalized(self, value):
+        """A text item as users report it: checked, then normalized."""
         if "\x00" in value:
             raise ValueError(
                 f"The item {value!r} contains the NUL character (U+0000), which the "
@@ -203,7 +207,16 @@ class ItemEncoding:
             )
         if self.normalization is not None:
             value = unicodedata.normalize(self.normalization, value)
-        return value.encode("utf-8")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"The item {value!r} holds a lone surrogate code point (U+D800..U+DFFF), "
+                "which is not text and has no UTF-8 encoding (it comes from decoding "
+                "bytes with errors='surrogateescape'). Decode the bytes with "
+                "errors='replace', or pass item_type='bytes'."
+            ) from None
+        return value
 
     def _rows(self, raw):
         """Pad (or cut) byte strings to ``max_bytes``; merge items that became equal."""
@@ -258,8 +271,20 @@ class ItemEncoding:
 
     def _encode_ints(self, arr):
         if arr.dtype == object:
-            if any(isinstance(v, (bool, np.bool_)) for v in arr[:1000]):
+            # One C-level pass over the types: numpy's conversion below would
+            # silently turn 5.7 into 5 and "5" into 5.
+            kinds = set(map(type, arr))
+            if any(issubclass(t, (bool, np.bool_)) for t in kinds):
                 raise TypeError("Boolean items are not integers: pass item_type='str'.")
+            other = [t for t in kinds if not issubclass(t, (int, np.integer))]
+            if other:
+                example = next(v for v in arr if type(v) is other[0])
+                raise TypeError(
+                    f"Expected integer items (item_type='int'), found {other[0].__name__} "
+                    f"value(s) such as {example!r}. Round floats to integers (checking "
+                    "that nothing is lost) or convert text with int(), or pass "
+                    "item_type='str'."
+                )
             try:
                 arr = np.asarray(arr.tolist(), dtype=np.uint64)
             except (TypeError, ValueError, OverflowError):
@@ -319,17 +344,21 @@ class ItemEncoding:
         )
         return rows[codes]
 
-    def whole_keys(self, values):
+    def whole_keys(self, values, *, return_items=False):
         """``(codes, keys)``: 61-bit keys of whole items of any length (no padding).
 
-        Bloom-filter RAPPOR hashes the whole item, so nothing is cut: the key
-        is BLAKE2b (8 bytes) of the normalized UTF-8 (or of the bytes, or of
-        the 8-byte big-endian integer), once per distinct item.
+        Bloom-filter RAPPOR and the utility-optimized protocol use the whole
+        item, so nothing is cut: the key is BLAKE2b (8 bytes) of the
+        normalized UTF-8 (or of the bytes, or of the 8-byte big-endian
+        integer), once per distinct input. ``keys[codes[i]]`` is row i's key.
+        With ``return_items``, also the distinct inputs as users report them
+        (normalized text, bytes, Python ints), aligned with ``keys``.
         """
         arr = _column(values)
         if self.item_type == "int":
             codes, rows = self._encode_ints(arr)
             raw = [r.tobytes() for r in rows]
+            items = [int.from_bytes(b, "big") for b in raw]
         else:
             codes, uniques = pd.factorize(arr, use_na_sentinel=True)
             if (codes < 0).any():
@@ -344,7 +373,12 @@ class ItemEncoding:
                         f"Expected {self.item_type} items, found {type(v).__name__} value "
                         f"{v!r}: a column holds items of one type."
                     )
-            raw = [self._to_bytes(v) for v in uniques]
+            if self.item_type == "str":
+                items = [self._normalized(v) for v in uniques]
+                raw = [v.encode("utf-8") for v in items]
+            else:
+                items = list(uniques)
+                raw = items
         keys = np.fromiter(
             (
                 int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "big") % MERSENNE_61
@@ -353,6 +387,8 @@ class ItemEncoding:
             dtype=np.int64,
             count=len(raw),
         )
+        if return_items:
+            return codes.astype(np.intp), keys, items
         return codes.astype(np.intp), keys
 
     def to_dict(self):

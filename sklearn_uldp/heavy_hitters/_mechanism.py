@@ -34,6 +34,10 @@ HINTS = {
     "step_bits": "step_bits is the number of bits added per level: None (auto) or 1..16.",
     "n_hashes": "n_hashes is the number of public hash functions: an integer in [1, 65536].",
     "hash_range": "hash_range is OLH's g: 'optimal' (about e^eps + 1) or an integer >= 2.",
+    "memo_label": (
+        "memo_label names the collection in the memoized answers' context: pass a "
+        "string, e.g. 'homepage' (one label per question asked with the same users' secrets)."
+    ),
 }
 
 ENCODING_CONSTRAINTS: dict[str, list[Any]] = {
@@ -155,6 +159,13 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
             Integer report codes carrying the protocol.
         """
         check_is_fitted(self, "protocol_")
+        self._check_column_name(X)
+        codes, rows = self._encode(X)
+        rng = self._rng(codes)
+        out = self._sample(codes, rows, rng)
+        return self._container(out.reshape(out.shape[0], -1), X)
+
+    def _check_column_name(self, X):
         if isinstance(X, pd.DataFrame):
             names = getattr(self, "feature_names_in_", None)
             if names is not None and str(X.columns[0]) != str(names[0]) and X.shape[1] == 1:
@@ -162,10 +173,6 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
                     f"X has the column {X.columns[0]!r}, but the mechanism was fitted on "
                     f"{names[0]!r}."
                 )
-        codes, rows = self._encode(X)
-        rng = self._rng(codes)
-        out = self._sample(codes, rows, rng)
-        return self._container(out.reshape(out.shape[0], -1), X)
 
     def _sample(self, codes, rows, rng):
         return self.protocol_.sample(codes, rows, rng)

@@ -84,6 +84,16 @@ class UtilityOptimizedProtocol(_Protocol):
                 "1 - e^(protected_epsilon - epsilon)."
             )
         self.top_k = _int_param(top_k, "top_k", 1, 1 << 16)
+        if item_type == "str" and normalization is None:
+            raise ValueError(
+                "The utility-optimized protocol needs normalized text (normalization="
+                "'NFC' or 'NFKC'): a sensitive item is recognized by its normalized "
+                "form, and without normalization a canonically equivalent spelling of "
+                "a sensitive item (e.g. 'e' + U+0301 for 'é') would be another, "
+                "non-sensitive item and be reported in clear, looking the same. NFC "
+                "leaves normalized text unchanged; for text you normalize yourself, "
+                "pass item_type='bytes' with its UTF-8."
+            )
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
         items = list(sensitive)
@@ -121,16 +131,22 @@ class UtilityOptimizedProtocol(_Protocol):
         return self.oracle.n_outputs
 
     def normalized(self, items):
-        """Items as users report them in clear (NFC text, bytes or ints)."""
-        if self.encoding.item_type != "str" or self.encoding.normalization is None:
+        """Items as users report them in clear (normalized text, bytes or ints)."""
+        if self.encoding.item_type != "str":
             return list(items)
-        import unicodedata
-
-        return [unicodedata.normalize(self.encoding.normalization, v) for v in items]
+        return [self.encoding._normalized(v) for v in items]
 
     # --------------------------------------------------------------- users
     def sample(self, codes, keys, uniques, rng):
-        """Rows ``[code, item]``: code ``j g + y`` (protected) or -1 (clear, item given)."""
+        """Rows ``[code, item]``: code ``j g + y`` (protected) or -1 (clear, item given).
+
+        ``keys[codes[i]]`` is user i's key and ``uniques[codes[i]]`` the item
+        as it is shown in clear (normalized), both from one
+        :meth:`ItemEncoding.whole_keys` pass. An item is sensitive when its
+        key is a sensitive item's: whatever normalizes to a sensitive item
+        is sensitive (never shown), and a 61-bit collision of another item
+        with a sensitive key only protects that item too.
+        """
         n = codes.size
         user_keys = keys[codes]
         sensitive = np.isin(keys, self.sensitive_keys)[codes]
@@ -142,7 +158,8 @@ class UtilityOptimizedProtocol(_Protocol):
         out[:, 0] = code
         out[:, 1] = None
         shown = np.flatnonzero(clear)
-        values = np.asarray(self.normalized(uniques), dtype=object)
+        values = np.empty(len(uniques), dtype=object)
+        values[:] = uniques
         out[shown, 1] = values[codes[shown]]
         return out
 
@@ -264,7 +281,11 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         eps' < eps of the oracle (None: eps / 2).
     top_k : int, default=20
     item_type : {"str", "bytes", "int"}, default="str"
-    normalization : {"NFC", "NFKC"} or None, default="NFC"
+    normalization : {"NFC", "NFKC"}, default="NFC"
+        Text is matched against ``sensitive`` on its normalized form: NFC
+        merges canonically equivalent spellings, NFKC also compatibility
+        ones. None is refused for text (an unnormalized spelling of a
+        sensitive item would be shown in clear).
     hash_range, n_hashes, hash_seed, random_state
         As :class:`PrefixExtendingMethod`.
 
@@ -347,15 +368,10 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         return self
 
     def _encode(self, X):
-        from ._encoding import _column
-
-        arr = _column(X)
-        codes, keys = self.protocol_.encoding.whole_keys(arr)
-        if self.protocol_.encoding.item_type == "int":
-            uniques = pd.unique(np.asarray(arr.tolist(), dtype=np.uint64)).tolist()
-        else:
-            uniques = list(pd.unique(arr))
-        return codes, (keys, uniques)
+        # One pass gives each user's key and the item shown if in clear, so
+        # the two can never disagree.
+        codes, keys, items = self.protocol_.encoding.whole_keys(X, return_items=True)
+        return codes, (keys, items)
 
     def _sample(self, codes, encoded, rng):
         keys, uniques = encoded

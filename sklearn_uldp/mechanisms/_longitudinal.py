@@ -53,18 +53,17 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._random import is_fresh
 from ..utils._sampling import (
     bernoulli_matrix,
+    bernoulli_xor,
     randomized_response_codes,
     randomized_response_move_counts,
 )
 from ..utils._secrets import (
-    check_user_secrets,
     prf_bernoulli,
     prf_integers,
     prf_uniforms,
-    simulated_user_keys,
+    resolve_user_keys,
 )
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import (
@@ -101,8 +100,10 @@ __all__ = [
 
 #: Version tag of the memoization contexts: changing how permanent answers
 #: are derived from the secrets must change it (old answers would otherwise
-#: be replaced silently, a second exposure of every value).
-MEMO_VERSION = "v1"
+#: be replaced silently, a second exposure of every value). v2: the context
+#: names the input column and the collection's ``memo_label`` (v1 shared one
+#: memo between a row's columns: a privacy loss growing with the rounds).
+MEMO_VERSION = "v2"
 
 
 # ------------------------------------------------------------------ helpers
@@ -200,24 +201,41 @@ def _ue_instantaneous(p1, q1, epsilon_1, kind, epsilon_perm=None, what="L-UE"):
     return 0.5, float(t)
 
 
-def _context(channel_spec, purpose):
-    """The PRF's domain-separation label of a permanent draw."""
-    spec = json.dumps(channel_spec, sort_keys=True, separators=(",", ":"), default=str)
-    return f"sklearn_uldp.memo.{MEMO_VERSION}|{spec}|{purpose}"
+def _context(channel_spec, purpose, column=0, label=""):
+    """The PRF's domain-separation label of a permanent draw.
+
+    It names the permanent round's public spec, the collection
+    (``memo_label``), the input column and the purpose of the draw, in one
+    JSON document (unambiguous whatever the strings hold): two columns, or
+    two collections, never share a user's permanent answers.
+    """
+    body = {"channel": channel_spec, "collection": label, "column": column, "purpose": purpose}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return f"sklearn_uldp.memo.{MEMO_VERSION}|{text}"
 
 
 class _SecretDraws:
-    """Permanent draws derived from the users' secrets (memoized)."""
+    """Permanent draws derived from the users' secrets (memoized).
 
-    def __init__(self, keys, context_spec):
+    One per input column (``column``, its index) of one collection
+    (``label``): each column has its own permanent answers, so a row's
+    columns compose as independent memoized reports.
+    """
+
+    def __init__(self, keys, context_spec, column=0, label=""):
         self.keys = keys
         self.spec = context_spec
+        self.column = int(column)
+        self.label = str(label)
+
+    def _context(self, purpose):
+        return _context(self.spec, purpose, self.column, self.label)
 
     def uniforms(self, purpose, values, n_draws):
-        return prf_uniforms(self.keys, _context(self.spec, purpose), values, n_draws)
+        return prf_uniforms(self.keys, self._context(purpose), values, n_draws)
 
     def integers(self, purpose, values, high, n_draws):
-        return prf_integers(self.keys, _context(self.spec, purpose), values, high, n_draws)
+        return prf_integers(self.keys, self._context(purpose), values, high, n_draws)
 
     def bernoulli(self, purpose, values, p, marked=None, p_marked=None):
         # Written straight into a new report array (mapped without
@@ -225,7 +243,7 @@ class _SecretDraws:
         out = report_array((np.size(values), np.size(p)), np.uint8)
         return prf_bernoulli(
             self.keys,
-            _context(self.spec, purpose),
+            self._context(purpose),
             values,
             p,
             marked=marked,
@@ -739,6 +757,12 @@ def _ue_instantaneous_bits(permanent, kind, q2, rng, columns=None, *, copy=True)
     n = out.shape[0]
     width = out.shape[1] if columns is None else len(columns)
     step = max(1, (1 << 22) // max(width, 1))
+    if kind == "SUE" and columns is None and out.flags.c_contiguous:
+        # Flip in place, one compiled pass per block: the same draws as the
+        # chunks below make (bernoulli_xor draws as bernoulli_matrix does).
+        for lo in range(0, n, step):
+            bernoulli_xor(out[lo : min(n, lo + step)], q2, rng)
+        return out
     buf = np.empty((min(step, n), width), dtype=np.uint8)
     for lo in range(0, n, step):
         hi = min(n, lo + step)
@@ -1498,7 +1522,13 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
 
 
 # ------------------------------------------------------------- mechanisms
+_MEMO_LABEL_HINT = (
+    "memo_label names the collection in the memoized answers' context: pass a "
+    "string, e.g. 'daily_app_usage' (one label per quantity collected with the "
+    "same users' secrets)."
+)
 _LONGITUDINAL_HINTS = {
+    "memo_label": _MEMO_LABEL_HINT,
     "epsilon_perm": (
         "epsilon_perm is the budget of the memoized answer, which bounds every "
         "round of one value together: pass a finite number > epsilon_1, e.g. 2.0."
@@ -1515,18 +1545,6 @@ _LONGITUDINAL_HINTS = {
     ),
 }
 
-_NO_SECRETS = (
-    "{name} memoizes each user's permanent answer with a secret per user, and "
-    "no user_secrets were given. Pass transform(X, user_secrets=secrets): one "
-    "secret per row, made once per user with "
-    "sklearn_uldp.utils.generate_user_secrets(n_users) and kept by that user "
-    "for every round (in a Pipeline: mechanism.set_transform_request("
-    "user_secrets=True) with sklearn.set_config(enable_metadata_routing=True)). "
-    "Without secrets each round would draw new permanent answers, and "
-    "repeated reports would average the noise away. For a simulation, pass "
-    "an integer random_state: row i is then simulated user i in every call."
-)
-
 
 class _LongitudinalMechanism(BaseMechanism):
     """Shared fit/transform of the memoized mechanisms."""
@@ -1535,6 +1553,7 @@ class _LongitudinalMechanism(BaseMechanism):
         "epsilon_perm": [Interval(Real, 0, None, closed="neither")],
         "epsilon_1": [Interval(Real, 0, None, closed="neither")],
         "categories": [StrOptions({"auto"}), "array-like"],
+        "memo_label": [str],
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
     _parameter_hints = _LONGITUDINAL_HINTS
@@ -1565,12 +1584,7 @@ class _LongitudinalMechanism(BaseMechanism):
         return codes
 
     def _user_keys(self, user_secrets, n):
-        if user_secrets is not None:
-            return check_user_secrets(user_secrets, n_samples=n)
-        rs = self.random_state
-        if not is_fresh(rs) and isinstance(rs, (Integral, np.random.SeedSequence)):
-            return simulated_user_keys(rs, n)
-        raise ValueError(_NO_SECRETS.format(name=type(self).__name__))
+        return resolve_user_keys(user_secrets, self.random_state, n, type(self).__name__)
 
     def transform(self, X: ArrayLike, user_secrets: Any = None) -> Any:
         """Privatize each row: memoized permanent answer, fresh instantaneous noise.
@@ -1594,12 +1608,17 @@ class _LongitudinalMechanism(BaseMechanism):
         check_is_fitted(self, "channel_")
         columns = self._validate_columns(X, reset=False)
         keys = self._user_keys(user_secrets, columns.shape[0])
-        draws = _SecretDraws(keys, self.channel_._memo_spec())
+        spec = self.channel_._memo_spec()
+        # One memo per input column (and collection): columns sharing a
+        # user's permanent answers would compose as fresh reports of one
+        # value, a loss growing with the rounds.
+        label = self.memo_label
         k = len(self.categories_)
         if columns.shape[1] == 1:
             column = columns[:, 0]
             codes = self._encode(column)
             rng = self._transform_rng(codes, k)
+            draws = _SecretDraws(keys, spec, column=0, label=label)
             outputs = self._privatize(self._values(codes), draws, rng)
             return self._wrap_reports(outputs, column, X)
         call = self._next_call()
@@ -1609,6 +1628,7 @@ class _LongitudinalMechanism(BaseMechanism):
             codes = self._encode(column)
             rng = self._transform_rng(codes, k, column=name, call=call)
             view = self._column_view(name)
+            draws = _SecretDraws(keys, spec, column=j, label=label)
             outputs = self._privatize(self._values(codes), draws, rng)
             blocks.append(view._wrap_reports(outputs, column, X))
         return self._join_blocks(blocks)
@@ -1639,7 +1659,9 @@ class _LongitudinalMechanism(BaseMechanism):
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value (per input column).
 
-        See :meth:`LongitudinalGRRChannel.exposure`.
+        See :meth:`LongitudinalGRRChannel.exposure`. Each input column has
+        its own memo, so a row's loss is the sum of its columns' (at most
+        :attr:`epsilon_perm_spent_` over any number of rounds).
 
         Parameters
         ----------
@@ -1655,7 +1677,13 @@ class _LongitudinalMechanism(BaseMechanism):
     @property
     def epsilon_perm_spent_(self) -> float:
         """Budget of the memoized answers of one row: ``epsilon_perm`` per
-        input column (for one value each, over any number of rounds)."""
+        input column (for one value each, over any number of rounds).
+
+        Each column has its own memo (the column's index is in the PRF
+        context), so a row's columns are independent memoized reports and
+        their losses add up: over any number of rounds, two rows differing
+        in m columns are at most ``m * epsilon_perm`` apart (the sum of
+        :meth:`exposure` over those columns, at every round count)."""
         check_is_fitted(self, "channel_")
         return float(self.n_features_in_ * self.channel_.epsilon_perm)
 
@@ -1703,6 +1731,15 @@ class LongitudinalGRR(_LongitudinalMechanism):
     parametrization : {"exact", "arcolezi"}, default="exact"
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain.
+    memo_label : str, default=""
+        Names the collection in the context of the memoized answers (public;
+        keep it for every round of one collection). Mechanisms that get the
+        same users' secrets for *different* quantities need distinct labels:
+        with one label, a user holding the same value in both would get the
+        same permanent answer in both, and their reports would compose as
+        fresh reports of one value (a loss growing with the rounds). The
+        input columns of one mechanism never share answers (each has its
+        own memo).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         The instantaneous round's randomness (fresh at every call for None
         and "secure"). An integer also makes missing ``user_secrets``
@@ -1752,12 +1789,14 @@ class LongitudinalGRR(_LongitudinalMechanism):
         *,
         parametrization: Literal["exact", "arcolezi"] = "exact",
         categories: Categories = "auto",
+        memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon_perm = epsilon_perm
         self.epsilon_1 = epsilon_1
         self.parametrization = parametrization
         self.categories = categories
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_channel(self):
@@ -1792,6 +1831,15 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         OUE reaches only ``epsilon_1`` below a bound set by epsilon_perm (the
         error names it); SUE reaches any ``epsilon_1 < epsilon_perm``.
     categories : "auto" or array-like of shape (k,), default="auto"
+    memo_label : str, default=""
+        Names the collection in the context of the memoized answers (public;
+        keep it for every round of one collection). Mechanisms that get the
+        same users' secrets for *different* quantities need distinct labels:
+        with one label, a user holding the same value in both would get the
+        same permanent answer in both, and their reports would compose as
+        fresh reports of one value (a loss growing with the rounds). The
+        input columns of one mechanism never share answers (each has its
+        own memo).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
 
     Attributes
@@ -1832,6 +1880,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         permanent: Literal["OUE", "SUE"] = "OUE",
         instantaneous: Literal["OUE", "SUE"] = "SUE",
         categories: Categories = "auto",
+        memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon_perm = epsilon_perm
@@ -1839,6 +1888,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         self.permanent = permanent
         self.instantaneous = instantaneous
         self.categories = categories
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_channel(self):
@@ -1871,6 +1921,15 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         :func:`~sklearn_uldp.mechanisms._local_hashing.optimal_hash_range`);
         ``2`` (BiLOLOHA) bounds the longitudinal budget by 2 epsilon_perm.
     categories : "auto" or array-like of shape (k,), default="auto"
+    memo_label : str, default=""
+        Names the collection in the context of the memoized answers (public;
+        keep it for every round of one collection). Mechanisms that get the
+        same users' secrets for *different* quantities need distinct labels:
+        with one label, a user holding the same value in both would get the
+        same permanent answer in both, and their reports would compose as
+        fresh reports of one value (a loss growing with the rounds). The
+        input columns of one mechanism never share answers (each has its
+        own memo).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
 
     Attributes
@@ -1904,12 +1963,14 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         *,
         hash_range: int | Literal["optimal"] = "optimal",
         categories: Categories = "auto",
+        memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon_perm = epsilon_perm
         self.epsilon_1 = epsilon_1
         self.hash_range = hash_range
         self.categories = categories
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_channel(self):
@@ -1927,10 +1988,11 @@ class DBitFlipPM(_LongitudinalMechanism):
 
     The k categories are grouped into ``n_buckets`` contiguous buckets
     (``bucket(x) = floor(code * b / k)``). Each user samples d distinct
-    buckets once, and for each draws once the bit to report while the
-    value is in that bucket (1 w.p. ``e^(eps/2) / (e^(eps/2) + 1)``) and
-    the bit while it is not (1 w.p. ``1 / (e^(eps/2) + 1)``); all of this is
-    derived from the user's secret, so a user whose bucket does not change
+    buckets once (per input column: each column has its own memo), and for
+    each draws once the bit to report while the value is in that bucket
+    (1 w.p. ``e^(eps/2) / (e^(eps/2) + 1)``) and the bit while it is not
+    (1 w.p. ``1 / (e^(eps/2) + 1)``); all of this is derived from the
+    user's secret, so a user whose bucket does not change
     sends the same report in every round: epsilon for one value over any
     number of rounds. (A change of bucket can show in the reports; Ding et
     al. discuss it.) The estimated distribution is over the buckets.
@@ -1943,6 +2005,15 @@ class DBitFlipPM(_LongitudinalMechanism):
     n_buckets : int or None, default=None
         b; ``None`` is one bucket per category.
     categories : "auto" or array-like of shape (k,), default="auto"
+    memo_label : str, default=""
+        Names the collection in the context of the memoized answers (public;
+        keep it for every round of one collection). Mechanisms that get the
+        same users' secrets for *different* quantities need distinct labels:
+        with one label, a user holding the same value in both would get the
+        same permanent answer in both, and their reports would compose as
+        fresh reports of one value (a loss growing with the rounds). The
+        input columns of one mechanism never share answers (each has its
+        own memo).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         An integer makes missing ``user_secrets`` simulated users
         (simulations only); the mechanism draws no other randomness.
@@ -1980,11 +2051,13 @@ class DBitFlipPM(_LongitudinalMechanism):
         "d": [Interval(Integral, 1, None, closed="left")],
         "n_buckets": [None, Interval(Integral, 2, None, closed="left")],
         "categories": [StrOptions({"auto"}), "array-like"],
+        "memo_label": [str],
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
     _parameter_hints = {
         "d": "d is the number of buckets each user samples (bits sent): pass an int >= 1.",
         "n_buckets": "Pass None (one bucket per category) or an int in [2, k].",
+        "memo_label": _MEMO_LABEL_HINT,
     }
 
     def __init__(
@@ -1994,12 +2067,14 @@ class DBitFlipPM(_LongitudinalMechanism):
         d: int = 1,
         n_buckets: int | None = None,
         categories: Categories = "auto",
+        memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon = epsilon
         self.d = d
         self.n_buckets = n_buckets
         self.categories = categories
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _check_params(self):
@@ -2038,7 +2113,8 @@ class DBitFlipPM(_LongitudinalMechanism):
 
     @property
     def epsilon_perm_spent_(self) -> float:
-        """Budget of one row's memoized reports: ``epsilon`` per input column."""
+        """Budget of one row's memoized reports: ``epsilon`` per input column
+        (each column has its own buckets and bits, so the losses add up)."""
         check_is_fitted(self, "channel_")
         return float(self.n_features_in_ * self.channel_.epsilon)
 
@@ -2066,6 +2142,15 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S (non-empty).
     categories : "auto" or array-like of shape (k,), default="auto"
+    memo_label : str, default=""
+        Names the collection in the context of the memoized answers (public;
+        keep it for every round of one collection). Mechanisms that get the
+        same users' secrets for *different* quantities need distinct labels:
+        with one label, a user holding the same value in both would get the
+        same permanent answer in both, and their reports would compose as
+        fresh reports of one value (a loss growing with the rounds). The
+        input columns of one mechanism never share answers (each has its
+        own memo).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
 
     Attributes
@@ -2103,12 +2188,14 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
         *,
         sensitive: Sensitive,
         categories: Categories = "auto",
+        memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon_perm = epsilon_perm
         self.epsilon_1 = epsilon_1
         self.sensitive = sensitive
         self.categories = categories
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_channel(self):
@@ -2138,6 +2225,15 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
     permanent : {"OUE", "SUE"}, default="OUE"
     instantaneous : {"SUE", "OUE"}, default="SUE"
     categories : "auto" or array-like of shape (k,), default="auto"
+    memo_label : str, default=""
+        Names the collection in the context of the memoized answers (public;
+        keep it for every round of one collection). Mechanisms that get the
+        same users' secrets for *different* quantities need distinct labels:
+        with one label, a user holding the same value in both would get the
+        same permanent answer in both, and their reports would compose as
+        fresh reports of one value (a loss growing with the rounds). The
+        input columns of one mechanism never share answers (each has its
+        own memo).
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
 
     Attributes
@@ -2173,6 +2269,7 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
         permanent: Literal["OUE", "SUE"] = "OUE",
         instantaneous: Literal["OUE", "SUE"] = "SUE",
         categories: Categories = "auto",
+        memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
         self.epsilon_perm = epsilon_perm
@@ -2181,6 +2278,7 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
         self.permanent = permanent
         self.instantaneous = instantaneous
         self.categories = categories
+        self.memo_label = memo_label
         self.random_state = random_state
 
     def _make_channel(self):

@@ -432,9 +432,20 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                     f"(e.g. EmpiricalEstimator()), got {type(est[-1]).__name__}."
                 )
             return est, False
+        hint = ""
+        if hasattr(est, "mechanisms") and hasattr(est, "strategy"):
+            # A table's privatizer: the search scores one column's estimate.
+            hint = (
+                " The search scores the estimate of one column: search a column's "
+                "mechanism on that column, e.g. PrivacyUtilitySearchCV("
+                "priv.mechanisms_['age'], {'epsilon': [...]}).fit(df[['age']]) "
+                "(under strategy='sample' each column is reported by 1/d of the "
+                "rows: search on a sample of that size), then set_params("
+                "age__epsilon=...) on the privatizer."
+            )
         raise TypeError(
             "estimator must be a mechanism or a Pipeline(mechanism, distribution "
-            f"estimator); got {type(est).__name__}."
+            f"estimator); got {type(est).__name__}." + hint
         )
 
     @staticmethod

@@ -9,7 +9,10 @@ carry their channel, as every mechanism of the package does. Estimators
   :class:`HybridMechanism` (Wang et al., ICDE 2019) and the
   utility-optimized :class:`UtilityOptimizedOneBitMechanism`, whose reports
   are unbiased; :class:`MeanEstimator` (with confidence intervals);
-  :class:`MultiNumericMechanism` samples attributes of a row (Wang et al.).
+  :class:`MultiNumericMechanism` samples attributes of a row (Wang et al.);
+  :class:`SampledNumericChannel` and :class:`SampledFakeNumericChannel`
+  are one numeric column of ``DataFramePrivatizer(strategy="sample")`` and
+  ``"sample+fake"`` beside categorical ones.
 * Distributions: :class:`SquareWave` (Li et al., SIGMOD 2020) and
   :class:`SquareWaveEstimator` (EM / EMS, quantiles, bootstrap intervals);
   :class:`Binner`, the route to every categorical mechanism and estimator.
@@ -21,7 +24,7 @@ from ._base import BaseNumericMechanism, NumericChannel, check_bounds
 from ._binning import Binner
 from ._duchi import DuchiChannel, DuchiMechanism
 from ._estimator_base import as_numeric_channel
-from ._mean import MeanEstimator, bernstein_half_width, normal_sample_size
+from ._mean import MeanEstimator, bernstein_half_width, mean_interval, normal_sample_size
 from ._multi import MultiNumericChannel, MultiNumericMechanism, optimal_sampled_attributes
 from ._piecewise import (
     HybridChannel,
@@ -30,6 +33,7 @@ from ._piecewise import (
     PiecewiseMechanism,
     closed_form_variance,
 )
+from ._sampled import SampledFakeNumericChannel, SampledNumericChannel
 from ._square_wave import SquareWave, SquareWaveChannel, SquareWaveEstimator, square_wave_band
 from ._utility_optimized import (
     UtilityOptimizedOneBitChannel,
@@ -52,6 +56,7 @@ __all__ = [
     "MeanEstimator",
     "bernstein_half_width",
     "normal_sample_size",
+    "mean_interval",
     "SquareWave",
     "SquareWaveChannel",
     "SquareWaveEstimator",
@@ -63,4 +68,6 @@ __all__ = [
     "MultiNumericChannel",
     "optimal_sampled_attributes",
     "Binner",
+    "SampledNumericChannel",
+    "SampledFakeNumericChannel",
 ]

@@ -64,6 +64,13 @@ NUMERIC_PARAMETER_HINTS: dict[str, str] = {
         "low < high, e.g. bounds=(0, 120) for ages (or 'auto' to learn it "
         "from X, which reveals the extreme values)."
     ),
+    # Numeric sensitive data are ranges of values, not categories.
+    "sensitive": (
+        "Pass the sensitive values as a closed range (low, high) in the column's "
+        "units, or a list of ranges, e.g. sensitive=(0, 0.5) or "
+        "sensitive=[(0, 18), (90, float('inf'))] (an end may be infinite); "
+        "None makes the whole of the bounds sensitive."
+    ),
 }
 
 _MechanismT = TypeVar("_MechanismT", bound="BaseNumericMechanism")
@@ -446,6 +453,16 @@ class NumericChannel(Channel):
         """The largest :meth:`variance` over the inputs (column units squared)."""
         grid = np.linspace(self.low, self.high, 2049)
         return float(np.max(self.variance(grid)))
+
+    def two_point_reports(self) -> tuple[float, float, bool] | None:
+        """The two report values (low, high) that some inputs' reports are
+        restricted to, and whether every input's are; None if no input's are.
+
+        :class:`~sklearn_uldp.numeric.MeanEstimator` uses it for its default
+        interval: reports restricted to two values make the mean a lattice
+        variable (a binomial count), whose normal interval misses its level.
+        """
+        return None
 
 
 def _as_float_reports(reports, channel):

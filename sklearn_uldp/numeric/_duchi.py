@@ -108,6 +108,10 @@ class DuchiChannel(NumericChannel):
         half = (self.high - self.low) / 2.0
         return float(duchi_scale(self.epsilon) ** 2 * half**2)
 
+    def two_point_reports(self):
+        minus, plus = self.output_values()
+        return float(minus), float(plus), True
+
 
 class DuchiMechanism(BaseNumericMechanism):
     """Duchi et al.'s mechanism for the mean of a bounded numeric column.

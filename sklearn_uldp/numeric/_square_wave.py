@@ -41,6 +41,7 @@ from ._band import BandLaw, band_masses
 from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel
 from ._estimator_base import NumericEstimatorBase
 from ._kernels import band_em, fused_reports
+from ._sampled import report_law
 
 __all__ = [
     "SquareWave",
@@ -489,7 +490,7 @@ class SquareWaveEstimator(NumericEstimatorBase):
 
     def _check_channel(self, channel):
         super()._check_channel(channel)
-        if not isinstance(channel, SquareWaveChannel):
+        if not isinstance(report_law(channel), SquareWaveChannel):
             raise ReportMismatchError(
                 f"SquareWaveEstimator estimates from Square Wave reports; got reports of "
                 f"{channel!r}. Use MeanEstimator for the mean mechanisms."
@@ -510,7 +511,9 @@ class SquareWaveEstimator(NumericEstimatorBase):
         key = (self.channel_, int(self.n_bins), self._output_bins())
         cached = self.__dict__.get("_transition_cache")
         if cached is None or cached[0] != key:
-            operator = BandTransition(self.channel_, int(self.n_bins), self._output_bins())
+            operator = BandTransition(
+                report_law(self.channel_), int(self.n_bins), self._output_bins()
+            )
             cached = (key, operator)
             self.__dict__["_transition_cache"] = cached
         return cached[1]
@@ -629,8 +632,9 @@ class SquareWaveEstimator(NumericEstimatorBase):
         alpha: float = 0.05,
         n_resamples: int = 100,
         random_state: RandomStateLike = None,
+        method: str = "basic",
     ) -> tuple[Any, Any]:
-        """Percentile intervals of the parametric bootstrap (:meth:`bootstrap`).
+        """Intervals of the parametric bootstrap (:meth:`bootstrap`).
 
         Parameters
         ----------
@@ -642,28 +646,75 @@ class SquareWaveEstimator(NumericEstimatorBase):
         alpha : float in (0, 1), default=0.05
         n_resamples : int, default=100
         random_state : None, int or Generator, default=None
+        method : {"basic", "percentile"}, default="basic"
+            "percentile": the alpha/2 and 1 - alpha/2 quantiles of the
+            replicates. "basic": those quantiles reflected about the
+            estimate, ``(2 t - t*_{1-alpha/2}, 2 t - t*_{alpha/2})``
+            (clipped to the quantity's range), which removes the bias of the
+            refit to first order. With EMS the refit smooths an estimate
+            that is already smooth, so the replicates sit off the estimate
+            on the side away from the truth and the percentile interval
+            misses it.
 
         Returns
         -------
         (low, high) : floats or ndarrays
+
+        Warnings
+        --------
+        With EMS (``smoothing=True``, the default) neither interval holds
+        its nominal level: EMS trades bias for variance and a bootstrap
+        around the smoothed estimate cannot see all of the bias. Measured
+        (Beta(2, 5) x 100, 20,000 users, eps=1, ``n_bins=64``, 100 data
+        sets, nominal 95 %): the CDF at the bins' edges between the 5th
+        and 95th percentile had median coverage 0.84 "basic", 0.57
+        "percentile"; quantiles 0.1 to 0.9: 0.88 and 0.59. See
+        ``docs/numerical.md``. For a calibrated interval of the mean, use a
+        mean mechanism and :class:`MeanEstimator`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp import SquareWave, SquareWaveEstimator
+        >>> X = np.random.default_rng(0).uniform(20, 60, size=(20_000, 1))
+        >>> reports = SquareWave(epsilon=2.0, bounds=(0, 100), random_state=0).fit_transform(X)
+        >>> est = SquareWaveEstimator(n_bins=32).fit(reports)
+        >>> low, high = est.confidence_interval("quantile", 0.5, n_resamples=20, random_state=0)
+        >>> bool(low < high)
+        True
         """
         if what not in ("quantile", "cdf", "distribution", "mean"):
             raise ValueError(
                 f"what must be 'quantile', 'cdf', 'distribution' or 'mean', got {what!r}."
             )
+        if method not in ("basic", "percentile"):
+            raise ValueError(
+                f"method must be 'basic' (bias-corrected, the default) or 'percentile', "
+                f"got {method!r}."
+            )
         if not (isinstance(alpha, Real) and 0 < alpha < 1):
             raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
         replicates = self.bootstrap(n_resamples, random_state)
         edges = self.bin_edges_
+        centres = 0.5 * (edges[:-1] + edges[1:])
         if what == "quantile":
             values = np.array([_quantiles(r, edges, q) for r in replicates])
+            estimate = _quantiles(self.distribution_, edges, q)
+            support = (edges[0], edges[-1])
         elif what == "cdf":
             values = np.cumsum(replicates, axis=1)
+            estimate, support = np.cumsum(self.distribution_), (0.0, 1.0)
         elif what == "distribution":
-            values = replicates
+            values, estimate, support = replicates, self.distribution_, (0.0, 1.0)
         else:
-            values = replicates @ (0.5 * (edges[:-1] + edges[1:]))
+            values = replicates @ centres
+            estimate, support = self.distribution_ @ centres, (edges[0], edges[-1])
         low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2], axis=0)
+        if method == "basic":
+            low, high = (
+                np.clip(2.0 * estimate - high, *support),
+                np.clip(2.0 * estimate - low, *support),
+            )
         if np.ndim(low) == 0:
             return float(low), float(high)
         return low, high

@@ -304,6 +304,13 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
         out[shown] = self.from_unit(self._grid_points()[codes[shown] - 2])
         return out
 
+    def two_point_reports(self):
+        # A sensitive value's report is "-" or "+"; when the sensitive range
+        # is the whole of the bounds no value is ever disclosed.
+        minus, plus = self.output_values()[:2]
+        everywhere = len(self.sensitive) == 1 and tuple(self.sensitive[0]) == tuple(self.bounds)
+        return float(minus), float(plus), bool(everywhere)
+
     def variance(self, values):
         values = np.asarray(values, dtype=float)
         t = self.to_unit(values)

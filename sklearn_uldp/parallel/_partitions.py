@@ -289,15 +289,18 @@ def _partition_template(mechanism):
     return template
 
 
-def _privatize_partition(frame, template, seed):
+def _privatize_partition(frame, template, seed, user_secrets=None):
     """Privatize one partition with its own random stream.
 
     ``seed`` is None or "secure" (fresh OS entropy drawn here, in the worker,
     at every call) or the partition's SeedSequence (reproducible: it is only
     read, so a re-computed partition draws the same stream again).
+    ``user_secrets``: the secrets of the partition's rows (memoized
+    mechanisms), read here and kept nowhere.
     """
+    params = {} if user_secrets is None else {"user_secrets": user_secrets}
     if _is_composite(template):
-        return template._privatize_partition(frame, seed)
+        return template._privatize_partition(frame, seed, **params)
     mech = copy.copy(template)
     mech.random_state = seed
     if seed is not None and not isinstance(seed, str):
@@ -315,7 +318,7 @@ def _privatize_partition(frame, template, seed):
         import pandas as pd
 
         frame = pd.DataFrame(np.asarray(frame), columns=names)
-    return mech.transform(frame)
+    return mech.transform(frame, **params)
 
 
 def _is_composite(obj):
@@ -324,7 +327,11 @@ def _is_composite(obj):
 
 
 def privatize_partitions(
-    partitions: Any, mechanism: Any, *, random_state: RandomStateLike = None
+    partitions: Any,
+    mechanism: Any,
+    *,
+    random_state: RandomStateLike = None,
+    user_secrets: Any = None,
 ) -> Any:
     """Privatize partitions independently, one random stream per partition.
 
@@ -349,6 +356,13 @@ def privatize_partitions(
         ``DataFramePrivatizer`` then splits it between its mechanisms); a
         Generator is consumed for that root. For a ``DataFramePrivatizer``,
         ``None`` uses its own ``random_state``.
+    user_secrets : list or Dask Series, default=None
+        For memoized (longitudinal) mechanisms: the users' secrets, aligned
+        with the partitions, as partition data (never in the mechanism sent
+        to the workers, nor in the reports): a list with one sequence of
+        secrets per partition, or, for a Dask DataFrame, a Dask Series with
+        the same partitions (e.g. a column of the same frame). See
+        ``DataFramePrivatizer.transform``.
 
     Returns
     -------
@@ -402,12 +416,42 @@ def privatize_partitions(
         seeds = [random_state] * n
     else:
         seeds = check_seed_sequence(random_state).spawn(n)
+    secrets = _aligned_secrets(user_secrets, partitions, n, dask)
     if dask:
-        return _map_dask(partitions, template, seeds, composite)
+        return _map_dask(partitions, template, seeds, composite, secrets)
     return [
-        _privatize_partition(part, template, seed)
-        for part, seed in zip(partitions, seeds, strict=True)
+        _privatize_partition(part, template, seed, keys)
+        for part, seed, keys in zip(partitions, seeds, secrets, strict=True)
     ]
+
+
+def _aligned_secrets(user_secrets, partitions, n, dask):
+    """The secrets of each partition (a list, or a Dask collection), checked."""
+    if user_secrets is None:
+        return None if dask else [None] * n
+    if dask:
+        if not (_is_dask_collection(user_secrets) and hasattr(user_secrets, "index")) or (
+            user_secrets.ndim != 1
+        ):
+            raise TypeError(
+                "For a Dask DataFrame, user_secrets is a Dask Series of secrets with "
+                "the same partitions, e.g. ddf['secret'] (bytes per row), got "
+                f"{type(user_secrets).__name__}."
+            )
+        if user_secrets.npartitions != partitions.npartitions:
+            raise ValueError(
+                f"user_secrets has {user_secrets.npartitions} partitions and the data "
+                f"{partitions.npartitions}: the secrets must be aligned with the rows "
+                "(keep them in a column of the same Dask DataFrame)."
+            )
+        return user_secrets
+    if not isinstance(user_secrets, (list, tuple)) or len(user_secrets) != n:
+        raise ValueError(
+            f"user_secrets must hold one sequence of secrets per partition ({n}), "
+            f"aligned with its rows; got {type(user_secrets).__name__}"
+            + (f" of length {len(user_secrets)}." if hasattr(user_secrets, "__len__") else ".")
+        )
+    return list(user_secrets)
 
 
 def _dask_input(ddf, mechanism, composite):
@@ -440,7 +484,7 @@ def _dask_input(ddf, mechanism, composite):
     return ddf
 
 
-def _map_dask(ddf, template, seeds, composite=False):
+def _map_dask(ddf, template, seeds, composite=False, secrets=None):
     import pandas as pd
 
     if composite:
@@ -451,9 +495,15 @@ def _map_dask(ddf, template, seeds, composite=False):
         meta = _dask_meta(template, names)
     dtypes = meta.dtypes
 
-    def run(frame, partition_info=None):
+    def run(frame, keys=None, partition_info=None):
         number = partition_info["number"] if partition_info else 0
-        out = _privatize_partition(frame, template, seeds[number])
+        if keys is not None and not keys.index.equals(frame.index):
+            raise ValueError(
+                f"Partition {number}: the secrets' index differs from the rows' "
+                "index, so they are not aligned; keep the secrets in a column of "
+                "the same Dask DataFrame (user_secrets=ddf['secret'])."
+            )
+        out = _privatize_partition(frame, template, seeds[number], keys)
         if isinstance(out, PackedReports):
             out = out.to_frame(names, index=frame.index)
             out.attrs = {}
@@ -466,6 +516,8 @@ def _map_dask(ddf, template, seeds, composite=False):
         out.columns = names
         return out.astype(dtypes)
 
+    if secrets is not None:  # partition data: never part of `run` or the template
+        return ddf.map_partitions(run, secrets, meta=meta)
     return ddf.map_partitions(run, meta=meta)
 
 

@@ -148,7 +148,9 @@ def audit_rounds(
         )
     channel = getattr(mechanism, "channel_", None)
     if epsilon is None:
-        epsilon = getattr(channel, "epsilon_perm", None)
+        # A fixed-domain mechanism's channel, or an open-domain one's protocol.
+        claim = channel if channel is not None else getattr(mechanism, "protocol_", None)
+        epsilon = getattr(claim, "epsilon_perm", None)
         if epsilon is None:
             raise ValueError(
                 f"{type(mechanism).__name__} claims no loss for repeated reports "

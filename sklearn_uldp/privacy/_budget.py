@@ -222,11 +222,16 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        mechanism : fitted longitudinal mechanism
+        mechanism : fitted longitudinal mechanism or DataFramePrivatizer
             Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
-            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`).
+            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`) or
+            ``protocol_.epsilon_perm`` (e.g.
+            :class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR`), or a fitted
+            :class:`~sklearn_uldp.compose.DataFramePrivatizer` (its
+            ``exposure`` and ``epsilon_perm_spent_``: a whole row).
         n_values : int, default=1
-            Distinct values the person reports (per input column).
+            Distinct values the person reports (per input column; for a
+            privatizer, distinct rows of values).
         n_rounds : int or None, default=None
             The most rounds any one value is reported in; ``None`` for any
             number.
@@ -258,20 +263,37 @@ class BudgetAccountant:
         ...
         sklearn_uldp.exceptions.BudgetError: Spending 1 would bring the total to 4.912..., ...
         """
-        channel = getattr(mechanism, "channel_", mechanism)
-        if not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure"):
+        channel = _memoized_round(mechanism)
+        # A privatizer of several columns (DataFramePrivatizer): a row's
+        # budget over the rounds (epsilon_perm_spent_, exposure()), read
+        # duck-typed so that this layer imports no composite.
+        composite = hasattr(mechanism, "mechanisms_") and hasattr(mechanism, "exposure")
+        if not composite and (
+            not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure")
+        ):
             raise TypeError(
                 "spend_longitudinal needs a fitted memoized mechanism (with "
-                f"exposure() and channel_.epsilon_perm); got {type(mechanism).__name__}. "
-                "Record the reports of other mechanisms with spend(mechanism, count=n)."
+                f"exposure() and channel_.epsilon_perm), or a DataFramePrivatizer; got "
+                f"{type(mechanism).__name__}. Record the reports of other mechanisms "
+                "with spend(mechanism, count=n)."
             )
         n_values = self._check_count(n_values)
-        per_value = (
-            float(channel.epsilon_perm)
-            if n_rounds is None
-            else float(mechanism.exposure(self._check_count(n_rounds)))
-        )
-        columns = int(getattr(mechanism, "n_features_in_", 1))
+        if composite and n_rounds is None:
+            per_value = float(mechanism.epsilon_perm_spent_)
+            if not np.isfinite(per_value):
+                raise ValueError(
+                    f"{type(mechanism).__name__} privatizes some columns afresh in every "
+                    "round (or samples with fakes), so its budget grows with the number "
+                    "of rounds: pass n_rounds (the most rounds a row of values is "
+                    "reported in)."
+                )
+        else:
+            per_value = (
+                float(channel.epsilon_perm)
+                if n_rounds is None
+                else float(mechanism.exposure(self._check_count(n_rounds)))
+            )
+        columns = 1 if composite else int(getattr(mechanism, "n_features_in_", 1))
         if label is None:
             rounds = "any number of" if n_rounds is None else f"{n_rounds}"
             label = f"{type(mechanism).__name__} ({rounds} rounds per value)"
@@ -297,6 +319,17 @@ class BudgetAccountant:
         return _as_epsilon(epsilon) / n_reports
 
 
+def _memoized_round(mechanism: Any) -> Any:
+    """What carries ``epsilon_perm`` and ``epsilon_1``: a fitted mechanism's
+    ``channel_`` (fixed domains) or ``protocol_`` (open domains, e.g.
+    Bloom-filter RAPPOR), or the object itself (a channel or protocol)."""
+    for name in ("channel_", "protocol_"):
+        part = getattr(mechanism, name, None)
+        if part is not None:
+            return part
+    return mechanism
+
+
 def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     """Privacy loss after t reports of one value: memoized vs fresh collection.
 
@@ -309,8 +342,9 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     Parameters
     ----------
     mechanism : fitted longitudinal mechanism or its channel
-        Anything with ``exposure(n_rounds)`` and a channel with
-        ``epsilon_1`` and ``epsilon_perm``.
+        Anything with ``exposure(n_rounds)`` and a channel (or, for
+        open-domain mechanisms, a protocol) with ``epsilon_1`` and
+        ``epsilon_perm``.
     n_rounds : int
         The curve runs over t = 1, ..., n_rounds.
 
@@ -331,7 +365,7 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     2       3     1.899    3.0           2.0
     3       4     1.974    4.0           2.0
     """
-    channel = getattr(mechanism, "channel_", mechanism)
+    channel = _memoized_round(mechanism)
     if not hasattr(mechanism, "exposure") or not hasattr(channel, "epsilon_perm"):
         raise TypeError(
             "longitudinal_exposure needs a fitted memoized mechanism (with "

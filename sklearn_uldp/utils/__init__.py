@@ -4,6 +4,7 @@ from ._random import check_random_generator, spawn_generators
 from ._secrets import (
     UserKeys,
     check_user_secrets,
+    derive_user_keys,
     generate_user_secrets,
     prf_bernoulli,
     prf_integers,
@@ -22,4 +23,5 @@ __all__ = [
     "prf_uniforms",
     "prf_integers",
     "prf_bernoulli",
+    "derive_user_keys",
 ]

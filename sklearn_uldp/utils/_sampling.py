@@ -5,13 +5,14 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-try:
+try:  # compiled passes (k-RR codes, bernoulli_xor); the numpy paths give the same output
     import numba
-except ImportError:  # pragma: no cover - numba is a dependency; the numpy path remains
+except ImportError:  # pragma: no cover - exercised by the numpy-only CI job
     numba = None  # type: ignore[assignment]
 
 __all__ = [
     "bernoulli_matrix",
+    "bernoulli_xor",
     "bernoulli_positions",
     "bernoulli_position_chunks",
     "randomized_response_codes",
@@ -103,6 +104,105 @@ def bernoulli_matrix(shape, q, rng, *, out=None):
         if ties.size:
             block[ties] = rng.random(ties.size) < (scaled - threshold)
     return out
+
+
+def bernoulli_xor(cells, q, rng):
+    """XOR independent Bernoulli(q) draws into the 0/1 ``cells``, in place.
+
+    The draws are exactly those of ``bernoulli_matrix(cells.shape, q, rng)``
+    (the same random bytes, block by block, and the same uniforms on ties),
+    so the result is ``cells ^ bernoulli_matrix(cells.shape, q, rng)`` for
+    the same state of ``rng`` -- flipping each cell with probability q, as
+    symmetric unary rounds do -- without the matrix of draws: one compiled
+    pass per block (numpy's three passes without numba).
+
+    Parameters
+    ----------
+    cells : C-contiguous ndarray of uint8 or bool (0/1)
+    q : float in [0, 1]
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    cells : the same array
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._sampling import bernoulli_matrix, bernoulli_xor
+    >>> cells = np.zeros((2, 5), dtype=np.uint8)
+    >>> a = bernoulli_xor(cells.copy(), 0.3, np.random.default_rng(0))
+    >>> b = bernoulli_matrix((2, 5), 0.3, np.random.default_rng(0))
+    >>> bool((a == b).all())
+    True
+    """
+    if not cells.flags.c_contiguous:
+        raise ValueError("bernoulli_xor needs a C-contiguous array of cells.")
+    flat = cells.reshape(-1).view(np.uint8)
+    size = flat.size
+    if q <= 0.0:
+        return cells
+    if q >= 1.0:
+        flat ^= 1
+        return cells
+    scaled = q * 256.0
+    threshold = int(np.floor(scaled))
+    ties = np.empty(_TIE_CAPACITY, dtype=np.int64) if numba is not None else None
+    for lo in range(0, size, _BYTE_BLOCK):
+        hi = min(size, lo + _BYTE_BLOCK)
+        raw = rng.bit_generator.random_raw((hi - lo + 7) // 8)
+        block = flat[lo:hi]
+        count = -1
+        if ties is not None:
+            count = _xor_below_kernel(block, raw, threshold, ties)
+        if 0 <= count <= _TIE_CAPACITY:
+            where = ties[:count]
+        else:  # numpy (or more ties than the kernel lists: ~60 standard deviations)
+            byte = raw.view(np.uint8)[: hi - lo]
+            if count < 0:
+                block ^= byte < threshold
+            where = np.flatnonzero(byte == threshold)
+        if where.size:
+            block[where] ^= rng.random(where.size) < (scaled - threshold)
+    return cells
+
+
+#: Ties listed per block by the compiled pass (16 times their expectation).
+_TIE_CAPACITY = _BYTE_BLOCK // 16
+
+
+def _xor_below_kernel(block, raw, threshold, ties):  # pragma: no cover - compiled by numba
+    """``block ^= byte < threshold`` and the ties' indices, in order (numba).
+
+    ``raw`` holds the block's random bytes as 64-bit words; the ties are
+    found eight bytes at a time (a word has a byte equal to the threshold
+    iff ``w ^ t*0x0101..`` has a zero byte), so only the words holding one
+    (one in 32) are scanned byte by byte. Returns the number of ties
+    (listed up to the capacity of ``ties``).
+    """
+    n = block.size
+    byte = raw.view(np.uint8)
+    t = np.uint8(threshold)
+    for i in range(n):
+        block[i] ^= np.uint8(byte[i] < t)
+    ones = np.uint64(0x0101010101010101)
+    highs = np.uint64(0x8080808080808080)
+    pattern = np.uint64(threshold) * ones
+    capacity = ties.size
+    count = 0
+    for w in range((n + 7) // 8):
+        x = raw[w] ^ pattern
+        if (x - ones) & ~x & highs:
+            for i in range(8 * w, min(n, 8 * w + 8)):
+                if byte[i] == t:
+                    if count < capacity:
+                        ties[count] = i
+                    count += 1
+    return count
+
+
+if numba is not None:
+    _xor_below_kernel = numba.njit(nogil=True, cache=True)(_xor_below_kernel)
 
 
 def bernoulli_positions(length, q, rng):

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets as _os_secrets
+import sys
 from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
@@ -62,9 +63,14 @@ __all__ = [
     "prf_integers",
     "prf_bernoulli",
     "simulated_user_keys",
+    "derive_user_keys",
+    "resolve_user_keys",
     "MIN_SECRET_BYTES",
 ]
 
+#: The compiled kernels read the keystream's bytes in memory order, which is
+#: the little-endian order the PRF is defined in on little-endian machines.
+_LITTLE_ENDIAN = sys.byteorder == "little"
 #: Shortest secret accepted (128 bits of key).
 MIN_SECRET_BYTES = 16
 #: Length of the secrets :func:`generate_user_secrets` draws (the PRF's key).
@@ -245,6 +251,126 @@ def _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols):  # pragma: no co
     return count
 
 
+def _cells_kernel(
+    keys, ctx, values, n_blocks, sigma, thr, live, frac, marked, thr_m, live_m, frac_m, out, pending
+):  # pragma: no cover - compiled by numba
+    """The cells of :func:`prf_bernoulli` in one pass over the keystream (numba).
+
+    For each group of ``_KERNEL_LANES`` users: their keystream blocks (as
+    :func:`_stream_kernel` computes them) go to a small buffer that stays
+    in L1 cache, and each user's cells are read off it at once -- the
+    thresholds, the ties resolved by the words after the cells, the marked
+    cells -- so the keystream never goes to memory. Exactly the rules of
+    :func:`prf_bernoulli` (and the result of the numpy pass). A tie whose
+    word lies beyond the drawn blocks is listed in ``pending`` as (row,
+    word position, column, probability's fraction) for the caller; returns
+    their number (listed up to the capacity of ``pending``).
+    """
+    n, m = out.shape
+    h = marked.shape[1]
+    lanes = 32
+    per_row = thr.shape[0] > 1
+    n_words = 8 * n_blocks  # 64-bit words drawn per user
+    w0 = (m + 7) // 8  # the first word after the cells' bytes
+    capacity = pending.shape[0]
+    count = 0
+    x = np.empty((16, lanes), np.uint32)
+    state = np.empty((16, lanes), np.uint32)
+    rows = np.empty(lanes, np.int64)
+    buf = np.empty((lanes, 16 * n_blocks), np.uint32)
+    buf8 = buf.view(np.uint8)
+    ties = np.zeros(8 * ((m + 7) // 8), np.uint8)  # padded: read 8 columns at a time
+    ties64 = ties.view(np.uint64)
+    scale = 2.0**-53
+    for g in range(0, n, lanes):
+        gm = min(lanes, n - g)
+        for lane in range(lanes):
+            rows[lane] = g + min(lane, gm - 1)  # spare lanes repeat the last user
+        for w in range(4):
+            for lane in range(lanes):
+                x[w, lane] = sigma[w]
+                x[12 + w, lane] = ctx[w]
+        for w in range(8):
+            for lane in range(lanes):
+                x[4 + w, lane] = keys[rows[lane], w]
+        _rounds_kernel(x)  # HChaCha20: the subkey, no feed-forward
+        for w in range(4):
+            for lane in range(lanes):
+                state[w, lane] = sigma[w]
+                state[4 + w, lane] = x[w, lane]
+                state[8 + w, lane] = x[12 + w, lane]
+        for lane in range(lanes):
+            state[13, lane] = 0
+            state[14, lane] = values[rows[lane], 0]
+            state[15, lane] = values[rows[lane], 1]
+        for b in range(n_blocks):
+            for lane in range(lanes):
+                state[12, lane] = b
+            for w in range(16):
+                for lane in range(lanes):
+                    x[w, lane] = state[w, lane]
+            _rounds_kernel(x)
+            for lane in range(gm):
+                for w in range(16):
+                    buf[lane, 16 * b + w] = np.uint32(x[w, lane] + state[w, lane])
+        for lane in range(gm):
+            i = g + lane
+            r = i if per_row else 0
+            cells = buf8[lane]
+            hit = np.uint8(0)
+            for j in range(m):  # one vectorized pass: the cells and where ties are
+                byte = np.uint16(cells[j])
+                t = thr[r, j]
+                out[i, j] = byte < t
+                tie = np.uint8(byte == t) & np.uint8(live[r, j])
+                ties[j] = tie
+                hit |= tie
+            if hit:  # ties (one cell in 256): the t-th unmarked one reads word w0 + t
+                for c in range(h):
+                    ties[marked[i, c]] = 0
+                rank = 0
+                for block in range(ties64.size):  # 8 columns at a time
+                    if ties64[block] == 0:
+                        continue
+                    for j in range(8 * block, min(m, 8 * block + 8)):
+                        if not ties[j]:
+                            continue
+                        pos = w0 + rank
+                        rank += 1
+                        if pos < n_words:
+                            word = (np.uint64(buf[lane, 2 * pos + 1]) << np.uint64(32)) | np.uint64(
+                                buf[lane, 2 * pos]
+                            )
+                            out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac[r, j]
+                        else:
+                            if count < capacity:
+                                pending[count, 0] = i
+                                pending[count, 1] = pos
+                                pending[count, 2] = j
+                                pending[count, 3] = -1
+                            count += 1
+            for c in range(h):  # the marked cells, the c-th tie reading word w0 + m + c
+                j = marked[i, c]
+                byte = np.uint16(cells[j])
+                t = thr_m[i, c]
+                out[i, j] = byte < t
+                if byte == t and live_m[i, c]:
+                    pos = w0 + m + c
+                    if pos < n_words:
+                        word = (np.uint64(buf[lane, 2 * pos + 1]) << np.uint64(32)) | np.uint64(
+                            buf[lane, 2 * pos]
+                        )
+                        out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac_m[i, c]
+                    else:
+                        if count < capacity:
+                            pending[count, 0] = i
+                            pending[count, 1] = pos
+                            pending[count, 2] = j
+                            pending[count, 3] = c
+                        count += 1
+    return count
+
+
 if numba is not None:
     # The quarter rounds are inlined into the rounds (one vector loop each);
     # the rounds are one compiled function that the kernels call once per
@@ -253,6 +379,7 @@ if numba is not None:
     _rounds_kernel = numba.njit(nogil=True, cache=True)(_rounds_kernel)
     _stream_kernel = numba.njit(nogil=True, cache=True)(_stream_kernel)
     _threshold_kernel = numba.njit(nogil=True, cache=True)(_threshold_kernel)
+    _cells_kernel = numba.njit(nogil=True, cache=True)(_cells_kernel)
 
 
 def _keystream(keys, ctx, values, first_blocks, n_blocks, *, compiled=None):
@@ -462,7 +589,7 @@ def _secret_list(user_secrets):
             raise TypeError(
                 f"user_secrets must be 1-D (one secret per row), got shape {user_secrets.shape}."
             )
-        return user_secrets.tolist()
+        return user_secrets  # an object array: _key_words reads it vectorized
     if isinstance(user_secrets, Sequence):
         return list(user_secrets)
     raise TypeError(
@@ -521,7 +648,7 @@ def check_user_secrets(user_secrets: Any, n_samples: int | None = None) -> UserK
 
 def _key_words(items):
     """(n, 8) uint32 key words from bytes items (or a 2-D uint8 array)."""
-    if isinstance(items, np.ndarray):  # (n, L) uint8
+    if isinstance(items, np.ndarray) and items.dtype != object:  # (n, L) uint8
         n, length = items.shape
         if length < MIN_SECRET_BYTES:
             raise ValueError(
@@ -535,8 +662,15 @@ def _key_words(items):
             words = _hashed_keys([row.tobytes() for row in raw])
         _check_distinct(words)
         return words
+    array = None
+    if isinstance(items, np.ndarray):  # 1-D object array (e.g. generate_user_secrets')
+        # pandas' compiled type scan is three times faster than a pass of
+        # type(); an array of bytes alone is then copied in one go below.
+        if pd.api.types.infer_dtype(items, skipna=False) == "bytes":
+            array = items
+        items = items.tolist()
     n = len(items)
-    if not set(map(type, items)) <= {bytes}:  # one C-level pass over the types
+    if array is None and not set(map(type, items)) <= {bytes}:  # one C-level pass
         items = [_checked_bytes(i, item) for i, item in enumerate(items)]
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
     short = np.flatnonzero(lengths < MIN_SECRET_BYTES)
@@ -546,12 +680,15 @@ def _key_words(items):
             f"(the first at row {int(short[0])}, {int(lengths[short[0]])} bytes). " + _HINT
         )
     exact = lengths == KEY_BYTES
-    words = np.empty((n, 8), dtype=np.uint32)
     # Fixed-width bytes of exactly 32 bytes hold each secret as it is (no
     # padding, nothing dropped): one copy, no Python loop.
     if exact.all():
-        words[:] = np.fromiter(items, dtype="S32", count=n).view("<u4").reshape(n, 8)
+        fixed = array.astype("S32") if array is not None else np.fromiter(items, "S32", count=n)
+        words = fixed.view("<u4").reshape(n, 8)
+        if not _LITTLE_ENDIAN:  # pragma: no cover
+            words = words.astype(np.uint32)
     else:
+        words = np.empty((n, 8), dtype=np.uint32)
         idx = np.flatnonzero(exact)
         if idx.size:
             chosen = [items[i] for i in idx]
@@ -687,13 +824,29 @@ def prf_words(
 
 
 def _stream_words(keys, ctx, vals, start, n_words):
-    """Words ``start .. start + n_words - 1`` of every user's stream (uint64)."""
+    """Words ``start .. start + n_words - 1`` of every user's stream (uint64).
+
+    Users go in chunks whose keystream (whole blocks) fits in about 2 MB:
+    a draw of one word per user would otherwise write (and fault in) eight
+    times the memory of its result.
+    """
     n = keys.shape[0]
     first, last = start // 8, (start + n_words + 7) // 8
-    stream = _keystream(keys, ctx, vals, np.full(n, first, dtype=np.uint32), last - first)
-    words = stream.astype("<u4", copy=False).view("<u8")
     offset = start - 8 * first
-    return np.ascontiguousarray(words[:, offset : offset + n_words], dtype=np.uint64)
+    out = np.empty((n, n_words), dtype=np.uint64)
+    step = max(1, _STREAM_BYTES // (64 * max(last - first, 1)))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        stream = _keystream(
+            keys[lo:hi], ctx, vals[lo:hi], np.full(hi - lo, first, dtype=np.uint32), last - first
+        )
+        words = stream.astype("<u4", copy=False).view("<u8")
+        out[lo:hi] = words[:, offset : offset + n_words]
+    return out
+
+
+#: Keystream bytes per chunk of :func:`_stream_words` (stays in L2/L3 cache).
+_STREAM_BYTES = 1 << 21
 
 
 def _words_at(keys, ctx, vals, rows, positions):
@@ -895,6 +1048,11 @@ def prf_bernoulli(
         if marked.size and (marked.min() < 0 or marked.max() >= m):
             raise ValueError(f"marked columns must lie in [0, {m}).")
         marked = marked.astype(np.int64)
+        if repeated_in_rows(marked).any():
+            raise ValueError(
+                "marked columns must be distinct within a row (a cell has one "
+                "probability): merge the repeated columns."
+            )
         if marked_probabilities is None:
             raise ValueError("marked needs marked_probabilities.")
         p_marked = np.broadcast_to(
@@ -943,6 +1101,9 @@ _CELL_CHUNK = 1 << 15
 def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
     """The cells of a chunk of users (see :func:`prf_bernoulli`)."""
     n, m = out.shape
+    if n and m and numba is not None and _LITTLE_ENDIAN:
+        if _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
+            return
     stream = _keystream(keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64))
     raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
     row_index = np.arange(n)[:, None]
@@ -983,6 +1144,76 @@ def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, fra
         rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
         u = _unit_floats(_words_from(words, keys, ctx, vals, rows, w0 + rank))
         out[rows, cols] = u < frac[rows if thr.shape[0] > 1 else 0, cols]
+
+
+def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
+    """:func:`_bernoulli_rows` by the one-pass kernel; False if its list of
+    late ties overflowed (beyond ten standard deviations: the caller then
+    takes the two-pass path, which gives the same cells)."""
+    n, m = out.shape
+    h = marked.shape[1]
+    # Ties: one cell in 256 of those with live ties; those whose word lies
+    # beyond the drawn blocks are a fraction of them.
+    expected = (float(live.mean()) * m + (float(live_m.mean()) * h if h else 0.0)) * n / 256.0
+    capacity = int(expected + 10.0 * np.sqrt(expected) + 1024)
+    pending = np.empty((capacity, 4), dtype=np.int64)
+    count = _cells_kernel(
+        keys,
+        ctx,
+        vals,
+        -(-m // 64),
+        _SIGMA,
+        thr.astype(np.uint16),
+        live,
+        frac,
+        marked,
+        thr_m.astype(np.uint16),
+        live_m,
+        frac_m,
+        out,
+        pending,
+    )
+    if count > capacity:  # pragma: no cover - beyond ten standard deviations
+        return False
+    if count:
+        rows, positions, cols, c = pending[:count].T
+        u = _unit_floats(_words_at(keys, ctx, vals, rows, positions))
+        at = c >= 0
+        limit = np.empty(count)
+        limit[~at] = frac[rows[~at] if thr.shape[0] > 1 else 0, cols[~at]]
+        limit[at] = frac_m[rows[at], c[at]]
+        out[rows, cols] = u < limit
+    return True
+
+
+def repeated_in_rows(columns):
+    """Mask of the entries equal to an earlier entry of their row (n, h).
+
+    Pairwise comparisons for short rows (h <= 8: one vectorized pass per
+    pair, no per-row sort), a stable argsort otherwise; either way the first
+    occurrence of a value is not marked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._secrets import repeated_in_rows
+    >>> repeated_in_rows(np.array([[3, 1, 3], [0, 2, 1]])).tolist()
+    [[False, False, True], [False, False, False]]
+    """
+    columns = np.asarray(columns)
+    n, h = columns.shape
+    repeated = np.zeros((n, h), dtype=bool)
+    if h <= 8:
+        for j in range(1, h):
+            for i in range(j):
+                repeated[:, j] |= columns[:, j] == columns[:, i]
+        return repeated
+    order = np.argsort(columns, axis=1, kind="stable")
+    ordered = np.take_along_axis(columns, order, axis=1)
+    later = np.zeros((n, h), dtype=bool)
+    later[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
+    np.put_along_axis(repeated, order, later, axis=1)
+    return repeated
 
 
 def _row_major(rows, cols):
@@ -1067,3 +1298,115 @@ def simulated_user_keys(random_state: Any, n_users: int) -> UserKeys:
         np.ascontiguousarray(keys), _context_words("simulated users"), values, np.zeros(n), 1
     )
     return UserKeys(np.ascontiguousarray(words[:, :8]))
+
+
+_NO_SECRETS = (
+    "{name} memoizes each user's permanent answer with a secret per user, and "
+    "no user_secrets were given. Pass transform(X, user_secrets=secrets): one "
+    "secret per row, made once per user with "
+    "sklearn_uldp.utils.generate_user_secrets(n_users) and kept by that user "
+    "for every round (in a Pipeline: mechanism.set_transform_request("
+    "user_secrets=True) with sklearn.set_config(enable_metadata_routing=True)). "
+    "Without secrets each round would draw new permanent answers, and "
+    "repeated reports would average the noise away. For a simulation, pass "
+    "an integer random_state: row i is then simulated user i in every call."
+)
+
+
+def resolve_user_keys(user_secrets: Any, random_state: Any, n_samples: int, owner: str) -> UserKeys:
+    """The users' keys of one call of a memoized mechanism's ``transform``.
+
+    The given secrets (checked, one per row), or, when none are given and
+    ``random_state`` is an integer or a SeedSequence, the keys of the
+    simulated users 0 .. n_samples - 1 (:func:`simulated_user_keys`).
+    Anything else is refused with the fix in the message: without secrets
+    every call would draw new permanent answers.
+
+    Parameters
+    ----------
+    user_secrets : sequence of bytes, 2-D uint8 array, UserKeys or None
+    random_state : the mechanism's ``random_state``
+    n_samples : int
+        Rows of the call.
+    owner : str
+        The mechanism's name, for the message.
+
+    Returns
+    -------
+    keys : UserKeys
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._secrets import resolve_user_keys
+    >>> resolve_user_keys(None, 0, 3, "Mechanism")
+    UserKeys(n_users=3)
+    >>> resolve_user_keys(None, None, 3, "Mechanism")
+    Traceback (most recent call last):
+    ...
+    ValueError: Mechanism memoizes each user's permanent answer with a secret per user, ...
+    """
+    if user_secrets is not None:
+        return check_user_secrets(user_secrets, n_samples=n_samples)
+    from ._random import is_fresh
+
+    seeded = isinstance(random_state, (Integral, np.random.SeedSequence)) and not isinstance(
+        random_state, bool
+    )
+    if seeded and not is_fresh(random_state):
+        return simulated_user_keys(random_state, n_samples)
+    raise ValueError(_NO_SECRETS.format(name=owner))
+
+
+#: Prefix of the labels of :func:`derive_user_keys` (distinct from every
+#: memo context and from the simulated users' master stream).
+_DERIVED_KEY_CONTEXT = "sklearn_uldp.derived-key.v1|"
+
+
+def derive_user_keys(user_secrets: Any, label: str | bytes) -> UserKeys:
+    """Per-user keys for one purpose, independent of the keys of any other label.
+
+    A table privatized by several memoized mechanisms takes **one** secret
+    per user (row); each column must still get its own permanent randomness,
+    or two columns with the same mechanism and value would share their
+    permanent answers. The key of user ``i`` for ``label`` is the first 32
+    bytes of the PRF stream keyed by user ``i``'s secret, with the context
+    ``label`` (and the value 0): a pseudo-random function of the secret, so
+    keys of different labels are independent, and the same secret and label
+    always give the same key. Nothing is stored.
+
+    Parameters
+    ----------
+    user_secrets : sequence of bytes or UserKeys
+        One secret per user (see :func:`check_user_secrets`).
+    label : str or bytes
+        What the keys are for, e.g. a column's name.
+
+    Returns
+    -------
+    keys : UserKeys
+        One 32-byte key per user, to pass as ``user_secrets``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils import derive_user_keys, generate_user_secrets
+    >>> secrets = generate_user_secrets(3, random_state=0)
+    >>> a, b = derive_user_keys(secrets, "age"), derive_user_keys(secrets, "job")
+    >>> a, bool((a._words == derive_user_keys(secrets, "age")._words).all())
+    (UserKeys(n_users=3), True)
+    >>> bool((a._words != b._words).any(axis=1).all())
+    True
+    """
+    if isinstance(label, str):
+        label = label.encode("utf-8")
+    if not isinstance(label, (bytes, bytearray)):
+        raise TypeError(f"label must be a str or bytes, got {type(label).__name__}.")
+    keys = _keys_of(user_secrets)
+    n = keys.shape[0]
+    words = _keystream(
+        keys,
+        _context_words(_DERIVED_KEY_CONTEXT.encode("utf-8") + bytes(label)),
+        _value_words(np.zeros(n, dtype=np.uint64), n),
+        np.zeros(n, dtype=np.uint32),
+        1,
+    )
+    return UserKeys(np.ascontiguousarray(words[:, :8], dtype=np.uint32))
