@@ -31,8 +31,13 @@ Usage::
 
     python benchmarks/reproduce/uldp_fig7_attributes.py --plot    # full run
     python benchmarks/reproduce/uldp_fig7_attributes.py --quick
+    python benchmarks/reproduce/uldp_fig7_attributes.py --runs 1 --attributes 4 6 9 --epsilons 1
+
+``--attributes`` and ``--epsilons`` run a subset of the grid (default: 4 to
+9 attributes, epsilon in {0.1, 1, 6}) at the full n.
 """
 
+import argparse
 import sys
 import time
 import warnings
@@ -132,6 +137,8 @@ def run(args, rows):
     epsilons = (0.1, 1.0, 6.0)
     if args.quick:
         n_users, attrs, epsilons = 20_000, [4, 9], (1.0,)
+    attrs = args.attributes or attrs
+    epsilons = tuple(args.epsilons or epsilons)
     for n_attr in attrs:
         data = census_data(args.seed, n_attributes=n_attr, n_users=n_users)
         truth, parts = true_marginals(data)
@@ -207,7 +214,12 @@ def plot(rows, args):
 
 
 def main(argv=None):
-    args = parse_args(__doc__, argv, default_runs=2)
+    grid = argparse.ArgumentParser(add_help=False)
+    grid.add_argument("--attributes", type=int, nargs="+", choices=range(4, 10), default=None)
+    grid.add_argument("--epsilons", type=float, nargs="+", default=None)
+    grid_args, rest = grid.parse_known_args(argv)
+    args = parse_args(__doc__, rest, default_runs=2)
+    args.attributes, args.epsilons = grid_args.attributes, grid_args.epsilons
     if args.quick:
         args.runs = 1
     rows = []
