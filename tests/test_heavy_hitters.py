@@ -468,6 +468,21 @@ def test_bloom_rappor_decoding_detects_with_fdr(method):
     assert abs(est.loc["v1", "proportion"] - p[0]) < 5 * est.loc["v1", "std_error"] + 0.01
 
 
+@pytest.mark.parametrize("method", ["lasso", "nnls", "em"])
+def test_bloom_decoder_refuses_more_candidates_than_the_design_rank(method):
+    X = np.asarray([f"v{i}" for i in range(5)], dtype=object)[
+        np.random.default_rng(0).choice(5, size=4_000)
+    ]
+    reports = BloomRAPPOR(n_bits=4, n_hashes=2, n_cohorts=4, random_state=0).fit_transform(X)
+    many = [f"v{i}" for i in range(65)]  # 65 candidates, 16 (cohort, bit) rows
+    with pytest.raises(ValueError, match="65 candidates outnumber the rank \\(16\\).*at most 16"):
+        BloomRAPPORDecoder(many, method=method).fit(reports)
+    # duplicated columns (one cohort, same Bloom bits) lower the rank below the rows
+    one = BloomRAPPOR(n_bits=4, n_hashes=1, n_cohorts=1, random_state=0).fit_transform(X)
+    with pytest.raises(ValueError, match="outnumber the rank \\([1-4]\\)"):
+        BloomRAPPORDecoder(["v0", "v1", "v2", "v3"], method=method).fit(one)
+
+
 def test_benjamini_hochberg_controls_fdr():
     rng = np.random.default_rng(0)
     fdp = []
