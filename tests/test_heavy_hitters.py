@@ -606,3 +606,35 @@ def test_uldp_refuses_unnormalized_text_and_lossy_items():
     # text that is not text (a lone surrogate) is a clear error
     with pytest.raises(ValueError, match="lone surrogate"):
         UtilityOptimizedHeavyHitters(2.0, sensitive=["a"]).fit_transform(["ok", "b\ud800"])
+
+
+def test_uldp_spec_ignores_the_order_and_spelling_of_the_sensitive_list():
+    def protocol(sensitive, **kw):
+        return UtilityOptimizedHeavyHitters(2.0, sensitive=sensitive, **kw).fit().protocol_
+
+    a, b = protocol(["a", "caf\u00e9"]), protocol(["cafe\u0301", "a"])
+    assert a == b and hash(a) == hash(b)
+    assert a.to_json() == b.to_json()
+    reports = UtilityOptimizedHeavyHitters(2.0, sensitive=["a", "caf\u00e9"], random_state=0)
+    est = HeavyHitterEstimator(mechanism=b.to_dict()).fit(reports.fit_transform(["x", "a"]))
+    assert est.n_reports_ == 2  # no ReportMismatchError for the same mechanism
+    assert protocol(["a", "b"]) != protocol(["a", "c"])
+    with pytest.raises(ValueError, match="duplicates"):
+        protocol(["caf\u00e9", "cafe\u0301"])
+
+
+def test_uldp_spec_of_bytes_and_numpy_ints_is_json():
+    import json
+
+    for sensitive, kw in (
+        ([b"\xffclinic", b"church"], {"item_type": "bytes"}),
+        (np.array([7, 2**40], dtype=np.int64), {"item_type": "int"}),
+        ([np.uint64(5), 3], {"item_type": "int"}),
+    ):
+        mech = UtilityOptimizedHeavyHitters(2.0, sensitive=sensitive, **kw).fit()
+        text = json.dumps(mech.spec())
+        assert protocol_from_dict(text) == mech.protocol_
+    assert json.loads(text)["sensitive"] == [3, 5]
+    spec = UtilityOptimizedHeavyHitters(2.0, sensitive=[b"a"], item_type="bytes").fit().spec()
+    with pytest.raises(InvalidSpecError, match="not hex"):
+        protocol_from_dict({**spec, "sensitive": ["zz"]})

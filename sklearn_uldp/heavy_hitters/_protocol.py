@@ -97,6 +97,11 @@ class _Protocol:
     def __sklearn_clone__(self):
         return self
 
+    @classmethod
+    def _from_spec(cls, spec):
+        """The protocol of a spec's fields (``to_dict`` without its header)."""
+        return cls(**spec)
+
     def merge_extra(self, a, b):
         return None
 
@@ -135,8 +140,9 @@ def protocol_from_dict(spec):
         raise InvalidSpecError(
             f"spec_version {version!r} is not supported (this version reads {SPEC_VERSION})."
         )
+    cls = PROTOCOL_REGISTRY[name]
     try:
-        return PROTOCOL_REGISTRY[name](**spec)
+        return cls._from_spec(spec)
     except (TypeError, ValueError) as exc:
         raise InvalidSpecError(f"Invalid spec of protocol {name!r}: {exc}") from None
 
