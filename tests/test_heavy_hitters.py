@@ -638,3 +638,38 @@ def test_uldp_spec_of_bytes_and_numpy_ints_is_json():
     spec = UtilityOptimizedHeavyHitters(2.0, sensitive=[b"a"], item_type="bytes").fit().spec()
     with pytest.raises(InvalidSpecError, match="not hex"):
         protocol_from_dict({**spec, "sensitive": ["zz"]})
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [
+        PrefixExtendingMethod(2.0),
+        TreeHist(2.0),
+        BloomRAPPOR(random_state=0),
+        UtilityOptimizedHeavyHitters(2.0, sensitive=["a"]),
+    ],
+    ids=["PEM", "TreeHist", "BloomRAPPOR", "ULDP"],
+)
+def test_an_empty_column_is_a_clear_error(mech):
+    for X in ([], pd.Series([], dtype=object, name="w"), np.empty((0, 1), dtype=object)):
+        with pytest.raises(ValueError, match="column of items is empty.*at least one item"):
+            clone(mech).fit_transform(X)
+        with pytest.raises(ValueError, match="column of items is empty"):
+            clone(mech).fit().transform(X)
+
+
+def test_non_private_or_malformed_specs_are_refused():
+    with pytest.raises(ValueError, match="budget is infinite.*f > 0"):
+        BloomRAPPOR(p=0.0, q=1.0, f=0.0).fit()
+    spec = {**BloomRAPPOR().fit().spec(), "p": 0, "q": 1, "f": 0}
+    with pytest.raises(InvalidSpecError, match="budget is infinite"):
+        protocol_from_dict(spec)
+    # f > 0 keeps every report randomized: allowed
+    assert protocol_from_dict({**spec, "f": 0.2}).epsilon < np.inf
+    for mech in (PrefixExtendingMethod(2.0), UtilityOptimizedHeavyHitters(2.0, sensitive=["a"])):
+        spec = mech.fit().spec()
+        for seed in (-1, 1.5, True, 2**32):
+            with pytest.raises(InvalidSpecError, match="hash_seed must be an integer in"):
+                protocol_from_dict({**spec, "hash_seed": seed})
+    with pytest.raises(InvalidSpecError, match="hash_range must be 'optimal'"):
+        protocol_from_dict({**PrefixExtendingMethod(2.0).fit().spec(), "hash_range": "best"})

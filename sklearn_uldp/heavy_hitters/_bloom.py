@@ -60,7 +60,7 @@ from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
 from ..utils._validation import validate_params_with_hints
 from ._encoding import ItemEncoding
-from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
 from ._protocol import _int_param, _Protocol
 
 __all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
@@ -131,6 +131,14 @@ class BloomRAPPORProtocol(_Protocol):
             raise ValueError(
                 f"With f={self.f}, p={self.p}, q={self.q} the reports carry no information "
                 "(f must be < 1 and p != q). Google's defaults: p=0.5, q=0.75, f=0.5."
+            )
+        if not (0 < self.p_star < 1 and 0 < self.q_star < 1):
+            raise ValueError(
+                f"With f={self.f}, p={self.p}, q={self.q} a report's bits copy the Bloom "
+                f"bits exactly (P(1 | bit 0) = {self.p_star}, P(1 | bit 1) = "
+                f"{self.q_star}): one report's budget is infinite, no privacy. Pass p and "
+                "q strictly between 0 and 1, or f > 0 (Google's defaults: p=0.5, q=0.75, "
+                "f=0.5)."
             )
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
@@ -642,7 +650,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         return self
 
     def _encode(self, X):
-        return self.protocol_.encoding.whole_keys(X)
+        return self.protocol_.encoding.whole_keys(require_items(X))
 
     def transform(self, X, user_secrets=None):
         """Privatize each item: memoized cohort and PRR, fresh IRR.

@@ -54,6 +54,19 @@ ORACLE_CONSTRAINTS: dict[str, list[Any]] = {
 }
 
 
+def require_items(X):
+    """``X`` as one column of items (see ``_column``), refusing an empty one."""
+    from ._encoding import _column
+
+    column = _column(X)
+    if column.size == 0:
+        raise ValueError(
+            "The column of items is empty (0 rows): pass at least one item (one per "
+            "user); to fit the public spec alone, call fit() without X."
+        )
+    return column
+
+
 def get_protocol(reports):
     """The protocol (public spec) that open-domain reports carry, or None.
 
@@ -133,7 +146,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray([str(X.name)], dtype=object)
 
     def _encode(self, X):
-        return self.protocol_.encoding.encode(X)
+        return self.protocol_.encoding.encode(require_items(X))
 
     def _rng(self, codes):
         calls = self.__dict__.get("_transform_calls")

@@ -46,7 +46,7 @@ from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..utils._validation import check_epsilon
 from ._encoding import ItemEncoding
-from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, require_items
 from ._oracle import KeyedLocalHashing, check_hash_range
 from ._protocol import _int_param, _Protocol
 
@@ -395,7 +395,7 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
     def _encode(self, X):
         # One pass gives each user's key and the item shown if in clear, so
         # the two can never disagree.
-        codes, keys, items = self.protocol_.encoding.whole_keys(X, return_items=True)
+        codes, keys, items = self.protocol_.encoding.whole_keys(require_items(X), return_items=True)
         return codes, (keys, items)
 
     def _sample(self, codes, encoded, rng):
