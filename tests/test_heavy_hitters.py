@@ -294,6 +294,32 @@ def test_bloom_rappor_sampler_follows_the_channel():
     assert _chi_square_pvalue(hist, wrong.channel_matrix(["a"])[0]) < 1e-6
 
 
+def test_bloom_rappor_bit_rates_match_the_exact_probabilities():
+    """Each (cohort, bit)'s rate of ones against q* (Bloom bit set) or p*
+    (not set), and the pooled rates of the set and unset bits, within 5 exact
+    standard errors (the bits of a report are independent given its Bloom
+    filter). A PRR coin of 0.45 instead of 0.5 moves p* by 0.006, about 9
+    standard errors of the pooled unset bits here."""
+    mech = BloomRAPPOR(n_bits=16, n_hashes=2, n_cohorts=2, random_state=0).fit()
+    pr = mech.protocol_
+    n = 40_000
+    key = pr.encoding.whole_keys(["a"])[1]
+    bloom = pr.bloom_filters(np.repeat(key, 2), np.arange(2)).astype(bool)  # (cohort, bit)
+    expected = np.where(bloom, pr.q_star, pr.p_star)
+    # the mechanism (PRR keyed by the users' secrets) and the protocol's
+    # fresh-PRR sampler (simulations)
+    fresh = pr.sample(np.repeat(key, n), np.random.default_rng(0))
+    for rep in (np.asarray(mech.transform(["a"] * n)), fresh):
+        cohort, bits = rep[:, 0].astype(np.int64), rep[:, 1:].astype(np.int64)
+        ones = np.stack([bits[cohort == c].sum(axis=0) for c in range(2)])
+        users = np.bincount(cohort, minlength=2)[:, None] * np.ones((1, pr.n_bits))
+        sd = np.sqrt(users * expected * (1 - expected))
+        assert np.all(np.abs(ones - users * expected) < 5 * sd)
+        for mask, rate in ((bloom, pr.q_star), (~bloom, pr.p_star)):
+            trials = users[mask].sum()
+            assert abs(ones[mask].sum() - trials * rate) < 5 * np.sqrt(trials * rate * (1 - rate))
+
+
 # ------------------------------------------------------------------ decoding
 def _skewed(n, seed=0):
     words = np.array(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"], dtype=object)
