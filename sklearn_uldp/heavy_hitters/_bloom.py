@@ -946,7 +946,17 @@ class BloomRAPPORDecoder(BaseEstimator):
         cap = int(min(500, 0.8 * yw.size))
         if Xw.shape[1] <= cap:
             return np.arange(Xw.shape[1])
-        alphas, coefs, _ = lasso_path(Xw, yw, positive=True, n_alphas=60, eps=1e-4)
+        # The grid of 60 penalties from the smallest that zeroes every
+        # coefficient down by 10^4, given explicitly: the same in every
+        # scikit-learn version (n_alphas is deprecated from 1.9).
+        alpha_max = max(float(np.max(Xw.T @ yw)), 0.0) / Xw.shape[0]
+        tiny = np.finfo(np.float64).resolution
+        grid = (
+            np.geomspace(alpha_max, alpha_max * 1e-4, num=60)
+            if alpha_max > tiny
+            else np.full(60, tiny)
+        )
+        alphas, coefs, _ = lasso_path(Xw, yw, positive=True, alphas=grid)
         nonzero = (coefs > 0).sum(axis=0)
         ok = np.flatnonzero(nonzero <= cap)
         best = ok[-1] if ok.size else 0
