@@ -433,6 +433,10 @@ def test_bad_reports_and_params_are_clear_errors():
         HeavyHitterEstimator(mechanism=mech).fit(np.array([["a"]]))
     with pytest.raises(ValueError, match="max_bytes is the length"):
         PrefixExtendingMethod(max_bytes=0).fit()
+    with pytest.raises(ValueError, match="final_fraction is the share of users"):
+        PrefixExtendingMethod(final_fraction=1.0).fit()
+    with pytest.raises(InvalidSpecError, match="final_fraction must be None"):
+        protocol_from_dict({**mech.spec(), "final_fraction": 0})
     with pytest.raises(ValueError, match="enumerate 2\\^"):
         PrefixExtendingMethod(top_k=60000, step_bits=16).fit()
     with pytest.raises(ValueError, match="smaller than epsilon"):

@@ -32,6 +32,10 @@ HINTS = {
     "on_long": "Pass 'truncate' (report a prefix, with a warning) or 'error'.",
     "top_k": "top_k is the number of heavy hitters to find: an integer >= 1, e.g. 20.",
     "step_bits": "step_bits is the number of bits added per level: None (auto) or 1..16.",
+    "final_fraction": (
+        "final_fraction is the share of users in the held-out estimation group: a float "
+        "strictly between 0 and 1, e.g. 0.5 (PEM also takes None: an equal share)."
+    ),
     "n_hashes": "n_hashes is the number of public hash functions: an integer in [1, 65536].",
     "hash_range": "hash_range is OLH's g: 'optimal' (about e^eps + 1) or an integer >= 2.",
     "memo_label": (
