@@ -326,3 +326,25 @@ def test_bernoulli_xor_with_more_ties_than_the_kernel_lists(monkeypatch):
     np.testing.assert_array_equal(
         _sampling.bernoulli_xor(cells, q, np.random.default_rng(3)), expected
     )
+
+
+def test_prf_bernoulli_cells_do_not_depend_on_the_number_of_threads():
+    # The chunks of users run on threads; each cell is a function of the
+    # key, context, value and position alone.
+    import joblib
+
+    from sklearn_uldp.utils import prf_bernoulli
+
+    n = 3 * (1 << 15) + 17  # several chunks and a partial one
+    secrets = generate_user_secrets(n)
+    values = np.arange(n) % 50
+    args = (secrets, "ctx", values, np.full(70, 0.3))
+    kwargs = dict(marked=values[:, None] % 70, marked_probabilities=0.9)
+    threaded = prf_bernoulli(*args, **kwargs)
+    with joblib.parallel_config(n_jobs=1):
+        serial = prf_bernoulli(*args, **kwargs)
+    np.testing.assert_array_equal(threaded, serial)
+    mark = np.zeros(serial.shape, dtype=bool)
+    mark[np.arange(n), values % 70] = True
+    assert abs(serial[~mark].mean() - 0.3) < 0.005
+    assert abs(serial[mark].mean() - 0.9) < 0.01

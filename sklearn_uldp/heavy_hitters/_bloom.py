@@ -60,7 +60,7 @@ from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
 from ..utils._validation import validate_params_with_hints
 from ._encoding import ItemEncoding
-from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
 from ._protocol import _int_param, _Protocol
 
 __all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
@@ -131,6 +131,14 @@ class BloomRAPPORProtocol(_Protocol):
             raise ValueError(
                 f"With f={self.f}, p={self.p}, q={self.q} the reports carry no information "
                 "(f must be < 1 and p != q). Google's defaults: p=0.5, q=0.75, f=0.5."
+            )
+        if not (0 < self.p_star < 1 and 0 < self.q_star < 1):
+            raise ValueError(
+                f"With f={self.f}, p={self.p}, q={self.q} a report's bits copy the Bloom "
+                f"bits exactly (P(1 | bit 0) = {self.p_star}, P(1 | bit 1) = "
+                f"{self.q_star}): one report's budget is infinite, no privacy. Pass p and "
+                "q strictly between 0 and 1, or f > 0 (Google's defaults: p=0.5, q=0.75, "
+                "f=0.5)."
             )
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
@@ -642,7 +650,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         return self
 
     def _encode(self, X):
-        return self.protocol_.encoding.whole_keys(X)
+        return self.protocol_.encoding.whole_keys(require_items(X))
 
     def transform(self, X, user_secrets=None):
         """Privatize each item: memoized cohort and PRR, fresh IRR.
@@ -723,6 +731,29 @@ class BloomRAPPOR(OpenDomainMechanism):
         return float(self.protocol_.epsilon)
 
 
+def _check_identifiable(X, n_cohorts_seen, protocol):
+    """Refuse candidates that the (cohort, bit) rows cannot tell apart.
+
+    The expected reports are linear in the candidates' proportions through
+    the design X (one row per (cohort, bit) with reports, one column per
+    candidate). When the candidates outnumber its rank, different proportions
+    give the same expected reports: every method then picks one solution
+    among many, and the detection's false-discovery control does not hold
+    (65 candidates against 16 rows detected 7, 6 of them false).
+    """
+    rows, n_cand = X.shape
+    rank = rows if n_cand > rows else int(np.linalg.matrix_rank(X))
+    if n_cand > rank:
+        raise ValueError(
+            f"The {n_cand} candidates outnumber the rank ({rank}) of the decoding's "
+            f"design matrix ({n_cohorts_seen} cohorts with reports x {protocol.n_bits} "
+            "bits): different proportions of the candidates give the same expected "
+            "reports, so no method can tell them apart and detections would not control "
+            f"false discoveries. Pass at most {rank} candidates, or collect with more "
+            "cohorts (n_cohorts) or bits (n_bits)."
+        )
+
+
 class BloomRAPPORDecoder(BaseEstimator):
     """Which candidate strings are in Bloom-RAPPOR reports, and how frequent.
 
@@ -734,7 +765,10 @@ class BloomRAPPORDecoder(BaseEstimator):
     Parameters
     ----------
     candidates : list of items
-        The strings to test (their order is kept in ``estimates_``).
+        The strings to test (their order is kept in ``estimates_``). At
+        most as many as the rank of the design matrix (at most n_cohorts x
+        n_bits): more are refused with an error, since the reports cannot
+        tell them apart.
     method : {"lasso", "nnls", "em"}, default="lasso"
         "nnls": non-negative least squares on all candidates. "lasso": a
         non-negative LASSO path selects the support (at most
@@ -872,6 +906,7 @@ class BloomRAPPORDecoder(BaseEstimator):
         r = np.clip(rate, 1.0 / (N[keep, None] + 1), 1 - 1.0 / (N[keep, None] + 1))
         var = (r * (1 - r) / N[keep, None] / gap**2).ravel()
         X = pr.design(cand_keys).reshape(pr.n_cohorts, pr.n_bits, -1)[keep].reshape(y.size, -1)
+        _check_identifiable(X, int(keep.sum()), pr)
         w = 1.0 / np.sqrt(var)
         Xw, yw = X * w[:, None], y * w
         if self.method == "em":
@@ -911,7 +946,17 @@ class BloomRAPPORDecoder(BaseEstimator):
         cap = int(min(500, 0.8 * yw.size))
         if Xw.shape[1] <= cap:
             return np.arange(Xw.shape[1])
-        alphas, coefs, _ = lasso_path(Xw, yw, positive=True, n_alphas=60, eps=1e-4)
+        # The grid of 60 penalties from the smallest that zeroes every
+        # coefficient down by 10^4, given explicitly: the same in every
+        # scikit-learn version (n_alphas is deprecated from 1.9).
+        alpha_max = max(float(np.max(Xw.T @ yw)), 0.0) / Xw.shape[0]
+        tiny = np.finfo(np.float64).resolution
+        grid = (
+            np.geomspace(alpha_max, alpha_max * 1e-4, num=60)
+            if alpha_max > tiny
+            else np.full(60, tiny)
+        )
+        alphas, coefs, _ = lasso_path(Xw, yw, positive=True, alphas=grid)
         nonzero = (coefs > 0).sum(axis=0)
         ok = np.flatnonzero(nonzero <= cap)
         best = ok[-1] if ok.size else 0

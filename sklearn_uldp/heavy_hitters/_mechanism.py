@@ -32,6 +32,10 @@ HINTS = {
     "on_long": "Pass 'truncate' (report a prefix, with a warning) or 'error'.",
     "top_k": "top_k is the number of heavy hitters to find: an integer >= 1, e.g. 20.",
     "step_bits": "step_bits is the number of bits added per level: None (auto) or 1..16.",
+    "final_fraction": (
+        "final_fraction is the share of users in the held-out estimation group: a float "
+        "strictly between 0 and 1, e.g. 0.5 (PEM also takes None: an equal share)."
+    ),
     "n_hashes": "n_hashes is the number of public hash functions: an integer in [1, 65536].",
     "hash_range": "hash_range is OLH's g: 'optimal' (about e^eps + 1) or an integer >= 2.",
     "memo_label": (
@@ -52,6 +56,19 @@ ORACLE_CONSTRAINTS: dict[str, list[Any]] = {
     "n_hashes": [Interval(Integral, 1, 65536, closed="both")],
     "hash_seed": [Interval(Integral, 0, (1 << 32) - 1, closed="both")],
 }
+
+
+def require_items(X):
+    """``X`` as one column of items (see ``_column``), refusing an empty one."""
+    from ._encoding import _column
+
+    column = _column(X)
+    if column.size == 0:
+        raise ValueError(
+            "The column of items is empty (0 rows): pass at least one item (one per "
+            "user); to fit the public spec alone, call fit() without X."
+        )
+    return column
 
 
 def get_protocol(reports):
@@ -133,7 +150,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray([str(X.name)], dtype=object)
 
     def _encode(self, X):
-        return self.protocol_.encoding.encode(X)
+        return self.protocol_.encoding.encode(require_items(X))
 
     def _rng(self, codes):
         calls = self.__dict__.get("_transform_calls")

@@ -84,6 +84,15 @@ class KeyedLocalHashing:
         self.epsilon = float(epsilon)
         self.hash_range = int(hash_range)
         self.n_hashes = int(n_hashes)
+        if (
+            isinstance(hash_seed, bool)
+            or not isinstance(hash_seed, Integral)
+            or not 0 <= hash_seed < 1 << 32
+        ):
+            raise ValueError(
+                f"hash_seed must be an integer in [0, 2**32 - 1] (the public seed of the "
+                f"hash functions), got {hash_seed!r}."
+            )
         self.hash_seed = int(hash_seed)
         g = self.hash_range
         self.c1, self.c2, _ = _urr_probabilities(self.epsilon, g)
@@ -171,7 +180,7 @@ class KeyedLocalHashing:
 
 def check_hash_range(value, epsilon):
     """Resolve ``"optimal"`` or validate an integer g."""
-    if isinstance(value, str):
+    if isinstance(value, str) and value == "optimal":
         return default_hash_range(epsilon)
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 2:
         raise ValueError(f"hash_range must be 'optimal' or an integer >= 2, got {value!r}.")

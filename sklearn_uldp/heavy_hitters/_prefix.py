@@ -30,8 +30,12 @@ class PrefixExtendingMethod(OpenDomainMechanism):
     with optimized local hashing (Wang, Li & Jha, TDSC 2019). The collector
     (:class:`HeavyHitterEstimator`) extends the ``top_k`` most frequent
     prefixes of each group by eta bits and ranks the extensions with the next
-    group. Items are strings (UTF-8 after Unicode NFC normalization), bytes
-    or integers, written as ``8 * max_bytes`` bits; no ``categories``.
+    group. One more group (``final_fraction`` of the users) reports the whole
+    item and is held out of the ranking: the kept items' frequencies and
+    confidence intervals come from it alone, so they are not biased by the
+    selection (see the Heavy hitters page). Items are strings (UTF-8 after
+    Unicode NFC normalization), bytes or integers, written as ``8 *
+    max_bytes`` bits; no ``categories``.
 
     Parameters
     ----------
@@ -42,6 +46,9 @@ class PrefixExtendingMethod(OpenDomainMechanism):
     step_bits : int or None, default=None
         eta, the bits added per level. None: the largest eta with at most
         4096 candidates per level (``top_k 2^eta <= 4096``, at most 8).
+    final_fraction : float in (0, 1) or None, default=None
+        Share of the users in the held-out estimation group. None: an equal
+        share with the g ranking groups, ``1 / (g + 1)``.
     item_type : {"str", "bytes", "int"}, default="str"
     max_bytes : int, default=8
         Item length in bytes (the protocol works on ``8 max_bytes`` bits).
@@ -87,6 +94,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
         **ORACLE_CONSTRAINTS,
         "top_k": [Interval(Integral, 1, 1 << 16, closed="both")],
         "step_bits": [Interval(Integral, 1, 16, closed="both"), None],
+        "final_fraction": [Interval(Real, 0, 1, closed="neither"), None],
     }
 
     def __init__(
@@ -95,6 +103,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
         *,
         top_k: int = 20,
         step_bits: int | None = None,
+        final_fraction: float | None = None,
         item_type: str = "str",
         max_bytes: int = 8,
         normalization: str | None = "NFC",
@@ -107,6 +116,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
         self.epsilon = epsilon
         self.top_k = top_k
         self.step_bits = step_bits
+        self.final_fraction = final_fraction
         self.item_type = item_type
         self.max_bytes = max_bytes
         self.normalization = normalization
@@ -128,6 +138,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
             hash_range=None if self.hash_range == "optimal" else self.hash_range,
             n_hashes=self.n_hashes,
             hash_seed=self.hash_seed,
+            final_fraction=self.final_fraction,
         )
 
 

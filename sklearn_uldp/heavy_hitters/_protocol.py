@@ -97,6 +97,11 @@ class _Protocol:
     def __sklearn_clone__(self):
         return self
 
+    @classmethod
+    def _from_spec(cls, spec):
+        """The protocol of a spec's fields (``to_dict`` without its header)."""
+        return cls(**spec)
+
     def merge_extra(self, a, b):
         return None
 
@@ -135,8 +140,9 @@ def protocol_from_dict(spec):
         raise InvalidSpecError(
             f"spec_version {version!r} is not supported (this version reads {SPEC_VERSION})."
         )
+    cls = PROTOCOL_REGISTRY[name]
     try:
-        return PROTOCOL_REGISTRY[name](**spec)
+        return cls._from_spec(spec)
     except (TypeError, ValueError) as exc:
         raise InvalidSpecError(f"Invalid spec of protocol {name!r}: {exc}") from None
 
@@ -344,6 +350,14 @@ class PEMProtocol(PrefixProtocol):
     ceil(log2 k). The collector estimates every prefix of the first group's
     length, keeps the k largest, extends them by eta bits, estimates those
     with the next group, and so on: the last group ranks whole items.
+
+    One more group, a fraction ``final_fraction`` of the users (None: an
+    equal share, ``1 / (g + 1)``), also reports the whole item and is held
+    out of the ranking: the k items the ranking keeps are estimated from it
+    alone. Estimates from the group that ranked them are biased upward (the
+    selection keeps the candidates whose noise was high); estimates from
+    independent reports are unbiased given the selection, so their
+    confidence intervals cover.
     """
 
     name = "pem"
@@ -360,6 +374,7 @@ class PEMProtocol(PrefixProtocol):
         hash_range=None,
         n_hashes=1024,
         hash_seed=0,
+        final_fraction=None,
     ):
         epsilon = check_epsilon(epsilon)
         from ._oracle import check_hash_range
@@ -387,27 +402,45 @@ class PEMProtocol(PrefixProtocol):
                 f"would enumerate 2^{self.levels[0]} of them. Pass a smaller top_k or "
                 "step_bits."
             )
-        self.weights = [1.0 / len(self.levels)] * len(self.levels)
+        g = len(self.levels)
+        if final_fraction is not None and (
+            isinstance(final_fraction, bool)
+            or not isinstance(final_fraction, Real)
+            or not 0 < final_fraction < 1
+        ):
+            raise ValueError(
+                f"final_fraction must be None (an equal share) or in (0, 1), got "
+                f"{final_fraction!r}."
+            )
+        self.final_fraction = None if final_fraction is None else float(final_fraction)
+        final = 1.0 / (g + 1) if self.final_fraction is None else self.final_fraction
+        # the ranking groups, then the held-out estimation group (the whole item)
+        self.levels = [*self.levels, m]
+        self.weights = [(1 - final) / g] * g + [final]
 
     def get_params(self):
-        return {**self._common_params(), "step_bits": self.step_bits}
+        return {
+            **self._common_params(),
+            "step_bits": self.step_bits,
+            "final_fraction": self.final_fraction,
+        }
 
     def decode(self, stats, width=None):
-        """Candidates of the last level with their estimates (a DataFrame)."""
+        """The ``width`` best-ranked items, estimated by the held-out group (a DataFrame)."""
         width = self.top_k if width is None else int(width)
         L = self.encoding.max_bytes
-        cand = kept = all_prefixes(self.levels[0], L)
-        for level, bits in enumerate(self.levels):
+        ranking = self.levels[:-1]
+        cand = kept = all_prefixes(ranking[0], L)
+        for level, bits in enumerate(ranking):
             if level:
-                prev = self.levels[level - 1]
+                prev = ranking[level - 1]
                 cand = extend_prefixes(kept, prev, bits - prev)
             cand = self._possible(cand, bits)
-            p_hat, se, null_se = self.estimate_level(stats, level, cand)
-            if level == len(self.levels) - 1:
-                return self._frame(cand, p_hat, se, null_se)
-            order = np.argsort(-p_hat, kind="stable")[:width]
-            kept = cand[order]
-        raise AssertionError("unreachable")
+            p_hat, _, _ = self.estimate_level(stats, level, cand)
+            kept = cand[np.argsort(-p_hat, kind="stable")[:width]]
+        # estimates from reports the selection never saw: unbiased given it
+        p_hat, se, null_se = self.estimate_level(stats, len(self.levels) - 1, kept)
+        return self._frame(kept, p_hat, se, null_se)
 
 
 class TreeHistProtocol(PrefixProtocol):

@@ -46,7 +46,7 @@ from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..utils._validation import check_epsilon
 from ._encoding import ItemEncoding
-from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, require_items
 from ._oracle import KeyedLocalHashing, check_hash_range
 from ._protocol import _int_param, _Protocol
 
@@ -103,11 +103,15 @@ class UtilityOptimizedProtocol(_Protocol):
                 "PrefixExtendingMethod or report everything in clear)."
             )
         data = items if item_type == "int" else np.asarray(items, dtype=object)
-        codes, keys = self.encoding.whole_keys(data)
-        if np.unique(codes).size != len(items):
+        codes, keys, distinct = self.encoding.whole_keys(data, return_items=True)
+        if np.unique(keys[codes]).size != len(items):
             raise ValueError("sensitive holds duplicates (after Unicode normalization).")
-        self.sensitive = items
-        self.sensitive_keys = keys[codes]
+        # The list as users report items (normalized text, bytes, Python ints),
+        # sorted: two specs of one mechanism compare equal and serialize alike
+        # whatever the order or spelling they were given in.
+        order = sorted(range(len(distinct)), key=distinct.__getitem__)
+        self.sensitive = [distinct[i] for i in order]
+        self.sensitive_keys = keys[order]
         g = check_hash_range(
             "optimal" if hash_range is None else hash_range, self.protected_epsilon
         )
@@ -125,6 +129,27 @@ class UtilityOptimizedProtocol(_Protocol):
             "top_k": self.top_k,
             **self.oracle.to_dict(),
         }
+
+    def to_dict(self):
+        """The public spec, a JSON-serialisable dict (bytes items as hex strings)."""
+        spec = super().to_dict()
+        if self.encoding.item_type == "bytes":
+            spec["sensitive"] = [item.hex() for item in self.sensitive]
+        return spec
+
+    @classmethod
+    def _from_spec(cls, spec):
+        items = spec.get("sensitive")
+        if spec.get("item_type") == "bytes" and isinstance(items, (list, tuple)):
+            try:
+                items = [bytes.fromhex(v) if isinstance(v, str) else v for v in items]
+            except ValueError:
+                raise ValueError(
+                    "sensitive of a bytes protocol holds hex strings (as to_dict writes "
+                    "them); found one that is not hex."
+                ) from None
+            spec = {**spec, "sensitive": items}
+        return cls(**spec)
 
     @property
     def n_outputs(self):
@@ -370,7 +395,7 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
     def _encode(self, X):
         # One pass gives each user's key and the item shown if in clear, so
         # the two can never disagree.
-        codes, keys, items = self.protocol_.encoding.whole_keys(X, return_items=True)
+        codes, keys, items = self.protocol_.encoding.whole_keys(require_items(X), return_items=True)
         return codes, (keys, items)
 
     def _sample(self, codes, encoded, rng):

@@ -49,6 +49,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._threads import map_threads
+
 try:  # optional: the compiled kernel (same output as the numpy rounds)
     import numba
 except ImportError:  # pragma: no cover - exercised by the numpy-only CI job
@@ -1073,11 +1075,15 @@ def prf_bernoulli(
     elif out.shape != (n, m) or out.dtype not in (np.uint8, np.bool_) or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous uint8 or bool array of shape ({n}, {m}).")
     cells = out.view(np.uint8)
+    per_row = thr.shape[0] > 1
+
     # Users in chunks: a chunk's keystream stays in cache between the
-    # threshold pass and the ties that read it.
-    for lo in range(0, n, _CELL_CHUNK):
+    # threshold pass and the ties that read it. Chunks write disjoint rows
+    # and every cell is a function of (key, context, value, position) alone,
+    # so the chunks run on threads (the compiled pass releases the GIL) and
+    # the cells are the same whatever the number of threads.
+    def chunk(lo):
         hi = min(n, lo + _CELL_CHUNK)
-        per_row = thr.shape[0] > 1
         _bernoulli_rows(
             keys[lo:hi],
             ctx,
@@ -1091,6 +1097,8 @@ def prf_bernoulli(
             frac_m[lo:hi],
             cells[lo:hi],
         )
+
+    map_threads(chunk, range(0, n, _CELL_CHUNK), None)
     return out.view(bool)
 
 
