@@ -361,6 +361,34 @@ def test_sample_strategy_memoizes_the_sampled_column():
         _memo_privatizer("sample+fake").fit(df)
 
 
+def test_sampled_column_follows_the_names_not_the_order_of_the_columns():
+    # An index drawn among the ordered names moved half the users between
+    # columns when the columns were reordered (each such user then spends a
+    # second column's permanent budget); the draw is by name.
+    df = _memo_table(4000, seed=3)
+    secrets = generate_user_secrets(len(df))
+
+    def sampled_names(columns):
+        mechs = {
+            "app": DBitFlipPM(1.0, categories=[0, 1, 2, 3]),
+            "app2": DBitFlipPM(1.0, categories=[0, 1, 2, 3]),
+            "sex": RandomizedResponse(1.0, categories=["f", "m"]),
+        }
+        priv = DataFramePrivatizer({c: mechs[c] for c in columns}, strategy="sample")
+        reports = priv.fit(df[columns]).transform(df[columns], user_secrets=secrets)
+        return reports["sampled_attribute"].astype(str).to_numpy(dtype=object)
+
+    two = sampled_names(["app", "sex"])
+    np.testing.assert_array_equal(two, sampled_names(["sex", "app"]))
+    three = sampled_names(["app", "sex", "app2"])
+    moved = three != two
+    # only to the new column, about one user in three
+    assert set(three[moved]) == {"app2"}
+    assert abs(moved.mean() - 1 / 3) < 0.03
+    counts = pd.Series(three).value_counts().to_numpy()
+    assert chi2.sf(float(np.sum((counts - 4000 / 3) ** 2 / (4000 / 3))), 2) > 1e-6
+
+
 def test_user_secrets_are_routed_through_a_pipeline():
     import sklearn
     from sklearn.pipeline import make_pipeline

@@ -108,8 +108,8 @@ class _MemoKeys:
 
     #: Domain-separation label of a column's keys (the column's name follows).
     COLUMN_LABEL = "sklearn_uldp.DataFramePrivatizer.v1|column|"
-    #: Context of the memoized sampled column (the columns' names follow).
-    SAMPLED_LABEL = "sklearn_uldp.DataFramePrivatizer.v1|sampled attribute|"
+    #: Context of a column's score in the memoized sampling (its name follows).
+    SAMPLED_LABEL = "sklearn_uldp.DataFramePrivatizer.v2|sampled attribute score|"
 
     def __init__(self, keys, names):
         self.keys, self.names, self._columns = keys, list(names), {}
@@ -123,11 +123,22 @@ class _MemoKeys:
         return self._columns[name]
 
     def sampled(self, names):
-        """Each user's sampled column among ``names`` (uniform, memoized)."""
-        from ..utils._secrets import prf_integers
+        """Each user's sampled column among ``names`` (uniform, memoized).
 
-        context = self.SAMPLED_LABEL + json.dumps(list(names))
-        return prf_integers(self.keys, context, 0, len(names), 1)[:, 0]
+        Rendezvous selection: every column gets a keyed score per user, from
+        its name alone, and the highest wins. Reordering the columns moves no
+        user, and adding a column moves only the users it wins (about one in
+        d + 1), each to the new column: an index drawn among the ordered
+        names would move about half the users between old columns, and each
+        such user spends a second column's permanent budget.
+        """
+        from ..utils._secrets import prf_uniforms
+
+        scores = [
+            prf_uniforms(self.keys, self.SAMPLED_LABEL + json.dumps(str(name)), 0, 1)[:, 0]
+            for name in names
+        ]
+        return np.argmax(np.column_stack(scores), axis=1)
 
     def __getitem__(self, rows):
         out = _MemoKeys(self.keys[rows], self.names)
