@@ -76,3 +76,40 @@ def fill_doc(fragments: Mapping[str, str]) -> Callable[[T], T]:
         return obj
 
     return decorate
+
+
+#: Fragments shared across subpackages (a subpackage keeps its own in its
+#: ``_docs.py`` and merges these in: ``fill_doc({**COMMON, **LOCAL})``).
+COMMON: dict[str, str] = {
+    "random_state": """
+        random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+            Source of randomness. ``None``: fresh OS entropy at every call
+            (deployment); ``"secure"``: a cryptographically secure generator;
+            an int for reproducible simulations only.
+        """,
+    "categories": """
+        categories : "auto" or array-like of shape (k,), default="auto"
+            The public domain.
+        """,
+    "bit_vector_output": """
+        sparse_output : bool, default=False
+            Return a scipy CSR array instead of a dense uint8 array.
+        packed_output : bool, default=False
+            Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
+            bytes a report, bits packed 8 to a byte) instead of a dense uint8
+            array of k bytes a report. Exclusive with ``sparse_output``. With
+            pandas output, one binary column per input column, named after it
+            (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
+        """,
+    "memo_label": """
+        memo_label : str, default=""
+            Names the collection in the context of the memoized answers (public;
+            keep it for every round of one collection). Mechanisms that get the
+            same users' secrets for *different* quantities need distinct labels:
+            with one label, a user holding the same value in both would get the
+            same permanent answer in both, and their reports would compose as
+            fresh reports of one value (a loss growing with the rounds). The
+            input columns of one mechanism never share answers (each has its
+            own memo).
+        """,
+}
