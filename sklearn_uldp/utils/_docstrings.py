@@ -27,7 +27,11 @@ _PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.M
 
 
 def _dedent(text: str) -> list[str]:
-    lines = text.strip("\n").splitlines()
+    lines = text.splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
     margin = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
     return [ln[margin:] for ln in lines]
 
