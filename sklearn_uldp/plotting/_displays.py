@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+
+from ..utils._docstrings import fill_doc
 
 if TYPE_CHECKING:  # matplotlib is optional: only the type checker imports it
     from matplotlib.artist import Artist
@@ -26,6 +28,21 @@ __all__ = [
 ]
 
 _SENSITIVE_COLOR = "tab:red"
+
+#: Docstring fragments the displays share (filled by ``fill_doc``).
+_DOCS = {
+    "fitted_inputs": """
+        estimator : fitted DistributionEstimator or Pipeline ending with one
+        X : array-like of true values, default=None
+            The true data (simulations); its distribution is drawn alongside.
+        p_true : array-like of shape (k,), default=None
+            The true distribution, instead of ``X``.
+        """,
+    "sort_ax": """
+        sort : bool, default=False
+        ax : matplotlib Axes, default=None
+        """,
+}
 
 
 def _pyplot() -> Any:
@@ -145,7 +162,18 @@ def _thin_tick_labels(ax: Axes, labels: list[str]) -> None:
     ax.xaxis.set_major_formatter(FixedFormatter(kept))
 
 
-class PrivacyUtilityDisplay:
+_D = TypeVar("_D", bound="_Display")
+
+
+class _Display:
+    """What the displays share: ``plot`` keeps the axes and figure it drew on."""
+
+    def _drawn(self: _D, ax: Axes, fig: Figure) -> _D:
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+
+class PrivacyUtilityDisplay(_Display):
     """The privacy-utility curve: loss against epsilon, one line per candidate.
 
     Build it with :meth:`from_search` from a fitted
@@ -274,8 +302,7 @@ class PrivacyUtilityDisplay:
             fig.tight_layout()
         # After the layout: the labels are thinned at their final spacing.
         _mark_epsilons(ax, res["epsilon"].to_numpy(float))
-        self.ax_, self.figure_ = ax, fig
-        return self
+        return self._drawn(ax, fig)
 
     @classmethod
     def from_search(
@@ -338,6 +365,17 @@ def _check_distributions(
     return cats, est, p_true, _sensitive_or_none(sensitive, k)
 
 
+def _values_and_categories(
+    values: ArrayLike, categories: ArrayLike | None
+) -> tuple[np.ndarray, Any]:
+    """``values`` as floats and their categories: ``categories`` when given, else a
+    Series' index, else ``0..k-1``."""
+    arr = np.asarray(values, dtype=float)
+    if categories is None:
+        categories = values.index if isinstance(values, pd.Series) else np.arange(arr.size)
+    return arr, categories
+
+
 def _fitted_inputs(
     estimator: Any, X: ArrayLike | None, p_true: ArrayLike | None, sensitive: Any
 ) -> tuple[Any, ArrayLike | None, Any]:
@@ -356,7 +394,27 @@ def _fitted_inputs(
     return est, p_true, sensitive
 
 
-class DistributionDisplay:
+class _CategoricalDisplay(_Display):
+    """A display of one value per category, some categories sensitive."""
+
+    def __init__(
+        self,
+        categories: ArrayLike,
+        estimated: ArrayLike,
+        *,
+        true: ArrayLike | None = None,
+        sensitive: ArrayLike | None = None,
+    ) -> None:
+        self.categories = categories
+        self.estimated = estimated
+        self.true = true
+        self.sensitive = sensitive
+
+    def _checked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        return _check_distributions(self.categories, self.estimated, self.true, self.sensitive)
+
+
+class DistributionDisplay(_CategoricalDisplay):
     """Estimated (and true) distribution as bars, sensitive categories marked.
 
     Sensitive categories get red bars hatched in white (``sensitive_color``)
@@ -420,10 +478,7 @@ class DistributionDisplay:
         sensitive: ArrayLike | None = None,
         estimate_label: str = "estimate",
     ) -> None:
-        self.categories = categories
-        self.estimated = estimated
-        self.true = true
-        self.sensitive = sensitive
+        super().__init__(categories, estimated, true=true, sensitive=sensitive)
         self.estimate_label = estimate_label
 
     def plot(
@@ -481,9 +536,7 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        cats, est, true, mask = _check_distributions(
-            self.categories, self.estimated, self.true, self.sensitive
-        )
+        cats, est, true, mask = self._checked()
         k = cats.size
         if rank_by not in ("estimate", "true"):
             raise ValueError(f'rank_by must be "estimate" or "true"; got {rank_by!r}.')
@@ -578,10 +631,10 @@ class DistributionDisplay:
         ax.set_ylabel("probability")
         if created:
             fig.tight_layout()
-        self.ax_, self.figure_ = ax, fig
-        return self
+        return self._drawn(ax, fig)
 
     @classmethod
+    @fill_doc(_DOCS)
     def from_estimator(
         cls,
         estimator: Any,
@@ -596,11 +649,7 @@ class DistributionDisplay:
 
         Parameters
         ----------
-        estimator : fitted DistributionEstimator or Pipeline ending with one
-        X : array-like of true values, default=None
-            The true data (simulations); its distribution is drawn alongside.
-        p_true : array-like of shape (k,), default=None
-            The true distribution, instead of ``X``.
+        %(fitted_inputs)s
         sensitive : "auto", array-like of bool or None, default="auto"
             ``"auto"`` marks the channel's sensitive categories (none for an
             LDP mechanism, where every category is protected alike).
@@ -652,13 +701,11 @@ class DistributionDisplay:
         -------
         display : DistributionDisplay
         """
-        p_est_arr = np.asarray(p_est, dtype=float)
-        if categories is None:
-            categories = p_est.index if isinstance(p_est, pd.Series) else np.arange(p_est_arr.size)
+        p_est_arr, categories = _values_and_categories(p_est, categories)
         return cls(categories, p_est_arr, true=p_true, sensitive=sensitive).plot(ax=ax, **kwargs)
 
 
-class ErrorBarDisplay:
+class ErrorBarDisplay(_CategoricalDisplay):
     """Estimated distribution with confidence intervals, one row per category.
 
     Points are the estimates, horizontal bars their intervals (from
@@ -707,11 +754,8 @@ class ErrorBarDisplay:
         sensitive: ArrayLike | None = None,
         interval_label: str = "95% interval",
     ) -> None:
-        self.categories = categories
-        self.estimated = estimated
+        super().__init__(categories, estimated, true=true, sensitive=sensitive)
         self.intervals = intervals
-        self.true = true
-        self.sensitive = sensitive
         self.interval_label = interval_label
 
     def plot(self, ax: Axes | None = None, *, sort: bool = False) -> ErrorBarDisplay:
@@ -728,9 +772,7 @@ class ErrorBarDisplay:
         -------
         display : ErrorBarDisplay
         """
-        cats, est, true, mask = _check_distributions(
-            self.categories, self.estimated, self.true, self.sensitive
-        )
+        cats, est, true, mask = self._checked()
         k = cats.size
         ci = np.asarray(self.intervals, dtype=float)
         if ci.shape != (k, 2):
@@ -781,10 +823,10 @@ class ErrorBarDisplay:
         ax.axvline(0, color="k", linewidth=0.5)
         ax.set_xlabel("probability")
         ax.legend(fontsize="small", loc="lower right")
-        self.ax_, self.figure_ = ax, fig
-        return self
+        return self._drawn(ax, fig)
 
     @classmethod
+    @fill_doc(_DOCS)
     def from_estimator(
         cls,
         estimator: Any,
@@ -802,18 +844,13 @@ class ErrorBarDisplay:
 
         Parameters
         ----------
-        estimator : fitted DistributionEstimator or Pipeline ending with one
-        X : array-like of true values, default=None
-            The true data (simulations); its distribution is drawn alongside.
-        p_true : array-like of shape (k,), default=None
-            The true distribution, instead of ``X``.
+        %(fitted_inputs)s
         alpha, method, simultaneous
             Passed to ``estimator.confidence_intervals``.
         sensitive : "auto", array-like of bool or None, default="auto"
             ``"auto"`` marks the channel's sensitive categories (none for an
             LDP mechanism).
-        sort : bool, default=False
-        ax : matplotlib Axes, default=None
+        %(sort_ax)s
 
         Returns
         -------
@@ -832,6 +869,7 @@ class ErrorBarDisplay:
         ).plot(ax=ax, sort=sort)
 
     @classmethod
+    @fill_doc(_DOCS)
     def from_intervals(
         cls,
         estimated: ArrayLike,
@@ -853,24 +891,19 @@ class ErrorBarDisplay:
         categories : array-like of shape (k,), default=None
         true : array-like of shape (k,), default=None
         sensitive : array-like of bool of shape (k,), default=None
-        sort : bool, default=False
-        ax : matplotlib Axes, default=None
+        %(sort_ax)s
 
         Returns
         -------
         display : ErrorBarDisplay
         """
-        est = np.asarray(estimated, dtype=float)
-        if categories is None:
-            categories = (
-                estimated.index if isinstance(estimated, pd.Series) else np.arange(est.size)
-            )
+        est, categories = _values_and_categories(estimated, categories)
         return cls(categories, est, intervals, true=true, sensitive=sensitive).plot(
             ax=ax, sort=sort
         )
 
 
-class GridHeatmapDisplay:
+class GridHeatmapDisplay(_Display):
     """A distribution over a grid-shaped domain (locations) as a heatmap.
 
     Categories are the cells in row-major order (as
@@ -960,8 +993,7 @@ class GridHeatmapDisplay:
             ax.set_title(title)
         ax.set_xlabel("column")
         ax.set_ylabel("row")
-        self.ax_, self.figure_ = ax, fig
-        return self
+        return self._drawn(ax, fig)
 
     @classmethod
     def from_estimator(
