@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -19,8 +21,18 @@ def _pair(p_true: ArrayLike, p_est: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def l1_loss(p_true: ArrayLike, p_est: ArrayLike) -> float:
-    """l1 loss ``sum_x abs(p_est(x) - p_true(x))``.
+_Loss = Callable[[ArrayLike, ArrayLike], float]
+
+
+def _documented(returns: str, example: str) -> Callable[[_Loss], _Loss]:
+    """Complete a loss's one-line docstring with the sections every loss shares.
+
+    The example is the loss between ``[0.5, 0.5]`` and ``[0.25, 0.75]``.
+    """
+
+    def decorate(loss: _Loss) -> _Loss:
+        name = loss.__name__
+        loss.__doc__ = f"""{(loss.__doc__ or "").strip()}
 
     Parameters
     ----------
@@ -28,75 +40,41 @@ def l1_loss(p_true: ArrayLike, p_est: ArrayLike) -> float:
 
     Returns
     -------
-    loss : float
+    {returns} : float
 
     Examples
     --------
-    >>> from sklearn_uldp.metrics import l1_loss
-    >>> l1_loss([0.5, 0.5], [0.25, 0.75])
-    0.5
+    >>> from sklearn_uldp.metrics import {name}
+    >>> {name}([0.5, 0.5], [0.25, 0.75])
+    {example}
     """
+        return loss
+
+    return decorate
+
+
+@_documented("loss", "0.5")
+def l1_loss(p_true: ArrayLike, p_est: ArrayLike) -> float:
+    """l1 loss ``sum_x abs(p_est(x) - p_true(x))``."""
     t, e = _pair(p_true, p_est)
     return float(np.abs(e - t).sum())
 
 
+@_documented("distance", "0.25")
 def total_variation(p_true: ArrayLike, p_est: ArrayLike) -> float:
-    """Total variation distance, half the l1 loss.
-
-    Parameters
-    ----------
-    p_true, p_est : array-like of shape (k,)
-
-    Returns
-    -------
-    distance : float
-
-    Examples
-    --------
-    >>> from sklearn_uldp.metrics import total_variation
-    >>> total_variation([0.5, 0.5], [0.25, 0.75])
-    0.25
-    """
+    """Total variation distance, half the l1 loss."""
     return 0.5 * l1_loss(p_true, p_est)
 
 
+@_documented("loss", "0.125")
 def l2_loss(p_true: ArrayLike, p_est: ArrayLike) -> float:
-    """Squared l2 loss sum_x (p_est(x) - p_true(x))^2 (the ULDP paper's "l2 loss").
-
-    Parameters
-    ----------
-    p_true, p_est : array-like of shape (k,)
-
-    Returns
-    -------
-    loss : float
-
-    Examples
-    --------
-    >>> from sklearn_uldp.metrics import l2_loss
-    >>> l2_loss([0.5, 0.5], [0.25, 0.75])
-    0.125
-    """
+    """Squared l2 loss sum_x (p_est(x) - p_true(x))^2 (the ULDP paper's "l2 loss")."""
     t, e = _pair(p_true, p_est)
     return float(np.square(e - t).sum())
 
 
+@_documented("mse", "0.0625")
 def mean_squared_error(p_true: ArrayLike, p_est: ArrayLike) -> float:
-    """Mean squared error over categories, ``l2_loss / k``.
-
-    Parameters
-    ----------
-    p_true, p_est : array-like of shape (k,)
-
-    Returns
-    -------
-    mse : float
-
-    Examples
-    --------
-    >>> from sklearn_uldp.metrics import mean_squared_error
-    >>> mean_squared_error([0.5, 0.5], [0.25, 0.75])
-    0.0625
-    """
+    """Mean squared error over categories, ``l2_loss / k``."""
     t, e = _pair(p_true, p_est)
     return float(np.square(e - t).mean())

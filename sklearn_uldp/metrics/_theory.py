@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike
 
 from ..mechanisms._base import as_channel
 from ..mechanisms._block_design import ubd_converse_bound
+from ..utils._docstrings import fill_doc
 
 if TYPE_CHECKING:
     from ..mechanisms._base import BaseMechanism
@@ -38,6 +39,26 @@ __all__ = [
 ]
 
 
+def _sections(returns: str) -> str:
+    """The Parameters and Returns sections every expected loss shares."""
+    return f"""
+        Parameters
+        ----------
+        mechanism : fitted mechanism, mechanism with explicit categories, Channel or spec
+        p : array-like of shape (k,)
+            True distribution (users i.i.d. from p).
+        n : int
+            Number of users.
+
+        Returns
+        -------
+        {returns} : float
+        """
+
+
+_DOCS = {"loss": _sections("loss"), "distance": _sections("distance")}
+
+
 def _channel_and_p(mechanism, p):
     channel = as_channel(mechanism)
     p = np.asarray(p, dtype=float)
@@ -46,22 +67,13 @@ def _channel_and_p(mechanism, p):
     return channel, p
 
 
+@fill_doc(_DOCS)
 def expected_l2_loss(
     mechanism: BaseMechanism | Channel | dict[str, Any], p: ArrayLike, n: int
 ) -> float:
     """Exact expected squared l2 loss of the empirical estimator.
 
-    Parameters
-    ----------
-    mechanism : fitted mechanism, mechanism with explicit categories, Channel or spec
-    p : array-like of shape (k,)
-        True distribution (users i.i.d. from p).
-    n : int
-        Number of users.
-
-    Returns
-    -------
-    loss : float
+    %(loss)s
 
     Examples
     --------
@@ -75,20 +87,13 @@ def expected_l2_loss(
     return float(channel.estimator_variance(p, n).sum())
 
 
+@fill_doc(_DOCS)
 def expected_l1_loss(
     mechanism: BaseMechanism | Channel | dict[str, Any], p: ArrayLike, n: int
 ) -> float:
     """Large-n expected l1 loss of the empirical estimator.
 
-    Parameters
-    ----------
-    mechanism : fitted mechanism, mechanism with explicit categories, Channel or spec
-    p : array-like of shape (k,)
-    n : int
-
-    Returns
-    -------
-    loss : float
+    %(loss)s
 
     Examples
     --------
@@ -103,20 +108,13 @@ def expected_l1_loss(
     return float(np.sqrt(2.0 / np.pi) * sd.sum())
 
 
+@fill_doc(_DOCS)
 def expected_total_variation(
     mechanism: BaseMechanism | Channel | dict[str, Any], p: ArrayLike, n: int
 ) -> float:
     """Large-n expected total variation of the empirical estimator (l1 / 2).
 
-    Parameters
-    ----------
-    mechanism : fitted mechanism, mechanism with explicit categories, Channel or spec
-    p : array-like of shape (k,)
-    n : int
-
-    Returns
-    -------
-    distance : float
+    %(distance)s
 
     Examples
     --------
