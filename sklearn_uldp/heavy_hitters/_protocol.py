@@ -209,6 +209,10 @@ class PrefixProtocol(_Protocol):
         top_k,
     ):
         self.epsilon = check_epsilon(epsilon)
+        from ._oracle import check_hash_range
+
+        hash_range = "optimal" if hash_range is None else hash_range
+        hash_range = check_hash_range(hash_range, self.epsilon)
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, on_long)
         self.top_k = _int_param(top_k, "top_k", 1, 1 << 16)
         self.oracle = KeyedLocalHashing(self.epsilon, hash_range, n_hashes, hash_seed)
@@ -278,6 +282,25 @@ class PrefixProtocol(_Protocol):
     def _possible(self, rows, bits):
         """The candidates some item can start with (see :func:`valid_prefixes`)."""
         return rows[valid_prefixes(rows, bits, self.encoding.item_type)]
+
+    def _descend(self, stats, select):
+        """Walk down the ranking levels (all but the last), then estimate what is left.
+
+        The first level's candidates are every prefix of its length; a later
+        level's, the extensions of the prefixes the level before kept. Of the
+        candidates some item can start with, ``select(level, candidates)``
+        keeps some. The last level's reports (never seen by the selection:
+        unbiased given it) estimate the prefixes kept at the end.
+        """
+        ranking = self.levels[:-1]
+        cand = kept = all_prefixes(ranking[0], self.encoding.max_bytes)
+        for level, bits in enumerate(ranking):
+            if level:
+                prev = ranking[level - 1]
+                cand = extend_prefixes(kept, prev, bits - prev)
+            kept = select(level, self._possible(cand, bits))
+        p_hat, se, null_se = self.estimate_level(stats, len(self.levels) - 1, kept)
+        return self._frame(kept, p_hat, se, null_se)
 
     def _frame(self, rows, p_hat, se, null_se):
         z = p_hat / null_se if np.isfinite(null_se) and null_se > 0 else np.full_like(p_hat, np.nan)
@@ -376,10 +399,6 @@ class PEMProtocol(PrefixProtocol):
         hash_seed=0,
         final_fraction=None,
     ):
-        epsilon = check_epsilon(epsilon)
-        from ._oracle import check_hash_range
-
-        hash_range = check_hash_range("optimal" if hash_range is None else hash_range, epsilon)
         self._init_common(
             epsilon,
             item_type,
@@ -428,19 +447,12 @@ class PEMProtocol(PrefixProtocol):
     def decode(self, stats, width=None):
         """The ``width`` best-ranked items, estimated by the held-out group (a DataFrame)."""
         width = self.top_k if width is None else int(width)
-        L = self.encoding.max_bytes
-        ranking = self.levels[:-1]
-        cand = kept = all_prefixes(ranking[0], L)
-        for level, bits in enumerate(ranking):
-            if level:
-                prev = ranking[level - 1]
-                cand = extend_prefixes(kept, prev, bits - prev)
-            cand = self._possible(cand, bits)
+
+        def keep_largest(level, cand):
             p_hat, _, _ = self.estimate_level(stats, level, cand)
-            kept = cand[np.argsort(-p_hat, kind="stable")[:width]]
-        # estimates from reports the selection never saw: unbiased given it
-        p_hat, se, null_se = self.estimate_level(stats, len(self.levels) - 1, kept)
-        return self._frame(kept, p_hat, se, null_se)
+            return cand[np.argsort(-p_hat, kind="stable")[:width]]
+
+        return self._descend(stats, keep_largest)
 
 
 class TreeHistProtocol(PrefixProtocol):
@@ -474,10 +486,6 @@ class TreeHistProtocol(PrefixProtocol):
         n_hashes=1024,
         hash_seed=0,
     ):
-        epsilon = check_epsilon(epsilon)
-        from ._oracle import check_hash_range
-
-        hash_range = check_hash_range("optimal" if hash_range is None else hash_range, epsilon)
         self._init_common(
             epsilon,
             item_type,
@@ -514,18 +522,12 @@ class TreeHistProtocol(PrefixProtocol):
 
     def decode(self, stats, width=None):
         width = self.width if width is None else int(width)
-        L = self.encoding.max_bytes
-        tree = self.levels[:-1]
-        cand = kept = all_prefixes(tree[0], L)
-        for level, bits in enumerate(tree):
-            if level:
-                prev = tree[level - 1]
-                cand = extend_prefixes(kept, prev, bits - prev)
-            cand = self._possible(cand, bits)
+
+        def keep_significant(level, cand):
             p_hat, _, null_se = self.estimate_level(stats, level, cand)
             z = norm.isf(self.beta / max(len(cand), 1))
             order = np.argsort(-p_hat, kind="stable")
             above = int(np.sum(p_hat >= z * null_se)) if np.isfinite(null_se) else 0
-            kept = cand[order[: min(width, max(above, self.top_k))]]
-        p_hat, se, null_se = self.estimate_level(stats, len(self.levels) - 1, kept)
-        return self._frame(kept, p_hat, se, null_se)
+            return cand[order[: min(width, max(above, self.top_k))]]
+
+        return self._descend(stats, keep_significant)
