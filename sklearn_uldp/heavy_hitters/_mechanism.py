@@ -109,8 +109,18 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
+    #: The spec ``fit`` builds: one keyword per parameter but ``random_state``
+    #: (``hash_range="optimal"`` passed as None, the protocols' optimum).
+    _protocol_class: Any = None
+
     def _make_protocol(self):
-        raise NotImplementedError
+        if self._protocol_class is None:
+            raise NotImplementedError
+        params = self.get_params(deep=False)
+        del params["random_state"]
+        if "hash_range" in params and params["hash_range"] == "optimal":
+            params["hash_range"] = None
+        return self._protocol_class(**params)
 
     def fit(self, X=None, y=None):
         """Build the public spec; ``X`` (a column of items), if given, is validated.

@@ -88,6 +88,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
     ['ada', 'bob', 'eve', 'zoe']
     """
 
+    _protocol_class = PEMProtocol
     _parameter_constraints = {
         **OpenDomainMechanism._parameter_constraints,
         **ENCODING_CONSTRAINTS,
@@ -125,21 +126,6 @@ class PrefixExtendingMethod(OpenDomainMechanism):
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
         self.random_state = random_state
-
-    def _make_protocol(self):
-        return PEMProtocol(
-            self.epsilon,
-            item_type=self.item_type,
-            max_bytes=self.max_bytes,
-            normalization=self.normalization,
-            on_long=self.on_long,
-            top_k=self.top_k,
-            step_bits=self.step_bits,
-            hash_range=None if self.hash_range == "optimal" else self.hash_range,
-            n_hashes=self.n_hashes,
-            hash_seed=self.hash_seed,
-            final_fraction=self.final_fraction,
-        )
 
 
 class TreeHist(OpenDomainMechanism):
@@ -193,6 +179,7 @@ class TreeHist(OpenDomainMechanism):
     ['ada', 'bob', 'eve']
     """
 
+    _protocol_class = TreeHistProtocol
     _parameter_constraints = {
         **OpenDomainMechanism._parameter_constraints,
         **ENCODING_CONSTRAINTS,
@@ -236,20 +223,3 @@ class TreeHist(OpenDomainMechanism):
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
         self.random_state = random_state
-
-    def _make_protocol(self):
-        return TreeHistProtocol(
-            self.epsilon,
-            item_type=self.item_type,
-            max_bytes=self.max_bytes,
-            normalization=self.normalization,
-            on_long=self.on_long,
-            top_k=self.top_k,
-            step_bits=self.step_bits,
-            final_fraction=self.final_fraction,
-            width=self.width,
-            beta=self.beta,
-            hash_range=None if self.hash_range == "optimal" else self.hash_range,
-            n_hashes=self.n_hashes,
-            hash_seed=self.hash_seed,
-        )

@@ -339,6 +339,7 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
     {'cafe': 0.4, 'gym': 0.3, 'park': 0.2, 'clinic': 0.1}
     """
 
+    _protocol_class = UtilityOptimizedProtocol
     _parameter_constraints = {
         **OpenDomainMechanism._parameter_constraints,
         **ORACLE_CONSTRAINTS,
@@ -373,19 +374,6 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
         self.random_state = random_state
-
-    def _make_protocol(self):
-        return UtilityOptimizedProtocol(
-            self.epsilon,
-            self.sensitive,
-            self.protected_epsilon,
-            self.item_type,
-            self.normalization,
-            self.top_k,
-            None if self.hash_range == "optimal" else self.hash_range,
-            self.n_hashes,
-            self.hash_seed,
-        )
 
     def fit(self, X=None, y=None):
         super().fit(X, y)
