@@ -183,6 +183,36 @@ def _rounds_kernel(x):  # pragma: no cover - compiled by numba
         _quarter_kernel(x[3], x[4], x[9], x[14])
 
 
+def _group_state_kernel(keys, ctx, values, sigma, g, m, rows, x, state):  # pragma: no cover
+    """The XChaCha20 states of the users ``g .. g + m - 1``, one per lane (numba).
+
+    Fills ``rows`` (each lane's user; spare lanes repeat the last one) and
+    ``state`` (but the block counter, word 12): the HChaCha20 subkey of
+    each user's key and context, the nonce's last words from ``values``.
+    ``x`` is scratch.
+    """
+    lanes = x.shape[1]
+    for lane in range(lanes):
+        rows[lane] = g + min(lane, m - 1)  # spare lanes repeat the last user
+    for w in range(4):
+        for lane in range(lanes):
+            x[w, lane] = sigma[w]
+            x[12 + w, lane] = ctx[w]
+    for w in range(8):
+        for lane in range(lanes):
+            x[4 + w, lane] = keys[rows[lane], w]
+    _rounds_kernel(x)  # HChaCha20: the subkey, no feed-forward
+    for w in range(4):
+        for lane in range(lanes):
+            state[w, lane] = sigma[w]
+            state[4 + w, lane] = x[w, lane]
+            state[8 + w, lane] = x[12 + w, lane]
+    for lane in range(lanes):
+        state[13, lane] = 0
+        state[14, lane] = values[rows[lane], 0]
+        state[15, lane] = values[rows[lane], 1]
+
+
 def _stream_kernel(keys, ctx, values, first_blocks, n_blocks, sigma, out):  # pragma: no cover
     """Keystream words of XChaCha20 into ``out`` (n, 16 * n_blocks), numba.
 
@@ -196,25 +226,7 @@ def _stream_kernel(keys, ctx, values, first_blocks, n_blocks, sigma, out):  # pr
     rows = np.empty(lanes, np.int64)
     for g in range(0, n, lanes):
         m = min(lanes, n - g)
-        for lane in range(lanes):
-            rows[lane] = g + min(lane, m - 1)  # spare lanes repeat the last user
-        for w in range(4):
-            for lane in range(lanes):
-                x[w, lane] = sigma[w]
-                x[12 + w, lane] = ctx[w]
-        for w in range(8):
-            for lane in range(lanes):
-                x[4 + w, lane] = keys[rows[lane], w]
-        _rounds_kernel(x)  # HChaCha20: the subkey, no feed-forward
-        for w in range(4):
-            for lane in range(lanes):
-                state[w, lane] = sigma[w]
-                state[4 + w, lane] = x[w, lane]
-                state[8 + w, lane] = x[12 + w, lane]
-        for lane in range(lanes):
-            state[13, lane] = 0
-            state[14, lane] = values[rows[lane], 0]
-            state[15, lane] = values[rows[lane], 1]
+        _group_state_kernel(keys, ctx, values, sigma, g, m, rows, x, state)
         for b in range(n_blocks):
             for lane in range(lanes):
                 state[12, lane] = first_blocks[rows[lane]] + b
@@ -286,25 +298,7 @@ def _cells_kernel(
     scale = 2.0**-53
     for g in range(0, n, lanes):
         gm = min(lanes, n - g)
-        for lane in range(lanes):
-            rows[lane] = g + min(lane, gm - 1)  # spare lanes repeat the last user
-        for w in range(4):
-            for lane in range(lanes):
-                x[w, lane] = sigma[w]
-                x[12 + w, lane] = ctx[w]
-        for w in range(8):
-            for lane in range(lanes):
-                x[4 + w, lane] = keys[rows[lane], w]
-        _rounds_kernel(x)  # HChaCha20: the subkey, no feed-forward
-        for w in range(4):
-            for lane in range(lanes):
-                state[w, lane] = sigma[w]
-                state[4 + w, lane] = x[w, lane]
-                state[8 + w, lane] = x[12 + w, lane]
-        for lane in range(lanes):
-            state[13, lane] = 0
-            state[14, lane] = values[rows[lane], 0]
-            state[15, lane] = values[rows[lane], 1]
+        _group_state_kernel(keys, ctx, values, sigma, g, gm, rows, x, state)
         for b in range(n_blocks):
             for lane in range(lanes):
                 state[12, lane] = b
@@ -375,10 +369,12 @@ def _cells_kernel(
 
 if numba is not None:
     # The quarter rounds are inlined into the rounds (one vector loop each);
-    # the rounds are one compiled function that the kernels call once per
-    # block of 32 users (inlining them too would double the compile time).
+    # the rounds (and a group's set-up) are compiled functions that the
+    # kernels call once per block of 32 users (inlining them too would
+    # double the compile time).
     _quarter_kernel = numba.njit(nogil=True, cache=True, inline="always")(_quarter_kernel)
     _rounds_kernel = numba.njit(nogil=True, cache=True)(_rounds_kernel)
+    _group_state_kernel = numba.njit(nogil=True, cache=True)(_group_state_kernel)
     _stream_kernel = numba.njit(nogil=True, cache=True)(_stream_kernel)
     _threshold_kernel = numba.njit(nogil=True, cache=True)(_threshold_kernel)
     _cells_kernel = numba.njit(nogil=True, cache=True)(_cells_kernel)
