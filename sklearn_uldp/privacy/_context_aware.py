@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..utils._docstrings import fill_doc
 from ..utils._typing import ArrayLike
 from ..utils._validation import resolve_blocks
 from ._checks import (
@@ -46,6 +47,22 @@ from ._checks import (
 if TYPE_CHECKING:
     from ..mechanisms._base import BaseMechanism
     from ..mechanisms._channel import Channel
+
+#: Docstring fragments of the privacy matrices' builders.
+_DOCS = {
+    "categories": """
+        Parameters
+        ----------
+        categories : array-like of shape (k,)
+        """,
+    "epsilon_returns": """
+        epsilon : float
+
+        Returns
+        -------
+        E : PrivacyMatrix
+        """,
+}
 
 __all__ = [
     "PrivacyMatrix",
@@ -187,17 +204,12 @@ class PrivacyMatrix:
 
     # ------------------------------------------------------------ builders
     @classmethod
+    @fill_doc(_DOCS)
     def ldp(cls, categories: ArrayLike, epsilon: float) -> PrivacyMatrix:
         """Plain epsilon-LDP: every off-diagonal entry is epsilon.
 
-        Parameters
-        ----------
-        categories : array-like of shape (k,)
-        epsilon : float
-
-        Returns
-        -------
-        E : PrivacyMatrix
+        %(categories)s
+        %(epsilon_returns)s
 
         Examples
         --------
@@ -211,22 +223,17 @@ class PrivacyMatrix:
         return cls(np.full((cats.size, cats.size), float(epsilon)), cats, kind="LDP")
 
     @classmethod
+    @fill_doc(_DOCS)
     def high_low(cls, categories: ArrayLike, sensitive: ArrayLike, epsilon: float) -> PrivacyMatrix:
         """(A, epsilon)-high-low LDP: E[x, x'] = epsilon if x in A else inf.
 
         This is the one-sided notion: it equals (X_S, epsilon)-OSLDP with
         X_S = A (Acharya et al., Def. 3).
 
-        Parameters
-        ----------
-        categories : array-like of shape (k,)
+        %(categories)s
         sensitive : array-like of categories, boolean mask or callable
             The sensitive set A.
-        epsilon : float
-
-        Returns
-        -------
-        E : PrivacyMatrix
+        %(epsilon_returns)s
 
         Examples
         --------
@@ -244,6 +251,7 @@ class PrivacyMatrix:
         return cls(M, cats, kind="HLLDP")
 
     @classmethod
+    @fill_doc(_DOCS)
     def block_structured(
         cls,
         categories: ArrayLike,
@@ -252,18 +260,12 @@ class PrivacyMatrix:
     ) -> PrivacyMatrix:
         """(P, epsilon)-block-structured LDP: epsilon within a block, inf across.
 
-        Parameters
-        ----------
-        categories : array-like of shape (k,)
+        %(categories)s
         blocks : mapping, list of lists, array-like or callable
             The partition P: ``{category: block_label}``, a list of lists of
             categories, block labels aligned with ``categories``, or a callable
             ``f(category) -> block_label``.
-        epsilon : float
-
-        Returns
-        -------
-        E : PrivacyMatrix
+        %(epsilon_returns)s
 
         Examples
         --------
@@ -279,17 +281,12 @@ class PrivacyMatrix:
         return cls(M, cats, kind="BSLDP")
 
 
+@fill_doc(_DOCS)
 def ldp(categories: ArrayLike, epsilon: float) -> PrivacyMatrix:
     """Privacy matrix of plain epsilon-LDP (see :meth:`PrivacyMatrix.ldp`).
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon : float
-
-    Returns
-    -------
-    E : PrivacyMatrix
+    %(categories)s
+    %(epsilon_returns)s
 
     Examples
     --------
@@ -300,18 +297,13 @@ def ldp(categories: ArrayLike, epsilon: float) -> PrivacyMatrix:
     return PrivacyMatrix.ldp(categories, epsilon)
 
 
+@fill_doc(_DOCS)
 def high_low(categories: ArrayLike, sensitive: ArrayLike, epsilon: float) -> PrivacyMatrix:
     """Privacy matrix of (A, epsilon)-HLLDP (see :meth:`PrivacyMatrix.high_low`).
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
+    %(categories)s
     sensitive : array-like of categories, boolean mask or callable
-    epsilon : float
-
-    Returns
-    -------
-    E : PrivacyMatrix
+    %(epsilon_returns)s
 
     Examples
     --------
@@ -322,6 +314,7 @@ def high_low(categories: ArrayLike, sensitive: ArrayLike, epsilon: float) -> Pri
     return PrivacyMatrix.high_low(categories, sensitive, epsilon)
 
 
+@fill_doc(_DOCS)
 def block_structured(
     categories: ArrayLike,
     blocks: Mapping[Any, Any] | ArrayLike | Callable[[Any], Any],
@@ -329,15 +322,9 @@ def block_structured(
 ) -> PrivacyMatrix:
     """Privacy matrix of (P, epsilon)-BSLDP (:meth:`PrivacyMatrix.block_structured`).
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
+    %(categories)s
     blocks : mapping, list of lists, array-like or callable
-    epsilon : float
-
-    Returns
-    -------
-    E : PrivacyMatrix
+    %(epsilon_returns)s
 
     Examples
     --------
