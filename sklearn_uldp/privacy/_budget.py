@@ -10,6 +10,22 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import BudgetError
+from ..utils._docstrings import fill_doc
+
+#: The sections every spend's docstring shares.
+_DOCS = {
+    "spent_or_raise": """
+        Returns
+        -------
+        spent : float
+            The total spent after this call.
+
+        Raises
+        ------
+        BudgetError
+            If the total would go past ``total``; nothing is recorded then.
+        """,
+}
 
 __all__ = ["BudgetAccountant", "longitudinal_exposure"]
 
@@ -145,6 +161,7 @@ class BudgetAccountant:
         eps = _as_epsilon(epsilon) * self._check_count(count)
         return self.spent + eps <= self.total * (1 + _RTOL)
 
+    @fill_doc(_DOCS)
     def spend(
         self, epsilon: float | SpendsBudget, *, count: int = 1, label: str | None = None
     ) -> float:
@@ -159,15 +176,7 @@ class BudgetAccountant:
         label : str, default=None
             Free text kept in the ledger (column name, round, ...).
 
-        Returns
-        -------
-        spent : float
-            The total spent after this call.
-
-        Raises
-        ------
-        BudgetError
-            If the total would go past ``total``; nothing is recorded then.
+        %(spent_or_raise)s
         """
         eps = _as_epsilon(epsilon)
         count = self._check_count(count)
@@ -196,6 +205,7 @@ class BudgetAccountant:
             raise ValueError(f"count must be a positive integer, got {count!r}.")
         return int(count)
 
+    @fill_doc(_DOCS)
     def spend_longitudinal(
         self,
         mechanism: Any,
@@ -238,15 +248,7 @@ class BudgetAccountant:
         label : str, default=None
             Free text kept in the ledger.
 
-        Returns
-        -------
-        spent : float
-            The total spent after this call.
-
-        Raises
-        ------
-        BudgetError
-            If the total would go past ``total``; nothing is recorded then.
+        %(spent_or_raise)s
 
         Examples
         --------
