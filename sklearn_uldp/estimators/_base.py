@@ -22,6 +22,7 @@ from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
 from ..mechanisms._base import BaseMechanism, as_channel
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import PackedReports, get_channel, is_packed_frame
+from ..utils._docstrings import fill_doc
 from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
 from ._default_score import warn_if_default_score_compares_mechanisms
@@ -37,6 +38,61 @@ from ._uncertainty import (
 # as_channel lives with the mechanisms (it turns one into a channel); it is
 # re-exported here, where users of the estimators have always found it.
 __all__ = ["DistributionEstimator", "as_channel"]
+
+_Y_IGNORED = """
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+
+#: Docstring fragments of the distribution estimators (``fill_doc``): the
+#: ``mechanism`` parameter and the fitted attributes every one of them has.
+ESTIMATOR_DOCS = {
+    "mechanism_and_fitted": """
+        mechanism : BaseMechanism, Channel, dict or None, default=None
+            The mechanism that produced the reports, when they do not carry it.
+
+        Attributes
+        ----------
+        channel_ : Channel
+        categories_ : ndarray of shape (k,)
+        statistics_ : ReportStatistics
+        n_reports_ : int
+        distribution_ : ndarray of shape (k,)
+        """,
+    "y_ignored": _Y_IGNORED,
+    "partial_fit_params": """
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix
+            A batch of reports from the same mechanism as earlier batches."""
+    + _Y_IGNORED,
+    "score_params": """
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix
+            Reports from the same mechanism.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """,
+    "set_params": """
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : object
+        """,
+}
 
 # fit returns the estimator itself, typed as its own class.
 _EstimatorT = TypeVar("_EstimatorT", bound="DistributionEstimator")
@@ -263,17 +319,11 @@ class DistributionEstimator(BaseEstimator):
         for attr in self._fitted_attributes:
             self.__dict__.pop(attr, None)
 
+    @fill_doc(ESTIMATOR_DOCS)
     def set_params(self, **params):
         """Set parameters; a fitted estimate is recomputed on next access.
 
-        Parameters
-        ----------
-        **params : dict
-            Estimator parameters.
-
-        Returns
-        -------
-        self : object
+        %(set_params)s
         """
         super().set_params(**params)
         # The cached estimate depends on the parameters (projection, alpha,
@@ -282,6 +332,7 @@ class DistributionEstimator(BaseEstimator):
         return self
 
     # --------------------------------------------------------------- fitting
+    @fill_doc(ESTIMATOR_DOCS)
     def fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Estimate the distribution from reports.
 
@@ -293,12 +344,7 @@ class DistributionEstimator(BaseEstimator):
             are pooled: the estimate is then the distribution of the values
             of all those columns. Estimate one column from its block,
             ``mechanism.column_reports(reports, column)``.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
+        %(y_ignored)s
         """
         self._forget_fit()
         self.partial_fit(X)
@@ -308,19 +354,11 @@ class DistributionEstimator(BaseEstimator):
         self._fitted_result()
         return self
 
+    @fill_doc(ESTIMATOR_DOCS)
     def partial_fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Add a batch of reports to the sufficient statistics.
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix
-            A batch of reports from the same mechanism as earlier batches.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
+        %(partial_fit_params)s
         """
         self._validate_params()
         self._check_concrete()
@@ -722,19 +760,11 @@ class DistributionEstimator(BaseEstimator):
             post = post.reshape(blocks, -1, k).transpose(1, 0, 2).reshape(-1, blocks * k)
         return post
 
+    @fill_doc(ESTIMATOR_DOCS)
     def score(self, X: ReportsLike, y: object = None) -> float:
         """Mean log-likelihood of the reports under the fitted distribution.
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix
-            Reports from the same mechanism.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
+        %(score_params)s
             Average log Q(report) (higher is better); ``-inf`` when a report is
             impossible under the estimate. It compares estimates of the same
             reports only: a scikit-learn search that varies the mechanism with

@@ -15,7 +15,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..exceptions import ConvergenceWarning
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
-from ._base import DistributionEstimator
+from ..utils._docstrings import fill_doc
+from ._base import ESTIMATOR_DOCS, DistributionEstimator
 from ._empirical import threshold_estimate
 from ._projection import project_to_simplex
 
@@ -383,6 +384,7 @@ def shrink_towards_mle(
     return (1.0 - w) * target + w * p_mle, float(w)
 
 
+@fill_doc(ESTIMATOR_DOCS)
 class EMEstimator(DistributionEstimator):
     """Maximum-likelihood estimate of the distribution by EM ("EM").
 
@@ -462,16 +464,7 @@ class EMEstimator(DistributionEstimator):
         far better than the MLE at small budgets (see the "Choosing the
         default estimate" page). ``None`` returns the exact
         maximum-likelihood estimate.
-    mechanism : BaseMechanism, Channel, dict or None, default=None
-        The mechanism that produced the reports, when they do not carry it.
-
-    Attributes
-    ----------
-    channel_ : Channel
-    categories_ : ndarray of shape (k,)
-    statistics_ : ReportStatistics
-    n_reports_ : int
-    distribution_ : ndarray of shape (k,)
+    %(mechanism_and_fitted)s
     n_iter_ : int
         Iterations run.
     converged_ : bool

@@ -12,12 +12,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
-from ._base import DistributionEstimator
+from ..utils._docstrings import fill_doc
+from ._base import ESTIMATOR_DOCS, DistributionEstimator
 from ._projection import clip_and_normalize, project_to_simplex
 
 __all__ = ["EmpiricalEstimator", "ThresholdEstimator"]
 
 
+@fill_doc(ESTIMATOR_DOCS)
 class EmpiricalEstimator(DistributionEstimator):
     """The empirical estimator: the channel's linear unbiased inverse ("emp").
 
@@ -34,16 +36,7 @@ class EmpiricalEstimator(DistributionEstimator):
         ``None`` keeps the unbiased estimate; ``"simplex"`` is the Euclidean
         projection onto the simplex (equal to Wang et al.'s "Norm-Sub");
         ``"clip"`` clips negatives and rescales.
-    mechanism : BaseMechanism, Channel, dict or None, default=None
-        The mechanism that produced the reports, when they do not carry it.
-
-    Attributes
-    ----------
-    channel_ : Channel
-    categories_ : ndarray of shape (k,)
-    statistics_ : ReportStatistics
-    n_reports_ : int
-    distribution_ : ndarray of shape (k,)
+    %(mechanism_and_fitted)s
     unbiased_distribution_ : ndarray of shape (k,)
         The estimate before projection.
 
@@ -173,6 +166,7 @@ def threshold_estimate(channel, stats, alpha):
     return p, threshold, kept
 
 
+@fill_doc(ESTIMATOR_DOCS)
 class ThresholdEstimator(DistributionEstimator):
     """Empirical estimate with a significance threshold ("emp+thr").
 
@@ -189,16 +183,7 @@ class ThresholdEstimator(DistributionEstimator):
     ----------
     alpha : float in (0, 1), default=0.05
         Family-wise significance level.
-    mechanism : BaseMechanism, Channel, dict or None, default=None
-        The mechanism that produced the reports, when they do not carry it.
-
-    Attributes
-    ----------
-    channel_ : Channel
-    categories_ : ndarray of shape (k,)
-    statistics_ : ReportStatistics
-    n_reports_ : int
-    distribution_ : ndarray of shape (k,)
+    %(mechanism_and_fitted)s
     threshold_ : ndarray of shape (k,)
         T(x) for each category.
     significant_ : ndarray of bool of shape (k,)

@@ -22,8 +22,9 @@ from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._personalized import split_bots
 from ..mechanisms._reports import Reports, attach_channel
+from ..utils._docstrings import fill_doc
 from ..utils._typing import ArrayLike, ReportsLike
-from ._base import DistributionEstimator, _check_reports, _report_columns
+from ._base import ESTIMATOR_DOCS, DistributionEstimator, _check_reports, _report_columns
 from ._em import EMEstimator
 from ._projection import project_to_simplex
 
@@ -210,6 +211,7 @@ class PersonalizedEstimator(DistributionEstimator):
         self.mechanism = mechanism
 
     # --------------------------------------------------------------- fitting
+    @fill_doc(ESTIMATOR_DOCS)
     def fit(self: _PersonalizedT, X: ReportsLike, y: object = None) -> _PersonalizedT:
         """Estimate the distribution from PUM reports.
 
@@ -217,33 +219,15 @@ class PersonalizedEstimator(DistributionEstimator):
         ----------
         X : array-like, DataFrame or sparse matrix
             Reports as returned by ``PersonalizedMechanism.transform``.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
+        %(y_ignored)s
         """
-        self._forget_fit()
-        self.partial_fit(X)
-        # As DistributionEstimator.fit: the estimate is computed now, so that
-        # predict_proba and score do not change the fitted estimator.
-        self._fitted_result()
-        return self
+        return super().fit(X, y)
 
+    @fill_doc(ESTIMATOR_DOCS)
     def partial_fit(self: _PersonalizedT, X: ReportsLike, y: object = None) -> _PersonalizedT:
         """Add a batch of PUM reports.
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix
-            A batch of reports from the same mechanism as earlier batches.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
+        %(partial_fit_params)s
         """
         self._validate_params()
         channel = self._resolve_channel(X)
@@ -364,6 +348,7 @@ class PersonalizedEstimator(DistributionEstimator):
             out[tag] = value / value.sum()
         return out
 
+    @fill_doc(ESTIMATOR_DOCS)
     def set_params(self, **params):
         """Set parameters; a new ``background`` applies without refitting.
 
@@ -371,14 +356,7 @@ class PersonalizedEstimator(DistributionEstimator):
         so changing ``background`` on a fitted estimator only recomputes the
         (cheap) mapping back to X. Other changes need a new ``fit``.
 
-        Parameters
-        ----------
-        **params : dict
-            Estimator parameters.
-
-        Returns
-        -------
-        self : object
+        %(set_params)s
         """
         super().set_params(**params)
         if "background" in params and hasattr(self, "estimator_"):
@@ -480,19 +458,11 @@ class PersonalizedEstimator(DistributionEstimator):
         self._check_later_batch(X, channel)
         return self.estimator_.predict_proba(_stack_reports(X, channel))
 
+    @fill_doc(ESTIMATOR_DOCS)
     def score(self, X: ReportsLike, y: object = None) -> float:
         """Mean log-likelihood of the (stacked) reports under r̂.
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix
-            Reports from the same mechanism.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
+        %(score_params)s
         """
         self._check_fitted()
         channel = self._resolve_channel(X)

@@ -7,9 +7,25 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..utils._docstrings import fill_doc
+
+#: The signature both projections share, documented once.
+_DOCS = {
+    "v_to_p": """
+        Parameters
+        ----------
+        v : array-like of shape (k,)
+
+        Returns
+        -------
+        p : ndarray of shape (k,)
+        """,
+}
+
 __all__ = ["project_to_simplex", "clip_and_normalize"]
 
 
+@fill_doc(_DOCS)
 def project_to_simplex(v: ArrayLike) -> np.ndarray:
     """Euclidean projection of ``v`` onto the probability simplex.
 
@@ -22,13 +38,7 @@ def project_to_simplex(v: ArrayLike) -> np.ndarray:
     at tiny epsilon have entries in the millions): the result sums to one
     within a few units in the last place.
 
-    Parameters
-    ----------
-    v : array-like of shape (k,)
-
-    Returns
-    -------
-    p : ndarray of shape (k,)
+    %(v_to_p)s
 
     Examples
     --------
@@ -71,16 +81,11 @@ def project_to_simplex(v: ArrayLike) -> np.ndarray:
     return p / total if total > 0 else np.full(v.size, 1.0 / v.size)
 
 
+@fill_doc(_DOCS)
 def clip_and_normalize(v: ArrayLike) -> np.ndarray:
     """Clip negative entries to zero and rescale to sum one ("Norm-Cut").
 
-    Parameters
-    ----------
-    v : array-like of shape (k,)
-
-    Returns
-    -------
-    p : ndarray of shape (k,)
+    %(v_to_p)s
         Uniform when no entry is positive.
 
     Examples
