@@ -30,7 +30,19 @@ from ..mechanisms._attribute_sampling import _fake_row
 from ..numeric._base import NumericChannel
 from ..numeric._sampled import numeric_fake_law
 from ..privacy._checks import PrivacyCheck, _within, as_channel_matrix, check_uldp
+from ..utils._docstrings import fill_doc
 from ._dataframe import DataFramePrivatizer
+
+#: The examples' privatizer inputs: two binary columns under randomized response.
+_DOCS = {
+    "two_binary_columns": """
+        >>> import pandas as pd
+        >>> from sklearn_uldp import RandomizedResponse
+        >>> from sklearn_uldp.compose import DataFramePrivatizer, check_row_privacy, row_channel
+        >>> rr = {c: RandomizedResponse(1.0, categories=[0, 1]) for c in "ab"}
+        >>> X = pd.DataFrame({"a": [0, 1], "b": [1, 0]})
+        """,
+}
 
 __all__ = ["RowChannel", "RowPrivacy", "row_channel", "check_row_privacy"]
 
@@ -38,6 +50,7 @@ __all__ = ["RowChannel", "RowPrivacy", "row_channel", "check_row_privacy"]
 MAX_ROW_ENTRIES = 1 << 24
 
 
+@fill_doc(_DOCS)
 @dataclass(frozen=True)
 class RowChannel:
     """The exact channel of a privatizer's rows (see :func:`row_channel`).
@@ -61,12 +74,8 @@ class RowChannel:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.compose import DataFramePrivatizer, row_channel
-    >>> priv = DataFramePrivatizer(
-    ...     {c: RandomizedResponse(1.0, categories=[0, 1]) for c in "ab"},
-    ...     strategy="sample+fake").fit(pd.DataFrame({"a": [0, 1], "b": [1, 0]}))
+    %(two_binary_columns)s
+    >>> priv = DataFramePrivatizer(rr, strategy="sample+fake").fit(X)
     >>> rc = row_channel(priv)
     >>> rc.inputs, rc.matrix.sum(axis=1).round(6).tolist()
     ([(0, 0), (0, 1), (1, 0), (1, 1)], [1.0, 1.0, 1.0, 1.0])
@@ -81,6 +90,7 @@ class RowChannel:
     strategy: str = "split"
 
 
+@fill_doc(_DOCS)
 @dataclass(frozen=True)
 class RowPrivacy:
     """Outcome of :func:`check_row_privacy`.
@@ -95,12 +105,8 @@ class RowPrivacy:
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.compose import DataFramePrivatizer, check_row_privacy
-    >>> priv = DataFramePrivatizer(
-    ...     {c: RandomizedResponse(1.0, categories=[0, 1]) for c in "ab"},
-    ...     strategy="sample").fit(pd.DataFrame({"a": [0, 1], "b": [1, 0]}))
+    %(two_binary_columns)s
+    >>> priv = DataFramePrivatizer(rr, strategy="sample").fit(X)
     >>> result = check_row_privacy(priv)
     >>> result.satisfied, sorted(result.attributes)
     (True, ['a', 'b'])
@@ -118,6 +124,7 @@ class RowPrivacy:
         return self.satisfied
 
 
+@fill_doc(_DOCS)
 def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> RowChannel:
     """The exact channel of a fitted privatizer's rows (small domains only).
 
@@ -134,12 +141,8 @@ def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> Ro
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.compose import DataFramePrivatizer, row_channel
-    >>> priv = DataFramePrivatizer(
-    ...     {c: RandomizedResponse(1.0, categories=[0, 1]) for c in "ab"},
-    ...     strategy="sample").fit(pd.DataFrame({"a": [0, 1], "b": [1, 0]}))
+    %(two_binary_columns)s
+    >>> priv = DataFramePrivatizer(rr, strategy="sample").fit(X)
     >>> rc = row_channel(priv)
     >>> rc.matrix.shape, rc.outputs[:2]
     ((4, 4), [(0, 0), (0, 1)])
