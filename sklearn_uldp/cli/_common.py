@@ -286,6 +286,13 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 # ------------------------------------------------------------------ parsing
+def plot_written(args):
+    """Say where the plot went, if one was asked for; the exit status (0)."""
+    if args.plot:
+        print(f"plot -> {args.plot}")
+    return 0
+
+
 def plural(n, word, plural_form=None, fmt=""):
     """``"1 column"``, ``"2 columns"``.
 

@@ -23,10 +23,25 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import UninformativeEstimateWarning
+from ..utils._docstrings import fill_doc
 from ._common import add_command, epsilon_arg, plural, positive_int, seed_arg
 from ._io import atomic_path, check_plot_output
 
 __all__ = ["run_demo", "plot_demo", "format_results", "tv_note", "register"]
+
+#: What the text helpers take and give, documented once.
+_DOCS = {
+    "results_to_text": """
+        Parameters
+        ----------
+        results : pandas.DataFrame
+            Output of :func:`run_demo`.
+
+        Returns
+        -------
+        text : str
+        """,
+}
 
 #: The budgets of the demo: high privacy, moderate, and ln |X| for |X| = 625,
 #: where the paper shows uRR is almost as accurate as no privacy.
@@ -221,17 +236,11 @@ def _epsilon_label(eps, k=None):
     return f"{eps:.4g}"
 
 
+@fill_doc(_DOCS)
 def format_results(results):
     """The result table of :func:`run_demo` as text, one block per epsilon.
 
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        Output of :func:`run_demo`.
-
-    Returns
-    -------
-    text : str
+    %(results_to_text)s
     """
     k = results.attrs.get("n_categories")
     marked = {tuple(cell) for cell in results.attrs.get("uninformative", ())}
@@ -430,17 +439,11 @@ def _kept_note(path):
     )
 
 
+@fill_doc(_DOCS)
 def tv_note(results):
     """Why the total variation of the empirical estimate can exceed 1.
 
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        Output of :func:`run_demo`.
-
-    Returns
-    -------
-    text : str
+    %(results_to_text)s
     """
     worst = float(np.nanmax(results["emp"].to_numpy())) if "emp" in results else 0
     here = f" (here up to {worst:.3g})" if worst > 1 else ""

@@ -28,6 +28,7 @@ from ._common import (
     add_common_options,
     level_arg,
     load_json,
+    plot_written,
     plural,
     progress,
     warn,
@@ -469,9 +470,7 @@ def _cmd_estimate(args):
         f"{plural(n, 'report')} -> {args.output} ({of_file}; estimator "
         f"{args.estimator}, {1 - args.alpha:.0%} intervals)"
     )
-    if args.plot:
-        print(f"plot -> {args.plot}")
-    return 0
+    return plot_written(args)
 
 
 def _numeric_rows(column, est, alpha):

@@ -19,6 +19,7 @@ from ._common import (
     add_common_options,
     add_missing_options,
     make_mechanism,
+    plot_written,
     plural,
     positive_float,
     positive_int,
@@ -162,9 +163,7 @@ def _cmd_search(args):
                 f"smallest epsilon reaching {search.scoring_name_} <= {args.target}: "
                 f"{search.target_epsilon_:g} ({label})"
             )
-    if args.plot:
-        print(f"plot -> {args.plot}")
-    return 0
+    return plot_written(args)
 
 
 def _plot_search(search, part, path):
