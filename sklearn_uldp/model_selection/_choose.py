@@ -31,12 +31,21 @@ __all__ = ["choose_mechanism", "choose_strategy"]
 _LOSSES = ("l2", "l1", "tv")
 
 
+def _ldp_candidates(epsilon, categories):
+    """(name, unfitted mechanism) pairs of RR, RAPPOR and OUE, which every choice weighs."""
+    from ..mechanisms import RAPPOR, RandomizedResponse
+
+    return [
+        ("RR", RandomizedResponse(epsilon, categories=categories)),
+        ("RAPPOR", RAPPOR(epsilon, categories=categories)),
+        ("OUE", RAPPOR(epsilon, theta=0.5, categories=categories)),
+    ]
+
+
 def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     """(name, unfitted mechanism) pairs; ULDP ones only with a sensitive set."""
     from ..mechanisms import (
-        RAPPOR,
         HadamardResponse,
-        RandomizedResponse,
         UtilityOptimizedBlockDesign,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
@@ -46,12 +55,8 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     from ..mechanisms._utility_optimized_subset import UtilityOptimizedSubsetSelection
 
     cats = {"categories": categories}
-    out = [
-        ("RR", RandomizedResponse(epsilon, **cats)),
-        ("RAPPOR", RAPPOR(epsilon, **cats)),
-        ("OUE", RAPPOR(epsilon, theta=0.5, **cats)),
-        ("HR", HadamardResponse(epsilon, block_size="auto", **cats)),
-    ]
+    out = _ldp_candidates(epsilon, categories)
+    out.append(("HR", HadamardResponse(epsilon, block_size="auto", **cats)))
     # Oracles that may live in optional modules of the package.
     for module, names in (
         ("_local_hashing", (("OLH", "OptimizedLocalHashing"), ("BLH", "BinaryLocalHashing"))),
@@ -280,22 +285,11 @@ _STRATEGY_CANDIDATES = ("RR", "RAPPOR", "OUE", "uRR", "uRAP", "uOUE")
 
 
 def _strategy_candidates(epsilon, categories, mask, sensitive):
-    from ..mechanisms import (
-        RAPPOR,
-        RandomizedResponse,
-        UtilityOptimizedOUE,
-        UtilityOptimizedRAPPOR,
-        UtilityOptimizedRR,
-    )
+    from ..mechanisms import UtilityOptimizedOUE, UtilityOptimizedRAPPOR, UtilityOptimizedRR
 
-    cats = {"categories": categories}
-    out = [
-        ("RR", RandomizedResponse(epsilon, **cats)),
-        ("RAPPOR", RAPPOR(epsilon, **cats)),
-        ("OUE", RAPPOR(epsilon, theta=0.5, **cats)),
-    ]
+    out = _ldp_candidates(epsilon, categories)
     if not mask.all():
-        sens = {"sensitive": sensitive, **cats}
+        sens = {"sensitive": sensitive, "categories": categories}
         out += [
             ("uRR", UtilityOptimizedRR(epsilon, **sens)),
             ("uRAP", UtilityOptimizedRAPPOR(epsilon, **sens)),
