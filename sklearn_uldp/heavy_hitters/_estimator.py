@@ -15,11 +15,23 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
+from ..utils._docstrings import fill_doc
 from ..utils._validation import validate_params_with_hints
 from ._mechanism import OpenDomainMechanism, get_protocol
 from ._protocol import _Protocol, protocol_from_dict
 
 __all__ = ["HeavyHitterEstimator", "as_protocol", "reduce_reports"]
+
+_DOCS = {
+    "y_ignored": """
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """,
+}
 
 
 def as_protocol(mechanism):
@@ -175,6 +187,7 @@ class HeavyHitterEstimator(BaseEstimator):
         self.alpha = alpha
 
     # ------------------------------------------------------------------ fit
+    @fill_doc(_DOCS)
     def fit(self, X, y=None):
         """Fit on all the reports (a batch, or a Dask collection).
 
@@ -182,12 +195,7 @@ class HeavyHitterEstimator(BaseEstimator):
         ----------
         X : array-like of shape (n, 1) or (n,), DataFrame, or Dask collection
             Reports of an open-domain mechanism.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
+        %(y_ignored)s
         """
         validate_params_with_hints(self, {})
         for attr in ("statistics_", "protocol_", "n_reports_", "_decoded"):
@@ -200,18 +208,14 @@ class HeavyHitterEstimator(BaseEstimator):
         _ = self.candidates_  # decode now, so that fit fully fits
         return self
 
+    @fill_doc(_DOCS)
     def partial_fit(self, X, y=None):
         """Add a batch of reports (sufficient statistics add up).
 
         Parameters
         ----------
         X : array-like of shape (n, 1) or (n,), or DataFrame
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
+        %(y_ignored)s
         """
         validate_params_with_hints(self, {})
         protocol = self._resolve(X)
