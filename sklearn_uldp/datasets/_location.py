@@ -74,6 +74,17 @@ def location_distribution(
     return p / p.sum()
 
 
+def _grid_setup(shape, n_sensitive, random_state):
+    """The generator, the grid's rows and columns and its k cells, of which
+    ``n_sensitive`` (checked) are sensitive."""
+    rng = check_random_generator(random_state)
+    n_rows, n_cols = shape
+    k = n_rows * n_cols
+    if not 0 < n_sensitive < k:
+        raise ValueError(f"n_sensitive must be in [1, {k - 1}], got {n_sensitive}.")
+    return rng, n_rows, n_cols, k
+
+
 def _island_mask(shape, land_fraction, rng):
     """A long, narrow, slightly tilted strip of land cells (Manhattan-like).
 
@@ -176,11 +187,7 @@ def make_location_grid(
     >>> bool((data.population_counts < 10).mean() > 0.5)   # most cells near-empty
     True
     """
-    rng = check_random_generator(random_state)
-    n_rows, n_cols = shape
-    k = n_rows * n_cols
-    if not 0 < n_sensitive < k:
-        raise ValueError(f"n_sensitive must be in [1, {k - 1}], got {n_sensitive}.")
+    rng, n_rows, n_cols, k = _grid_setup(shape, n_sensitive, random_state)
     if n_population is not None and not 0 < n_users <= n_population:
         raise ValueError(
             f"n_users must be in [1, n_population={n_population}] when drawing "

@@ -16,9 +16,8 @@ import pandas as pd
 from sklearn.utils import Bunch
 
 from ..mechanisms._personalized import _preprocess, bot_label
-from ..utils._random import check_random_generator
 from ..utils._typing import RandomStateLike
-from ._location import grid_cell_labels, location_distribution
+from ._location import _grid_setup, grid_cell_labels, location_distribution
 
 __all__ = ["make_personalized_locations"]
 
@@ -118,11 +117,7 @@ def make_personalized_locations(
     >>> bool(np.allclose(p, data.empirical))
     True
     """
-    rng = check_random_generator(random_state)
-    n_rows, n_cols = shape
-    k = n_rows * n_cols
-    if not 0 < n_sensitive < k:
-        raise ValueError(f"n_sensitive must be in [1, {k - 1}], got {n_sensitive}.")
+    rng, n_rows, n_cols, k = _grid_setup(shape, n_sensitive, random_state)
     if not (0 <= home_fraction and 0 <= work_fraction and home_fraction + work_fraction <= 1):
         raise ValueError("home_fraction and work_fraction must be >= 0 with sum <= 1.")
     if not 0 < employment_rate <= 1 or (home_fraction + work_fraction / employment_rate > 1):

