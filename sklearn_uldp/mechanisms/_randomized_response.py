@@ -36,6 +36,7 @@ from ._channel import (
     _as_report_column,
     _describe_values,
 )
+from ._docs import fill_mechanism_doc
 
 __all__ = [
     "UtilityOptimizedRRChannel",
@@ -513,6 +514,7 @@ class RandomizedResponse(BaseMechanism):
         return RandomizedResponseChannel(self.categories_, self.epsilon)
 
 
+@fill_mechanism_doc
 class UtilityOptimizedRR(SensitiveSetMechanism):
     """Utility-optimized randomized response, (X_S, epsilon)-uRR.
 
@@ -526,26 +528,22 @@ class UtilityOptimizedRR(SensitiveSetMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S: a list of values, a boolean mask aligned
         with ``categories``, or a predicate ``f(category) -> bool``. Must be
         non-empty (an empty X_S releases the raw data: use :class:`NonPrivate`).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain (see :class:`RandomizedResponse`).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(random_state)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
         Which categories are sensitive.
     channel_ : UtilityOptimizedRRChannel
         The public spec.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -599,6 +597,7 @@ def _warn_if_like_rr(mask, epsilon):
     )
 
 
+@fill_mechanism_doc
 class NonPrivate(BaseMechanism):
     """The identity mechanism: reports the true value (no privacy).
 
@@ -613,8 +612,7 @@ class NonPrivate(BaseMechanism):
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : IdentityChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------
