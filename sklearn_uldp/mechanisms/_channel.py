@@ -648,6 +648,19 @@ class Channel:
         raise NotImplementedError
 
 
+def sensitive_mask_schema(what: str = "a sensitive category") -> dict[str, Any]:
+    """The spec schema of a channel's ``sensitive`` field: a boolean mask, one true at least.
+
+    ``what`` names a category whose entry is true, in the field's description.
+    """
+    return {
+        "type": "array",
+        "items": {"type": "boolean"},
+        "contains": {"const": True},
+        "description": (f"Boolean mask aligned with categories: true for {what} (at least one)."),
+    }
+
+
 class SensitiveSetMixin:
     """A channel whose sensitive set X_S is the boolean mask ``self._sensitive``.
 

@@ -41,7 +41,12 @@ from ..utils._validation import (
     resolve_blocks,
 )
 from ._base import BaseMechanism, SensitiveSetMechanism
-from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel, SensitiveSetMixin
+from ._channel import (
+    MAX_MATRIX_OUTPUTS,
+    CategoricalChannel,
+    SensitiveSetMixin,
+    sensitive_mask_schema,
+)
 from ._docs import fill_mechanism_doc
 
 __all__ = [
@@ -425,15 +430,7 @@ class HighLowHadamardChannel(SensitiveSetMixin, _CenteredStatistic, CategoricalC
     name = "hlhr"
     _spec_field_schemas = {
         **CategoricalChannel._spec_field_schemas,
-        "sensitive": {
-            "type": "array",
-            "items": {"type": "boolean"},
-            "contains": {"const": True},
-            "description": (
-                "Boolean mask aligned with categories: true for a category of "
-                "the sensitive set A (at least one)."
-            ),
-        },
+        "sensitive": sensitive_mask_schema("a category of the sensitive set A"),
     }
 
     def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike) -> None:

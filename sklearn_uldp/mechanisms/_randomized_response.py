@@ -35,6 +35,7 @@ from ._channel import (
     SensitiveSetMixin,
     _as_report_column,
     _describe_values,
+    sensitive_mask_schema,
 )
 from ._docs import fill_mechanism_doc
 
@@ -215,15 +216,7 @@ class UtilityOptimizedRRChannel(SensitiveSetMixin, _LabelledOutputsChannel):
     name = "urr"
     _spec_field_schemas = {
         **_LabelledOutputsChannel._spec_field_schemas,
-        "sensitive": {
-            "type": "array",
-            "items": {"type": "boolean"},
-            "contains": {"const": True},
-            "description": (
-                "Boolean mask aligned with categories: true for a sensitive "
-                "category (at least one)."
-            ),
-        },
+        "sensitive": sensitive_mask_schema(),
     }
 
     def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike) -> None:

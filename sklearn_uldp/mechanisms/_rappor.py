@@ -52,6 +52,7 @@ from ._channel import (
     Channel,
     ReportStatistics,
     SensitiveSetMixin,
+    sensitive_mask_schema,
     several_columns_hint,
 )
 from ._docs import fill_mechanism_doc
@@ -384,15 +385,7 @@ class UnaryEncodingChannel(SensitiveSetMixin, Channel):
             "exclusiveMaximum": 1,
             "description": ("Probability that the bit of a sensitive true category is 1."),
         },
-        "sensitive": {
-            "type": "array",
-            "items": {"type": "boolean"},
-            "contains": {"const": True},
-            "description": (
-                "Boolean mask aligned with categories: true for a sensitive "
-                "category (at least one)."
-            ),
-        },
+        "sensitive": sensitive_mask_schema(),
     }
     # uBD checks its own budget (its sampler draws other probabilities).
     _own_budget_check = False
