@@ -63,6 +63,7 @@ from ._channel import (
     Channel,
     ReportStatistics,
     _is_missing_scalar,
+    histogram_em_gradient,
 )
 from ._randomized_response import UtilityOptimizedRRChannel
 from ._rappor import RAPPORChannel, UnaryEncodingChannel, _bit_rows
@@ -916,14 +917,7 @@ class SampledFakeChannel(_AttributeChannel):
         p = np.asarray(p, dtype=float)
         lam = self._lam
         if self.report_format == "categorical":
-            hist = stats.counts
-            m = self.forward(p)
-            seen = hist > 0
-            v = np.zeros_like(m)
-            with np.errstate(divide="ignore"):
-                v[seen] = hist[seen] / m[seen]
-                log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
-            return self.adjoint(v) / stats.n, log_lik
+            return histogram_em_gradient(self, stats, p)
         if self.fake == "random":
             # F = Q(.|pi): the base's gradient at the mixed input law.
             g, log_lik = self.base.em_gradient(

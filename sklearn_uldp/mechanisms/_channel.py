@@ -756,14 +756,24 @@ class CategoricalChannel(Channel):
         return None
 
     def em_gradient(self, stats, p, *, n_jobs=None):
-        hist = stats.counts
-        m = self.forward(p)
-        seen = hist > 0
-        v = np.zeros_like(m)
-        with np.errstate(divide="ignore"):
-            v[seen] = hist[seen] / m[seen]
-            log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
-        return self.adjoint(v) / stats.n, log_lik
+        return histogram_em_gradient(self, stats, p)
+
+
+def histogram_em_gradient(channel, stats, p):
+    """EM's gradient and log-likelihood from a histogram of output codes.
+
+    ``Q^T (hist / Q p) / n`` and ``sum hist log(Q p)`` over the outputs seen,
+    with the channel's own ``forward`` and ``adjoint``: for channels whose
+    statistics are ``stats.counts`` over ``n_outputs`` codes.
+    """
+    hist = stats.counts
+    m = channel.forward(p)
+    seen = hist > 0
+    v = np.zeros_like(m)
+    with np.errstate(divide="ignore"):
+        v[seen] = hist[seen] / m[seen]
+        log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
+    return channel.adjoint(v) / stats.n, log_lik
 
 
 def _hashable(value):
