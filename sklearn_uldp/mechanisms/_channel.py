@@ -759,6 +759,20 @@ class CategoricalChannel(Channel):
         return histogram_em_gradient(self, stats, p)
 
 
+def kept_reports(stats, kind):
+    """The per-report part of ``stats`` (``stats.extra``), which a likelihood needs.
+
+    ``kind`` names the reports in the error raised when the statistics were
+    computed without ``keep_reports=True``.
+    """
+    if stats.extra is None:
+        raise ValueError(
+            f"The likelihood of {kind} reports needs the reports themselves: "
+            "compute the statistics with keep_reports=True."
+        )
+    return stats.extra
+
+
 def histogram_em_gradient(channel, stats, p):
     """EM's gradient and log-likelihood from a histogram of output codes.
 

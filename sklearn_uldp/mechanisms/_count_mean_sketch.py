@@ -52,6 +52,7 @@ from ._channel import (
     Channel,
     ReportStatistics,
     _integer_codes,
+    kept_reports,
     several_columns_hint,
 )
 from ._docs import fill_mechanism_doc
@@ -645,11 +646,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         return self._gather(C) / stats.n
 
     def em_gradient(self, stats, p, *, n_jobs=None):
-        if stats.extra is None:
-            raise ValueError(
-                "The likelihood of count-mean-sketch reports needs the reports "
-                "themselves: compute the statistics with keep_reports=True."
-            )
+        kept_reports(stats, "count-mean-sketch")
         p = np.asarray(p, dtype=float)
         P = self._bucket_mass(p)  # (h, m)
         delta = self._w1 - self._w0

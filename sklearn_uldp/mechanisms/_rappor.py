@@ -52,6 +52,7 @@ from ._channel import (
     Channel,
     ReportStatistics,
     SensitiveSetMixin,
+    kept_reports,
     sensitive_mask_schema,
     several_columns_hint,
 )
@@ -859,12 +860,7 @@ _MAX_RESTRICTED_FRACTION = 0.8
 
 
 def _bit_rows(stats):
-    if stats.extra is None:
-        raise ValueError(
-            "The likelihood of bit-vector reports needs the reports themselves: "
-            "compute the statistics with keep_reports=True."
-        )
-    return stats.extra
+    return kept_reports(stats, "bit-vector")
 
 
 class RAPPORChannel(UnaryEncodingChannel):
