@@ -555,6 +555,11 @@ def _as_base(base, categories, cls_name):
     return base, cats
 
 
+def _base_property(name):
+    """A read-only property reading the attribute ``name`` of ``self.base``."""
+    return property(lambda self: getattr(self.base, name))
+
+
 class _AttributeChannel(Channel):
     """Shared part of the per-attribute channels of the sampling strategies."""
 
@@ -609,21 +614,10 @@ class _AttributeChannel(Channel):
         return diffs + [f"base {d}" for d in self.base.describe_difference(other.base)]
 
     # The domain, the sensitive set and the outputs are the base's.
-    @property
-    def sensitive_mask(self):
-        return self.base.sensitive_mask
-
-    @property
-    def exact_categories(self):
-        return self.base.exact_categories
-
-    @property
-    def n_outputs(self):
-        return self.base.n_outputs
-
-    @property
-    def report_bits(self):
-        return self.base.report_bits
+    sensitive_mask = _base_property("sensitive_mask")
+    exact_categories = _base_property("exact_categories")
+    n_outputs = _base_property("n_outputs")
+    report_bits = _base_property("report_bits")
 
     def output_labels(self):
         return self.base.output_labels()

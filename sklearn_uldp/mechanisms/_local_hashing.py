@@ -40,7 +40,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..utils._hashing import _digits, is_prime, linear_hash, linear_hash_table, n_digits
 from ..utils._sampling import randomized_response_codes
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
-from ._base import BaseMechanism
+from ._base import BaseMechanism, _BudgetMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
 from ._docs import fill_mechanism_doc
 from ._oracle_kernels import HAVE_NUMBA, linear_hash_blocks
@@ -526,7 +526,7 @@ class OptimizedLocalHashing(BaseMechanism):
 
 
 @fill_mechanism_doc
-class BinaryLocalHashing(BaseMechanism):
+class BinaryLocalHashing(_BudgetMechanism):
     """Binary local hashing (BLH), an epsilon-LDP frequency oracle.
 
     Local hashing with g = 2 buckets (Wang et al. 2017; the hash of Bassily
@@ -560,17 +560,6 @@ class BinaryLocalHashing(BaseMechanism):
     """
 
     _reports_are_values = False  # reports are output codes
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        categories: Categories = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         return BinaryLocalHashingChannel(self.categories_, self.epsilon)

@@ -21,7 +21,7 @@ from ..utils._sampling import (
     randomized_response_codes,
     randomized_response_move_counts,
 )
-from ..utils._typing import ArrayLike, Categories, RandomStateLike
+from ..utils._typing import ArrayLike, Categories
 from ..utils._validation import (
     check_channel_categories,
     check_sensitive,
@@ -29,7 +29,7 @@ from ..utils._validation import (
     encode_labels,
     realized_probability,
 )
-from ._base import BaseMechanism, SensitiveSetMechanism
+from ._base import BaseMechanism, SensitiveSetMechanism, _BudgetMechanism
 from ._channel import (
     CategoricalChannel,
     SensitiveSetMixin,
@@ -444,7 +444,7 @@ class IdentityChannel(_LabelledOutputsChannel):
 
 
 # ---------------------------------------------------------------- mechanisms
-class RandomizedResponse(BaseMechanism):
+class RandomizedResponse(_BudgetMechanism):
     """k-ary randomized response (epsilon-RR), an epsilon-LDP mechanism.
 
     Each user reports the true value with probability
@@ -491,17 +491,6 @@ class RandomizedResponse(BaseMechanism):
            [0.107, 0.787, 0.107],
            [0.107, 0.107, 0.787]])
     """
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        categories: Categories = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         return RandomizedResponseChannel(self.categories_, self.epsilon)
