@@ -53,6 +53,7 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstrings import COMMON, fill_doc
 from ..utils._sampling import (
     bernoulli_matrix,
     bernoulli_xor,
@@ -104,6 +105,29 @@ __all__ = [
 #: names the input column and the collection's ``memo_label`` (v1 shared one
 #: memo between a row's columns: a privacy loss growing with the rounds).
 MEMO_VERSION = "v2"
+
+#: Docstring fragments of this module's classes (``%(name)s`` lines, filled
+#: by :func:`~sklearn_uldp.utils._docstrings.fill_doc`), with the package's
+#: common ones.
+_DOCS: dict[str, str] = {
+    **COMMON,
+    "channel_budgets": """
+        categories : array-like of shape (k,)
+        epsilon_perm, epsilon_1 : float
+        """,
+    "budgets": """
+        epsilon_perm : float, default=2.0
+            Budget of the memoized answer (bounds all rounds of one value).
+        epsilon_1 : float, default=1.0
+            Budget of one report (< epsilon_perm).
+        """,
+    "memo_random_state": """
+        random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+            The instantaneous round's randomness (fresh at every call for None
+            and "secure"). An integer also makes missing ``user_secrets``
+            simulated users (simulations only).
+        """,
+}
 
 
 # ------------------------------------------------------------------ helpers
@@ -622,6 +646,7 @@ class LongitudinalGRRChannel(_LongitudinalMixin, RandomizedResponseChannel):
         )
 
 
+@fill_doc(_DOCS)
 class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     """Channel of one report of longitudinal unary encoding (L-SUE, L-OSUE, ...).
 
@@ -636,8 +661,7 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
 
     Parameters
     ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_budgets)s
     permanent, instantaneous : {"OUE", "SUE"}, default "OUE" and "SUE"
         L-SUE is ("SUE", "SUE") (basic RAPPOR's PRR + IRR), L-OSUE ("OUE",
         "SUE"), L-OUE ("OUE", "OUE"), L-SOUE ("SUE", "OUE").
@@ -788,6 +812,7 @@ def _realized_ue_bits(p1, q1, kind, q2):
 
 
 # ---------------------------------------------------------------- LOLOHA
+@fill_doc(_DOCS)
 class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
     """Channel of one report of longitudinal local hashing (LOLOHA).
 
@@ -804,8 +829,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
 
     Parameters
     ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_budgets)s
     hash_range : int
         g, a prime.
 
@@ -1130,6 +1154,7 @@ class DBitFlipChannel(_LongitudinalMixin, CategoricalChannel):
 
 
 # ---------------------------------------------------- utility-optimized
+@fill_doc(_DOCS)
 class PermanentURRChannel(UtilityOptimizedRRChannel):
     """The memoized round of :class:`UtilityOptimizedLongitudinalRR`.
 
@@ -1142,8 +1167,7 @@ class PermanentURRChannel(UtilityOptimizedRRChannel):
 
     Parameters
     ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_budgets)s
     sensitive : array-like of bool of shape (k,)
 
     Examples
@@ -1231,6 +1255,7 @@ def _realized_permanent_urr(perm):
     return Q
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimizedRRChannel):
     """Channel of one report of the utility-optimized longitudinal RR.
 
@@ -1246,8 +1271,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
 
     Parameters
     ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_budgets)s
     sensitive : array-like of bool of shape (k,)
 
     Examples
@@ -1335,6 +1359,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
         return _grr_memo_exposure(tau, s, perm.c1, perm.c2, self.p2, self.q2, uniform=uniform)
 
 
+@fill_doc(_DOCS)
 class PermanentURAPChannel(UnaryEncodingChannel):
     """The memoized round of :class:`UtilityOptimizedLongitudinalRAPPOR`.
 
@@ -1347,8 +1372,7 @@ class PermanentURAPChannel(UnaryEncodingChannel):
 
     Parameters
     ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_budgets)s
     sensitive : array-like of bool of shape (k,)
     permanent, instantaneous : {"OUE", "SUE"}
 
@@ -1423,6 +1447,7 @@ def _sample_permanent_urap(perm, codes, draws):
     return draws.bernoulli("bits", codes, p, codes, own).view(np.uint8)
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodingChannel):
     """Channel of one report of the utility-optimized longitudinal RAPPOR.
 
@@ -1436,8 +1461,7 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
 
     Parameters
     ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_budgets)s
     sensitive : array-like of bool of shape (k,)
     permanent, instantaneous : {"OUE", "SUE"}, default "OUE" and "SUE"
 
@@ -1703,6 +1727,7 @@ class _BitReportsMixin:
         return tags
 
 
+@fill_doc(_DOCS)
 class LongitudinalGRR(_LongitudinalMechanism):
     """Longitudinal k-ary randomized response (L-GRR), memoized.
 
@@ -1724,26 +1749,11 @@ class LongitudinalGRR(_LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-        Budget of the memoized answer (bounds all rounds of one value).
-    epsilon_1 : float, default=1.0
-        Budget of one report (< epsilon_perm).
+    %(budgets)s
     parametrization : {"exact", "arcolezi"}, default="exact"
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        The instantaneous round's randomness (fresh at every call for None
-        and "secure"). An integer also makes missing ``user_secrets``
-        simulated users (simulations only).
+    %(categories)s
+    %(memo_label)s
+    %(memo_random_state)s
 
     Attributes
     ----------
@@ -1805,6 +1815,7 @@ class LongitudinalGRR(_LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     """Longitudinal unary encoding: L-SUE, L-OSUE, L-OUE, L-SOUE (memoized).
 
@@ -1824,23 +1835,14 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     permanent : {"OUE", "SUE"}, default="OUE"
     instantaneous : {"SUE", "OUE"}, default="SUE"
         OUE reaches only ``epsilon_1`` below a bound set by epsilon_perm (the
         error names it); SUE reaches any ``epsilon_1 < epsilon_perm``.
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(categories)s
+    %(memo_label)s
+    %(memo_random_state)s
 
     Attributes
     ----------
@@ -1897,6 +1899,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class LongitudinalLocalHashing(_LongitudinalMechanism):
     """Longitudinal local hashing (LOLOHA), memoized per hashed value.
 
@@ -1913,24 +1916,15 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     hash_range : "optimal" or int, default="optimal"
         g, a prime. ``"optimal"`` minimizes the variance of one report (the
         prime closest in variance to ``e^epsilon_1 + 1``; see
         :func:`~sklearn_uldp.mechanisms._local_hashing.optimal_hash_range`);
         ``2`` (BiLOLOHA) bounds the longitudinal budget by 2 epsilon_perm.
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(categories)s
+    %(memo_label)s
+    %(memo_random_state)s
 
     Attributes
     ----------
@@ -1983,6 +1977,7 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class DBitFlipPM(_LongitudinalMechanism):
     """dBitFlipPM: d sampled bucket bits, memoized (Ding, Kulkarni & Yekhanin 2017).
 
@@ -2004,16 +1999,8 @@ class DBitFlipPM(_LongitudinalMechanism):
         Buckets sampled (bits sent) per user.
     n_buckets : int or None, default=None
         b; ``None`` is one bucket per category.
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
+    %(categories)s
+    %(memo_label)s
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         An integer makes missing ``user_secrets`` simulated users
         (simulations only); the mechanism draws no other randomness.
@@ -2119,6 +2106,7 @@ class DBitFlipPM(_LongitudinalMechanism):
         return float(self.n_features_in_ * self.channel_.epsilon)
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
     """Utility-optimized longitudinal randomized response (memoized uRR).
 
@@ -2137,21 +2125,12 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S (non-empty).
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(categories)s
+    %(memo_label)s
+    %(memo_random_state)s
 
     Attributes
     ----------
@@ -2205,6 +2184,7 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanism):
     """Utility-optimized longitudinal RAPPOR (memoized uRAP).
 
@@ -2219,22 +2199,13 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     sensitive : array-like, boolean mask or callable
     permanent : {"OUE", "SUE"}, default="OUE"
     instantaneous : {"SUE", "OUE"}, default="SUE"
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(categories)s
+    %(memo_label)s
+    %(memo_random_state)s
 
     Attributes
     ----------
