@@ -175,6 +175,22 @@ def _lgrr_instantaneous(epsilon_perm, epsilon_1, k, parametrization="exact"):
     return float(p2), float((1.0 - p2) / (k - 1))
 
 
+def _check_lgrr_realizable(epsilon_perm, epsilon_1, k, what, parametrization="exact"):
+    """L-GRR's instantaneous round on k symbols must be realizable at epsilon_1."""
+
+    def probabilities_at(e1):
+        if not e1 < epsilon_perm:
+            return np.array([np.nan])
+        p2, q2 = _lgrr_instantaneous(epsilon_perm, e1, k, parametrization)
+        return np.array([p2, 1.0 - p2, q2])
+
+    check_realizable(
+        epsilon_1,
+        probabilities_at,
+        what=f"the instantaneous round of {what} (the budget is epsilon_1)",
+    )
+
+
 def _ue_round(kind, epsilon):
     """(p, q) of one unary-encoding round: OUE (1/2, 1/(e^eps+1)) or SUE."""
     if kind == "OUE":
@@ -423,7 +439,21 @@ def _check_rounds(n_rounds):
     return int(n_rounds)
 
 
-class _LongitudinalMixin:
+class _TwoBudgetsMixin:
+    """``get_params`` of a channel with two budgets: ``epsilon_perm``,
+    ``epsilon_1``, then the names in ``_extra_params`` (``sensitive``: a copy
+    of the mask)."""
+
+    _extra_params: tuple[str, ...] = ()
+
+    def get_params(self):
+        params = {"epsilon_perm": self.epsilon_perm, "epsilon_1": self.epsilon_1}
+        for name in self._extra_params:
+            params[name] = self._sensitive.copy() if name == "sensitive" else getattr(self, name)
+        return params
+
+
+class _LongitudinalMixin(_TwoBudgetsMixin):
     """What every longitudinal channel adds to the channel contract."""
 
     #: Budget of the memoized (permanent) round: bounds all rounds together.
@@ -545,6 +575,7 @@ class LongitudinalGRRChannel(_LongitudinalMixin, RandomizedResponseChannel):
     """
 
     name = "lgrr"
+    _extra_params = ("parametrization",)
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "parametrization": {
@@ -598,25 +629,9 @@ class LongitudinalGRRChannel(_LongitudinalMixin, RandomizedResponseChannel):
     def _check_rounds_realizable(self):
         k = self.n_categories
         self.permanent_channel()  # k-RR at epsilon_perm: its own checks
-
-        def probabilities_at(e1):
-            if not e1 < self.epsilon_perm:
-                return np.array([np.nan])
-            p2, q2 = _lgrr_instantaneous(self.epsilon_perm, e1, k, self.parametrization)
-            return np.array([p2, 1.0 - p2, q2])
-
-        check_realizable(
-            self.epsilon_1,
-            probabilities_at,
-            what=f"the instantaneous round of L-GRR with k={k} (the budget is epsilon_1)",
+        _check_lgrr_realizable(
+            self.epsilon_perm, self.epsilon_1, k, f"L-GRR with k={k}", self.parametrization
         )
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "parametrization": self.parametrization,
-        }
 
     def permanent_channel(self):
         return RandomizedResponseChannel(self.categories, self.epsilon_perm)
@@ -675,6 +690,7 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     """
 
     name = "lue"
+    _extra_params = ("permanent", "instantaneous")
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "permanent": {
@@ -706,14 +722,6 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
         self.epsilon_inst = _ue_loss(self.p2, self.q2)
         super().__init__(cats, self.epsilon_1, float(theta))
         _check_ue_realizable(self, "L-UE")
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "permanent": self.permanent,
-            "instantaneous": self.instantaneous,
-        }
 
     def permanent_channel(self):
         return RAPPORChannel(self.categories, self.epsilon_perm, self.p1)
@@ -842,6 +850,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
     """
 
     name = "loloha"
+    _extra_params = ("hash_range",)
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "hash_range": LocalHashingChannel._spec_field_schemas["hash_range"],
@@ -857,25 +866,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
         self.p2, self.q2 = _lgrr_instantaneous(self.epsilon_perm, self.epsilon_1, g)
         self.epsilon_inst = float(np.log(self.p2) - np.log(self.q2))
         self.permanent_channel()
-
-        def probabilities_at(e1):
-            if not e1 < self.epsilon_perm:
-                return np.array([np.nan])
-            p2, q2 = _lgrr_instantaneous(self.epsilon_perm, e1, g)
-            return np.array([p2, 1.0 - p2, q2])
-
-        check_realizable(
-            self.epsilon_1,
-            probabilities_at,
-            what=f"the instantaneous round of LOLOHA with g={g} (the budget is epsilon_1)",
-        )
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "hash_range": self.hash_range,
-        }
+        _check_lgrr_realizable(self.epsilon_perm, self.epsilon_1, g, f"LOLOHA with g={g}")
 
     def permanent_channel(self):
         return LocalHashingChannel(self.categories, self.epsilon_perm, self.hash_range)
@@ -1155,7 +1146,7 @@ class DBitFlipChannel(_LongitudinalMixin, CategoricalChannel):
 
 # ---------------------------------------------------- utility-optimized
 @fill_doc(_DOCS)
-class PermanentURRChannel(UtilityOptimizedRRChannel):
+class PermanentURRChannel(_TwoBudgetsMixin, UtilityOptimizedRRChannel):
     """The memoized round of :class:`UtilityOptimizedLongitudinalRR`.
 
     uRR's structure at ``epsilon_perm`` on the sensitive values (k-RR among
@@ -1180,6 +1171,7 @@ class PermanentURRChannel(UtilityOptimizedRRChannel):
     """
 
     name = "urr_permanent"
+    _extra_params = ("sensitive",)
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "sensitive": UtilityOptimizedRRChannel._spec_field_schemas["sensitive"],
@@ -1194,13 +1186,6 @@ class PermanentURRChannel(UtilityOptimizedRRChannel):
         # keep a non-sensitive value w.p. c3(epsilon_1), else a uniform sensitive one
         self.c3 = float(-np.expm1(-self.epsilon_1) / (1.0 + (s - 1) * np.exp(-self.epsilon_1)))
         self._hide = (1.0 - self.c3) / s
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-        }
 
     def forward(self, p):
         p = np.asarray(p, dtype=float)
@@ -1284,6 +1269,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
     """
 
     name = "ulrr"
+    _extra_params = ("sensitive",)
     _spec_field_schemas = PermanentURRChannel._spec_field_schemas
 
     def __init__(
@@ -1298,27 +1284,9 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
         if s > 1:
             self.p2, self.q2 = _lgrr_instantaneous(self.epsilon_perm, self.epsilon_1, s)
             self.epsilon_inst = float(np.log(self.p2) - np.log(self.q2))
-
-            def probabilities_at(e1):
-                if not e1 < self.epsilon_perm:
-                    return np.array([np.nan])
-                p2, q2 = _lgrr_instantaneous(self.epsilon_perm, e1, s)
-                return np.array([p2, 1.0 - p2, q2])
-
-            check_realizable(
-                self.epsilon_1,
-                probabilities_at,
-                what=f"the instantaneous round of uRR with s={s} (the budget is epsilon_1)",
-            )
+            _check_lgrr_realizable(self.epsilon_perm, self.epsilon_1, s, f"uRR with s={s}")
         else:
             self.p2, self.q2, self.epsilon_inst = 1.0, 0.0, 0.0
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-        }
 
     def permanent_channel(self):
         return self._permanent
@@ -1360,7 +1328,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
 
 
 @fill_doc(_DOCS)
-class PermanentURAPChannel(UnaryEncodingChannel):
+class PermanentURAPChannel(_TwoBudgetsMixin, UnaryEncodingChannel):
     """The memoized round of :class:`UtilityOptimizedLongitudinalRAPPOR`.
 
     Sensitive bits follow the permanent unary round (OUE or SUE at
@@ -1386,6 +1354,7 @@ class PermanentURAPChannel(UnaryEncodingChannel):
     """
 
     name = "urap_permanent"
+    _extra_params = ("sensitive", "permanent", "instantaneous")
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "sensitive": UnaryEncodingChannel._spec_field_schemas["sensitive"],
@@ -1420,15 +1389,6 @@ class PermanentURAPChannel(UnaryEncodingChannel):
         )
         self.reveal = float(self.theta_1 * -np.expm1(-self.epsilon_1))
         self._one_minus_d2 = self.reveal  # the matrix's non-sensitive own bit
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-            "permanent": self.permanent,
-            "instantaneous": self.instantaneous,
-        }
 
     def realized_matrix(self):
         return self._matrix_from(
@@ -1476,6 +1436,7 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
     """
 
     name = "ulrap"
+    _extra_params = ("sensitive", "permanent", "instantaneous")
     _spec_field_schemas = PermanentURAPChannel._spec_field_schemas
     _own_budget_check = False
 
@@ -1500,15 +1461,6 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
         self.epsilon_inst = _ue_loss(self.p2, self.q2)
         super().__init__(cats, self.epsilon_1, float(perm.theta_1), mask)
         _check_ue_realizable(self, "uRAP")
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-            "permanent": self.permanent,
-            "instantaneous": self.instantaneous,
-        }
 
     def permanent_channel(self):
         return self._permanent
@@ -1581,6 +1533,22 @@ class _LongitudinalMechanism(BaseMechanism):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
     _parameter_hints = _LONGITUDINAL_HINTS
+
+    def __init__(
+        self,
+        epsilon_perm: float,
+        epsilon_1: float,
+        categories: Categories,
+        memo_label: str,
+        random_state: RandomStateLike,
+    ) -> None:
+        # The parameters every memoized mechanism takes (a subclass stores its
+        # own, then these).
+        self.epsilon_perm = epsilon_perm
+        self.epsilon_1 = epsilon_1
+        self.categories = categories
+        self.memo_label = memo_label
+        self.random_state = random_state
 
     def _check_params(self):
         _check_budgets(self.epsilon_perm, self.epsilon_1)
@@ -1802,12 +1770,8 @@ class LongitudinalGRR(_LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.parametrization = parametrization
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         return LongitudinalGRRChannel(
@@ -1885,13 +1849,9 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.permanent = permanent
         self.instantaneous = instantaneous
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         return LongitudinalUEChannel(
@@ -1960,12 +1920,8 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.hash_range = hash_range
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         g = self.hash_range
@@ -2170,12 +2126,8 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.sensitive = sensitive
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
@@ -2243,14 +2195,10 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.sensitive = sensitive
         self.permanent = permanent
         self.instantaneous = instantaneous
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
