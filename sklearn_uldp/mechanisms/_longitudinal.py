@@ -82,21 +82,21 @@ from ._oracle_kernels import report_array
 from ._randomized_response import RandomizedResponseChannel, UtilityOptimizedRRChannel
 from ._rappor import RAPPORChannel, UnaryEncodingChannel, _byte_realized
 
-__all__ = [
-    "LongitudinalGRRChannel",
-    "LongitudinalUEChannel",
-    "LongitudinalLocalHashingChannel",
-    "DBitFlipChannel",
-    "UtilityOptimizedLongitudinalRRChannel",
-    "UtilityOptimizedLongitudinalRAPPORChannel",
-    "PermanentURRChannel",
-    "PermanentURAPChannel",
+__all__ = [  # each mechanism with its channel(s)
     "LongitudinalGRR",
+    "LongitudinalGRRChannel",
     "LongitudinalUE",
+    "LongitudinalUEChannel",
     "LongitudinalLocalHashing",
+    "LongitudinalLocalHashingChannel",
     "DBitFlipPM",
+    "DBitFlipChannel",
     "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRRChannel",
+    "PermanentURRChannel",
     "UtilityOptimizedLongitudinalRAPPOR",
+    "UtilityOptimizedLongitudinalRAPPORChannel",
+    "PermanentURAPChannel",
 ]
 
 #: Version tag of the memoization contexts: changing how permanent answers
@@ -120,6 +120,31 @@ _DOCS: dict[str, str] = {
             Budget of the memoized answer (bounds all rounds of one value).
         epsilon_1 : float, default=1.0
             Budget of one report (< epsilon_perm).
+        """,
+    "exposure_sections": """
+        Parameters
+        ----------
+        n_rounds : int
+
+        Returns
+        -------
+        epsilon : float
+        """,
+    "user_secrets": """
+        user_secrets : sequence of bytes or UserKeys, default=None
+            One secret per row (at least 16 bytes, all distinct), kept by
+            each user for every round; see
+            :func:`~sklearn_uldp.utils.generate_user_secrets`. Required
+            unless ``random_state`` is an integer (a simulation: row i is
+            simulated user i). Never stored.
+        """,
+    "fit_transform_secrets": """
+        y : None
+            Ignored.
+        user_secrets : sequence of bytes or UserKeys, default=None
+            One secret per row (see :meth:`transform`).
+        **fit_params : dict
+            Ignored.
         """,
     "memo_random_state": """
         random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
@@ -489,6 +514,7 @@ class _LongitudinalMixin(_TwoBudgetsMixin):
         codes = np.asarray(codes, dtype=np.intp)
         return self._instantaneous(self.sample_permanent(codes, _GeneratorDraws(rng)), rng)
 
+    @fill_doc(_DOCS)
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value (memoized).
 
@@ -500,13 +526,7 @@ class _LongitudinalMixin(_TwoBudgetsMixin):
         the first report costs ``epsilon_1``, and given the earlier reports
         each later one at most the instantaneous round's own budget).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         tau = _check_rounds(n_rounds)
         return float(min(self.epsilon_perm, self.epsilon_1 + (tau - 1) * self.epsilon_inst))
@@ -1229,15 +1249,16 @@ def _sample_permanent_urr(perm, codes, draws):
 
 
 def _realized_permanent_urr(perm):
-    k, S = perm.n_categories, perm._sensitive
-    s = int(S.sum())
-    c1, c3 = realized_probability(perm.c1), realized_probability(perm.c3)
-    Q = np.zeros((k, k))
-    Q[np.ix_(S, S)] = (1.0 - c1) / (s - 1) if s > 1 else 0.0
-    Q[np.ix_(~S, S)] = (1.0 - c3) / s
-    idx = np.arange(k)
-    Q[idx, idx] = np.where(S, c1, c3)
-    return Q
+    """The memoized uRR round as :func:`_sample_permanent_urr` realizes it.
+
+    Keep on the 2**-53 grid, exactly uniform moves: with a non-sensitive
+    value, as uRR's own sampler (whose realized matrix this is); with every
+    value sensitive, the memoized k-RR round (uRR's sampler then draws
+    :func:`randomized_response_codes`, another realization).
+    """
+    if perm._sensitive_codes.size == perm.n_categories:
+        return _realized_grr_round(perm.n_categories, perm.c1)
+    return UtilityOptimizedRRChannel.realized_matrix(perm)
 
 
 @fill_doc(_DOCS)
@@ -1578,6 +1599,7 @@ class _LongitudinalMechanism(BaseMechanism):
     def _user_keys(self, user_secrets, n):
         return resolve_user_keys(user_secrets, self.random_state, n, type(self).__name__)
 
+    @fill_doc(_DOCS)
     def transform(self, X: ArrayLike, user_secrets: Any = None) -> Any:
         """Privatize each row: memoized permanent answer, fresh instantaneous noise.
 
@@ -1585,12 +1607,7 @@ class _LongitudinalMechanism(BaseMechanism):
         ----------
         X : array-like of shape (n_samples, `n_features_in_`)
             Values from ``categories_`` (one row per user).
-        user_secrets : sequence of bytes or UserKeys, default=None
-            One secret per row (at least 16 bytes, all distinct), kept by
-            each user for every round; see
-            :func:`~sklearn_uldp.utils.generate_user_secrets`. Required
-            unless ``random_state`` is an integer (a simulation: row i is
-            simulated user i). Never stored.
+        %(user_secrets)s
 
         Returns
         -------
@@ -1629,18 +1646,14 @@ class _LongitudinalMechanism(BaseMechanism):
         permanent = self.channel_.sample_permanent(values, draws)
         return self.channel_._instantaneous(permanent, rng)
 
+    @fill_doc(_DOCS)
     def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : None
-            Ignored.
-        user_secrets : sequence of bytes or UserKeys, default=None
-            One secret per row (see :meth:`transform`).
-        **fit_params : dict
-            Ignored.
+        %(fit_transform_secrets)s
 
         Returns
         -------
@@ -1648,6 +1661,7 @@ class _LongitudinalMechanism(BaseMechanism):
         """
         return self.fit(X, y).transform(X, user_secrets=user_secrets)
 
+    @fill_doc(_DOCS)
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value (per input column).
 
@@ -1655,13 +1669,7 @@ class _LongitudinalMechanism(BaseMechanism):
         its own memo, so a row's loss is the sum of its columns' (at most
         :attr:`epsilon_perm_spent_` over any number of rounds).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         check_is_fitted(self, "channel_")
         return self.channel_.exposure(n_rounds)
@@ -2038,17 +2046,12 @@ class DBitFlipPM(_LongitudinalMechanism):
     def _values(self, codes):
         return self.bucket_of_[codes]
 
+    @fill_doc(_DOCS)
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value: ``epsilon``
         (the same report every round).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         check_is_fitted(self, "channel_")
         _check_rounds(n_rounds)
