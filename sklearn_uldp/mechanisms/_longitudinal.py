@@ -146,6 +146,10 @@ _DOCS: dict[str, str] = {
         **fit_params : dict
             Ignored.
         """,
+    "fitted_columns": """
+        n_features_in_ : int
+        feature_names_in_ : ndarray of shape (n_features,)
+        """,
     "memo_random_state": """
         random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
             The instantaneous round's randomness (fresh at every call for None
@@ -1555,24 +1559,17 @@ class _LongitudinalMechanism(BaseMechanism):
     }
     _parameter_hints = _LONGITUDINAL_HINTS
 
-    def __init__(
-        self,
-        epsilon_perm: float,
-        epsilon_1: float,
-        categories: Categories,
-        memo_label: str,
-        random_state: RandomStateLike,
-    ) -> None:
-        # The parameters every memoized mechanism takes (a subclass stores its
-        # own, then these).
+    def _check_params(self):
+        _check_budgets(self.epsilon_perm, self.epsilon_1)
+
+    def __init__(self, epsilon_perm, epsilon_1, categories, memo_label, random_state):
+        """Store the parameters every memoized mechanism takes (a subclass
+        stores its own, then calls this)."""
         self.epsilon_perm = epsilon_perm
         self.epsilon_1 = epsilon_1
         self.categories = categories
         self.memo_label = memo_label
         self.random_state = random_state
-
-    def _check_params(self):
-        _check_budgets(self.epsilon_perm, self.epsilon_1)
 
     def fit(self, X=None, y=None):
         """Fix the public domain and build both rounds' channels.
@@ -1738,8 +1735,7 @@ class LongitudinalGRR(_LongitudinalMechanism):
         One report, end to end: k-RR at ``epsilon_1``.
     permanent_channel_ : RandomizedResponseChannel
         The memoized round: k-RR at ``epsilon_perm``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+    %(fitted_columns)s
 
     See Also
     --------
@@ -1820,14 +1816,14 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : LongitudinalUEChannel
+        One report, end to end: generalized RAPPOR at ``epsilon_1``.
     permanent_channel_ : RAPPORChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: OUE or SUE at ``epsilon_perm``.
+    %(fitted_columns)s
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_uldp import EmpiricalEstimator
     >>> from sklearn_uldp.mechanisms import LongitudinalUE
     >>> from sklearn_uldp.utils import generate_user_secrets
     >>> X = np.random.default_rng(0).choice(4, p=[.4, .3, .2, .1], size=(50_000, 1))
@@ -1836,6 +1832,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     >>> reports = mech.transform(X, user_secrets=secrets)
     >>> reports.shape, mech.get_feature_names_out()[:2].tolist()
     ((50000, 4), ['x0_0', 'x0_1'])
+    >>> from sklearn_uldp import EmpiricalEstimator
     >>> EmpiricalEstimator().fit(reports).distribution_.round(1).tolist()
     [0.4, 0.3, 0.2, 0.1]
     """
@@ -1899,9 +1896,10 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
     categories_ : ndarray of shape (k,)
     hash_range_ : int
     channel_ : LongitudinalLocalHashingChannel
+        One report, end to end: local hashing at ``epsilon_1``.
     permanent_channel_ : LocalHashingChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: local hashing at ``epsilon_perm``.
+    %(fitted_columns)s
 
     Examples
     --------
@@ -1972,14 +1970,13 @@ class DBitFlipPM(_LongitudinalMechanism):
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
-    bucket_of_ : ndarray of int of shape (k,)
-        The bucket of each category.
+    bucket_of_ : ndarray of shape (k,)
+        The bucket of each category, an int in [0, b).
     channel_ : DBitFlipChannel
         Over the buckets (its categories are each bucket's first category).
     permanent_channel_ : DBitFlipChannel
         The same channel (every draw is permanent).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+    %(fitted_columns)s
 
     Examples
     --------
@@ -2098,8 +2095,8 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
     channel_ : UtilityOptimizedLongitudinalRRChannel
         One report: (X_S, epsilon_1)-uRR.
     permanent_channel_ : PermanentURRChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: (X_S, X_S, epsilon_perm)-ULDP.
+    %(fitted_columns)s
 
     Examples
     --------
@@ -2167,9 +2164,10 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
     categories_ : ndarray of shape (k,)
     sensitive_mask_ : ndarray of bool of shape (k,)
     channel_ : UtilityOptimizedLongitudinalRAPPORChannel
+        One report: (X_S, theta, epsilon_1)-uRAP.
     permanent_channel_ : PermanentURAPChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: (X_S, Y_P, epsilon_perm)-ULDP.
+    %(fitted_columns)s
 
     Examples
     --------
