@@ -43,6 +43,7 @@ ULDP and its post-processing, Prop. 2).
 from __future__ import annotations
 
 import json
+import textwrap
 from math import comb
 from numbers import Integral, Real
 from typing import Any, Literal
@@ -106,14 +107,38 @@ __all__ = [  # each mechanism with its channel(s)
 #: memo between a row's columns: a privacy loss growing with the rounds).
 MEMO_VERSION = "v2"
 
+_CHANNEL_PARAMETERS = """
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+    epsilon_perm, epsilon_1 : float
+    """
+_MEMO_RANDOM_STATE = """
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+        The instantaneous round's randomness (fresh at every call for None
+        and "secure"). An integer also makes missing ``user_secrets``
+        simulated users (simulations only).
+    """
+
+
+def _joined(*fragments):
+    """One fragment of several, in order (each dedented)."""
+    return "\n".join(textwrap.dedent(fragment).strip() for fragment in fragments)
+
+
 #: Docstring fragments of this module's classes (``%(name)s`` lines, filled
 #: by :func:`~sklearn_uldp.utils._docstrings.fill_doc`), with the package's
 #: common ones.
 _DOCS: dict[str, str] = {
     **COMMON,
-    "channel_budgets": """
-        categories : array-like of shape (k,)
-        epsilon_perm, epsilon_1 : float
+    "channel_parameters": _CHANNEL_PARAMETERS,
+    "uldp_channel_parameters": _joined(
+        _CHANNEL_PARAMETERS, "sensitive : array-like of bool of shape (k,)"
+    ),
+    "memo_parameters": _joined(COMMON["categories"], COMMON["memo_label"], _MEMO_RANDOM_STATE),
+    "uldp_attributes": """
+        categories_ : ndarray of shape (k,)
+        sensitive_mask_ : ndarray of bool of shape (k,)
         """,
     "budgets": """
         epsilon_perm : float, default=2.0
@@ -149,12 +174,6 @@ _DOCS: dict[str, str] = {
     "fitted_columns": """
         n_features_in_ : int
         feature_names_in_ : ndarray of shape (n_features,)
-        """,
-    "memo_random_state": """
-        random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-            The instantaneous round's randomness (fresh at every call for None
-            and "secure"). An integer also makes missing ``user_secrets``
-            simulated users (simulations only).
         """,
 }
 
@@ -698,9 +717,7 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     with ``theta = p1 p2 + (1 - p1) q2`` at ``epsilon_1``: every estimator
     of the RAPPOR family applies.
 
-    Parameters
-    ----------
-    %(channel_budgets)s
+    %(channel_parameters)s
     permanent, instantaneous : {"OUE", "SUE"}, default "OUE" and "SUE"
         L-SUE is ("SUE", "SUE") (basic RAPPOR's PRR + IRR), L-OSUE ("OUE",
         "SUE"), L-OUE ("OUE", "OUE"), L-SOUE ("SUE", "OUE").
@@ -859,9 +876,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
     whose value changes d times spends at most ``min(d + 1, g)`` times
     ``epsilon_perm`` (at most g distinct buckets).
 
-    Parameters
-    ----------
-    %(channel_budgets)s
+    %(channel_parameters)s
     hash_range : int
         g, a prime.
 
@@ -1180,10 +1195,7 @@ class PermanentURRChannel(_TwoBudgetsMixin, UtilityOptimizedRRChannel):
     (X_S, X_S, epsilon_perm)-ULDP, and the instantaneous round then makes
     one report exactly (X_S, epsilon_1)-uRR.
 
-    Parameters
-    ----------
-    %(channel_budgets)s
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
 
     Examples
     --------
@@ -1279,10 +1291,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
     (post-processing of the permanent answer, which never turns a
     protected answer into an invertible report).
 
-    Parameters
-    ----------
-    %(channel_budgets)s
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
 
     Examples
     --------
@@ -1363,10 +1372,7 @@ class PermanentURAPChannel(_TwoBudgetsMixin, UnaryEncodingChannel):
     true sensitive bit, and other non-sensitive bits are 0.
     (X_S, Y_P, epsilon_perm)-ULDP since ``t <= p1 (1 - e^-eps_perm)``.
 
-    Parameters
-    ----------
-    %(channel_budgets)s
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
     permanent, instantaneous : {"OUE", "SUE"}
 
     Examples
@@ -1444,10 +1450,7 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
     epsilon_1)-uRAP with ``theta = p1 p2 + (1 - p1) q2``, and any number of
     reports together is (X_S, Y_P, epsilon_perm)-ULDP.
 
-    Parameters
-    ----------
-    %(channel_budgets)s
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
     permanent, instantaneous : {"OUE", "SUE"}, default "OUE" and "SUE"
 
     Examples
@@ -1724,9 +1727,7 @@ class LongitudinalGRR(_LongitudinalMechanism):
     ----------
     %(budgets)s
     parametrization : {"exact", "arcolezi"}, default="exact"
-    %(categories)s
-    %(memo_label)s
-    %(memo_random_state)s
+    %(memo_parameters)s
 
     Attributes
     ----------
@@ -1808,9 +1809,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     instantaneous : {"SUE", "OUE"}, default="SUE"
         OUE reaches only ``epsilon_1`` below a bound set by epsilon_perm (the
         error names it); SUE reaches any ``epsilon_1 < epsilon_perm``.
-    %(categories)s
-    %(memo_label)s
-    %(memo_random_state)s
+    %(memo_parameters)s
 
     Attributes
     ----------
@@ -1887,9 +1886,7 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         prime closest in variance to ``e^epsilon_1 + 1``; see
         :func:`~sklearn_uldp.mechanisms._local_hashing.optimal_hash_range`);
         ``2`` (BiLOLOHA) bounds the longitudinal budget by 2 epsilon_perm.
-    %(categories)s
-    %(memo_label)s
-    %(memo_random_state)s
+    %(memo_parameters)s
 
     Attributes
     ----------
@@ -2084,14 +2081,11 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
     %(budgets)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S (non-empty).
-    %(categories)s
-    %(memo_label)s
-    %(memo_random_state)s
+    %(memo_parameters)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(uldp_attributes)s
     channel_ : UtilityOptimizedLongitudinalRRChannel
         One report: (X_S, epsilon_1)-uRR.
     permanent_channel_ : PermanentURRChannel
@@ -2155,14 +2149,11 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
     sensitive : array-like, boolean mask or callable
     permanent : {"OUE", "SUE"}, default="OUE"
     instantaneous : {"SUE", "OUE"}, default="SUE"
-    %(categories)s
-    %(memo_label)s
-    %(memo_random_state)s
+    %(memo_parameters)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(uldp_attributes)s
     channel_ : UtilityOptimizedLongitudinalRAPPORChannel
         One report: (X_S, theta, epsilon_1)-uRAP.
     permanent_channel_ : PermanentURAPChannel
