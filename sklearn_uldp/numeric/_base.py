@@ -38,7 +38,7 @@ from ..mechanisms._base import RANDOM_STATE_CONSTRAINT
 from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hint
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._reports import attach_channel
-from ..utils._typing import ArrayLike, TransformOutput
+from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
 from ..utils._validation import check_epsilon, check_realizable, validate_params_with_hints
 
 __all__ = [
@@ -841,3 +841,25 @@ class BaseNumericMechanism(PrivatizerBase):
         tags.input_tags.allow_nan = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+class _EpsilonBoundsMechanism(BaseNumericMechanism):
+    """A numeric mechanism whose parameters are ``epsilon``, ``bounds`` and
+    ``random_state`` alone, and whose channel is ``_channel_class(bounds_,
+    epsilon)`` (Duchi's, Piecewise, Hybrid, Square Wave)."""
+
+    _channel_class: type[NumericChannel]
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        bounds: Any = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.random_state = random_state
+
+    def _make_channel(self):
+        return self._channel_class(self.bounds_, self.epsilon)

@@ -42,6 +42,7 @@ from ._base import (
     check_bounds,
     clip_to_bounds,
 )
+from ._docs import fill_numeric_doc
 from ._duchi import DuchiChannel
 from ._mean import _moments, interval_bounds
 from ._piecewise import HybridChannel, PiecewiseChannel
@@ -200,6 +201,7 @@ class MultiNumericChannel(Channel):
         return {key: np.array([row[key] for row in rows]) for key in rows[0]}
 
 
+@fill_numeric_doc
 class MultiNumericMechanism(BaseNumericMechanism):
     """Several numeric attributes per user: sample m of d, each at epsilon / m.
 
@@ -225,21 +227,16 @@ class MultiNumericMechanism(BaseNumericMechanism):
     n_sampled : int or "auto", default="auto"
         m for ``strategy="sample"``: "auto" is Wang et al.'s
         ``max(1, min(d, floor(epsilon / 2.5)))``.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(random_state)s
 
     Attributes
     ----------
     bounds_ : list of tuple of float
     n_sampled_ : int
     channel_ : MultiNumericChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined when X has string column names.
+    %(features_in)s
 
-    References
-    ----------
-    N. Wang et al., "Collecting and Analyzing Multidimensional Data with
-    Local Differential Privacy", ICDE 2019.
+    %(wang_references)s
 
     Examples
     --------
