@@ -33,6 +33,12 @@ NUMERIC: dict[str, str] = {
         feature_names_in_ : ndarray of str
             Defined when X has string column names.
         """,
+    "channel_parameters": """
+        Parameters
+        ----------
+        bounds : (float, float)
+        epsilon : float
+        """,
     "wang_references": """
         References
         ----------

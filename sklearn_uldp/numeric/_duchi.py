@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._base import NumericChannel, _EpsilonBoundsMechanism
-from ._docs import mechanism_doc
+from ._docs import fill_numeric_doc, mechanism_doc
 from ._kernels import fused_reports, two_point_codes
 
 __all__ = ["DuchiMechanism", "DuchiChannel"]
@@ -36,13 +36,11 @@ def _plus_slope(epsilon):
     return 0.5 * math.tanh(epsilon / 2.0)
 
 
+@fill_numeric_doc
 class DuchiChannel(NumericChannel):
     """Duchi et al.'s two-point channel (``-C`` or ``+C`` on the unit scale).
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -61,7 +59,8 @@ class DuchiChannel(NumericChannel):
         super().__init__(bounds, epsilon)
         self._check_budget(f"Duchi's mechanism at epsilon={self.epsilon!r}")
 
-    def _draw_probabilities(self, epsilon):
+    @staticmethod
+    def _draw_probabilities(epsilon):
         low = 0.5 - _plus_slope(epsilon)
         return np.array([low, 1.0 - low])
 
@@ -84,20 +83,22 @@ class DuchiChannel(NumericChannel):
     def _codes(self, values, uniforms):
         return two_point_codes(self.plus_probability(values), uniforms)
 
-    def _fused(self, values, uniforms, out):
+    def fused_params(self):
+        """Parameters of the compiled one-pass sampler (also Hybrid's, for its
+        Duchi part)."""
         low, high = self.bounds
-        return fused_reports(
-            "duchi",
-            values,
-            uniforms,
-            out,
-            low=low,
-            high=high,
-            two_over_width=2.0 / (high - low),
-            slope=_plus_slope(self.epsilon),
-            minus=self.output_values()[0],
-            plus=self.output_values()[1],
-        )
+        minus, plus = self.output_values()
+        return {
+            "low": low,
+            "high": high,
+            "two_over_width": 2.0 / (high - low),
+            "slope": _plus_slope(self.epsilon),
+            "minus": minus,
+            "plus": plus,
+        }
+
+    def _fused(self, values, uniforms, out):
+        return fused_reports("duchi", values, uniforms, out, **self.fused_params())
 
     def variance(self, values):
         t = self.to_unit(values)

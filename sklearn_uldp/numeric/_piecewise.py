@@ -36,8 +36,8 @@ import numpy as np
 from ..utils._typing import ArrayLike
 from ._band import BandChannel, band_masses
 from ._base import GRID_CELLS, NumericChannel, _EpsilonBoundsMechanism
-from ._docs import mechanism_doc
-from ._duchi import DuchiChannel, _plus_slope
+from ._docs import fill_numeric_doc, mechanism_doc
+from ._duchi import DuchiChannel
 from ._kernels import fused_reports, hybrid_codes
 
 __all__ = [
@@ -110,13 +110,11 @@ def hybrid_alpha(epsilon):
     return 1.0 - 1.0 / h if mixture < duchi else 0.0
 
 
+@fill_numeric_doc
 class PiecewiseChannel(BandChannel):
     """Wang et al.'s Piecewise Mechanism on an output grid of ``GRID_CELLS`` cells.
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -198,16 +196,14 @@ class PiecewiseChannel(BandChannel):
         return float(bound * half**2)
 
 
+@fill_numeric_doc
 class HybridChannel(NumericChannel):
     """Wang et al.'s Hybrid Mechanism: Piecewise with probability alpha, else Duchi.
 
     Output codes ``0 .. GRID_CELLS - 1`` are the Piecewise cells, then
     Duchi's ``-C`` and ``+C``.
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -229,11 +225,11 @@ class HybridChannel(NumericChannel):
 
     def _draw_probabilities(self, epsilon):
         alpha = hybrid_alpha(epsilon)
-        low = 0.5 - _plus_slope(epsilon)
+        duchi = DuchiChannel._draw_probabilities(epsilon)
         if alpha == 0.0:
-            return np.array([low, 1.0 - low])
+            return duchi
         qc, _ = band_masses(epsilon, piecewise_band_length(epsilon), GRID_CELLS)
-        return np.array([alpha * qc, (1.0 - alpha) * low, alpha, 1.0 - alpha])
+        return np.array([alpha * qc, (1.0 - alpha) * duchi[0], alpha, 1.0 - alpha])
 
     @property
     def n_outputs(self):
@@ -266,21 +262,9 @@ class HybridChannel(NumericChannel):
         )
 
     def _fused(self, values, uniforms, out):
-        params = self.piecewise.law.fused_params(self.piecewise)
-        low, high = self.bounds
-        minus, plus = self.duchi.output_values()
-        return fused_reports(
-            "hybrid",
-            values,
-            uniforms,
-            out,
-            two_over_width=2.0 / (high - low),
-            slope=_plus_slope(self.epsilon),
-            alpha=self.alpha,
-            minus=minus,
-            plus=plus,
-            **params,
-        )
+        # the same bounds in both parts: the band's low/high are Duchi's
+        params = {**self.duchi.fused_params(), **self.piecewise.law.fused_params(self.piecewise)}
+        return fused_reports("hybrid", values, uniforms, out, alpha=self.alpha, **params)
 
     def two_point_reports(self):
         # With alpha > 0 every report is Piecewise's (a continuum) with

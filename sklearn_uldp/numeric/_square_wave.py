@@ -39,7 +39,7 @@ from ..utils._random import check_random_generator
 from ..utils._typing import ArrayLike, RandomStateLike
 from ._band import BandChannel
 from ._base import GRID_CELLS, _EpsilonBoundsMechanism
-from ._docs import mechanism_doc
+from ._docs import fill_numeric_doc, mechanism_doc
 from ._estimator_base import NumericEstimatorBase
 from ._kernels import band_em
 from ._sampled import report_law
@@ -76,13 +76,11 @@ def _band_length(epsilon, cells=GRID_CELLS):
     return int(min(max(round(cells * 2.0 * b / (1.0 + 2.0 * b)), 1), cells - 1))
 
 
+@fill_numeric_doc
 class SquareWaveChannel(BandChannel):
     """Li et al.'s Square Wave channel on an output grid of ``GRID_CELLS`` cells.
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
