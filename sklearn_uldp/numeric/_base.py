@@ -465,8 +465,9 @@ class NumericChannel(Channel):
         return None
 
 
-def _as_float_reports(reports, channel):
-    """Reports of one column as a 1-D float64 array, with clear errors."""
+def _one_report_column(reports):
+    """The column of a one-column DataFrame, other reports as they are;
+    sparse matrices and DataFrames of several columns refused."""
     if hasattr(reports, "iloc") and getattr(reports, "ndim", 1) == 2:
         if reports.shape[1] != 1:
             raise ReportMismatchError(
@@ -476,16 +477,28 @@ def _as_float_reports(reports, channel):
         reports = reports.iloc[:, 0]
     if hasattr(reports, "toarray"):
         raise ReportMismatchError("Got a sparse matrix; numeric reports are one number per user.")
-    if hasattr(reports, "to_numpy"):
-        reports = reports.to_numpy()
-    arr = np.asarray(reports)
+    return reports
+
+
+def _one_dimensional(arr, hint=False):
+    """``arr`` of shape (n,) or (n, 1) as shape (n,); another shape refused
+    (``hint``: with how to select one column's reports of several)."""
     if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
+        return arr[:, 0]
     if arr.ndim != 1:
         raise ReportMismatchError(
             f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}."
-            + several_columns_hint(arr.shape, 1)
+            + (several_columns_hint(arr.shape, 1) if hint else "")
         )
+    return arr
+
+
+def _as_float_reports(reports, channel):
+    """Reports of one column as a 1-D float64 array, with clear errors."""
+    reports = _one_report_column(reports)
+    if hasattr(reports, "to_numpy"):
+        reports = reports.to_numpy()
+    arr = _one_dimensional(np.asarray(reports), hint=True)
     if arr.dtype.kind not in "iuf":
         kind = pd.api.types.infer_dtype(arr, skipna=False)
         if kind not in ("integer", "floating", "mixed-integer-float"):
