@@ -151,6 +151,12 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     return low, high
 
 
+def _ranges_schema(description: str) -> dict[str, Any]:
+    """The spec schema of a list of ranges ``[low, high]`` (at least one)."""
+    pair = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+    return {"type": "array", "minItems": 1, "items": pair, "description": description}
+
+
 class NumericChannel(Channel):
     """Base class of the channels of bounded numeric values.
 

@@ -44,7 +44,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..utils._typing import ArrayLike, RandomStateLike
-from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel, check_bounds
+from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel, _ranges_schema, check_bounds
 from ._docs import fill_numeric_doc
 from ._kernels import one_bit_codes
 
@@ -160,12 +160,9 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **NumericChannel._spec_field_schemas,
-        "sensitive": {
-            "type": "array",
-            "minItems": 1,
-            "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
-            "description": "The sensitive ranges [low, high] (closed), within the bounds.",
-        },
+        "sensitive": _ranges_schema(
+            "The sensitive ranges [low, high] (closed), within the bounds."
+        ),
         "disclosure": {
             "type": ["number", "null"],
             "exclusiveMinimum": 0,
