@@ -109,6 +109,11 @@ class NumericEstimatorBase(BaseEstimator):
     def _forget_estimate(self):
         self.__dict__.pop("_cache", None)
 
+    def _forget_fit(self):
+        for attr in _FITTED:
+            self.__dict__.pop(attr, None)
+        self._forget_estimate()
+
     # -------------------------------------------------------------------- fit
     def fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Estimate from a batch of reports.
@@ -125,9 +130,7 @@ class NumericEstimatorBase(BaseEstimator):
         -------
         self : object
         """
-        for attr in _FITTED:
-            self.__dict__.pop(attr, None)
-        self._forget_estimate()
+        self._forget_fit()
         self.partial_fit(X)
         self._estimate()
         return self
@@ -195,9 +198,7 @@ class NumericEstimatorBase(BaseEstimator):
                     "The statistics come from another mechanism than `mechanism`: "
                     f"{declared.describe_difference(statistics.channel)}."
                 )
-        for attr in _FITTED:
-            self.__dict__.pop(attr, None)
-        self._forget_estimate()
+        self._forget_fit()
         self._add(statistics)
         self._estimate()
         return self
