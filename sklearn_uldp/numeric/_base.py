@@ -711,7 +711,7 @@ class BaseNumericMechanism(PrivatizerBase):
         Returns
         -------
         self : object
-            The fitted mechanism.
+            The fitted mechanism (``bounds_``, ``channel_``).
         """
         validate_params_with_hints(self, NUMERIC_PARAMETER_HINTS)
         self._check_params()
@@ -870,11 +870,7 @@ class _EpsilonBoundsMechanism(BaseNumericMechanism):
     _channel_class: type[NumericChannel]
 
     def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        bounds: Any = "auto",
-        random_state: RandomStateLike = None,
+        self, epsilon: float = 1.0, *, bounds: Any = "auto", random_state: RandomStateLike = None
     ) -> None:
         self.epsilon = epsilon
         self.bounds = bounds

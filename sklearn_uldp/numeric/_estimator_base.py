@@ -43,6 +43,7 @@ def as_numeric_channel(mechanism: Any) -> Channel:
     Returns
     -------
     channel : Channel
+        The mechanism's channel (``channel_``), or the channel of the spec.
 
     Examples
     --------

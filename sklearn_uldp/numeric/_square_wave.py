@@ -56,6 +56,16 @@ __all__ = [
 def square_wave_band(epsilon: float) -> float:
     """The paper's optimal band half-width b on the unit scale [0, 1].
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget of a report.
+
+    Returns
+    -------
+    band : float
+        ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``.
+
     Examples
     --------
     >>> from sklearn_uldp.numeric import square_wave_band
@@ -524,10 +534,13 @@ class SquareWaveEstimator(NumericEstimatorBase):
         Parameters
         ----------
         q : float or array-like of floats in [0, 1]
+            The fractions (0.5: the median).
 
         Returns
         -------
         quantiles : float or ndarray
+            The values below which fractions ``q`` of the distribution lie
+            (a float for a float ``q``).
         """
         return _quantiles(self.distribution_, self.bin_edges_, q)
 
