@@ -132,6 +132,9 @@ def main(argv=None):
     parser.add_argument("--no-anchor", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--show-found", action="store_true", help="print the items each library found"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.n = 100_000
@@ -150,9 +153,13 @@ def main(argv=None):
             if name != "SFP":
                 found, secs = run_ours(name, X, eps, args.seed)
                 row["ours"] = (*scores(found, truth), secs)
+                if args.show_found:
+                    print(f"# sklearn-uldp {name} eps={eps:g} found: {found[:TOP]}")
             if not args.no_anchor:
                 m = args.anchor_n or args.n
                 found, loop, decode = run_pure(name, Xp[:m], eps, alphabet, args.seed)
+                if args.show_found:
+                    print(f"# pure-ldp {name} eps={eps:g} found: {found[:TOP]}")
                 # The per-user loop is linear in n; decoding depends on the
                 # candidates only (measured once).
                 row["pure"] = (*scores(found, truth), loop * args.n / m + decode, m < args.n)

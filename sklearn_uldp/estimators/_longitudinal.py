@@ -101,16 +101,13 @@ class LongitudinalEstimator(BaseEstimator):
         self.mechanism = mechanism
 
     def __sklearn_clone__(self):
-        mechanism = self.mechanism
-        if not isinstance(mechanism, Channel):
-            return super().__sklearn_clone__()
-        # A channel is an immutable public spec, not an estimator: the clone
-        # shares it (as DistributionEstimator's clone does).
-        template = copy.copy(self)
-        template.mechanism = None
-        new = super(LongitudinalEstimator, template).__sklearn_clone__()
-        new.mechanism = mechanism
-        return new
+        """A clone sharing ``mechanism`` when it is a channel (an immutable
+        public spec, not an estimator; as DistributionEstimator's clone does)."""
+        if isinstance(self.mechanism, Channel):
+            new = clone(copy.copy(self).set_params(mechanism=None))
+            new.mechanism = self.mechanism
+            return new
+        return super().__sklearn_clone__()
 
     def _template(self):
         est = EmpiricalEstimator() if self.estimator is None else self.estimator
@@ -148,10 +145,10 @@ class LongitudinalEstimator(BaseEstimator):
         for label, reports in zip(labels, batches, strict=True):
             carried = get_channel(reports)
             if channel is not None and carried is not None and carried != channel:
+                differences = ", ".join(channel.describe_difference(carried))
                 raise ReportMismatchError(
                     f"The reports of round {label!r} come from {carried!r}, but earlier "
-                    f"rounds from {channel!r} (differences: "
-                    f"{', '.join(channel.describe_difference(carried))}). Every round of "
+                    f"rounds from {channel!r} (differences: {differences}). Every round of "
                     "a longitudinal collection must use the same spec: the users' "
                     "memoized answers are tied to it, and a new spec spends "
                     "epsilon_perm again. Estimate each spec's rounds separately."

@@ -54,7 +54,9 @@ from threadpoolctl import threadpool_limits
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
-from ..mechanisms._longitudinal import _ue_bit_log_ratio
+from ..mechanisms._longitudinal import _DOCS as _MEMO_DOCS
+from ..mechanisms._longitudinal import _check_rounds, _ue_bit_log_ratio
+from ..utils._docstrings import fill_doc
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
@@ -208,12 +210,9 @@ class BloomRAPPORProtocol(_Protocol):
         in some cohort are disjoint with h bits each (see
         :meth:`channel_matrix` with ``n_rounds``).
         """
-        if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
-            raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+        tau = _check_rounds(n_rounds)
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_ratio = _ue_bit_log_ratio(
-                int(n_rounds), 1.0 - self.f / 2, self.f / 2, self.q, self.p
-            )
+            log_ratio = _ue_bit_log_ratio(tau, 1.0 - self.f / 2, self.f / 2, self.q, self.p)
         return float(self.n_hashes * (np.max(log_ratio) + np.max(-log_ratio)))
 
     def memo_context(self, purpose, label=""):
@@ -652,6 +651,7 @@ class BloomRAPPOR(OpenDomainMechanism):
     def _encode(self, X):
         return self.protocol_.encoding.whole_keys(require_items(X))
 
+    @fill_doc(_MEMO_DOCS)
     def transform(self, X, user_secrets=None):
         """Privatize each item: memoized cohort and PRR, fresh IRR.
 
@@ -659,12 +659,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         ----------
         X : array-like of shape (n_samples,) or (n_samples, 1)
             One column of items, one row per user.
-        user_secrets : sequence of bytes or UserKeys, default=None
-            One secret per row (at least 16 bytes, all distinct), kept by
-            each user for every round; see
-            :func:`~sklearn_uldp.utils.generate_user_secrets`. Required
-            unless ``random_state`` is an integer (a simulation: row i is
-            simulated user i). Never stored.
+        %(user_secrets)s
 
         Returns
         -------
@@ -682,18 +677,14 @@ class BloomRAPPOR(OpenDomainMechanism):
         out = self.protocol_.sample(keys[codes], rng, permanent=permanent)
         return self._container(out, X)
 
+    @fill_doc(_MEMO_DOCS)
     def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
         ----------
         X : array-like of shape (n_samples,) or (n_samples, 1)
-        y : None
-            Ignored.
-        user_secrets : sequence of bytes or UserKeys, default=None
-            One secret per row (see :meth:`transform`).
-        **fit_params : dict
-            Ignored.
+        %(fit_transform_secrets)s
 
         Returns
         -------
@@ -701,19 +692,14 @@ class BloomRAPPOR(OpenDomainMechanism):
         """
         return self.fit(X, y).transform(X, user_secrets=user_secrets)
 
+    @fill_doc(_MEMO_DOCS)
     def exposure(self, n_rounds):
         """Privacy loss of ``n_rounds`` reports of one item by one user.
 
         ``epsilon_`` for one report, never above ``epsilon_permanent_``
         (see :meth:`BloomRAPPORProtocol.exposure`).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         check_is_fitted(self, "protocol_")
         return self.protocol_.exposure(n_rounds)

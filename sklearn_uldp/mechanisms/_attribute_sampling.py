@@ -63,6 +63,7 @@ from ._channel import (
     Channel,
     ReportStatistics,
     _is_missing_scalar,
+    histogram_em_gradient,
 )
 from ._randomized_response import UtilityOptimizedRRChannel
 from ._rappor import RAPPORChannel, UnaryEncodingChannel, _bit_rows
@@ -554,6 +555,11 @@ def _as_base(base, categories, cls_name):
     return base, cats
 
 
+def _base_property(name):
+    """A read-only property reading the attribute ``name`` of ``self.base``."""
+    return property(lambda self: getattr(self.base, name))
+
+
 class _AttributeChannel(Channel):
     """Shared part of the per-attribute channels of the sampling strategies."""
 
@@ -608,21 +614,10 @@ class _AttributeChannel(Channel):
         return diffs + [f"base {d}" for d in self.base.describe_difference(other.base)]
 
     # The domain, the sensitive set and the outputs are the base's.
-    @property
-    def sensitive_mask(self):
-        return self.base.sensitive_mask
-
-    @property
-    def exact_categories(self):
-        return self.base.exact_categories
-
-    @property
-    def n_outputs(self):
-        return self.base.n_outputs
-
-    @property
-    def report_bits(self):
-        return self.base.report_bits
+    sensitive_mask = _base_property("sensitive_mask")
+    exact_categories = _base_property("exact_categories")
+    n_outputs = _base_property("n_outputs")
+    report_bits = _base_property("report_bits")
 
     def output_labels(self):
         return self.base.output_labels()
@@ -916,14 +911,7 @@ class SampledFakeChannel(_AttributeChannel):
         p = np.asarray(p, dtype=float)
         lam = self._lam
         if self.report_format == "categorical":
-            hist = stats.counts
-            m = self.forward(p)
-            seen = hist > 0
-            v = np.zeros_like(m)
-            with np.errstate(divide="ignore"):
-                v[seen] = hist[seen] / m[seen]
-                log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
-            return self.adjoint(v) / stats.n, log_lik
+            return histogram_em_gradient(self, stats, p)
         if self.fake == "random":
             # F = Q(.|pi): the base's gradient at the mixed input law.
             g, log_lik = self.base.em_gradient(

@@ -599,6 +599,26 @@ def _declared_categories(X):
     return list(dict.fromkeys(values))
 
 
+class _BudgetMechanism(BaseMechanism):
+    """Base of the mechanisms whose only parameter besides the domain is a budget.
+
+    ``RandomizedResponse`` and ``BinaryLocalHashing`` take ``(epsilon, *,
+    categories, random_state)``; scikit-learn reads the parameters from this
+    ``__init__``.
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        categories: Categories = "auto",
+        random_state: RandomStateLike = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.categories = categories
+        self.random_state = random_state
+
+
 class SensitiveSetMechanism(BaseMechanism):
     """Base of the mechanisms whose only parameters are a budget and X_S.
 

@@ -23,6 +23,7 @@ from ..utils._validation import (
     realized_probability,
 )
 from ._base import BaseMechanism
+from ._docs import fill_mechanism_doc
 from ._randomized_response import _LabelledOutputsChannel
 
 __all__ = ["BinaryOptimalChannel", "BinaryOptimalResponse", "binary_optimal_matrix"]
@@ -237,6 +238,7 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
         return np.where(flip, 1 - codes, codes)
 
 
+@fill_mechanism_doc
 class BinaryOptimalResponse(BaseMechanism):
     """Universally optimal binary mechanism for context-aware LDP (Thm. 2).
 
@@ -263,15 +265,13 @@ class BinaryOptimalResponse(BaseMechanism):
         Bound on ``log Q(y|2) / Q(y|1)``. Not both infinite.
     categories : "auto" or array-like of shape (2,), default="auto"
         The two values, element 1 first.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(random_state)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (2,)
     channel_ : BinaryOptimalChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------

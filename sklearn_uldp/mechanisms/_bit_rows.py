@@ -1072,16 +1072,7 @@ class BitRows:
             return n / A, n * float(np.log(A)), np.zeros(0)
         store = self.distinct_rows()
         blocks = store._all_blocks()
-        if store.packed:
-            shared = _byte_tables(b)
-        else:
-            # The compiled loop needs no unit data (32 MB allocated and
-            # faulted in for nothing).
-            shared = (
-                None
-                if _KERNEL == "numba"
-                else _unit_data(max((blk.nnz for blk in blocks), default=0))
-            )
+        shared = _shared_tables(store, blocks, b)
         weights = store._weights
         rows = store.block_rows
         items = [
@@ -1120,14 +1111,7 @@ class BitRows:
         if not self.n_cols:
             return np.full(store.n_rows, float(A)), store._weights
         blocks = store._all_blocks()
-        if store.packed:
-            shared = _byte_tables(b)
-        else:
-            shared = (
-                None
-                if _KERNEL == "numba"
-                else _unit_data(max((blk.nnz for blk in blocks), default=0))
-            )
+        shared = _shared_tables(store, blocks, b)
         n_jobs = _serial_if_small(store, n_jobs)
         parts = list(_imap_blocks(lambda block: block.row_sums(A, b, shared), blocks, n_jobs))
         D = np.concatenate(parts) if parts else np.zeros(0)
@@ -1271,6 +1255,17 @@ def _distinct_rows(store):
 
 
 _UNIT_DATA = np.ones(0)
+
+
+def _shared_tables(store, blocks, b):
+    """What every block's product with ``b`` reads: byte tables for packed
+    blocks, else the numpy loop's unit data (None for the compiled loop,
+    which needs none: 32 MB allocated and faulted in for nothing)."""
+    if store.packed:
+        return _byte_tables(b)
+    if _KERNEL == "numba":
+        return None
+    return _unit_data(max((blk.nnz for blk in blocks), default=0))
 
 
 def _unit_data(size):

@@ -107,6 +107,7 @@ from ..utils._bits import (
 from ..utils._typing import ArrayLike, Categories, RandomStateLike, Sensitive
 from ..utils._validation import check_sensitive, realized_probability
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
+from ._docs import fill_mechanism_doc
 from ._rappor import (
     UnaryEncodingChannel,
     UtilityOptimizedRAPPOR,
@@ -945,6 +946,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
         return float(per_size @ self._log_c0_h)
 
 
+@fill_mechanism_doc
 class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
     """Utility-optimized block design (uBD), an (X_S, Y_P, epsilon)-ULDP mechanism.
 
@@ -966,10 +968,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
-    sensitive : array-like, boolean mask or callable
-        The sensitive categories X_S (non-empty).
+    %(epsilon_sensitive)s
     subset_size : int, dict or "auto", default=1
         h, between 1 and max(1, s - 1); or a mixture over subset sizes
         ``{h: weight}`` (each user first draws h, with its own uniform draw,
@@ -982,29 +981,19 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         mixes several sizes, estimates with the paper's projection decoder
         at that alpha (``channel_.alpha``; its statistics then also hold
         per-size counts). With one size it is the per-category estimator.
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    sparse_output : bool, default=False
-        Return a scipy CSR array instead of a dense uint8 array.
-    packed_output : bool, default=False
-        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
-        bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``. With
-        pandas output, one binary column per input column, named after it
-        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
+    %(categories)s
+    %(bit_vector_output)s
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
     subset_size_ : int or dict
         The h (or the mixture ``{h: weight}``) in use; with
         ``subset_size="optimal"`` the decoder's alpha is ``channel_.alpha``.
     channel_ : UtilityOptimizedBlockDesignChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -1118,6 +1107,7 @@ class UtilityOptimizedBlockDesign(_UnaryEncodingMechanism):
         raise AttributeError("uBD has no theta.")
 
 
+@fill_mechanism_doc
 class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
     """Utility-optimized OUE (uOUE): uRAP with theta = 1/2.
 
@@ -1131,32 +1121,16 @@ class UtilityOptimizedOUE(UtilityOptimizedRAPPOR):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
-    sensitive : array-like, boolean mask or callable
-        The sensitive categories X_S (non-empty).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    sparse_output : bool, default=False
-        Return a scipy CSR array instead of a dense uint8 array.
-    packed_output : bool, default=False
-        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
-        bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``. With
-        pandas output, one binary column per input column, named after it
-        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(epsilon_sensitive)s
+    %(domain_bits_and_seed)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
     channel_ : UnaryEncodingChannel
     theta_ : float
         Always 0.5.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------

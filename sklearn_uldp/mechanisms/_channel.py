@@ -648,6 +648,19 @@ class Channel:
         raise NotImplementedError
 
 
+def sensitive_mask_schema(what: str = "a sensitive category") -> dict[str, Any]:
+    """The spec schema of a channel's ``sensitive`` field: a boolean mask, one true at least.
+
+    ``what`` names a category whose entry is true, in the field's description.
+    """
+    return {
+        "type": "array",
+        "items": {"type": "boolean"},
+        "contains": {"const": True},
+        "description": (f"Boolean mask aligned with categories: true for {what} (at least one)."),
+    }
+
+
 class SensitiveSetMixin:
     """A channel whose sensitive set X_S is the boolean mask ``self._sensitive``.
 
@@ -743,14 +756,38 @@ class CategoricalChannel(Channel):
         return None
 
     def em_gradient(self, stats, p, *, n_jobs=None):
-        hist = stats.counts
-        m = self.forward(p)
-        seen = hist > 0
-        v = np.zeros_like(m)
-        with np.errstate(divide="ignore"):
-            v[seen] = hist[seen] / m[seen]
-            log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
-        return self.adjoint(v) / stats.n, log_lik
+        return histogram_em_gradient(self, stats, p)
+
+
+def kept_reports(stats, kind):
+    """The per-report part of ``stats`` (``stats.extra``), which a likelihood needs.
+
+    ``kind`` names the reports in the error raised when the statistics were
+    computed without ``keep_reports=True``.
+    """
+    if stats.extra is None:
+        raise ValueError(
+            f"The likelihood of {kind} reports needs the reports themselves: "
+            "compute the statistics with keep_reports=True."
+        )
+    return stats.extra
+
+
+def histogram_em_gradient(channel, stats, p):
+    """EM's gradient and log-likelihood from a histogram of output codes.
+
+    ``Q^T (hist / Q p) / n`` and ``sum hist log(Q p)`` over the outputs seen,
+    with the channel's own ``forward`` and ``adjoint``: for channels whose
+    statistics are ``stats.counts`` over ``n_outputs`` codes.
+    """
+    hist = stats.counts
+    m = channel.forward(p)
+    seen = hist > 0
+    v = np.zeros_like(m)
+    with np.errstate(divide="ignore"):
+        v[seen] = hist[seen] / m[seen]
+        log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
+    return channel.adjoint(v) / stats.n, log_lik
 
 
 def _hashable(value):

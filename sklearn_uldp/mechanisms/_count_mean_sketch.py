@@ -52,8 +52,10 @@ from ._channel import (
     Channel,
     ReportStatistics,
     _integer_codes,
+    kept_reports,
     several_columns_hint,
 )
+from ._docs import fill_mechanism_doc
 from ._hadamard import _parity, fwht
 from ._oracle_kernels import numba, report_array, sketch_fill
 from ._rappor import _byte_realized, check_packed_reports
@@ -644,11 +646,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         return self._gather(C) / stats.n
 
     def em_gradient(self, stats, p, *, n_jobs=None):
-        if stats.extra is None:
-            raise ValueError(
-                "The likelihood of count-mean-sketch reports needs the reports "
-                "themselves: compute the statistics with keep_reports=True."
-            )
+        kept_reports(stats, "count-mean-sketch")
         p = np.asarray(p, dtype=float)
         P = self._bucket_mass(p)  # (h, m)
         delta = self._w1 - self._w0
@@ -688,6 +686,7 @@ _SKETCH_CONSTRAINTS = {
 }
 
 
+@fill_mechanism_doc
 class CountMeanSketch(BaseMechanism):
     """Apple's count-mean sketch (CMS), an epsilon-LDP oracle for large domains.
 
@@ -700,29 +699,24 @@ class CountMeanSketch(BaseMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     n_buckets : int, default=256
         m, the number of buckets (the report carries m bits).
     n_hashes : int, default=256
         h, the number of hash functions (at most 65536).
-    hash_seed : int, default=0
-        Public seed of the hash functions (part of the spec).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
+    %(hash_seed)s
+    %(categories)s
     packed_output : bool, default=False
         Return :class:`~sklearn_uldp.mechanisms.PackedReports`: the m bits
         of a report packed 8 to a byte, its hash index in ``index`` (ceil(m /
         8) + 1 or 2 bytes a report instead of m + 1 or 2 m + 2).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(random_state)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : CountMeanSketchChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -797,6 +791,7 @@ class CountMeanSketch(BaseMechanism):
         return tags
 
 
+@fill_mechanism_doc
 class HadamardCountMeanSketch(BaseMechanism):
     """Apple's Hadamard count-mean sketch (HCMS): one bit of value per report.
 
@@ -809,25 +804,19 @@ class HadamardCountMeanSketch(BaseMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     n_buckets : int, default=1024
         m, a power of two.
     n_hashes : int, default=256
         h (at most 65536).
-    hash_seed : int, default=0
-        Public seed of the hash functions (part of the spec).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(hash_seed)s
+    %(domain_and_seed)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : HadamardCountMeanSketchChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------

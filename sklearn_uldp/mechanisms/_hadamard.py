@@ -41,7 +41,13 @@ from ..utils._validation import (
     resolve_blocks,
 )
 from ._base import BaseMechanism, SensitiveSetMechanism
-from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel, SensitiveSetMixin
+from ._channel import (
+    MAX_MATRIX_OUTPUTS,
+    CategoricalChannel,
+    SensitiveSetMixin,
+    sensitive_mask_schema,
+)
+from ._docs import fill_mechanism_doc
 
 __all__ = [
     "fwht",
@@ -424,15 +430,7 @@ class HighLowHadamardChannel(SensitiveSetMixin, _CenteredStatistic, CategoricalC
     name = "hlhr"
     _spec_field_schemas = {
         **CategoricalChannel._spec_field_schemas,
-        "sensitive": {
-            "type": "array",
-            "items": {"type": "boolean"},
-            "contains": {"const": True},
-            "description": (
-                "Boolean mask aligned with categories: true for a category of "
-                "the sensitive set A (at least one)."
-            ),
-        },
+        "sensitive": sensitive_mask_schema("a category of the sensitive set A"),
     }
 
     def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike) -> None:
@@ -829,6 +827,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
 
 # ---------------------------------------------------------------- mechanisms
+@fill_mechanism_doc
 class HadamardResponse(BaseMechanism):
     """Hadamard response (HR), an epsilon-LDP mechanism with log2 K-bit reports.
 
@@ -852,8 +851,7 @@ class HadamardResponse(BaseMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     block_size : None, int or "auto", default="auto"
         ``None`` is plain HR; an int (a power of two >= 2) is blocked HR with
         that block size; ``"auto"`` chooses it: plain HR up to about
@@ -861,10 +859,7 @@ class HadamardResponse(BaseMechanism):
         b = 256 at eps = 2, 32 at eps = 4, 2 at eps = 10), which is what
         keeps HR accurate at large budgets (at eps = 4, n = 10^6: total
         variation 0.108 against 0.165 for plain HR at k = 1000).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_and_seed)s
 
     Attributes
     ----------
@@ -872,8 +867,7 @@ class HadamardResponse(BaseMechanism):
     channel_ : HadamardResponseChannel
         The public spec; ``channel_.K`` is the number of outputs and
         ``channel_.b`` the block size.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -943,6 +937,7 @@ class HadamardResponse(BaseMechanism):
         return HadamardResponseChannel(self.categories_, self.epsilon, b)
 
 
+@fill_mechanism_doc
 class HighLowHadamardResponse(SensitiveSetMechanism):
     """High-low Hadamard response: (A, epsilon)-HLLDP and ULDP, O(log k) bits.
 
@@ -959,22 +954,16 @@ class HighLowHadamardResponse(SensitiveSetMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories A (non-empty).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_and_seed)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
     channel_ : HighLowHadamardChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -1003,6 +992,7 @@ class HighLowHadamardResponse(SensitiveSetMechanism):
         return HighLowHadamardChannel(self.categories_, self.epsilon, self.sensitive_mask_)
 
 
+@fill_mechanism_doc
 class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
     """Utility-optimized Hadamard response (uHR): high-low HR with A = X_S.
 
@@ -1020,22 +1010,16 @@ class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S (non-empty), high-low HR's set A.
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_and_seed)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
     channel_ : HighLowHadamardChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -1055,6 +1039,7 @@ class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
     """
 
 
+@fill_mechanism_doc
 class BlockHadamardResponse(BaseMechanism):
     """Block-structured Hadamard response for (P, epsilon)-BSLDP.
 
@@ -1076,10 +1061,7 @@ class BlockHadamardResponse(BaseMechanism):
         The partition: ``{category: block_label}``, a list of lists of
         categories, block labels aligned with ``categories``, or a callable
         ``f(category) -> block_label``.
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_and_seed)s
 
     Attributes
     ----------
@@ -1087,8 +1069,7 @@ class BlockHadamardResponse(BaseMechanism):
     blocks_ : ndarray of int of shape (k,)
         Block id of each category.
     channel_ : BlockHadamardChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------

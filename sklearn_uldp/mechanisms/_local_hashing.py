@@ -40,8 +40,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..utils._hashing import _digits, is_prime, linear_hash, linear_hash_table, n_digits
 from ..utils._sampling import randomized_response_codes
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
-from ._base import BaseMechanism
+from ._base import BaseMechanism, _BudgetMechanism
 from ._channel import MAX_MATRIX_OUTPUTS, CategoricalChannel
+from ._docs import fill_mechanism_doc
 from ._oracle_kernels import HAVE_NUMBA, linear_hash_blocks
 from ._randomized_response import RandomizedResponseChannel, _urr_probabilities
 
@@ -445,6 +446,7 @@ _HASH_HINT = (
 )
 
 
+@fill_mechanism_doc
 class OptimizedLocalHashing(BaseMechanism):
     """Optimized local hashing (OLH), an epsilon-LDP frequency oracle.
 
@@ -462,15 +464,11 @@ class OptimizedLocalHashing(BaseMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     hash_range : "optimal" or int, default="optimal"
         g, a prime. ``"optimal"`` picks the prime with the smallest variance
         (:func:`optimal_hash_range`).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_and_seed)s
 
     Attributes
     ----------
@@ -479,8 +477,7 @@ class OptimizedLocalHashing(BaseMechanism):
         The hash range g used.
     channel_ : LocalHashingChannel
         The public spec.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -528,7 +525,8 @@ class OptimizedLocalHashing(BaseMechanism):
         return LocalHashingChannel(self.categories_, self.epsilon, g)
 
 
-class BinaryLocalHashing(BaseMechanism):
+@fill_mechanism_doc
+class BinaryLocalHashing(_BudgetMechanism):
     """Binary local hashing (BLH), an epsilon-LDP frequency oracle.
 
     Local hashing with g = 2 buckets (Wang et al. 2017; the hash of Bassily
@@ -539,19 +537,14 @@ class BinaryLocalHashing(BaseMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(epsilon)s
+    %(domain_and_seed)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : BinaryLocalHashingChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -567,17 +560,6 @@ class BinaryLocalHashing(BaseMechanism):
     """
 
     _reports_are_values = False  # reports are output codes
-
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        categories: Categories = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         return BinaryLocalHashingChannel(self.categories_, self.epsilon)

@@ -43,6 +43,7 @@ ULDP and its post-processing, Prop. 2).
 from __future__ import annotations
 
 import json
+import textwrap
 from math import comb
 from numbers import Integral, Real
 from typing import Any, Literal
@@ -53,6 +54,7 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstrings import COMMON, fill_doc
 from ..utils._sampling import (
     bernoulli_matrix,
     bernoulli_xor,
@@ -81,21 +83,21 @@ from ._oracle_kernels import report_array
 from ._randomized_response import RandomizedResponseChannel, UtilityOptimizedRRChannel
 from ._rappor import RAPPORChannel, UnaryEncodingChannel, _byte_realized
 
-__all__ = [
-    "LongitudinalGRRChannel",
-    "LongitudinalUEChannel",
-    "LongitudinalLocalHashingChannel",
-    "DBitFlipChannel",
-    "UtilityOptimizedLongitudinalRRChannel",
-    "UtilityOptimizedLongitudinalRAPPORChannel",
-    "PermanentURRChannel",
-    "PermanentURAPChannel",
+__all__ = [  # each mechanism with its channel(s)
     "LongitudinalGRR",
+    "LongitudinalGRRChannel",
     "LongitudinalUE",
+    "LongitudinalUEChannel",
     "LongitudinalLocalHashing",
+    "LongitudinalLocalHashingChannel",
     "DBitFlipPM",
+    "DBitFlipChannel",
     "UtilityOptimizedLongitudinalRR",
+    "UtilityOptimizedLongitudinalRRChannel",
+    "PermanentURRChannel",
     "UtilityOptimizedLongitudinalRAPPOR",
+    "UtilityOptimizedLongitudinalRAPPORChannel",
+    "PermanentURAPChannel",
 ]
 
 #: Version tag of the memoization contexts: changing how permanent answers
@@ -104,6 +106,76 @@ __all__ = [
 #: names the input column and the collection's ``memo_label`` (v1 shared one
 #: memo between a row's columns: a privacy loss growing with the rounds).
 MEMO_VERSION = "v2"
+
+_CHANNEL_PARAMETERS = """
+    Parameters
+    ----------
+    categories : array-like of shape (k,)
+    epsilon_perm, epsilon_1 : float
+    """
+_MEMO_RANDOM_STATE = """
+    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+        The instantaneous round's randomness (fresh at every call for None
+        and "secure"). An integer also makes missing ``user_secrets``
+        simulated users (simulations only).
+    """
+
+
+def _joined(*fragments):
+    """One fragment of several, in order (each dedented)."""
+    return "\n".join(textwrap.dedent(fragment).strip() for fragment in fragments)
+
+
+#: Docstring fragments of this module's classes (``%(name)s`` lines, filled
+#: by :func:`~sklearn_uldp.utils._docstrings.fill_doc`), with the package's
+#: common ones.
+_DOCS: dict[str, str] = {
+    **COMMON,
+    "channel_parameters": _CHANNEL_PARAMETERS,
+    "uldp_channel_parameters": _joined(
+        _CHANNEL_PARAMETERS, "sensitive : array-like of bool of shape (k,)"
+    ),
+    "memo_parameters": _joined(COMMON["categories"], COMMON["memo_label"], _MEMO_RANDOM_STATE),
+    "uldp_attributes": """
+        categories_ : ndarray of shape (k,)
+        sensitive_mask_ : ndarray of bool of shape (k,)
+        """,
+    "budgets": """
+        epsilon_perm : float, default=2.0
+            Budget of the memoized answer (bounds all rounds of one value).
+        epsilon_1 : float, default=1.0
+            Budget of one report (< epsilon_perm).
+        """,
+    "exposure_sections": """
+        Parameters
+        ----------
+        n_rounds : int
+
+        Returns
+        -------
+        epsilon : float
+        """,
+    "user_secrets": """
+        user_secrets : sequence of bytes or UserKeys, default=None
+            One secret per row (at least 16 bytes, all distinct), kept by
+            each user for every round; see
+            :func:`~sklearn_uldp.utils.generate_user_secrets`. Required
+            unless ``random_state`` is an integer (a simulation: row i is
+            simulated user i). Never stored.
+        """,
+    "fit_transform_secrets": """
+        y : None
+            Ignored.
+        user_secrets : sequence of bytes or UserKeys, default=None
+            One secret per row (see :meth:`transform`).
+        **fit_params : dict
+            Ignored.
+        """,
+    "fitted_columns": """
+        n_features_in_ : int
+        feature_names_in_ : ndarray of shape (n_features,)
+        """,
+}
 
 
 # ------------------------------------------------------------------ helpers
@@ -149,6 +221,22 @@ def _lgrr_instantaneous(epsilon_perm, epsilon_1, k, parametrization="exact"):
     e1 = np.exp(epsilon_1)
     p2 = (q1 - e1 * p1) / (-p1 * e1 + k * q1 * e1 - q1 * e1 - p1 * (k - 1) + q1)
     return float(p2), float((1.0 - p2) / (k - 1))
+
+
+def _check_lgrr_realizable(epsilon_perm, epsilon_1, k, what, parametrization="exact"):
+    """L-GRR's instantaneous round on k symbols must be realizable at epsilon_1."""
+
+    def probabilities_at(e1):
+        if not e1 < epsilon_perm:
+            return np.array([np.nan])
+        p2, q2 = _lgrr_instantaneous(epsilon_perm, e1, k, parametrization)
+        return np.array([p2, 1.0 - p2, q2])
+
+    check_realizable(
+        epsilon_1,
+        probabilities_at,
+        what=f"the instantaneous round of {what} (the budget is epsilon_1)",
+    )
 
 
 def _ue_round(kind, epsilon):
@@ -399,7 +487,21 @@ def _check_rounds(n_rounds):
     return int(n_rounds)
 
 
-class _LongitudinalMixin:
+class _TwoBudgetsMixin:
+    """``get_params`` of a channel with two budgets: ``epsilon_perm``,
+    ``epsilon_1``, then the names in ``_extra_params`` (``sensitive``: a copy
+    of the mask)."""
+
+    _extra_params: tuple[str, ...] = ()
+
+    def get_params(self):
+        params = {"epsilon_perm": self.epsilon_perm, "epsilon_1": self.epsilon_1}
+        for name in self._extra_params:
+            params[name] = self._sensitive.copy() if name == "sensitive" else getattr(self, name)
+        return params
+
+
+class _LongitudinalMixin(_TwoBudgetsMixin):
     """What every longitudinal channel adds to the channel contract."""
 
     #: Budget of the memoized (permanent) round: bounds all rounds together.
@@ -435,6 +537,7 @@ class _LongitudinalMixin:
         codes = np.asarray(codes, dtype=np.intp)
         return self._instantaneous(self.sample_permanent(codes, _GeneratorDraws(rng)), rng)
 
+    @fill_doc(_DOCS)
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value (memoized).
 
@@ -446,13 +549,7 @@ class _LongitudinalMixin:
         the first report costs ``epsilon_1``, and given the earlier reports
         each later one at most the instantaneous round's own budget).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         tau = _check_rounds(n_rounds)
         return float(min(self.epsilon_perm, self.epsilon_1 + (tau - 1) * self.epsilon_inst))
@@ -521,6 +618,7 @@ class LongitudinalGRRChannel(_LongitudinalMixin, RandomizedResponseChannel):
     """
 
     name = "lgrr"
+    _extra_params = ("parametrization",)
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "parametrization": {
@@ -574,25 +672,9 @@ class LongitudinalGRRChannel(_LongitudinalMixin, RandomizedResponseChannel):
     def _check_rounds_realizable(self):
         k = self.n_categories
         self.permanent_channel()  # k-RR at epsilon_perm: its own checks
-
-        def probabilities_at(e1):
-            if not e1 < self.epsilon_perm:
-                return np.array([np.nan])
-            p2, q2 = _lgrr_instantaneous(self.epsilon_perm, e1, k, self.parametrization)
-            return np.array([p2, 1.0 - p2, q2])
-
-        check_realizable(
-            self.epsilon_1,
-            probabilities_at,
-            what=f"the instantaneous round of L-GRR with k={k} (the budget is epsilon_1)",
+        _check_lgrr_realizable(
+            self.epsilon_perm, self.epsilon_1, k, f"L-GRR with k={k}", self.parametrization
         )
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "parametrization": self.parametrization,
-        }
 
     def permanent_channel(self):
         return RandomizedResponseChannel(self.categories, self.epsilon_perm)
@@ -622,6 +704,7 @@ class LongitudinalGRRChannel(_LongitudinalMixin, RandomizedResponseChannel):
         )
 
 
+@fill_doc(_DOCS)
 class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     """Channel of one report of longitudinal unary encoding (L-SUE, L-OSUE, ...).
 
@@ -634,10 +717,7 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     with ``theta = p1 p2 + (1 - p1) q2`` at ``epsilon_1``: every estimator
     of the RAPPOR family applies.
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_parameters)s
     permanent, instantaneous : {"OUE", "SUE"}, default "OUE" and "SUE"
         L-SUE is ("SUE", "SUE") (basic RAPPOR's PRR + IRR), L-OSUE ("OUE",
         "SUE"), L-OUE ("OUE", "OUE"), L-SOUE ("SUE", "OUE").
@@ -651,6 +731,7 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
     """
 
     name = "lue"
+    _extra_params = ("permanent", "instantaneous")
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "permanent": {
@@ -682,14 +763,6 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
         self.epsilon_inst = _ue_loss(self.p2, self.q2)
         super().__init__(cats, self.epsilon_1, float(theta))
         _check_ue_realizable(self, "L-UE")
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "permanent": self.permanent,
-            "instantaneous": self.instantaneous,
-        }
 
     def permanent_channel(self):
         return RAPPORChannel(self.categories, self.epsilon_perm, self.p1)
@@ -788,6 +861,7 @@ def _realized_ue_bits(p1, q1, kind, q2):
 
 
 # ---------------------------------------------------------------- LOLOHA
+@fill_doc(_DOCS)
 class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
     """Channel of one report of longitudinal local hashing (LOLOHA).
 
@@ -802,10 +876,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
     whose value changes d times spends at most ``min(d + 1, g)`` times
     ``epsilon_perm`` (at most g distinct buckets).
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
+    %(channel_parameters)s
     hash_range : int
         g, a prime.
 
@@ -818,6 +889,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
     """
 
     name = "loloha"
+    _extra_params = ("hash_range",)
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "hash_range": LocalHashingChannel._spec_field_schemas["hash_range"],
@@ -833,25 +905,7 @@ class LongitudinalLocalHashingChannel(_LongitudinalMixin, LocalHashingChannel):
         self.p2, self.q2 = _lgrr_instantaneous(self.epsilon_perm, self.epsilon_1, g)
         self.epsilon_inst = float(np.log(self.p2) - np.log(self.q2))
         self.permanent_channel()
-
-        def probabilities_at(e1):
-            if not e1 < self.epsilon_perm:
-                return np.array([np.nan])
-            p2, q2 = _lgrr_instantaneous(self.epsilon_perm, e1, g)
-            return np.array([p2, 1.0 - p2, q2])
-
-        check_realizable(
-            self.epsilon_1,
-            probabilities_at,
-            what=f"the instantaneous round of LOLOHA with g={g} (the budget is epsilon_1)",
-        )
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "hash_range": self.hash_range,
-        }
+        _check_lgrr_realizable(self.epsilon_perm, self.epsilon_1, g, f"LOLOHA with g={g}")
 
     def permanent_channel(self):
         return LocalHashingChannel(self.categories, self.epsilon_perm, self.hash_range)
@@ -1130,7 +1184,8 @@ class DBitFlipChannel(_LongitudinalMixin, CategoricalChannel):
 
 
 # ---------------------------------------------------- utility-optimized
-class PermanentURRChannel(UtilityOptimizedRRChannel):
+@fill_doc(_DOCS)
+class PermanentURRChannel(_TwoBudgetsMixin, UtilityOptimizedRRChannel):
     """The memoized round of :class:`UtilityOptimizedLongitudinalRR`.
 
     uRR's structure at ``epsilon_perm`` on the sensitive values (k-RR among
@@ -1140,11 +1195,7 @@ class PermanentURRChannel(UtilityOptimizedRRChannel):
     (X_S, X_S, epsilon_perm)-ULDP, and the instantaneous round then makes
     one report exactly (X_S, epsilon_1)-uRR.
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
 
     Examples
     --------
@@ -1156,6 +1207,7 @@ class PermanentURRChannel(UtilityOptimizedRRChannel):
     """
 
     name = "urr_permanent"
+    _extra_params = ("sensitive",)
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "sensitive": UtilityOptimizedRRChannel._spec_field_schemas["sensitive"],
@@ -1170,13 +1222,6 @@ class PermanentURRChannel(UtilityOptimizedRRChannel):
         # keep a non-sensitive value w.p. c3(epsilon_1), else a uniform sensitive one
         self.c3 = float(-np.expm1(-self.epsilon_1) / (1.0 + (s - 1) * np.exp(-self.epsilon_1)))
         self._hide = (1.0 - self.c3) / s
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-        }
 
     def forward(self, p):
         p = np.asarray(p, dtype=float)
@@ -1220,17 +1265,19 @@ def _sample_permanent_urr(perm, codes, draws):
 
 
 def _realized_permanent_urr(perm):
-    k, S = perm.n_categories, perm._sensitive
-    s = int(S.sum())
-    c1, c3 = realized_probability(perm.c1), realized_probability(perm.c3)
-    Q = np.zeros((k, k))
-    Q[np.ix_(S, S)] = (1.0 - c1) / (s - 1) if s > 1 else 0.0
-    Q[np.ix_(~S, S)] = (1.0 - c3) / s
-    idx = np.arange(k)
-    Q[idx, idx] = np.where(S, c1, c3)
-    return Q
+    """The memoized uRR round as :func:`_sample_permanent_urr` realizes it.
+
+    Keep on the 2**-53 grid, exactly uniform moves: with a non-sensitive
+    value, as uRR's own sampler (whose realized matrix this is); with every
+    value sensitive, the memoized k-RR round (uRR's sampler then draws
+    :func:`randomized_response_codes`, another realization).
+    """
+    if perm._sensitive_codes.size == perm.n_categories:
+        return _realized_grr_round(perm.n_categories, perm.c1)
+    return UtilityOptimizedRRChannel.realized_matrix(perm)
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimizedRRChannel):
     """Channel of one report of the utility-optimized longitudinal RR.
 
@@ -1244,11 +1291,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
     (post-processing of the permanent answer, which never turns a
     protected answer into an invertible report).
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
 
     Examples
     --------
@@ -1260,6 +1303,7 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
     """
 
     name = "ulrr"
+    _extra_params = ("sensitive",)
     _spec_field_schemas = PermanentURRChannel._spec_field_schemas
 
     def __init__(
@@ -1274,27 +1318,9 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
         if s > 1:
             self.p2, self.q2 = _lgrr_instantaneous(self.epsilon_perm, self.epsilon_1, s)
             self.epsilon_inst = float(np.log(self.p2) - np.log(self.q2))
-
-            def probabilities_at(e1):
-                if not e1 < self.epsilon_perm:
-                    return np.array([np.nan])
-                p2, q2 = _lgrr_instantaneous(self.epsilon_perm, e1, s)
-                return np.array([p2, 1.0 - p2, q2])
-
-            check_realizable(
-                self.epsilon_1,
-                probabilities_at,
-                what=f"the instantaneous round of uRR with s={s} (the budget is epsilon_1)",
-            )
+            _check_lgrr_realizable(self.epsilon_perm, self.epsilon_1, s, f"uRR with s={s}")
         else:
             self.p2, self.q2, self.epsilon_inst = 1.0, 0.0, 0.0
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-        }
 
     def permanent_channel(self):
         return self._permanent
@@ -1335,7 +1361,8 @@ class UtilityOptimizedLongitudinalRRChannel(_LongitudinalMixin, UtilityOptimized
         return _grr_memo_exposure(tau, s, perm.c1, perm.c2, self.p2, self.q2, uniform=uniform)
 
 
-class PermanentURAPChannel(UnaryEncodingChannel):
+@fill_doc(_DOCS)
+class PermanentURAPChannel(_TwoBudgetsMixin, UnaryEncodingChannel):
     """The memoized round of :class:`UtilityOptimizedLongitudinalRAPPOR`.
 
     Sensitive bits follow the permanent unary round (OUE or SUE at
@@ -1345,11 +1372,7 @@ class PermanentURAPChannel(UnaryEncodingChannel):
     true sensitive bit, and other non-sensitive bits are 0.
     (X_S, Y_P, epsilon_perm)-ULDP since ``t <= p1 (1 - e^-eps_perm)``.
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
     permanent, instantaneous : {"OUE", "SUE"}
 
     Examples
@@ -1362,6 +1385,7 @@ class PermanentURAPChannel(UnaryEncodingChannel):
     """
 
     name = "urap_permanent"
+    _extra_params = ("sensitive", "permanent", "instantaneous")
     _spec_field_schemas = {
         **_BUDGET_SCHEMAS,
         "sensitive": UnaryEncodingChannel._spec_field_schemas["sensitive"],
@@ -1397,15 +1421,6 @@ class PermanentURAPChannel(UnaryEncodingChannel):
         self.reveal = float(self.theta_1 * -np.expm1(-self.epsilon_1))
         self._one_minus_d2 = self.reveal  # the matrix's non-sensitive own bit
 
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-            "permanent": self.permanent,
-            "instantaneous": self.instantaneous,
-        }
-
     def realized_matrix(self):
         return self._matrix_from(
             _byte_realized(self.p1), _byte_realized(self.q1), _byte_realized(self.reveal)
@@ -1423,6 +1438,7 @@ def _sample_permanent_urap(perm, codes, draws):
     return draws.bernoulli("bits", codes, p, codes, own).view(np.uint8)
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodingChannel):
     """Channel of one report of the utility-optimized longitudinal RAPPOR.
 
@@ -1434,11 +1450,7 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
     epsilon_1)-uRAP with ``theta = p1 p2 + (1 - p1) q2``, and any number of
     reports together is (X_S, Y_P, epsilon_perm)-ULDP.
 
-    Parameters
-    ----------
-    categories : array-like of shape (k,)
-    epsilon_perm, epsilon_1 : float
-    sensitive : array-like of bool of shape (k,)
+    %(uldp_channel_parameters)s
     permanent, instantaneous : {"OUE", "SUE"}, default "OUE" and "SUE"
 
     Examples
@@ -1452,6 +1464,7 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
     """
 
     name = "ulrap"
+    _extra_params = ("sensitive", "permanent", "instantaneous")
     _spec_field_schemas = PermanentURAPChannel._spec_field_schemas
     _own_budget_check = False
 
@@ -1476,15 +1489,6 @@ class UtilityOptimizedLongitudinalRAPPORChannel(_LongitudinalMixin, UnaryEncodin
         self.epsilon_inst = _ue_loss(self.p2, self.q2)
         super().__init__(cats, self.epsilon_1, float(perm.theta_1), mask)
         _check_ue_realizable(self, "uRAP")
-
-    def get_params(self):
-        return {
-            "epsilon_perm": self.epsilon_perm,
-            "epsilon_1": self.epsilon_1,
-            "sensitive": self._sensitive.copy(),
-            "permanent": self.permanent,
-            "instantaneous": self.instantaneous,
-        }
 
     def permanent_channel(self):
         return self._permanent
@@ -1561,6 +1565,15 @@ class _LongitudinalMechanism(BaseMechanism):
     def _check_params(self):
         _check_budgets(self.epsilon_perm, self.epsilon_1)
 
+    def __init__(self, epsilon_perm, epsilon_1, categories, memo_label, random_state):
+        """Store the parameters every memoized mechanism takes (a subclass
+        stores its own, then calls this)."""
+        self.epsilon_perm = epsilon_perm
+        self.epsilon_1 = epsilon_1
+        self.categories = categories
+        self.memo_label = memo_label
+        self.random_state = random_state
+
     def fit(self, X=None, y=None):
         """Fix the public domain and build both rounds' channels.
 
@@ -1586,6 +1599,7 @@ class _LongitudinalMechanism(BaseMechanism):
     def _user_keys(self, user_secrets, n):
         return resolve_user_keys(user_secrets, self.random_state, n, type(self).__name__)
 
+    @fill_doc(_DOCS)
     def transform(self, X: ArrayLike, user_secrets: Any = None) -> Any:
         """Privatize each row: memoized permanent answer, fresh instantaneous noise.
 
@@ -1593,12 +1607,7 @@ class _LongitudinalMechanism(BaseMechanism):
         ----------
         X : array-like of shape (n_samples, `n_features_in_`)
             Values from ``categories_`` (one row per user).
-        user_secrets : sequence of bytes or UserKeys, default=None
-            One secret per row (at least 16 bytes, all distinct), kept by
-            each user for every round; see
-            :func:`~sklearn_uldp.utils.generate_user_secrets`. Required
-            unless ``random_state`` is an integer (a simulation: row i is
-            simulated user i). Never stored.
+        %(user_secrets)s
 
         Returns
         -------
@@ -1637,18 +1646,14 @@ class _LongitudinalMechanism(BaseMechanism):
         permanent = self.channel_.sample_permanent(values, draws)
         return self.channel_._instantaneous(permanent, rng)
 
+    @fill_doc(_DOCS)
     def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : None
-            Ignored.
-        user_secrets : sequence of bytes or UserKeys, default=None
-            One secret per row (see :meth:`transform`).
-        **fit_params : dict
-            Ignored.
+        %(fit_transform_secrets)s
 
         Returns
         -------
@@ -1656,6 +1661,7 @@ class _LongitudinalMechanism(BaseMechanism):
         """
         return self.fit(X, y).transform(X, user_secrets=user_secrets)
 
+    @fill_doc(_DOCS)
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value (per input column).
 
@@ -1663,13 +1669,7 @@ class _LongitudinalMechanism(BaseMechanism):
         its own memo, so a row's loss is the sum of its columns' (at most
         :attr:`epsilon_perm_spent_` over any number of rounds).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         check_is_fitted(self, "channel_")
         return self.channel_.exposure(n_rounds)
@@ -1703,6 +1703,7 @@ class _BitReportsMixin:
         return tags
 
 
+@fill_doc(_DOCS)
 class LongitudinalGRR(_LongitudinalMechanism):
     """Longitudinal k-ary randomized response (L-GRR), memoized.
 
@@ -1724,26 +1725,9 @@ class LongitudinalGRR(_LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-        Budget of the memoized answer (bounds all rounds of one value).
-    epsilon_1 : float, default=1.0
-        Budget of one report (< epsilon_perm).
+    %(budgets)s
     parametrization : {"exact", "arcolezi"}, default="exact"
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        The instantaneous round's randomness (fresh at every call for None
-        and "secure"). An integer also makes missing ``user_secrets``
-        simulated users (simulations only).
+    %(memo_parameters)s
 
     Attributes
     ----------
@@ -1752,8 +1736,7 @@ class LongitudinalGRR(_LongitudinalMechanism):
         One report, end to end: k-RR at ``epsilon_1``.
     permanent_channel_ : RandomizedResponseChannel
         The memoized round: k-RR at ``epsilon_perm``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+    %(fitted_columns)s
 
     See Also
     --------
@@ -1792,12 +1775,8 @@ class LongitudinalGRR(_LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.parametrization = parametrization
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         return LongitudinalGRRChannel(
@@ -1805,6 +1784,7 @@ class LongitudinalGRR(_LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     """Longitudinal unary encoding: L-SUE, L-OSUE, L-OUE, L-SOUE (memoized).
 
@@ -1824,36 +1804,25 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     permanent : {"OUE", "SUE"}, default="OUE"
     instantaneous : {"SUE", "OUE"}, default="SUE"
         OUE reaches only ``epsilon_1`` below a bound set by epsilon_perm (the
         error names it); SUE reaches any ``epsilon_1 < epsilon_perm``.
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(memo_parameters)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : LongitudinalUEChannel
+        One report, end to end: generalized RAPPOR at ``epsilon_1``.
     permanent_channel_ : RAPPORChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: OUE or SUE at ``epsilon_perm``.
+    %(fitted_columns)s
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_uldp import EmpiricalEstimator
     >>> from sklearn_uldp.mechanisms import LongitudinalUE
     >>> from sklearn_uldp.utils import generate_user_secrets
     >>> X = np.random.default_rng(0).choice(4, p=[.4, .3, .2, .1], size=(50_000, 1))
@@ -1862,6 +1831,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
     >>> reports = mech.transform(X, user_secrets=secrets)
     >>> reports.shape, mech.get_feature_names_out()[:2].tolist()
     ((50000, 4), ['x0_0', 'x0_1'])
+    >>> from sklearn_uldp import EmpiricalEstimator
     >>> EmpiricalEstimator().fit(reports).distribution_.round(1).tolist()
     [0.4, 0.3, 0.2, 0.1]
     """
@@ -1883,13 +1853,9 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.permanent = permanent
         self.instantaneous = instantaneous
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         return LongitudinalUEChannel(
@@ -1897,6 +1863,7 @@ class LongitudinalUE(_BitReportsMixin, _LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class LongitudinalLocalHashing(_LongitudinalMechanism):
     """Longitudinal local hashing (LOLOHA), memoized per hashed value.
 
@@ -1913,33 +1880,23 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     hash_range : "optimal" or int, default="optimal"
         g, a prime. ``"optimal"`` minimizes the variance of one report (the
         prime closest in variance to ``e^epsilon_1 + 1``; see
         :func:`~sklearn_uldp.mechanisms._local_hashing.optimal_hash_range`);
         ``2`` (BiLOLOHA) bounds the longitudinal budget by 2 epsilon_perm.
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(memo_parameters)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
     hash_range_ : int
     channel_ : LongitudinalLocalHashingChannel
+        One report, end to end: local hashing at ``epsilon_1``.
     permanent_channel_ : LocalHashingChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: local hashing at ``epsilon_perm``.
+    %(fitted_columns)s
 
     Examples
     --------
@@ -1966,12 +1923,8 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.hash_range = hash_range
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         g = self.hash_range
@@ -1983,6 +1936,7 @@ class LongitudinalLocalHashing(_LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class DBitFlipPM(_LongitudinalMechanism):
     """dBitFlipPM: d sampled bucket bits, memoized (Ding, Kulkarni & Yekhanin 2017).
 
@@ -2004,16 +1958,8 @@ class DBitFlipPM(_LongitudinalMechanism):
         Buckets sampled (bits sent) per user.
     n_buckets : int or None, default=None
         b; ``None`` is one bucket per category.
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
+    %(categories)s
+    %(memo_label)s
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         An integer makes missing ``user_secrets`` simulated users
         (simulations only); the mechanism draws no other randomness.
@@ -2021,14 +1967,13 @@ class DBitFlipPM(_LongitudinalMechanism):
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
-    bucket_of_ : ndarray of int of shape (k,)
-        The bucket of each category.
+    bucket_of_ : ndarray of shape (k,)
+        The bucket of each category, an int in [0, b).
     channel_ : DBitFlipChannel
         Over the buckets (its categories are each bucket's first category).
     permanent_channel_ : DBitFlipChannel
         The same channel (every draw is permanent).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+    %(fitted_columns)s
 
     Examples
     --------
@@ -2095,17 +2040,12 @@ class DBitFlipPM(_LongitudinalMechanism):
     def _values(self, codes):
         return self.bucket_of_[codes]
 
+    @fill_doc(_DOCS)
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value: ``epsilon``
         (the same report every round).
 
-        Parameters
-        ----------
-        n_rounds : int
-
-        Returns
-        -------
-        epsilon : float
+        %(exposure_sections)s
         """
         check_is_fitted(self, "channel_")
         _check_rounds(n_rounds)
@@ -2119,6 +2059,7 @@ class DBitFlipPM(_LongitudinalMechanism):
         return float(self.n_features_in_ * self.channel_.epsilon)
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
     """Utility-optimized longitudinal randomized response (memoized uRR).
 
@@ -2137,31 +2078,19 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S (non-empty).
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(memo_parameters)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(uldp_attributes)s
     channel_ : UtilityOptimizedLongitudinalRRChannel
         One report: (X_S, epsilon_1)-uRR.
     permanent_channel_ : PermanentURRChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: (X_S, X_S, epsilon_perm)-ULDP.
+    %(fitted_columns)s
 
     Examples
     --------
@@ -2191,12 +2120,8 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.sensitive = sensitive
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)
@@ -2205,6 +2130,7 @@ class UtilityOptimizedLongitudinalRR(_LongitudinalMechanism):
         )
 
 
+@fill_doc(_DOCS)
 class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanism):
     """Utility-optimized longitudinal RAPPOR (memoized uRAP).
 
@@ -2219,31 +2145,20 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
 
     Parameters
     ----------
-    epsilon_perm : float, default=2.0
-    epsilon_1 : float, default=1.0
+    %(budgets)s
     sensitive : array-like, boolean mask or callable
     permanent : {"OUE", "SUE"}, default="OUE"
     instantaneous : {"SUE", "OUE"}, default="SUE"
-    categories : "auto" or array-like of shape (k,), default="auto"
-    memo_label : str, default=""
-        Names the collection in the context of the memoized answers (public;
-        keep it for every round of one collection). Mechanisms that get the
-        same users' secrets for *different* quantities need distinct labels:
-        with one label, a user holding the same value in both would get the
-        same permanent answer in both, and their reports would compose as
-        fresh reports of one value (a loss growing with the rounds). The
-        input columns of one mechanism never share answers (each has its
-        own memo).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(memo_parameters)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(uldp_attributes)s
     channel_ : UtilityOptimizedLongitudinalRAPPORChannel
+        One report: (X_S, theta, epsilon_1)-uRAP.
     permanent_channel_ : PermanentURAPChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
+        The memoized round: (X_S, Y_P, epsilon_perm)-ULDP.
+    %(fitted_columns)s
 
     Examples
     --------
@@ -2272,14 +2187,10 @@ class UtilityOptimizedLongitudinalRAPPOR(_BitReportsMixin, _LongitudinalMechanis
         memo_label: str = "",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
         self.sensitive = sensitive
         self.permanent = permanent
         self.instantaneous = instantaneous
-        self.categories = categories
-        self.memo_label = memo_label
-        self.random_state = random_state
+        super().__init__(epsilon_perm, epsilon_1, categories, memo_label, random_state)
 
     def _make_channel(self):
         self.sensitive_mask_ = check_sensitive(self.sensitive, self.categories_)

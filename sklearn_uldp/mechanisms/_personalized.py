@@ -37,6 +37,7 @@ from ..utils._validation import (
     is_missing,
 )
 from ._base import RANDOM_STATE_CONSTRAINT, BaseMechanism, _transform_output
+from ._docs import fill_mechanism_doc
 from ._randomized_response import UtilityOptimizedRRChannel
 from ._rappor import UnaryEncodingChannel, _checked_basic_theta
 from ._reports import Reports, attach_channel
@@ -222,6 +223,7 @@ def _preprocess(value_codes, pairs, n_x):
     return z
 
 
+@fill_mechanism_doc
 class PersonalizedMechanism(BaseMechanism):
     """Personalized utility-optimized mechanism (PUM) with semantic tags.
 
@@ -260,8 +262,7 @@ class PersonalizedMechanism(BaseMechanism):
     categories : array-like of shape (k,)
         The public domain X. Labels may not start with ``"⊥"`` (reserved for
         the bots).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(random_state)s
 
     Attributes
     ----------

@@ -21,7 +21,7 @@ from ..utils._sampling import (
     randomized_response_codes,
     randomized_response_move_counts,
 )
-from ..utils._typing import ArrayLike, Categories, RandomStateLike
+from ..utils._typing import ArrayLike, Categories
 from ..utils._validation import (
     check_channel_categories,
     check_sensitive,
@@ -29,13 +29,15 @@ from ..utils._validation import (
     encode_labels,
     realized_probability,
 )
-from ._base import BaseMechanism, SensitiveSetMechanism
+from ._base import BaseMechanism, SensitiveSetMechanism, _BudgetMechanism
 from ._channel import (
     CategoricalChannel,
     SensitiveSetMixin,
     _as_report_column,
     _describe_values,
+    sensitive_mask_schema,
 )
+from ._docs import fill_mechanism_doc
 
 __all__ = [
     "UtilityOptimizedRRChannel",
@@ -214,15 +216,7 @@ class UtilityOptimizedRRChannel(SensitiveSetMixin, _LabelledOutputsChannel):
     name = "urr"
     _spec_field_schemas = {
         **_LabelledOutputsChannel._spec_field_schemas,
-        "sensitive": {
-            "type": "array",
-            "items": {"type": "boolean"},
-            "contains": {"const": True},
-            "description": (
-                "Boolean mask aligned with categories: true for a sensitive "
-                "category (at least one)."
-            ),
-        },
+        "sensitive": sensitive_mask_schema(),
     }
 
     def __init__(self, categories: ArrayLike, epsilon: float, sensitive: ArrayLike) -> None:
@@ -450,7 +444,7 @@ class IdentityChannel(_LabelledOutputsChannel):
 
 
 # ---------------------------------------------------------------- mechanisms
-class RandomizedResponse(BaseMechanism):
+class RandomizedResponse(_BudgetMechanism):
     """k-ary randomized response (epsilon-RR), an epsilon-LDP mechanism.
 
     Each user reports the true value with probability
@@ -498,21 +492,11 @@ class RandomizedResponse(BaseMechanism):
            [0.107, 0.107, 0.787]])
     """
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        categories: Categories = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.categories = categories
-        self.random_state = random_state
-
     def _make_channel(self):
         return RandomizedResponseChannel(self.categories_, self.epsilon)
 
 
+@fill_mechanism_doc
 class UtilityOptimizedRR(SensitiveSetMechanism):
     """Utility-optimized randomized response, (X_S, epsilon)-uRR.
 
@@ -526,26 +510,22 @@ class UtilityOptimizedRR(SensitiveSetMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     sensitive : array-like, boolean mask or callable
         The sensitive categories X_S: a list of values, a boolean mask aligned
         with ``categories``, or a predicate ``f(category) -> bool``. Must be
         non-empty (an empty X_S releases the raw data: use :class:`NonPrivate`).
     categories : "auto" or array-like of shape (k,), default="auto"
         The public domain (see :class:`RandomizedResponse`).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(random_state)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
         Which categories are sensitive.
     channel_ : UtilityOptimizedRRChannel
         The public spec.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
@@ -599,6 +579,7 @@ def _warn_if_like_rr(mask, epsilon):
     )
 
 
+@fill_mechanism_doc
 class NonPrivate(BaseMechanism):
     """The identity mechanism: reports the true value (no privacy).
 
@@ -613,8 +594,7 @@ class NonPrivate(BaseMechanism):
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : IdentityChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------

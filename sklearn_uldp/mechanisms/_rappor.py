@@ -52,8 +52,11 @@ from ._channel import (
     Channel,
     ReportStatistics,
     SensitiveSetMixin,
+    kept_reports,
+    sensitive_mask_schema,
     several_columns_hint,
 )
+from ._docs import fill_mechanism_doc
 from ._oracle_kernels import report_array
 from ._reports import PackedReports, attach_channel, is_packed_frame
 from ._theta import optimal_theta
@@ -383,15 +386,7 @@ class UnaryEncodingChannel(SensitiveSetMixin, Channel):
             "exclusiveMaximum": 1,
             "description": ("Probability that the bit of a sensitive true category is 1."),
         },
-        "sensitive": {
-            "type": "array",
-            "items": {"type": "boolean"},
-            "contains": {"const": True},
-            "description": (
-                "Boolean mask aligned with categories: true for a sensitive "
-                "category (at least one)."
-            ),
-        },
+        "sensitive": sensitive_mask_schema(),
     }
     # uBD checks its own budget (its sampler draws other probabilities).
     _own_budget_check = False
@@ -865,12 +860,7 @@ _MAX_RESTRICTED_FRACTION = 0.8
 
 
 def _bit_rows(stats):
-    if stats.extra is None:
-        raise ValueError(
-            "The likelihood of bit-vector reports needs the reports themselves: "
-            "compute the statistics with keep_reports=True."
-        )
-    return stats.extra
+    return kept_reports(stats, "bit-vector")
 
 
 class RAPPORChannel(UnaryEncodingChannel):
@@ -1001,6 +991,7 @@ class _UnaryEncodingMechanism(BaseMechanism):
         return self.channel_.theta
 
 
+@fill_mechanism_doc
 class RAPPOR(_UnaryEncodingMechanism):
     """Generalized RAPPOR (unary encoding), an epsilon-LDP mechanism.
 
@@ -1012,30 +1003,17 @@ class RAPPOR(_UnaryEncodingMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     theta : float in (0, 1) or None, default=None
         Probability that the true category's bit is 1.
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    sparse_output : bool, default=False
-        Return a scipy CSR array instead of a dense uint8 array.
-    packed_output : bool, default=False
-        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
-        bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``. With
-        pandas output, one binary column per input column, named after it
-        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_bits_and_seed)s
 
     Attributes
     ----------
     categories_ : ndarray of shape (k,)
     channel_ : RAPPORChannel
     theta_ : float
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------
@@ -1078,6 +1056,7 @@ class RAPPOR(_UnaryEncodingMechanism):
         return RAPPORChannel(self.categories_, self.epsilon, self._resolved_theta())
 
 
+@fill_mechanism_doc
 class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
     """Utility-optimized RAPPOR, (X_S, theta, epsilon)-uRAP.
 
@@ -1089,37 +1068,21 @@ class UtilityOptimizedRAPPOR(_UnaryEncodingMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
-    sensitive : array-like, boolean mask or callable
-        The sensitive categories X_S (non-empty).
+    %(epsilon_sensitive)s
     theta : float in (0, 1), None or "optimal", default=None
         ``None`` gives theta = e^(eps/2) / (e^(eps/2) + 1) (the paper's
         default); ``0.5`` is utility-optimized OUE; ``"optimal"`` minimizes
         the closed-form expected l2 loss of the empirical estimator under a
         uniform prior (:func:`sklearn_uldp.model_selection.optimal_theta`;
         pass ``theta=optimal_theta(eps, mask, prior=p)`` for another prior).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    sparse_output : bool, default=False
-        Return a scipy CSR array instead of a dense uint8 array.
-    packed_output : bool, default=False
-        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
-        bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``. With
-        pandas output, one binary column per input column, named after it
-        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(domain_bits_and_seed)s
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
     channel_ : UnaryEncodingChannel
     theta_ : float
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------

@@ -37,7 +37,8 @@ from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
 from ._bit_rows import BitRows, segment_log_likelihood
-from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics
+from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, kept_reports
+from ._docs import fill_mechanism_doc
 from ._oracle_kernels import bit_matrix_counts, report_array
 from ._rappor import UnaryEncodingChannel, _dense_bits_to_csr, _UnaryEncodingMechanism
 from ._reports import PackedReports
@@ -381,11 +382,7 @@ class SubsetSelectionChannel(Channel):
         return np.full(self.n_categories, -self.other / self._keep_minus_other)
 
     def em_gradient(self, stats, p, *, n_jobs=None):
-        if stats.extra is None:
-            raise ValueError(
-                "The likelihood of subset reports needs the reports themselves: "
-                "compute the statistics with keep_reports=True."
-            )
+        kept_reports(stats, "subset")
         p = np.asarray(p, dtype=float)
         # Omega Q(S_i | p) = D_i = sum(p) + (e^eps - 1) sum_{x in S_i} p(x).
         gain = np.expm1(self.epsilon)
@@ -577,6 +574,7 @@ def _fill_subsets_numba(out, codes, include, d, rng, k=None):
         write_own_bits(out, codes, include)
 
 
+@fill_mechanism_doc
 class SubsetSelection(_UnaryEncodingMechanism):
     """Subset selection (the k-subset mechanism), an epsilon-LDP frequency oracle.
 
@@ -590,23 +588,12 @@ class SubsetSelection(_UnaryEncodingMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
+    %(epsilon)s
     subset_size : "optimal" or int, default="optimal"
         d, with 1 <= d < k; ``"optimal"`` minimizes the variance
         (:func:`optimal_subset_size`).
-    sparse_output : bool, default=False
-        Return reports as a scipy CSR array instead of a dense uint8 array.
-    packed_output : bool, default=False
-        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
-        bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``. With
-        pandas output, one binary column per input column, named after it
-        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        Source of randomness.
+    %(bit_vector_output)s
+    %(domain_and_seed)s
 
     Attributes
     ----------
@@ -614,8 +601,7 @@ class SubsetSelection(_UnaryEncodingMechanism):
     subset_size_ : int
         The subset size d used.
     channel_ : SubsetSelectionChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     Examples
     --------

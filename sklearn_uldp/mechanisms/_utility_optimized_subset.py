@@ -56,6 +56,7 @@ from ._block_design import (
     _uniform_subsets,
 )
 from ._channel import Channel
+from ._docs import fill_mechanism_doc
 from ._reports import PackedReports
 
 __all__ = [
@@ -317,6 +318,7 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
         return g, log_lik
 
 
+@fill_mechanism_doc
 class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
     """Utility-optimized subset selection (uSS), an (X_S, Y_P, epsilon)-ULDP mechanism.
 
@@ -332,35 +334,22 @@ class UtilityOptimizedSubsetSelection(UtilityOptimizedBlockDesign):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget (> 0).
-    sensitive : array-like, boolean mask or callable
-        The sensitive categories X_S (non-empty).
+    %(epsilon_sensitive)s
     subset_size : int or "optimal", default="optimal"
         h, between 1 and max(1, s - 1); ``"optimal"`` minimizes the
         worst-case bound (:func:`uss_worst_case_bound`), as the reference code does.
-    categories : "auto" or array-like of shape (k,), default="auto"
-        The public domain.
-    sparse_output : bool, default=False
-        Return a scipy CSR array instead of a dense uint8 array.
-    packed_output : bool, default=False
-        Return :class:`~sklearn_uldp.mechanisms.PackedReports` (ceil(k / 8)
-        bytes a report, bits packed 8 to a byte) instead of a dense uint8
-        array of k bytes a report. Exclusive with ``sparse_output``. With
-        pandas output, one binary column per input column, named after it
-        (:meth:`PackedReports.to_frame`; also ``get_feature_names_out``).
+    %(categories)s
+    %(bit_vector_output)s
     random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
         Source of randomness. Every random choice uses its own uniform draw.
 
     Attributes
     ----------
-    categories_ : ndarray of shape (k,)
-    sensitive_mask_ : ndarray of bool of shape (k,)
+    %(fitted_domain_sensitive)s
     subset_size_ : int
         The h in use.
     channel_ : UtilityOptimizedSubsetSelectionChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (1,)
+    %(fitted_input)s
 
     See Also
     --------
