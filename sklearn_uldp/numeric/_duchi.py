@@ -83,7 +83,7 @@ class DuchiChannel(NumericChannel):
     def _codes(self, values, uniforms):
         return two_point_codes(self.plus_probability(values), uniforms)
 
-    def fused_params(self):
+    def _fused_params(self):
         """Parameters of the compiled one-pass sampler (also Hybrid's, for its
         Duchi part)."""
         low, high = self.bounds
@@ -98,7 +98,7 @@ class DuchiChannel(NumericChannel):
         }
 
     def _fused(self, values, uniforms, out):
-        return fused_reports("duchi", values, uniforms, out, **self.fused_params())
+        return fused_reports("duchi", values, uniforms, out, **self._fused_params())
 
     def variance(self, values):
         t = self.to_unit(values)

@@ -264,8 +264,6 @@ class NumericEstimatorBase(BaseEstimator):
         raise NotImplementedError
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
+        tags = super().__sklearn_tags__()  # fitted before use, no target: the defaults
         tags.input_tags.allow_nan = False
-        tags.target_tags.required = False
         return tags

@@ -263,7 +263,7 @@ class HybridChannel(NumericChannel):
 
     def _fused(self, values, uniforms, out):
         # the same bounds in both parts: the band's low/high are Duchi's
-        params = {**self.duchi.fused_params(), **self.piecewise.law.fused_params(self.piecewise)}
+        params = {**self.duchi._fused_params(), **self.piecewise.law.fused_params(self.piecewise)}
         return fused_reports("hybrid", values, uniforms, out, alpha=self.alpha, **params)
 
     def two_point_reports(self):
