@@ -24,13 +24,14 @@ the grid.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from ._base import GRID_CELLS
-from ._kernels import band_codes
+from ._base import GRID_CELLS, NumericChannel
+from ._kernels import band_codes, fused_reports
 
-__all__ = ["BandLaw"]
+__all__ = ["BandLaw", "BandChannel"]
 
 
 class BandLaw:
@@ -124,3 +125,56 @@ def band_masses(epsilon, length, cells):
         return 0.0, 1.0 / length
     qc = 1.0 / (cells + growth * length)
     return qc, qc * (growth + 1.0)
+
+
+class BandChannel(NumericChannel):
+    """A channel whose output is a cell of a :class:`BandLaw`, the band starting
+    ``(M - L)`` cells times the value's fraction of the bounds (the Piecewise
+    and Square Wave channels).
+
+    Subclasses give the band's length in cells (``_band_length``, a function
+    of epsilon), the mechanism's name for the budget error
+    (``_mechanism_title``) and the report of each cell (``output_grid``).
+    """
+
+    _mechanism_title: str
+
+    @staticmethod
+    def _band_length(epsilon: float) -> int:
+        raise NotImplementedError
+
+    def __init__(self, bounds: Any, epsilon: float) -> None:
+        super().__init__(bounds, epsilon)
+        self._check_budget(f"{self._mechanism_title} at epsilon={self.epsilon!r}")
+        self.law = BandLaw(self.epsilon, self._band_length(self.epsilon))
+
+    def _draw_probabilities(self, epsilon):
+        qc, _ = band_masses(epsilon, self._band_length(epsilon), GRID_CELLS)
+        return np.array([qc])
+
+    @property
+    def n_outputs(self):
+        return self.law.cells
+
+    @property
+    def output_grid(self) -> tuple[float, float]:
+        """``(first, step)``: report j is ``first + (j + 0.5) * step`` (column units)."""
+        raise NotImplementedError
+
+    def _output_values(self):
+        first, step = self.output_grid
+        return first + (np.arange(self.law.cells) + 0.5) * step
+
+    def starts(self, values):
+        """The band's first cell (real) for each value: ``(M - L)`` times its
+        fraction of the bounds (``(M - L)(t + 1) / 2`` on the scale [-1, 1])."""
+        return (self.law.cells - self.law.length) * self.unit_fraction(values)
+
+    def output_probabilities(self, values):
+        return self.law.probabilities(self.starts(np.atleast_1d(values)))
+
+    def _codes(self, values, uniforms):
+        return self.law.codes(self.starts(values), uniforms)
+
+    def _fused(self, values, uniforms, out):
+        return fused_reports("band", values, uniforms, out, **self.law.fused_params(self))

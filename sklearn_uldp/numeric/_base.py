@@ -38,7 +38,7 @@ from ..mechanisms._base import RANDOM_STATE_CONSTRAINT
 from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hint
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._reports import attach_channel
-from ..utils._typing import ArrayLike, TransformOutput
+from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
 from ..utils._validation import check_epsilon, check_realizable, validate_params_with_hints
 
 __all__ = [
@@ -149,6 +149,12 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
             "(e.g. subtract low)."
         )
     return low, high
+
+
+def _ranges_schema(description: str) -> dict[str, Any]:
+    """The spec schema of a list of ranges ``[low, high]`` (at least one)."""
+    pair = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+    return {"type": "array", "minItems": 1, "items": pair, "description": description}
 
 
 class NumericChannel(Channel):
@@ -465,8 +471,9 @@ class NumericChannel(Channel):
         return None
 
 
-def _as_float_reports(reports, channel):
-    """Reports of one column as a 1-D float64 array, with clear errors."""
+def _one_report_column(reports):
+    """The column of a one-column DataFrame, other reports as they are;
+    sparse matrices and DataFrames of several columns refused."""
     if hasattr(reports, "iloc") and getattr(reports, "ndim", 1) == 2:
         if reports.shape[1] != 1:
             raise ReportMismatchError(
@@ -476,16 +483,28 @@ def _as_float_reports(reports, channel):
         reports = reports.iloc[:, 0]
     if hasattr(reports, "toarray"):
         raise ReportMismatchError("Got a sparse matrix; numeric reports are one number per user.")
-    if hasattr(reports, "to_numpy"):
-        reports = reports.to_numpy()
-    arr = np.asarray(reports)
+    return reports
+
+
+def _one_dimensional(arr, hint=False):
+    """``arr`` of shape (n,) or (n, 1) as shape (n,); another shape refused
+    (``hint``: with how to select one column's reports of several)."""
     if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
+        return arr[:, 0]
     if arr.ndim != 1:
         raise ReportMismatchError(
             f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}."
-            + several_columns_hint(arr.shape, 1)
+            + (several_columns_hint(arr.shape, 1) if hint else "")
         )
+    return arr
+
+
+def _as_float_reports(reports, channel):
+    """Reports of one column as a 1-D float64 array, with clear errors."""
+    reports = _one_report_column(reports)
+    if hasattr(reports, "to_numpy"):
+        reports = reports.to_numpy()
+    arr = _one_dimensional(np.asarray(reports), hint=True)
     if arr.dtype.kind not in "iuf":
         kind = pd.api.types.infer_dtype(arr, skipna=False)
         if kind not in ("integer", "floating", "mixed-integer-float"):
@@ -692,7 +711,7 @@ class BaseNumericMechanism(PrivatizerBase):
         Returns
         -------
         self : object
-            The fitted mechanism.
+            The fitted mechanism (``bounds_``, ``channel_``).
         """
         validate_params_with_hints(self, NUMERIC_PARAMETER_HINTS)
         self._check_params()
@@ -841,3 +860,21 @@ class BaseNumericMechanism(PrivatizerBase):
         tags.input_tags.allow_nan = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+class _EpsilonBoundsMechanism(BaseNumericMechanism):
+    """A numeric mechanism whose parameters are ``epsilon``, ``bounds`` and
+    ``random_state`` alone, and whose channel is ``_channel_class(bounds_,
+    epsilon)`` (Duchi's, Piecewise, Hybrid, Square Wave)."""
+
+    _channel_class: type[NumericChannel]
+
+    def __init__(
+        self, epsilon: float = 1.0, *, bounds: Any = "auto", random_state: RandomStateLike = None
+    ) -> None:
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.random_state = random_state
+
+    def _make_channel(self):
+        return self._channel_class(self.bounds_, self.epsilon)

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._typing import RandomStateLike
-from ._base import BaseNumericMechanism, NumericChannel
+from ._base import NumericChannel, _EpsilonBoundsMechanism
+from ._docs import fill_numeric_doc, mechanism_doc
 from ._kernels import fused_reports, two_point_codes
 
 __all__ = ["DuchiMechanism", "DuchiChannel"]
@@ -36,13 +36,11 @@ def _plus_slope(epsilon):
     return 0.5 * math.tanh(epsilon / 2.0)
 
 
+@fill_numeric_doc
 class DuchiChannel(NumericChannel):
     """Duchi et al.'s two-point channel (``-C`` or ``+C`` on the unit scale).
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -61,7 +59,8 @@ class DuchiChannel(NumericChannel):
         super().__init__(bounds, epsilon)
         self._check_budget(f"Duchi's mechanism at epsilon={self.epsilon!r}")
 
-    def _draw_probabilities(self, epsilon):
+    @staticmethod
+    def _draw_probabilities(epsilon):
         low = 0.5 - _plus_slope(epsilon)
         return np.array([low, 1.0 - low])
 
@@ -84,20 +83,22 @@ class DuchiChannel(NumericChannel):
     def _codes(self, values, uniforms):
         return two_point_codes(self.plus_probability(values), uniforms)
 
-    def _fused(self, values, uniforms, out):
+    def _fused_params(self):
+        """Parameters of the compiled one-pass sampler (also Hybrid's, for its
+        Duchi part)."""
         low, high = self.bounds
-        return fused_reports(
-            "duchi",
-            values,
-            uniforms,
-            out,
-            low=low,
-            high=high,
-            two_over_width=2.0 / (high - low),
-            slope=_plus_slope(self.epsilon),
-            minus=self.output_values()[0],
-            plus=self.output_values()[1],
-        )
+        minus, plus = self.output_values()
+        return {
+            "low": low,
+            "high": high,
+            "two_over_width": 2.0 / (high - low),
+            "slope": _plus_slope(self.epsilon),
+            "minus": minus,
+            "plus": plus,
+        }
+
+    def _fused(self, values, uniforms, out):
+        return fused_reports("duchi", values, uniforms, out, **self._fused_params())
 
     def variance(self, values):
         t = self.to_unit(values)
@@ -113,7 +114,8 @@ class DuchiChannel(NumericChannel):
         return float(minus), float(plus), True
 
 
-class DuchiMechanism(BaseNumericMechanism):
+@mechanism_doc("DuchiChannel")
+class DuchiMechanism(_EpsilonBoundsMechanism):
     """Duchi et al.'s mechanism for the mean of a bounded numeric column.
 
     Each value x in ``bounds=(low, high)`` is reported as one of two numbers,
@@ -127,29 +129,7 @@ class DuchiMechanism(BaseNumericMechanism):
     Best of the three mean mechanisms for small budgets (below about 1.3;
     see :class:`HybridMechanism`, which is never worse than either).
 
-    Parameters
-    ----------
-    epsilon : float, default=1.0
-        Privacy budget per report.
-    bounds : (float, float) or "auto", default="auto"
-        The public range of the values. Values outside it are clipped with a
-        :class:`~sklearn_uldp.exceptions.ClippingWarning`. "auto" learns it
-        from the data at ``fit`` (with a
-        :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        ``None``: fresh OS entropy at every call (deployment); ``"secure"``:
-        a cryptographically secure generator; an int for reproducible
-        simulations only.
-
-    Attributes
-    ----------
-    bounds_ : tuple of float
-        The public range.
-    channel_ : DuchiChannel
-        The public spec.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined when X has string column names.
+    %(mechanism_sections)s
 
     See Also
     --------
@@ -175,16 +155,4 @@ class DuchiMechanism(BaseNumericMechanism):
     True
     """
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        bounds: Any = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.random_state = random_state
-
-    def _make_channel(self):
-        return DuchiChannel(self.bounds_, self.epsilon)
+    _channel_class = DuchiChannel

@@ -43,6 +43,7 @@ def as_numeric_channel(mechanism: Any) -> Channel:
     Returns
     -------
     channel : Channel
+        The mechanism's channel (``channel_``), or the channel of the spec.
 
     Examples
     --------
@@ -109,6 +110,11 @@ class NumericEstimatorBase(BaseEstimator):
     def _forget_estimate(self):
         self.__dict__.pop("_cache", None)
 
+    def _forget_fit(self):
+        for attr in _FITTED:
+            self.__dict__.pop(attr, None)
+        self._forget_estimate()
+
     # -------------------------------------------------------------------- fit
     def fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Estimate from a batch of reports.
@@ -125,9 +131,7 @@ class NumericEstimatorBase(BaseEstimator):
         -------
         self : object
         """
-        for attr in _FITTED:
-            self.__dict__.pop(attr, None)
-        self._forget_estimate()
+        self._forget_fit()
         self.partial_fit(X)
         self._estimate()
         return self
@@ -195,9 +199,7 @@ class NumericEstimatorBase(BaseEstimator):
                     "The statistics come from another mechanism than `mechanism`: "
                     f"{declared.describe_difference(statistics.channel)}."
                 )
-        for attr in _FITTED:
-            self.__dict__.pop(attr, None)
-        self._forget_estimate()
+        self._forget_fit()
         self._add(statistics)
         self._estimate()
         return self
@@ -262,8 +264,6 @@ class NumericEstimatorBase(BaseEstimator):
         raise NotImplementedError
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
+        tags = super().__sklearn_tags__()  # fitted before use, no target: the defaults
         tags.input_tags.allow_nan = False
-        tags.target_tags.required = False
         return tags

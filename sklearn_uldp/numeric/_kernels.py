@@ -208,6 +208,19 @@ def one_bit_codes(grid, plus, sensitive, uniforms, lam, *, use_numba=True):
 # the same floating-point operation, in the same order, as the channels'
 # numpy methods (``starts``, ``plus_probability``, ``sample``), so the codes
 # are those of the numpy path.
+def _band_start(x, low, width, span):  # pragma: no cover - numba
+    """The band's first cell for value ``x``: ``span`` times its fraction of
+    the bounds, clipped to [0, 1] (``starts``)."""
+    f = (x - low) / width
+    return span * min(max(f, 0.0), 1.0)
+
+
+def _unit_value(x, low, two_over_width):  # pragma: no cover - numba
+    """Value ``x`` on the unit scale [-1, 1], clipped (``to_unit``)."""
+    t = (x - low) * two_over_width - 1.0
+    return min(max(t, -1.0), 1.0)
+
+
 def _fused_band_loop(
     values, uniforms, low, high, width, span, m, length, qc, pc, first, step, out
 ):  # pragma: no cover
@@ -217,11 +230,10 @@ def _fused_band_loop(
         x = values[i]
         below += x < low
         above += x > high
-        f = (x - low) / width
-        f = min(max(f, 0.0), 1.0)
+        start = _band_start(x, low, width, span)
         # the report of cell j is first + (j + 0.5) * step, as in the
         # channel's table (a table lookup per report costs a cache miss)
-        out[i] = first + (_band_code(span * f, uniforms[i], m, length, qc, pc) + 0.5) * step
+        out[i] = first + (_band_code(start, uniforms[i], m, length, qc, pc) + 0.5) * step
     return below, above
 
 
@@ -234,8 +246,7 @@ def _fused_duchi_loop(
         x = values[i]
         below += x < low
         above += x > high
-        t = (x - low) * two_over_width - 1.0
-        t = min(max(t, -1.0), 1.0)
+        t = _unit_value(x, low, two_over_width)
         out[i] = plus if uniforms[i] < 0.5 + slope * t else minus
     return below, above
 
@@ -267,11 +278,8 @@ def _fused_hybrid_loop(
         below += x < low
         above += x > high
         u = uniforms[i]
-        f = (x - low) / width
-        f = min(max(f, 0.0), 1.0)
-        band = _band_code(span * f, u / alpha, m, length, qc, pc)
-        t = (x - low) * two_over_width - 1.0
-        t = min(max(t, -1.0), 1.0)
+        band = _band_code(_band_start(x, low, width, span), u / alpha, m, length, qc, pc)
+        t = _unit_value(x, low, two_over_width)
         v = (u - alpha) / (1.0 - alpha)
         bit = plus if v < 0.5 + slope * t else minus
         out[i] = first + (band + 0.5) * step if u < alpha else bit
@@ -321,6 +329,19 @@ def _second_antiderivative(values, step, located, out):  # pragma: no cover - nu
             out[p] = second[i] + first[i] * o + values[i] * (0.5 * o * o)
 
 
+def _band_apply(values, total, step, upper, lower, qc, pc, group, scale, out):  # pragma: no cover
+    """``out[j] = qc group total + (pc - qc) (A_upper - A_lower)_j / scale``: the
+    band operator through the second antiderivatives ``A`` of the pieces
+    ``values`` (of width ``step``) at the located points ``upper``, ``lower``."""
+    a = np.empty(out.shape[0] + 1)
+    b = np.empty(out.shape[0] + 1)
+    _second_antiderivative(values, step, upper, a)
+    _second_antiderivative(values, step, lower, b)
+    base = qc * group * total
+    for j in range(out.shape[0]):
+        out[j] = base + (pc - qc) * ((a[j + 1] - a[j]) - (b[j + 1] - b[j])) / scale
+
+
 def _band_forward(theta, qc, pc, group, width, top, low, out):  # pragma: no cover - numba
     k = theta.shape[0]
     density = np.empty(k)
@@ -328,26 +349,15 @@ def _band_forward(theta, qc, pc, group, width, top, low, out):  # pragma: no cov
     for i in range(k):
         density[i] = theta[i] / width
         total += theta[i]
-    a = np.empty(out.shape[0] + 1)
-    b = np.empty(out.shape[0] + 1)
-    _second_antiderivative(density, width, top, a)
-    _second_antiderivative(density, width, low, b)
-    base = qc * group * total
-    for j in range(out.shape[0]):
-        out[j] = base + (pc - qc) * ((a[j + 1] - a[j]) - (b[j + 1] - b[j]))
+    # (dividing by 1.0 is exact: the masses as the numpy path's)
+    _band_apply(density, total, width, top, low, qc, pc, group, 1.0, out)
 
 
 def _band_adjoint(v, qc, pc, group, width, lower, upper, out):  # pragma: no cover - numba
     total = 0.0
     for j in range(v.shape[0]):
         total += v[j]
-    a = np.empty(out.shape[0] + 1)
-    b = np.empty(out.shape[0] + 1)
-    _second_antiderivative(v, group, upper, a)
-    _second_antiderivative(v, group, lower, b)
-    base = qc * group * total
-    for i in range(out.shape[0]):
-        out[i] = base + (pc - qc) * ((a[i + 1] - a[i]) - (b[i + 1] - b[i])) / width
+    _band_apply(v, total, group, upper, lower, qc, pc, group, width, out)
 
 
 def _smooth_into(theta, out):  # pragma: no cover - numba
@@ -441,6 +451,7 @@ if numba is not None:
     _second_antiderivative = numba.njit(nogil=True, cache=True, error_model="numpy")(
         _second_antiderivative
     )
+    _band_apply = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_apply)
     _band_forward = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_forward)
     _band_adjoint = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_adjoint)
     _smooth_into = numba.njit(nogil=True, cache=True, error_model="numpy")(_smooth_into)
@@ -450,6 +461,12 @@ if numba is not None:
     _fused_hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_hybrid_loop)
     _band_code = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
         _band_code
+    )
+    _band_start = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _band_start
+    )
+    _unit_value = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _unit_value
     )
     _band_codes_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_codes_loop)
     _two_point_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_two_point_loop)

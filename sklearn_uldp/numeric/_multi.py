@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import PrivacyLeakWarning, ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
@@ -39,9 +39,11 @@ from ._base import (
     BaseNumericMechanism,
     NumericChannel,
     _numeric_values,
+    _ranges_schema,
     check_bounds,
     clip_to_bounds,
 )
+from ._docs import fill_numeric_doc
 from ._duchi import DuchiChannel
 from ._mean import _moments, interval_bounds
 from ._piecewise import HybridChannel, PiecewiseChannel
@@ -91,12 +93,7 @@ class MultiNumericChannel(Channel):
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **Channel._spec_field_schemas,
-        "bounds": {
-            "type": "array",
-            "minItems": 1,
-            "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
-            "description": "The public range [low, high] of each attribute.",
-        },
+        "bounds": _ranges_schema("The public range [low, high] of each attribute."),
         "attribute_mechanism": {
             "enum": sorted(_BASES),
             "description": "The mean mechanism of each sampled attribute.",
@@ -200,6 +197,7 @@ class MultiNumericChannel(Channel):
         return {key: np.array([row[key] for row in rows]) for key in rows[0]}
 
 
+@fill_numeric_doc
 class MultiNumericMechanism(BaseNumericMechanism):
     """Several numeric attributes per user: sample m of d, each at epsilon / m.
 
@@ -225,21 +223,16 @@ class MultiNumericMechanism(BaseNumericMechanism):
     n_sampled : int or "auto", default="auto"
         m for ``strategy="sample"``: "auto" is Wang et al.'s
         ``max(1, min(d, floor(epsilon / 2.5)))``.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
+    %(random_state)s
 
     Attributes
     ----------
     bounds_ : list of tuple of float
     n_sampled_ : int
     channel_ : MultiNumericChannel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined when X has string column names.
+    %(features_in)s
 
-    References
-    ----------
-    N. Wang et al., "Collecting and Analyzing Multidimensional Data with
-    Local Differential Privacy", ICDE 2019.
+    %(wang_references)s
 
     Examples
     --------
@@ -397,22 +390,6 @@ class MultiNumericMechanism(BaseNumericMechanism):
         """The budget a row spends: epsilon (m attributes at epsilon / m)."""
         check_is_fitted(self, "channel_")
         return float(self.channel_.epsilon)
-
-    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """The attributes' names (one report column each).
-
-        Parameters
-        ----------
-        input_features : array-like of str, default=None
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "channel_")
-        return np.asarray(
-            [str(n) for n in _check_feature_names_in(self, input_features)], dtype=object
-        )
 
     def column_reports(self, reports: Any, column: int | str) -> Any:
         raise NotImplementedError(

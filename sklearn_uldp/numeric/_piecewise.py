@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._typing import ArrayLike, RandomStateLike
-from ._band import BandLaw, band_masses
-from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel
-from ._duchi import DuchiChannel, _plus_slope
+from ..utils._typing import ArrayLike
+from ._band import BandChannel, band_masses
+from ._base import GRID_CELLS, NumericChannel, _EpsilonBoundsMechanism
+from ._docs import fill_numeric_doc, mechanism_doc
+from ._duchi import DuchiChannel
 from ._kernels import fused_reports, hybrid_codes
 
 __all__ = [
@@ -109,13 +110,11 @@ def hybrid_alpha(epsilon):
     return 1.0 - 1.0 / h if mixture < duchi else 0.0
 
 
-class PiecewiseChannel(NumericChannel):
+@fill_numeric_doc
+class PiecewiseChannel(BandChannel):
     """Wang et al.'s Piecewise Mechanism on an output grid of ``GRID_CELLS`` cells.
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -131,39 +130,20 @@ class PiecewiseChannel(NumericChannel):
 
     name = "piecewise"
     unbiased_reports = True
+    _mechanism_title = "the Piecewise mechanism"
+    _band_length = staticmethod(piecewise_band_length)
 
     def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
-        self._check_budget(f"the Piecewise mechanism at epsilon={self.epsilon!r}")
-        self.law = BandLaw(self.epsilon, piecewise_band_length(self.epsilon))
         cells, length = self.law.cells, self.law.length
         #: Half-width C' of the output range on the unit scale.
         self.scale = 1.0 / (self.law.kappa * (1.0 - length / cells))
-
-    def _draw_probabilities(self, epsilon):
-        qc, _ = band_masses(epsilon, piecewise_band_length(epsilon), GRID_CELLS)
-        return np.array([qc])
-
-    @property
-    def n_outputs(self):
-        return self.law.cells
 
     @property
     def output_grid(self):
         """``(first, step)``: report j is ``first + (j + 0.5) * step`` (column units)."""
         half = (self.high - self.low) / 2.0
         return self.low + (1.0 - self.scale) * half, 2.0 * self.scale / self.law.cells * half
-
-    def _output_values(self):
-        first, step = self.output_grid
-        return first + (np.arange(self.law.cells) + 0.5) * step
-
-    def starts(self, values):
-        """The band's first cell (real) for each value: ``(M - L)(t + 1) / 2``."""
-        return (self.law.cells - self.law.length) * self.unit_fraction(values)
-
-    def output_probabilities(self, values):
-        return self.law.probabilities(self.starts(np.atleast_1d(values)))
 
     def density(self, y: ArrayLike, values: ArrayLike) -> np.ndarray:
         """Density of a report at ``y`` given the input (both in column units).
@@ -185,12 +165,6 @@ class PiecewiseChannel(NumericChannel):
         """Column units to the unit scale, without clipping (for reports)."""
         low, high = self.bounds
         return (np.asarray(y, dtype=float) - low) * (2.0 / (high - low)) - 1.0
-
-    def _codes(self, values, uniforms):
-        return self.law.codes(self.starts(values), uniforms)
-
-    def _fused(self, values, uniforms, out):
-        return fused_reports("band", values, uniforms, out, **self.law.fused_params(self))
 
     def _nearest_codes(self, values):
         width = 2.0 * self.scale / self.law.cells
@@ -222,16 +196,14 @@ class PiecewiseChannel(NumericChannel):
         return float(bound * half**2)
 
 
+@fill_numeric_doc
 class HybridChannel(NumericChannel):
     """Wang et al.'s Hybrid Mechanism: Piecewise with probability alpha, else Duchi.
 
     Output codes ``0 .. GRID_CELLS - 1`` are the Piecewise cells, then
     Duchi's ``-C`` and ``+C``.
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -253,11 +225,11 @@ class HybridChannel(NumericChannel):
 
     def _draw_probabilities(self, epsilon):
         alpha = hybrid_alpha(epsilon)
-        low = 0.5 - _plus_slope(epsilon)
+        duchi = DuchiChannel._draw_probabilities(epsilon)
         if alpha == 0.0:
-            return np.array([low, 1.0 - low])
+            return duchi
         qc, _ = band_masses(epsilon, piecewise_band_length(epsilon), GRID_CELLS)
-        return np.array([alpha * qc, (1.0 - alpha) * low, alpha, 1.0 - alpha])
+        return np.array([alpha * qc, (1.0 - alpha) * duchi[0], alpha, 1.0 - alpha])
 
     @property
     def n_outputs(self):
@@ -290,21 +262,9 @@ class HybridChannel(NumericChannel):
         )
 
     def _fused(self, values, uniforms, out):
-        params = self.piecewise.law.fused_params(self.piecewise)
-        low, high = self.bounds
-        minus, plus = self.duchi.output_values()
-        return fused_reports(
-            "hybrid",
-            values,
-            uniforms,
-            out,
-            two_over_width=2.0 / (high - low),
-            slope=_plus_slope(self.epsilon),
-            alpha=self.alpha,
-            minus=minus,
-            plus=plus,
-            **params,
-        )
+        # the same bounds in both parts: the band's low/high are Duchi's
+        params = {**self.duchi._fused_params(), **self.piecewise.law.fused_params(self.piecewise)}
+        return fused_reports("hybrid", values, uniforms, out, alpha=self.alpha, **params)
 
     def two_point_reports(self):
         # With alpha > 0 every report is Piecewise's (a continuum) with
@@ -325,36 +285,9 @@ class HybridChannel(NumericChannel):
         return float(np.max(self.variance(ends)) + slack)
 
 
-_COMMON_DOC = """
-    Parameters
-    ----------
-    epsilon : float, default=1.0
-        Privacy budget per report.
-    bounds : (float, float) or "auto", default="auto"
-        The public range of the values. Values outside it are clipped with a
-        :class:`~sklearn_uldp.exceptions.ClippingWarning`. "auto" learns it
-        from the data at ``fit`` (with a
-        :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        ``None``: fresh OS entropy at every call (deployment); ``"secure"``:
-        a cryptographically secure generator; an int for reproducible
-        simulations only.
-
-    Attributes
-    ----------
-    bounds_ : tuple of float
-        The public range.
-    channel_ : {channel}
-        The public spec.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined when X has string column names.
-"""
-
-
-class PiecewiseMechanism(BaseNumericMechanism):
-    __doc__ = (
-        """Wang et al.'s Piecewise Mechanism for the mean of a bounded numeric column.
+@mechanism_doc("PiecewiseChannel")
+class PiecewiseMechanism(_EpsilonBoundsMechanism):
+    """Wang et al.'s Piecewise Mechanism for the mean of a bounded numeric column.
 
     Each value x is reported as a number of the range ``mid +- half C``
     (``mid``, ``half``: centre and half-width of ``bounds``, ``C = (e^{eps/2}
@@ -364,18 +297,15 @@ class PiecewiseMechanism(BaseNumericMechanism):
     mean: :class:`~sklearn_uldp.numeric.MeanEstimator`), with a variance
     lower than Duchi's mechanism's for budgets above about 1.3. Reports lie
     on a grid of 2**16 cells of the output range (far below the noise).
-"""
-        + _COMMON_DOC.format(channel="PiecewiseChannel")
-        + """
+
+    %(mechanism_sections)s
+
     See Also
     --------
     HybridMechanism : Never worse than Piecewise or Duchi.
     MeanEstimator : Estimates the mean (with a confidence interval).
 
-    References
-    ----------
-    N. Wang et al., "Collecting and Analyzing Multidimensional Data with
-    Local Differential Privacy", ICDE 2019.
+    %(wang_references)s
 
     Examples
     --------
@@ -387,26 +317,13 @@ class PiecewiseMechanism(BaseNumericMechanism):
     >>> bool(abs(est.mean_ - X.mean()) < 4 * est.standard_error_)
     True
     """
-    )
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        bounds: Any = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.random_state = random_state
-
-    def _make_channel(self):
-        return PiecewiseChannel(self.bounds_, self.epsilon)
+    _channel_class = PiecewiseChannel
 
 
-class HybridMechanism(BaseNumericMechanism):
-    __doc__ = (
-        """Wang et al.'s Hybrid Mechanism for the mean of a bounded numeric column.
+@mechanism_doc("HybridChannel")
+class HybridMechanism(_EpsilonBoundsMechanism):
+    """Wang et al.'s Hybrid Mechanism for the mean of a bounded numeric column.
 
     Each value is privatized by the Piecewise Mechanism with probability
     ``alpha = 1 - e^{-eps/2}`` and by Duchi et al.'s otherwise (``alpha = 0``
@@ -417,18 +334,15 @@ class HybridMechanism(BaseNumericMechanism):
     at that alpha); below, it is Duchi's, ``c^2 - x^2`` on the scale [-1, 1],
     largest at the centre (at eps=0.5: 16.67 at the centre, 15.67 at the
     ends). The default choice for means.
-"""
-        + _COMMON_DOC.format(channel="HybridChannel")
-        + """
+
+    %(mechanism_sections)s
+
     See Also
     --------
     DuchiMechanism, PiecewiseMechanism : Its two components.
     MeanEstimator : Estimates the mean (with a confidence interval).
 
-    References
-    ----------
-    N. Wang et al., "Collecting and Analyzing Multidimensional Data with
-    Local Differential Privacy", ICDE 2019.
+    %(wang_references)s
 
     Examples
     --------
@@ -441,18 +355,5 @@ class HybridMechanism(BaseNumericMechanism):
     >>> bool(low < X.mean() < high)
     True
     """
-    )
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        bounds: Any = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.random_state = random_state
-
-    def _make_channel(self):
-        return HybridChannel(self.bounds_, self.epsilon)
+    _channel_class = HybridChannel

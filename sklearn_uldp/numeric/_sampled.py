@@ -34,7 +34,7 @@ from ..exceptions import ReportMismatchError
 from ..mechanisms._attribute_sampling import _check_n_attributes
 from ..mechanisms._channel import Channel, ReportStatistics
 from ._band import band_masses
-from ._base import GRID_CELLS, NumericChannel
+from ._base import GRID_CELLS, NumericChannel, _one_dimensional, _one_report_column
 from ._piecewise import hybrid_alpha, piecewise_band_length
 
 __all__ = [
@@ -76,27 +76,13 @@ def _as_numeric_base(base, cls_name):
 
 def _float_reports(reports):
     """One column of reports as float64, missing entries (None, pd.NA) as NaN."""
-    if isinstance(reports, pd.DataFrame):
-        if reports.shape[1] != 1:
-            raise ReportMismatchError(
-                f"Expected one column of reports, got a DataFrame with "
-                f"{reports.shape[1]} columns. Select the report column."
-            )
-        reports = reports.iloc[:, 0]
-    if hasattr(reports, "toarray"):
-        raise ReportMismatchError("Got a sparse matrix; numeric reports are one number per user.")
+    reports = _one_report_column(reports)
     if isinstance(reports, pd.Series):
         try:
             return reports.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):
             reports = reports.to_numpy()
-    arr = np.asarray(reports)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ReportMismatchError(
-            f"Expected reports of shape (n,) or (n, 1), got shape {arr.shape}."
-        )
+    arr = _one_dimensional(np.asarray(reports))
     if arr.dtype.kind == "O":
         missing = pd.isna(arr)
         if missing.any():
@@ -502,19 +488,13 @@ class SampledFakeNumericChannel(NumericChannel):
             f"base={self.base!r})"
         )
 
-    def _check_budget(self, what=None):
-        return None
+    # the budget is the base's (checked when it was built); the outputs are its
+    _check_budget = SampledNumericChannel._check_budget
 
     # ------------------------------------------------------------ the law
-    @property
-    def n_outputs(self) -> int:
-        return self.base.n_outputs
-
-    def output_values(self) -> np.ndarray:
-        return self.base.output_values()
-
-    def output_labels(self):
-        return self.base.output_labels()
+    n_outputs = SampledNumericChannel.n_outputs
+    output_values = SampledNumericChannel.output_values
+    output_labels = SampledNumericChannel.output_labels
 
     def fake_distribution(self) -> np.ndarray:
         """The law F of a fake report over the outputs."""

@@ -37,10 +37,11 @@ from sklearn.utils._param_validation import Interval
 from ..exceptions import ConvergenceWarning, ReportMismatchError
 from ..utils._random import check_random_generator
 from ..utils._typing import ArrayLike, RandomStateLike
-from ._band import BandLaw, band_masses
-from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel
+from ._band import BandChannel
+from ._base import GRID_CELLS, _EpsilonBoundsMechanism
+from ._docs import fill_numeric_doc, mechanism_doc
 from ._estimator_base import NumericEstimatorBase
-from ._kernels import band_em, fused_reports
+from ._kernels import band_em
 from ._sampled import report_law
 
 __all__ = [
@@ -54,6 +55,16 @@ __all__ = [
 
 def square_wave_band(epsilon: float) -> float:
     """The paper's optimal band half-width b on the unit scale [0, 1].
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget of a report.
+
+    Returns
+    -------
+    band : float
+        ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``.
 
     Examples
     --------
@@ -75,13 +86,11 @@ def _band_length(epsilon, cells=GRID_CELLS):
     return int(min(max(round(cells * 2.0 * b / (1.0 + 2.0 * b)), 1), cells - 1))
 
 
-class SquareWaveChannel(NumericChannel):
+@fill_numeric_doc
+class SquareWaveChannel(BandChannel):
     """Li et al.'s Square Wave channel on an output grid of ``GRID_CELLS`` cells.
 
-    Parameters
-    ----------
-    bounds : (float, float)
-    epsilon : float
+    %(channel_parameters)s
 
     Examples
     --------
@@ -96,22 +105,14 @@ class SquareWaveChannel(NumericChannel):
     """
 
     name = "square_wave"
+    _mechanism_title = "the Square Wave mechanism"
+    _band_length = staticmethod(_band_length)
 
     def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
-        self._check_budget(f"the Square Wave mechanism at epsilon={self.epsilon!r}")
-        self.law = BandLaw(self.epsilon, _band_length(self.epsilon))
         cells, length = self.law.cells, self.law.length
         #: The band half-width b on the unit scale, rounded to the grid.
         self.band = length / (2.0 * (cells - length))
-
-    def _draw_probabilities(self, epsilon):
-        qc, _ = band_masses(epsilon, _band_length(epsilon), GRID_CELLS)
-        return np.array([qc])
-
-    @property
-    def n_outputs(self):
-        return self.law.cells
 
     def to_unit(self, values):
         """Values mapped onto [0, 1] (the paper's domain)."""
@@ -133,17 +134,6 @@ class SquareWaveChannel(NumericChannel):
         width = self.high - self.low
         return self.low - self.band * width, self.cell_width * width
 
-    def _output_values(self):
-        first, step = self.output_grid
-        return first + (np.arange(self.law.cells) + 0.5) * step
-
-    def starts(self, values):
-        """The band's first cell (real) for each value."""
-        return (self.law.cells - self.law.length) * self.unit_fraction(values)
-
-    def output_probabilities(self, values):
-        return self.law.probabilities(self.starts(np.atleast_1d(values)))
-
     def density(self, y: ArrayLike, values: ArrayLike) -> np.ndarray:
         """Density of a report at ``y`` given the input (both in column units).
 
@@ -159,12 +149,6 @@ class SquareWaveChannel(NumericChannel):
         starts = self.starts(values)
         mass = self.law.interval_mass(starts, starts, cell, cell + 1.0)
         return np.where(inside, mass / (self.cell_width * (high - low)), 0.0)
-
-    def _codes(self, values, uniforms):
-        return self.law.codes(self.starts(values), uniforms)
-
-    def _fused(self, values, uniforms, out):
-        return fused_reports("band", values, uniforms, out, **self.law.fused_params(self))
 
     def _nearest_codes(self, values):
         low, high = self.bounds
@@ -272,7 +256,8 @@ class BandTransition:
         return self.qc * self.group * float(np.sum(v)) + (self.pc - self.qc) * band
 
 
-class SquareWave(BaseNumericMechanism):
+@mechanism_doc("SquareWaveChannel")
+class SquareWave(_EpsilonBoundsMechanism):
     """Li et al.'s Square Wave mechanism, to estimate a numeric distribution.
 
     Each value x of ``bounds=(low, high)`` is reported as a number of the
@@ -283,29 +268,7 @@ class SquareWave(BaseNumericMechanism):
     :class:`~sklearn_uldp.numeric.SquareWaveEstimator`. Reports lie on a grid
     of 2**16 cells of the output range.
 
-    Parameters
-    ----------
-    epsilon : float, default=1.0
-        Privacy budget per report.
-    bounds : (float, float) or "auto", default="auto"
-        The public range of the values. Values outside it are clipped with a
-        :class:`~sklearn_uldp.exceptions.ClippingWarning`. "auto" learns it
-        from the data at ``fit`` (with a
-        :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`).
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        ``None``: fresh OS entropy at every call (deployment); ``"secure"``:
-        a cryptographically secure generator; an int for reproducible
-        simulations only.
-
-    Attributes
-    ----------
-    bounds_ : tuple of float
-        The public range.
-    channel_ : SquareWaveChannel
-        The public spec.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined when X has string column names.
+    %(mechanism_sections)s
 
     See Also
     --------
@@ -328,19 +291,7 @@ class SquareWave(BaseNumericMechanism):
     True
     """
 
-    def __init__(
-        self,
-        epsilon: float = 1.0,
-        *,
-        bounds: Any = "auto",
-        random_state: RandomStateLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.random_state = random_state
-
-    def _make_channel(self):
-        return SquareWaveChannel(self.bounds_, self.epsilon)
+    _channel_class = SquareWaveChannel
 
 
 def _smooth(theta):
@@ -583,10 +534,13 @@ class SquareWaveEstimator(NumericEstimatorBase):
         Parameters
         ----------
         q : float or array-like of floats in [0, 1]
+            The fractions (0.5: the median).
 
         Returns
         -------
         quantiles : float or ndarray
+            The values below which fractions ``q`` of the distribution lie
+            (a float for a float ``q``).
         """
         return _quantiles(self.distribution_, self.bin_edges_, q)
 

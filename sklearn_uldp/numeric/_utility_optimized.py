@@ -44,7 +44,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..utils._typing import ArrayLike, RandomStateLike
-from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel, check_bounds
+from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel, _ranges_schema, check_bounds
+from ._docs import fill_numeric_doc
 from ._kernels import one_bit_codes
 
 __all__ = [
@@ -159,12 +160,9 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **NumericChannel._spec_field_schemas,
-        "sensitive": {
-            "type": "array",
-            "minItems": 1,
-            "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
-            "description": "The sensitive ranges [low, high] (closed), within the bounds.",
-        },
+        "sensitive": _ranges_schema(
+            "The sensitive ranges [low, high] (closed), within the bounds."
+        ),
         "disclosure": {
             "type": ["number", "null"],
             "exclusiveMinimum": 0,
@@ -337,6 +335,7 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
         return float(np.max(self.variance(grid)) + slack)
 
 
+@fill_numeric_doc
 class UtilityOptimizedOneBitMechanism(BaseNumericMechanism):
     """Utility-optimized one-bit mechanism: the mean of a column with a sensitive range.
 
@@ -358,8 +357,7 @@ class UtilityOptimizedOneBitMechanism(BaseNumericMechanism):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget per report.
+    %(epsilon)s
     bounds : (float, float) or "auto", default="auto"
         The public range of the values (clipped with a warning outside it).
     sensitive : (float, float), list of (float, float) or None, default=None
@@ -369,19 +367,14 @@ class UtilityOptimizedOneBitMechanism(BaseNumericMechanism):
         Probability that a non-sensitive value is disclosed, in ``(0, (e^eps -
         1)/(e^eps + 1)]``; None for that maximum. A smaller one discloses
         less and estimates with more noise.
-    random_state : None, "secure", int, Generator, SeedSequence or RandomState, default=None
-        ``None``: fresh OS entropy at every call (deployment); ``"secure"``:
-        a cryptographically secure generator; an int for reproducible
-        simulations only.
+    %(random_state)s
 
     Attributes
     ----------
     bounds_ : tuple of float
     channel_ : UtilityOptimizedOneBitChannel
         The public spec (with the sensitive ranges).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined when X has string column names.
+    %(features_in)s
 
     See Also
     --------
