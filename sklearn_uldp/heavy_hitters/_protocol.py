@@ -37,7 +37,7 @@ from ._oracle import KeyedLocalHashing
 
 __all__ = ["PrefixProtocol", "PROTOCOL_REGISTRY", "protocol_from_dict", "SPEC_VERSION"]
 
-SPEC_VERSION = 1
+SPEC_VERSION = 2
 #: name -> protocol class, to rebuild a protocol from its spec.
 PROTOCOL_REGISTRY: dict[str, type] = {}
 #: The first level enumerates every prefix of its length: at most 2^20.
@@ -215,7 +215,23 @@ class PrefixProtocol(_Protocol):
         hash_range = check_hash_range(hash_range, self.epsilon)
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, on_long)
         self.top_k = _int_param(top_k, "top_k", 1, 1 << 16)
+        # a one-group oracle validates the hash parameters; _set_levels
+        # replaces it with one that has functions for every group
         self.oracle = KeyedLocalHashing(self.epsilon, hash_range, n_hashes, hash_seed)
+
+    def _set_levels(self, levels, weights):
+        """The groups' prefix lengths and shares, and an oracle with functions for each.
+
+        Each group hashes with its own functions: the final group's
+        collisions are then independent of the ranking groups', so the items
+        the ranking kept because they collided favourably are not estimated
+        with the same collisions.
+        """
+        self.levels, self.weights = list(levels), list(weights)
+        o = self.oracle
+        self.oracle = KeyedLocalHashing(
+            o.epsilon, o.hash_range, o.n_hashes, o.hash_seed, n_groups=len(self.levels)
+        )
 
     def _common_params(self):
         return {
@@ -258,7 +274,7 @@ class PrefixProtocol(_Protocol):
                 keys[sel] = prefix_keys(rows, bits)[codes[sel]]
             else:
                 keys[sel] = prefix_keys(rows[codes[sel]], bits)
-        return groups * self.oracle.n_outputs + self.oracle.sample(keys, rng)
+        return groups * self.oracle.n_outputs + self.oracle.sample(keys, rng, groups)
 
     # ----------------------------------------------------------- collector
     def encode_reports(self, reports):
@@ -277,7 +293,7 @@ class PrefixProtocol(_Protocol):
     def estimate_level(self, stats, level, rows):
         """``(p_hat, se, null_se)`` of the prefixes ``rows`` at ``level``."""
         keys = prefix_keys(rows, self.levels[level])
-        return self.oracle.estimate(self.group_tables(stats)[level], keys)
+        return self.oracle.estimate(self.group_tables(stats)[level], keys, level)
 
     def _possible(self, rows, bits):
         """The candidates some item can start with (see :func:`valid_prefixes`)."""
@@ -331,8 +347,8 @@ class PrefixProtocol(_Protocol):
         """
         rows = self.encoding.encode_items(universe)
         blocks = [
-            w * self.oracle.matrix(prefix_keys(rows, bits), realized=realized)
-            for w, bits in zip(self.weights, self.levels, strict=True)
+            w * self.oracle.matrix(prefix_keys(rows, bits), realized=realized, group=level)
+            for level, (w, bits) in enumerate(zip(self.weights, self.levels, strict=True))
         ]
         return np.concatenate(blocks, axis=1)
 
@@ -434,8 +450,7 @@ class PEMProtocol(PrefixProtocol):
         self.final_fraction = None if final_fraction is None else float(final_fraction)
         final = 1.0 / (g + 1) if self.final_fraction is None else self.final_fraction
         # the ranking groups, then the held-out estimation group (the whole item)
-        self.levels = [*self.levels, m]
-        self.weights = [(1 - final) / g] * g + [final]
+        self._set_levels([*self.levels, m], [(1 - final) / g] * g + [final])
 
     def get_params(self):
         return {
@@ -507,9 +522,8 @@ class TreeHistProtocol(PrefixProtocol):
             raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
         self.beta = float(beta)
         tree = _prefix_levels(0, self.step_bits, m)
-        self.levels = [*tree, m]
         t = len(tree)
-        self.weights = [(1 - self.final_fraction) / t] * t + [self.final_fraction]
+        self._set_levels([*tree, m], [(1 - self.final_fraction) / t] * t + [self.final_fraction])
 
     def get_params(self):
         return {
