@@ -583,8 +583,9 @@ class BloomRAPPOR(OpenDomainMechanism):
     >>> from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
     >>> from sklearn_uldp.utils import generate_user_secrets
     >>> words = np.random.default_rng(0).choice(["a", "b", "c"], p=[.5, .3, .2], size=50_000)
-    >>> mech = BloomRAPPOR(n_bits=32, n_cohorts=8).fit()
-    >>> secrets = generate_user_secrets(len(words))    # one per user, kept by the user
+    >>> # seeded for a reproducible example; a deployment keeps the defaults
+    >>> mech = BloomRAPPOR(n_bits=32, n_cohorts=8, random_state=0).fit()
+    >>> secrets = generate_user_secrets(len(words), random_state=0)  # one per user, kept by them
     >>> monday = mech.transform(words, user_secrets=secrets)
     >>> tuesday = mech.transform(words, user_secrets=secrets)  # same cohorts and PRRs
     >>> bool((monday[:, 0] == tuesday[:, 0]).all()), round(mech.epsilon_, 3)
