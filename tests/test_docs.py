@@ -56,14 +56,18 @@ def test_sphinx_build_has_no_warnings(tmp_path):
     shutil.copytree(
         REPO_ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
     )
-    out = tmp_path / "html"
+    out = tmp_path / "build"
+    # The "dummy" builder reads, cross-references and checks every page as
+    # the HTML one does (a missing document, target or doctest directive is
+    # the same warning) but writes no HTML: a quarter of the build's time.
+    # The published HTML is built by ``sphinx -b html`` (docs/conf.py).
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
             "sphinx",
             "-b",
-            "html",
+            "dummy",
             "-W",
             "--keep-going",
             "-q",
@@ -97,7 +101,7 @@ def test_sphinx_build_has_no_warnings(tmp_path):
         "auto_examples/plot_location_demo",
         "gen_modules/sklearn_uldp.mechanisms.UtilityOptimizedRR",
     ):
-        assert (out / f"{page}.html").is_file(), page
+        assert (out / ".doctrees" / f"{page}.doctree").is_file(), page
 
 
 def _documented_objects():
