@@ -17,6 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 import sklearn
+from _chisquare import chi_square_pvalue
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -30,17 +31,6 @@ from sklearn_uldp.privacy import (
     longitudinal_exposure,
 )
 from sklearn_uldp.utils import generate_user_secrets
-
-
-def _chi_square_pvalue(counts, probs):
-    """Chi-square goodness of fit, pooling cells with small expected counts."""
-    n = counts.sum()
-    expected = probs * n
-    small = expected < 5
-    obs = np.append(counts[~small], counts[small].sum())
-    exp = np.append(expected[~small], expected[small].sum())
-    keep = exp > 0
-    return stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue
 
 
 def _pattern_codes(reports, k):
@@ -221,9 +211,9 @@ def test_the_permanent_round_follows_its_channel(n_bits, n_hashes):
     for item, seed in (("a", 0), ("b", 1)):
         rep = mech.transform([item] * n, user_secrets=generate_user_secrets(n, random_state=seed))
         hist = np.bincount(_pattern_codes(rep, n_bits), minlength=width)
-        assert _chi_square_pvalue(hist, pr.permanent_channel_matrix([item])[0]) > 1e-4
+        assert chi_square_pvalue(hist, pr.permanent_channel_matrix([item])[0]) > 1e-4
     wrong = _identity_irr(n_bits=n_bits, n_hashes=n_hashes, n_cohorts=2, f=0.45)
-    assert _chi_square_pvalue(hist, wrong.protocol_.permanent_channel_matrix(["b"])[0]) < 1e-6
+    assert chi_square_pvalue(hist, wrong.protocol_.permanent_channel_matrix(["b"])[0]) < 1e-6
 
 
 # ------------------------------------------------- sampler vs exact channels
@@ -238,7 +228,7 @@ def test_one_and_two_reports_follow_the_exact_channels():
     r2 = mech.transform(["a"] * n, user_secrets=secrets)
     one = np.bincount(_pattern_codes(r1, 3), minlength=16)
     Q1 = pr.channel_matrix(["a"])[0]
-    assert _chi_square_pvalue(one, Q1) > 1e-4
+    assert chi_square_pvalue(one, Q1) > 1e-4
     assert np.array_equal(np.asarray(r1)[:, 0], np.asarray(r2)[:, 0])
     code2 = np.asarray(r1)[:, 0].astype(np.int64) * 64 + (
         _pattern_codes(r1, 3) % 8 * 8 + _pattern_codes(r2, 3) % 8
@@ -246,11 +236,11 @@ def test_one_and_two_reports_follow_the_exact_channels():
     two = np.bincount(code2, minlength=128)
     Q2 = pr.channel_matrix(["a"], n_rounds=2)[0]
     assert Q2.sum() == pytest.approx(1.0)
-    assert _chi_square_pvalue(two, Q2) > 1e-4
+    assert chi_square_pvalue(two, Q2) > 1e-4
     # a fresh PRR per report (the same cohort): P(c, y1, y2) = m Q1(c, y1) Q1(c, y2)
     Q1c = Q1.reshape(2, 8)
     fresh = (2 * Q1c[:, :, None] * Q1c[:, None, :]).ravel()
-    assert _chi_square_pvalue(two, fresh) < 1e-6
+    assert chi_square_pvalue(two, fresh) < 1e-6
 
 
 def test_exposure_is_the_loss_of_t_reports_on_the_exact_channel():

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats as sps
+from _chisquare import chi_square_pvalue
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -32,17 +33,6 @@ from sklearn_uldp.heavy_hitters._encoding import (
     valid_prefixes,
 )
 from sklearn_uldp.privacy import audit_mechanism, check_ldp, check_uldp
-
-
-def _chi_square_pvalue(counts, probs):
-    """Chi-square goodness of fit, pooling cells with small expected counts."""
-    n = counts.sum()
-    expected = probs * n
-    small = expected < 5
-    obs = np.append(counts[~small], counts[small].sum())
-    exp = np.append(expected[~small], expected[small].sum())
-    keep = exp > 0
-    return sps.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue
 
 
 # ------------------------------------------------------------------ encoding
@@ -168,10 +158,10 @@ def test_prefix_sampler_follows_the_channel():
         codes = np.asarray(mech.transform([item] * n)).ravel()
         hist = np.bincount(codes, minlength=mech.protocol_.n_outputs)
         row = mech.channel_matrix([item])[0]
-        assert _chi_square_pvalue(hist, row) > 1e-4
+        assert chi_square_pvalue(hist, row) > 1e-4
     # a wrong channel (the other item's row) is rejected
     other = mech.channel_matrix(["a"])[0]
-    assert _chi_square_pvalue(hist, other) < 1e-6
+    assert chi_square_pvalue(hist, other) < 1e-6
 
 
 @pytest.mark.parametrize(
@@ -197,7 +187,7 @@ def test_multi_group_sampler_follows_the_channel(mech, levels):
     for item in ("a", "d"):
         codes = np.asarray(mech.transform([item] * n)).ravel()
         hist = np.bincount(codes, minlength=mech.protocol_.n_outputs)
-        assert _chi_square_pvalue(hist, mech.channel_matrix([item])[0]) > 1e-4
+        assert chi_square_pvalue(hist, mech.channel_matrix([item])[0]) > 1e-4
         # the groups' shares alone, against their weights (5 sigma)
         shares = hist.reshape(len(levels), -1).sum(axis=1) / n
         w = np.asarray(mech.protocol_.weights)
@@ -252,7 +242,7 @@ def test_uldp_sampler_audit_and_channel():
             assert set(rep[code == -1, 1]) == {"cafe"}
         else:
             assert (code >= 0).all()  # never in clear
-        assert _chi_square_pvalue(hist, probs / probs.sum()) > 1e-4
+        assert chi_square_pvalue(hist, probs / probs.sum()) > 1e-4
 
     def sampler(values, rng):
         m = clone(mech).set_params(random_state=int(rng.integers(2**31))).fit()
@@ -289,9 +279,9 @@ def test_bloom_rappor_sampler_follows_the_channel():
     rep = np.asarray(mech.transform(["a"] * n)).astype(np.int64)
     code = rep[:, 0] * 16 + rep[:, 1:] @ (1 << np.arange(3, -1, -1))
     hist = np.bincount(code, minlength=32)
-    assert _chi_square_pvalue(hist, mech.channel_matrix(["a"])[0]) > 1e-4
+    assert chi_square_pvalue(hist, mech.channel_matrix(["a"])[0]) > 1e-4
     wrong = BloomRAPPOR(n_bits=4, n_hashes=2, n_cohorts=2, f=0.3).fit()
-    assert _chi_square_pvalue(hist, wrong.channel_matrix(["a"])[0]) < 1e-6
+    assert chi_square_pvalue(hist, wrong.channel_matrix(["a"])[0]) < 1e-6
 
 
 def test_bloom_rappor_bit_rates_match_the_exact_probabilities():
