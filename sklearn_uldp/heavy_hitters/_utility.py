@@ -237,7 +237,17 @@ class UtilityOptimizedProtocol(_Protocol):
         share = table.sum() / n  # Pi_hat, the share of protected reports
         p_s = (f - share / g) / self.oracle.gap
         m = np.clip(f, 0, 1)
-        se_s = np.sqrt(m * (1 - m) / n) / self.oracle.gap
+        var_s = m * (1 - m) / (n * self.oracle.gap**2)
+        # The fixed hash functions' collisions (see KeyedLocalHashing.estimate):
+        # variance sum_{y != x} q(y)^2 / (h (g - 1)), q the protected reports'
+        # mass of each item: p for a sensitive item, (1 - c) p for another.
+        # Both are estimated (squares less their noise: a lower bound).
+        q2_s = np.clip(p_s**2 - var_s, 0.0, None)
+        q2_ns = np.clip(p_ns**2 - se_ns**2, 0.0, None) * (1 - c) ** 2
+        collisions = np.clip(q2_s.sum() + q2_ns.sum() - q2_s, 0.0, None) / (
+            self.oracle.n_hashes * (g - 1)
+        )
+        se_s = np.sqrt(var_s + collisions)
         null_s = np.sqrt(share / g * (1 - share / g) / n) / self.oracle.gap
         frame = pd.DataFrame(
             {
