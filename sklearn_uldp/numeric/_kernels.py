@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional: compiled loops
-    import numba
-except ImportError:  # pragma: no cover - numba is optional
-    numba = None  # type: ignore[assignment]
+from ..utils._numba import HAVE_NUMBA, numba
 
 __all__ = [
     "HAVE_NUMBA",
@@ -36,8 +33,6 @@ __all__ = [
     "band_em",
     "fused_reports",
 ]
-
-HAVE_NUMBA = numba is not None
 
 
 # ------------------------------------------------------------------ the band
