@@ -21,7 +21,18 @@ import numpy as np
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results" / "reproduce"
 
-__all__ = ["RESULTS_DIR", "format_value", "markdown_table", "parse_args", "save_results", "timer"]
+__all__ = [
+    "RESULTS_DIR",
+    "cell",
+    "format_value",
+    "markdown_table",
+    "parse_args",
+    "print_trends",
+    "pyplot",
+    "save_figure",
+    "save_results",
+    "timer",
+]
 
 
 def parse_args(description, argv=None, *, default_runs):
@@ -172,3 +183,36 @@ def save_results(name, rows, args, *, columns, meta):
     print(table)
     print(f"\n(written to {json_path} and {md_path})")
     return json_path, md_path
+
+
+def print_trends(title, trends):
+    """Print ``title`` after a blank line, then ``  claim: value`` per trend."""
+    print(f"\n{title}")
+    for claim, value in trends.items():
+        print(f"  {claim}: {value}")
+
+
+def cell(rows, column, **match):
+    """``row[column]`` of the first row whose values equal ``match``."""
+    return next(r[column] for r in rows if all(r[k] == v for k, v in match.items()))
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the file-only Agg backend (imported on demand)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path, *, dpi, announce=False):
+    """Lay ``fig`` out, write it to ``path`` and close it (``announce``: say where)."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    if announce:
+        print(f"(figure written to {path})")

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import cell, parse_args, print_trends, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp import BlockHadamardResponse, EmpiricalEstimator, HadamardResponse  # noqa: E402
 from sklearn_uldp.metrics import total_variation  # noqa: E402
@@ -86,9 +86,7 @@ def main(argv=None):
                     )
 
     def tv(name, m, n):
-        return next(
-            r["TV"] for r in rows if r["distribution"] == name and r["m"] == m and r["n"] == n
-        )
+        return cell(rows, "TV", distribution=name, m=m, n=n)
 
     # The paper's trends, at every n (and at the largest n alone).
     trends = {}
@@ -110,9 +108,7 @@ def main(argv=None):
         trends[f"{name}: TV decreasing in m (HR, 10, 20, 50, 100) at n points"] = (
             f"{order}/{len(sizes)}"
         )
-    print("\nTrends of the paper (Sec. 7):")
-    for claim, ok in trends.items():
-        print(f"  {claim}: {ok}")
+    print_trends("Trends of the paper (Sec. 7):", trends)
     largest = [
         {
             "distribution": name,
@@ -150,31 +146,19 @@ def main(argv=None):
 
 
 def _plot(rows, dists, settings, sizes, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.6), sharey=True)
     for ax, name in zip(axes, dists, strict=True):
         for m in settings:
-            ys = [
-                next(
-                    r["TV"]
-                    for r in rows
-                    if r["distribution"] == name and r["m"] == m and r["n"] == n
-                )
-                for n in sizes
-            ]
+            ys = [cell(rows, "TV", distribution=name, m=m, n=n) for n in sizes]
             ax.loglog(sizes, ys, marker="o", label="HR (LDP)" if m == 1 else f"m = {m}")
         ax.set_title(name)
         ax.set_xlabel("n")
     axes[0].set_ylabel("TV error")
     axes[0].legend(fontsize=8)
     fig.suptitle(f"k = {K}, eps = {EPSILON} (cf. Acharya et al. 2020, Fig. 2)")
-    fig.tight_layout()
-    fig.savefig(Path(out) / "icml_fig2.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "icml_fig2.png", dpi=120)
 
 
 if __name__ == "__main__":

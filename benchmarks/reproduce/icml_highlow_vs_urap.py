@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import cell, parse_args, print_trends, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp import (  # noqa: E402
     EmpiricalEstimator,
@@ -78,9 +78,7 @@ def main(argv=None):
         ),
         "bits per report: high-low HR, uRAP": (rows[0]["bits high-low HR"], rows[0]["bits uRAP"]),
     }
-    print("\nThe paper's claim (Sec. 1.2 / 5.1):")
-    for claim, value in trends.items():
-        print(f"  {claim}: {value}")
+    print_trends("The paper's claim (Sec. 1.2 / 5.1):", trends)
     meta = {
         "paper": "Acharya et al. 2020, Sec. 5.1, Theorem 3 (no experiment)",
         "k": K,
@@ -113,32 +111,20 @@ def main(argv=None):
 
 
 def _plot(rows, s_values, sizes, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
     for ax, dist in zip(axes, ["uniform over X_N", "uniform"], strict=True):
         for i, s in enumerate(s_values):
             for name, style in (("high-low HR", "-o"), ("uRAP", "--s")):
-                ys = [
-                    next(
-                        r[f"TV {name}"]
-                        for r in rows
-                        if r["s"] == s and r["distribution"] == dist and r["n"] == n
-                    )
-                    for n in sizes
-                ]
+                ys = [cell(rows, f"TV {name}", s=s, distribution=dist, n=n) for n in sizes]
                 ax.loglog(sizes, ys, style, color=f"C{i}", label=f"{name}, s={s}")
         ax.set_title(dist)
         ax.set_xlabel("n")
     axes[0].set_ylabel("TV error")
     axes[0].legend(fontsize=7)
     fig.suptitle(f"k = {K}, eps = {EPSILON}: high-low HR vs uRAP")
-    fig.tight_layout()
-    fig.savefig(Path(out) / "icml_highlow_vs_urap.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "icml_highlow_vs_urap.png", dpi=120)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import parse_args, print_trends, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp import BlockHadamardResponse, EmpiricalEstimator, HadamardResponse  # noqa: E402
 from sklearn_uldp.metrics import total_variation  # noqa: E402
@@ -109,9 +109,7 @@ def main(argv=None):
         ),
         "LDP row agrees by construction (generator tuned on it)": True,
     }
-    print("\nTrends of the paper (Sec. 7):")
-    for claim, ok in trends.items():
-        print(f"  {claim}: {ok}")
+    print_trends("Trends of the paper (Sec. 7):", trends)
     meta = {
         "paper": "Acharya et al. 2020, Sec. 7, Table 1",
         "n": n,
@@ -144,10 +142,7 @@ def main(argv=None):
 
 
 def _plot(rows, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
     x = np.arange(len(rows))
@@ -157,9 +152,7 @@ def _plot(rows, out):
     ax.set_ylabel("TV error")
     ax.set_title("Check-ins, eps = 1 (cf. Acharya et al. 2020, Table 1)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(Path(out) / "icml_table1.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "icml_table1.png", dpi=120)
 
 
 if __name__ == "__main__":

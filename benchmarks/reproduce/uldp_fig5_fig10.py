@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import cell, parse_args, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp import (  # noqa: E402
     RAPPOR,
@@ -135,6 +135,15 @@ def mean_sd(values):
     return values.mean(axis=0), values.std(axis=0, ddof=1)
 
 
+def loss_columns(values):
+    """The ``TV``, ``TV_sd``, ``MSE``, ``MSE_sd`` and ``runs`` cells of a point.
+
+    ``values`` holds one ``(TV, squared l2 loss, ...)`` row per realization.
+    """
+    (tv, l2, *_), (tv_sd, l2_sd, *_) = mean_sd(values)
+    return {"TV": tv, "TV_sd": tv_sd, "MSE": l2, "MSE_sd": l2_sd, "runs": len(values)}
+
+
 def epsilons(k, quick, name="location"):
     if quick:  # census: the large budgets only (RAPPOR's EM is slow at 0.1)
         grid = [0.1, 1.0, math.log(k)] if name == "location" else [1.0, math.log(k)]
@@ -161,19 +170,14 @@ def run(data, args, rows):
                     acc[e].append(v)
             for e, vals in acc.items():
                 vals = np.asarray(vals)
-                (tv, l2, sec), (tv_sd, l2_sd, _) = mean_sd(vals)
                 rows.append(
                     {
                         "data": data.name,
                         "epsilon": eps,
                         "mechanism": mech,
                         "estimator": e,
-                        "TV": tv,
-                        "TV_sd": tv_sd,
-                        "MSE": l2,
-                        "MSE_sd": l2_sd,
-                        "runs": len(vals),
-                        "seconds": sec,
+                        **loss_columns(vals),
+                        "seconds": mean_sd(vals)[0][2],
                         "no_privacy_TV": np_tv,
                         "no_privacy_MSE": np_l2,
                     }
@@ -192,11 +196,7 @@ def summarize(rows):
         sub = [r for r in rows if r["data"] == name]
 
         def tv(m, e, eps, sub=sub):
-            return next(
-                r["TV"]
-                for r in sub
-                if r["mechanism"] == m and r["estimator"] == e and r["epsilon"] == eps
-            )
+            return cell(sub, "TV", mechanism=m, estimator=e, epsilon=eps)
 
         eps_list = sorted({r["epsilon"] for r in sub})
         ln_k = max(e for e in eps_list if e < 10.0) if len(eps_list) > 3 else eps_list[-1]
@@ -217,10 +217,7 @@ def summarize(rows):
 
 
 def plot(rows, args, metric="TV"):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = sorted({r["data"] for r in rows})
     fig, axes = plt.subplots(len(names), 3, figsize=(13, 3.8 * len(names)), squeeze=False)
@@ -231,14 +228,7 @@ def plot(rows, args, metric="TV"):
         for j, est in enumerate(ESTIMATORS):
             ax = axes[i, j]
             for mech, st in styles.items():
-                ys = [
-                    next(
-                        r[metric]
-                        for r in sub
-                        if r["mechanism"] == mech and r["estimator"] == est and r["epsilon"] == e
-                    )
-                    for e in k_eps
-                ]
+                ys = [cell(sub, metric, mechanism=mech, estimator=est, epsilon=e) for e in k_eps]
                 ax.plot(k_eps, ys, st, label=mech, ms=4)
             ax.plot(k_eps, [sub[0][f"no_privacy_{metric}"]] * len(k_eps), "k--", label="no privacy")
             ax.axvline(math.log(400 if name == "census" else 625), color="k", lw=2)
@@ -248,11 +238,12 @@ def plot(rows, args, metric="TV"):
             ax.set_ylabel(metric)
             ax.set_title(f"{name} ({est})")
         axes[i, 0].legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(args.out) / f"uldp_fig{'5' if metric == 'TV' else '10'}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"(figure written to {path})")
+    save_figure(
+        fig,
+        Path(args.out) / f"uldp_fig{'5' if metric == 'TV' else '10'}.png",
+        dpi=110,
+        announce=True,
+    )
 
 
 def main(argv=None):

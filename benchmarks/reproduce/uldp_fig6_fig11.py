@@ -32,8 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import parse_args, save_results, timer  # noqa: E402
-from uldp_fig5_fig10 import census_data, evaluate, location_data, mean_sd  # noqa: E402
+from _common import cell, parse_args, pyplot, save_figure, save_results, timer  # noqa: E402
+from uldp_fig5_fig10 import census_data, evaluate, location_data, loss_columns  # noqa: E402
 
 from sklearn_uldp.metrics import l2_loss, total_variation  # noqa: E402
 
@@ -76,7 +76,6 @@ def run(data, args, rows):
             for mech in ("RR", "RAPPOR", "uRR", "uRAP"):
                 for e in ("emp", "EM"):
                     vals = base[mech][e] if mech in base else acc[mech][e]
-                    (tv, l2), (tv_sd, l2_sd) = mean_sd(vals)
                     rows.append(
                         {
                             "data": data.name,
@@ -84,11 +83,7 @@ def run(data, args, rows):
                             "size_S": size,
                             "mechanism": mech,
                             "estimator": e,
-                            "TV": tv,
-                            "TV_sd": tv_sd,
-                            "MSE": l2,
-                            "MSE_sd": l2_sd,
-                            "runs": len(vals),
+                            **loss_columns(vals),
                             "no_privacy_TV": np_tv,
                             "no_privacy_MSE": np_l2,
                         }
@@ -102,10 +97,7 @@ def run(data, args, rows):
 
 
 def plot(rows, args, metric="TV"):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     panels = sorted({(r["data"], r["epsilon"]) for r in rows})
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
@@ -114,14 +106,7 @@ def plot(rows, args, metric="TV"):
         xs = sorted({r["size_S"] for r in sub})
         for c, mech in enumerate(("RR", "RAPPOR", "uRR", "uRAP")):
             for est, st in (("emp", ":"), ("EM", "-")):
-                ys = [
-                    next(
-                        r[metric]
-                        for r in sub
-                        if r["size_S"] == x and r["mechanism"] == mech and r["estimator"] == est
-                    )
-                    for x in xs
-                ]
+                ys = [cell(sub, metric, size_S=x, mechanism=mech, estimator=est) for x in xs]
                 ax.plot(xs, ys, st, marker="o", ms=3, color=f"C{c}", label=f"{mech} ({est})")
         ax.plot(xs, [sub[0][f"no_privacy_{metric}"]] * len(xs), "k--", label="no privacy")
         ax.set_xscale("log")
@@ -130,11 +115,12 @@ def plot(rows, args, metric="TV"):
         ax.set_ylabel(metric)
         ax.set_title(f"{name}, eps={eps:g}")
     axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
-    path = Path(args.out) / f"uldp_fig{'6' if metric == 'TV' else '11'}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"(figure written to {path})")
+    save_figure(
+        fig,
+        Path(args.out) / f"uldp_fig{'6' if metric == 'TV' else '11'}.png",
+        dpi=110,
+        announce=True,
+    )
 
 
 def main(argv=None):

@@ -47,7 +47,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import parse_args, pyplot, save_figure, save_results, timer  # noqa: E402
 from uldp_fig5_fig10 import census_data, make_mechanism, mean_sd  # noqa: E402
 
 from sklearn_uldp import (  # noqa: E402
@@ -180,10 +180,7 @@ def run(args, rows):
 
 
 def plot(rows, args):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     eps_list = sorted({r["epsilon"] for r in rows})
     fig, axes = plt.subplots(
@@ -206,11 +203,7 @@ def plot(rows, args):
             ax.set_xlabel("number of attributes")
             ax.set_ylabel("mean marginal TV")
     axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(args.out) / "uldp_fig7_attributes.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"(figure written to {path})")
+    save_figure(fig, Path(args.out) / "uldp_fig7_attributes.png", dpi=100, announce=True)
 
 
 def main(argv=None):

@@ -40,8 +40,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import parse_args, save_results, timer  # noqa: E402
-from uldp_fig5_fig10 import census_data, make_mechanism, mean_sd  # noqa: E402
+from _common import parse_args, pyplot, save_figure, save_results, timer  # noqa: E402
+from uldp_fig5_fig10 import census_data, loss_columns, make_mechanism  # noqa: E402
 
 from sklearn_uldp import EMEstimator, ThresholdEstimator  # noqa: E402
 from sklearn_uldp.metrics import l2_loss, total_variation  # noqa: E402
@@ -99,7 +99,7 @@ def run(args, rows):
                     tvs.append(total_variation(data.distribution, p_hat))
                     l2s.append(l2_loss(data.distribution, p_hat))
                     del reports
-                (tv, l2), (tv_sd, l2_sd) = mean_sd(np.column_stack([tvs, l2s]))
+                loss = loss_columns(np.column_stack([tvs, l2s]))
                 rows.append(
                     {
                         "n_attributes": n_attr,
@@ -107,11 +107,7 @@ def run(args, rows):
                         "k_S": len(data.sensitive),
                         "epsilon": eps,
                         "mechanism": mech,
-                        "TV": float(tv),
-                        "TV_sd": float(tv_sd),
-                        "MSE": float(l2),
-                        "MSE_sd": float(l2_sd),
-                        "runs": len(tvs),
+                        **loss,
                         "no_privacy_TV": np_tv,
                         "EM_seconds": float(np.mean(em_s)),
                         "thr_seconds": float(np.mean(thr_s)),
@@ -121,17 +117,14 @@ def run(args, rows):
                     }
                 )
                 print(
-                    f"attrs={n_attr} k={k} eps={eps:g} {mech}: EM TV={tv:.4g} "
-                    f"(sd {tv_sd:.2g}, {len(tvs)} runs, {np.mean(em_s):.1f} s)",
+                    f"attrs={n_attr} k={k} eps={eps:g} {mech}: EM TV={loss['TV']:.4g} "
+                    f"(sd {loss['TV_sd']:.2g}, {len(tvs)} runs, {np.mean(em_s):.1f} s)",
                     flush=True,
                 )
 
 
 def plot(rows, args, metric="TV"):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     eps_list = sorted({r["epsilon"] for r in rows})
     fig, axes = plt.subplots(1, len(eps_list), figsize=(4.2 * len(eps_list), 3.8), squeeze=False)
@@ -149,11 +142,12 @@ def plot(rows, args, metric="TV"):
         ax.set_ylabel(metric)
         ax.set_title(f"census, eps={eps:g}")
     axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(args.out) / f"uldp_fig{'7' if metric == 'TV' else '12'}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"(figure written to {path})")
+    save_figure(
+        fig,
+        Path(args.out) / f"uldp_fig{'7' if metric == 'TV' else '12'}.png",
+        dpi=110,
+        announce=True,
+    )
 
 
 def main(argv=None):

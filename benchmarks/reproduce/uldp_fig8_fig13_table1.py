@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import cell, parse_args, print_trends, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp import EMEstimator, PersonalizedEstimator, PersonalizedMechanism  # noqa: E402
 from sklearn_uldp.datasets import make_personalized_locations  # noqa: E402
@@ -167,11 +167,7 @@ def main(argv=None):
 
     # The paper's trends.
     def tv(name, eps, case):
-        return next(
-            r["TV"]
-            for r in fig_rows
-            if r["mechanism"] == name and r["epsilon"] == eps and r["case"] == case
-        )
+        return cell(fig_rows, "TV", mechanism=name, epsilon=eps, case=case)
 
     trends = {}
     # At the quick size r_hat over X_N is noisy, and case (I) spreads the bot
@@ -185,9 +181,7 @@ def main(argv=None):
             (max(small) - min(small)) / min(small) < tol
         )
     trends["Theorem 1 held in every run"] = all(r["Theorem 1 held"] == "100%" for r in table_rows)
-    print("\nTrends of the paper (Sec. 6.2):")
-    for claim, ok in trends.items():
-        print(f"  {claim}: {ok}")
+    print_trends("Trends of the paper (Sec. 6.2):", trends)
     r_true = {reading: d.intermediate_distribution[K:].tolist() for reading, d in datasets.items()}
 
     meta = {
@@ -230,23 +224,13 @@ def main(argv=None):
 
 
 def _plot(rows, epsilons, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     for metric, fig_name in (("TV", "uldp_fig8"), ("MSE", "uldp_fig13")):
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
         for ax, name in zip(axes, MECHANISMS, strict=True):
             for case, marker in zip(CASES, "osd", strict=True):
-                ys = [
-                    next(
-                        r[metric]
-                        for r in rows
-                        if r["mechanism"] == name and r["epsilon"] == e and r["case"] == case
-                    )
-                    for e in epsilons
-                ]
+                ys = [cell(rows, metric, mechanism=name, epsilon=e, case=case) for e in epsilons]
                 ax.loglog(epsilons, ys, marker=marker, label=f"{name} {case}")
             ax.axvline(np.log(K), color="k", lw=2)  # eps = ln|X|, as in the paper
             ax.set_xlabel("epsilon")
@@ -254,9 +238,7 @@ def _plot(rows, epsilons, out):
             ax.legend(fontsize=8)
         axes[0].set_ylabel(metric)
         fig.suptitle(f"eps vs {metric} (personalized mechanism, EM)")
-        fig.tight_layout()
-        fig.savefig(Path(out) / f"{fig_name}.png", dpi=120)
-        plt.close(fig)
+        save_figure(fig, Path(out) / f"{fig_name}.png", dpi=120)
 
 
 if __name__ == "__main__":

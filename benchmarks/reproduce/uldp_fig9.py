@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import parse_args, print_trends, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp.datasets import make_personalized_locations  # noqa: E402
 from sklearn_uldp.metrics import l1_loss  # noqa: E402
@@ -92,9 +92,7 @@ def main(argv=None):
             row["l1(pi_hat, pi) (II) POI"] > 0 for row in rows[:2]
         ),
     }
-    print("\nThe paper's message (Fig. 9):")
-    for claim, ok in trends.items():
-        print(f"  {claim}: {ok}")
+    print_trends("The paper's message (Fig. 9):", trends)
     save_results(
         "uldp_fig9",
         rows,
@@ -118,10 +116,7 @@ def main(argv=None):
 
 
 def _plot(data, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(2, 2, figsize=(7, 7))
     for i, (tag, label) in enumerate((("home", "home"), ("work", "workplace"))):
@@ -137,9 +132,7 @@ def _plot(data, out):
             ax.set_xticks([])
             ax.set_yticks([])
     fig.suptitle("cf. Murakami & Kawamoto 2019, Fig. 9")
-    fig.tight_layout()
-    fig.savefig(Path(out) / "uldp_fig9.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "uldp_fig9.png", dpi=120)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import parse_args, save_results, timer  # noqa: E402
+from _common import cell, parse_args, print_trends, pyplot, save_figure, save_results, timer  # noqa: E402
 
 from sklearn_uldp import (  # noqa: E402
     RAPPOR,
@@ -108,11 +108,7 @@ def main(argv=None):
     r2 = [r["l2 sim/theory"] for r in rows]
 
     def th(dist, eps, name):
-        return next(
-            r["l1 (theory)"]
-            for r in rows
-            if r["distribution"] == dist and r["epsilon"] == eps and r["mechanism"] == name
-        )
+        return cell(rows, "l1 (theory)", distribution=dist, epsilon=eps, mechanism=name)
 
     trends = {
         "l1 sim/theory (min, max)": (min(r1), max(r1)),
@@ -129,17 +125,15 @@ def main(argv=None):
         ("RR", "2"),
         ("RAPPOR", "|X|^(1/4) = 5"),
     ):
-        ratio = next(
-            r["l1 theory / non-private"]
-            for r in rows
-            if r["distribution"] == "p_UN (worst case)"
-            and r["mechanism"] == name
-            and r["epsilon"] == float(np.log(K))
+        ratio = cell(
+            rows,
+            "l1 theory / non-private",
+            distribution="p_UN (worst case)",
+            mechanism=name,
+            epsilon=float(np.log(K)),
         )
         trends[f"{name} l1 / non-private l1 at eps = ln|X| (paper: {claim})"] = ratio
-    print("\nTheory vs simulation, and the paper's claims (Sec. 4.3):")
-    for claim, value in trends.items():
-        print(f"  {claim}: {value}")
+    print_trends("Theory vs simulation, and the paper's claims (Sec. 4.3):", trends)
     meta = {
         "paper": "Murakami & Kawamoto 2019, Sec. 4.3, Props. 6-10, 14; App. D-E",
         "n": n,
@@ -173,10 +167,7 @@ def main(argv=None):
 
 
 def _plot(rows, dists, epsilons, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(2, len(dists), figsize=(9, 7), sharex=True)
     for j, dist in enumerate(dists):
@@ -196,9 +187,7 @@ def _plot(rows, dists, epsilons, out):
             ax.set_xlabel("epsilon")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle("Expected loss (lines) vs simulation (dots), empirical estimate")
-    fig.tight_layout()
-    fig.savefig(Path(out) / "uldp_theory.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "uldp_theory.png", dpi=120)
 
 
 if __name__ == "__main__":
