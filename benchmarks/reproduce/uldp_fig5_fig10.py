@@ -135,6 +135,10 @@ def mean_sd(values):
     return values.mean(axis=0), values.std(axis=0, ddof=1)
 
 
+#: The table columns of :func:`loss_columns` but ``runs``.
+LOSS_COLUMNS = ["TV", "TV_sd", "MSE", "MSE_sd"]
+
+
 def loss_columns(values):
     """The ``TV``, ``TV_sd``, ``MSE``, ``MSE_sd`` and ``runs`` cells of a point.
 
@@ -142,6 +146,29 @@ def loss_columns(values):
     """
     (tv, l2, *_), (tv_sd, l2_sd, *_) = mean_sd(values)
     return {"TV": tv, "TV_sd": tv_sd, "MSE": l2, "MSE_sd": l2_sd, "runs": len(values)}
+
+
+def label_loss_axes(ax, metric, xlabel, title, *, log_x=True):
+    """Log-scaled ``metric`` against ``xlabel`` (log-scaled too if ``log_x``), titled."""
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(metric)
+    ax.set_title(title)
+
+
+def save_loss_figure(fig, args, metric, figures):
+    """Write the TV figure (``uldp_fig<figures[0]>.png`` in ``--out``) or the MSE one."""
+    number = figures[0] if metric == "TV" else figures[1]
+    save_figure(fig, Path(args.out) / f"uldp_fig{number}.png", dpi=110, announce=True)
+
+
+def plot_tv_and_mse(plot, rows, args):
+    """With ``--plot``, draw the TV figure, then the MSE one."""
+    if args.plot:
+        for metric in ("TV", "MSE"):
+            plot(rows, args, metric)
 
 
 def epsilons(k, quick, name="location"):
@@ -232,18 +259,9 @@ def plot(rows, args, metric="TV"):
                 ax.plot(k_eps, ys, st, label=mech, ms=4)
             ax.plot(k_eps, [sub[0][f"no_privacy_{metric}"]] * len(k_eps), "k--", label="no privacy")
             ax.axvline(math.log(400 if name == "census" else 625), color="k", lw=2)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("epsilon")
-            ax.set_ylabel(metric)
-            ax.set_title(f"{name} ({est})")
+            label_loss_axes(ax, metric, "epsilon", f"{name} ({est})")
         axes[i, 0].legend(fontsize=7)
-    save_figure(
-        fig,
-        Path(args.out) / f"uldp_fig{'5' if metric == 'TV' else '10'}.png",
-        dpi=110,
-        announce=True,
-    )
+    save_loss_figure(fig, args, metric, (5, 10))
 
 
 def main(argv=None):
@@ -290,19 +308,14 @@ def main(argv=None):
             "epsilon",
             "mechanism",
             "estimator",
-            "TV",
-            "TV_sd",
-            "MSE",
-            "MSE_sd",
+            *LOSS_COLUMNS,
             "no_privacy_TV",
             "no_privacy_MSE",
             "seconds",
         ],
         meta=meta,
     )
-    if args.plot:
-        plot(rows, args, "TV")
-        plot(rows, args, "MSE")
+    plot_tv_and_mse(plot, rows, args)
     return rows, meta
 
 

@@ -32,8 +32,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import cell, parse_args, pyplot, save_figure, save_results, timer  # noqa: E402
-from uldp_fig5_fig10 import census_data, evaluate, location_data, loss_columns  # noqa: E402
+from _common import cell, parse_args, pyplot, save_results, timer  # noqa: E402
+from uldp_fig5_fig10 import (  # noqa: E402
+    LOSS_COLUMNS,
+    census_data,
+    evaluate,
+    label_loss_axes,
+    location_data,
+    loss_columns,
+    plot_tv_and_mse,
+    save_loss_figure,
+)
 
 from sklearn_uldp.metrics import l2_loss, total_variation  # noqa: E402
 
@@ -109,18 +118,9 @@ def plot(rows, args, metric="TV"):
                 ys = [cell(sub, metric, size_S=x, mechanism=mech, estimator=est) for x in xs]
                 ax.plot(xs, ys, st, marker="o", ms=3, color=f"C{c}", label=f"{mech} ({est})")
         ax.plot(xs, [sub[0][f"no_privacy_{metric}"]] * len(xs), "k--", label="no privacy")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("|X_S|")
-        ax.set_ylabel(metric)
-        ax.set_title(f"{name}, eps={eps:g}")
+        label_loss_axes(ax, metric, "|X_S|", f"{name}, eps={eps:g}")
     axes[0, 0].legend(fontsize=6)
-    save_figure(
-        fig,
-        Path(args.out) / f"uldp_fig{'6' if metric == 'TV' else '11'}.png",
-        dpi=110,
-        announce=True,
-    )
+    save_loss_figure(fig, args, metric, (6, 11))
 
 
 def main(argv=None):
@@ -153,18 +153,13 @@ def main(argv=None):
             "size_S",
             "mechanism",
             "estimator",
-            "TV",
-            "TV_sd",
-            "MSE",
-            "MSE_sd",
+            *LOSS_COLUMNS,
             "runs",
             "no_privacy_TV",
         ],
         meta=meta,
     )
-    if args.plot:
-        plot(rows, args, "TV")
-        plot(rows, args, "MSE")
+    plot_tv_and_mse(plot, rows, args)
     return rows, meta
 
 

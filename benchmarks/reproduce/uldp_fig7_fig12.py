@@ -40,8 +40,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import parse_args, pyplot, save_figure, save_results, timer  # noqa: E402
-from uldp_fig5_fig10 import census_data, loss_columns, make_mechanism  # noqa: E402
+from _common import parse_args, pyplot, save_results, timer  # noqa: E402
+from uldp_fig5_fig10 import (  # noqa: E402
+    LOSS_COLUMNS,
+    census_data,
+    label_loss_axes,
+    loss_columns,
+    make_mechanism,
+    save_loss_figure,
+)
 
 from sklearn_uldp import EMEstimator, ThresholdEstimator  # noqa: E402
 from sklearn_uldp.metrics import l2_loss, total_variation  # noqa: E402
@@ -137,17 +144,9 @@ def plot(rows, args, metric="TV"):
         pts = sorted({(r["n_attributes"], r["no_privacy_TV"]) for r in sub})
         if metric == "TV":
             ax.plot(*zip(*pts, strict=True), "k--", label="no privacy")
-        ax.set_yscale("log")
-        ax.set_xlabel("number of attributes")
-        ax.set_ylabel(metric)
-        ax.set_title(f"census, eps={eps:g}")
+        label_loss_axes(ax, metric, "number of attributes", f"census, eps={eps:g}", log_x=False)
     axes[0, 0].legend(fontsize=7)
-    save_figure(
-        fig,
-        Path(args.out) / f"uldp_fig{'7' if metric == 'TV' else '12'}.png",
-        dpi=110,
-        announce=True,
-    )
+    save_loss_figure(fig, args, metric, (7, 12))
 
 
 def main(argv=None):
@@ -187,10 +186,7 @@ def main(argv=None):
             "k_S",
             "epsilon",
             "mechanism",
-            "TV",
-            "TV_sd",
-            "MSE",
-            "MSE_sd",
+            *LOSS_COLUMNS,
             "runs",
             "no_privacy_TV",
             "EM_seconds",
