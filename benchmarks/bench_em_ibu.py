@@ -32,9 +32,9 @@ Run::
 
 import argparse
 import os
-import time
 
 import numpy as np
+from _measure import timed
 
 from sklearn_uldp import (
     RAPPOR,
@@ -48,10 +48,9 @@ from sklearn_uldp.metrics import total_variation
 
 
 def _timed(function):
-    """``function()``, its wall time and its CPU time (all threads)."""
-    start, cpu = time.perf_counter(), time.process_time()
-    result = function()
-    return result, (time.perf_counter() - start, time.process_time() - cpu)
+    """``function()`` and its (wall, CPU) seconds (all threads)."""
+    result, wall, cpu = timed(function)
+    return result, (wall, cpu)
 
 
 def _data(k, n, alpha, seed):

@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,17 @@ import numpy as np
 # the anchors' compatibility shims, shared with the other benchmark scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _anchors import compat_shims  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULT_PREFIX,
+    THREAD_VARS,
+    cell_result,
+    failure_tail,
+    peak_rss_mb,
+    run_cell_process,
+    tv_distance,
+    zipf_probabilities,
+)
+from _measure import child_env as _child_env  # noqa: E402
 
 LIBRARIES = ("sklearn_uldp", "sklearn_uldp_chunked", "pure_ldp", "multi_freq_ldpy")
 MECHANISMS = ("krr", "oue", "olh", "blh", "ss", "cms", "hcms", "hr")
@@ -85,32 +95,14 @@ CMS_M, CMS_H = 256, 256
 HCMS_M, HCMS_H = 1024, 256
 FLH_FUNCTIONS = 1000
 ESTIMATORS = ("emp", "proj", "thresh", "em")
-RESULT_PREFIX = "@@RESULT@@"
 
 
 # --------------------------------------------------------------------------- #
 # helpers
 # --------------------------------------------------------------------------- #
-def zipf_probabilities(k: int, s: float) -> np.ndarray:
-    w = 1.0 / np.arange(1, k + 1, dtype=float) ** s
-    return w / w.sum()
-
-
 def make_data(n: int, k: int, s: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return rng.choice(k, size=n, p=zipf_probabilities(k, s)).astype(np.int64)
-
-
-def tv_distance(est, true) -> float:
-    """Total variation 0.5 * L1.  The estimate is used as is (not renormalised),
-    so unbiased estimates with negative entries are penalised honestly."""
-    est = np.asarray(est, dtype=float).ravel()
-    return 0.5 * float(np.abs(est - true).sum())
-
-
-def maxrss_mb() -> float:
-    # Linux reports ru_maxrss in KiB.
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _import_sklearn_uldp():
@@ -131,7 +123,7 @@ _BASELINE_MB = []
 def mark_baseline():
     """Called by a runner once imports, JIT warm-up and setup are done: memory
     used after this point is attributed to privatisation + estimation."""
-    _BASELINE_MB.append(maxrss_mb())
+    _BASELINE_MB.append(peak_rss_mb())
 
 
 class Seconds(float):
@@ -158,6 +150,16 @@ def _timed(fn):
 
 def _cpu(t):
     return getattr(t, "cpu", None)
+
+
+def _runner_output(t_priv, estimators, params):
+    """What a runner returns: privatisation wall and CPU seconds, estimators, parameters."""
+    return {
+        "privatize_s": t_priv,
+        "privatize_cpu_s": _cpu(t_priv),
+        "estimators": estimators,
+        "params": params,
+    }
 
 
 # --------------------------------------------------------------------------- #
@@ -245,12 +247,7 @@ def run_sklearn_uldp(mech_name, X, k, eps, seed, true, opts):
             }
         except Exception as e:  # keep going; report the failure
             ests[name] = {"error": f"{type(e).__name__}: {e}"}
-    return {
-        "privatize_s": t_priv,
-        "privatize_cpu_s": _cpu(t_priv),
-        "estimators": ests,
-        "params": _params_note(mech),
-    }
+    return _runner_output(t_priv, ests, _params_note(mech))
 
 
 def run_sklearn_uldp_chunked(mech_name, X, k, eps, seed, true, opts):
@@ -354,7 +351,7 @@ def _capped(fn, cap):
             out = ("ok", fn())
         except BaseException as e:  # noqa: BLE001  (reported to the parent)
             out = ("error", f"{type(e).__name__}: {e}"[:200])
-        send.send(out + (maxrss_mb(),))
+        send.send(out + (peak_rss_mb(),))
         send.close()
 
     proc = ctx.Process(target=target, daemon=True)
@@ -554,12 +551,7 @@ def run_pure_ldp(variant, X, k, eps, seed, true, opts):
 
     job.names = ("emp", "proj", "thresh")
     ests = _anchor_estimates([job], reports, true, opts)
-    return {
-        "privatize_s": t_priv,
-        "privatize_cpu_s": _cpu(t_priv),
-        "estimators": ests,
-        "params": params,
-    }
+    return _runner_output(t_priv, ests, params)
 
 
 def run_multi_freq_ldpy(variant, X, k, eps, seed, true, opts):
@@ -626,12 +618,7 @@ def run_multi_freq_ldpy(variant, X, k, eps, seed, true, opts):
 
     mi_job.names, ibu_job.names = ("emp",), ("em",)
     ests = _anchor_estimates([mi_job, ibu_job], reports, true, opts)
-    return {
-        "privatize_s": t_priv,
-        "privatize_cpu_s": _cpu(t_priv),
-        "estimators": ests,
-        "params": params,
-    }
+    return _runner_output(t_priv, ests, params)
 
 
 def _ibu_note(est, reports, mech_name, k, eps, tol, nb_iter):
@@ -680,7 +667,7 @@ def run_cell(cell: dict) -> dict:
     # Anchor estimators run in forks (for the time cap): their peaks count.
     res.update(
         baseline_mb=_BASELINE_MB[0] if _BASELINE_MB else float("nan"),
-        peak_mb=max([maxrss_mb(), *_CHILD_PEAK_MB]),
+        peak_mb=max([peak_rss_mb(), *_CHILD_PEAK_MB]),
     )
     return res
 
@@ -758,36 +745,22 @@ def library_available(lib: str) -> str | None:
     return last
 
 
-THREAD_VARS = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-)
-
-
 def child_env(threads: int) -> dict:
-    env = dict(os.environ)
-    if threads > 0:
-        env.update({v: str(threads) for v in THREAD_VARS})
-    return env
+    return _child_env(threads, THREAD_VARS + ("VECLIB_MAXIMUM_THREADS",))
 
 
 def spawn_cell(cell: dict, timeout: float | None, env: dict | None = None) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--cell", json.dumps(cell)]
     t0 = time.perf_counter()
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        r = run_cell_process(__file__, cell, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"status": f"timeout>{timeout:g}s"}
     wall = time.perf_counter() - t0
-    for line in r.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            res = json.loads(line[len(RESULT_PREFIX) :])
-            res.update(status="ok", wall_s=wall)
-            return res
-    tail = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
+    res = cell_result(r)
+    if res is not None:
+        res.update(status="ok", wall_s=wall)
+        return res
+    tail = failure_tail(r)
     if r.returncode < 0:
         tail = f"killed by signal {-r.returncode} (OOM?)"
     return {"status": f"failed: {tail}"[:200]}

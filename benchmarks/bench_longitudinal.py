@@ -45,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _anchors import compat_shims  # noqa: E402
+from _measure import zipf_probabilities  # noqa: E402
 
 from sklearn_uldp import EmpiricalEstimator  # noqa: E402
 from sklearn_uldp.mechanisms import LongitudinalGRR, LongitudinalUE  # noqa: E402
@@ -56,11 +57,6 @@ KINDS = {
     "L-OSUE": dict(cls=LongitudinalUE, params={"permanent": "OUE", "instantaneous": "SUE"}),
     "L-SUE": dict(cls=LongitudinalUE, params={"permanent": "SUE", "instantaneous": "SUE"}),
 }
-
-
-def zipf(k, s=1.1):
-    w = 1.0 / np.arange(1, k + 1) ** s
-    return w / w.sum()
 
 
 def cpu():
@@ -115,7 +111,7 @@ def anchor_unbiased(kind, reports, ch):
 def variance_part(args, mods):
     rows = []
     for k in args.k_var:
-        p = zipf(k)
+        p = zipf_probabilities(k)
         for eps_perm, eps_1 in ((1.0, 0.5), (2.0, 1.0), (4.0, 2.0)):
             for kind in KINDS:
                 mech = make_mech(kind, k, eps_perm, eps_1)
@@ -208,7 +204,7 @@ def print_row(r, flush=False):
 # ------------------------------------------------------------------- speed
 def speed_part(args, mods):
     k, n = args.k, args.n
-    p = zipf(k)
+    p = zipf_probabilities(k)
     X = np.random.default_rng(args.seed).choice(k, p=p, size=(n, 1))
     secrets = generate_user_secrets(n)  # once per user, kept across rounds
     print(f"\nspeed: n={n}, k={k}, epsilon_perm={args.eps_perm}, epsilon_1={args.eps_1}")

@@ -100,13 +100,7 @@ def privatizer(protocol, d, k, eps):
 
 def closed_form(priv, protocol, p, n, d):
     """Mean over attributes and categories of the estimator's variance."""
-    out = []
-    for j, channel in enumerate(priv.channels_.values()):
-        if protocol.startswith("SMP"):
-            out.append(channel.base.estimator_variance(p[j], n / d))
-        else:
-            out.append(channel.estimator_variance(p[j], n))
-    return float(np.mean(out))
+    return float(np.mean(variances(priv, protocol, p, n, d)))
 
 
 def draw(p, n, rng):

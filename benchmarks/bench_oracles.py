@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -44,8 +43,17 @@ import numpy as np
 # the anchors' compatibility shims, shared with the other benchmark scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _anchors import compat_shims  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULT_PREFIX,
+    cell_result,
+    child_env,
+    failure_tail,
+    peak_rss_mb,
+    run_cell_process,
+    tv_distance,
+    zipf_probabilities,
+)
 
-RESULT_PREFIX = "@@RESULT@@"
 MECHANISMS = ("olh", "blh", "ss", "cms", "hcms")
 ANCHORS = {
     "olh": ("pure_ldp", "multi_freq_ldpy"),
@@ -57,19 +65,6 @@ ANCHORS = {
 #: Sketch sizes, the same for both libraries.
 CMS_M, CMS_H = 256, 256
 HCMS_M, HCMS_H = 1024, 256
-
-
-def maxrss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def zipf(k, s=1.1):
-    w = 1.0 / np.arange(1, k + 1) ** s
-    return w / w.sum()
-
-
-def tv(est, true):
-    return 0.5 * float(np.abs(np.asarray(est, dtype=float).ravel() - true).sum())
 
 
 def _timed(fn):
@@ -108,7 +103,7 @@ def run_sklearn_uldp(mech, X, k, eps, seed, true):
     }[mech]
     m = make()
     X2 = X.reshape(-1, 1)
-    base = maxrss_mb()
+    base = peak_rss_mb()
     reports, t_priv = _timed(lambda: m.fit(X2).transform(X2))
     out = {}
     for name, est in (
@@ -119,7 +114,7 @@ def run_sklearn_uldp(mech, X, k, eps, seed, true):
         try:
             dist, t = _timed(lambda: np.asarray(est.fit(reports).distribution_))
             note = f"it={est.n_iter_}" if hasattr(est, "n_iter_") else ""
-            out[name] = {"time_s": t, "tv": tv(dist, true), "note": note}
+            out[name] = {"time_s": t, "tv": tv_distance(dist, true), "note": note}
         except Exception as e:  # report and go on
             out[name] = {"error": f"{type(e).__name__}: {e}"[:120]}
     params = {
@@ -162,7 +157,7 @@ def run_pure_ldp(mech, X, k, eps, seed, true):
         server = CMSServer(epsilon=eps, k=h, m=m, is_hadamard=had)
         client = CMSClient(epsilon=eps, hash_funcs=server.get_hash_funcs(), m=m, is_hadamard=had)
         params = f"m={m},h={h}"
-    base = maxrss_mb()
+    base = peak_rss_mb()
     reports, t_priv = _timed(lambda: [client.privatise(v) for v in data])
     _, t_agg = _timed(lambda: server.aggregate_all(reports))
     out = {}
@@ -173,7 +168,7 @@ def run_pure_ldp(mech, X, k, eps, seed, true):
             )
             out[name] = {
                 "time_s": t_agg + t,
-                "tv": tv(np.asarray(est) / len(data), true),
+                "tv": tv_distance(np.asarray(est) / len(data), true),
                 "note": "" if norm == 0 else "cut",
             }
         except Exception as e:
@@ -220,7 +215,7 @@ def run_multi_freq_ldpy(mech, X, k, eps, seed, true, ibu_iter=10000, ibu_tol=1e-
     warm = [client(v) for v in data[:10]]  # numba JIT outside the timed part
     mi(warm)
     _seed(seed)
-    base = maxrss_mb()
+    base = peak_rss_mb()
     reports, t_priv = _timed(lambda: [client(v) for v in data])
     out = {}
     for name, fn in (("emp", mi), ("em", ibu)):
@@ -228,7 +223,7 @@ def run_multi_freq_ldpy(mech, X, k, eps, seed, true, ibu_iter=10000, ibu_tol=1e-
             est, t = _timed(lambda: fn(reports))
             out[name] = {
                 "time_s": t,
-                "tv": tv(est, true),
+                "tv": tv_distance(est, true),
                 "note": "MI clip+renorm" if name == "emp" else "IBU",
             }
         except Exception as e:
@@ -249,32 +244,20 @@ def run_cell(cell):
     k = cell["k"]
     true = np.bincount(X, minlength=k) / X.shape[0]
     res = RUNNERS[cell["library"]](cell["mechanism"], X, k, cell["epsilon"], cell["seed"], true)
-    res["peak_mb"] = maxrss_mb()
+    res["peak_mb"] = peak_rss_mb()
     return res
 
 
 def spawn(cell, timeout, threads):
-    env = dict(os.environ)
-    if threads > 0:
-        for var in (
-            "OMP_NUM_THREADS",
-            "OPENBLAS_NUM_THREADS",
-            "MKL_NUM_THREADS",
-            "NUMBA_NUM_THREADS",
-        ):
-            env[var] = str(threads)
-    cmd = [sys.executable, os.path.abspath(__file__), "--cell", json.dumps(cell)]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        r = run_cell_process(__file__, cell, timeout=timeout, env=child_env(threads))
     except subprocess.TimeoutExpired:
         return {"status": f"timeout>{timeout:g}s"}
-    for line in r.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            res = json.loads(line[len(RESULT_PREFIX) :])
-            res["status"] = "ok"
-            return res
-    tail = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-    return {"status": f"failed: {tail}"[:200]}
+    res = cell_result(r)
+    if res is not None:
+        res["status"] = "ok"
+        return res
+    return {"status": f"failed: {failure_tail(r)}"[:200]}
 
 
 # ------------------------------------------------------------------ report
@@ -386,7 +369,7 @@ def main(argv=None):
         for k in args.k:
             rng = np.random.default_rng(args.seed)
             path = os.path.join(tmp, f"x_{k}.npy")
-            np.save(path, rng.choice(k, size=n, p=zipf(k)).astype(np.int64))
+            np.save(path, rng.choice(k, size=n, p=zipf_probabilities(k)).astype(np.int64))
             for mech in args.mechanisms:
                 for eps in args.eps:
                     for lib in ("sklearn_uldp", *ANCHORS[mech]):

@@ -53,7 +53,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -62,26 +61,19 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-RESULT = "@@RESULT@@"
-
-
-def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _timed(function):
-    start, cpu = time.perf_counter(), time.process_time()
-    out = function()
-    return out, time.perf_counter() - start, time.process_time() - cpu
+from _measure import (  # noqa: E402
+    RESULT_PREFIX,
+    cell_result,
+    peak_rss_mb,
+    run_cell_process,
+    timed,
+    tv_distance,
+    zipf_probabilities,
+)
 
 
 def _zipf_data(k, n, seed=0, s=1.1):
-    w = 1.0 / np.arange(1, k + 1) ** s
-    return np.random.default_rng(seed).choice(k, size=n, p=w / w.sum())
-
-
-def _tv(p, q):
-    return 0.5 * float(np.abs(np.asarray(p, dtype=float) - q).sum())
+    return np.random.default_rng(seed).choice(k, size=n, p=zipf_probabilities(k, s))
 
 
 # --------------------------------------------------------------- cells
@@ -104,14 +96,14 @@ def cell_memory(k, n, eps, form, estimators):
     for name in estimators:
         makers[name]().fit(warm)
     del warm
-    base = _peak_mb()
-    reports, wall, cpu = _timed(lambda: mech.fit(X).transform(X))
-    out = {"privatize": [wall, cpu], "after_privatize_mb": _peak_mb(), "base_mb": base}
+    base = peak_rss_mb()
+    reports, wall, cpu = timed(lambda: mech.fit(X).transform(X))
+    out = {"privatize": [wall, cpu], "after_privatize_mb": peak_rss_mb(), "base_mb": base}
     for name in estimators:
-        est, wall, cpu = _timed(lambda name=name: makers[name]().fit(reports))
-        out[name] = [wall, cpu, _tv(est.distribution_, true)]
+        est, wall, cpu = timed(lambda name=name: makers[name]().fit(reports))
+        out[name] = [wall, cpu, tv_distance(est.distribution_, true)]
         del est
-    out["peak_mb"] = _peak_mb()
+    out["peak_mb"] = peak_rss_mb()
     return out
 
 
@@ -127,9 +119,9 @@ def cell_estimation(library, k, n, eps, form):
         su.EmpiricalEstimator().fit(reports[:1000])  # loaded, not timed
         best = None
         for _ in range(3):
-            est, wall, cpu = _timed(lambda r=reports: su.EmpiricalEstimator().fit(r).distribution_)
+            est, wall, cpu = timed(lambda r=reports: su.EmpiricalEstimator().fit(r).distribution_)
             best = min(best or (wall, cpu), (wall, cpu))
-        return {"time": list(best), "tv": _tv(est, true)}
+        return {"time": list(best), "tv": tv_distance(est, true)}
     # the anchors get the same reports, as a 2-D int32 array (untimed)
     dense = reports.toarray() if hasattr(reports, "toarray") else np.asarray(reports)
     as_int = np.asarray(dense, dtype=np.int32)
@@ -141,8 +133,8 @@ def cell_estimation(library, k, n, eps, form):
     if library == "multi_freq_ldpy":
         from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_MI
 
-        est, wall, cpu = _timed(lambda: UE_Aggregator_MI(as_int, eps, True))
-        return {"time": [wall, cpu], "tv": _tv(est, true)}
+        est, wall, cpu = timed(lambda: UE_Aggregator_MI(as_int, eps, True))
+        return {"time": [wall, cpu], "tv": tv_distance(est, true)}
     from pure_ldp.frequency_oracles.unary_encoding import UEServer
 
     def pure():
@@ -150,8 +142,8 @@ def cell_estimation(library, k, n, eps, form):
         server.aggregate_all(as_int)
         return np.asarray(server.estimate_all(range(k), suppress_warnings=True)) / n
 
-    est, wall, cpu = _timed(pure)
-    return {"time": [wall, cpu], "tv": _tv(est, true)}
+    est, wall, cpu = timed(pure)
+    return {"time": [wall, cpu], "tv": tv_distance(est, true)}
 
 
 def cell_default(case, ibu=True):
@@ -174,15 +166,15 @@ def cell_default(case, ibu=True):
     su.EMEstimator().fit(reports[:2000])  # compiled loops loaded, not timed
     out = {}
     for name, kwargs in (("mle", {"shrinkage": None}), ("default", {})):
-        em, wall, cpu = _timed(lambda kwargs=kwargs: su.EMEstimator(**kwargs).fit(reports))
-        out[name] = [wall, cpu, _tv(em.distribution_, true), int(em.n_iter_)]
+        em, wall, cpu = timed(lambda kwargs=kwargs: su.EMEstimator(**kwargs).fit(reports))
+        out[name] = [wall, cpu, tv_distance(em.distribution_, true), int(em.n_iter_)]
     if case != "rappor-paper" and ibu:
         from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_IBU
 
         as_int = np.asarray(reports, dtype=np.int32)
         del reports
-        est, wall, cpu = _timed(lambda: UE_Aggregator_IBU(as_int, k, eps, optimal=True))
-        out["ibu"] = [wall, cpu, _tv(est, true), 0]
+        est, wall, cpu = timed(lambda: UE_Aggregator_IBU(as_int, k, eps, optimal=True))
+        out["ibu"] = [wall, cpu, tv_distance(est, true), 0]
     return out
 
 
@@ -199,9 +191,9 @@ def cell_k_growth(mechanism, k, n):
     make().fit(X[:1000]).transform(X[:1000])
     # CPU time of this (one-threaded) process, best of 5: the machine's load
     # inflates it far less than the wall time
-    runs = [_timed(lambda: make().fit(X).transform(X)) for _ in range(5)]
+    runs = [timed(lambda: make().fit(X).transform(X)) for _ in range(5)]
     rng = np.random.default_rng(0)
-    floors = [_timed(lambda: rng.random(n)) for _ in range(5)]
+    floors = [timed(lambda: rng.random(n)) for _ in range(5)]
     return {
         "ns": min(r[2] for r in runs) / n * 1e9,
         "wall_ns": min(r[1] for r in runs) / n * 1e9,
@@ -228,7 +220,7 @@ def cell_parallel(job, n, mode):
             # the whole MLE (the same iterations whatever the threads)
             su.EMEstimator(shrinkage=None, n_jobs=n_jobs).fit_statistics(stats)
             best = min(
-                _timed(lambda: su.EMEstimator(shrinkage=None, n_jobs=n_jobs).fit_statistics(stats))[
+                timed(lambda: su.EMEstimator(shrinkage=None, n_jobs=n_jobs).fit_statistics(stats))[
                     1:
                 ]
                 for _ in range(2)
@@ -238,7 +230,7 @@ def cell_parallel(job, n, mode):
         channel = stats.channel
         channel.em_gradient(stats, p, n_jobs=n_jobs)
         best = min(
-            _timed(lambda: channel.em_gradient(stats, p, n_jobs=n_jobs))[1:] for _ in range(5)
+            timed(lambda: channel.em_gradient(stats, p, n_jobs=n_jobs))[1:] for _ in range(5)
         )
         return {"time": list(best), "startup": 0.0}
     from sklearn_uldp.compose import DataFramePrivatizer
@@ -255,7 +247,7 @@ def cell_parallel(job, n, mode):
     if mode in ("serial", "threads", "default"):
         priv = privatizer(n_jobs)
         priv.transform(df.head(1000))
-        best = min(_timed(lambda: priv.transform(df))[1:] for _ in range(3))
+        best = min(timed(lambda: priv.transform(df))[1:] for _ in range(3))
         return {"time": list(best), "startup": 0.0}
     import dask
     import dask.dataframe as dd
@@ -268,7 +260,7 @@ def cell_parallel(job, n, mode):
         with dask.config.set(scheduler="threads", num_workers=2):
             privatize_partitions(dd.from_pandas(df.head(1000), npartitions=2), priv).compute()
             best = min(
-                _timed(lambda: privatize_partitions(ddf, priv).compute())[1:] for _ in range(3)
+                timed(lambda: privatize_partitions(ddf, priv).compute())[1:] for _ in range(3)
             )
         return {"time": list(best), "startup": 0.0}
     from dask.distributed import Client, LocalCluster
@@ -285,7 +277,7 @@ def cell_parallel(job, n, mode):
         privatize_partitions(dd.from_pandas(df.head(1000), npartitions=2), priv).compute()
         persisted = client.persist(ddf)
         best = min(
-            _timed(lambda: privatize_partitions(persisted, priv).compute())[1:] for _ in range(3)
+            timed(lambda: privatize_partitions(persisted, priv).compute())[1:] for _ in range(3)
         )
     return {"time": list(best), "startup": startup}
 
@@ -304,14 +296,13 @@ def _run(section, kwargs, path=None, timeout=3600):
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = os.pathsep.join([path] + [p for p in [env.get("PYTHONPATH")] if p])
-    command = [sys.executable, os.path.abspath(__file__), "--cell", json.dumps([section, kwargs])]
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        done = run_cell_process(__file__, [section, kwargs], timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout {timeout} s"}
-    for line in done.stdout.splitlines():
-        if line.startswith(RESULT):
-            return json.loads(line[len(RESULT) :])
+    result = cell_result(done)
+    if result is not None:
+        return result
     tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["?"]
     return {"error": f"exit {done.returncode}: {tail[0][:160]}"}
 
@@ -618,7 +609,7 @@ def main(argv=None):
     if args.cell:
         section, kwargs = json.loads(args.cell)
         warnings.simplefilter("ignore")
-        print(RESULT + json.dumps(CELLS[section](**kwargs)), flush=True)
+        print(RESULT_PREFIX + json.dumps(CELLS[section](**kwargs)), flush=True)
         return
     import platform
 
