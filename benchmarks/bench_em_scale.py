@@ -21,11 +21,11 @@ Run::
 """
 
 import argparse
-import resource
 import statistics
 import time
 
 import numpy as np
+from _measure import peak_rss_mb
 
 from sklearn_uldp import (
     RAPPOR,
@@ -128,7 +128,7 @@ def main(argv=None):
             f"{total_variation(estimate, true):.4f} | {PAPER_SECONDS[name]} |",
             flush=True,
         )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     print(f"peak RSS {peak:.0f} MB")
 
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
+from _measure import peak_rss_mb
 
 TOP = 20
 
@@ -51,7 +51,7 @@ def run(n, eps, chunk, seed):
             est.partial_fit(mech.transform(X))
     found = list(est.heavy_hitters_.index)
     secs = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     return {
         "n": n,
         "seconds": secs,
