@@ -113,12 +113,40 @@ _SKETCH_SCHEMAS = {
 
 
 class _SketchHashing:
-    """The h public hash functions of a sketch channel and their products."""
+    """The h public hash functions of a sketch channel and their products.
 
-    def _init_hashing(self, n_buckets, n_hashes, hash_seed, *, power_of_two):
+    A sketch channel sets ``_power_of_two`` (whether m must be one),
+    ``_short_name`` (for the budget check's message) and
+    :meth:`_init_statistic` (the constants of its statistic).
+    """
+
+    _power_of_two: bool
+    _short_name: str
+
+    def __init__(
+        self,
+        categories: ArrayLike,
+        epsilon: float,
+        n_buckets: int,
+        n_hashes: int,
+        hash_seed: int = 0,
+    ) -> None:
+        # The channel base (Channel or CategoricalChannel) comes after this
+        # mixin: it takes the domain and budget and checks the budget.
+        super().__init__(categories, epsilon)  # type: ignore[call-arg]
+        self._init_hashing(n_buckets, n_hashes, hash_seed)
+        self._check_budget(  # type: ignore[attr-defined]
+            f"{self._short_name} with m={self.n_buckets}"
+        )
+        self._init_statistic()
+
+    def _init_statistic(self):
+        raise NotImplementedError
+
+    def _init_hashing(self, n_buckets, n_hashes, hash_seed):
         hint = "Pass e.g. n_buckets=1024, n_hashes=256, hash_seed=0."
         self.n_buckets = _check_positive_int(n_buckets, "n_buckets", 2, hint)
-        if power_of_two and self.n_buckets & (self.n_buckets - 1):
+        if self._power_of_two and self.n_buckets & (self.n_buckets - 1):
             raise ValueError(
                 f"n_buckets must be a power of two for the Hadamard transform, "
                 f"got {self.n_buckets}. Pass e.g. 1024."
@@ -271,18 +299,9 @@ class HadamardCountMeanSketchChannel(_SketchHashing, CategoricalChannel):
 
     name = "hcms"
     _spec_field_schemas = {**CategoricalChannel._spec_field_schemas, **_SKETCH_SCHEMAS}
+    _power_of_two, _short_name = True, "HCMS"
 
-    def __init__(
-        self,
-        categories: ArrayLike,
-        epsilon: float,
-        n_buckets: int,
-        n_hashes: int,
-        hash_seed: int = 0,
-    ) -> None:
-        super().__init__(categories, epsilon)
-        self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=True)
-        self._check_budget(f"HCMS with m={self.n_buckets}")
+    def _init_statistic(self):
         self._keep = 1.0 / (1.0 + np.exp(-self.epsilon))
         # The agreement statistic: f0 = 1/2 + gain/2 * 0, gain/2 per unit of
         # collision mass (E[H[l, c] H[l, c']] = [c = c'] over l).
@@ -417,18 +436,9 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
     name = "cms"
     report_format = "sketch"
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
+    _power_of_two, _short_name = False, "CMS"
 
-    def __init__(
-        self,
-        categories: ArrayLike,
-        epsilon: float,
-        n_buckets: int,
-        n_hashes: int,
-        hash_seed: int = 0,
-    ) -> None:
-        super().__init__(categories, epsilon)
-        self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=False)
-        self._check_budget(f"CMS with m={self.n_buckets}")
+    def _init_statistic(self):
         self._flip = 1.0 / (1.0 + np.exp(self.epsilon / 2.0))
         self._w1, self._w0 = np.exp(self.epsilon / 2.0), np.exp(-self.epsilon / 2.0)
         # Statistic: the bit at h_j(x); E = f + (1 - 2 f) * collision mass.
