@@ -35,6 +35,7 @@ from ..utils._validation import (
 )
 from ._channel import Channel
 from ._core import PrivatizerBase, _transform_output  # noqa: F401 (re-exported)
+from ._docs import fill_mechanism_doc
 from ._reports import PackedReports, Reports, attach_channel
 
 __all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS", "as_channel"]
@@ -198,6 +199,7 @@ class BaseMechanism(PrivatizerBase):
         }
         return self
 
+    @fill_mechanism_doc
     def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Fix the public domain and build the channel.
 
@@ -210,13 +212,7 @@ class BaseMechanism(PrivatizerBase):
             of all columns, which emits a
             :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`); with
             explicit categories it is only validated and may be omitted.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-            The fitted mechanism.
+        %(fit_y_returns_self)s
         """
         validate_params_with_hints(self, {**PARAMETER_HINTS, **self._parameter_hints})
         self._check_params()
@@ -620,12 +616,13 @@ class _BudgetMechanism(BaseMechanism):
 
 
 class SensitiveSetMechanism(BaseMechanism):
-    """Base of the mechanisms whose only parameters are a budget and X_S.
+    """Base of the mechanisms whose parameters are a budget and X_S.
 
     ``UtilityOptimizedRR`` and ``HighLowHadamardResponse`` (and so
     ``UtilityOptimizedHadamardResponse``) take ``(epsilon, *, sensitive,
     categories, random_state)``; scikit-learn reads the parameters from this
-    ``__init__``.
+    ``__init__``. A subclass with more parameters (``PersonalizedMechanism``)
+    declares them all in its own ``__init__``, which stores these four here.
     """
 
     _parameter_constraints = {
