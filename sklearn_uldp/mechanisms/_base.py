@@ -596,11 +596,13 @@ def _declared_categories(X):
 
 
 class _BudgetMechanism(BaseMechanism):
-    """Base of the mechanisms whose only parameter besides the domain is a budget.
+    """Base of the mechanisms that take a budget and a domain.
 
     ``RandomizedResponse`` and ``BinaryLocalHashing`` take ``(epsilon, *,
     categories, random_state)``; scikit-learn reads the parameters from this
-    ``__init__``.
+    ``__init__``. A subclass with more parameters (``HadamardResponse``,
+    ``OptimizedLocalHashing``, the count-mean sketches...) declares them all
+    in its own ``__init__``, which stores these three here.
     """
 
     def __init__(

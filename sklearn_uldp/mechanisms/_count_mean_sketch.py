@@ -44,7 +44,7 @@ from ..utils._hashing import hash_parameters, mersenne_hash, premix
 from ..utils._sampling import bernoulli_matrix
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
-from ._base import BaseMechanism
+from ._base import BaseMechanism, _BudgetMechanism
 from ._bit_rows import BitRows
 from ._channel import (
     MAX_MATRIX_OUTPUTS,
@@ -697,7 +697,7 @@ _SKETCH_CONSTRAINTS = {
 
 
 @fill_mechanism_doc
-class CountMeanSketch(BaseMechanism):
+class CountMeanSketch(_BudgetMechanism):
     """Apple's count-mean sketch (CMS), an epsilon-LDP oracle for large domains.
 
     Each user hashes the value with one of h public hash functions (drawn
@@ -761,13 +761,11 @@ class CountMeanSketch(BaseMechanism):
         packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
-        self.categories = categories
         self.packed_output = packed_output
-        self.random_state = random_state
 
     def _make_channel(self):
         return CountMeanSketchChannel(
@@ -802,7 +800,7 @@ class CountMeanSketch(BaseMechanism):
 
 
 @fill_mechanism_doc
-class HadamardCountMeanSketch(BaseMechanism):
+class HadamardCountMeanSketch(_BudgetMechanism):
     """Apple's Hadamard count-mean sketch (HCMS): one bit of value per report.
 
     Each user hashes the value with one of h public hash functions into m
@@ -858,12 +856,10 @@ class HadamardCountMeanSketch(BaseMechanism):
         categories: Categories = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         return HadamardCountMeanSketchChannel(
