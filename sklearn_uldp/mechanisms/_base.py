@@ -391,20 +391,7 @@ class BaseMechanism(PrivatizerBase):
         """
         check_is_fitted(self, "channel_")
         names = self._input_names()
-        if isinstance(column, (Integral, np.integer)) and not isinstance(column, bool):
-            if not -len(names) <= int(column) < len(names):
-                raise IndexError(
-                    f"column {column} is out of range: the mechanism was fitted on "
-                    f"{len(names)} column(s) {names}."
-                )
-            j = int(column) % len(names)
-        elif str(column) in names:
-            j = names.index(str(column))
-        else:
-            raise KeyError(
-                f"{column!r} is not an input column of this mechanism; its columns "
-                f"are {names} (pass a name or a position)."
-            )
+        j = self._input_position(column)
         widths = [len(self._column_feature_names(name)) for name in names]
         start = int(np.sum(widths[:j]))
         stop = start + widths[j]
