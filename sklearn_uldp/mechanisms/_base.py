@@ -588,8 +588,9 @@ class _BudgetMechanism(BaseMechanism):
     ``RandomizedResponse`` and ``BinaryLocalHashing`` take ``(epsilon, *,
     categories, random_state)``; scikit-learn reads the parameters from this
     ``__init__``. A subclass with more parameters (``HadamardResponse``,
-    ``OptimizedLocalHashing``, the count-mean sketches...) declares them all
-    in its own ``__init__``, which stores these three here.
+    ``OptimizedLocalHashing``, the count-mean sketches,
+    ``PersonalizedMechanism``...) declares them all in its own ``__init__``,
+    which stores these three here.
     """
 
     def __init__(
@@ -605,13 +606,12 @@ class _BudgetMechanism(BaseMechanism):
 
 
 class SensitiveSetMechanism(BaseMechanism):
-    """Base of the mechanisms whose parameters are a budget and X_S.
+    """Base of the mechanisms whose only parameters are a budget and X_S.
 
     ``UtilityOptimizedRR`` and ``HighLowHadamardResponse`` (and so
     ``UtilityOptimizedHadamardResponse``) take ``(epsilon, *, sensitive,
     categories, random_state)``; scikit-learn reads the parameters from this
-    ``__init__``. A subclass with more parameters (``PersonalizedMechanism``)
-    declares them all in its own ``__init__``, which stores these four here.
+    ``__init__``.
     """
 
     _parameter_constraints = {

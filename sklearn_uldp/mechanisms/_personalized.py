@@ -36,7 +36,7 @@ from ..utils._validation import (
     encode_labels,
     is_missing,
 )
-from ._base import RANDOM_STATE_CONSTRAINT, SensitiveSetMechanism, _transform_output
+from ._base import RANDOM_STATE_CONSTRAINT, _BudgetMechanism, _transform_output
 from ._docs import fill_mechanism_doc
 from ._randomized_response import UtilityOptimizedRRChannel
 from ._rappor import UnaryEncodingChannel, _checked_basic_theta
@@ -224,7 +224,7 @@ def _preprocess(value_codes, pairs, n_x):
 
 
 @fill_mechanism_doc
-class PersonalizedMechanism(SensitiveSetMechanism):
+class PersonalizedMechanism(_BudgetMechanism):
     """Personalized utility-optimized mechanism (PUM) with semantic tags.
 
     Each row of ``X`` is one user: her true value(s) and, for each semantic
@@ -341,9 +341,8 @@ class PersonalizedMechanism(SensitiveSetMechanism):
         categories: Categories,
         random_state: RandomStateLike = None,
     ) -> None:
-        super().__init__(
-            epsilon, sensitive=sensitive, categories=categories, random_state=random_state
-        )
+        super().__init__(epsilon, categories=categories, random_state=random_state)
+        self.sensitive = sensitive
         self.tags = tags
         self.mechanism = mechanism
         self.theta = theta
