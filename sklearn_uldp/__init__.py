@@ -95,7 +95,8 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
 # ``from sklearn_uldp import RandomizedResponse`` loads the mechanisms only
 # (not pandas-heavy composition, plotting, Dask or the search). The names are
 # those imported under TYPE_CHECKING above; add a new one to both places
-# (tests/test_scale.py checks that they agree with __all__).
+# (tests/test_scale.py checks that they agree with __all__). The other names
+# of __all__ are the subpackages (``_SUBPACKAGES``, below it).
 _LAZY_NAMES = {
     "__version__": "_version",
     "show_versions": "_show_versions",
@@ -156,22 +157,6 @@ _LAZY_NAMES = {
     "UtilityOptimizedOneBitMechanism": "numeric",
     "BudgetAccountant": "privacy",
 }
-_SUBPACKAGES = frozenset(
-    {
-        "compose",
-        "datasets",
-        "estimators",
-        "heavy_hitters",
-        "mechanisms",
-        "metrics",
-        "model_selection",
-        "numeric",
-        "parallel",
-        "plotting",
-        "privacy",
-        "stats",
-    }
-)
 
 
 def __getattr__(name: str) -> object:
@@ -270,3 +255,6 @@ __all__ = [
     "privacy",
     "stats",
 ]
+
+#: The public names that are not in the table above: the subpackages.
+_SUBPACKAGES = frozenset(__all__).difference(_LAZY_NAMES)

@@ -6,6 +6,7 @@ memory of the statistics) so that a regression shows as a failure, not as a
 slower benchmark.
 """
 
+import pickle
 import tracemalloc
 
 import joblib
@@ -421,25 +422,107 @@ def test_segment_log_likelihood_is_the_log_likelihood_on_the_segment(name, kerne
         assert on_segment(w) == pytest.approx(expected, rel=1e-12)
 
 
-def test_default_estimate_reads_the_reports_a_few_times(monkeypatch):
-    # The shrinkage's 20 bisection steps used to cost 20 passes over the
-    # reports (2-3 times the MLE's own cost at the paper's scale); now the
-    # segment's two ends are the only passes besides the MLE's.
-    mech = RAPPOR(6.0, categories=list(range(1000)), random_state=0)
-    reports = _reports(mech, 1000, 20_000, seed=7)
-    passes = {"em_terms": 0, "row_sums": 0}
-    for method in passes:
-        original = getattr(BitRows, method)
+@pytest.mark.parametrize("kernel", ["numpy", "numba"])
+@pytest.mark.parametrize("name", sorted(_segment_cases()))
+def test_segment_from_the_recorded_em_passes(name, kernel, monkeypatch):
+    # The default estimate takes the segment's row sums from the EM passes
+    # at its start (1 - c) p0 + c uniform and its end p1, recorded, and the
+    # uniform distribution's from the rows' sizes: the same likelihood,
+    # without reading the reports (symmetric channels) and without keeping
+    # anything once the context is left.
+    if kernel == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
+    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 97)  # several blocks
+    reads = []
+    for block in (_bit_rows._SparseBlock, _bit_rows._PackedBlock):
+        original = block.row_sums
 
-        def counted(self, *args, _original=original, _method=method, **kwargs):
-            passes[_method] += 1
+        def counted(self, *args, _original=original, **kwargs):
+            reads.append(1)
             return _original(self, *args, **kwargs)
 
-        monkeypatch.setattr(BitRows, method, counted)
+        monkeypatch.setattr(block, "row_sums", counted)
+    mech = _segment_cases()[name]
+    reports = _reports(mech, 12, 3000, seed=4)
+    channel = mech.channel_
+    stats = channel.statistics(channel.encode_reports(reports), keep_reports=True)
+    rng = np.random.default_rng(5)
+    p0, p1 = rng.dirichlet(np.ones(12)), rng.dirichlet(np.ones(12))
+    p0[3] = 0.0
+    p0 /= p0.sum()
+    uniform = np.full(12, 1 / 12)
+    start = 0.99 * p0 + 0.01 * uniform
+    with channel.recording_row_sums(stats):
+        channel.em_gradient(stats, start)  # EM's first pass
+        channel.em_gradient(stats, rng.dirichlet(np.ones(12)))  # its middle ones
+        channel.em_gradient(stats, p1)  # its last
+        on_segment = channel.segment_log_likelihood(
+            stats, p0, p1, p0_parts=[(1 / 0.99, start), (-0.01 / 0.99, uniform)]
+        )
+        values = [on_segment(w) for w in (0.0, 0.3, 1.0, 0.75)]
+    for w, value in zip((0.0, 0.3, 1.0, 0.75), values, strict=True):
+        expected = channel.em_gradient(stats, (1 - w) * p0 + w * p1)[1]
+        assert value == pytest.approx(expected, rel=1e-12)
+    if name in ("oue", "rappor", "ss"):  # one value of b at the uniform distribution
+        assert reads == []
+    store = stats.extra
+    assert store._row_sums_record is None  # nothing kept after the context
+
+
+def test_recorded_row_sums_are_neither_pickled_nor_kept_for_files(tmp_path):
+    store = BitRows(n_cols=20, density=0.5)
+    rng = np.random.default_rng(0)
+    bits = (rng.random((500, 20)) < 0.5).astype(np.uint8)  # all rows distinct
+    store.append_dense(bits)
+    b = rng.random(20)
+    with store.recording_row_sums():
+        store.em_terms(1.0, b)
+        assert pickle.loads(pickle.dumps(store))._row_sums_record is None
+        recorded, _ = store.row_sums(1.0, b)
+        assert recorded is store._row_sums_record.first[2]  # no pass
+    np.testing.assert_allclose(recorded, 1.0 + bits @ b, rtol=1e-14)
+    np.testing.assert_array_equal(recorded, store.row_sums(1.0, b)[0])  # as a pass computes
+    spilled = store.spill(tmp_path)
+    with spilled.recording_row_sums():
+        spilled.em_terms(1.0, b)
+        assert spilled._row_sums_record.first is None  # 16 bytes a row: not for files
+    # one value of b (the uniform distribution): from the rows' sizes
+    uniform_sums, _ = store.row_sums(0.5, np.full(20, 0.25))
+    np.testing.assert_array_equal(uniform_sums, 0.5 + 0.25 * bits.sum(axis=1))
+
+
+def test_default_estimate_reads_the_reports_as_often_as_the_mle(monkeypatch):
+    # The shrinkage's 20 bisection steps used to cost 20 passes over the
+    # reports (2-3 times the MLE's own cost at the paper's scale), then two
+    # passes for the segment's ends; now the ends' row sums come from the
+    # EM passes at its start and end (recorded), and the uniform
+    # distribution's from the rows' sizes: no pass besides the MLE's.
+    mech = RAPPOR(6.0, categories=list(range(1000)), random_state=0)
+    reports = _reports(mech, 1000, 20_000, seed=7)
+    passes = {"em_terms": 0, "row_sums": 0, "block_row_sums": 0}
+    counted_methods = [
+        (BitRows, "em_terms", "em_terms"),
+        (BitRows, "row_sums", "row_sums"),
+        (_bit_rows._SparseBlock, "row_sums", "block_row_sums"),
+        (_bit_rows._PackedBlock, "row_sums", "block_row_sums"),
+    ]
+    for owner, method, key in counted_methods:
+        original = getattr(owner, method)
+
+        def counted(self, *args, _original=original, _key=key, **kwargs):
+            passes[_key] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(owner, method, counted)
     mle = EMEstimator(shrinkage=None).fit(reports)
     em_passes = passes["em_terms"]
     default = EMEstimator().fit(reports)
     assert 0 < default.shrinkage_weight_ < 1
     assert passes["em_terms"] == 2 * em_passes  # the MLE's, nothing more
-    assert passes["row_sums"] == 2
+    assert passes["row_sums"] == 3  # the EM's start and end, and uniform
+    assert passes["block_row_sums"] == 0  # all three without reading a bit
+    # init given otherwise: the target's sums cost one pass over the reports
+    EMEstimator(init="uniform").fit(reports)
+    assert passes["block_row_sums"] > 0
     assert mle.n_iter_ == default.n_iter_

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Callable
@@ -594,10 +595,30 @@ class EMEstimator(DistributionEstimator):
         tol = self.tol
         if tol == "auto":
             tol = float(np.clip(0.01 * (channel.n_categories - 1) / (2.0 * stats.n), 1e-8, 1e-3))
+        init = self._initial_point()
+        # The shrinkage checks the likelihood between the threshold estimate
+        # and the MLE: the EM passes at its start and end keep their row
+        # sums for it (bit-vector channels), so it reads no report again.
+        recording = (
+            channel.recording_row_sums(stats)
+            if self.shrinkage is not None
+            else contextlib.nullcontext()
+        )
+        with recording:
+            p, info = self._maximize(init, tol)
+            info["tol"] = tol
+            info["mle"] = p
+            info["shrinkage_weight"] = 1.0
+            if self.shrinkage is not None:
+                p = self._shrunk(p, info, init)
+        return p, info
+
+    def _maximize(self, init, tol):
+        channel, stats = self.channel_, self.statistics_
         with _Progress(self.verbose, stats.n, tol) as progress:
             p, info = maximize_likelihood(
                 lambda q: channel.em_gradient(stats, q, n_jobs=self.n_jobs),
-                self._initial_point(),
+                init,
                 tol=tol,
                 max_iter=self.max_iter,
                 acceleration=self.acceleration,
@@ -617,16 +638,11 @@ class EMEstimator(DistributionEstimator):
                 f"EM stopped after {info['n_iter']} iterations with duality gap "
                 f"{info['gap']:.2e} > tol={tol:.2e}. Increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        info["tol"] = tol
-        info["mle"] = p
-        info["shrinkage_weight"] = 1.0
-        if self.shrinkage is not None:
-            p = self._shrunk(p, info)
         return p, info
 
-    def _shrunk(self, p_mle, info):
+    def _shrunk(self, p_mle, info, init):
         """emp+thr shrunk towards the MLE (see :func:`shrink_towards_mle`)."""
         channel, stats = self.channel_, self.statistics_
         target, threshold, kept = threshold_estimate(channel, stats, 0.05)
@@ -639,9 +655,19 @@ class EMEstimator(DistributionEstimator):
             return channel.em_gradient(stats, q, n_jobs=self.n_jobs)[1]
 
         # Every log-likelihood needed lies on the segment from the target to
-        # the MLE: bit-vector channels then read the reports twice in all,
-        # not once per bisection step.
-        on_segment = channel.segment_log_likelihood(stats, target, p_mle, n_jobs=self.n_jobs)
+        # the MLE: bit-vector channels then need the per-report sums at its
+        # two ends only, not a pass per bisection step. EM ended at the MLE,
+        # and (default init) started at (1 - c) target + c uniform: the sums
+        # kept from those two passes give both ends (those of the uniform
+        # distribution come from the reports' sizes).
+        p0_parts = None
+        if isinstance(self.init, str) and self.init == "threshold":
+            c = _INIT_UNIFORM_WEIGHT
+            uniform = np.full(target.size, 1.0 / target.size)
+            p0_parts = [(1.0 / (1.0 - c), init), (-c / (1.0 - c), uniform)]
+        on_segment = channel.segment_log_likelihood(
+            stats, target, p_mle, n_jobs=self.n_jobs, p0_parts=p0_parts
+        )
         p, weight = shrink_towards_mle(
             log_likelihood,
             target,

@@ -167,13 +167,9 @@ class ItemEncoding:
                 f"Pass item_type='int' for integers, or convert the column to "
                 f"{self.item_type}."
             )
-        codes, uniques = pd.factorize(arr, use_na_sentinel=True)
-        if (codes < 0).any():
-            raise ValueError(
-                f"The column holds {int((codes < 0).sum())} missing values (None/NaN). "
-                "Heavy-hitter protocols report an item per user: drop or impute them."
-            )
-        kind = str if self.item_type == "str" else bytes
+        codes, uniques, kind = self._distinct(
+            arr, ". Heavy-hitter protocols report an item per user: drop or impute them."
+        )
         bad = [v for v in uniques[:1000] if not isinstance(v, kind)]
         if bad or not all(isinstance(v, kind) for v in uniques):
             bad = bad or [v for v in uniques if not isinstance(v, kind)]
@@ -192,6 +188,20 @@ class ItemEncoding:
         if merged is not None:
             codes = merged[codes]
         return codes.astype(np.intp), rows
+
+    def _distinct(self, arr, missing_hint):
+        """``(codes, uniques, kind)`` of a column of text or bytes items (``pandas.factorize``).
+
+        Missing values are refused (the message ends with ``missing_hint``);
+        ``kind`` is the Python type the items should have.
+        """
+        codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+        if (codes < 0).any():
+            raise ValueError(
+                f"The column holds {int((codes < 0).sum())} missing values (None/NaN)"
+                + missing_hint
+            )
+        return codes, uniques, (str if self.item_type == "str" else bytes)
 
     def _to_bytes(self, value):
         if self.item_type == "bytes":
@@ -360,13 +370,7 @@ class ItemEncoding:
             raw = [r.tobytes() for r in rows]
             items = [int.from_bytes(b, "big") for b in raw]
         else:
-            codes, uniques = pd.factorize(arr, use_na_sentinel=True)
-            if (codes < 0).any():
-                raise ValueError(
-                    f"The column holds {int((codes < 0).sum())} missing values "
-                    "(None/NaN): drop or impute them."
-                )
-            kind = str if self.item_type == "str" else bytes
+            codes, uniques, kind = self._distinct(arr, ": drop or impute them.")
             for v in uniques:
                 if not isinstance(v, kind):
                     raise TypeError(

@@ -10,14 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional: compiled loops
-    import numba
-except ImportError:  # pragma: no cover - numba is optional
-    numba = None  # type: ignore[assignment]
+from ..utils._numba import HAVE_NUMBA, numba
 
 __all__ = ["HAVE_NUMBA", "keyed_support"]
-
-HAVE_NUMBA = numba is not None
 
 _P = np.uint64((1 << 61) - 1)
 

@@ -59,6 +59,7 @@ user and host whose process no longer exists (never one of a live process).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import math
@@ -70,6 +71,7 @@ import stat
 import tempfile
 import threading
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,6 +101,7 @@ _GATHER_BYTES = 1 << 20
 # _BYTE_BITS[v, t] = bit t of byte v (little-endian, as np.packbits(bitorder="little")).
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(float)
 _POPCOUNT = _BYTE_BITS.sum(axis=1).astype(np.int64)
+_POPCOUNT_BYTES = _POPCOUNT.astype(np.uint8)  # the compiled loop's (smaller) table
 
 # Distinct rows (see the module docstring) are looked for when a row takes at
 # most this many bytes (512 columns), and kept when they are at most this
@@ -114,15 +117,17 @@ _LOOP_ROWS = 1024
 _KERNEL = "numba" if numba is not None else "numpy"
 
 
-def _packed_loop(packed, table, A, weights, acc):
+def _packed_loop(packed, table, A, weights, acc, out):
     """One packed block's terms (compiled by numba).
 
     ``D_i = A + sum_j table[j, packed[i, j]]``; ``acc[j, v]`` accumulates
     ``w_i / D_i`` over the rows whose byte j is v. Returns ``sum w_i / D_i``
-    and ``sum w_i log D_i`` (``w_i = 1`` when ``weights`` is empty).
+    and ``sum w_i log D_i`` (``w_i = 1`` when ``weights`` is empty). When
+    ``out`` is not empty, ``out[i] = D_i`` (as :func:`_packed_row_sums`).
     """
     n_rows, n_bytes = packed.shape
     weighted = weights.size > 0
+    record = out.size > 0
     sum_inv = 0.0
     sum_log = 0.0
     # Byte position by byte position over a chunk of rows (that stays in
@@ -139,6 +144,9 @@ def _packed_loop(packed, table, A, weights, acc):
             table_j = table[j]
             for i in range(m):
                 d[i] += table_j[packed[lo + i, j]]
+        if record:
+            for i in range(m):
+                out[lo + i] = d[i]
         if weighted:
             for i in range(m):
                 sum_log += weights[lo + i] * math.log(d[i])
@@ -169,10 +177,11 @@ def _packed_loop(packed, table, A, weights, acc):
     return sum_inv, sum_log
 
 
-def _sparse_loop(indptr, indices, b, A, weights, t):
+def _sparse_loop(indptr, indices, b, A, weights, t, out):
     """One CSR block's terms in one pass (compiled by numba); see _packed_loop."""
     n_rows = indptr.size - 1
     weighted = weights.size > 0
+    record = out.size > 0
     sum_inv = 0.0
     sum_log = 0.0
     for i in range(n_rows):
@@ -198,6 +207,8 @@ def _sparse_loop(indptr, indices, b, A, weights, t):
             d0 += b[indices[at]]
             at += 1
         d = A + ((d0 + d1) + (d2 + d3))
+        if record:
+            out[i] = d
         inv = 1.0 / d
         log_d = math.log(d)
         if weighted:
@@ -274,6 +285,16 @@ def _packed_row_sums(packed, table, A, out):
                 out[i] += table_j[packed[i, j]]
 
 
+def _packed_row_sizes(packed, popcount, out):
+    """``out[i]`` = set bits of packed row i (compiled by numba)."""
+    n_rows, n_bytes = packed.shape
+    for i in range(n_rows):
+        size = 0
+        for j in range(n_bytes):
+            size += popcount[packed[i, j]]
+        out[i] = size
+
+
 def _sparse_row_sums(indptr, indices, b, A, out):
     """``out[i] = A + sum_{j in row i} b[j]`` (compiled by numba)."""
     for i in range(indptr.size - 1):
@@ -314,9 +335,11 @@ if numba is not None:
     _packed_select = numba.njit(nogil=True, cache=True)(_packed_select)
     _packed_row_sums = numba.njit(nogil=True, cache=True)(_packed_row_sums)
     _sparse_row_sums = numba.njit(nogil=True, cache=True)(_sparse_row_sums)
+    _packed_row_sizes = numba.njit(nogil=True, cache=True)(_packed_row_sizes)
     _segment_sum_log = numba.njit(nogil=True, cache=True)(_segment_sum_log)
 
 _NO_WEIGHTS = np.zeros(0)
+_NO_OUTPUT = np.zeros(0)  # em_terms records no row sums
 
 
 class _SparseBlock:
@@ -351,7 +374,7 @@ class _SparseBlock:
     def row_sizes(self):
         return np.diff(self.indptr)
 
-    def em_terms(self, A, b, ones, weights=None):
+    def em_terms(self, A, b, ones, weights=None, out=None):
         if _KERNEL == "numba":
             t = np.zeros(self.n_cols)
             sum_inv, sum_log = _sparse_loop(
@@ -361,6 +384,7 @@ class _SparseBlock:
                 float(A),
                 _NO_WEIGHTS if weights is None else weights,
                 t,
+                _NO_OUTPUT if out is None else out,
             )
             return sum_inv, sum_log, t
         nnz = self.nnz
@@ -372,6 +396,8 @@ class _SparseBlock:
             copy=False,
         )
         D = A + M @ b
+        if out is not None:
+            out[:] = D
         inv = 1.0 / D
         log_d = np.log(D)
         if weights is not None:
@@ -455,15 +481,24 @@ class _PackedBlock:
         return (self.packed,)
 
     def row_sizes(self):
+        if _KERNEL == "numba":
+            out = np.empty(self.n_rows, dtype=np.int64)
+            _packed_row_sizes(self.packed, _POPCOUNT_BYTES, out)
+            return out
         return _POPCOUNT[self.packed].sum(axis=1)
 
-    def em_terms(self, A, b, tables, weights=None):
+    def em_terms(self, A, b, tables, weights=None, out=None):
         table, offsets = tables
         n_bytes = self.packed.shape[1]
         if _KERNEL == "numba":
             acc = np.zeros((n_bytes, 256))
             sum_inv, sum_log = _packed_loop(
-                self.packed, table, float(A), _NO_WEIGHTS if weights is None else weights, acc
+                self.packed,
+                table,
+                float(A),
+                _NO_WEIGHTS if weights is None else weights,
+                acc,
+                _NO_OUTPUT if out is None else out,
             )
             t = (acc @ _BYTE_BITS).ravel()[: self.n_cols]
             return sum_inv, sum_log, t
@@ -475,6 +510,8 @@ class _PackedBlock:
             # Flat index of (byte position j, byte value v) = 256 j + v.
             index = self.packed[lo : lo + step] + offsets
             D = A + flat.take(index).sum(axis=1)
+            if out is not None:
+                out[lo : lo + step] = D
             inv = 1.0 / D
             log_d = np.log(D)
             if weights is not None:
@@ -684,8 +721,8 @@ class _SpilledBlock:
     def row_sizes(self):
         return self.load().row_sizes()
 
-    def em_terms(self, A, b, shared, weights=None):
-        return self.load().em_terms(A, b, shared, weights)
+    def em_terms(self, A, b, shared, weights=None, out=None):
+        return self.load().em_terms(A, b, shared, weights, out)
 
     def row_sums(self, A, b, shared):
         return self.load().row_sums(A, b, shared)
@@ -709,6 +746,39 @@ def _remove_file(path):
 _Block = _SparseBlock | _PackedBlock | _SpilledBlock
 #: Rows being appended: packed bytes, or CSR (indptr, indices).
 _Piece = np.ndarray | tuple[np.ndarray, np.ndarray]
+
+
+class _RowSumsRecord:
+    """The row sums ``D`` of a store's EM passes while it records them.
+
+    Keeps the first pass's and the latest pass's ``(A, b, D)``: an EM run's
+    first evaluation is at its starting point and its last at the point it
+    returns (see :meth:`BitRows.recording_row_sums`).
+    """
+
+    __slots__ = ("first", "last")
+
+    def __init__(self):
+        self.first = self.last = None
+
+    @staticmethod
+    def keeps(store):
+        """Whether passes over ``store`` (a store of distinct rows) are recorded."""
+        return store.directory is None and store.n_rows <= _SEGMENT_MAX_ROWS
+
+    def keep(self, A, b, D):
+        entry = (float(A), b.copy(), D)
+        if self.first is None:
+            self.first = entry
+        else:
+            self.last = entry
+
+    def find(self, A, b):
+        """The recorded ``D`` of exactly these ``(A, b)``, or None."""
+        for entry in (self.last, self.first):
+            if entry is not None and entry[0] == float(A) and np.array_equal(entry[1], b):
+                return entry[2]
+        return None
 
 
 class BitRows:
@@ -1075,13 +1145,58 @@ class BitRows:
         shared = _shared_tables(store, blocks, b)
         weights = store._weights
         rows = store.block_rows
+        record = self._row_sums_record
+        # Each block writes its rows' D to its own slice (threads never share one).
+        D = np.empty(store.n_rows) if record is not None and record.keeps(store) else None
         items = [
-            (block, None if weights is None else weights[i * rows : (i + 1) * rows])
+            (
+                block,
+                None if weights is None else weights[i * rows : (i + 1) * rows],
+                None if D is None else D[i * rows : (i + 1) * rows],
+            )
             for i, block in enumerate(blocks)
         ]
         n_jobs = _serial_if_small(store, n_jobs)
-        terms = _imap_blocks(lambda item: item[0].em_terms(A, b, shared, item[1]), items, n_jobs)
-        return add_em_terms(terms, self.n_cols)
+        terms = _imap_blocks(
+            lambda item: item[0].em_terms(A, b, shared, item[1], item[2]), items, n_jobs
+        )
+        result = add_em_terms(terms, self.n_cols)
+        if record is not None and D is not None:
+            record.keep(A, b, D)
+        return result
+
+    @contextlib.contextmanager
+    def recording_row_sums(self) -> Iterator[None]:
+        """Keep the row sums ``D`` of the :meth:`em_terms` calls made within.
+
+        The first call's and the latest call's ``D`` (one float per
+        distinct row each) are kept, and :meth:`row_sums` of the same
+        ``(A, b)`` returns them without reading the reports: an EM run
+        starts at its initial point and ends at the point it returns, so
+        the default estimate's check of the likelihood between them needs
+        no pass of its own (see :func:`segment_log_likelihood`). Stores kept
+        in files, or with more than ``2**26`` distinct rows, record nothing
+        (16 bytes a row in memory would undo what they save).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp.mechanisms import BitRows
+        >>> store = BitRows(n_cols=3, density=0.5)
+        >>> store.append_dense(np.array([[1, 0, 1], [0, 1, 0]], dtype=np.uint8))
+        >>> b = np.array([0.5, 0.25, 0.125])
+        >>> with store.recording_row_sums():
+        ...     _ = store.em_terms(1.0, b)
+        ...     D, _ = store.row_sums(1.0, b)  # the recorded sums
+        >>> D.tolist()
+        [1.625, 1.25]
+        """
+        previous = self._row_sums_record
+        self._row_sums_record = _RowSumsRecord()
+        try:
+            yield
+        finally:
+            self._row_sums_record = previous
 
     def row_sums(
         self, A: float, b: ArrayLike, n_jobs: int | None = None
@@ -1110,6 +1225,14 @@ class BitRows:
         store = self.distinct_rows()
         if not self.n_cols:
             return np.full(store.n_rows, float(A)), store._weights
+        record = self._row_sums_record
+        recorded = None if record is None else record.find(A, b)
+        if recorded is not None:
+            return recorded, store._weights
+        if b.min() == b.max():
+            # One value for every column (e.g. the uniform distribution of a
+            # symmetric channel): D_i = A + b_0 |y_i|, from the row sizes.
+            return float(A) + float(b[0]) * store.row_sizes(), store._weights
         blocks = store._all_blocks()
         shared = _shared_tables(store, blocks, b)
         n_jobs = _serial_if_small(store, n_jobs)
@@ -1117,9 +1240,13 @@ class BitRows:
         D = np.concatenate(parts) if parts else np.zeros(0)
         return D, store._weights
 
+    # Row sums recorded within recording_row_sums (never pickled).
+    _row_sums_record: _RowSumsRecord | None = None
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_distinct"] = None  # rebuilt at the first product
+        state.pop("_row_sums_record", None)
         return state
 
     def distinct_rows(self) -> BitRows:
@@ -1343,12 +1470,15 @@ class _SegmentRows:
 
     ``D_i(q) = A(q) + sum_{j in y_i} b_j(q)`` is linear in q, so on the
     segment ``q_w = (1 - w) p0 + w p1`` it is ``(1 - w) D_i(p0) + w D_i(p1)``:
-    two passes over the reports give every point of the segment. The
+    the row sums at the two ends give every point of the segment. The
     channel's own ``em_gradient`` computes everything else (the constant
     factors, the invertible reports), so each channel's likelihood is used
-    as it is. ``em_terms`` records the D of an end while ``w`` is None,
-    and evaluates the segment at ``w`` otherwise; its adjoint (``t``) and
-    ``sum 1/D`` are not computed (zeros): only the log-likelihood is read.
+    as it is. While ``w`` is None, ``em_terms`` appends the row sums of the
+    point it is called at to ``ends`` (its terms are then zeros: only those
+    sums are wanted); otherwise it evaluates the segment at ``w`` from
+    ``ends`` (the second end is needed only for ``w != 0``). Its adjoint
+    (``t``) and ``sum 1/D`` are not computed (zeros): only the
+    log-likelihood is read.
     """
 
     def __init__(self, store, n_jobs):
@@ -1361,13 +1491,11 @@ class _SegmentRows:
         self.n_cols = store.n_cols
 
     def em_terms(self, A, b, n_jobs=None):
-        if self.w is None:  # an end: recorded, and its own sum
+        if self.w is None:
             D, self._weights = self._store.row_sums(A, b, n_jobs=self._n_jobs)
             self.ends.append(D)
-            d0 = d1 = D
-            w = 0.0
-        else:
-            (d0, d1), w = self.ends, self.w
+            return 0.0, 0.0, np.zeros(self.n_cols)
+        d0, d1, w = self.ends[0], self.ends[-1], self.w
         weights = _NO_WEIGHTS if self._weights is None else self._weights
         if _KERNEL == "numba":
             sum_log = _segment_sum_log(d0, d1, float(w), weights)
@@ -1386,17 +1514,21 @@ class _SegmentRows:
         return self._store.n_rows
 
 
-def segment_log_likelihood(channel, stats, p0, p1, n_jobs=None):
-    """``w -> log-likelihood at (1 - w) p0 + w p1``, the reports read twice.
+def segment_log_likelihood(channel, stats, p0, p1, n_jobs=None, p0_parts=None):
+    """``w -> log-likelihood at (1 - w) p0 + w p1``, the reports read at most twice.
 
     For bit-vector channels whose ``em_gradient`` reads the reports through
     ``stats.extra.em_terms`` (a :class:`BitRows`): the per-report sums are
     computed at each end once, when first needed (:meth:`BitRows.row_sums`),
     and each other point of the segment then costs one logarithm per
-    distinct report. Stores that cannot give row sums (kept on Dask
-    workers), that keep their reports in files (16 bytes a report in memory
-    would undo what the files save) or have too many rows fall back to
-    ``em_gradient`` at each point.
+    distinct report. ``p0_parts``, pairs ``(lambda, q)`` with ``p0 = sum
+    lambda q``, give ``p0``'s sums from those of the ``q`` (exact up to
+    rounding, the sums being linear in the point): an EM run's recorded
+    starting point and the uniform distribution, whose sums need no pass
+    over the reports (see :meth:`BitRows.recording_row_sums`). Stores that
+    cannot give row sums (kept on Dask workers), that keep their reports in
+    files (16 bytes a report in memory would undo what the files save) or
+    have too many rows fall back to ``em_gradient`` at each point.
     """
     p0 = np.asarray(p0, dtype=float)
     p1 = np.asarray(p1, dtype=float)
@@ -1411,18 +1543,25 @@ def segment_log_likelihood(channel, stats, p0, p1, n_jobs=None):
 
     segment = _SegmentRows(store, n_jobs)
     on_segment = ReportStatistics(stats.channel, stats.n, stats.counts, segment)
+    parts = [(1.0, p0)] if p0_parts is None else [(float(lam), q) for lam, q in p0_parts]
+
+    def row_sums_at(q):
+        segment.w = None
+        channel.em_gradient(on_segment, np.asarray(q, dtype=float), n_jobs=n_jobs)
+        return segment.ends.pop()
 
     def log_likelihood(w):
         w = float(w)
-        q = (1.0 - w) * p0 + w * p1
-        segment.w = None
         if not segment.ends:
-            value = channel.em_gradient(on_segment, p0, n_jobs=n_jobs)[1]
-            if w == 0.0:
-                return value
-        if len(segment.ends) == 1:
-            channel.em_gradient(on_segment, p1, n_jobs=n_jobs)
+            d0 = None
+            for lam, q in parts:
+                d = row_sums_at(q)
+                d = d if lam == 1.0 else lam * d
+                d0 = d if d0 is None else d0 + d
+            segment.ends.append(d0)
+        if w != 0.0 and len(segment.ends) == 1:
+            segment.ends.append(row_sums_at(p1))
         segment.w = w
-        return channel.em_gradient(on_segment, q, n_jobs=n_jobs)[1]
+        return channel.em_gradient(on_segment, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
 
     return log_likelihood

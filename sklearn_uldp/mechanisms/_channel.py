@@ -31,6 +31,7 @@ family.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import numbers
@@ -625,19 +626,36 @@ class Channel:
         """Total log-likelihood of the reports under ``p``."""
         return self.em_gradient(stats, p)[1]
 
-    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None):
+    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None, p0_parts=None):
         """The log-likelihood along a segment, as a function of its position.
 
         Returns ``f(w)`` = the total log-likelihood at ``(1 - w) p0 + w p1``
         (the point computed exactly so). The default evaluates
         :meth:`em_gradient` at each point; bit-vector channels read the
-        reports twice (at both ends: the likelihood of a report is linear in
-        p) and then pay one logarithm per report per point, which is what
-        makes the default estimate's shrinkage as cheap as a few EM steps.
+        reports at most twice (at both ends: the likelihood of a report is
+        linear in p) and then pay one logarithm per report per point, which
+        is what makes the default estimate's shrinkage as cheap as a few EM
+        steps. ``p0_parts``, pairs ``(lambda, q)`` with ``p0 = sum lambda
+        q``, may give ``p0``'s per-report sums without a pass (points whose
+        sums :meth:`recording_row_sums` kept, the uniform distribution);
+        channels without per-report sums ignore it.
         """
         p0 = np.asarray(p0, dtype=float)
         p1 = np.asarray(p1, dtype=float)
         return lambda w: self.em_gradient(stats, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
+
+    def recording_row_sums(self, stats):
+        """A context in which the EM passes over ``stats`` keep their row sums.
+
+        Bit-vector statistics (a :class:`~sklearn_uldp.mechanisms.BitRows`
+        store) keep the per-report sums of the first and the latest
+        :meth:`em_gradient` evaluated within it, which
+        :meth:`segment_log_likelihood` then reuses: the default estimate
+        checks the likelihood between EM's starting point and its result
+        without reading the reports again. Other statistics keep nothing.
+        """
+        recording = getattr(stats.extra, "recording_row_sums", None)
+        return contextlib.nullcontext() if recording is None else recording()
 
     def likelihood(self, codes):
         """Q(y_i | x) for each report (rows) and category (columns).

@@ -13,10 +13,7 @@ import mmap
 
 import numpy as np
 
-try:  # optional: compiled loops
-    import numba
-except ImportError:  # pragma: no cover - numba is optional
-    numba = None  # type: ignore[assignment]
+from ..utils._numba import HAVE_NUMBA, numba
 
 __all__ = [
     "HAVE_NUMBA",
@@ -25,8 +22,6 @@ __all__ = [
     "sketch_fill",
     "linear_hash_blocks",
 ]
-
-HAVE_NUMBA = numba is not None
 
 # Arrays from this size on are mapped by report_array (numpy asks for huge
 # pages from 4 MB on), and populated in one call from _POPULATE_BYTES on.

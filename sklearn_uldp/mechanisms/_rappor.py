@@ -779,9 +779,9 @@ class UnaryEncodingChannel(SensitiveSetMixin, Channel):
     def em_gradient(self, stats, p, *, n_jobs=None):
         return self._em_gradient(stats, p, _bit_rows(stats), None, n_jobs)
 
-    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None):
+    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None, p0_parts=None):
         _bit_rows(stats)
-        return segment_log_likelihood(self, stats, p0, p1, n_jobs)
+        return segment_log_likelihood(self, stats, p0, p1, n_jobs, p0_parts)
 
     def restricted_em_gradient(self, stats, active, *, n_jobs=None):
         # Categories outside the working set have p = 0, so their bits drop

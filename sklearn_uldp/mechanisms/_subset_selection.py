@@ -390,10 +390,10 @@ class SubsetSelectionChannel(Channel):
         g = (sum_inv + gain * t) / stats.n
         return g, float(sum_log - stats.n * self._log_omega())
 
-    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None):
+    def segment_log_likelihood(self, stats, p0, p1, *, n_jobs=None, p0_parts=None):
         if stats.extra is None:
             return super().segment_log_likelihood(stats, p0, p1, n_jobs=n_jobs)
-        return segment_log_likelihood(self, stats, p0, p1, n_jobs)
+        return segment_log_likelihood(self, stats, p0, p1, n_jobs, p0_parts)
 
     def restricted_em_gradient(self, stats, active, *, n_jobs=None):
         # As for RAPPOR: categories outside the working set have p = 0, so

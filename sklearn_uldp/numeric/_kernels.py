@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional: compiled loops
-    import numba
-except ImportError:  # pragma: no cover - numba is optional
-    numba = None  # type: ignore[assignment]
+from ..utils._numba import HAVE_NUMBA, numba
 
 __all__ = [
     "HAVE_NUMBA",
@@ -36,8 +33,6 @@ __all__ = [
     "band_em",
     "fused_reports",
 ]
-
-HAVE_NUMBA = numba is not None
 
 
 # ------------------------------------------------------------------ the band
@@ -221,37 +216,45 @@ def _unit_value(x, low, two_over_width):  # pragma: no cover - numba
     return min(max(t, -1.0), 1.0)
 
 
-def _fused_band_loop(
-    values, uniforms, low, high, width, span, m, length, qc, pc, first, step, out
-):  # pragma: no cover
-    below = 0
-    above = 0
-    for i in range(values.shape[0]):
-        x = values[i]
-        below += x < low
-        above += x > high
-        start = _band_start(x, low, width, span)
-        # the report of cell j is first + (j + 0.5) * step, as in the
-        # channel's table (a table lookup per report costs a cache miss)
-        out[i] = first + (_band_code(start, uniforms[i], m, length, qc, pc) + 0.5) * step
-    return below, above
+def _band_report(x, u, low, width, span, m, length, qc, pc, first, step):  # pragma: no cover
+    """The band sampler's report of value ``x`` with uniform ``u``."""
+    start = _band_start(x, low, width, span)
+    # the report of cell j is first + (j + 0.5) * step, as in the channel's
+    # table (a table lookup per report costs a cache miss)
+    return first + (_band_code(start, u, m, length, qc, pc) + 0.5) * step
 
 
-def _fused_duchi_loop(
-    values, uniforms, low, high, two_over_width, slope, minus, plus, out
-):  # pragma: no cover
-    below = 0
-    above = 0
-    for i in range(values.shape[0]):
-        x = values[i]
-        below += x < low
-        above += x > high
-        t = _unit_value(x, low, two_over_width)
-        out[i] = plus if uniforms[i] < 0.5 + slope * t else minus
-    return below, above
+def _duchi_report(x, u, low, two_over_width, slope, minus, plus):  # pragma: no cover - numba
+    """Duchi's report of value ``x`` with uniform ``u``: "+" with P(+) = 1/2 + slope t."""
+    t = _unit_value(x, low, two_over_width)
+    return plus if u < 0.5 + slope * t else minus
 
 
-def _fused_hybrid_loop(
+#: The laws of :func:`fused_reports`, as the compiled loop numbers them.
+_FUSED_KINDS = {"band": 0, "duchi": 1, "hybrid": 2}
+#: The parameters a law does not use (the loop takes those of all three).
+_FUSED_UNUSED = dict.fromkeys(
+    (
+        "width",
+        "two_over_width",
+        "slope",
+        "alpha",
+        "span",
+        "m",
+        "length",
+        "qc",
+        "pc",
+        "first",
+        "step",
+        "minus",
+        "plus",
+    ),
+    0.0,
+)
+
+
+def _fused_loop(
+    kind,
     values,
     uniforms,
     low,
@@ -278,11 +281,15 @@ def _fused_hybrid_loop(
         below += x < low
         above += x > high
         u = uniforms[i]
-        band = _band_code(_band_start(x, low, width, span), u / alpha, m, length, qc, pc)
-        t = _unit_value(x, low, two_over_width)
-        v = (u - alpha) / (1.0 - alpha)
-        bit = plus if v < 0.5 + slope * t else minus
-        out[i] = first + (band + 0.5) * step if u < alpha else bit
+        if kind == 0:
+            out[i] = _band_report(x, u, low, width, span, m, length, qc, pc, first, step)
+        elif kind == 1:
+            out[i] = _duchi_report(x, u, low, two_over_width, slope, minus, plus)
+        else:  # hybrid: the band with probability alpha, else Duchi's
+            band = _band_report(x, u / alpha, low, width, span, m, length, qc, pc, first, step)
+            v = (u - alpha) / (1.0 - alpha)
+            bit = _duchi_report(x, v, low, two_over_width, slope, minus, plus)
+            out[i] = band if u < alpha else bit
     return below, above
 
 
@@ -295,12 +302,8 @@ def fused_reports(kind, values, uniforms, out, **params):
     if not HAVE_NUMBA:
         return None
     values = np.ascontiguousarray(values, dtype=np.float64)
-    if kind == "band":
-        below, above = _fused_band_jit(values, uniforms, **params, out=out)
-    elif kind == "duchi":
-        below, above = _fused_duchi_jit(values, uniforms, **params, out=out)
-    else:
-        below, above = _fused_hybrid_jit(values, uniforms, **params, out=out)
+    params = {**_FUSED_UNUSED, **params}
+    below, above = _fused_jit(_FUSED_KINDS[kind], values, uniforms, **params, out=out)
     return int(below), int(above)
 
 
@@ -373,6 +376,15 @@ def _smooth_into(theta, out):  # pragma: no cover - numba
         out[i] /= total
 
 
+def _mean_log_likelihood(h, m, n, tiny):  # pragma: no cover - numba
+    """The log-likelihood per report of the counts ``h`` under the output masses ``m``."""
+    ll = 0.0
+    for j in range(h.shape[0]):
+        if h[j] > 0:
+            ll += h[j] * np.log(max(m[j], tiny))
+    return ll / n
+
+
 def _band_em_loop(
     h, theta, smoothing, tol, max_iter, qc, pc, group, width, top, low, lower, upper
 ):  # pragma: no cover - numba
@@ -387,11 +399,7 @@ def _band_em_loop(
     g = np.empty(k)
     smooth = np.empty(k)
     _band_forward(theta, qc, pc, group, width, top, low, m)
-    ll = 0.0
-    for j in range(d_out):
-        if h[j] > 0:
-            ll += h[j] * np.log(max(m[j], tiny))
-    ll /= n
+    ll = _mean_log_likelihood(h, m, n, tiny)
     converged = False
     it = 0
     while it < max_iter:
@@ -410,11 +418,7 @@ def _band_em_loop(
             for i in range(k):
                 theta[i] = smooth[i]
         _band_forward(theta, qc, pc, group, width, top, low, m)
-        new = 0.0
-        for j in range(d_out):
-            if h[j] > 0:
-                new += h[j] * np.log(max(m[j], tiny))
-        new /= n
+        new = _mean_log_likelihood(h, m, n, tiny)
         if abs(new - ll) < tol:
             ll = new
             converged = True
@@ -455,10 +459,11 @@ if numba is not None:
     _band_forward = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_forward)
     _band_adjoint = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_adjoint)
     _smooth_into = numba.njit(nogil=True, cache=True, error_model="numpy")(_smooth_into)
+    _mean_log_likelihood = numba.njit(nogil=True, cache=True, error_model="numpy")(
+        _mean_log_likelihood
+    )
     _band_em_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_em_loop)
-    _fused_band_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_band_loop)
-    _fused_duchi_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_duchi_loop)
-    _fused_hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_hybrid_loop)
+    _fused_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_fused_loop)
     _band_code = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
         _band_code
     )
@@ -467,6 +472,12 @@ if numba is not None:
     )
     _unit_value = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
         _unit_value
+    )
+    _band_report = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _band_report
+    )
+    _duchi_report = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _duchi_report
     )
     _band_codes_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_band_codes_loop)
     _two_point_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_two_point_loop)

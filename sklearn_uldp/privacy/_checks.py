@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..utils._docstrings import fill_doc
 from ..utils._typing import ArrayLike
 from ..utils._validation import EPSILON_RTOL
 
@@ -37,6 +38,27 @@ __all__ = [
 _RTOL = EPSILON_RTOL
 #: Absolute slack: the round-off of computing a log-ratio, nothing more.
 _ATOL = 1e-12
+
+#: Docstring fragments of the checks (and of ``privacy_profile``).
+_CHECK_DOCS = {
+    "check_inputs": """
+        mechanism : fitted mechanism, Channel or array-like of shape (k, n_outputs)
+        sensitive : array-like of bool of shape (k,) or of indices, default=None
+            X_S; defaults to the mechanism's sensitive set.
+        epsilon : float, default=None
+            Defaults to the mechanism's budget.
+        """,
+    "returns_check": """
+        Returns
+        -------
+        check : PrivacyCheck
+        """,
+    "fitted_urr": """
+        >>> from sklearn_uldp import UtilityOptimizedRR
+        >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=[0],
+        ...                           categories=[0, 1, 2]).fit()
+        """,
+}
 
 
 @dataclass(frozen=True)
@@ -200,6 +222,7 @@ def _within(worst, epsilon):
     return worst <= epsilon * (1.0 + _RTOL) + _ATOL
 
 
+@fill_doc(_CHECK_DOCS)
 def check_ldp(
     mechanism: BaseMechanism | Channel | ArrayLike, epsilon: float | None = None
 ) -> PrivacyCheck:
@@ -214,9 +237,7 @@ def check_ldp(
     epsilon : float, default=None
         Defaults to the mechanism's own budget.
 
-    Returns
-    -------
-    check : PrivacyCheck
+    %(returns_check)s
 
     Examples
     --------
@@ -240,6 +261,7 @@ def check_ldp(
     return PrivacyCheck("LDP", eps, ok, worst, where, invertible_outputs(Q), reasons)
 
 
+@fill_doc(_CHECK_DOCS)
 def check_uldp(
     mechanism: BaseMechanism | Channel | ArrayLike,
     sensitive: ArrayLike | None = None,
@@ -258,26 +280,18 @@ def check_uldp(
 
     Parameters
     ----------
-    mechanism : fitted mechanism, Channel or array-like of shape (k, n_outputs)
-    sensitive : array-like of bool of shape (k,) or of indices, default=None
-        X_S; defaults to the mechanism's sensitive set.
-    epsilon : float, default=None
-        Defaults to the mechanism's budget.
+    %(check_inputs)s
     protected : array-like of bool of shape (n_outputs,), default=None
         Y_P; defaults to the mechanism's declared protected outputs, or, for a
         bare matrix, to every output that is not invertible.
 
-    Returns
-    -------
-    check : PrivacyCheck
+    %(returns_check)s
         ``invertible`` holds Y_I = Y \\ Y_P.
 
     Examples
     --------
-    >>> from sklearn_uldp import UtilityOptimizedRR
     >>> from sklearn_uldp.privacy import check_uldp
-    >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=[0],
-    ...                           categories=[0, 1, 2]).fit()
+    %(fitted_urr)s
     >>> check = check_uldp(mech)
     >>> check.satisfied, check.invertible.tolist()
     (True, [False, True, True])
@@ -316,6 +330,7 @@ def check_uldp(
     return PrivacyCheck("ULDP", eps, not reasons, worst, where, invertible, reasons)
 
 
+@fill_doc(_CHECK_DOCS)
 def check_osldp(
     mechanism: BaseMechanism | Channel | ArrayLike,
     sensitive: ArrayLike | None = None,
@@ -327,20 +342,14 @@ def check_osldp(
 
     Parameters
     ----------
-    mechanism : fitted mechanism, Channel or array-like of shape (k, n_outputs)
-    sensitive : array-like of bool of shape (k,) or of indices, default=None
-    epsilon : float, default=None
+    %(check_inputs)s
 
-    Returns
-    -------
-    check : PrivacyCheck
+    %(returns_check)s
 
     Examples
     --------
-    >>> from sklearn_uldp import UtilityOptimizedRR
     >>> from sklearn_uldp.privacy import check_osldp
-    >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=[0],
-    ...                           categories=[0, 1, 2]).fit()
+    %(fitted_urr)s
     >>> bool(check_osldp(mech))
     True
     """

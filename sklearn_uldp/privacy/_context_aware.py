@@ -36,6 +36,7 @@ from ..utils._typing import ArrayLike
 from ..utils._validation import resolve_blocks
 from ._checks import (
     _ATOL,
+    _CHECK_DOCS,
     _RTOL,
     PrivacyCheck,
     as_channel_matrix,
@@ -516,6 +517,7 @@ def check_context_aware(
     )
 
 
+@fill_doc(_CHECK_DOCS)
 def privacy_profile(
     mechanism: BaseMechanism | Channel | ArrayLike,
     sensitive: ArrayLike | None = None,
@@ -529,11 +531,7 @@ def privacy_profile(
 
     Parameters
     ----------
-    mechanism : fitted mechanism, Channel or array-like of shape (k, n_outputs)
-    sensitive : array-like of bool of shape (k,) or of indices, default=None
-        X_S; defaults to the mechanism's sensitive set.
-    epsilon : float, default=None
-        Defaults to the mechanism's budget.
+    %(check_inputs)s
 
     Returns
     -------
@@ -542,10 +540,8 @@ def privacy_profile(
 
     Examples
     --------
-    >>> from sklearn_uldp import UtilityOptimizedRR
     >>> from sklearn_uldp.privacy import privacy_profile
-    >>> mech = UtilityOptimizedRR(epsilon=1.0, sensitive=[0],
-    ...                           categories=[0, 1, 2]).fit()
+    %(fitted_urr)s
     >>> {name: bool(c) for name, c in privacy_profile(mech).items()}
     {'LDP': False, 'ULDP': True, 'OSLDP': True}
     """

@@ -27,12 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numba import numba
 from ._threads import map_threads
-
-try:  # optional: compiled loops
-    import numba
-except ImportError:  # pragma: no cover - numba is optional
-    numba = None  # type: ignore[assignment]
 
 __all__ = [
     "packed_width",

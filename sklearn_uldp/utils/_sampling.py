@@ -5,10 +5,7 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-try:  # compiled passes (k-RR codes, bernoulli_xor); the numpy paths give the same output
-    import numba
-except ImportError:  # pragma: no cover - exercised by the numpy-only CI job
-    numba = None  # type: ignore[assignment]
+from ._numba import numba  # compiled passes (k-RR codes, bernoulli_xor); same output in numpy
 
 __all__ = [
     "bernoulli_matrix",

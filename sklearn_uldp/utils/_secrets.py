@@ -49,12 +49,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._numba import numba  # the compiled kernel (same output as the numpy rounds)
 from ._threads import map_threads
-
-try:  # optional: the compiled kernel (same output as the numpy rounds)
-    import numba
-except ImportError:  # pragma: no cover - exercised by the numpy-only CI job
-    numba = None  # type: ignore[assignment]
 
 __all__ = [
     "UserKeys",
