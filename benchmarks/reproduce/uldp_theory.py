@@ -169,7 +169,7 @@ def main(argv=None):
 def _plot(rows, dists, epsilons, out):
     plt = pyplot()
 
-    fig, axes = plt.subplots(2, len(dists), figsize=(9, 7), sharex=True)
+    fig, axes = plt.subplots(2, len(dists), figsize=(9, 7), sharex=True, squeeze=False)
     for j, dist in enumerate(dists):
         for i, loss in enumerate(("l1", "l2")):
             ax = axes[i, j]
