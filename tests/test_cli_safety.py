@@ -324,38 +324,26 @@ def test_bit_value_out_of_range_is_a_clear_error(tmp_path, capsys):
     spec.write_text(rappor.channel_.to_json())
     assert isinstance(Channel.from_json(spec.read_text()), Channel)
     rep = tmp_path / "bits.csv"
-    rep.write_text("m_a,m_b,m_c\n0,1,0\n256,0,1\n1,0,0\n")
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            spec,
-            "--columns",
-            "m",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
-    assert_clear_error(code, err, "'m_a'", "256", "0 or 1")
-    rep.write_text("m_a,m_b,m_c\n0,1,0\n0.5,0,1\n")
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            spec,
-            "--columns",
-            "m",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
-    assert_clear_error(code, err, "0.5", "0 or 1")
+    for bits, fragments in (
+        ("0,1,0\n256,0,1\n1,0,0\n", ("'m_a'", "256", "0 or 1")),
+        ("0,1,0\n0.5,0,1\n", ("0.5", "0 or 1")),
+    ):
+        rep.write_text("m_a,m_b,m_c\n" + bits)
+        code, _, err = run(
+            [
+                "estimate",
+                rep,
+                "--spec",
+                spec,
+                "--columns",
+                "m",
+                "-o",
+                tmp_path / "d.csv",
+                "--no-progress",
+            ],
+            capsys,
+        )
+        assert_clear_error(code, err, *fragments)
 
 
 @pytest.mark.parametrize(
