@@ -17,17 +17,12 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run
 
 from sklearn_uldp.cli import main
 from sklearn_uldp.cli._io import file_digest
 
 RR = ["--mechanism", "rr", "--epsilon", "1", "--random-state", "none", "--no-progress"]
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def estimate(rep, tmp_path, capsys, *extra, name="d.csv"):

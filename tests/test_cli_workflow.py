@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import estimate, run
 
 from sklearn_uldp.cli import main
 from sklearn_uldp.mechanisms import Channel
@@ -31,12 +32,6 @@ def data(tmp_path):
     path = tmp_path / "data.csv"
     df.to_csv(path, index=False)
     return path, df
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
@@ -93,10 +88,7 @@ def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
     assert not (reports.iloc[:1000].to_numpy() == reports.iloc[1000:2000].to_numpy()).all()
 
     dist, png = tmp_path / "dist.csv", tmp_path / "dist.png"
-    code, out, err = run(
-        ["estimate", rep, "--spec", spec, "-o", dist, "--plot", png, "--no-progress"],
-        capsys,
-    )
+    code, out, err = estimate(rep, spec, dist, capsys, "--plot", png)
     assert code == 0, err
     res = pd.read_csv(dist)
     assert set(res.columns) == {"column", "category", "estimate", "sensitive"} | {
@@ -337,21 +329,15 @@ def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys
     pd.testing.assert_frame_equal(results[0], results[1])
     gc.collect()
     assert list(store.iterdir()) == []  # the files went with the estimator
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            spec,
-            "-o",
-            tmp_path / "d.csv",
-            "--estimator",
-            "em",
-            "--report-store",
-            tmp_path / "missing",
-            "--no-progress",
-        ],
+    code, _, err = estimate(
+        rep,
+        spec,
+        tmp_path / "d.csv",
         capsys,
+        "--estimator",
+        "em",
+        "--report-store",
+        tmp_path / "missing",
     )
     assert code == 2 and "existing directory" in err
 
@@ -512,18 +498,7 @@ def test_parquet_roundtrip(data, tmp_path, capsys):
     assert code == 0, err
     assert len(pd.read_parquet(rep)) == len(df)
     dist = tmp_path / "d.csv"
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "rep.parquet.spec.json",
-            "-o",
-            dist,
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, _, err = estimate(rep, tmp_path / "rep.parquet.spec.json", dist, capsys)
     assert code == 0, err
     est = pd.read_csv(dist).set_index("category")["estimate"]
     assert est["divorced"] == pytest.approx(0.1, abs=0.03)
@@ -719,18 +694,7 @@ def test_integer_reports_in_parquet_are_integers(visits, tmp_path, capsys):
     )
     assert code == 0, err
     assert spec_categories(tmp_path / "r.parquet.spec.json") == [*range(12), "(missing)"]
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "r.parquet.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, _, err = estimate(rep, tmp_path / "r.parquet.spec.json", tmp_path / "d.csv", capsys)
     assert code == 0, err
 
 
@@ -924,18 +888,7 @@ def test_counts_are_singular_or_plural(data, tmp_path, capsys):
     )
     assert code == 0, err
     assert "privatized 1 row x 1 column ->" in out
-    code, out, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "r.csv.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, out, err = estimate(rep, tmp_path / "r.csv.spec.json", tmp_path / "d.csv", capsys)
     assert code == 0, err
     assert "estimated 1 distribution from 1 report ->" in out
     code, out, err = run(
@@ -961,17 +914,8 @@ def test_counts_are_singular_or_plural(data, tmp_path, capsys):
     )
     assert code == 0, err
     assert "privatized 6000 rows x 2 columns ->" in out
-    code, out, err = run(
-        [
-            "estimate",
-            tmp_path / "r2.csv",
-            "--spec",
-            tmp_path / "r2.csv.spec.json",
-            "-o",
-            tmp_path / "d2.csv",
-            "--no-progress",
-        ],
-        capsys,
+    code, out, err = estimate(
+        tmp_path / "r2.csv", tmp_path / "r2.csv.spec.json", tmp_path / "d2.csv", capsys
     )
     assert "estimated 2 distributions from 6000 reports ->" in out
 
@@ -1016,19 +960,8 @@ def test_estimate_plot_marks_sensitive_categories(data, tmp_path, capsys, monkey
         capsys,
     )
     assert code == 0, err
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "r.csv.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--plot",
-            tmp_path / "p.png",
-            "--no-progress",
-        ],
-        capsys,
+    code, _, err = estimate(
+        rep, tmp_path / "r.csv.spec.json", tmp_path / "d.csv", capsys, "--plot", tmp_path / "p.png"
     )
     assert code == 0, err
     (ax,) = figures[-1].axes
@@ -1135,19 +1068,8 @@ def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys, mecha
     else:  # one integer output code
         assert reports.shape[1] == 1
         assert np.issubdtype(reports["region"].dtype, np.integer)
-    code, stdout, _ = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "rep.csv.spec.json",
-            "-o",
-            out,
-            "--estimator",
-            estimator,
-            "--no-progress",
-        ],
-        capsys,
+    code, stdout, _ = estimate(
+        rep, tmp_path / "rep.csv.spec.json", out, capsys, "--estimator", estimator
     )
     assert code == 0, stdout
     est = pd.read_csv(out, keep_default_na=False)
@@ -1187,18 +1109,8 @@ def test_new_mechanisms_reject_altered_reports(regions, tmp_path, capsys, mechan
     reports = pd.read_csv(rep, dtype=str)
     reports.iloc[0, 0] = "x"
     reports.to_csv(rep, index=False)
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "rep.csv.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--skip-report-check",
-            "--no-progress",
-        ],
-        capsys,
+    code, _, err = estimate(
+        rep, tmp_path / "rep.csv.spec.json", tmp_path / "d.csv", capsys, "--skip-report-check"
     )
     assert code != 0
     assert "integers" in err and "'x'" in err
