@@ -10,6 +10,12 @@ def run(argv, capsys):
     return code, out.out, out.err
 
 
+def privatize(data, out, column, mechanism, epsilon, capsys, *options):
+    """Run ``privatize`` of one ``column`` of ``data`` into ``out``; ``options`` follow as given."""
+    argv = ["privatize", data, "-o", out, "--columns", column]
+    return run([*argv, "--mechanism", mechanism, "--epsilon", epsilon, *options], capsys)
+
+
 def estimate(reports, spec, out, capsys, *options):
     """Run ``estimate`` of ``reports`` with ``spec`` into ``out``, without the progress bar."""
     return run(["estimate", reports, "--spec", spec, "-o", out, *options, "--no-progress"], capsys)
