@@ -1,4 +1,4 @@
-"""Running the command line in tests: the call, the usual ``estimate`` call, clear errors."""
+"""Running the command line in tests: the call, the usual privatize and estimate calls, errors."""
 
 from sklearn_uldp.cli import main
 

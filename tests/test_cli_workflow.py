@@ -580,10 +580,7 @@ def test_learned_integer_domain_stays_integer_and_numeric(visits, tmp_path, caps
     reports = pd.read_csv(rep, dtype=str)["hospvis"]
     assert set(reports) <= {str(v) for v in range(12)} | {"(missing)"}
     dist = tmp_path / "d.csv"
-    code, _, err = run(
-        ["estimate", rep, "--spec", tmp_path / "r.csv.spec.json", "-o", dist, "--no-progress"],
-        capsys,
-    )
+    code, _, err = estimate(rep, tmp_path / "r.csv.spec.json", dist, capsys)
     assert code == 0, err
     assert pd.read_csv(dist, dtype=str)["category"].tolist() == [*map(str, range(12)), "(missing)"]
 
