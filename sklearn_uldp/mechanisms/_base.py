@@ -35,6 +35,7 @@ from ..utils._validation import (
 )
 from ._channel import Channel
 from ._core import PrivatizerBase, _transform_output  # noqa: F401 (re-exported)
+from ._docs import fill_mechanism_doc
 from ._reports import PackedReports, Reports, attach_channel
 
 __all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS", "as_channel"]
@@ -198,6 +199,7 @@ class BaseMechanism(PrivatizerBase):
         }
         return self
 
+    @fill_mechanism_doc
     def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Fix the public domain and build the channel.
 
@@ -210,13 +212,7 @@ class BaseMechanism(PrivatizerBase):
             of all columns, which emits a
             :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`); with
             explicit categories it is only validated and may be omitted.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-            The fitted mechanism.
+        %(fit_y_returns_self)s
         """
         validate_params_with_hints(self, {**PARAMETER_HINTS, **self._parameter_hints})
         self._check_params()
@@ -395,20 +391,7 @@ class BaseMechanism(PrivatizerBase):
         """
         check_is_fitted(self, "channel_")
         names = self._input_names()
-        if isinstance(column, (Integral, np.integer)) and not isinstance(column, bool):
-            if not -len(names) <= int(column) < len(names):
-                raise IndexError(
-                    f"column {column} is out of range: the mechanism was fitted on "
-                    f"{len(names)} column(s) {names}."
-                )
-            j = int(column) % len(names)
-        elif str(column) in names:
-            j = names.index(str(column))
-        else:
-            raise KeyError(
-                f"{column!r} is not an input column of this mechanism; its columns "
-                f"are {names} (pass a name or a position)."
-            )
+        j = self._input_position(column)
         widths = [len(self._column_feature_names(name)) for name in names]
         start = int(np.sum(widths[:j]))
         stop = start + widths[j]
@@ -600,11 +583,14 @@ def _declared_categories(X):
 
 
 class _BudgetMechanism(BaseMechanism):
-    """Base of the mechanisms whose only parameter besides the domain is a budget.
+    """Base of the mechanisms that take a budget and a domain.
 
     ``RandomizedResponse`` and ``BinaryLocalHashing`` take ``(epsilon, *,
     categories, random_state)``; scikit-learn reads the parameters from this
-    ``__init__``.
+    ``__init__``. A subclass with more parameters (``HadamardResponse``,
+    ``OptimizedLocalHashing``, the count-mean sketches,
+    ``PersonalizedMechanism``...) declares them all in its own ``__init__``,
+    which stores these three here.
     """
 
     def __init__(

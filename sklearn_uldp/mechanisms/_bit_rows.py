@@ -1174,9 +1174,14 @@ class BitRows:
         ``(A, b)`` returns them without reading the reports: an EM run
         starts at its initial point and ends at the point it returns, so
         the default estimate's check of the likelihood between them needs
-        no pass of its own (see :func:`segment_log_likelihood`). Stores kept
-        in files, or with more than ``2**26`` distinct rows, record nothing
-        (16 bytes a row in memory would undo what they save).
+        no pass of its own (see :func:`segment_log_likelihood`). While
+        recording, a pass holds up to three such arrays (the two kept and
+        its own: 24 bytes a distinct row, against s / 8 bytes a row for the
+        packed reports themselves). Stores kept in files, or with more than
+        ``2**26`` distinct rows, record nothing (memory in proportion to
+        the rows would undo what the files save). The arrays
+        :meth:`row_sums` returns from the record are the kept ones: read
+        them, don't write to them.
 
         Examples
         --------

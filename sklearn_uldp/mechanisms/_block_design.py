@@ -743,15 +743,7 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
     # ------------------------------------------------------------- estimation
     def encode_reports(self, reports):
         X = super().encode_reports(reports)
-        if isinstance(X, PackedReports):
-            n_s, n_n = self._packed_sizes(X.data)
-        elif sp.issparse(X):
-            row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            n_s = np.bincount(row_of[self._sensitive[X.indices]], minlength=X.shape[0])
-            n_n = np.bincount(row_of[~self._sensitive[X.indices]], minlength=X.shape[0])
-        else:
-            n_s = X[:, self._s_codes].sum(axis=1, dtype=np.int64)
-            n_n = X[:, self._n_codes].sum(axis=1, dtype=np.int64)
+        n_s, n_n = self._report_sizes(X)
         ok = ((n_n == 1) & (n_s == 0)) | ((n_n == 0) & np.isin(n_s, self._sizes))
         if not ok.all():
             raise ReportMismatchError(
@@ -813,6 +805,20 @@ class UtilityOptimizedBlockDesignChannel(UnaryEncodingChannel):
                     rows_h[c] += int(rows.sum())
                     bits[c] += S[rows].sum(axis=0, dtype=np.int64)
         return np.concatenate([bits.ravel(), rows_h])
+
+    def _report_sizes(self, X):
+        """Set sensitive and non-sensitive bits of each report (packed, sparse or dense)."""
+        if isinstance(X, PackedReports):
+            return self._packed_sizes(X.data)
+        if sp.issparse(X):
+            row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            n_s = np.bincount(row_of[self._sensitive[X.indices]], minlength=X.shape[0])
+            n_n = np.bincount(row_of[~self._sensitive[X.indices]], minlength=X.shape[0])
+            return n_s, n_n
+        return (
+            X[:, self._s_codes].sum(axis=1, dtype=np.int64),
+            X[:, self._n_codes].sum(axis=1, dtype=np.int64),
+        )
 
     def _packed_sizes(self, data):
         """Set sensitive and non-sensitive bits of each packed report."""

@@ -13,6 +13,7 @@ both build on it, so the two families draw their noise the same way.
 from __future__ import annotations
 
 import copy
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -94,6 +95,24 @@ class PrivatizerBase(TransformerMixin, BaseEstimator):
         if names is None:
             return [f"x{j}" for j in range(self.n_features_in_)]
         return [str(n) for n in names]
+
+    def _input_position(self, column):
+        """The position of an input column given by position or by name
+        (``column_reports``'s lookup), with clear errors."""
+        names = self._input_names()
+        if isinstance(column, (Integral, np.integer)) and not isinstance(column, bool):
+            if not -len(names) <= int(column) < len(names):
+                raise IndexError(
+                    f"column {column} is out of range: the mechanism was fitted on "
+                    f"{len(names)} column(s) {names}."
+                )
+            return int(column) % len(names)
+        if str(column) in names:
+            return names.index(str(column))
+        raise KeyError(
+            f"{column!r} is not an input column of this mechanism; its columns "
+            f"are {names} (pass a name or a position)."
+        )
 
     def _column_view(self, name):
         """A shallow copy of the fitted mechanism as fitted on one column.

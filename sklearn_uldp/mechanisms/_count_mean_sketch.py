@@ -44,7 +44,7 @@ from ..utils._hashing import hash_parameters, mersenne_hash, premix
 from ..utils._sampling import bernoulli_matrix
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
-from ._base import BaseMechanism
+from ._base import BaseMechanism, _BudgetMechanism
 from ._bit_rows import BitRows
 from ._channel import (
     MAX_MATRIX_OUTPUTS,
@@ -113,12 +113,40 @@ _SKETCH_SCHEMAS = {
 
 
 class _SketchHashing:
-    """The h public hash functions of a sketch channel and their products."""
+    """The h public hash functions of a sketch channel and their products.
 
-    def _init_hashing(self, n_buckets, n_hashes, hash_seed, *, power_of_two):
+    A sketch channel sets ``_power_of_two`` (whether m must be one),
+    ``_short_name`` (for the budget check's message) and
+    :meth:`_init_statistic` (the constants of its statistic).
+    """
+
+    _power_of_two: bool
+    _short_name: str
+
+    def __init__(
+        self,
+        categories: ArrayLike,
+        epsilon: float,
+        n_buckets: int,
+        n_hashes: int,
+        hash_seed: int = 0,
+    ) -> None:
+        # The channel base (Channel or CategoricalChannel) comes after this
+        # mixin: it takes the domain and budget and checks the budget.
+        super().__init__(categories, epsilon)  # type: ignore[call-arg]
+        self._init_hashing(n_buckets, n_hashes, hash_seed)
+        self._check_budget(  # type: ignore[attr-defined]
+            f"{self._short_name} with m={self.n_buckets}"
+        )
+        self._init_statistic()
+
+    def _init_statistic(self):
+        raise NotImplementedError
+
+    def _init_hashing(self, n_buckets, n_hashes, hash_seed):
         hint = "Pass e.g. n_buckets=1024, n_hashes=256, hash_seed=0."
         self.n_buckets = _check_positive_int(n_buckets, "n_buckets", 2, hint)
-        if power_of_two and self.n_buckets & (self.n_buckets - 1):
+        if self._power_of_two and self.n_buckets & (self.n_buckets - 1):
             raise ValueError(
                 f"n_buckets must be a power of two for the Hadamard transform, "
                 f"got {self.n_buckets}. Pass e.g. 1024."
@@ -271,18 +299,9 @@ class HadamardCountMeanSketchChannel(_SketchHashing, CategoricalChannel):
 
     name = "hcms"
     _spec_field_schemas = {**CategoricalChannel._spec_field_schemas, **_SKETCH_SCHEMAS}
+    _power_of_two, _short_name = True, "HCMS"
 
-    def __init__(
-        self,
-        categories: ArrayLike,
-        epsilon: float,
-        n_buckets: int,
-        n_hashes: int,
-        hash_seed: int = 0,
-    ) -> None:
-        super().__init__(categories, epsilon)
-        self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=True)
-        self._check_budget(f"HCMS with m={self.n_buckets}")
+    def _init_statistic(self):
         self._keep = 1.0 / (1.0 + np.exp(-self.epsilon))
         # The agreement statistic: f0 = 1/2 + gain/2 * 0, gain/2 per unit of
         # collision mass (E[H[l, c] H[l, c']] = [c = c'] over l).
@@ -417,18 +436,9 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
     name = "cms"
     report_format = "sketch"
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
+    _power_of_two, _short_name = False, "CMS"
 
-    def __init__(
-        self,
-        categories: ArrayLike,
-        epsilon: float,
-        n_buckets: int,
-        n_hashes: int,
-        hash_seed: int = 0,
-    ) -> None:
-        super().__init__(categories, epsilon)
-        self._init_hashing(n_buckets, n_hashes, hash_seed, power_of_two=False)
-        self._check_budget(f"CMS with m={self.n_buckets}")
+    def _init_statistic(self):
         self._flip = 1.0 / (1.0 + np.exp(self.epsilon / 2.0))
         self._w1, self._w0 = np.exp(self.epsilon / 2.0), np.exp(-self.epsilon / 2.0)
         # Statistic: the bit at h_j(x); E = f + (1 - 2 f) * collision mass.
@@ -687,7 +697,7 @@ _SKETCH_CONSTRAINTS = {
 
 
 @fill_mechanism_doc
-class CountMeanSketch(BaseMechanism):
+class CountMeanSketch(_BudgetMechanism):
     """Apple's count-mean sketch (CMS), an epsilon-LDP oracle for large domains.
 
     Each user hashes the value with one of h public hash functions (drawn
@@ -751,13 +761,11 @@ class CountMeanSketch(BaseMechanism):
         packed_output: bool = False,
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
-        self.categories = categories
         self.packed_output = packed_output
-        self.random_state = random_state
 
     def _make_channel(self):
         return CountMeanSketchChannel(
@@ -792,7 +800,7 @@ class CountMeanSketch(BaseMechanism):
 
 
 @fill_mechanism_doc
-class HadamardCountMeanSketch(BaseMechanism):
+class HadamardCountMeanSketch(_BudgetMechanism):
     """Apple's Hadamard count-mean sketch (HCMS): one bit of value per report.
 
     Each user hashes the value with one of h public hash functions into m
@@ -848,12 +856,10 @@ class HadamardCountMeanSketch(BaseMechanism):
         categories: Categories = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.n_buckets = n_buckets
         self.n_hashes = n_hashes
         self.hash_seed = hash_seed
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         return HadamardCountMeanSketchChannel(

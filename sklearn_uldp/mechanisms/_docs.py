@@ -51,6 +51,16 @@ MECHANISM_DOCS: dict[str, str] = {
         n_features_in_ : int
         feature_names_in_ : ndarray of shape (1,)
         """,
+    # The end of a mechanism's ``fit`` docstring.
+    "fit_y_returns_self": """
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted mechanism.
+        """,
     "fitted_domain_sensitive": """
         categories_ : ndarray of shape (k,)
         sensitive_mask_ : ndarray of bool of shape (k,)

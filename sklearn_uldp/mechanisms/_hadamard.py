@@ -40,7 +40,7 @@ from ..utils._validation import (
     realized_probability,
     resolve_blocks,
 )
-from ._base import BaseMechanism, SensitiveSetMechanism
+from ._base import BaseMechanism, SensitiveSetMechanism, _BudgetMechanism
 from ._channel import (
     MAX_MATRIX_OUTPUTS,
     CategoricalChannel,
@@ -828,7 +828,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
 # ---------------------------------------------------------------- mechanisms
 @fill_mechanism_doc
-class HadamardResponse(BaseMechanism):
+class HadamardResponse(_BudgetMechanism):
     """Hadamard response (HR), an epsilon-LDP mechanism with log2 K-bit reports.
 
     With K = 2^ceil(log2(k + 1)), category x is assigned row x + 1 of the
@@ -907,10 +907,8 @@ class HadamardResponse(BaseMechanism):
         categories: Categories = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.block_size = block_size
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         b = self.block_size
@@ -1040,7 +1038,7 @@ class UtilityOptimizedHadamardResponse(HighLowHadamardResponse):
 
 
 @fill_mechanism_doc
-class BlockHadamardResponse(BaseMechanism):
+class BlockHadamardResponse(_BudgetMechanism):
     """Block-structured Hadamard response for (P, epsilon)-BSLDP.
 
     The domain is partitioned into blocks (e.g. cities); a user's block is
@@ -1100,10 +1098,8 @@ class BlockHadamardResponse(BaseMechanism):
         categories: Categories = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.blocks = blocks
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         self.blocks_ = resolve_blocks(self.blocks, self.categories_)

@@ -447,7 +447,7 @@ _HASH_HINT = (
 
 
 @fill_mechanism_doc
-class OptimizedLocalHashing(BaseMechanism):
+class OptimizedLocalHashing(_BudgetMechanism):
     """Optimized local hashing (OLH), an epsilon-LDP frequency oracle.
 
     Each user draws a public hash function, hashes the value into g buckets
@@ -512,10 +512,8 @@ class OptimizedLocalHashing(BaseMechanism):
         categories: Categories = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.hash_range = hash_range
-        self.categories = categories
-        self.random_state = random_state
 
     def _make_channel(self):
         g = self.hash_range

@@ -36,7 +36,7 @@ from ..utils._validation import (
     encode_labels,
     is_missing,
 )
-from ._base import RANDOM_STATE_CONSTRAINT, BaseMechanism, _transform_output
+from ._base import RANDOM_STATE_CONSTRAINT, _BudgetMechanism, _transform_output
 from ._docs import fill_mechanism_doc
 from ._randomized_response import UtilityOptimizedRRChannel
 from ._rappor import UnaryEncodingChannel, _checked_basic_theta
@@ -224,7 +224,7 @@ def _preprocess(value_codes, pairs, n_x):
 
 
 @fill_mechanism_doc
-class PersonalizedMechanism(BaseMechanism):
+class PersonalizedMechanism(_BudgetMechanism):
     """Personalized utility-optimized mechanism (PUM) with semantic tags.
 
     Each row of ``X`` is one user: her true value(s) and, for each semantic
@@ -341,14 +341,12 @@ class PersonalizedMechanism(BaseMechanism):
         categories: Categories,
         random_state: RandomStateLike = None,
     ) -> None:
-        self.epsilon = epsilon
+        super().__init__(epsilon, categories=categories, random_state=random_state)
         self.sensitive = sensitive
         self.tags = tags
         self.mechanism = mechanism
         self.theta = theta
         self.n_reports = n_reports
-        self.categories = categories
-        self.random_state = random_state
 
     # ------------------------------------------------------------ validation
     def _check_params(self):
@@ -369,6 +367,7 @@ class PersonalizedMechanism(BaseMechanism):
             raise ValueError(f"tags must be unique, got {tags!r}.")
         return tags
 
+    @fill_mechanism_doc
     def fit(self: _PUMT, X: ArrayLike | None = None, y: object = None) -> _PUMT:
         """Fix the public domain and build the common mechanism Q_cmn.
 
@@ -376,13 +375,7 @@ class PersonalizedMechanism(BaseMechanism):
         ----------
         X : DataFrame or array-like of shape (n_users, n_reports + n_tags), default=None
             Optional: only validated (nothing about it is stored).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-            The fitted mechanism.
+        %(fit_y_returns_self)s
         """
         self._validate_params()
         tags = self._check_params()

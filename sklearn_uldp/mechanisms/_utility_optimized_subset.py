@@ -57,7 +57,6 @@ from ._block_design import (
 )
 from ._channel import Channel
 from ._docs import fill_mechanism_doc
-from ._reports import PackedReports
 
 __all__ = [
     "UtilityOptimizedSubsetSelectionChannel",
@@ -263,15 +262,7 @@ class UtilityOptimizedSubsetSelectionChannel(UtilityOptimizedBlockDesignChannel)
 
     def encode_reports(self, reports):
         X = UtilityOptimizedBlockDesignChannel.__mro__[1].encode_reports(self, reports)
-        if isinstance(X, PackedReports):
-            n_s, n_n = self._packed_sizes(X.data)
-        elif sp.issparse(X):
-            row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            n_s = np.bincount(row_of[self._sensitive[X.indices]], minlength=X.shape[0])
-            n_n = np.bincount(row_of[~self._sensitive[X.indices]], minlength=X.shape[0])
-        else:
-            n_s = X[:, self._s_codes].sum(axis=1, dtype=np.int64)
-            n_n = X[:, self._n_codes].sum(axis=1, dtype=np.int64)
+        n_s, n_n = self._report_sizes(X)
         h = int(self._sizes[0])
         ok = ((n_n == 1) & ((n_s == 0) | ((n_s == h) & self._has_pairs))) | (
             (n_n == 0) & (n_s == h)

@@ -828,20 +828,7 @@ class BaseNumericMechanism(PrivatizerBase):
         """
         check_is_fitted(self, "channel_")
         names = self._input_names()
-        if isinstance(column, (numbers.Integral, np.integer)) and not isinstance(column, bool):
-            if not -len(names) <= int(column) < len(names):
-                raise IndexError(
-                    f"column {column} is out of range: the mechanism was fitted on "
-                    f"{len(names)} column(s) {names}."
-                )
-            j = int(column) % len(names)
-        elif str(column) in names:
-            j = names.index(str(column))
-        else:
-            raise KeyError(
-                f"{column!r} is not an input column of this mechanism; its columns "
-                f"are {names} (pass a name or a position)."
-            )
+        j = self._input_position(column)
         if np.shape(reports)[1] != len(names):
             raise ValueError(
                 f"Expected the reports of this mechanism on {len(names)} column(s); "
