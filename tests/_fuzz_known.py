@@ -22,6 +22,21 @@ def _e(name, mcase, via, tamper=None):
     return {"api": name, "mcase": mcase, "via": via, "tamper": tamper}
 
 
+def _j(d1, rows):
+    """A JointEncoder case: domains ``d1`` and x, y joined by "|", rows to encode, defaults."""
+    return {
+        "api": "JointEncoder",
+        "d1": d1,
+        "d2": ["x", "y"],
+        "rows": rows,
+        "separator": "|",
+        "sensitive": "none",
+        "auto": False,
+        "exclude": False,
+        "dtype": object,
+    }
+
+
 _RR = _m(
     "RandomizedResponse",
     {"categories": ["a", "b", "c"], "epsilon": 1.0, "random_state": 0},
@@ -262,45 +277,15 @@ KNOWN = [
     ),
     (
         "joint",
-        {
-            "api": "JointEncoder",
-            "d1": [["a", "b"], ["c", "d"]],
-            "d2": ["x", "y"],
-            "rows": [("a", "x")],
-            "separator": "|",
-            "sensitive": "none",
-            "auto": False,
-            "exclude": False,
-            "dtype": object,
-        },
+        _j([["a", "b"], ["c", "d"]], [("a", "x")]),
     ),
     (
         "joint",
-        {
-            "api": "JointEncoder",
-            "d1": ["v0", "v1", float("nan")],
-            "d2": ["x", "y"],
-            "rows": [(None, "y")],
-            "separator": "|",
-            "sensitive": "none",
-            "auto": False,
-            "exclude": False,
-            "dtype": object,
-        },
+        _j(["v0", "v1", float("nan")], [(None, "y")]),
     ),
     (
         "joint",
-        {
-            "api": "JointEncoder",
-            "d1": "abc",
-            "d2": ["x", "y"],
-            "rows": [("a", "y")],
-            "separator": "|",
-            "sensitive": "none",
-            "auto": False,
-            "exclude": False,
-            "dtype": object,
-        },
+        _j("abc", [("a", "y")]),
     ),
     # Found by the fuzz runs of issue 11: booleans matched to numbers (and
     # back) in object columns, typed joint values, duplicate joint domains.
@@ -347,31 +332,11 @@ KNOWN = [
     ),
     (
         "joint",
-        {
-            "api": "JointEncoder",
-            "d1": ["1", "2"],
-            "d2": ["x", "y"],
-            "rows": [(1, "x")],
-            "separator": "|",
-            "sensitive": "none",
-            "auto": False,
-            "exclude": False,
-            "dtype": object,
-        },
+        _j(["1", "2"], [(1, "x")]),
     ),
     (
         "joint",
-        {
-            "api": "JointEncoder",
-            "d1": [True, 1, 0],
-            "d2": ["x", "y"],
-            "rows": [(True, "x")],
-            "separator": "|",
-            "sensitive": "none",
-            "auto": False,
-            "exclude": False,
-            "dtype": object,
-        },
+        _j([True, 1, 0], [(True, "x")]),
     ),
 ]
 

@@ -17,17 +17,12 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run
 
 from sklearn_uldp.cli import main
 from sklearn_uldp.cli._io import file_digest
 
 RR = ["--mechanism", "rr", "--epsilon", "1", "--random-state", "none", "--no-progress"]
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def estimate(rep, tmp_path, capsys, *extra, name="d.csv"):
@@ -285,17 +280,22 @@ def test_spec_without_digest_needs_the_skip_option(tmp_path, capsys):
 
 
 # ------------------------------------------------------ the collector's outputs
+def _privatize_abcd_with_rr(data, tmp_path, capsys, epsilon, seed):
+    """k-RR reports of column "c" of ``data`` over the domain a, b, c, d; the reports' path."""
+    rep = tmp_path / "r.csv"
+    argv = ["privatize", data, "-o", rep, "--columns", "c", "--categories", "c=a,b,c,d"]
+    argv += ["--mechanism", "rr", "--epsilon", epsilon, "--random-state", seed]
+    assert run(argv, capsys)[0] == 0
+    return rep
+
+
 def test_estimate_defaults_to_em_with_errors_and_intervals(tmp_path, capsys):
     rng = np.random.default_rng(0)
     data = tmp_path / "t.csv"
     pd.DataFrame({"c": rng.choice(list("abcd"), p=[0.6, 0.3, 0.1, 0.0], size=3000)}).to_csv(
         data, index=False
     )
-    rep = tmp_path / "r.csv"
-    argv = ["privatize", data, "-o", rep, "--columns", "c", "--categories", "c=a,b,c,d"]
-    assert (
-        run([*argv, "--mechanism", "rr", "--epsilon", "2", "--random-state", "3"], capsys)[0] == 0
-    )
+    rep = _privatize_abcd_with_rr(data, tmp_path, capsys, epsilon="2", seed="3")
     code, out, err = estimate(rep, tmp_path, capsys)
     assert code == 0, err
     assert "estimator em, 95% intervals" in out
@@ -323,11 +323,7 @@ def test_estimate_defaults_to_em_with_errors_and_intervals(tmp_path, capsys):
 def test_estimate_says_when_nothing_stands_out(tmp_path, capsys):
     data = tmp_path / "t.csv"
     data.write_text("c\n" + "a\nb\nc\nd\n" * 50)
-    rep = tmp_path / "r.csv"
-    argv = ["privatize", data, "-o", rep, "--columns", "c", "--categories", "c=a,b,c,d"]
-    assert (
-        run([*argv, "--mechanism", "rr", "--epsilon", "0.1", "--random-state", "1"], capsys)[0] == 0
-    )
+    rep = _privatize_abcd_with_rr(data, tmp_path, capsys, epsilon="0.1", seed="1")
     code, _, err = estimate(rep, tmp_path, capsys)
     assert code == 0, err
     assert "column 'c': no category stands out from the noise in 200 reports" in err

@@ -14,6 +14,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import assert_clear_error, estimate, run
 
 import sklearn_uldp
 from sklearn_uldp.cli import main
@@ -41,19 +42,6 @@ def table(tmp_path):
     path = tmp_path / "data.csv"
     df.to_csv(path, index=False)
     return path
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def assert_clear_error(code, err, *fragments):
-    assert code == 2, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, err
 
 
 def leftovers(folder):
@@ -229,33 +217,13 @@ def test_each_output_has_its_own_spec_and_estimate_checks_it(table, tmp_path, ca
     assert csv_spec["reports"]["n_rows"] == N_ROWS
     assert csv_spec["reports"]["columns"] == ["m"]
     # The wrong spec (epsilon 5 for reports made with epsilon 1) is refused.
-    code, _, err = run(
-        [
-            "estimate",
-            csv,
-            "--spec",
-            tmp_path / "r.parquet.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, _, err = estimate(csv, tmp_path / "r.parquet.spec.json", tmp_path / "d.csv", capsys)
     assert_clear_error(code, err, "'r.parquet'", "r.csv.spec.json")
     assert not (tmp_path / "d.csv").exists()
     # The right one works, for both outputs.
     for rep in (csv, parquet):
-        code, out, err = run(
-            [
-                "estimate",
-                rep,
-                "--spec",
-                f"{rep}.spec.json",
-                "-o",
-                tmp_path / f"d_{rep.suffix[1:]}.csv",
-                "--no-progress",
-            ],
-            capsys,
+        code, out, err = estimate(
+            rep, f"{rep}.spec.json", tmp_path / f"d_{rep.suffix[1:]}.csv", capsys
         )
         assert code == 0, err
         assert "1 distribution from 1000 reports" in out
@@ -324,38 +292,26 @@ def test_bit_value_out_of_range_is_a_clear_error(tmp_path, capsys):
     spec.write_text(rappor.channel_.to_json())
     assert isinstance(Channel.from_json(spec.read_text()), Channel)
     rep = tmp_path / "bits.csv"
-    rep.write_text("m_a,m_b,m_c\n0,1,0\n256,0,1\n1,0,0\n")
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            spec,
-            "--columns",
-            "m",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
-    assert_clear_error(code, err, "'m_a'", "256", "0 or 1")
-    rep.write_text("m_a,m_b,m_c\n0,1,0\n0.5,0,1\n")
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            spec,
-            "--columns",
-            "m",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
-    assert_clear_error(code, err, "0.5", "0 or 1")
+    for bits, fragments in (
+        ("0,1,0\n256,0,1\n1,0,0\n", ("'m_a'", "256", "0 or 1")),
+        ("0,1,0\n0.5,0,1\n", ("0.5", "0 or 1")),
+    ):
+        rep.write_text("m_a,m_b,m_c\n" + bits)
+        code, _, err = run(
+            [
+                "estimate",
+                rep,
+                "--spec",
+                spec,
+                "--columns",
+                "m",
+                "-o",
+                tmp_path / "d.csv",
+                "--no-progress",
+            ],
+            capsys,
+        )
+        assert_clear_error(code, err, *fragments)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import estimate, privatize, run
 
 from sklearn_uldp.cli import main
 from sklearn_uldp.mechanisms import Channel
@@ -31,12 +32,6 @@ def data(tmp_path):
     path = tmp_path / "data.csv"
     df.to_csv(path, index=False)
     return path, df
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
@@ -93,10 +88,7 @@ def test_privatize_then_estimate_roundtrip(data, tmp_path, capsys):
     assert not (reports.iloc[:1000].to_numpy() == reports.iloc[1000:2000].to_numpy()).all()
 
     dist, png = tmp_path / "dist.csv", tmp_path / "dist.png"
-    code, out, err = run(
-        ["estimate", rep, "--spec", spec, "-o", dist, "--plot", png, "--no-progress"],
-        capsys,
-    )
+    code, out, err = estimate(rep, spec, dist, capsys, "--plot", png)
     assert code == 0, err
     res = pd.read_csv(dist)
     assert set(res.columns) == {"column", "category", "estimate", "sensitive"} | {
@@ -162,21 +154,8 @@ def test_privatize_config_and_single_channel_spec(data, tmp_path, capsys):
 
 def test_learned_domain_warns(data, tmp_path, capsys):
     path, _ = data
-    code, out, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            tmp_path / "r.csv",
-            "--columns",
-            "region",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--no-progress",
-        ],
-        capsys,
+    code, out, err = privatize(
+        path, tmp_path / "r.csv", "region", "rr", "1", capsys, "--no-progress"
     )
     assert code == 0
     assert "learned the categories" in err
@@ -243,22 +222,15 @@ def test_privatize_errors(data, tmp_path, capsys, argv, message):
 
 
 def test_file_errors(tmp_path, capsys):
-    code, _, err = run(
-        [
-            "privatize",
-            tmp_path / "missing.csv",
-            "-o",
-            tmp_path / "r.csv",
-            "--columns",
-            "a",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--categories",
-            "a=x,y",
-        ],
+    code, _, err = privatize(
+        tmp_path / "missing.csv",
+        tmp_path / "r.csv",
+        "a",
+        "rr",
+        "1",
         capsys,
+        "--categories",
+        "a=x,y",
     )
     assert code == 2 and "does not exist" in err
     bad = tmp_path / "bad.json"
@@ -337,21 +309,15 @@ def test_estimate_em_with_reports_on_disk_is_em_in_memory(data, tmp_path, capsys
     pd.testing.assert_frame_equal(results[0], results[1])
     gc.collect()
     assert list(store.iterdir()) == []  # the files went with the estimator
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            spec,
-            "-o",
-            tmp_path / "d.csv",
-            "--estimator",
-            "em",
-            "--report-store",
-            tmp_path / "missing",
-            "--no-progress",
-        ],
+    code, _, err = estimate(
+        rep,
+        spec,
+        tmp_path / "d.csv",
         capsys,
+        "--estimator",
+        "em",
+        "--report-store",
+        tmp_path / "missing",
     )
     assert code == 2 and "existing directory" in err
 
@@ -457,23 +423,16 @@ def test_parquet_without_engine_is_a_clear_error(data, tmp_path, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     path, _ = data
-    code, _, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            tmp_path / "r.parquet",
-            "--columns",
-            "region",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--categories",
-            "region=n,s,e,w",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        path,
+        tmp_path / "r.parquet",
+        "region",
+        "rr",
+        "1",
         capsys,
+        "--categories",
+        "region=n,s,e,w",
+        "--no-progress",
     )
     assert code == 2 and "Parquet needs pyarrow" in err and "Traceback" not in err
     assert os.listdir(tmp_path) == ["data.csv"]  # nothing written
@@ -485,45 +444,27 @@ def test_parquet_roundtrip(data, tmp_path, capsys):
     pq = tmp_path / "data.parquet"
     df.to_parquet(pq, index=False)
     rep = tmp_path / "rep.parquet"
-    code, _, err = run(
-        [
-            "privatize",
-            pq,
-            "-o",
-            rep,
-            "--columns",
-            "marital",
-            "--mechanism",
-            "urr",
-            "--epsilon",
-            "3",
-            "--sensitive",
-            "marital=divorced",
-            "--categories",
-            "marital=married,single,divorced",
-            "--chunksize",
-            "2500",
-            "--random-state",
-            "0",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        pq,
+        rep,
+        "marital",
+        "urr",
+        "3",
         capsys,
+        "--sensitive",
+        "marital=divorced",
+        "--categories",
+        "marital=married,single,divorced",
+        "--chunksize",
+        "2500",
+        "--random-state",
+        "0",
+        "--no-progress",
     )
     assert code == 0, err
     assert len(pd.read_parquet(rep)) == len(df)
     dist = tmp_path / "d.csv"
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "rep.parquet.spec.json",
-            "-o",
-            dist,
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, _, err = estimate(rep, tmp_path / "rep.parquet.spec.json", dist, capsys)
     assert code == 0, err
     est = pd.read_csv(dist).set_index("category")["estimate"]
     assert est["divorced"] == pytest.approx(0.1, abs=0.03)
@@ -617,27 +558,20 @@ def spec_categories(path):
 
 def test_learned_integer_domain_stays_integer_and_numeric(visits, tmp_path, capsys):
     rep = tmp_path / "r.csv"
-    code, _, err = run(
-        [
-            "privatize",
-            visits,
-            "-o",
-            rep,
-            "--columns",
-            "hospvis",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--missing",
-            "category",
-            "--chunksize",
-            "50",
-            "--random-state",
-            "0",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        visits,
+        rep,
+        "hospvis",
+        "rr",
+        "1",
         capsys,
+        "--missing",
+        "category",
+        "--chunksize",
+        "50",
+        "--random-state",
+        "0",
+        "--no-progress",
     )
     assert code == 0, err
     # Integers in numeric order (not "0", "1", "10", "11", "2" nor "1.0"),
@@ -646,10 +580,7 @@ def test_learned_integer_domain_stays_integer_and_numeric(visits, tmp_path, caps
     reports = pd.read_csv(rep, dtype=str)["hospvis"]
     assert set(reports) <= {str(v) for v in range(12)} | {"(missing)"}
     dist = tmp_path / "d.csv"
-    code, _, err = run(
-        ["estimate", rep, "--spec", tmp_path / "r.csv.spec.json", "-o", dist, "--no-progress"],
-        capsys,
-    )
+    code, _, err = estimate(rep, tmp_path / "r.csv.spec.json", dist, capsys)
     assert code == 0, err
     assert pd.read_csv(dist, dtype=str)["category"].tolist() == [*map(str, range(12)), "(missing)"]
 
@@ -658,33 +589,26 @@ def test_integer_reports_in_parquet_are_integers(visits, tmp_path, capsys):
     pytest.importorskip("pyarrow")
     rep = tmp_path / "r.parquet"
     # An integer missing label keeps the whole column integer.
-    code, _, err = run(
-        [
-            "privatize",
-            visits,
-            "-o",
-            rep,
-            "--columns",
-            "hospvis",
-            "--mechanism",
-            "urr",
-            "--epsilon",
-            "1",
-            "--categories",
-            "hospvis=0..11",
-            "--sensitive",
-            "hospvis=10..11",
-            "--missing",
-            "category",
-            "--missing-label",
-            "-1",
-            "--chunksize",
-            "50",
-            "--random-state",
-            "0",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        visits,
+        rep,
+        "hospvis",
+        "urr",
+        "1",
         capsys,
+        "--categories",
+        "hospvis=0..11",
+        "--sensitive",
+        "hospvis=10..11",
+        "--missing",
+        "category",
+        "--missing-label",
+        "-1",
+        "--chunksize",
+        "50",
+        "--random-state",
+        "0",
+        "--no-progress",
     )
     assert code == 0, err
     spec = json.loads((tmp_path / "r.parquet.spec.json").read_text())
@@ -692,67 +616,34 @@ def test_integer_reports_in_parquet_are_integers(visits, tmp_path, capsys):
     assert spec["columns"]["hospvis"]["sensitive"] == [False] * 10 + [True] * 2 + [False]
     assert pd.read_parquet(rep)["hospvis"].dtype == np.int64
     # With the default text label, every chunk still has one type.
-    code, _, err = run(
-        [
-            "privatize",
-            visits,
-            "-o",
-            rep,
-            "--columns",
-            "hospvis",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--categories",
-            "hospvis=0..11",
-            "--missing",
-            "category",
-            "--chunksize",
-            "50",
-            "--random-state",
-            "0",
-            "--overwrite",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        visits,
+        rep,
+        "hospvis",
+        "rr",
+        "1",
         capsys,
+        "--categories",
+        "hospvis=0..11",
+        "--missing",
+        "category",
+        "--chunksize",
+        "50",
+        "--random-state",
+        "0",
+        "--overwrite",
+        "--no-progress",
     )
     assert code == 0, err
     assert spec_categories(tmp_path / "r.parquet.spec.json") == [*range(12), "(missing)"]
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "r.parquet.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, _, err = estimate(rep, tmp_path / "r.parquet.spec.json", tmp_path / "d.csv", capsys)
     assert code == 0, err
 
 
 def test_codes_with_leading_zeros_stay_text(tmp_path, capsys):
     path = tmp_path / "zip.csv"
     path.write_text("zip\n02139\n10001\n02139\n")
-    code, _, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            tmp_path / "r.csv",
-            "--columns",
-            "zip",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, _, err = privatize(path, tmp_path / "r.csv", "zip", "rr", "1", capsys, "--no-progress")
     assert code == 0, err
     cats = json.loads((tmp_path / "r.csv.spec.json").read_text())["columns"]["zip"]
     assert cats["categories"] == ["02139", "10001"]
@@ -760,25 +651,18 @@ def test_codes_with_leading_zeros_stay_text(tmp_path, capsys):
 
 def test_ranges_in_options_and_config(data, tmp_path, capsys):
     path, df = data  # "age" is 1..3
-    code, _, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            tmp_path / "a.csv",
-            "--columns",
-            "age",
-            "--mechanism",
-            "urr",
-            "--epsilon",
-            "1",
-            "--categories",
-            "age=0..5",
-            "--sensitive",
-            "age=4..5",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        path,
+        tmp_path / "a.csv",
+        "age",
+        "urr",
+        "1",
         capsys,
+        "--categories",
+        "age=0..5",
+        "--sensitive",
+        "age=4..5",
+        "--no-progress",
     )
     assert code == 0, err
     column = json.loads((tmp_path / "a.csv.spec.json").read_text())["columns"]["age"]
@@ -821,23 +705,16 @@ def test_ranges_in_options_and_config(data, tmp_path, capsys):
 @pytest.mark.parametrize("bad", ["0..", "5..1", "a..b", "..3", "1..2..3", "1.5..3"])
 def test_malformed_ranges_are_clear_errors(data, tmp_path, capsys, bad):
     path, _ = data
-    code, _, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            tmp_path / "r.csv",
-            "--columns",
-            "age",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--categories",
-            f"age={bad}",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        path,
+        tmp_path / "r.csv",
+        "age",
+        "rr",
+        "1",
         capsys,
+        "--categories",
+        f"age={bad}",
+        "--no-progress",
     )
     assert code == 2 and "Traceback" not in err
     assert repr(bad) in err and "LOW..HIGH" in err, err
@@ -904,38 +781,12 @@ def test_counts_are_singular_or_plural(data, tmp_path, capsys):
     one = tmp_path / "one.csv"
     one.write_text("region\nn\n")
     rep = tmp_path / "r.csv"
-    code, out, err = run(
-        [
-            "privatize",
-            one,
-            "-o",
-            rep,
-            "--columns",
-            "region",
-            "--mechanism",
-            "rr",
-            "--epsilon",
-            "1",
-            "--categories",
-            "region=n,s,e,w",
-            "--no-progress",
-        ],
-        capsys,
+    code, out, err = privatize(
+        one, rep, "region", "rr", "1", capsys, "--categories", "region=n,s,e,w", "--no-progress"
     )
     assert code == 0, err
     assert "privatized 1 row x 1 column ->" in out
-    code, out, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "r.csv.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--no-progress",
-        ],
-        capsys,
-    )
+    code, out, err = estimate(rep, tmp_path / "r.csv.spec.json", tmp_path / "d.csv", capsys)
     assert code == 0, err
     assert "estimated 1 distribution from 1 report ->" in out
     code, out, err = run(
@@ -961,17 +812,8 @@ def test_counts_are_singular_or_plural(data, tmp_path, capsys):
     )
     assert code == 0, err
     assert "privatized 6000 rows x 2 columns ->" in out
-    code, out, err = run(
-        [
-            "estimate",
-            tmp_path / "r2.csv",
-            "--spec",
-            tmp_path / "r2.csv.spec.json",
-            "-o",
-            tmp_path / "d2.csv",
-            "--no-progress",
-        ],
-        capsys,
+    code, out, err = estimate(
+        tmp_path / "r2.csv", tmp_path / "r2.csv.spec.json", tmp_path / "d2.csv", capsys
     )
     assert "estimated 2 distributions from 6000 reports ->" in out
 
@@ -995,40 +837,22 @@ def test_estimate_plot_marks_sensitive_categories(data, tmp_path, capsys, monkey
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
     path, _ = data
     rep = tmp_path / "r.csv"
-    code, _, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            rep,
-            "--columns",
-            "marital",
-            "--mechanism",
-            "urr",
-            "--epsilon",
-            "2",
-            "--categories",
-            "marital=married,single,divorced",
-            "--sensitive",
-            "marital=divorced",
-            "--no-progress",
-        ],
+    code, _, err = privatize(
+        path,
+        rep,
+        "marital",
+        "urr",
+        "2",
         capsys,
+        "--categories",
+        "marital=married,single,divorced",
+        "--sensitive",
+        "marital=divorced",
+        "--no-progress",
     )
     assert code == 0, err
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "r.csv.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--plot",
-            tmp_path / "p.png",
-            "--no-progress",
-        ],
-        capsys,
+    code, _, err = estimate(
+        rep, tmp_path / "r.csv.spec.json", tmp_path / "d.csv", capsys, "--plot", tmp_path / "p.png"
     )
     assert code == 0, err
     (ax,) = figures[-1].axes
@@ -1101,26 +925,19 @@ def regions(tmp_path_factory):
 def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys, mechanism, estimator):
     path, df = regions
     rep, out = tmp_path / "rep.csv", tmp_path / "dist.csv"
-    code, stdout, _ = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            rep,
-            "--columns",
-            "region",
-            "--mechanism",
-            mechanism,
-            "--epsilon",
-            "4",
-            "--categories",
-            "region=n,s,e,w",
-            "--random-state",
-            "0",
-            "--no-progress",
-            *NEW_MECHANISMS[mechanism],
-        ],
+    code, stdout, _ = privatize(
+        path,
+        rep,
+        "region",
+        mechanism,
+        "4",
         capsys,
+        "--categories",
+        "region=n,s,e,w",
+        "--random-state",
+        "0",
+        "--no-progress",
+        *NEW_MECHANISMS[mechanism],
     )
     assert code == 0, stdout
     spec = json.loads((tmp_path / "rep.csv.spec.json").read_text())
@@ -1135,19 +952,8 @@ def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys, mecha
     else:  # one integer output code
         assert reports.shape[1] == 1
         assert np.issubdtype(reports["region"].dtype, np.integer)
-    code, stdout, _ = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "rep.csv.spec.json",
-            "-o",
-            out,
-            "--estimator",
-            estimator,
-            "--no-progress",
-        ],
-        capsys,
+    code, stdout, _ = estimate(
+        rep, tmp_path / "rep.csv.spec.json", out, capsys, "--estimator", estimator
     )
     assert code == 0, stdout
     est = pd.read_csv(out, keep_default_na=False)
@@ -1163,42 +969,25 @@ def test_new_mechanisms_privatize_then_estimate(regions, tmp_path, capsys, mecha
 def test_new_mechanisms_reject_altered_reports(regions, tmp_path, capsys, mechanism):
     path, _ = regions
     rep = tmp_path / "rep.csv"
-    run(
-        [
-            "privatize",
-            path,
-            "-o",
-            rep,
-            "--columns",
-            "region",
-            "--mechanism",
-            mechanism,
-            "--epsilon",
-            "1",
-            "--categories",
-            "region=n,s,e,w",
-            "--random-state",
-            "0",
-            "--no-progress",
-            *NEW_MECHANISMS[mechanism],
-        ],
+    privatize(
+        path,
+        rep,
+        "region",
+        mechanism,
+        "1",
         capsys,
+        "--categories",
+        "region=n,s,e,w",
+        "--random-state",
+        "0",
+        "--no-progress",
+        *NEW_MECHANISMS[mechanism],
     )
     reports = pd.read_csv(rep, dtype=str)
     reports.iloc[0, 0] = "x"
     reports.to_csv(rep, index=False)
-    code, _, err = run(
-        [
-            "estimate",
-            rep,
-            "--spec",
-            tmp_path / "rep.csv.spec.json",
-            "-o",
-            tmp_path / "d.csv",
-            "--skip-report-check",
-            "--no-progress",
-        ],
-        capsys,
+    code, _, err = estimate(
+        rep, tmp_path / "rep.csv.spec.json", tmp_path / "d.csv", capsys, "--skip-report-check"
     )
     assert code != 0
     assert "integers" in err and "'x'" in err
@@ -1206,26 +995,19 @@ def test_new_mechanisms_reject_altered_reports(regions, tmp_path, capsys, mechan
 
 def test_sketch_size_needs_a_sketch_mechanism(data, tmp_path, capsys):
     path, _ = data
-    code, _, err = run(
-        [
-            "privatize",
-            path,
-            "-o",
-            tmp_path / "r.csv",
-            "--columns",
-            "region",
-            "--mechanism",
-            "olh",
-            "--epsilon",
-            "1",
-            "--n-buckets",
-            "16",
-            "--categories",
-            "region=n,s,e,w",
-            "--random-state",
-            "0",
-        ],
+    code, _, err = privatize(
+        path,
+        tmp_path / "r.csv",
+        "region",
+        "olh",
+        "1",
         capsys,
+        "--n-buckets",
+        "16",
+        "--categories",
+        "region=n,s,e,w",
+        "--random-state",
+        "0",
     )
     assert code != 0 and "cms" in err and "drop them" in err
 

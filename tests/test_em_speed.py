@@ -398,16 +398,18 @@ def _segment_cases():
     }
 
 
-@pytest.mark.parametrize("kernel", ["numpy", "numba"])
-@pytest.mark.parametrize("name", sorted(_segment_cases()))
-def test_segment_log_likelihood_is_the_log_likelihood_on_the_segment(name, kernel, monkeypatch):
-    # The default estimate's shrinkage reads the reports twice and then
-    # evaluates the likelihood anywhere on the segment from emp+thr to the
-    # MLE: it must equal the channel's own log-likelihood at each point.
+def _use_kernel_in_blocks(kernel, monkeypatch):
     if kernel == "numba":
         pytest.importorskip("numba")
     monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
     monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 97)  # several blocks
+
+
+def _segment_ends(name):
+    """A fitted channel's statistics of 3000 reports and the segment's ends p0 (with a zero), p1.
+
+    Returns the generator too: the tests draw on from where it stands.
+    """
     mech = _segment_cases()[name]
     reports = _reports(mech, 12, 3000, seed=4)
     channel = mech.channel_
@@ -416,6 +418,17 @@ def test_segment_log_likelihood_is_the_log_likelihood_on_the_segment(name, kerne
     p0, p1 = rng.dirichlet(np.ones(12)), rng.dirichlet(np.ones(12))
     p0[3] = 0.0  # zeros, as emp+thr has
     p0 /= p0.sum()
+    return channel, stats, rng, p0, p1
+
+
+@pytest.mark.parametrize("kernel", ["numpy", "numba"])
+@pytest.mark.parametrize("name", sorted(_segment_cases()))
+def test_segment_log_likelihood_is_the_log_likelihood_on_the_segment(name, kernel, monkeypatch):
+    # The default estimate's shrinkage reads the reports twice and then
+    # evaluates the likelihood anywhere on the segment from emp+thr to the
+    # MLE: it must equal the channel's own log-likelihood at each point.
+    _use_kernel_in_blocks(kernel, monkeypatch)
+    channel, stats, rng, p0, p1 = _segment_ends(name)
     on_segment = channel.segment_log_likelihood(stats, p0, p1)
     for w in (0.0, 0.3, 1.0, 0.75, 0.0):  # in any order, ends included
         expected = channel.em_gradient(stats, (1 - w) * p0 + w * p1)[1]
@@ -430,10 +443,7 @@ def test_segment_from_the_recorded_em_passes(name, kernel, monkeypatch):
     # uniform distribution's from the rows' sizes: the same likelihood,
     # without reading the reports (symmetric channels) and without keeping
     # anything once the context is left.
-    if kernel == "numba":
-        pytest.importorskip("numba")
-    monkeypatch.setattr(_bit_rows, "_KERNEL", kernel)
-    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 97)  # several blocks
+    _use_kernel_in_blocks(kernel, monkeypatch)
     reads = []
     for block in (_bit_rows._SparseBlock, _bit_rows._PackedBlock):
         original = block.row_sums
@@ -443,14 +453,7 @@ def test_segment_from_the_recorded_em_passes(name, kernel, monkeypatch):
             return _original(self, *args, **kwargs)
 
         monkeypatch.setattr(block, "row_sums", counted)
-    mech = _segment_cases()[name]
-    reports = _reports(mech, 12, 3000, seed=4)
-    channel = mech.channel_
-    stats = channel.statistics(channel.encode_reports(reports), keep_reports=True)
-    rng = np.random.default_rng(5)
-    p0, p1 = rng.dirichlet(np.ones(12)), rng.dirichlet(np.ones(12))
-    p0[3] = 0.0
-    p0 /= p0.sum()
+    channel, stats, rng, p0, p1 = _segment_ends(name)
     uniform = np.full(12, 1 / 12)
     start = 0.99 * p0 + 0.01 * uniform
     with channel.recording_row_sums(stats):

@@ -235,10 +235,30 @@ def test_large_search_uses_the_processes_with_the_same_results(monkeypatch):
     np.testing.assert_array_equal(one.cv_results_["mean_loss"], two.cv_results_["mean_loss"])
 
 
-def test_multi_column_dask_frame_fails_before_compute():
-    dd = pytest.importorskip("dask.dataframe")
+def _two_columns():
+    """400 rows of column "v" and its copy "w"."""
     X = _data(400)
     X["w"] = X["v"]
+    return X
+
+
+def _privatized_two_columns(dd, **kwargs):
+    """A DataFramePrivatizer (k-RR on each of the two columns) and its lazy dask reports."""
+    from sklearn_uldp.compose import DataFramePrivatizer
+
+    priv = DataFramePrivatizer(
+        {
+            "v": RandomizedResponse(1.0, categories=CATS),
+            "w": RandomizedResponse(1.0, categories=CATS),
+        },
+        **kwargs,
+    )
+    return priv, priv.fit_transform(dd.from_pandas(_two_columns(), npartitions=2))
+
+
+def test_multi_column_dask_frame_fails_before_compute():
+    dd = pytest.importorskip("dask.dataframe")
+    X = _two_columns()
     ddf = dd.from_pandas(X, npartitions=2)
     blind = UtilityOptimizedRR(1.0, sensitive=["g"], categories=CATS).fit()
     with pytest.raises(ValueError, match="has 2.*DataFramePrivatizer"):
@@ -267,17 +287,7 @@ def test_array_partitions_of_a_named_mechanism_do_not_warn():
 def test_privatizer_partitions_hold_no_seed_in_the_graph():
     dd = pytest.importorskip("dask.dataframe")
     cloudpickle = pytest.importorskip("cloudpickle")
-    from sklearn_uldp.compose import DataFramePrivatizer
-
-    X = _data(400)
-    X["w"] = X["v"]
-    priv = DataFramePrivatizer(
-        {
-            "v": RandomizedResponse(1.0, categories=CATS),
-            "w": RandomizedResponse(1.0, categories=CATS),
-        }
-    )
-    lazy = priv.fit_transform(dd.from_pandas(X, npartitions=2))
+    priv, lazy = _privatized_two_columns(dd)
     blob = cloudpickle.dumps(dict(lazy.__dask_graph__()))
     assert b"SeedSequence" not in blob and b"PCG64" not in blob
     a, b = lazy.compute(), lazy.compute()
@@ -286,18 +296,7 @@ def test_privatizer_partitions_hold_no_seed_in_the_graph():
 
 def test_reducing_a_multi_column_dask_frame_fails_before_compute():
     dd = pytest.importorskip("dask.dataframe")
-    from sklearn_uldp.compose import DataFramePrivatizer
-
-    X = _data(400)
-    X["w"] = X["v"]
-    priv = DataFramePrivatizer(
-        {
-            "v": RandomizedResponse(1.0, categories=CATS),
-            "w": RandomizedResponse(1.0, categories=CATS),
-        },
-        random_state=0,
-    )
-    lazy = priv.fit_transform(dd.from_pandas(X, npartitions=2))
+    priv, lazy = _privatized_two_columns(dd, random_state=0)
     with pytest.raises(ValueError, match="report_columns"):
         reduce_statistics(lazy, mechanism=priv.mechanisms_["v"])
     stats = reduce_statistics(lazy[priv.report_columns("v")], mechanism=priv.mechanisms_["v"])

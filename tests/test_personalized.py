@@ -247,19 +247,24 @@ def test_tagged_values_only_reach_reports_through_bots(mechanism):
 
 
 # --------------------------------------------------------------- estimator
-def _fitted(inner=None, mechanism="urr", background=None, n=20_000, seed=0):
+def _privatized(epsilon, mechanism, n, seed):
+    """Personalized locations on a 6 x 6 grid (3 sensitive cells), the mechanism and its reports."""
     data = make_personalized_locations(
         n, shape=(6, 6), n_sensitive=3, home_fraction=0.1, work_fraction=0.2, random_state=seed
     )
     mech = PersonalizedMechanism(
-        np.log(36),
+        epsilon,
         sensitive=data.sensitive,
         tags=data.tags,
         categories=data.categories,
         mechanism=mechanism,
         random_state=seed,
     )
-    reports = mech.fit_transform(data.frame)
+    return data, mech, mech.fit_transform(data.frame)
+
+
+def _fitted(inner=None, mechanism="urr", background=None, n=20_000, seed=0):
+    data, mech, reports = _privatized(np.log(36), mechanism, n, seed)
     est = PersonalizedEstimator(inner, background=background).fit(reports)
     return data, mech, reports, est
 
@@ -335,23 +340,7 @@ def test_estimator_inputs_and_errors():
 @pytest.mark.parametrize("mechanism", ["urr", "urap"])
 def test_theorem1_holds(mechanism):
     for seed, eps in ((0, 0.5), (1, 2.0), (2, np.log(36))):
-        data = make_personalized_locations(
-            8000,
-            shape=(6, 6),
-            n_sensitive=3,
-            home_fraction=0.1,
-            work_fraction=0.2,
-            random_state=seed,
-        )
-        mech = PersonalizedMechanism(
-            eps,
-            sensitive=data.sensitive,
-            tags=data.tags,
-            categories=data.categories,
-            mechanism=mechanism,
-            random_state=seed,
-        )
-        reports = mech.fit_transform(data.frame)
+        data, _, reports = _privatized(eps, mechanism, 8000, seed)
         for inner in (EMEstimator(), EmpiricalEstimator()):
             est = PersonalizedEstimator(inner).fit(reports)
             for bg in (None, data.background, data.tag_distributions):

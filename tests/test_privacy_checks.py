@@ -327,6 +327,14 @@ def urr_matrix(eps=1.0):
     return spec_urr(np.array([True, True, False, False]), eps)
 
 
+def urr_matrix_moving(mass, x, y_from, y_to):
+    """``urr_matrix()`` with ``mass`` of row ``x`` moved from output ``y_from`` to ``y_to``."""
+    Q = urr_matrix()
+    Q[x, y_from] -= mass
+    Q[x, y_to] += mass
+    return Q
+
+
 def test_uldp_check_on_valid_bare_matrix():
     Q = urr_matrix()
     res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0)  # Y_P inferred
@@ -342,10 +350,8 @@ def test_uldp_check_on_valid_bare_matrix():
 
 
 def test_uldp_check_catches_invertible_output_from_sensitive_input():
-    Q = urr_matrix()
     # a sensitive input (0) leaks to the invertible output 3 w.p. 1e-9
-    Q[0, 0] -= 1e-9
-    Q[0, 3] += 1e-9
+    Q = urr_matrix_moving(1e-9, 0, 0, 3)
     res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False])
     assert not res.satisfied
     assert any("output 3" in r and "reveals a sensitive input" in r for r in res.reasons)
@@ -359,9 +365,7 @@ def test_uldp_check_catches_invertible_output_from_sensitive_input():
 
 def test_uldp_check_catches_shared_invertible_output():
     # Non-sensitive inputs 2 and 3 can both produce output 2, declared invertible.
-    Q = urr_matrix()
-    Q[3, 3] -= 1e-3
-    Q[3, 2] += 1e-3
+    Q = urr_matrix_moving(1e-3, 3, 3, 2)
     res = check_uldp(Q, sensitive=[0, 1], epsilon=1.0, protected=[True, True, False, False])
     assert not res.satisfied
     assert res.reasons == ["output 2 is declared invertible but 2 inputs can produce it"]
