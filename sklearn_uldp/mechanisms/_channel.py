@@ -653,6 +653,22 @@ class Channel:
         :meth:`segment_log_likelihood` then reuses: the default estimate
         checks the likelihood between EM's starting point and its result
         without reading the reports again. Other statistics keep nothing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_uldp import RAPPOR
+        >>> mech = RAPPOR(2.0, categories=list(range(8)), random_state=0)
+        >>> reports = mech.fit_transform(np.arange(400).reshape(-1, 1) % 8)
+        >>> channel = mech.channel_
+        >>> stats = channel.statistics(channel.encode_reports(reports), keep_reports=True)
+        >>> p, q = np.full(8, 1 / 8), np.linspace(1, 2, 8) / 12
+        >>> with channel.recording_row_sums(stats):
+        ...     _, ll_p = channel.em_gradient(stats, p)  # passes that keep their sums
+        ...     _, ll_q = channel.em_gradient(stats, q)
+        ...     on_segment = channel.segment_log_likelihood(stats, p, q)  # no pass
+        ...     bool(np.isclose(on_segment(0.0), ll_p) and np.isclose(on_segment(1.0), ll_q))
+        True
         """
         recording = getattr(stats.extra, "recording_row_sums", None)
         return contextlib.nullcontext() if recording is None else recording()
