@@ -7,6 +7,7 @@ slower benchmark.
 """
 
 import pickle
+import threading
 import tracemalloc
 
 import joblib
@@ -484,6 +485,14 @@ def test_recorded_row_sums_are_neither_pickled_nor_kept_for_files(tmp_path):
         assert pickle.loads(pickle.dumps(store))._row_sums_record is None
         recorded, _ = store.row_sums(1.0, b)
         assert recorded is store._row_sums_record.first[2]  # no pass
+        assert not recorded.flags.writeable
+        # another thread sees no record of this one (its own fit would
+        # neither read nor end it)
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(store._row_sums_record))
+        worker.start()
+        worker.join()
+        assert seen == [None]
     np.testing.assert_allclose(recorded, 1.0 + bits @ b, rtol=1e-14)
     np.testing.assert_array_equal(recorded, store.row_sums(1.0, b)[0])  # as a pass computes
     spilled = store.spill(tmp_path)

@@ -772,6 +772,7 @@ class _RowSumsRecord:
         return store.directory is None and store.n_rows <= _SEGMENT_MAX_ROWS
 
     def keep(self, A, b, D):
+        D.flags.writeable = False  # handed out by row_sums: read only
         entry = (float(A), b.copy(), D)
         if self.first is None:
             self.first = entry
@@ -784,6 +785,19 @@ class _RowSumsRecord:
             if entry is not None and entry[0] == float(A) and np.array_equal(entry[1], b):
                 return entry[2]
         return None
+
+
+# The records of the stores recording in this thread, by id(store): per
+# thread, so that two fits sharing one store (threads of a search) neither
+# read nor end each other's record, and never in the store or its pickle.
+_RECORDS = threading.local()
+
+
+def _records():
+    records = getattr(_RECORDS, "by_store", None)
+    if records is None:
+        records = _RECORDS.by_store = {}
+    return records
 
 
 class BitRows:
@@ -1185,8 +1199,9 @@ class BitRows:
         packed reports themselves). Stores kept in files, or with more than
         ``2**26`` distinct rows, record nothing (memory in proportion to
         the rows would undo what the files save). The arrays
-        :meth:`row_sums` returns from the record are the kept ones: read
-        them, don't write to them.
+        :meth:`row_sums` returns from the record are the kept ones, read
+        only. The record belongs to the calling thread (two fits sharing a
+        store in threads keep their own) and is never pickled.
 
         Examples
         --------
@@ -1201,12 +1216,16 @@ class BitRows:
         >>> D.tolist()
         [1.625, 1.25]
         """
-        previous = self._row_sums_record
-        self._row_sums_record = _RowSumsRecord()
+        records = _records()
+        previous = records.get(id(self))
+        records[id(self)] = _RowSumsRecord()
         try:
             yield
         finally:
-            self._row_sums_record = previous
+            if previous is None:
+                del records[id(self)]
+            else:
+                records[id(self)] = previous
 
     def row_sums(
         self, A: float, b: ArrayLike, n_jobs: int | None = None
@@ -1250,13 +1269,14 @@ class BitRows:
         D = np.concatenate(parts) if parts else np.zeros(0)
         return D, store._weights
 
-    # Row sums recorded within recording_row_sums (never pickled).
-    _row_sums_record: _RowSumsRecord | None = None
+    @property
+    def _row_sums_record(self) -> _RowSumsRecord | None:
+        """This thread's record of this store's row sums (recording_row_sums), or None."""
+        return _records().get(id(self))
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_distinct"] = None  # rebuilt at the first product
-        state.pop("_row_sums_record", None)
         return state
 
     def distinct_rows(self) -> BitRows:
