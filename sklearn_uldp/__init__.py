@@ -48,6 +48,15 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         TreeHist,
         UtilityOptimizedHeavyHitters,
     )
+    from .longitudinal import (
+        DBitFlipPM,
+        LongitudinalEstimator,
+        LongitudinalGRR,
+        LongitudinalLocalHashing,
+        LongitudinalUE,
+        UtilityOptimizedLongitudinalRAPPOR,
+        UtilityOptimizedLongitudinalRR,
+    )
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
@@ -69,15 +78,6 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         UtilityOptimizedRR,
         UtilityOptimizedSubsetSelection,
         get_channel,
-    )
-    from .longitudinal import (
-        DBitFlipPM,
-        LongitudinalEstimator,
-        LongitudinalGRR,
-        LongitudinalLocalHashing,
-        LongitudinalUE,
-        UtilityOptimizedLongitudinalRAPPOR,
-        UtilityOptimizedLongitudinalRR,
     )
     from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
     from .numeric import (

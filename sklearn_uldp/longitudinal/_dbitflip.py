@@ -286,8 +286,21 @@ class DBitFlipPM(_LongitudinalMechanism):
     (1 w.p. ``1 / (e^(eps/2) + 1)``); all of this is derived from the
     user's secret, so a user whose bucket does not change
     sends the same report in every round: epsilon for one value over any
-    number of rounds. (A change of bucket can show in the reports; Ding et
-    al. discuss it.) The estimated distribution is over the buckets.
+    number of rounds. The estimated distribution is over the buckets.
+
+    A value that **changes bucket** has no finite bound: the bit of a
+    sampled bucket is shared by every value outside it, so when the user
+    enters or leaves a sampled bucket that bit changes exactly then (with
+    probability ``p^2 + q^2 >= 1/2``), which no user who never visits that
+    bucket can produce: the reports show that the user was in it, and
+    when. Two users whose values change at the same rounds between other
+    buckets are told apart by an event of probability zero for one of them
+    (the "Collecting over time" page derives it and bounds the chance,
+    ``1 - C(b - w, d) / C(b, d)`` for w buckets visited). So
+    :attr:`changes_add_up` is False, and
+    :meth:`~sklearn_uldp.privacy.BudgetAccountant.spend_longitudinal`
+    refuses ``n_values`` > 1 (count distinct *buckets*: values that share
+    a bucket are one).
 
     Parameters
     ----------
@@ -329,6 +342,9 @@ class DBitFlipPM(_LongitudinalMechanism):
     """
 
     _reports_are_values = False
+    #: The sampled buckets and the bit "not in this bucket" are shared by all
+    #: values: a change of bucket can show the bucket (see the class notes).
+    changes_add_up = False
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "d": [Interval(Integral, 1, None, closed="left")],
@@ -382,6 +398,10 @@ class DBitFlipPM(_LongitudinalMechanism):
     def exposure(self, n_rounds: int) -> float:
         """Privacy loss of ``n_rounds`` reports of one value: ``epsilon``
         (the same report every round).
+
+        For a value that stays in one bucket (values of one bucket are one
+        value here). A value that changes bucket has no finite bound (see
+        the class notes).
 
         %(exposure_sections)s
         """

@@ -228,7 +228,9 @@ def audit_rounds(
             parts = [_summarize(kind, [rounds[t] for t in group]) for group in groups]
             if kind == "bits":
                 return np.hstack(parts)
-            return _row_values(np.column_stack(parts))
+            # One tuple per user (its groups' summaries), shown as such in
+            # the tests' events.
+            return _row_values(np.column_stack(parts).astype(object))
 
     result = audit_mechanism(
         sample,
