@@ -3,9 +3,11 @@
 Mechanisms (:mod:`sklearn_uldp.mechanisms`) privatize a categorical column on
 the users' side; estimators (:mod:`sklearn_uldp.estimators`) estimate the
 distribution of the true values from the reports on the collector's side;
-:mod:`sklearn_uldp.privacy` verifies the guarantees on the exact channel and
-keeps the budget; :mod:`sklearn_uldp.metrics` measures and predicts the
-utility; :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
+:mod:`sklearn_uldp.longitudinal` collects from the same users round after
+round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
+guarantees on the exact channel and keeps the budget;
+:mod:`sklearn_uldp.metrics` measures and predicts the utility;
+:mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow.
 """
