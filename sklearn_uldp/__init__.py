@@ -3,9 +3,11 @@
 Mechanisms (:mod:`sklearn_uldp.mechanisms`) privatize a categorical column on
 the users' side; estimators (:mod:`sklearn_uldp.estimators`) estimate the
 distribution of the true values from the reports on the collector's side;
-:mod:`sklearn_uldp.privacy` verifies the guarantees on the exact channel and
-keeps the budget; :mod:`sklearn_uldp.metrics` measures and predicts the
-utility; :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
+:mod:`sklearn_uldp.longitudinal` collects from the same users round after
+round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
+guarantees on the exact channel and keeps the budget;
+:mod:`sklearn_uldp.metrics` measures and predicts the utility;
+:mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow.
 """
@@ -19,6 +21,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         datasets,
         estimators,
         heavy_hitters,
+        longitudinal,
         mechanisms,
         metrics,
         model_selection,
@@ -35,7 +38,6 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         DistributionEstimator,
         EMEstimator,
         EmpiricalEstimator,
-        LongitudinalEstimator,
         PersonalizedEstimator,
         ThresholdEstimator,
     )
@@ -48,19 +50,24 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         TreeHist,
         UtilityOptimizedHeavyHitters,
     )
+    from .longitudinal import (
+        DBitFlipPM,
+        LongitudinalEstimator,
+        LongitudinalGRR,
+        LongitudinalLocalHashing,
+        LongitudinalUE,
+        UtilityOptimizedLongitudinalRAPPOR,
+        UtilityOptimizedLongitudinalRR,
+    )
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
         BinaryOptimalResponse,
         BlockHadamardResponse,
         CountMeanSketch,
-        DBitFlipPM,
         HadamardCountMeanSketch,
         HadamardResponse,
         HighLowHadamardResponse,
-        LongitudinalGRR,
-        LongitudinalLocalHashing,
-        LongitudinalUE,
         NonPrivate,
         OptimizedLocalHashing,
         PersonalizedMechanism,
@@ -68,8 +75,6 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         SubsetSelection,
         UtilityOptimizedBlockDesign,
         UtilityOptimizedHadamardResponse,
-        UtilityOptimizedLongitudinalRAPPOR,
-        UtilityOptimizedLongitudinalRR,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
@@ -105,7 +110,7 @@ _LAZY_NAMES = {
     "DistributionEstimator": "estimators",
     "EMEstimator": "estimators",
     "EmpiricalEstimator": "estimators",
-    "LongitudinalEstimator": "estimators",
+    "LongitudinalEstimator": "longitudinal",
     "PersonalizedEstimator": "estimators",
     "ThresholdEstimator": "estimators",
     "BudgetError": "exceptions",
@@ -123,13 +128,13 @@ _LAZY_NAMES = {
     "BinaryOptimalResponse": "mechanisms",
     "BlockHadamardResponse": "mechanisms",
     "CountMeanSketch": "mechanisms",
-    "DBitFlipPM": "mechanisms",
+    "DBitFlipPM": "longitudinal",
     "HadamardCountMeanSketch": "mechanisms",
     "HadamardResponse": "mechanisms",
     "HighLowHadamardResponse": "mechanisms",
-    "LongitudinalGRR": "mechanisms",
-    "LongitudinalLocalHashing": "mechanisms",
-    "LongitudinalUE": "mechanisms",
+    "LongitudinalGRR": "longitudinal",
+    "LongitudinalLocalHashing": "longitudinal",
+    "LongitudinalUE": "longitudinal",
     "NonPrivate": "mechanisms",
     "OptimizedLocalHashing": "mechanisms",
     "PersonalizedMechanism": "mechanisms",
@@ -137,8 +142,8 @@ _LAZY_NAMES = {
     "SubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
     "UtilityOptimizedHadamardResponse": "mechanisms",
-    "UtilityOptimizedLongitudinalRAPPOR": "mechanisms",
-    "UtilityOptimizedLongitudinalRR": "mechanisms",
+    "UtilityOptimizedLongitudinalRAPPOR": "longitudinal",
+    "UtilityOptimizedLongitudinalRR": "longitudinal",
     "UtilityOptimizedOUE": "mechanisms",
     "UtilityOptimizedRAPPOR": "mechanisms",
     "UtilityOptimizedRR": "mechanisms",
@@ -246,6 +251,7 @@ __all__ = [
     "datasets",
     "estimators",
     "heavy_hitters",
+    "longitudinal",
     "mechanisms",
     "metrics",
     "model_selection",

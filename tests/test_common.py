@@ -79,21 +79,23 @@ from sklearn_uldp import (
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
-from sklearn_uldp.estimators import LongitudinalEstimator
+from sklearn_uldp.longitudinal import (
+    DBitFlipPM,
+    LongitudinalEstimator,
+    LongitudinalGRR,
+    LongitudinalLocalHashing,
+    LongitudinalUE,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRR,
+)
 from sklearn_uldp.mechanisms import (
     BaseMechanism,
     BinaryLocalHashing,
     CountMeanSketch,
-    DBitFlipPM,
     HadamardCountMeanSketch,
-    LongitudinalGRR,
-    LongitudinalLocalHashing,
-    LongitudinalUE,
     OptimizedLocalHashing,
     SubsetSelection,
     UtilityOptimizedHadamardResponse,
-    UtilityOptimizedLongitudinalRAPPOR,
-    UtilityOptimizedLongitudinalRR,
     UtilityOptimizedSubsetSelection,
     get_channel,
 )

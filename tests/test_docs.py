@@ -32,6 +32,7 @@ API_MODULES = [
     "sklearn_uldp.exceptions",
     "sklearn_uldp.numeric",
     "sklearn_uldp.heavy_hitters",
+    "sklearn_uldp.longitudinal",
 ]
 
 # Generated or build output inside docs/ that must not be copied.
