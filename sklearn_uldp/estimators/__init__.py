@@ -11,6 +11,7 @@ from ._empirical import EmpiricalEstimator, ThresholdEstimator
 from ._longitudinal import LongitudinalEstimator
 from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
+from ._table import TableSpec
 from ._uncertainty import linear_standard_errors, score_intervals, simulate_statistics
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "simulate_statistics",
     "score_intervals",
     "LongitudinalEstimator",
+    "TableSpec",
 ]

@@ -300,7 +300,9 @@ def _privatize_partition(frame, template, seed, user_secrets=None):
     """
     params = {} if user_secrets is None else {"user_secrets": user_secrets}
     if _is_composite(template):
-        return template._privatize_partition(frame, seed, **params)
+        from ._privatizer import privatize_table_partition
+
+        return privatize_table_partition(template, frame, seed, user_secrets)
     mech = copy.copy(template)
     mech.random_state = seed
     if seed is not None and not isinstance(seed, str):
@@ -322,8 +324,9 @@ def _privatize_partition(frame, template, seed, user_secrets=None):
 
 
 def _is_composite(obj):
-    """A DataFramePrivatizer-like object (several mechanisms)."""
-    return hasattr(obj, "_privatize_partition") and hasattr(obj, "transformers_")
+    """A DataFramePrivatizer-like object (several mechanisms, a whole table):
+    see ``_privatizer`` for what it offers."""
+    return hasattr(obj, "_transform_table") and hasattr(type(obj), "mechanisms_")
 
 
 def privatize_partitions(
@@ -395,10 +398,12 @@ def privatize_partitions(
     """
     composite = _is_composite(mechanism)
     if composite:
+        from ._privatizer import partition_seed, partition_template
+
         check_is_fitted(mechanism, "transformers_")
-        template = mechanism._partition_template()
+        template = partition_template(mechanism)
         if random_state is None:
-            random_state = mechanism._partition_seed()
+            random_state = partition_seed(mechanism)
     else:
         check_is_fitted(mechanism, "channel_")
         template = _partition_template(mechanism)
@@ -457,7 +462,9 @@ def _aligned_secrets(user_secrets, partitions, n, dask):
 def _dask_input(ddf, mechanism, composite):
     """The columns of ``ddf`` the mechanism reads, checked before any compute."""
     if composite:
-        return ddf[mechanism._check_dask_columns(ddf)]
+        from ._privatizer import input_columns
+
+        return ddf[input_columns(mechanism, ddf)]
     if not hasattr(ddf, "columns"):
         return ddf
     names = getattr(mechanism, "feature_names_in_", None)
@@ -488,7 +495,9 @@ def _map_dask(ddf, template, seeds, composite=False, secrets=None):
     import pandas as pd
 
     if composite:
-        meta = template._dask_meta(ddf)
+        from ._privatizer import report_meta
+
+        meta = report_meta(template, ddf)
         names = list(meta.columns)
     else:
         names = template.get_feature_names_out()
