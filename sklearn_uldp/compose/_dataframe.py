@@ -23,6 +23,7 @@ from ..estimators._table import SPEC_FORMAT, TableSpec, estimate_columns, load_s
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import RANDOM_STATE_CONSTRAINT, BaseMechanism
 from ..parallel import _privatizer as _dask
+from ..parallel._partitions import SAMPLED_COLUMN_ATTR
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
 from . import _memoized as _memo
@@ -606,6 +607,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         channels, guarantees = _strategies.fit_strategy(self)
         self._strategy_channels = channels
         self._strategy_guarantees = guarantees
+        for name, mech in self.mechanisms_.items():
+            # A column's reports are not its mechanism's alone: estimating
+            # from them with the mechanism is refused (parallel.spec_of), and
+            # the message names channels_[name].
+            setattr(mech, SAMPLED_COLUMN_ATTR, (name, self.strategy))
         if not is_fresh(self.random_state):
             self._sampling_calls = [0]
 
