@@ -940,7 +940,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             Output of :meth:`transform`, or some of its columns.
         estimator : DistributionEstimator, default=None
             Template estimator (cloned per mechanism); defaults to
-            ``EmpiricalEstimator(projection="simplex")``.
+            ``EMEstimator()``, the README's advice (the default was
+            ``EmpiricalEstimator(projection="simplex")`` until this release:
+            pass it to get the former estimates).
         columns : list of str, default=None
             The mechanisms to estimate. ``None``: every mechanism whose report
             columns are all in ``reports``.

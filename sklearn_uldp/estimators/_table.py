@@ -285,7 +285,8 @@ class TableSpec:
         reports : DataFrame
             The table of reports, or some of its columns.
         estimator : estimator, default=None
-            Template (cloned per column); see
+            Template (cloned per column; ``None``: ``EMEstimator()``, and the
+            numeric columns' own estimators); see
             :meth:`DataFramePrivatizer.estimate
             <sklearn_uldp.compose.DataFramePrivatizer.estimate>`.
         columns : list of str, default=None
@@ -320,17 +321,17 @@ def estimate_columns(
     """Estimate each column from its reports (``parts``, one frame per column).
 
     Categorical columns: the distribution by ``estimator`` (a distribution
-    estimator, cloned per column; ``None``: ``EmpiricalEstimator(projection=
-    "simplex")``). Numeric columns: the mean (mean mechanisms) or the
-    distribution over bins (Square Wave), by the numeric estimator given as
-    ``estimator`` or the default one.
+    estimator, cloned per column; ``None``: ``EMEstimator()``, the estimator
+    the README advises to start with). Numeric columns: the mean (mean
+    mechanisms) or the distribution over bins (Square Wave), by the numeric
+    estimator given as ``estimator`` or the default one.
     """
     from ..numeric._estimator_base import NumericEstimatorBase
-    from ._empirical import EmpiricalEstimator
+    from ._em import EMEstimator
 
     categorical = estimator
     if estimator is None or isinstance(estimator, NumericEstimatorBase):
-        categorical = EmpiricalEstimator(projection="simplex")
+        categorical = EMEstimator()
     result = {}
     for name, part in parts.items():
         channel = channels[name]
