@@ -169,7 +169,7 @@ def _square_wave(strategy, df):
         random_state=4,
     )
     reports = priv.fit_transform(df)
-    return _digest([reports, priv.estimate(reports)])
+    return _digest([reports, priv.estimate(reports, _emp())])
 
 
 def _packed(df):
@@ -181,7 +181,7 @@ def _packed(df):
         random_state=6,
     )
     reports = priv.fit_transform(df)
-    return _digest([reports.map(bytes), priv.estimate(reports)])
+    return _digest([reports.map(bytes), priv.estimate(reports, _emp())])
 
 
 def _missing_category(strategy, df):
