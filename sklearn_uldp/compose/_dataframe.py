@@ -297,11 +297,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     # and, set by every ``fit``, the strategy fitted and its channels,
     # guarantees and seeded call counter (None under "split"). The class
     # values stand for "not fitted yet".
-    _fitting_transformers = None
-    _fitted_strategy = "split"
-    _strategy_channels = None
-    _strategy_guarantees = None
-    _sampling_calls = None
+    _fitting_transformers: list[Any] | None = None
+    _fitted_strategy: str = "split"
+    _strategy_channels: dict[str, Any] | None = None
+    _strategy_guarantees: dict[str, Any] | None = None
+    _sampling_calls: list[int] | None = None
 
     def __init__(
         self,
@@ -1022,7 +1022,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if self._fitted_strategy_name() == "split":
             return float(sum(m.epsilon_spent_ for m in mechanisms.values()))
-        return float(self._strategy_guarantees["row"])
+        guarantees: dict[str, Any] = self._strategy_guarantees or {}  # set by fit
+        return float(guarantees["row"])
 
     def exposure(self, n_rounds: int) -> float:
         """Budget a row spends over ``n_rounds`` rounds of the same values.
@@ -1099,7 +1100,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if self._fitted_strategy_name() == "split":
             return {name: float(m.epsilon_spent_) for name, m in mechanisms.items()}
-        values = self._strategy_guarantees["attribute"]
+        guarantees: dict[str, Any] = self._strategy_guarantees or {}  # set by fit
+        values = guarantees["attribute"]
         return {name: float(v) for name, v in zip(mechanisms, values, strict=True)}
 
     def _fitted_strategy_name(self):

@@ -120,7 +120,7 @@ def _keep_inside(ax: Axes, legend: Any) -> None:
         pos = ax.get_position()
         width = max(pos.width - right, 0.2 * pos.width)
         height = max(pos.height - top, 0.2 * pos.height)
-        ax.set_position([pos.x0, pos.y0, width, height])
+        ax.set_position((pos.x0, pos.y0, width, height))
 
 
 def _contrasting(color: Any) -> str:
@@ -1034,7 +1034,7 @@ def _cell_ticks(axis: Any, n: int, labels: Sequence[Any] | None, name: str) -> N
     labels = [str(v) for v in labels]
     if len(labels) != n:
         raise ValueError(f"{name} has {len(labels)} names for a grid of {n}: give one per cell.")
-    axis.set_major_locator(FixedLocator(np.arange(n)))
+    axis.set_major_locator(FixedLocator(list(range(n))))
     axis.set_major_formatter(FixedFormatter(labels))
 
 
