@@ -246,3 +246,27 @@ def test_a_mechanisms_own_transform_refuses_lazy_input(on):
         # It computed the collection and returned in-memory reports.
         with pytest.raises(TypeError, match="privatize_partitions"):
             mech.transform(X)
+
+
+def test_secrets_across_partitions_refused_exactly_when_shared():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from sklearn_uldp.parallel._secrets import check_distinct_across
+    from sklearn_uldp.utils import generate_user_secrets
+
+    pool = list(generate_user_secrets(12, random_state=5))
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.lists(st.integers(0, 11), max_size=6, unique=True), max_size=4))
+    def check(parts):
+        secrets = [[pool[i] for i in part] for part in parts]
+        flat = [i for part in parts for i in part]
+        if len(flat) == len(set(flat)):
+            check_distinct_across(secrets)
+            return
+        with pytest.raises(ValueError, match="another row of another partition") as info:
+            check_distinct_across(secrets)
+        assert all(s.hex() not in str(info.value) for s in pool)  # counts only
+
+    check()
