@@ -150,7 +150,7 @@ def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> Ro
     mechanisms = privatizer.mechanisms_
     names = list(mechanisms)
     d = len(names)
-    strategy = privatizer.__dict__.get("_fitted_strategy", "split")
+    strategy = privatizer._fitted_strategy_name()
     channels = [m.channel_ for m in mechanisms.values()]
     Qs = [as_channel_matrix(c, realized=realized) for c in channels]
     prot = [np.asarray(c.protected_outputs(), dtype=bool) for c in channels]

@@ -28,6 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn import config_context
 
+from ..estimators._table import missing_kind
 from ..exceptions import ClippingWarning, PrivacyLeakWarning
 from ..mechanisms._attribute_sampling import (
     SampledChannel,
@@ -157,7 +158,8 @@ def _fake_of(priv, name):
 
 def resolved_fakes(priv):
     """Name -> the fake law of each column, as chosen at ``fit``."""
-    stored = priv.__dict__.get("_strategy_guarantees", {}).get("fakes")
+    guarantees = priv._strategy_guarantees or {}
+    stored = guarantees.get("fakes")
     if stored is not None:
         return dict(stored)
     return _choose_fakes(priv)
@@ -292,19 +294,22 @@ def _classes_at(mech, fake):
 
 
 # ------------------------------------------------------------- randomness
-def sampling_generator(priv):
-    """The generator of one call's sampled indices (fresh, secure or seeded)."""
-    if "_partition_sampling_seed" in priv.__dict__:  # a Dask partition's stream
-        seed = priv._partition_sampling_seed
-        return transform_generator(seed, column=SAMPLING_KEY, call=0)
+def sampling_generator(priv, partition_seed=None):
+    """The generator of one call's sampled indices (fresh, secure or seeded).
+
+    ``partition_seed``: ``(seed,)`` for a Dask partition (its own stream of
+    the partition's seed), None for a call on the privatizer itself.
+    """
+    if partition_seed is not None:  # a Dask partition's stream
+        return transform_generator(partition_seed[0], column=SAMPLING_KEY, call=0)
     rs = priv.random_state
     if rs is None:
         secure = [is_secure(m.random_state) for m in priv.mechanisms_.values()]
         return transform_generator("secure" if secure and all(secure) else None)
     if is_secure(rs):
         return transform_generator(rs)
-    counter = priv.__dict__.get("_sampling_calls")
-    if counter is None:
+    counter = priv._sampling_calls
+    if counter is None:  # random_state was set after fit
         counter = priv._sampling_calls = [0]
     call = counter[0]
     counter[0] += 1
@@ -361,12 +366,13 @@ def _fakes(mech, fake, m, X_one, name):
         return _as_array(mech._wrap_reports(outputs, column, None))
 
 
-def transform_sampled(priv, X, keys=None):
+def transform_sampled(priv, X, keys=None, partition_seed=None):
     """Privatize a table with ``priv.strategy`` "sample" or "sample+fake".
 
     ``keys`` (the users' keys of one call, see ``DataFramePrivatizer``):
     the memoized columns are privatized with their keys, and the sampled
     column is derived from them (the same in every round).
+    ``partition_seed``: see :func:`sampling_generator`.
     """
     X = priv._check_input(X)
     positions = priv._fitted_positions(X)
@@ -380,7 +386,7 @@ def transform_sampled(priv, X, keys=None):
         # would end up spending every column's permanent budget.
         sampled = keys.sampled(names)
     else:
-        sampled = sampling_generator(priv).integers(0, d, size=n)
+        sampled = sampling_generator(priv, partition_seed).integers(0, d, size=n)
     fakes = resolved_fakes(priv) if priv.strategy == "sample+fake" else None
     blocks = []
     for i, name in enumerate(names):
@@ -458,24 +464,6 @@ class _Block:
         return out
 
 
-def missing_kind(channel):
-    """The pandas dtype of a report column with missing values, by channel.
-
-    Fixed by the channel, not by the data, so every chunk and partition has
-    the same schema: bits as nullable UInt8, integer output codes and
-    integer category labels as nullable Int64, boolean labels as nullable
-    booleans, other labels as objects (None when missing).
-    """
-    if str(channel.report_format).startswith("numeric"):
-        return "float64"  # numbers in the column's units, NaN when missing
-    if channel.report_format != "categorical":
-        return "UInt8"
-    if not getattr(channel, "reports_are_categories", False):
-        return "Int64"
-    kind = np.asarray(channel.categories).dtype.kind
-    return {"i": "Int64", "u": "Int64", "b": "boolean"}.get(kind, "object")
-
-
 def _missing_column(values, rows, present, n, kind):
     """A column of ``n`` entries, ``values`` on ``rows`` and missing elsewhere."""
     if kind == "float64":
@@ -495,23 +483,3 @@ def _missing_column(values, rows, present, n, kind):
     if values is not None:
         data[rows] = values
     return data
-
-
-def sampled_block(reports, names, rows):
-    """Report columns ``names`` on the boolean mask ``rows``, as plain values.
-
-    Under "sample" the other rows are missing; on the sampled rows the
-    nullable columns hold no missing value and become numpy columns again
-    (cheaper for the estimators than masked arrays).
-    """
-    out = {}
-    rows = np.flatnonzero(rows)  # one index for every column: takes are faster
-    for name in names:
-        values = reports[name].array
-        if isinstance(values, pd.arrays.IntegerArray | pd.arrays.BooleanArray):
-            # the masked array's values (a boolean take of the masked array
-            # itself is several times slower)
-            out[name] = np.asarray(values._data).take(rows)
-        else:
-            out[name] = values.take(rows)
-    return pd.DataFrame(out, index=reports.index.take(rows))

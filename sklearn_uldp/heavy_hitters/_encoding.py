@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._hashing import MERSENNE_61, _splitmix64
+from ..utils._validation import check_in_memory
 
 __all__ = ["ItemEncoding", "prefix_keys", "extend_prefixes", "all_prefixes"]
 
@@ -56,6 +57,7 @@ MAX_ITEM_BYTES = 64
 
 def _column(values):
     """``values`` as a 1-D object or integer array (one column), not copied."""
+    check_in_memory(values, "An open-domain mechanism")
     if hasattr(values, "toarray") or hasattr(values, "tocsr"):
         raise TypeError(
             "Sparse input is not supported: pass one column of items (a 1-D array, list or Series)."

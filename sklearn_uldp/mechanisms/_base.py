@@ -29,6 +29,7 @@ from ..utils._validation import (
     bool_mismatch_hint,
     check_categories,
     check_epsilon,
+    check_in_memory,
     encode_labels,
     is_missing,
     validate_params_with_hints,
@@ -448,6 +449,7 @@ class BaseMechanism(PrivatizerBase):
         """``X`` as a 2-D array of labels, one column per input column."""
         if X is None:
             raise ValueError("X is required.")
+        check_in_memory(X, type(self).__name__)
         if _is_flat(X):
             # A 1-D array or list is one column, as a Series is; after a fit
             # on several columns it is ambiguous (one row? one column?).

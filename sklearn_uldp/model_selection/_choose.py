@@ -367,9 +367,11 @@ def choose_strategy(
         Unfitted, with the chosen strategy and mechanisms.
     table : pandas.DataFrame
         One row per (strategy, column), the chosen strategy first, then by
-        mean loss: ``mechanism`` (name), ``epsilon`` (the column's budget:
-        the inner one for RS+FD), ``loss`` and ``mean_loss`` (of the
-        strategy).
+        mean loss: ``mechanism`` (its name in the literature, e.g. "OUE"),
+        ``builds`` (the class and non-default parameters the privatizer
+        holds, e.g. ``"RAPPOR(theta=0.5)"`` for OUE), ``epsilon`` (the
+        column's budget: the inner one for RS+FD), ``loss`` and
+        ``mean_loss`` (of the strategy).
 
     Examples
     --------
@@ -378,8 +380,11 @@ def choose_strategy(
     >>> priv, table = choose_strategy(cols, 1.0, n=100_000)
     >>> priv.strategy, list(table.index.names)
     ('sample', ['strategy', 'column'])
-    >>> table.loc["sample", "job"]["mechanism"]
-    'OUE'
+    >>> table.loc["sample", "job"][["mechanism", "builds"]].tolist()
+    ['OUE', 'RAPPOR(theta=0.5)']
+    >>> job = priv.mechanisms["job"]  # what the table names
+    >>> type(job).__name__, job.theta
+    ('RAPPOR', 0.5)
     >>> from sklearn_uldp.mechanisms import amplified_epsilon
     >>> row = amplified_epsilon(1.0, 5)  # each attribute 1.0, the row 2.26
     >>> priv, table = choose_strategy(cols, row, attribute_epsilon=1.0)
@@ -465,6 +470,7 @@ def choose_strategy(
                     "strategy": strategy,
                     "column": name,
                     "mechanism": best[1],
+                    "builds": _built(best[2]),
                     "epsilon": inner,
                     "loss": best[0],
                 }
@@ -480,6 +486,27 @@ def choose_strategy(
         {name: clone(m) for name, m in chosen[best_strategy].items()}, strategy=best_strategy
     )
     return privatizer, table
+
+
+def _built(mechanism):
+    """The class and non-default parameters of a candidate, e.g. ``RAPPOR(theta=0.5)``
+    (its budget and domain are the table's other columns)."""
+    defaults = type(mechanism)().get_params() if _default_constructible(mechanism) else {}
+    changed = [
+        f"{key}={value!r}"
+        for key, value in mechanism.get_params(deep=False).items()
+        if key not in ("epsilon", "categories", "sensitive", "random_state")
+        and (key not in defaults or repr(defaults[key]) != repr(value))
+    ]
+    return f"{type(mechanism).__name__}({', '.join(changed)})"
+
+
+def _default_constructible(mechanism):
+    try:
+        type(mechanism)()
+    except TypeError:
+        return False
+    return True
 
 
 def _as_prior(p, name, channel):

@@ -39,7 +39,12 @@ from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hin
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._reports import attach_channel
 from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
-from ..utils._validation import check_epsilon, check_realizable, validate_params_with_hints
+from ..utils._validation import (
+    check_epsilon,
+    check_in_memory,
+    check_realizable,
+    validate_params_with_hints,
+)
 
 __all__ = [
     "NumericChannel",
@@ -528,6 +533,7 @@ def _numeric_values(X, estimator, *, reset, copy=True):
     without, it may be ``X`` itself (read only)."""
     if X is None:
         raise ValueError("X is required.")
+    check_in_memory(X, type(estimator).__name__)
     if isinstance(X, (list, tuple)) and not any(
         isinstance(v, (list, tuple, np.ndarray)) for v in X
     ):

@@ -28,6 +28,7 @@ __all__ = [
     "encode_labels",
     "bool_mismatch_hint",
     "resolve_blocks",
+    "check_in_memory",
 ]
 
 
@@ -751,3 +752,20 @@ def resolve_blocks(blocks, categories):
             ) from None
     codes, _ = pd.factorize(pd.Series(labels, dtype=object), sort=False)
     return codes.astype(np.int64)
+
+
+def check_in_memory(X: Any, owner: str) -> None:
+    """Refuse a lazy Dask collection where values are read into this process.
+
+    A mechanism's ``fit``/``transform`` would convert it with ``numpy``,
+    which computes the whole collection here and returns in-memory reports.
+    """
+    if hasattr(X, "__dask_graph__"):
+        raise TypeError(
+            f"{owner} got a lazy Dask {type(X).__name__}: privatizing it here would "
+            "compute the whole collection into this process's memory. Privatize it "
+            "where it lives with sklearn_uldp.parallel.privatize_partitions(ddf, "
+            "mechanism) (lazy Dask reports, one independent random stream per "
+            "partition; a DataFramePrivatizer's transform does the same for a "
+            "whole table), or pass in-memory data (e.g. ddf.compute())."
+        )
