@@ -171,7 +171,7 @@ def test_one_memo_version():
     """Every memo context carries the one MEMO_VERSION."""
     mech = MEMOIZED["BloomRAPPOR"]().fit()
     assert f".memo.{MEMO_VERSION}|" in mech.protocol_.memo_context("prr")
-    assert f".{MEMO_VERSION}|" in sklearn_uldp.compose._dataframe._MemoKeys.SAMPLED_LABEL
+    assert f".{MEMO_VERSION}|" in sklearn_uldp.compose._memoized.MemoKeys.SAMPLED_LABEL
 
 
 # -------------------------------------------------- answers unchanged, pinned
