@@ -207,7 +207,6 @@ def register(subparsers):
         subparsers,
         "secrets",
         _cmd_secrets,
-        help="make the per-user secrets of memoized (longitudinal) mechanisms",
         description=(
             "Write one fresh secret per distinct user id of a table (random bytes "
             "from the operating system, as hex text), for 'privatize --user-secrets "
