@@ -664,7 +664,9 @@ def estimates_figure(estimators):
     """One bar chart per column, the sensitive categories marked.
 
     Sensitive categories have red, hatched bars (visible however thin the
-    bars are) and a legend entry "sensitive".
+    bars are) and a legend entry "sensitive": the categories the CSV's
+    ``sensitive`` column flags, every one of an LDP column's (the title
+    says so).
 
     Parameters
     ----------
@@ -685,9 +687,9 @@ def estimates_figure(estimators):
     fig = Figure(figsize=(max(8, min(0.15 * k_max, 30)), 3.2 * len(estimators)))
     axes = fig.subplots(len(estimators), 1, squeeze=False)[:, 0]
     for ax, (c, est) in zip(axes, estimators.items(), strict=True):
-        mask = np.asarray(est.channel_.sensitive_mask, dtype=bool)
-        # Under LDP every category is protected alike: nothing to single out.
-        marked = mask if not mask.all() else np.zeros_like(mask)
+        # The same flags as the CSV's "sensitive" column: under LDP every
+        # category is protected, so every bar is marked, and the title says why.
+        marked = np.asarray(est.channel_.sensitive_mask, dtype=bool)
         disp = DistributionDisplay.from_estimator(est, ax=ax, sensitive=marked)
         for bar, sensitive in zip(disp.bars_, marked, strict=True):
             if sensitive:
@@ -698,7 +700,9 @@ def estimates_figure(estimators):
             handles.append(Patch(facecolor=SENSITIVE_COLOR, hatch="//", label="sensitive"))
         ax.legend(handles=handles, fontsize="small")
         title = c
-        if marked.any():
+        if marked.all():
+            title = f"{c} (every category sensitive: LDP protects them all alike)"
+        elif marked.any():
             n_sensitive = plural(int(marked.sum()), "sensitive category", "sensitive categories")
             title = f"{c} ({n_sensitive} marked)"
         ax.set_title(title)
@@ -789,8 +793,8 @@ def register(subparsers):
     e.add_argument(
         "--plot",
         metavar="PNG",
-        help="also plot the estimates (matplotlib); the bars of sensitive "
-        "categories are red and hatched",
+        help="also plot the estimates of categorical columns (matplotlib); the bars "
+        "the CSV flags sensitive are red and hatched (all of an LDP column's)",
     )
     e.add_argument(
         "--skip-report-check",

@@ -39,7 +39,14 @@ from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hin
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._reports import attach_channel
 from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
-from ..utils._validation import check_epsilon, check_realizable, validate_params_with_hints
+from ..utils._validation import (
+    check_epsilon,
+    check_realizable,
+    describe_values,
+    non_numeric_error,
+    positions,
+    validate_params_with_hints,
+)
 
 __all__ = [
     "NumericChannel",
@@ -411,9 +418,9 @@ class NumericChannel(Channel):
         table = self.output_values()
         bad = ~(np.abs(table[codes] - values) <= self._encode_tolerance())
         if bad.any():
-            shown = np.unique(values[bad])[:5].tolist()
             raise ReportMismatchError(
-                f"Reports hold values {shown} that {self!r} cannot produce: its "
+                f"Reports hold {int(bad.sum())} value(s) that {self!r} cannot produce "
+                f"(at {positions(bad)}): its "
                 f"reports are {self.n_outputs} fixed values between "
                 f"{table.min():.6g} and {table.max():.6g}. Were raw values passed "
                 "instead of reports, the reports rounded (write them with full "
@@ -510,7 +517,7 @@ def _as_float_reports(reports, channel):
         if kind not in ("integer", "floating", "mixed-integer-float"):
             raise ReportMismatchError(
                 f"Reports of {channel!r} are numbers; got values of type {kind} "
-                f"(e.g. {arr[:3].tolist()}). Pass the reports the mechanism returned."
+                f"({describe_values(arr)}). Pass the reports the mechanism returned."
             )
     arr = arr.astype(np.float64, copy=False)
     if not np.isfinite(arr).all():
@@ -567,20 +574,10 @@ def _numeric_values(X, estimator, *, reset, copy=True):
         if strings or kind in "USO":
             try:
                 X = X.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                bad = [v for v in flat if not isinstance(v, numbers.Real) or isinstance(v, bool)]
-                raise TypeError(
-                    f"X holds non-numeric values (e.g. {bad[:3]!r}; {exc}): a numeric "
-                    "mechanism takes numbers. Convert the column (pd.to_numeric), or "
-                    "privatize a categorical column with a categorical mechanism (e.g. "
-                    "RandomizedResponse)."
-                ) from None
+            except (TypeError, ValueError):
+                raise non_numeric_error(X) from None
             if strings:
-                raise TypeError(
-                    f"X holds strings (e.g. {strings[:3]!r}): a numeric mechanism takes "
-                    "numbers. Convert the column first (pd.to_numeric), or privatize a "
-                    "categorical column with a categorical mechanism."
-                )
+                raise non_numeric_error(flat.reshape(X.shape) if flat.size == X.size else flat)
     values = np.array(X, dtype=np.float64, copy=True) if copy else np.asarray(X, np.float64)
     if np.isfinite(values).all():
         return values
