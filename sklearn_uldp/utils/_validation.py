@@ -35,6 +35,9 @@ __all__ = [
     "describe_values",
     "positions",
     "non_numeric_error",
+    "DENSE_REPORTS_LIMIT",
+    "dense_reports_warning",
+    "warn_dense_reports",
 ]
 
 
@@ -882,3 +885,72 @@ def resolve_blocks(blocks, categories):
             ) from None
     codes, _ = pd.factorize(pd.Series(labels, dtype=object), sort=False)
     return codes.astype(np.int64)
+
+
+# ------------------------------------------------------------ memory
+#: Dense reports larger than this many bytes get a warning before they are
+#: allocated (:func:`warn_dense_reports`).
+DENSE_REPORTS_LIMIT = 10**9
+
+
+def _size(n_bytes: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def dense_reports_warning(
+    n_rows: int, n_bits: int, *, owner: str, limit: float | None = None
+) -> str | None:
+    """The warning to give before ``n_rows`` dense reports of ``n_bits`` bits, or None.
+
+    Dense bit-vector reports take one byte a bit; packed ones
+    (``packed_output=True``) one bit a bit, rounded up to whole bytes per
+    report. The decision is this function's, so it can be tested without
+    allocating anything.
+
+    Parameters
+    ----------
+    n_rows, n_bits : int
+        Reports to allocate and bits per report.
+    owner : str
+        The mechanism, named in the message.
+    limit : float or None, default=None
+        Bytes above which the allocation is warned about (None:
+        :data:`DENSE_REPORTS_LIMIT`, 1 GB).
+
+    Returns
+    -------
+    message : str or None
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import dense_reports_warning
+    >>> dense_reports_warning(1000, 50, owner="RAPPOR") is None
+    True
+    >>> text = dense_reports_warning(10**6, 10_000, owner="RAPPOR")
+    >>> text[:54], text[text.index("holds") :][:22]
+    ('RAPPOR is about to allocate 10.0 GB of dense reports (', 'holds them in 1.2 GB (')
+    """
+    dense = float(n_rows) * float(n_bits)
+    if dense <= (DENSE_REPORTS_LIMIT if limit is None else limit):
+        return None
+    packed = float(n_rows) * -(-int(n_bits) // 8)
+    return (
+        f"{owner} is about to allocate {_size(dense)} of dense reports ({int(n_rows):,} "
+        f"rows x {int(n_bits):,} bits, one byte a bit): packed_output=True holds them in "
+        f"{_size(packed)} (every estimator reads packed reports as they are), or "
+        "privatize the rows in chunks. Pass packed_output=True to the mechanism."
+    )
+
+
+def warn_dense_reports(n_rows: int, n_bits: int, *, owner: str) -> None:
+    """Warn (:class:`~sklearn_uldp.exceptions.LargeReportsWarning`) before large dense reports."""
+    message = dense_reports_warning(n_rows, n_bits, owner=owner)
+    if message is not None:
+        import warnings
+
+        from ..exceptions import LargeReportsWarning
+
+        warnings.warn(message, LargeReportsWarning, stacklevel=5)
