@@ -35,6 +35,7 @@ import importlib
 import inspect
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 __all__ = [
     "CATEGORICAL",
@@ -175,7 +176,7 @@ def spec_name(class_path: str) -> str:
     return str(load(class_path).name)
 
 
-def load(path: str) -> type:
+def load(path: str) -> Any:
     """Import the class at a dotted path (``"package.module.Class"``)."""
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)

@@ -46,7 +46,7 @@ import json
 import textwrap
 from math import comb
 from numbers import Integral, Real
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from scipy.optimize import brentq
@@ -1550,6 +1550,9 @@ _LONGITUDINAL_HINTS = {
 }
 
 
+_MemoT = TypeVar("_MemoT", bound="_LongitudinalMechanism")
+
+
 class _LongitudinalMechanism(BaseMechanism):
     """Shared fit/transform of the memoized mechanisms."""
 
@@ -1565,7 +1568,14 @@ class _LongitudinalMechanism(BaseMechanism):
     def _check_params(self):
         _check_budgets(self.epsilon_perm, self.epsilon_1)
 
-    def __init__(self, epsilon_perm, epsilon_1, categories, memo_label, random_state):
+    def __init__(
+        self,
+        epsilon_perm: float,
+        epsilon_1: float,
+        categories: Categories,
+        memo_label: str,
+        random_state: RandomStateLike,
+    ) -> None:
         """Store the parameters every memoized mechanism takes (a subclass
         stores its own, then calls this)."""
         self.epsilon_perm = epsilon_perm
@@ -1574,7 +1584,7 @@ class _LongitudinalMechanism(BaseMechanism):
         self.memo_label = memo_label
         self.random_state = random_state
 
-    def fit(self, X=None, y=None):
+    def fit(self: _MemoT, X: ArrayLike | None = None, y: object = None) -> _MemoT:
         """Fix the public domain and build both rounds' channels.
 
         Parameters
@@ -1647,7 +1657,9 @@ class _LongitudinalMechanism(BaseMechanism):
         return self.channel_._instantaneous(permanent, rng)
 
     @fill_doc(_DOCS)
-    def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
+    def fit_transform(
+        self, X: ArrayLike, y: object = None, user_secrets: Any = None, **fit_params: Any
+    ) -> Any:
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
