@@ -568,23 +568,31 @@ def _numeric_values(X, estimator, *, reset, copy=True):
             "X holds booleans: a numeric mechanism takes numbers. Privatize a "
             "yes/no column with a categorical mechanism (e.g. RandomizedResponse)."
         )
-    if kind not in "iuf":
-        flat = X.ravel()
-        strings = [v for v in flat[:1000] if isinstance(v, (str, bytes))]
-        if strings or kind in "USO":
-            try:
-                X = X.astype(np.float64)
-            except (TypeError, ValueError):
-                raise non_numeric_error(X) from None
-            if strings:
-                raise non_numeric_error(flat.reshape(X.shape) if flat.size == X.size else flat)
+    if kind in "USO":
+        # Numbers (and missing values) only: text, even "1.5", and booleans
+        # are refused, never coerced (an object column of True/False read as
+        # 1/0 was privatized as numbers). pandas infers the kind in C.
+        inferred = pd.api.types.infer_dtype(X.ravel(), skipna=True)
+        if inferred not in ("floating", "integer", "mixed-integer-float", "decimal", "empty"):
+            raise non_numeric_error(X)
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError):
+            raise non_numeric_error(X) from None
     values = np.array(X, dtype=np.float64, copy=True) if copy else np.asarray(X, np.float64)
     if np.isfinite(values).all():
         return values
     nan = np.isnan(values)
     if nan.any():
+        names = getattr(estimator, "feature_names_in_", None)
+        columns = [
+            str(names[j]) if names is not None and j < len(names) else f"x{j}"
+            for j in np.flatnonzero(nan.reshape(len(values), -1).any(axis=0))
+        ]
         raise ValueError(
-            f"X contains {int(nan.sum())} missing values (NaN/None). A numeric "
+            f"X contains {int(nan.sum())} missing values (NaN/None), in "
+            f"{'column' if len(columns) == 1 else 'columns'} {', '.join(map(repr, columns))} "
+            f"at {positions(nan.reshape(len(values), -1).any(axis=1))}. A numeric "
             "mechanism privatizes numbers only: impute or drop the missing values "
             "first (or add a missing-indicator column privatized by a categorical "
             "mechanism)."
