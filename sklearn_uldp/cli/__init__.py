@@ -1,19 +1,27 @@
 """Command line interface: ``sklearn-uldp <command>`` / ``python -m sklearn_uldp``.
 
-Commands, one module each, every one exposing ``register(subparsers)``:
+Commands, one module each, every one exposing ``register(subparsers)``
+(listed in :data:`COMMANDS`, imported only when their command runs):
 
 * ``demo`` (:mod:`sklearn_uldp.cli._demo`): the privacy/utility comparison
   of the ULDP paper on a synthetic location grid;
-* ``privatize`` (client side): a table in, reports and their spec out;
-* ``estimate`` (collector side): reports and spec in, distributions out;
+* ``privatize`` (client side): a table in, reports and their spec out, for
+  every family (categorical, memoized, numeric, heavy hitters);
+* ``estimate`` (collector side): reports and spec in, distributions, means
+  and heavy hitters out;
 * ``search``: the privacy/utility search on a column (a simulation);
 * ``secrets`` (client side): the per-user secrets of memoized (longitudinal)
-  mechanisms, for ``privatize --user-secrets``.
+  mechanisms, for ``privatize --user-secrets``;
+* ``show-versions``: what a bug report needs.
 
-File handling (chunked readers, atomic writers, the rules that keep inputs
-and existing files safe) is in :mod:`sklearn_uldp.cli._io`; category values
-(ranges ``0..51``, integer columns, the order of learned domains) in
-:mod:`sklearn_uldp.cli._values`.
+The mechanisms and their names are one table, :mod:`sklearn_uldp.cli._names`
+(the spec names, earlier names as aliases). File handling (chunked readers,
+atomic writers, the rules that keep inputs and existing files safe) is in
+:mod:`sklearn_uldp.cli._io`; category values (ranges ``0..51``, integer
+columns, the order of learned domains) in :mod:`sklearn_uldp.cli._values`;
+a table's columns as the mechanisms take them (domains, missing values) in
+:mod:`sklearn_uldp.cli._columns`; how the tool prints warnings and stops on
+signals in :mod:`sklearn_uldp.cli._messages`.
 """
 
 from __future__ import annotations
