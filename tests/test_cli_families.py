@@ -57,6 +57,24 @@ def test_the_table_names_mechanisms_as_their_specs_do():
         resolve("nope")
 
 
+def test_the_help_lists_every_mechanism_and_alias():
+    import re
+
+    from sklearn_uldp.cli import build_parser
+    from sklearn_uldp.cli._names import names
+
+    for command in ("privatize", "search"):
+        parser = build_parser(command)
+        text = parser._subparsers._group_actions[0].choices[command].format_help()
+        text = re.sub(r"\s+", " ", text)
+        expected = names() + list(ALIASES)
+        if command == "search":  # one budget epsilon, categorical or numeric
+            expected = [n for n in expected if resolve(n)[0].budgets == (("epsilon",),)]
+            expected = [n for n in expected if resolve(n)[0].family != "heavy_hitters"]
+        absent = [n for n in expected if not re.search(rf"\b{n}\b", text)]
+        assert not absent, (command, absent)
+
+
 @pytest.mark.parametrize(
     "given, written, theta",
     [("oue", "rappor", 0.5), ("uoue", "urap", 0.5), ("uhr", "hlhr", None), ("HLHR", "hlhr", None)],

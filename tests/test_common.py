@@ -408,7 +408,7 @@ PERSONALIZED_ESTIMATOR_XFAILS = {
         "negative values are not outputs of the channel (its outputs are the "
         "domain and the bot labels) and are refused (ReportMismatchError)",
         "test_personalized_estimator_refuses_foreign_reports",
-        r"not outputs of",
+        r"outside the outputs of",
     ),
 }
 
@@ -1220,7 +1220,7 @@ def test_personalized_estimator_refuses_foreign_reports():
     mech, R = _pum_reports()
     est = PersonalizedEstimator(mechanism=mech).fit(R)
     assert est.distribution_.shape == (20,)
-    with pytest.raises(ReportMismatchError, match="not outputs of"):
+    with pytest.raises(ReportMismatchError, match="outside the outputs of"):
         PersonalizedEstimator(mechanism=mech).fit(np.array([[-1], [3]]))
 
 

@@ -110,7 +110,7 @@ def check_parameters(name, params):
             + ", ".join(f"{k}={fixed[k]}" for k in clash)
             + f": drop {', '.join(clash)}, or use {target!r}."
         )
-    if params.get("theta") == "optimal" and shown not in _OPTIMAL_THETA:
+    if params.get("theta") == "optimal" and not _takes_optimal_theta(entry.cls):
         raise ValueError(
             f"theta='optimal' minimizes the expected loss of urap; give a number for {shown!r}."
         )
@@ -143,8 +143,14 @@ def check_parameters(name, params):
     return params
 
 
-#: Mechanisms whose theta may be "optimal" (urap and its alias).
-_OPTIMAL_THETA = ("urap",)
+def _takes_optimal_theta(cls):
+    """Whether a mechanism's theta may be "optimal" (its own constraints say)."""
+    return any(
+        "optimal" in getattr(constraint, "options", ())
+        for constraint in getattr(cls, "_parameter_constraints", {}).get("theta", [])
+    )
+
+
 #: Parameters that are flags (true/false): none of the mechanisms' today.
 _FLAGS = ()
 

@@ -192,7 +192,12 @@ def _column_config(column, conf):
             )
     elif entry.family == NUMERIC:
         params["bounds"] = _bounds(params["bounds"], column)
-    elif entry.memoized and "memo_label" not in params:
+    elif params.get("item_type", "str") != "str":
+        raise ValueError(
+            f"Config of column {column!r}: the command line privatizes items read as "
+            f"text (item_type 'str'), not {params['item_type']!r}."
+        )
+    if entry.family == HEAVY_HITTERS and entry.memoized and "memo_label" not in params:
         # Two columns of the same users' secrets must not share memoized
         # answers: the column's name separates them (as DataFramePrivatizer
         # separates its columns' keys).
@@ -434,7 +439,10 @@ def _heavy_mechanisms(heavy, noise):
     """The open-domain columns' mechanisms (unfitted)."""
     # A seed is the mechanism's own: its stream is keyed by the column's
     # name and the call, apart from the privatizer's (spawned) streams.
-    return {c: _build(c, conf, noise=noise, packed=False) for c, conf in heavy.items()}
+    mechanisms = {c: _build(c, conf, noise=noise, packed=False) for c, conf in heavy.items()}
+    for mechanism in mechanisms.values():
+        mechanism.set_output(transform="pandas")  # reports named as the spec says
+    return mechanisms
 
 
 def _split_families(columns):
@@ -563,7 +571,6 @@ def _transform(priv, table, heavy_mechs, items, row_secrets, columns):
             for c in priv.mechanisms_:
                 parts[c] = reports[priv.report_columns(c)]
     for c, mech in heavy_mechs.items():
-        mech.set_output(transform="pandas")
         params = {"user_secrets": row_secrets} if columns[c]["entry"].memoized else {}
         frame = mech.transform(items[c].to_frame(), **params)
         frame.attrs = {}
@@ -708,10 +715,12 @@ def _user_secrets(args, columns):
             )
         return None
     if not memoized:
+        from ._names import mechanism_table
+
+        kinds = ", ".join(n for n, e in mechanism_table().items() if e.memoized)
         raise ValueError(
-            "--user-secrets is for memoized mechanisms (lgrr, lue, loloha, dbitflip, "
-            "ulrr, ulrap, bloom_rappor), and no column uses one: drop --user-secrets, "
-            "or configure such a mechanism."
+            f"--user-secrets is for memoized mechanisms ({kinds}), and no column uses "
+            "one: drop --user-secrets, or configure such a mechanism."
         )
     if args.user_id in columns:
         raise ValueError(

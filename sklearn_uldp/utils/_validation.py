@@ -48,6 +48,7 @@ _KIND_NAMES = {
     "bool": "boolean",
     "int": "integer",
     "float": "float",
+    "infinite": "infinite",
     "str": "text",
     "empty": "empty text",
     "bytes": "bytes",
@@ -62,7 +63,8 @@ def _value_kind(v: Any) -> str:
     if isinstance(v, (numbers.Integral, np.integer)):
         return "int"
     if isinstance(v, (numbers.Real, np.floating)):
-        return "missing" if math.isnan(float(v)) else "float"
+        x = float(v)
+        return "missing" if math.isnan(x) else "infinite" if math.isinf(x) else "float"
     if isinstance(v, (str, np.str_)):
         return "str" if str(v).strip() else "empty"
     if isinstance(v, (bytes, np.bytes_)):
@@ -157,6 +159,12 @@ def non_numeric_error(values: Any, *, name: str = "X") -> TypeError:
     )
     if missing.any():
         text += f" and {int(missing.sum())} missing value{'s' if missing.sum() > 1 else ''}"
+    others = sorted(set(kinds[bad].tolist()) - set(_KIND_NAMES))
+    if others:  # dicts, lists, objects: not even text to convert
+        text += (
+            f"; the {', '.join(others)} entries cannot be converted at all (float() "
+            "argument must be a string or a real number)"
+        )
     return TypeError(
         text + ". A numeric mechanism takes numbers: convert the column first "
         '(pandas.to_numeric(column, errors="coerce") turns text into NaN, which you '
