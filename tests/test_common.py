@@ -410,7 +410,7 @@ PERSONALIZED_ESTIMATOR_XFAILS = {
         "negative values are not outputs of the channel (its outputs are the "
         "domain and the bot labels) and are refused (ReportMismatchError)",
         "test_personalized_estimator_refuses_foreign_reports",
-        r"not outputs of",
+        r"outside the outputs of",
     ),
 }
 
@@ -1123,8 +1123,7 @@ def test_binary_mechanism_refuses_other_values():
         pytest.warns(PrivacyLeakWarning),
         pytest.raises(
             ValueError,
-            match=r"the column holds 3 distinct value\(s\) "
-            r"\[0, 1, 2\]\. Pass categories=\[a, b\]",
+            match=r"the column holds 3 distinct value\(s\)\. Pass categories=\[a, b\]",
         ),
     ):
         BinaryOptimalResponse().fit(np.array([[0], [1], [2]]))
@@ -1223,7 +1222,7 @@ def test_personalized_estimator_refuses_foreign_reports():
     mech, R = _pum_reports()
     est = PersonalizedEstimator(mechanism=mech).fit(R)
     assert est.distribution_.shape == (20,)
-    with pytest.raises(ReportMismatchError, match="not outputs of"):
+    with pytest.raises(ReportMismatchError, match="outside the outputs of"):
         PersonalizedEstimator(mechanism=mech).fit(np.array([[-1], [3]]))
 
 

@@ -183,7 +183,7 @@ class ItemEncoding:
             )
             raise TypeError(
                 f"Expected {self.item_type} items, found {type(bad[0]).__name__} "
-                f"value(s) such as {bad[0]!r}: a column holds items of one type.{hint}"
+                f"value(s) ({len(bad)} distinct): a column holds items of one type.{hint}"
             )
         raw = [self._to_bytes(v) for v in uniques]
         rows, merged = self._rows(raw)
@@ -290,10 +290,10 @@ class ItemEncoding:
                 raise TypeError("Boolean items are not integers: pass item_type='str'.")
             other = [t for t in kinds if not issubclass(t, (int, np.integer))]
             if other:
-                example = next(v for v in arr if type(v) is other[0])
+                count = sum(type(v) is other[0] for v in arr)
                 raise TypeError(
                     f"Expected integer items (item_type='int'), found {other[0].__name__} "
-                    f"value(s) such as {example!r}. Round floats to integers (checking "
+                    f"value(s) ({count} of them). Round floats to integers (checking "
                     "that nothing is lost) or convert text with int(), or pass "
                     "item_type='str'."
                 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, _transform_output
 from ..mechanisms._reports import Reports
 from ..utils._random import check_secure_available, is_fresh, is_secure, transform_generator
+from ..utils._typing import ArrayLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
 
 __all__ = ["OpenDomainMechanism", "PROTOCOL_ATTR", "get_protocol"]
@@ -71,7 +72,7 @@ def require_items(X):
     return column
 
 
-def get_protocol(reports):
+def get_protocol(reports: Any) -> Any:
     """The protocol (public spec) that open-domain reports carry, or None.
 
     Examples
@@ -91,6 +92,9 @@ def get_protocol(reports):
     if isinstance(attrs, dict) and attrs.get(PROTOCOL_ATTR) is not None:
         return protocol_from_dict(attrs[PROTOCOL_ATTR])
     return None
+
+
+_MechanismT = TypeVar("_MechanismT", bound="OpenDomainMechanism")
 
 
 class OpenDomainMechanism(TransformerMixin, BaseEstimator):
@@ -122,7 +126,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
             params["hash_range"] = None
         return self._protocol_class(**params)
 
-    def fit(self, X=None, y=None):
+    def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Build the public spec; ``X`` (a column of items), if given, is validated.
 
         Parameters
@@ -172,7 +176,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
         column = "x0" if names is None else str(names[0])
         return transform_generator(self.random_state, column=column, call=call, codes=codes)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> TransformOutput:
         """Privatize each item (one report per user).
 
         Parameters
@@ -212,7 +216,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
             return frame
         return Reports(data, self.protocol_)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """One report column, named after the input column (``x0`` by default)."""
         check_is_fitted(self, "protocol_")
         names = getattr(self, "feature_names_in_", None)

@@ -18,6 +18,7 @@ import json
 import math
 from collections.abc import Mapping
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,7 +40,7 @@ __all__ = ["PrefixProtocol", "PROTOCOL_REGISTRY", "protocol_from_dict", "SPEC_VE
 
 SPEC_VERSION = 2
 #: name -> protocol class, to rebuild a protocol from its spec.
-PROTOCOL_REGISTRY: dict[str, type] = {}
+PROTOCOL_REGISTRY: dict[str, type[_Protocol]] = {}
 #: The first level enumerates every prefix of its length: at most 2^20.
 MAX_FIRST_LEVEL_BITS = 20
 
@@ -110,7 +111,7 @@ class _Protocol:
         return self.statistics(self.encode_reports(reports))
 
 
-def protocol_from_dict(spec):
+def protocol_from_dict(spec: Any) -> Any:
     """Rebuild a protocol from its spec, validating every field like the constructor.
 
     Examples

@@ -44,6 +44,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
+from ..utils._typing import ArrayLike
 from ..utils._validation import check_epsilon
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, require_items
@@ -365,7 +366,7 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         epsilon: float = 1.0,
         *,
         sensitive: Any = (),
-        protected_epsilon=None,
+        protected_epsilon: float | None = None,
         top_k: int = 20,
         item_type: str = "str",
         normalization: str | None = "NFC",
@@ -385,7 +386,7 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         self.hash_seed = hash_seed
         self.random_state = random_state
 
-    def fit(self, X=None, y=None):
+    def fit(self, X: ArrayLike | None = None, y: object = None) -> UtilityOptimizedHeavyHitters:
         super().fit(X, y)
         self.clear_probability_ = self.protocol_.clear_probability
         return self
@@ -400,7 +401,7 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
         keys, uniques = encoded
         return self.protocol_.sample(codes, keys, uniques, rng)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """``<input>_code`` and ``<input>_item``."""
         name = super().get_feature_names_out(input_features)[0]
         return np.asarray([f"{name}_code", f"{name}_item"], dtype=object)

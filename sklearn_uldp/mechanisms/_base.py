@@ -30,8 +30,10 @@ from ..utils._validation import (
     check_categories,
     check_epsilon,
     check_in_memory,
+    describe_values,
     encode_labels,
     is_missing,
+    positions,
     validate_params_with_hints,
 )
 from ._channel import Channel
@@ -504,12 +506,10 @@ class BaseMechanism(PrivatizerBase):
                     "which are not a category of this mechanism. Impute or drop "
                     "them, or add a missing-value marker to categories."
                 )
-            unknown = pd.unique(bad)
-            noun = "category" if len(unknown) == 1 else "categories"
-            listed = np.asarray(unknown[:10], dtype=object).tolist()
+            listed = np.asarray(pd.unique(bad)[:10], dtype=object).tolist()
             raise ValueError(
-                f"Found {len(unknown)} unknown {noun} {listed} in X. "
-                "The domain is fixed to "
+                f"X holds {describe_values(bad)} of unknown categories, at "
+                f"{positions(codes < 0)}. The domain is fixed to "
                 f"{len(index)} categories; add the values to `categories` or "
                 "clean the data." + bool_mismatch_hint(listed, index)
             )

@@ -48,6 +48,8 @@ from ..utils._validation import (
     check_channel_categories,
     check_epsilon,
     check_realizable,
+    describe_values,
+    positions,
 )
 
 __all__ = [
@@ -772,9 +774,9 @@ class CategoricalChannel(Channel):
         bad = (codes < 0) | (codes >= self.n_outputs)
         if bad.any():
             raise ReportMismatchError(
-                f"Reports hold values {np.unique(codes[bad])[:5].tolist()} that "
-                f"{self!r} cannot produce (its outputs are 0..{self.n_outputs - 1}). "
-                "Were they produced by another mechanism?"
+                f"Reports hold {describe_values(codes[bad])}, which "
+                f"{self!r} cannot produce (its outputs are 0..{self.n_outputs - 1}), at "
+                f"{positions(bad)}. Were they produced by another mechanism?"
             )
         return codes
 
@@ -874,13 +876,13 @@ def _integer_codes(column, channel):
                 ) from None
         if column.size == 0:
             return np.zeros(0, dtype=np.int64)
-        found = f"values of type {inferred} (e.g. {_describe_values(column)})"
+        found = f"values of type {inferred} ({describe_values(column)})"
     elif kind == "b":
         found = "booleans"
     elif kind == "f":
-        found = f"floating-point values (dtype {column.dtype}, e.g. {_describe_values(column)})"
+        found = f"floating-point values (dtype {column.dtype})"
     else:
-        found = f"values of dtype {column.dtype} (e.g. {_describe_values(column)})"
+        found = f"values of dtype {column.dtype}"
     raise ReportMismatchError(
         f"{expected}; got {found}. Reports are never floats, booleans or "
         "strings: pass them as the mechanism returned them (a file read back "

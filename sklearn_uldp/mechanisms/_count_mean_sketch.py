@@ -43,7 +43,7 @@ from ..utils._bits import bernoulli_packed, column_counts, pack_rows, packed_wid
 from ..utils._hashing import hash_parameters, mersenne_hash, premix
 from ..utils._sampling import bernoulli_matrix
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
-from ..utils._validation import realized_probability
+from ..utils._validation import realized_probability, warn_dense_reports
 from ._base import BaseMechanism, _BudgetMechanism
 from ._bit_rows import BitRows
 from ._channel import (
@@ -773,6 +773,8 @@ class CountMeanSketch(_BudgetMechanism):
         )
 
     def _sample(self, codes, rng):
+        if not self.packed_output:  # said before the memory is spent (issue 30)
+            warn_dense_reports(len(codes), self.n_buckets + 1, owner=type(self).__name__)
         return self.channel_.sample(codes, rng, packed=self.packed_output)
 
     def _wrap_reports(self, outputs, column, X):

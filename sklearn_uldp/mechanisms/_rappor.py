@@ -44,6 +44,7 @@ from ..utils._validation import (
     check_sensitive_mask,
     check_theta,
     realized_probability,
+    warn_dense_reports,
 )
 from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
@@ -941,6 +942,8 @@ class _UnaryEncodingMechanism(BaseMechanism):
     def _sample(self, codes, rng):
         if self.packed_output:
             return self.channel_.sample(codes, rng, packed=True)
+        if not self.sparse_output:  # said before the memory is spent (issue 30)
+            warn_dense_reports(len(codes), self.channel_.n_categories, owner=type(self).__name__)
         return self.channel_.sample(codes, rng, sparse=self.sparse_output)
 
     def _wrap_reports(self, outputs, column, X):

@@ -43,6 +43,9 @@ from ..utils._validation import (
     check_epsilon,
     check_in_memory,
     check_realizable,
+    describe_values,
+    non_numeric_error,
+    positions,
     validate_params_with_hints,
 )
 
@@ -416,9 +419,9 @@ class NumericChannel(Channel):
         table = self.output_values()
         bad = ~(np.abs(table[codes] - values) <= self._encode_tolerance())
         if bad.any():
-            shown = np.unique(values[bad])[:5].tolist()
             raise ReportMismatchError(
-                f"Reports hold values {shown} that {self!r} cannot produce: its "
+                f"Reports hold {int(bad.sum())} value(s) that {self!r} cannot produce "
+                f"(at {positions(bad)}): its "
                 f"reports are {self.n_outputs} fixed values between "
                 f"{table.min():.6g} and {table.max():.6g}. Were raw values passed "
                 "instead of reports, the reports rounded (write them with full "
@@ -515,7 +518,7 @@ def _as_float_reports(reports, channel):
         if kind not in ("integer", "floating", "mixed-integer-float"):
             raise ReportMismatchError(
                 f"Reports of {channel!r} are numbers; got values of type {kind} "
-                f"(e.g. {arr[:3].tolist()}). Pass the reports the mechanism returned."
+                f"({describe_values(arr)}). Pass the reports the mechanism returned."
             )
     arr = arr.astype(np.float64, copy=False)
     if not np.isfinite(arr).all():
@@ -567,33 +570,31 @@ def _numeric_values(X, estimator, *, reset, copy=True):
             "X holds booleans: a numeric mechanism takes numbers. Privatize a "
             "yes/no column with a categorical mechanism (e.g. RandomizedResponse)."
         )
-    if kind not in "iuf":
-        flat = X.ravel()
-        strings = [v for v in flat[:1000] if isinstance(v, (str, bytes))]
-        if strings or kind in "USO":
-            try:
-                X = X.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                bad = [v for v in flat if not isinstance(v, numbers.Real) or isinstance(v, bool)]
-                raise TypeError(
-                    f"X holds non-numeric values (e.g. {bad[:3]!r}; {exc}): a numeric "
-                    "mechanism takes numbers. Convert the column (pd.to_numeric), or "
-                    "privatize a categorical column with a categorical mechanism (e.g. "
-                    "RandomizedResponse)."
-                ) from None
-            if strings:
-                raise TypeError(
-                    f"X holds strings (e.g. {strings[:3]!r}): a numeric mechanism takes "
-                    "numbers. Convert the column first (pd.to_numeric), or privatize a "
-                    "categorical column with a categorical mechanism."
-                )
+    if kind in "USO":
+        # Numbers (and missing values) only: text, even "1.5", and booleans
+        # are refused, never coerced (an object column of True/False read as
+        # 1/0 was privatized as numbers). pandas infers the kind in C.
+        inferred = pd.api.types.infer_dtype(X.ravel(), skipna=True)
+        if inferred not in ("floating", "integer", "mixed-integer-float", "decimal", "empty"):
+            raise non_numeric_error(X)
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError):
+            raise non_numeric_error(X) from None
     values = np.array(X, dtype=np.float64, copy=True) if copy else np.asarray(X, np.float64)
     if np.isfinite(values).all():
         return values
     nan = np.isnan(values)
     if nan.any():
+        names = getattr(estimator, "feature_names_in_", None)
+        columns = [
+            str(names[j]) if names is not None and j < len(names) else f"x{j}"
+            for j in np.flatnonzero(nan.reshape(len(values), -1).any(axis=0))
+        ]
         raise ValueError(
-            f"X contains {int(nan.sum())} missing values (NaN/None). A numeric "
+            f"X contains {int(nan.sum())} missing values (NaN/None), in "
+            f"{'column' if len(columns) == 1 else 'columns'} {', '.join(map(repr, columns))} "
+            f"at {positions(nan.reshape(len(values), -1).any(axis=1))}. A numeric "
             "mechanism privatizes numbers only: impute or drop the missing values "
             "first (or add a missing-indicator column privatized by a categorical "
             "mechanism)."

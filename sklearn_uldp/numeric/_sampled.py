@@ -33,6 +33,7 @@ import pandas as pd
 from ..exceptions import ReportMismatchError
 from ..mechanisms._attribute_sampling import _check_n_attributes
 from ..mechanisms._channel import Channel, ReportStatistics
+from ..utils._validation import describe_values
 from ._band import band_masses
 from ._base import GRID_CELLS, NumericChannel, _one_dimensional, _one_report_column
 from ._piecewise import hybrid_alpha, piecewise_band_length
@@ -94,7 +95,7 @@ def _float_reports(reports):
         raise ReportMismatchError(
             f"Reports of a numeric attribute are numbers (NaN where the user "
             f"sampled another attribute); got values of type {kind} "
-            f"(e.g. {arr[:3].tolist()})."
+            f"({describe_values(arr)})."
         ) from None
 
 

@@ -105,7 +105,8 @@ class AuditResult:
             return None
         finite = self.tests[np.isfinite(self.tests["claimed"])]
         frame = finite if not finite.empty else self.tests
-        return frame.loc[frame["lower_bound"].idxmax()]
+        # pandas-stubs type idxmax() as any Hashable, which .loc does not take
+        return frame.loc[frame["lower_bound"].idxmax()]  # type: ignore[index]
 
     def summary(self) -> str:
         """A readable multi-line summary.
