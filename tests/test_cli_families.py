@@ -168,7 +168,8 @@ def test_bloom_rappor_is_decoded_against_candidates(apps, tmp_path, capsys):
         "--no-progress",
     )  # fmt: skip
     assert code == 0, err
-    assert "epsilon_inf" in out and "over rounds of the same values" in out
+    assert "bloom_rappor, epsilon_1 = " in out and "epsilon_perm = " in out
+    assert "over rounds of the same values" in out
     spec = json.loads((tmp_path / "r.csv.spec.json").read_text())
     assert spec["columns"]["app"]["protocol"] == "bloom_rappor"
     assert spec["report_columns"]["app"][0] == "app_cohort"
@@ -309,7 +310,7 @@ def test_the_summary_states_budgets_over_rounds(tmp_path, capsys):
     code, out, err = _run(capsys, *argv, "-o", tmp_path / "r.csv")
     assert code == 0, err
     assert "each person spends epsilon = 1.5 per round" in out
-    assert "app: lgrr, epsilon_1 = 1 per round, at most epsilon_perm = 2" in out
+    assert "app: lgrr, epsilon_1 = 1 per report, at most epsilon_perm = 2" in out
     assert "columns ['sex'] report afresh in every round" in out
     config["columns"]["sex"] = {"mechanism": "dbitflip", "epsilon": 0.5, "categories": ["f", "m"]}
     (tmp_path / "c.json").write_text(json.dumps(config))

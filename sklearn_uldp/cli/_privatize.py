@@ -672,21 +672,17 @@ def _permanent(mech):
 
 def _memoized_budgets(priv, heavy_mechs):
     """{column: its budgets over rounds as text (None: fresh every round)}, or {}."""
+    from ..mechanisms._memo import is_memoized
+
     mechanisms = {**_fitted(priv), **heavy_mechs}
     texts = {}
     for c, mech in mechanisms.items():
-        if hasattr(mech, "epsilon_permanent_"):  # Bloom RAPPOR
+        if is_memoized(mech):  # the memoization protocol's two budgets
+            # (heavy hitters' fitted spec is ``protocol_`` until they share ``channel_``)
+            name = (getattr(mech, "channel_", None) or mech.protocol_).name
             texts[c] = (
-                f"bloom_rappor, epsilon_1 = {mech.epsilon_:g} per report, at most "
-                f"epsilon_inf = {mech.epsilon_permanent_:g} over all rounds of an item"
-            )
-        elif hasattr(mech, "epsilon_perm_spent_"):
-            channel = mech.channel_
-            one = getattr(channel, "epsilon_1", None)
-            texts[c] = (
-                f"{channel.name}, epsilon_1 = "
-                f"{(one if one is not None else mech.epsilon_spent_):g} per round, at most "
-                f"epsilon_perm = {mech.epsilon_perm_spent_:g} over all rounds of a value"
+                f"{name}, epsilon_1 = {mech.epsilon_:g} per report, at most "
+                f"epsilon_perm = {mech.epsilon_permanent_:g} over all rounds of a value"
             )
         else:
             texts[c] = None
