@@ -14,7 +14,8 @@ The layers, lowest first (docs/architecture.md, "Layers"):
    their closed forms), ``datasets`` (synthetic data);
 3. ``estimators``: the collector's side, built on channels; ``numeric``:
    bounded numeric columns (their mechanisms and estimators);
-4. ``stats``: tests built on estimators;
+4. ``stats``: tests built on estimators; ``heavy_hitters``; ``learning``:
+   models trained on reports (estimators, numeric mechanisms);
 5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
 6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
 """
@@ -40,6 +41,7 @@ LAYERS = {
     "numeric": 3,
     "stats": 4,
     "heavy_hitters": 4,
+    "learning": 4,
     "compose": 5,
     "model_selection": 5,
     "parallel": 5,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
@@ -165,6 +166,8 @@ class Privatized(NamedTuple):
 def check_labels(y: Any, n: int, what: str = "y") -> np.ndarray:
     """A 1-D array of ``n`` labels, none missing (counted, never shown)."""
     y = column_or_1d(y, warn=True)
+    if y.dtype == object and pd.api.types.infer_dtype(y, skipna=True) in ("integer", "boolean"):
+        y = np.asarray(y.tolist())  # numbers held as objects: their own dtype
     if y.shape[0] != n:
         raise ValueError(f"X has {n} rows but {what} has {y.shape[0]} values.")
     missing = is_missing(y)
@@ -174,6 +177,11 @@ def check_labels(y: Any, n: int, what: str = "y") -> np.ndarray:
             "reports a value. Drop those rows first."
         )
     check_classification_targets(y)
+    if np.unique(y).size < 2:
+        raise ValueError(
+            f"{what} has 1 class (one value for every row): a privatized column needs "
+            "at least two values, and a classifier two labels."
+        )
     return y
 
 

@@ -36,6 +36,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
@@ -43,6 +44,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_sample_weight,
+    _num_samples,
     check_is_fitted,
     has_fit_parameter,
     validate_data,
@@ -374,8 +376,9 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """
         self._validate_params()
         check_epsilon(self.epsilon)
+        X = _indexable(X)
         validate_data(self, X, reset=True, skip_check_array=True)
-        n = _n_rows(X)
+        n = _num_samples(X)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, np.empty(n))
         method = self._resolve_method()
@@ -509,7 +512,10 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             if not probabilistic:
                 break
             W_new = posterior_weights(L, _aligned_proba(est, X, k))
-            change = float(np.max(np.abs(W_new - W)))
+            moved = np.abs(W_new - W)
+            if sample_weight is not None:  # rows of weight 0 take no part
+                moved = moved[sample_weight > 0]
+            change = float(moved.max()) if moved.size else 0.0
             W = W_new
             if change <= self.tol:
                 break
@@ -584,6 +590,8 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self, "estimator_")
+        _check_2d(X)
+        X = _indexable(X)
         validate_data(self, X, reset=False, skip_check_array=True)
         k = self.classes_.size
         if self.method_ == "forward":
@@ -619,6 +627,8 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         check_is_fitted(self, "estimator_")
         if self._has_proba():
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        _check_2d(X)
+        X = _indexable(X)
         validate_data(self, X, reset=False, skip_check_array=True)
         return self.classes_[np.asarray(self.estimator_.predict(X)).astype(np.int64)]
 
@@ -642,7 +652,23 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
 
 def _n_rows(X):
-    shape = getattr(X, "shape", None)
-    if shape is not None:
-        return int(shape[0])
-    return len(X)
+    return _num_samples(X)
+
+
+def _indexable(X):
+    """X in a form whose rows can be selected: sparse as CSR, array-likes
+    without rows (e.g. objects with ``__array__`` only) as arrays."""
+    if sp.issparse(X):
+        return X.tocsr()
+    if hasattr(X, "iloc") or isinstance(X, (np.ndarray, list)):
+        return X
+    return np.asarray(X)
+
+
+def _check_2d(X):
+    if getattr(X, "ndim", 2) == 1 or (isinstance(X, list) and X and np.ndim(X[0]) == 0):
+        raise ValueError(
+            "Expected 2D array, got 1D array instead. Reshape your data either using "
+            "array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample."
+        )

@@ -39,7 +39,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from ..estimators import EMEstimator, EmpiricalEstimator
 from ..exceptions import PrivacyLeakWarning, ReportMismatchError
@@ -239,7 +239,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
                 mech.fit()
             columns[name] = column
             specs[name] = mech.channel_.to_dict()
-        frame = pd.DataFrame(columns, index=getattr(X, "index", None))
+        frame = pd.DataFrame(columns, index=X.index if isinstance(X, pd.DataFrame) else None)
         frame.attrs[SPECS_ATTR] = specs
         frame.attrs[NAIVE_BAYES_ATTR] = {
             "classes": _label_list(classes),
@@ -278,7 +278,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         reports = self.privatize(X, y)
         self._fit_reports(reports)
         # The feature names are X's (privatize names unnamed columns x0, x1, ...).
-        validate_data(self, _as_2d_frame_or_array(X), reset=True, skip_check_array=True)
+        validate_data(self, X, reset=True, skip_check_array=True)
         return self
 
     def fit_reports(self, reports: pd.DataFrame) -> LDPNaiveBayes:
@@ -467,9 +467,8 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------ prediction
     def _joint_log_likelihood(self, X):
         check_is_fitted(self, "feature_log_prob_")
-        X = _as_2d_frame_or_array(X)
+        values = _checked_values(X, self)
         validate_data(self, X, reset=False, skip_check_array=True)
-        values = _object_values(X)
         if values.shape[1] != len(self.categories_):
             raise ValueError(
                 f"X has {values.shape[1]} features, but {type(self).__name__} is "
@@ -520,7 +519,8 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+        jll = self._joint_log_likelihood(X)
+        return self.classes_[np.argmax(jll, axis=1)]
 
     @property
     def epsilon_spent_(self) -> float:
@@ -530,13 +530,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ validation
     def _feature_values(self, X):
-        X = _as_2d_frame_or_array(X)
-        values = _object_values(X)
-        if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
-            raise ValueError(
-                f"Expected a 2-D array of categorical features with at least one row "
-                f"and column, got shape {values.shape}."
-            )
+        values = _checked_values(X, self)
         missing = is_missing(values.ravel())
         if missing.any():
             raise ValueError(
@@ -562,10 +556,16 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _resolve_classes(self, labels):
         if isinstance(self.classes, str):
-            return np.unique(labels)
-        classes = np.asarray(self.classes)
-        if classes.ndim != 1 or classes.size < 1 or pd.Index(classes).has_duplicates:
-            raise ValueError("classes must be a list of distinct labels.")
+            classes = np.unique(labels)
+        else:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or pd.Index(classes).has_duplicates:
+                raise ValueError("classes must be a list of distinct labels.")
+        if classes.size < 2:
+            raise ValueError(
+                f"y has {classes.size} class (one label for every row): a classifier "
+                "needs at least two labels."
+            )
         return classes
 
     def _resolve_categories(self, values, names):
@@ -602,25 +602,22 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
 
 
 # --------------------------------------------------------------- helpers
-def _as_2d_frame_or_array(X):
+def _checked_values(X, estimator):
+    """X as a 2-D array (object for a DataFrame, so each column keeps its
+    values' types), with scikit-learn's checks: no sparse input, no NaN or
+    infinity, at least one row and one column, 2-D."""
     if isinstance(X, pd.DataFrame):
-        return X
-    if isinstance(X, pd.Series):
-        return X.to_frame()
-    arr = np.asarray(X, dtype=object) if isinstance(X, list) else np.asarray(X)
-    if arr.ndim == 1:
-        raise ValueError(
-            "Expected 2D array, got 1D array instead: reshape your data with "
-            "X.reshape(-1, 1) if it has a single feature, or X.reshape(1, -1) if "
-            "it holds a single row."
-        )
-    return arr
-
-
-def _object_values(X):
-    if isinstance(X, pd.DataFrame):
-        return X.astype(object).to_numpy()
-    return np.asarray(X)
+        X = X.astype(object)
+    return check_array(
+        X,
+        dtype=None,
+        accept_sparse=False,
+        ensure_all_finite=True,
+        ensure_min_samples=1,
+        ensure_min_features=1,
+        input_name="X",
+        estimator=estimator,
+    )
 
 
 def _unique(column):

@@ -33,14 +33,14 @@ is that group, so its rows get their exact weight.
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from ..estimators import EMEstimator
 from ..mechanisms import BaseMechanism, CategoricalChannel, Channel
@@ -64,6 +64,9 @@ class PrivatizedGroupReweighter(BaseEstimator):
 
     Parameters
     ----------
+    sensitive : int or str, default=0
+        The column of ``X`` that holds the sensitive attribute (position, or
+        name for a DataFrame); the other columns are not read.
     epsilon : float, default=1.0
         The budget of one user's report of their group.
     mechanism : BaseMechanism, Channel, dict or None, default=None
@@ -114,7 +117,7 @@ class PrivatizedGroupReweighter(BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> s = rng.choice(["f", "m"], size=50_000)
     >>> y = (rng.random(50_000) < np.where(s == "m", 0.6, 0.3)).astype(int)
-    >>> rw = PrivatizedGroupReweighter(epsilon=2.0, random_state=0).fit(s, y)
+    >>> rw = PrivatizedGroupReweighter(epsilon=2.0, random_state=0).fit(s.reshape(-1, 1), y)
     >>> rw.weights_table_.round(2).to_numpy().tolist()  # truly [[0.79, 1.5], [1.38, 0.75]]
     [[0.79, 1.49], [1.37, 0.75]]
     >>> w = rw.sample_weight_   # weighted, group and label are independent:
@@ -123,6 +126,7 @@ class PrivatizedGroupReweighter(BaseEstimator):
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
+        "sensitive": [Integral, str],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [None, BaseMechanism, Channel, dict],
         "method": [StrOptions({"inverse", "posterior"})],
@@ -133,6 +137,7 @@ class PrivatizedGroupReweighter(BaseEstimator):
 
     def __init__(
         self,
+        sensitive: int | str = 0,
         epsilon: float = 1.0,
         mechanism: Any = None,
         method: str = "inverse",
@@ -141,6 +146,7 @@ class PrivatizedGroupReweighter(BaseEstimator):
         alpha: float = 0.05,
         random_state: RandomStateLike = None,
     ) -> None:
+        self.sensitive = sensitive
         self.epsilon = epsilon
         self.mechanism = mechanism
         self.method = method
@@ -148,15 +154,16 @@ class PrivatizedGroupReweighter(BaseEstimator):
         self.alpha = alpha
         self.random_state = random_state
 
-    def fit(self, S: Any, y: Any) -> PrivatizedGroupReweighter:
+    def fit(self, X: Any, y: Any) -> PrivatizedGroupReweighter:
         """Privatize the groups (or read their reports) and weigh the rows.
 
         Parameters
         ----------
-        S : array-like of shape (n_samples,) or (n_samples, 1)
-            The sensitive attribute of each row (privatized here, a
-            simulation of the users), or its reports (carrying their channel,
-            or of the channel given as ``mechanism``).
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            A table whose column ``sensitive`` holds each row's group
+            (privatized here: a simulation of the users) or its reports
+            (carrying their channel, e.g. a mechanism's pandas output, or of
+            the channel given as ``mechanism``).
         y : array-like of shape (n_samples,)
             The labels (clean: reweighing balances the groups within labels).
 
@@ -167,12 +174,11 @@ class PrivatizedGroupReweighter(BaseEstimator):
         self._validate_params()
         check_epsilon(self.epsilon)
         low, high = self._clip_bounds()
-        n = int(np.shape(y)[0]) if np.ndim(y) else 0
-        if n < 1:
-            raise ValueError("y must hold one label per row (at least one row).")
+        S = self._sensitive_column(X)
+        n = _num_samples(S)
         labels = check_labels(y, n)
         privatized = privatized_codes(
-            _one_column(S), n, self.mechanism, self.epsilon, self.random_state, what="group"
+            S, n, self.mechanism, self.epsilon, self.random_state, what="group"
         )
         channel, codes = privatized.channel, privatized.codes
         classes, label_codes = np.unique(labels, return_inverse=True)
@@ -227,6 +233,45 @@ class PrivatizedGroupReweighter(BaseEstimator):
         self._epsilon_spent = privatized.epsilon_spent
         return self
 
+    def _sensitive_column(self, X):
+        """The column ``sensitive`` of X (reports keep their channel), after
+        scikit-learn's checks of X (2-D, not sparse, finite, not empty)."""
+        check_array(
+            X,
+            dtype=None,
+            accept_sparse=False,
+            ensure_all_finite=True,
+            ensure_min_samples=1,
+            input_name="X",
+            estimator=self,
+        )
+        validate_data(self, X, reset=True, skip_check_array=True)
+        key = self.sensitive
+        if isinstance(X, pd.DataFrame):
+            if isinstance(key, str):
+                if key not in X.columns:
+                    raise ValueError(
+                        f"sensitive={key!r} is not a column of X ({X.shape[1]} columns)."
+                    )
+                column = X[key]
+            else:
+                column = X.iloc[:, self._position(key, X.shape[1])]
+            column.attrs = dict(X.attrs)  # the reports' channel, if they carry one
+            return column
+        if isinstance(key, str):
+            raise ValueError(
+                f"sensitive={key!r} names a column, but X has no column names: pass its "
+                "position, or X as a DataFrame."
+            )
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+        return arr[:, self._position(key, arr.shape[1])]
+
+    @staticmethod
+    def _position(key, width):
+        if not -width <= int(key) < width:
+            raise ValueError(f"sensitive={key} is out of range: X has {width} columns.")
+        return int(key)
+
     def _estimator(self, channel, codes):
         stats = channel.statistics(codes, keep_reports=True)
         return EMEstimator(mechanism=channel).fit_statistics(stats)
@@ -251,17 +296,13 @@ class PrivatizedGroupReweighter(BaseEstimator):
         check_is_fitted(self, "sample_weight_")
         return self._epsilon_spent
 
-
-def _one_column(S):
-    if hasattr(S, "ndim") and getattr(S, "ndim", 1) == 2 and np.shape(S)[1] != 1:
-        raise ValueError(
-            f"S must be one column (the sensitive attribute), got {np.shape(S)[1]} columns."
-        )
-    if isinstance(S, pd.DataFrame):
-        out = S.iloc[:, 0]
-        out.attrs = dict(S.attrs)
-        return out
-    return S
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.non_deterministic = True
+        return tags
 
 
 def _channel_inverse(channel, L, codes):

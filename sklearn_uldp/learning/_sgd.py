@@ -270,13 +270,30 @@ class _LDPSGDBase(BaseEstimator):
     #: The loss's name (set by the subclasses).
     _loss = "log_loss"
 
-    def _gradient_factor(self, z, y):
-        """dloss/dz at z = x^T beta (the gradient is this times x)."""
-        if self._loss == "log_loss":
-            return -y / (1.0 + np.exp(np.clip(y * z, -500, 500)))
-        if self._loss == "hinge":
-            return np.where(y * z < 1.0, -y, 0.0)
-        return 2.0 * (z - y)  # squared loss
+    def _gradients(self, Z, y, W):
+        """Each user's gradient of the loss at ``W`` (rows: outputs, columns:
+        the D inputs), flattened to ``R * D`` coordinates."""
+        scores = Z @ W.T  # (B, R)
+        if W.shape[0] == 1:  # binary (y in {-1, +1}) or regression
+            z = scores[:, 0]
+            if self._loss == "log_loss":
+                factor = -y / (1.0 + np.exp(np.clip(y * z, -500, 500)))
+            elif self._loss == "hinge":
+                factor = np.where(y * z < 1.0, -y, 0.0)
+            else:  # squared loss
+                factor = 2.0 * (z - y)
+            return factor[:, None] * Z
+        onehot = np.zeros_like(scores)
+        onehot[np.arange(y.size), y.astype(np.int64)] = 1.0
+        if self._loss == "log_loss":  # multinomial: softmax minus the one-hot label
+            scores = scores - scores.max(axis=1, keepdims=True)
+            proba = np.exp(scores)
+            proba /= proba.sum(axis=1, keepdims=True)
+            factor = proba - onehot
+        else:  # one-vs-rest hinge losses, summed
+            signs = 2.0 * onehot - 1.0
+            factor = np.where(signs * scores < 1.0, -signs, 0.0)
+        return (factor[:, :, None] * Z[:, None, :]).reshape(y.size, -1)
 
     def _batch_size(self, n, D):
         if self.batch_size != "auto":
@@ -287,11 +304,17 @@ class _LDPSGDBase(BaseEstimator):
         noise = D * math.log(D + 1.0) / min(eps, 4.0) ** 2
         return int(min(n, max(1, math.ceil(max(noise, math.sqrt(n))))))
 
-    def _sgd(self, Xu, yu, mechanism):
-        """Run LDP-SGD on unit-scale features and targets; return (beta, intercept)."""
+    def _sgd(self, Xu, yu, mechanism, n_outputs=1):
+        """Run LDP-SGD on unit-scale features and targets.
+
+        Returns ``(W, intercepts)``: coefficients of shape (n_outputs, d) and
+        intercepts of shape (n_outputs,). A user's gradient has ``n_outputs *
+        (d + 1)`` coordinates (the intercept's included), all reported at once.
+        """
         n, d = Xu.shape
         Z = np.hstack([np.ones((n, 1)), Xu]) if self.fit_intercept else Xu
-        D = Z.shape[1]
+        R = int(n_outputs)
+        D = R * Z.shape[1]
         eps = check_epsilon(self.epsilon)
         m = _n_sampled(self.n_sampled, eps, D)
         B = self._batch_size(n, D)
@@ -306,13 +329,13 @@ class _LDPSGDBase(BaseEstimator):
         beta = np.zeros(D)
         total = np.zeros(D)
         n_avg = 0
-        ridge = np.full(D, float(self.alpha))
+        ridge = np.full((R, Z.shape[1]), float(self.alpha))
         if self.fit_intercept:
-            ridge[0] = 0.0  # the intercept is not penalized
+            ridge[:, 0] = 0.0  # the intercepts are not penalized
+        ridge = ridge.ravel()
         for t in range(T):
             rows = order[t * B : (t + 1) * B]
-            Zb, yb = Z[rows], yu[rows]
-            G = self._gradient_factor(Zb @ beta, yb)[:, None] * Zb
+            G = self._gradients(Z[rows], yu[rows], beta.reshape(R, -1))
             np.clip(G, -1.0, 1.0, out=G)
             step = _perturb(mech, G).mean(axis=0) + ridge * beta
             beta = beta - (float(self.learning_rate) / math.sqrt(t + 1.0)) * step
@@ -326,9 +349,10 @@ class _LDPSGDBase(BaseEstimator):
         self.n_users_ = T * B
         self.n_sampled_ = m
         self.channel_ = mech.channel_
+        W = beta.reshape(R, -1)
         if self.fit_intercept:
-            return beta[1:], float(beta[0])
-        return beta, 0.0
+            return W[:, 1:], W[:, 0].copy()
+        return W, np.zeros(R)
 
     def _unit_features(self, X, reset):
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
@@ -372,9 +396,9 @@ _SGD_PARAMS = """
 """
 
 _SGD_ATTRIBUTES = """
-    coef_ : ndarray of shape (n_features,) or (1, n_features)
-        In the features' units.
-    intercept_ : float or ndarray of shape (1,)
+    coef_ : ndarray of shape (n_features,) or (n_rows, n_features)
+        In the features' units (classifiers: one row, or one per class).
+    intercept_ : float or ndarray of shape (n_rows,)
     n_iter_ : int
         SGD steps (batches of users).
     batch_size_ : int
@@ -431,7 +455,10 @@ class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
         X : array-like of shape (n_samples, n_features)
             Numeric features within ``bounds``.
         y : array-like of shape (n_samples,)
-            Two classes.
+            Labels. Two classes: Wang et al.'s binary model (one row of
+            coefficients); more: one row per class (the multinomial logistic
+            loss, or one-vs-rest hinge losses), all in one gradient of
+            ``n_classes * (n_features + 1)`` coordinates per user.
 
         Returns
         -------
@@ -443,23 +470,25 @@ class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
         if y.shape[0] != Xu.shape[0]:
             raise ValueError(f"X has {Xu.shape[0]} rows but y has {y.shape[0]} labels.")
         check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size != 2:
+        classes, codes = np.unique(y, return_inverse=True)
+        if classes.size < 2:
             raise ValueError(
-                f"{type(self).__name__} is a binary classifier (Wang et al.'s LDP-SGD); y "
-                f"has {classes.size} classes. Train one model per class (one-vs-rest, "
-                "e.g. sklearn.multiclass.OneVsRestClassifier) on disjoint users."
+                f"y has {classes.size} class (one label for every row): a classifier "
+                "needs at least two labels."
             )
         self.classes_ = classes
-        signs = np.where(y == classes[1], 1.0, -1.0)
-        beta, b0 = self._sgd(Xu, signs, self.mechanism)
-        coef, intercept = _unit_to_original(beta, b0, low, high)
-        self.coef_ = coef.reshape(1, -1)
-        self.intercept_ = np.array([intercept])
+        if classes.size == 2:  # Wang et al.'s binary model, y in {-1, +1}
+            W, b = self._sgd(Xu, np.where(codes == 1, 1.0, -1.0), self.mechanism)
+        else:
+            W, b = self._sgd(Xu, codes.astype(float), self.mechanism, classes.size)
+        pairs = [_unit_to_original(w, b0, low, high) for w, b0 in zip(W, b, strict=True)]
+        self.coef_ = np.array([c for c, _ in pairs])
+        self.intercept_ = np.array([i for _, i in pairs])
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        """``x^T coef_ + intercept_`` (positive for ``classes_[1]``).
+        """``x^T coef_ + intercept_``: positive for ``classes_[1]`` (binary), or
+        one score per class.
 
         Parameters
         ----------
@@ -467,11 +496,12 @@ class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_[0] + self.intercept_[0]
+        scores = X @ self.coef_.T + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """The predicted class of each row.
@@ -484,7 +514,10 @@ class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class LDPLogisticRegression(_LDPLinearClassifier):
@@ -504,7 +537,7 @@ class LDPLogisticRegression(_LDPLinearClassifier):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     %(sgd_attributes)s
 
     See Also
@@ -543,11 +576,9 @@ class LDPLogisticRegression(_LDPLinearClassifier):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
+        proba : ndarray of shape (n_samples, n_classes)
         """
-        z = self.decision_function(X)
-        p1 = 1.0 / (1.0 + np.exp(-np.clip(z, -500, 500)))
-        return np.column_stack([1.0 - p1, p1])
+        return np.exp(self.predict_log_proba(X))
 
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`.
@@ -558,10 +589,13 @@ class LDPLogisticRegression(_LDPLinearClassifier):
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, 2)
+        log_proba : ndarray of shape (n_samples, n_classes)
         """
         z = self.decision_function(X)
-        return -np.column_stack([np.logaddexp(0.0, z), np.logaddexp(0.0, -z)])
+        if z.ndim == 1:
+            return -np.column_stack([np.logaddexp(0.0, z), np.logaddexp(0.0, -z)])
+        top = z.max(axis=1, keepdims=True)
+        return z - (top + np.log(np.exp(z - top).sum(axis=1, keepdims=True)))
 
 
 class LDPLinearSVC(_LDPLinearClassifier):
@@ -577,7 +611,7 @@ class LDPLinearSVC(_LDPLinearClassifier):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     %(sgd_attributes)s
 
     Examples
@@ -724,7 +758,8 @@ class LDPLinearRegression(RegressorMixin, _LDPSGDBase):
         yu = yu[:, 0]
         if self.solver == "sgd":
             mechanism = "hybrid" if self.mechanism == "auto" else self.mechanism
-            beta, b0 = self._sgd(Xu, yu, mechanism)
+            W, b = self._sgd(Xu, yu, mechanism)
+            beta, b0 = W[0], float(b[0])
         else:
             beta, b0 = self._moments(Xu, yu)
         # Back to the target's units: y = mid + half * y_u.
@@ -733,6 +768,21 @@ class LDPLinearRegression(RegressorMixin, _LDPSGDBase):
         self.coef_ = coef
         self.intercept_ = float(intercept)
         return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """``x^T coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_ + self.intercept_
 
     def _moments(self, Xu, yu):
         n, d = Xu.shape
