@@ -682,3 +682,61 @@ def test_learners_warn_nothing_unexpected():
         warnings.simplefilter("error")
         LabelPrivacyClassifier(LogisticRegression(), random_state=0).fit(X, y)
         PrivatizedGroupReweighter(random_state=0).fit(y.reshape(-1, 1).astype(str), y)
+
+
+# ====================================================== searching epsilon
+def test_privacy_utility_search_over_epsilon_of_a_learner():
+    """PrivacyUtilitySearchCV searches a learner's epsilon: each repeat holds
+    out clean rows, fits on the others (privatized in fit) and scores the
+    held-out labels; the smallest epsilon reaching the target is chosen."""
+    from sklearn_uldp.model_selection import PrivacyUtilitySearchCV
+
+    X, y, _ = _logistic_data(8_000)
+    search = PrivacyUtilitySearchCV(
+        LabelPrivacyClassifier(_unpenalized(), max_iter=2),
+        {"epsilon": [0.05, 1.0, 4.0]},
+        n_repeats=2,
+        target=0.6,
+        random_state=0,
+    ).fit(X, y)
+    assert search.scoring_name_ == "log_loss"
+    res = search.cv_results_.set_index("epsilon")["mean_loss"]
+    assert res[0.05] > res[1.0] > res[4.0] - 0.02
+    assert search.target_epsilon_ == 1.0 and search.best_params_ == {"epsilon": 1.0}
+    assert search.best_estimator_.epsilon_spent_ == 1.0
+    again = PrivacyUtilitySearchCV(
+        LabelPrivacyClassifier(_unpenalized(), max_iter=2),
+        {"epsilon": [0.05, 1.0, 4.0]},
+        n_repeats=2,
+        target=0.6,
+        random_state=0,
+    ).fit(X, y)
+    assert_allclose(again.cv_results_["mean_loss"], search.cv_results_["mean_loss"])
+    reg = PrivacyUtilitySearchCV(
+        LDPLinearRegression(solver="moments"), {"epsilon": [1.0, 8.0]}, n_repeats=1, random_state=0
+    ).fit(*_separable(20_000))
+    assert reg.scoring_name_ == "mse" and reg.best_params_ == {"epsilon": 8.0}
+    with pytest.raises(ValueError, match="learns from labels"):
+        PrivacyUtilitySearchCV(LDPLogisticRegression(), {"epsilon": [1.0]}).fit(X)
+    with pytest.raises(ValueError, match="held-out clean rows"):
+        PrivacyUtilitySearchCV(LDPLogisticRegression(), {"epsilon": [1.0]}, scoring="l1").fit(X, y)
+
+
+def test_debiased_log_loss_estimates_the_clean_log_loss():
+    from sklearn.metrics import log_loss
+
+    from sklearn_uldp.learning import debiased_log_loss
+
+    X, y, p = _logistic_data(100_000)
+    proba = np.column_stack([1 - p, p])
+    clean = log_loss(y, proba)
+    mech = RandomizedResponse(1.0, categories=[0, 1], random_state=0)
+    reports = mech.fit_transform(y.reshape(-1, 1))
+    debiased = debiased_log_loss(reports, proba)
+    naive = log_loss(np.asarray(reports).ravel(), proba)
+    assert abs(debiased - clean) < 0.02 < abs(naive - clean)
+    assert debiased_log_loss(np.asarray(reports), proba, mechanism=mech) == debiased
+    with pytest.raises(ValueError, match="one column per category"):
+        debiased_log_loss(reports, proba[:, :1])
+    with pytest.raises(ValueError, match="do not say which mechanism"):
+        debiased_log_loss(np.asarray(reports), proba)

@@ -15,7 +15,12 @@
 See ``docs/learning.md`` for the mathematics and the measured figures.
 """
 
-from ._label_privacy import LabelPrivacyClassifier, rr_with_prior_likelihood, rr_with_prior_sizes
+from ._label_privacy import (
+    LabelPrivacyClassifier,
+    debiased_log_loss,
+    rr_with_prior_likelihood,
+    rr_with_prior_sizes,
+)
 from ._naive_bayes import LDPNaiveBayes
 from ._reweighing import PrivatizedGroupReweighter
 from ._sgd import (
@@ -37,4 +42,5 @@ __all__ = [
     "gradient_variance",
     "rr_with_prior_sizes",
     "rr_with_prior_likelihood",
+    "debiased_log_loss",
 ]

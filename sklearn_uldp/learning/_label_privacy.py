@@ -56,6 +56,7 @@ from ..mechanisms import (
     CategoricalChannel,
     Channel,
     RandomizedResponse,
+    as_channel,
     get_channel,
 )
 from ..mechanisms._base import RANDOM_STATE_CONSTRAINT
@@ -70,7 +71,12 @@ from ._common import (
     sub_random_states,
 )
 
-__all__ = ["LabelPrivacyClassifier", "rr_with_prior_sizes", "rr_with_prior_likelihood"]
+__all__ = [
+    "LabelPrivacyClassifier",
+    "rr_with_prior_sizes",
+    "rr_with_prior_likelihood",
+    "debiased_log_loss",
+]
 
 #: Largest channel matrix (labels x outputs) the forward correction builds.
 _MAX_FORWARD_MATRIX = 1 << 22
@@ -177,6 +183,77 @@ def _sample_rr_with_prior(codes, order, sizes, epsilon, rng):
     draw = np.minimum(draw, sizes - 1)
     out_rank = np.where(keep, true_rank, draw)
     return order[rows, out_rank]
+
+
+def debiased_log_loss(reports: Any, proba: ArrayLike, *, mechanism: Any = None) -> float:
+    """The log-loss on the true labels, estimated without bias from label reports.
+
+    Where only privatized labels exist (a deployment has no clean validation
+    labels), the log-loss of the reports is not that of the labels. With the
+    channel's inverse ``H`` (``sum_r Q(r | c') H[r, c] = 1[c = c']``), the
+    per-report loss ``sum_c H[r_i, c] (-log p_i(c))`` has expectation
+    ``-log p_i(y_i)`` given the row and its true label (Natarajan, Dhillon,
+    Ravikumar & Tewari, NeurIPS 2013), so its mean estimates the clean
+    log-loss without bias (it can be negative on few reports).
+
+    Parameters
+    ----------
+    reports : array-like
+        One label report per row, carrying its channel (a mechanism's
+        output), or of ``mechanism``.
+    proba : array-like of shape (n, k)
+        Predicted probabilities of the channel's categories, in their order
+        (e.g. :meth:`LabelPrivacyClassifier.predict_proba`).
+    mechanism : BaseMechanism, Channel, dict or None, default=None
+        The channel, for reports that do not carry it.
+
+    Returns
+    -------
+    loss : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RandomizedResponse
+    >>> from sklearn_uldp.learning import debiased_log_loss
+    >>> y = np.random.default_rng(0).integers(0, 2, size=200_000)
+    >>> proba = np.where(y[:, None] == [0, 1], 0.8, 0.2)   # clean log-loss: -log 0.8 = 0.223
+    >>> reports = RandomizedResponse(1.0, categories=[0, 1], random_state=0).fit_transform(
+    ...     y.reshape(-1, 1))
+    >>> round(debiased_log_loss(reports, proba), 2)
+    0.22
+    """
+    P = np.asarray(proba, dtype=float)
+    if get_channel(reports) is None and mechanism is None:
+        raise ValueError(
+            "The reports do not say which mechanism produced them: pass reports as "
+            "a mechanism returned them, or mechanism=spec_or_fitted_mechanism."
+        )
+    privatized = privatized_codes(reports, P.shape[0], _as_spec(mechanism), 1.0, None, what="label")
+    channel = privatized.channel
+    if not isinstance(channel, CategoricalChannel):
+        raise ValueError(
+            f"The debiased log-loss needs a one-symbol channel's matrix; {channel!r} sends "
+            "bit vectors."
+        )
+    if P.ndim != 2 or P.shape[1] != channel.n_categories:
+        raise ValueError(
+            f"proba must have one column per category of the channel ({channel.n_categories}), "
+            f"got shape {P.shape}."
+        )
+    Q = np.asarray(channel.matrix(), dtype=float)
+    H = Q.T @ np.linalg.inv(Q @ Q.T)
+    with np.errstate(divide="ignore"):
+        losses = -np.log(P)
+    per_report = np.einsum("ic,ic->i", H[np.asarray(privatized.codes, dtype=np.int64)], losses)
+    return float(per_report.mean())
+
+
+def _as_spec(mechanism):
+    """A channel for ``privatized_codes`` (which privatizes when given a mechanism)."""
+    if mechanism is None or isinstance(mechanism, (Channel, dict)):
+        return mechanism
+    return as_channel(mechanism)
 
 
 # ---------------------------------------------------------------- helpers
@@ -321,6 +398,10 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     >>> bool(abs(clf.estimator_.coef_[0, 0] - 1.0) < 0.2)  # the clean slope is 1
     True
     """
+
+    #: It privatizes its training data in fit(X, y) (what
+    #: PrivacyUtilitySearchCV reads to search it on held-out clean rows).
+    _privatizes_in_fit = True
 
     _parameter_constraints: dict[str, list[Any]] = {
         "estimator": [HasMethods(["fit", "predict"])],

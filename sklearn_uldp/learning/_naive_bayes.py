@@ -163,6 +163,10 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
     [1]
     """
 
+    #: It privatizes its training data in fit(X, y) (what
+    #: PrivacyUtilitySearchCV reads to search it on held-out clean rows).
+    _privatizes_in_fit = True
+
     _parameter_constraints: dict[str, list[Any]] = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [StrOptions({"auto", "rr", "olh"}), BaseMechanism],

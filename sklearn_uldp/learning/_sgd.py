@@ -267,6 +267,10 @@ class _LDPSGDBase(BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
+    #: It privatizes its training data in fit(X, y) (what
+    #: PrivacyUtilitySearchCV reads to search it on held-out clean rows).
+    _privatizes_in_fit = True
+
     #: The loss's name (set by the subclasses).
     _loss = "log_loss"
 
