@@ -66,6 +66,7 @@ from ..numeric import (
     optimal_sampled_attributes,
 )
 from ..numeric import closed_form_variance as _closed_form_variance
+from ..utils._docstrings import fill_doc
 from ..utils._random import check_random_generator
 from ..utils._typing import ArrayLike, RandomStateLike
 from ..utils._validation import check_epsilon
@@ -419,10 +420,8 @@ _SGD_ATTRIBUTES = """
 """
 
 
-def _fill(doc):
-    return doc.replace("%(sgd_params)s", _SGD_PARAMS.strip("\n")).replace(
-        "%(sgd_attributes)s", _SGD_ATTRIBUTES.strip("\n")
-    )
+#: Docstring fragments of the LDP-SGD classifiers (``fill_doc``).
+SGD_DOCS = {"sgd_params": _SGD_PARAMS, "sgd_attributes": _SGD_ATTRIBUTES}
 
 
 class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
@@ -524,9 +523,9 @@ class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
+@fill_doc(SGD_DOCS)
 class LDPLogisticRegression(_LDPLinearClassifier):
-    __doc__ = _fill(
-        """Logistic regression trained by LDP-SGD (Wang et al., ICDE 2019).
+    """Logistic regression trained by LDP-SGD (Wang et al., ICDE 2019).
 
     Each row of ``X`` is a user, who takes part in one step only: the user
     computes the gradient of the logistic loss at the current coefficients
@@ -567,7 +566,6 @@ class LDPLogisticRegression(_LDPLinearClassifier):
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
-    )
 
     _loss = "log_loss"
 
@@ -602,9 +600,9 @@ class LDPLogisticRegression(_LDPLinearClassifier):
         return z - (top + np.log(np.exp(z - top).sum(axis=1, keepdims=True)))
 
 
+@fill_doc(SGD_DOCS)
 class LDPLinearSVC(_LDPLinearClassifier):
-    __doc__ = _fill(
-        """A linear SVM (hinge loss) trained by LDP-SGD (Wang et al., ICDE 2019).
+    """A linear SVM (hinge loss) trained by LDP-SGD (Wang et al., ICDE 2019).
 
     As :class:`LDPLogisticRegression`, with the hinge loss ``max(0, 1 - y x^T
     beta)`` (the paper's SVM).
@@ -629,7 +627,6 @@ class LDPLinearSVC(_LDPLinearClassifier):
     >>> bool(svm.score(X, y) > 0.9)
     True
     """
-    )
 
     _loss = "hinge"
 
