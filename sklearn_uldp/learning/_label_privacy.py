@@ -60,6 +60,7 @@ from ..mechanisms import (
     get_channel,
 )
 from ..mechanisms._base import RANDOM_STATE_CONSTRAINT
+from ..utils._random import check_random_generator
 from ..utils._typing import ArrayLike, RandomStateLike
 from ..utils._validation import check_epsilon
 from ._common import (
@@ -67,7 +68,6 @@ from ._common import (
     invert_on_simplex,
     posterior_weights,
     privatized_codes,
-    sub_generators,
     sub_random_states,
 )
 
@@ -615,8 +615,11 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         codes = np.searchsorted(classes, labels)
         k = classes.size
         eps = float(self.epsilon)
-        states = sub_random_states(self.random_state, 1)
-        split_rng, *stage_rngs = sub_generators(self.random_state, 1 + int(self.n_stages))
+        # One stream each, spawned from one root: the first stage's k-RR, the
+        # split into stages, and the RR-with-prior draws of each later stage.
+        states = sub_random_states(self.random_state, 1 + int(self.n_stages))
+        split_rng = check_random_generator(states[1])
+        stage_rngs = [check_random_generator(state) for state in states[2:]]
         stage = np.empty(n, dtype=np.int64)
         stage[split_rng.permutation(n)] = np.arange(n) * int(self.n_stages) // max(n, 1)
         # Stage 0: k-RR (RR-with-prior under a uniform prior is k-RR).
@@ -645,7 +648,7 @@ class LabelPrivacyClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             Xs = _safe_indexing(X, rows)
             prior = _aligned_proba(self.estimator_, Xs, k)
             order, sizes = rr_with_prior_sizes(prior, eps)
-            reports = _sample_rr_with_prior(codes[rows], order, sizes, eps, stage_rngs[s])
+            reports = _sample_rr_with_prior(codes[rows], order, sizes, eps, stage_rngs[s - 1])
             L[rows] = rr_with_prior_likelihood(reports, order, sizes, eps)
             done = np.concatenate([done, rows])
             Xd = _safe_indexing(X, done)
