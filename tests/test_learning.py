@@ -423,6 +423,10 @@ def test_naive_bayes_refuses_bad_reports():
     assert "7" not in str(info.value)  # counts, never the values
     with pytest.raises(NotFittedError):
         LDPNaiveBayes().predict(X)
+    from sklearn_uldp import RAPPOR
+
+    with pytest.raises(ValueError, match="sends bit vectors"):
+        LDPNaiveBayes(mechanism=RAPPOR(), categories=[[0, 1, 2], [0, 1, 2, 3]]).fit(X, y)
     with pytest.warns(PrivacyLeakWarning, match="learns each feature's domain"):
         LDPNaiveBayes(random_state=0).fit(X, y)
 

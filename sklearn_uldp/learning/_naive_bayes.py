@@ -136,7 +136,8 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         Each feature's pair channel (domain ``0 .. K V_j - 1``, pair ``(c, v)``
         at ``c V_j + v``).
     epsilon_spent_ : float
-        The budget one user spends (one report).
+        The budget one user spends (one report); NaN after
+        :meth:`fit_marginals` (the budget is the other protocol's).
     n_features_in_ : int
     feature_names_in_ : ndarray
 
@@ -235,6 +236,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             rows = np.flatnonzero(drawn == j)
             pair = label_codes[rows] * V + _codes(values[rows, j], domains[j], name, "categories")
             mech = self._oracle(K * V, states[j + 1])
+            _check_one_symbol(mech)
             column = pd.array(np.full(n, pd.NA), dtype="Int64")
             if rows.size:
                 reports = mech.fit_transform(pair.reshape(-1, 1))
@@ -606,6 +608,17 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
 
 
 # --------------------------------------------------------------- helpers
+def _check_one_symbol(mech):
+    """The pair oracle must send one symbol per report (one value per cell)."""
+    probe = clone(mech).set_params(random_state=0).fit()
+    if not isinstance(probe.channel_, CategoricalChannel):
+        raise ValueError(
+            f"The pair oracle {type(mech).__name__} sends bit vectors; the pair reports "
+            "are one value per user (a DataFrame column per feature): use a one-symbol "
+            "mechanism (RandomizedResponse, OptimizedLocalHashing, HadamardResponse, ...)."
+        )
+
+
 def _checked_values(X, estimator):
     """X as a 2-D array (object for a DataFrame, so each column keeps its
     values' types), with scikit-learn's checks: no sparse input, no NaN or
