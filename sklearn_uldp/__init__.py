@@ -3,9 +3,11 @@
 Mechanisms (:mod:`sklearn_uldp.mechanisms`) privatize a categorical column on
 the users' side; estimators (:mod:`sklearn_uldp.estimators`) estimate the
 distribution of the true values from the reports on the collector's side;
-:mod:`sklearn_uldp.privacy` verifies the guarantees on the exact channel and
-keeps the budget; :mod:`sklearn_uldp.metrics` measures and predicts the
-utility; :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
+:mod:`sklearn_uldp.longitudinal` collects from the same users round after
+round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
+guarantees on the exact channel and keeps the budget;
+:mod:`sklearn_uldp.metrics` measures and predicts the utility;
+:mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow; :mod:`sklearn_uldp.learning` trains models on
 privatized labels, pairs, gradients and rows.
@@ -21,6 +23,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         estimators,
         heavy_hitters,
         learning,
+        longitudinal,
         mechanisms,
         metrics,
         model_selection,
@@ -37,7 +40,6 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         DistributionEstimator,
         EMEstimator,
         EmpiricalEstimator,
-        LongitudinalEstimator,
         PersonalizedEstimator,
         ThresholdEstimator,
     )
@@ -58,19 +60,24 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         LDPNaiveBayes,
         PrivatizedGroupReweighter,
     )
+    from .longitudinal import (
+        DBitFlipPM,
+        LongitudinalEstimator,
+        LongitudinalGRR,
+        LongitudinalLocalHashing,
+        LongitudinalUE,
+        UtilityOptimizedLongitudinalRAPPOR,
+        UtilityOptimizedLongitudinalRR,
+    )
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
         BinaryOptimalResponse,
         BlockHadamardResponse,
         CountMeanSketch,
-        DBitFlipPM,
         HadamardCountMeanSketch,
         HadamardResponse,
         HighLowHadamardResponse,
-        LongitudinalGRR,
-        LongitudinalLocalHashing,
-        LongitudinalUE,
         NonPrivate,
         OptimizedLocalHashing,
         PersonalizedMechanism,
@@ -78,8 +85,6 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         SubsetSelection,
         UtilityOptimizedBlockDesign,
         UtilityOptimizedHadamardResponse,
-        UtilityOptimizedLongitudinalRAPPOR,
-        UtilityOptimizedLongitudinalRR,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
@@ -115,7 +120,7 @@ _LAZY_NAMES = {
     "DistributionEstimator": "estimators",
     "EMEstimator": "estimators",
     "EmpiricalEstimator": "estimators",
-    "LongitudinalEstimator": "estimators",
+    "LongitudinalEstimator": "longitudinal",
     "PersonalizedEstimator": "estimators",
     "ThresholdEstimator": "estimators",
     "BudgetError": "exceptions",
@@ -139,13 +144,13 @@ _LAZY_NAMES = {
     "BinaryOptimalResponse": "mechanisms",
     "BlockHadamardResponse": "mechanisms",
     "CountMeanSketch": "mechanisms",
-    "DBitFlipPM": "mechanisms",
+    "DBitFlipPM": "longitudinal",
     "HadamardCountMeanSketch": "mechanisms",
     "HadamardResponse": "mechanisms",
     "HighLowHadamardResponse": "mechanisms",
-    "LongitudinalGRR": "mechanisms",
-    "LongitudinalLocalHashing": "mechanisms",
-    "LongitudinalUE": "mechanisms",
+    "LongitudinalGRR": "longitudinal",
+    "LongitudinalLocalHashing": "longitudinal",
+    "LongitudinalUE": "longitudinal",
     "NonPrivate": "mechanisms",
     "OptimizedLocalHashing": "mechanisms",
     "PersonalizedMechanism": "mechanisms",
@@ -153,8 +158,8 @@ _LAZY_NAMES = {
     "SubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
     "UtilityOptimizedHadamardResponse": "mechanisms",
-    "UtilityOptimizedLongitudinalRAPPOR": "mechanisms",
-    "UtilityOptimizedLongitudinalRR": "mechanisms",
+    "UtilityOptimizedLongitudinalRAPPOR": "longitudinal",
+    "UtilityOptimizedLongitudinalRR": "longitudinal",
     "UtilityOptimizedOUE": "mechanisms",
     "UtilityOptimizedRAPPOR": "mechanisms",
     "UtilityOptimizedRR": "mechanisms",
@@ -270,6 +275,7 @@ __all__ = [
     "estimators",
     "heavy_hitters",
     "learning",
+    "longitudinal",
     "mechanisms",
     "metrics",
     "model_selection",

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import sklearn_uldp
+from sklearn_uldp import longitudinal as L
 from sklearn_uldp import mechanisms as M
 from sklearn_uldp.privacy import AuditResult, audit_mechanism, check_uldp
 
@@ -67,14 +67,14 @@ def _mechanisms(epsilon=1.0):
 #: the exact-matrix and sampler tests of tests/test_longitudinal.py).
 def _memoized(epsilon):
     return {
-        "L-GRR": M.LongitudinalGRR(2 * epsilon, epsilon, categories=CATS),
-        "L-OSUE": M.LongitudinalUE(2 * epsilon, epsilon, categories=CATS),
-        "LOLOHA": M.LongitudinalLocalHashing(2 * epsilon, epsilon, categories=CATS),
-        "dBitFlipPM": M.DBitFlipPM(epsilon, d=2, categories=CATS),
-        "uL-RR": M.UtilityOptimizedLongitudinalRR(
+        "L-GRR": L.LongitudinalGRR(2 * epsilon, epsilon, categories=CATS),
+        "L-OSUE": L.LongitudinalUE(2 * epsilon, epsilon, categories=CATS),
+        "LOLOHA": L.LongitudinalLocalHashing(2 * epsilon, epsilon, categories=CATS),
+        "dBitFlipPM": L.DBitFlipPM(epsilon, d=2, categories=CATS),
+        "uL-RR": L.UtilityOptimizedLongitudinalRR(
             2 * epsilon, epsilon, sensitive=SENS, categories=CATS
         ),
-        "uL-RAPPOR": M.UtilityOptimizedLongitudinalRAPPOR(
+        "uL-RAPPOR": L.UtilityOptimizedLongitudinalRAPPOR(
             2 * epsilon, epsilon, sensitive=SENS, categories=CATS
         ),
     }
@@ -90,9 +90,10 @@ def test_every_public_mechanism_is_covered():
     """The parametrization below must name every public mechanism class."""
     public = {
         name
-        for name in sklearn_uldp.mechanisms.__all__
-        if isinstance(getattr(M, name), type)
-        and issubclass(getattr(M, name), M.BaseMechanism)
+        for module in (M, L)
+        for name in module.__all__
+        if isinstance(getattr(module, name), type)
+        and issubclass(getattr(module, name), M.BaseMechanism)
         and name != "BaseMechanism"
     }
     covered = {type(m).__name__ for m in _mechanisms().values()}

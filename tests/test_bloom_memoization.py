@@ -293,12 +293,12 @@ def test_audit_rounds_passes_memoized_and_fails_fresh_secrets():
 
 def test_audit_rounds_fails_a_prr_that_is_not_memoized(monkeypatch):
     """Keyed cohorts but a fresh PRR at every report (the old stub): caught."""
-    fresh = _bloom._FreshPermanentRound()
+    permanent_round = _bloom._permanent_round
     monkeypatch.setattr(
-        _bloom._KeyedPermanentRound,
-        "draw",
-        lambda self, rows, bloom, positions, keys, f, rng: fresh.draw(
-            rows, bloom, positions, keys, f, rng
+        _bloom,
+        "_permanent_round",
+        lambda draws, bloom, positions, keys, f, rng: permanent_round(
+            None, bloom, positions, keys, f, rng
         ),
     )
     mech = BloomRAPPOR(**_AUDIT).fit()

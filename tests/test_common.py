@@ -80,7 +80,6 @@ from sklearn_uldp import (
     UtilityOptimizedRAPPOR,
     UtilityOptimizedRR,
 )
-from sklearn_uldp.estimators import LongitudinalEstimator
 from sklearn_uldp.learning import (
     LabelPrivacyClassifier,
     LDPLinearRegression,
@@ -89,20 +88,23 @@ from sklearn_uldp.learning import (
     LDPNaiveBayes,
     PrivatizedGroupReweighter,
 )
+from sklearn_uldp.longitudinal import (
+    DBitFlipPM,
+    LongitudinalEstimator,
+    LongitudinalGRR,
+    LongitudinalLocalHashing,
+    LongitudinalUE,
+    UtilityOptimizedLongitudinalRAPPOR,
+    UtilityOptimizedLongitudinalRR,
+)
 from sklearn_uldp.mechanisms import (
     BaseMechanism,
     BinaryLocalHashing,
     CountMeanSketch,
-    DBitFlipPM,
     HadamardCountMeanSketch,
-    LongitudinalGRR,
-    LongitudinalLocalHashing,
-    LongitudinalUE,
     OptimizedLocalHashing,
     SubsetSelection,
     UtilityOptimizedHadamardResponse,
-    UtilityOptimizedLongitudinalRAPPOR,
-    UtilityOptimizedLongitudinalRR,
     UtilityOptimizedSubsetSelection,
     get_channel,
 )

@@ -33,6 +33,7 @@ API_MODULES = [
     "sklearn_uldp.numeric",
     "sklearn_uldp.heavy_hitters",
     "sklearn_uldp.learning",
+    "sklearn_uldp.longitudinal",
 ]
 
 # Generated or build output inside docs/ that must not be copied.

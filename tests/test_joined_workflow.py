@@ -24,7 +24,8 @@ from sklearn_uldp import (
 )
 from sklearn_uldp.compose import DataFramePrivatizer, check_row_privacy, load_spec, row_channel
 from sklearn_uldp.exceptions import InvalidSpecError, ReportMismatchError
-from sklearn_uldp.mechanisms import Channel, DBitFlipPM, LongitudinalGRR, RandomizedResponseChannel
+from sklearn_uldp.longitudinal import DBitFlipPM, LongitudinalGRR
+from sklearn_uldp.mechanisms import Channel, RandomizedResponseChannel
 from sklearn_uldp.numeric import (
     DuchiMechanism,
     HybridMechanism,

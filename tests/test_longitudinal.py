@@ -28,30 +28,29 @@ from sklearn_uldp import (
     ReportMismatchError,
     ThresholdEstimator,
 )
-from sklearn_uldp.estimators import LongitudinalEstimator
-from sklearn_uldp.mechanisms import (
-    Channel,
+from sklearn_uldp.longitudinal import (
     DBitFlipChannel,
     DBitFlipPM,
+    LongitudinalEstimator,
     LongitudinalGRR,
     LongitudinalGRRChannel,
     LongitudinalLocalHashing,
     LongitudinalUE,
     LongitudinalUEChannel,
-    RandomizedResponseChannel,
-    RAPPORChannel,
-    UnaryEncodingChannel,
     UtilityOptimizedLongitudinalRAPPOR,
     UtilityOptimizedLongitudinalRAPPORChannel,
     UtilityOptimizedLongitudinalRR,
     UtilityOptimizedLongitudinalRRChannel,
+)
+from sklearn_uldp.longitudinal._grr import _realized_grr_round, _realized_rr_codes
+from sklearn_uldp.mechanisms import (
+    Channel,
+    RandomizedResponseChannel,
+    RAPPORChannel,
+    UnaryEncodingChannel,
     UtilityOptimizedRRChannel,
 )
-from sklearn_uldp.mechanisms._longitudinal import (
-    _realized_grr_round,
-    _realized_rr_codes,
-    _SecretDraws,
-)
+from sklearn_uldp.mechanisms._memo import SecretDraws, memo_context
 from sklearn_uldp.privacy import (
     BudgetAccountant,
     audit_rounds,
@@ -61,6 +60,12 @@ from sklearn_uldp.privacy import (
 )
 from sklearn_uldp.stats import two_sample_test
 from sklearn_uldp.utils import check_user_secrets, generate_user_secrets
+
+
+def _SecretDraws(keys, spec, column=0, label=""):
+    """The permanent draws of one column of a longitudinal mechanism."""
+    return SecretDraws(keys, lambda purpose: memo_context(spec, purpose, column, label))
+
 
 CATS = [0, 1, 2]
 
@@ -371,16 +376,14 @@ _SUBPROCESS = textwrap.dedent(
     if sys.argv[1] == "numpy":
         sys.modules["numba"] = None  # the numpy rounds, not the compiled kernel
     import numpy as np
-    from sklearn_uldp.mechanisms import LongitudinalUE, LongitudinalGRR
-    from sklearn_uldp.mechanisms._longitudinal import _SecretDraws
-    from sklearn_uldp.utils import check_user_secrets, generate_user_secrets
-    keys = check_user_secrets(generate_user_secrets(300, random_state=7))
-    codes = np.arange(300) % 5
+    from sklearn_uldp.longitudinal import LongitudinalUE, LongitudinalGRR
+    from sklearn_uldp.utils import generate_user_secrets
+    secrets = generate_user_secrets(300, random_state=7)
+    X = (np.arange(300) % 5).reshape(-1, 1)
     out = []
     for mech in (LongitudinalUE(2.0, 1.0, categories=range(5)),
                  LongitudinalGRR(2.0, 1.0, categories=range(5))):
-        ch = mech.fit().channel_
-        out.append(np.asarray(ch.sample_permanent(codes, _SecretDraws(keys, ch._memo_spec()))))
+        out.append(np.asarray(mech.fit().permanent_answers(X, user_secrets=secrets)))
     print(b"".join(np.ascontiguousarray(a, dtype=np.int64).tobytes() for a in out).hex())
     """
 )
@@ -393,15 +396,14 @@ def test_memoization_is_deterministic_across_processes_and_implementations():
     other = subprocess.run(
         [sys.executable, "-c", _SUBPROCESS, "numpy"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    keys = check_user_secrets(generate_user_secrets(300, random_state=7))
-    codes = np.arange(300) % 5
+    secrets = generate_user_secrets(300, random_state=7)
+    X = (np.arange(300) % 5).reshape(-1, 1)
     here = []
     for mech in (
         LongitudinalUE(2.0, 1.0, categories=range(5)),
         LongitudinalGRR(2.0, 1.0, categories=range(5)),
     ):
-        ch = mech.fit().channel_
-        here.append(np.asarray(ch.sample_permanent(codes, _SecretDraws(keys, ch._memo_spec()))))
+        here.append(np.asarray(mech.fit().permanent_answers(X, user_secrets=secrets)))
     assert other == b"".join(np.ascontiguousarray(a, dtype=np.int64).tobytes() for a in here).hex()
 
 

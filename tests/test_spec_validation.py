@@ -14,6 +14,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+# Registers the longitudinal channels (as the numeric import below does the
+# numeric ones) until names resolve lazily (issue 31, item 1; a fresh process
+# is checked in tests/test_longitudinal_package.py).
+import sklearn_uldp.longitudinal  # noqa: F401
 from sklearn_uldp import (
     RAPPOR,
     BinaryOptimalResponse,

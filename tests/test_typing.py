@@ -27,6 +27,7 @@ SUBPACKAGES = [
     "compose",
     "datasets",
     "estimators",
+    "longitudinal",
     "mechanisms",
     "metrics",
     "model_selection",

@@ -158,9 +158,9 @@ def _longitudinal_column(column, conf):
 
 
 def _longitudinal_mechanism(name, kwargs, categories, sensitive, random_state):
-    from .. import mechanisms
+    from .. import longitudinal
 
-    cls = getattr(mechanisms, _LONGITUDINAL[name][0])
+    cls = getattr(longitudinal, _LONGITUDINAL[name][0])
     extra = {"sensitive": sensitive} if name in ("ulrr", "ulrap") else {}
     if random_state is not None:
         extra["random_state"] = random_state

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import warnings
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMechanism
 from ..mechanisms._channel import Channel
+from ..mechanisms._memo import MEMO_VERSION, SecretDraws, is_memoized
 from ..mechanisms._reports import attach_channel, is_packed_frame
 from ..numeric._base import BaseNumericMechanism
 from ..numeric._estimator_base import NumericEstimatorBase
@@ -89,12 +89,8 @@ def _numeric_estimate(part, channel, estimator, name):
     )
 
 
-def _memoizes(mechanism):
-    """Whether a mechanism memoizes its reports (its transform takes user_secrets)."""
-    transform = getattr(type(mechanism), "transform", None)
-    if transform is None:
-        return False
-    return "user_secrets" in inspect.signature(transform).parameters
+#: Whether a mechanism memoizes its reports (the memoization protocol).
+_memoizes = is_memoized
 
 
 class _MemoKeys:
@@ -108,8 +104,9 @@ class _MemoKeys:
 
     #: Domain-separation label of a column's keys (the column's name follows).
     COLUMN_LABEL = "sklearn_uldp.DataFramePrivatizer.v1|column|"
-    #: Context of a column's score in the memoized sampling (its name follows).
-    SAMPLED_LABEL = "sklearn_uldp.DataFramePrivatizer.v2|sampled attribute score|"
+    #: Context of a column's score in the memoized sampling (its name follows),
+    #: versioned with every memo context (MEMO_VERSION).
+    SAMPLED_LABEL = f"sklearn_uldp.DataFramePrivatizer.{MEMO_VERSION}|sampled attribute score|"
 
     def __init__(self, keys, names):
         self.keys, self.names, self._columns = keys, list(names), {}
@@ -132,12 +129,8 @@ class _MemoKeys:
         names would move about half the users between old columns, and each
         such user spends a second column's permanent budget.
         """
-        from ..utils._secrets import prf_uniforms
-
-        scores = [
-            prf_uniforms(self.keys, self.SAMPLED_LABEL + json.dumps(str(name)), 0, 1)[:, 0]
-            for name in names
-        ]
+        draws = SecretDraws(self.keys, lambda name: self.SAMPLED_LABEL + json.dumps(str(name)))
+        scores = [draws.uniforms(name, 0, 1)[:, 0] for name in names]
         return np.argmax(np.column_stack(scores), axis=1)
 
     def __getitem__(self, rows):
@@ -1032,7 +1025,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             One secret per row (the user's, kept by that user for every
             round: :func:`~sklearn_uldp.utils.generate_user_secrets`), for
             the memoized (longitudinal) mechanisms, such as
-            :class:`~sklearn_uldp.mechanisms.LongitudinalGRR`. Each memoized
+            :class:`~sklearn_uldp.longitudinal.LongitudinalGRR`. Each memoized
             column gets its own keys, derived from the secret and the
             mechanism's name (:func:`~sklearn_uldp.utils.derive_user_keys`),
             so two columns never share permanent answers; under
@@ -1599,7 +1592,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         >>> import pandas as pd
         >>> from sklearn_uldp import RandomizedResponse
         >>> from sklearn_uldp.compose import DataFramePrivatizer
-        >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+        >>> from sklearn_uldp.longitudinal import LongitudinalGRR
         >>> priv = DataFramePrivatizer({
         ...     "app": LongitudinalGRR(2.0, 1.0, categories=["a", "b"]),
         ...     "sex": RandomizedResponse(0.5, categories=["f", "m"]),

@@ -40,6 +40,7 @@ from ..mechanisms._attribute_sampling import (
     sample_fakes,
     supported_fakes,
 )
+from ..mechanisms._memo import is_memoized
 from ..mechanisms._randomized_response import UtilityOptimizedRRChannel
 from ..mechanisms._rappor import RAPPORChannel, UnaryEncodingChannel, basic_rappor_theta
 from ..numeric._base import BaseNumericMechanism, _numeric_values, warn_clipped
@@ -91,7 +92,7 @@ def check_strategy(priv):
                 "per attribute. Use strategy='split' for it, or an LDP/ULDP "
                 "mechanism (RandomizedResponse, UtilityOptimizedRR, RAPPOR, ...)."
             )
-        if priv.strategy == "sample+fake" and hasattr(channel, "permanent_channel"):
+        if priv.strategy == "sample+fake" and is_memoized(mech):
             raise ValueError(
                 f"Column {name!r} uses {type(mech).__name__}, which memoizes its "
                 "reports over rounds, and strategy='sample+fake' cannot hide which "

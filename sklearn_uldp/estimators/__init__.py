@@ -2,13 +2,14 @@
 
 Every estimator works with every mechanism through the channel contract
 (sufficient statistics, linear estimator, likelihood); see
-``docs/architecture.md``.
+``docs/architecture.md``. The estimator of collection over time,
+``LongitudinalEstimator``, lives in :mod:`sklearn_uldp.longitudinal` (its old
+name here is a deprecated alias).
 """
 
 from ._base import DistributionEstimator, as_channel
 from ._em import EMEstimator, maximize_likelihood
 from ._empirical import EmpiricalEstimator, ThresholdEstimator
-from ._longitudinal import LongitudinalEstimator
 from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
 from ._uncertainty import linear_standard_errors, score_intervals, simulate_statistics
@@ -26,5 +27,16 @@ __all__ = [
     "linear_standard_errors",
     "simulate_statistics",
     "score_intervals",
-    "LongitudinalEstimator",
 ]
+
+
+def __getattr__(name):
+    # A deprecated alias: ``longitudinal`` sits beside ``estimators`` and
+    # imports it, so this import is the one exemption of the layering test
+    # (tests/test_layering.py, ``DEPRECATED_ALIASES``).
+    if name == "LongitudinalEstimator":
+        from .. import longitudinal
+        from ..utils._deprecation import moved_alias
+
+        return moved_alias(longitudinal, name, __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,13 +53,20 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..exceptions import ReportMismatchError
+from ..longitudinal._unary import _ue_bit_log_ratio
+from ..mechanisms._base import _transform_output
 from ..mechanisms._channel import ReportStatistics
-from ..mechanisms._longitudinal import _DOCS as _MEMO_DOCS
-from ..mechanisms._longitudinal import _check_rounds, _ue_bit_log_ratio
+from ..mechanisms._memo import (
+    MEMO_DOCS,
+    MEMO_VERSION,
+    MemoizedMechanism,
+    SecretDraws,
+    check_rounds,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
-from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
+from ..utils._secrets import repeated_in_rows, resolve_user_keys
 from ..utils._validation import validate_params_with_hints
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
@@ -69,11 +76,6 @@ __all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamin
 
 #: Cells (users x bits) per sampling chunk: bounds the temporaries.
 _CHUNK_CELLS = 1 << 21
-#: Version tag of the memoization contexts: changing how cohorts or PRRs are
-#: derived from the secrets must change it (old permanent answers would
-#: otherwise be replaced silently, a second exposure of every item). v2: the
-#: context names the collection (``memo_label``).
-MEMO_VERSION = "v2"
 #: Largest number of report patterns the exact channels enumerate.
 _MAX_PATTERNS = 1 << 16
 
@@ -183,18 +185,6 @@ class BloomRAPPORProtocol(_Protocol):
             return np.inf
         return float(2 * self.n_hashes * np.log((1 - self.f / 2) / (self.f / 2)))
 
-    # The names of the longitudinal channels (what BudgetAccountant,
-    # longitudinal_exposure and audit_rounds read).
-    @property
-    def epsilon_1(self):
-        """eps_1 (alias of :attr:`epsilon`)."""
-        return self.epsilon
-
-    @property
-    def epsilon_perm(self):
-        """eps_inf (alias of :attr:`epsilon_permanent`)."""
-        return self.epsilon_permanent
-
     def exposure(self, n_rounds):
         """Privacy loss of ``n_rounds`` reports of one item by one user (memoized).
 
@@ -210,7 +200,7 @@ class BloomRAPPORProtocol(_Protocol):
         in some cohort are disjoint with h bits each (see
         :meth:`channel_matrix` with ``n_rounds``).
         """
-        tau = _check_rounds(n_rounds)
+        tau = check_rounds(n_rounds)
         with np.errstate(divide="ignore", invalid="ignore"):
             log_ratio = _ue_bit_log_ratio(tau, 1.0 - self.f / 2, self.f / 2, self.q, self.p)
         return float(self.n_hashes * (np.max(log_ratio) + np.max(-log_ratio)))
@@ -222,7 +212,8 @@ class BloomRAPPORProtocol(_Protocol):
         filters and f), not the IRR's p and q: changing those keeps the
         users' cohorts and PRRs, and with them the bound eps_inf. ``label``
         names the collection (:class:`BloomRAPPOR`'s ``memo_label``), so two
-        collections fed the same secrets never share a PRR.
+        collections fed the same secrets never share a PRR. The version is the
+        package's one :data:`~sklearn_uldp.mechanisms._memo.MEMO_VERSION`.
         """
         spec = {
             "collection": str(label),
@@ -254,27 +245,38 @@ class BloomRAPPORProtocol(_Protocol):
         return out
 
     # --------------------------------------------------------------- users
-    def sample(self, keys, rng, permanent=None):
+    def sample(self, keys, rng, draws=None, *, instantaneous=True):
         """Rows ``[cohort, s_0..s_{k-1}]`` of one report per key.
 
-        ``permanent`` draws the cohorts and the PRR: the users' secrets
-        (:class:`_KeyedPermanentRound`, memoized) or, by default, ``rng``
-        (both rounds fresh: the end-to-end channel of one report, for
-        simulations). The IRR always comes from ``rng``.
+        ``draws`` draws the cohorts and the PRR: the users' secrets (a
+        :class:`~sklearn_uldp.mechanisms._memo.SecretDraws` in the contexts
+        of :meth:`memo_context`, memoized) or, by default, ``rng`` (both
+        rounds fresh: the end-to-end channel of one report, for
+        simulations). The IRR always comes from ``rng``;
+        ``instantaneous=False`` leaves it out (rows ``[cohort, B'_0..]``: the
+        permanent answers).
         """
         keys = np.asarray(keys, dtype=np.int64)
         n, k = keys.size, self.n_bits
         dtype = np.uint8 if self.n_cohorts <= 256 else np.uint16
         out = np.empty((n, k + 1), dtype=dtype)
-        permanent = _FreshPermanentRound() if permanent is None else permanent
-        cohorts = permanent.cohorts(n, self.n_cohorts, rng)
+        if draws is None:
+            cohorts = rng.integers(0, self.n_cohorts, size=n, dtype=np.int64)
+        else:
+            # The cohort depends on the secret only (value 0), never on an
+            # item: the same in every report of the user.
+            cohorts = draws.integers("cohort", 0, self.n_cohorts, 1)[:, 0]
         out[:, 0] = cohorts
         step = max(1, _CHUNK_CELLS // k)
         for lo in range(0, n, step):
             hi = min(n, lo + step)
             positions = self.bloom_positions(keys[lo:hi], cohorts[lo:hi])
             bloom = self.bloom_filters(keys[lo:hi], cohorts[lo:hi], positions)
-            prr = permanent.draw(slice(lo, hi), bloom, positions, keys[lo:hi], self.f, rng)
+            chunk = None if draws is None else draws[lo:hi]
+            prr = _permanent_round(chunk, bloom, positions, keys[lo:hi], self.f, rng)
+            if not instantaneous:
+                out[lo:hi, 1:] = prr
+                continue
             one = bernoulli_matrix(prr.shape, self.q, rng)
             zero = bernoulli_matrix(prr.shape, self.p, rng)
             out[lo:hi, 1:] = np.where(prr, one, zero)
@@ -414,59 +416,36 @@ class BloomRAPPORProtocol(_Protocol):
         return X.reshape(m * k, S)
 
 
-class _FreshPermanentRound:
-    """Cohorts and PRR drawn anew from ``rng`` for each report (no memoization).
+def _permanent_round(draws, bloom, positions, keys, f, rng):
+    """B' (n, k), the PRR of the Bloom filters ``bloom`` (set bits at ``positions``, (n, h)).
 
-    The end-to-end channel of one report, for simulations of single
+    With ``draws`` (the users' secrets, :class:`SecretDraws`), memoized as
+    RAPPOR's client does: one row of PRF Bernoulli cells keyed by the
+    secret, with the item's key as the value, bit i being 1 with
+    probability ``1 - f/2`` at the Bloom positions and ``f/2`` elsewhere
+    (exactly RAPPOR's "replace by a fair coin with probability f": a set
+    bit stays 1 w.p. ``1 - f + f/2``, an unset one becomes 1 w.p. ``f/2``).
+    The same secret and item give the same B' in every call and process;
+    different secrets give independent ones.
+
+    Without ``draws``, drawn anew from ``rng`` (no memoization): the
+    end-to-end channel of one report, for simulations of single
     collections; over several reports of one user it is *not* RAPPOR's
-    guarantee (the PRR averages away), which is why transform never uses
-    it. ``draw(rows, bloom, positions, keys, f, rng)`` returns B' (n, k)
-    for the Bloom filters ``bloom`` (set bits at ``positions``, (n, h)) of
-    the items' ``keys``; ``rows`` locates the chunk among the users.
+    guarantee (the PRR averages away), which is why ``transform`` never
+    uses it.
     """
-
-    def cohorts(self, n, n_cohorts, rng):
-        return rng.integers(0, n_cohorts, size=n, dtype=np.int64)
-
-    def draw(self, rows, bloom, positions, keys, f, rng):
+    if draws is None:
         randomize = bernoulli_matrix(bloom.shape, f, rng)
         coin = bernoulli_matrix(bloom.shape, 0.5, rng)
         return np.where(randomize, coin, bloom.astype(bool))
-
-
-class _KeyedPermanentRound:
-    """Cohorts and PRR derived from the users' secrets: memoized, as RAPPOR's client.
-
-    A user's cohort is an exactly uniform integer of the PRF keyed by the
-    user's secret (value 0, the "cohort" context): it depends on the secret
-    and the public spec only, never on an item, so it is the same in every
-    report. The PRR of an item is one row of PRF Bernoulli cells keyed by
-    the secret, with the item's key as the value: bit i is 1 with
-    probability ``1 - f/2`` at the Bloom positions and ``f/2`` elsewhere
-    (exactly RAPPOR's "replace by a fair coin with probability f": a set bit
-    stays 1 w.p. ``1 - f + f/2``, an unset one becomes 1 w.p. ``f/2``). The
-    same secret and item give the same B' in every call and process;
-    different secrets give independent ones.
-    """
-
-    def __init__(self, user_keys, protocol, label=""):
-        self.keys = user_keys
-        self.cohort_context = protocol.memo_context("cohort", label)
-        self.prr_context = protocol.memo_context("prr", label)
-
-    def cohorts(self, n, n_cohorts, rng):
-        return prf_integers(self.keys, self.cohort_context, 0, n_cohorts, 1)[:, 0]
-
-    def draw(self, rows, bloom, positions, keys, f, rng):
-        columns, set_bit = _distinct_marks(bloom, positions)
-        return prf_bernoulli(
-            self.keys[rows],
-            self.prr_context,
-            np.asarray(keys, dtype=np.int64).astype(np.uint64),
-            np.full(bloom.shape[1], f / 2),
-            marked=columns,
-            marked_probabilities=np.where(set_bit, 1 - f / 2, f / 2),
-        )
+    columns, set_bit = _distinct_marks(bloom, positions)
+    return draws.bernoulli(
+        "prr",
+        np.asarray(keys, dtype=np.int64).astype(np.uint64),
+        np.full(bloom.shape[1], f / 2),
+        columns,
+        np.where(set_bit, 1 - f / 2, f / 2),
+    )
 
 
 def _distinct_marks(bloom, positions):
@@ -512,7 +491,7 @@ _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
 }
 
 
-class BloomRAPPOR(OpenDomainMechanism):
+class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
     """RAPPOR over strings: Bloom filters, cohorts, memoized permanent round, fresh IRR.
 
     Each user, in a cohort derived from the user's secret, hashes the item
@@ -652,7 +631,12 @@ class BloomRAPPOR(OpenDomainMechanism):
     def _encode(self, X):
         return self.protocol_.encoding.whole_keys(require_items(X))
 
-    @fill_doc(_MEMO_DOCS)
+    def _draws(self, user_keys):
+        """The permanent draws of the users' keys, in this collection's contexts."""
+        protocol, label = self.protocol_, self.memo_label
+        return SecretDraws(user_keys, lambda purpose: protocol.memo_context(purpose, label))
+
+    @fill_doc(MEMO_DOCS)
     def transform(self, X, user_secrets=None):
         """Privatize each item: memoized cohort and PRR, fresh IRR.
 
@@ -674,11 +658,45 @@ class BloomRAPPOR(OpenDomainMechanism):
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
         rng = self._rng(codes)
-        permanent = _KeyedPermanentRound(user_keys, self.protocol_, self.memo_label)
-        out = self.protocol_.sample(keys[codes], rng, permanent=permanent)
+        out = self.protocol_.sample(keys[codes], rng, self._draws(user_keys))
         return self._container(out, X)
 
-    @fill_doc(_MEMO_DOCS)
+    @fill_doc(MEMO_DOCS)
+    def permanent_answers(self, X, user_secrets=None):
+        """Each user's cohort and permanent randomized response (PRR) of the item.
+
+        Rows ``[cohort, B'_0, ..., B'_{k-1}]``: what every report of the
+        item randomizes again with a fresh IRR (the reports the protocol
+        would send with ``p = 0``, ``q = 1``). The same secret and item give
+        the same row in every call, round and process. They are for the
+        users' side (e.g. a client checking that its device memoizes):
+        **never send them**, one of them costs ``epsilon_permanent_``.
+        Nothing is drawn from ``random_state``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            One column of items, one row per user.
+        %(user_secrets)s
+
+        Returns
+        -------
+        answers : ndarray of shape (n_samples, n_bits + 1) or DataFrame
+            Plain rows (they carry no protocol: they are not reports).
+        """
+        check_is_fitted(self, "protocol_")
+        self._check_column_name(X)
+        codes, keys = self._encode(X)
+        user_keys = resolve_user_keys(
+            user_secrets, self.random_state, codes.size, type(self).__name__
+        )
+        out = self.protocol_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
+        if _transform_output(self) == "pandas":
+            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            return pd.DataFrame(out, columns=self.get_feature_names_out(), index=index)
+        return out
+
+    @fill_doc(MEMO_DOCS)
     def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
@@ -693,7 +711,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         """
         return self.fit(X, y).transform(X, user_secrets=user_secrets)
 
-    @fill_doc(_MEMO_DOCS)
+    @fill_doc(MEMO_DOCS)
     def exposure(self, n_rounds):
         """Privacy loss of ``n_rounds`` reports of one item by one user.
 

@@ -3,6 +3,9 @@
 A mechanism privatizes one categorical column; its fitted ``channel_`` is the
 public spec and the contract with every estimator (see
 ``docs/architecture.md``).
+
+The memoized (longitudinal) mechanisms and their channels live in
+:mod:`sklearn_uldp.longitudinal`; their old names here are deprecated aliases.
 """
 
 from ._attribute_sampling import (
@@ -42,22 +45,6 @@ from ._local_hashing import (
     BinaryLocalHashingChannel,
     LocalHashingChannel,
     OptimizedLocalHashing,
-)
-from ._longitudinal import (
-    DBitFlipChannel,
-    DBitFlipPM,
-    LongitudinalGRR,
-    LongitudinalGRRChannel,
-    LongitudinalLocalHashing,
-    LongitudinalLocalHashingChannel,
-    LongitudinalUE,
-    LongitudinalUEChannel,
-    PermanentURAPChannel,
-    PermanentURRChannel,
-    UtilityOptimizedLongitudinalRAPPOR,
-    UtilityOptimizedLongitudinalRAPPORChannel,
-    UtilityOptimizedLongitudinalRR,
-    UtilityOptimizedLongitudinalRRChannel,
 )
 from ._personalized import PersonalizedMechanism, bot_label, split_bots
 from ._randomized_response import (
@@ -141,19 +128,37 @@ __all__ = [
     "amplified_epsilon",
     "supported_fakes",
     "fake_data_guarantees",
-    # collection over time (memoized, longitudinal)
-    "LongitudinalGRR",
-    "LongitudinalUE",
-    "LongitudinalLocalHashing",
-    "DBitFlipPM",
-    "UtilityOptimizedLongitudinalRR",
-    "UtilityOptimizedLongitudinalRAPPOR",
-    "LongitudinalGRRChannel",
-    "LongitudinalUEChannel",
-    "LongitudinalLocalHashingChannel",
-    "DBitFlipChannel",
-    "UtilityOptimizedLongitudinalRRChannel",
-    "UtilityOptimizedLongitudinalRAPPORChannel",
-    "PermanentURRChannel",
-    "PermanentURAPChannel",
 ]
+
+#: Names that moved to :mod:`sklearn_uldp.longitudinal` (collection over
+#: time), resolved on first use with a FutureWarning naming the new import.
+#: ``mechanisms`` sits below ``longitudinal`` in the layers and imports
+#: nothing of it: the alias's import is the one exemption
+#: (tests/test_layering.py, ``DEPRECATED_ALIASES``).
+_MOVED_TO_LONGITUDINAL = frozenset(
+    {
+        "LongitudinalGRR",
+        "LongitudinalUE",
+        "LongitudinalLocalHashing",
+        "DBitFlipPM",
+        "UtilityOptimizedLongitudinalRR",
+        "UtilityOptimizedLongitudinalRAPPOR",
+        "LongitudinalGRRChannel",
+        "LongitudinalUEChannel",
+        "LongitudinalLocalHashingChannel",
+        "DBitFlipChannel",
+        "UtilityOptimizedLongitudinalRRChannel",
+        "UtilityOptimizedLongitudinalRAPPORChannel",
+        "PermanentURRChannel",
+        "PermanentURAPChannel",
+    }
+)
+
+
+def __getattr__(name):
+    if name in _MOVED_TO_LONGITUDINAL:
+        from .. import longitudinal  # a deprecated alias (see _MOVED_TO_LONGITUDINAL)
+        from ..utils._deprecation import moved_alias
+
+        return moved_alias(longitudinal, name, __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

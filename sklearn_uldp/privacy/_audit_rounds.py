@@ -12,11 +12,16 @@ report, or each bit's majority) and audits the summaries with
 :func:`audit_mechanism`. The summary is a function of the reports
 (post-processing), so a bound above the claim proves (at level alpha) that
 the rounds together leak more than claimed.
+
+A tested input may also be a *sequence* of values, one per round: users
+whose value changes. The rounds are then grouped by the values all tested
+sequences hold in them (the same groups for every input, so the summary
+stays one function of the reports), each group is summarized as above, and
+the summary is the tuple of the groups' summaries.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from numbers import Integral
 from typing import Any, Literal
@@ -25,18 +30,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..mechanisms._memo import is_memoized
 from ..utils._secrets import generate_user_secrets
 from ..utils._typing import RandomStateLike
-from ._audit import AuditResult, _column, _domain_of, audit_mechanism
+from ._audit import AuditResult, _column, _domain_of, _key, _row_values, audit_mechanism
 
 __all__ = ["audit_rounds"]
-
-
-def _accepts_secrets(mechanism):
-    try:
-        return "user_secrets" in inspect.signature(mechanism.transform).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return False
 
 
 def _mode_rows(R):
@@ -93,22 +92,34 @@ def audit_rounds(
     (or forgets its users' secrets) fails once the rounds outnumber its
     noise.
 
+    An input may be a sequence of ``n_rounds`` values (a list or tuple, one
+    value per round): users whose value changes, e.g. ``pairs=[((0, 1, 0,
+    1), (2, 3, 2, 3))]`` for two users whose values change at the same
+    rounds (a value stands for the sequence that repeats it). The rounds are
+    grouped by the values that all the tested sequences hold in them, and a
+    user's summary is the tuple of its groups' summaries. The default claim
+    is then ``epsilon_permanent_`` per distinct value of the longest-varying
+    sequence (what :meth:`~sklearn_uldp.privacy.BudgetAccountant.spend_longitudinal`
+    charges); sensitive values are not treated apart.
+
     Parameters
     ----------
     mechanism : fitted mechanism
-        A memoized mechanism (its ``transform`` takes ``user_secrets``), or
-        any fitted mechanism (each round is then a new ``transform``).
+        A memoized mechanism (:func:`~sklearn_uldp.longitudinal.is_memoized`),
+        or any fitted mechanism (each round is then a new ``transform``).
     n_rounds : int
         Rounds per user.
     pairs : None, "all" or list of (x, x_prime), default=None
         Inputs to compare: None is the first two categories and, for a
         mechanism with sensitive values, a sensitive against a non-sensitive
-        one; "all" every pair. See :func:`audit_mechanism`.
+        one; "all" every pair. See :func:`audit_mechanism`. An input may be
+        a sequence of ``n_rounds`` values (see above).
     n_samples : int, default=20_000
         Simulated users per tested input.
     epsilon : float or None, default=None
         The claimed loss of all the rounds together; defaults to the
-        channel's ``epsilon_perm`` (a mechanism without one needs it).
+        mechanism's ``epsilon_permanent_`` (per distinct value of a tested
+        sequence); a mechanism without one needs it.
     alpha : float in (0, 1), default=0.05
         Family-wise error level of the bounds.
     fresh_secrets : bool, default=False
@@ -129,7 +140,7 @@ def audit_rounds(
     Examples
     --------
     >>> from sklearn_uldp import RandomizedResponse
-    >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+    >>> from sklearn_uldp.longitudinal import LongitudinalGRR
     >>> from sklearn_uldp.privacy import audit_rounds
     >>> memo = LongitudinalGRR(1.0, 0.5, categories=[0, 1]).fit()
     >>> audit_rounds(memo, 30, n_samples=5_000, random_state=0).passed
@@ -146,17 +157,11 @@ def audit_rounds(
             f"audit_rounds needs a fitted mechanism (with transform); got "
             f"{type(mechanism).__name__}. Audit a plain callable with audit_mechanism."
         )
+    memoized = is_memoized(mechanism)
     channel = getattr(mechanism, "channel_", None)
+    sequences = _sequences(pairs, int(n_rounds))
     if epsilon is None:
-        # A fixed-domain mechanism's channel, or an open-domain one's protocol.
-        claim = channel if channel is not None else getattr(mechanism, "protocol_", None)
-        epsilon = getattr(claim, "epsilon_perm", None)
-        if epsilon is None:
-            raise ValueError(
-                f"{type(mechanism).__name__} claims no loss for repeated reports "
-                "(no epsilon_perm): pass epsilon= the loss to test, e.g. the budget "
-                "you would allow all rounds together."
-            )
+        epsilon = _default_claim(mechanism, memoized, sequences)
     domain = _domain_of(mechanism)
     if pairs is None or (isinstance(pairs, str) and pairs == "all"):
         if domain is None:
@@ -173,18 +178,17 @@ def audit_rounds(
             "random_state must be None, a non-negative int, a SeedSequence or a "
             f"Generator, got {random_state!r}."
         )
-    memoized = _accepts_secrets(mechanism)
     names = getattr(mechanism, "feature_names_in_", None)
     name = names[0] if names is not None and len(names) == 1 else None
     kind_of = {}
 
-    def sample(values, rng):
-        n = len(values)
-        column = _column(values[0], n, name)
+    def reports_of(value_in_round, n, rng):
+        """Each user's reports of ``n_rounds`` rounds (one secret per user)."""
         secret_seed = int(rng.integers(2**62))
         secrets = generate_user_secrets(n, random_state=secret_seed) if memoized else None
         rounds = []
         for t in range(int(n_rounds)):
+            column = _column(value_in_round(t), n, name)
             if memoized and fresh_secrets and t:
                 secrets = generate_user_secrets(n, random_state=secret_seed + t)
             reports = (
@@ -197,16 +201,37 @@ def audit_rounds(
         width = first.shape[1] if np.ndim(first) == 2 else 1
         kind = "bits" if width > 1 else "outputs"
         kind_of["kind"] = kind
-        return _summarize(kind, rounds)
+        return kind, rounds
 
     sensitive = None
     protected = None
-    mask = getattr(channel, "sensitive_mask", None)
-    if mask is not None and domain is not None and not np.all(mask) and np.any(mask):
-        mask = np.asarray(mask, dtype=bool)
-        chosen = [c for c, s in zip(domain, mask, strict=True) if s]
-        sensitive = chosen
-        protected = _protected_summaries(channel, mask)
+    if sequences is None:
+
+        def sample(values, rng):
+            kind, rounds = reports_of(lambda t: values[0], len(values), rng)
+            return _summarize(kind, rounds)
+
+        mask = getattr(channel, "sensitive_mask", None)
+        if mask is not None and domain is not None:
+            mask = np.asarray(mask, dtype=bool)
+            if not np.all(mask) and np.any(mask):
+                sensitive = [c for c, s in zip(domain, mask, strict=True) if s]
+                protected = _protected_summaries(channel, mask)
+    else:
+        # The inputs are labels of the sequences; the rounds' groups are the
+        # same for every input, so the summary is one function of the reports.
+        labels, pairs, groups = sequences
+
+        def sample(values, rng):
+            sequence = labels[int(values[0])]
+            kind, rounds = reports_of(lambda t: sequence[t], len(values), rng)
+            parts = [_summarize(kind, [rounds[t] for t in group]) for group in groups]
+            if kind == "bits":
+                return np.hstack(parts)
+            # One tuple per user (its groups' summaries), shown as such in
+            # the tests' events.
+            return _row_values(np.column_stack(parts).astype(object))
+
     result = audit_mechanism(
         sample,
         pairs=pairs,
@@ -227,8 +252,77 @@ def audit_rounds(
         + (" (new secrets every round)" if fresh_secrets and memoized else "")
         + ("" if memoized else " (the mechanism takes no secrets: fresh noise every round)")
     )
+    if sequences is not None:
+        labels, _, groups = sequences
+        note += f", in {len(groups)} groups of rounds holding the same values"
+        for column in ("x", "x_prime"):
+            if column in result.tests:
+                result.tests[column] = [labels[int(v)] for v in result.tests[column]]
     result.notes.append(note)
     return result
+
+
+def _is_sequence(value):
+    """Whether a tested input is a sequence of per-round values (list, tuple, 1-D array)."""
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+
+
+def _sequences(pairs, n_rounds):
+    """``(labels, pairs of labels, groups of rounds)`` when an input is a sequence, else None.
+
+    ``labels[i]`` is the i-th distinct input as a tuple of ``n_rounds``
+    values (a value repeated); the groups partition the rounds by the values
+    every input holds in them.
+    """
+    if pairs is None or isinstance(pairs, str):
+        return None
+    pairs = list(pairs)
+    if not any(_is_sequence(v) for pair in pairs if len(pair) == 2 for v in pair):
+        return None
+    labels, index, label_pairs = [], {}, []
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"pairs holds (x, x_prime) tuples; got {len(pair)} items.")
+        ij = []
+        for value in pair:
+            sequence = tuple(value) if _is_sequence(value) else (value,) * n_rounds
+            if len(sequence) != n_rounds:
+                raise ValueError(
+                    f"A tested sequence holds one value per round: {len(sequence)} values "
+                    f"for n_rounds={n_rounds}."
+                )
+            key = tuple(_key(v) for v in sequence)
+            if key not in index:
+                index[key] = len(labels)
+                labels.append(sequence)
+            ij.append(index[key])
+        label_pairs.append(tuple(ij))
+    keys = [tuple(_key(v) for v in sequence) for sequence in labels]
+    round_keys = [tuple(key[t] for key in keys) for t in range(n_rounds)]
+    group_of = pd.factorize(pd.Series(round_keys, dtype=object))[0]
+    groups = [np.flatnonzero(group_of == g) for g in range(int(group_of.max()) + 1)]
+    return labels, label_pairs, groups
+
+
+def _default_claim(mechanism, memoized, sequences):
+    """The claimed loss of all the rounds: ``epsilon_permanent_`` per distinct value."""
+    claim = getattr(mechanism, "epsilon_permanent_", None) if memoized else None
+    if claim is None:
+        raise ValueError(
+            f"{type(mechanism).__name__} claims no loss for repeated reports "
+            "(no epsilon_permanent_): pass epsilon= the loss to test, e.g. the budget "
+            "you would allow all rounds together."
+        )
+    if sequences is None:
+        return float(claim)
+    distinct = max(len({_key(v) for v in sequence}) for sequence in sequences[0])
+    if distinct > 1 and not mechanism.changes_add_up:
+        raise ValueError(
+            f"{type(mechanism).__name__} bounds the reports of one value only (its "
+            "permanent draws are shared between values): it claims no loss for a "
+            "value that changes. Pass epsilon= the loss to test."
+        )
+    return distinct * float(claim)
 
 
 def _default_pairs(mechanism, channel, domain, *, every):

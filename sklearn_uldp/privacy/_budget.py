@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import BudgetError
+from ..mechanisms._memo import is_memoized
 from ..utils._docstrings import fill_doc
 
 #: The sections every spend's docstring shares.
@@ -228,20 +229,25 @@ class BudgetAccountant:
 
         The values are protected given *when* they change: the change
         points themselves are protected only by the reports' own noise (see
-        the "Collecting over time" page).
+        the "Collecting over time" page). A mechanism whose distinct values
+        share their permanent randomness (``changes_add_up`` False:
+        :class:`~sklearn_uldp.longitudinal.DBitFlipPM`, whose reports can
+        show the value itself when it changes bucket) has no finite bound for
+        a value that changes: ``n_values`` > 1 is refused.
 
         Parameters
         ----------
-        mechanism : fitted longitudinal mechanism or DataFramePrivatizer
-            Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
-            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`) or
-            ``protocol_.epsilon_perm`` (e.g.
+        mechanism : fitted memoized mechanism or DataFramePrivatizer
+            A fitted mechanism of the memoization protocol
+            (:func:`~sklearn_uldp.longitudinal.is_memoized`: e.g.
+            :class:`~sklearn_uldp.longitudinal.LongitudinalUE`,
             :class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR`), or a fitted
             :class:`~sklearn_uldp.compose.DataFramePrivatizer` (its
             ``exposure`` and ``epsilon_perm_spent_``: a whole row).
         n_values : int, default=1
             Distinct values the person reports (per input column; for a
-            privatizer, distinct rows of values).
+            privatizer, distinct rows of values; for dBitFlipPM, distinct
+            buckets).
         n_rounds : int or None, default=None
             The most rounds any one value is reported in; ``None`` for any
             number.
@@ -252,7 +258,7 @@ class BudgetAccountant:
 
         Examples
         --------
-        >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+        >>> from sklearn_uldp.longitudinal import LongitudinalGRR
         >>> from sklearn_uldp.privacy import BudgetAccountant
         >>> mech = LongitudinalGRR(2.0, 1.0, categories=["a", "b", "c"]).fit()
         >>> acc = BudgetAccountant(total=4.5)
@@ -265,21 +271,20 @@ class BudgetAccountant:
         ...
         sklearn_uldp.exceptions.BudgetError: Spending 1 would bring the total to 4.912..., ...
         """
-        channel = _memoized_round(mechanism)
         # A privatizer of several columns (DataFramePrivatizer): a row's
         # budget over the rounds (epsilon_perm_spent_, exposure()), read
         # duck-typed so that this layer imports no composite.
         composite = hasattr(mechanism, "mechanisms_") and hasattr(mechanism, "exposure")
-        if not composite and (
-            not hasattr(channel, "epsilon_perm") or not hasattr(mechanism, "exposure")
-        ):
+        if not composite and not is_memoized(mechanism):
             raise TypeError(
-                "spend_longitudinal needs a fitted memoized mechanism (with "
-                f"exposure() and channel_.epsilon_perm), or a DataFramePrivatizer; got "
-                f"{type(mechanism).__name__}. Record the reports of other mechanisms "
-                "with spend(mechanism, count=n)."
+                "spend_longitudinal needs a fitted memoized mechanism (one of the "
+                "memoization protocol, sklearn_uldp.longitudinal.MemoizedMechanism), "
+                f"or a DataFramePrivatizer; got {type(mechanism).__name__}. Record the "
+                "reports of other mechanisms with spend(mechanism, count=n)."
             )
         n_values = self._check_count(n_values)
+        if n_values > 1:
+            _check_changes_add_up(mechanism, n_values)
         if composite and n_rounds is None:
             per_value = float(mechanism.epsilon_perm_spent_)
             if not np.isfinite(per_value):
@@ -291,7 +296,7 @@ class BudgetAccountant:
                 )
         else:
             per_value = (
-                float(channel.epsilon_perm)
+                float(mechanism.epsilon_permanent_)
                 if n_rounds is None
                 else float(mechanism.exposure(self._check_count(n_rounds)))
             )
@@ -321,15 +326,31 @@ class BudgetAccountant:
         return _as_epsilon(epsilon) / n_reports
 
 
-def _memoized_round(mechanism: Any) -> Any:
-    """What carries ``epsilon_perm`` and ``epsilon_1``: a fitted mechanism's
-    ``channel_`` (fixed domains) or ``protocol_`` (open domains, e.g.
-    Bloom-filter RAPPOR), or the object itself (a channel or protocol)."""
-    for name in ("channel_", "protocol_"):
-        part = getattr(mechanism, name, None)
-        if part is not None:
-            return part
-    return mechanism
+def _check_changes_add_up(mechanism: Any, n_values: int) -> None:
+    """Refuse ``n_values`` > 1 distinct values where they do not add up.
+
+    A memoized mechanism whose ``changes_add_up`` is False (dBitFlipPM) has
+    no finite bound for a value that changes; for a privatizer, any of its
+    columns' mechanisms.
+    """
+    parts = getattr(mechanism, "mechanisms_", {"": mechanism})
+    shared = [
+        f"{name!r} ({type(m).__name__})" if name else type(m).__name__
+        for name, m in parts.items()
+        if is_memoized(m) and not m.changes_add_up
+    ]
+    if shared:
+        raise ValueError(
+            f"n_values={n_values}: {', '.join(shared)} bounds the reports of one "
+            "value only. Its permanent draws are shared between values (dBitFlipPM: "
+            "the sampled buckets, and one bit per sampled bucket for every value "
+            "outside it), so when a value changes bucket the reports can show the "
+            "value itself, and no finite epsilon bounds them (see 'Collecting over "
+            "time', dBitFlipPM when the value changes). Charge n_values=1 for a "
+            "value that stays in one bucket, or use a mechanism with one permanent "
+            "answer per value (LongitudinalUE, LongitudinalGRR, "
+            "LongitudinalLocalHashing) for values that change."
+        )
 
 
 def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
@@ -337,27 +358,27 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
 
     ``memoized`` is the exact loss of t reports of one value by the memoized
     mechanism (``mechanism.exposure(t)``: ``epsilon_1`` at t = 1, never above
-    ``epsilon_perm``); ``fresh`` is t times ``epsilon_1``, the loss of t
-    reports each privatized afresh at the same single-report budget
-    (sequential composition).
+    ``epsilon_perm``); ``fresh`` is t times ``epsilon_1`` (the mechanism's
+    ``epsilon_``), the loss of t reports each privatized afresh at the same
+    single-report budget (sequential composition).
 
     Parameters
     ----------
-    mechanism : fitted longitudinal mechanism or its channel
-        Anything with ``exposure(n_rounds)`` and a channel (or, for
-        open-domain mechanisms, a protocol) with ``epsilon_1`` and
-        ``epsilon_perm``.
+    mechanism : fitted memoized mechanism
+        A fitted mechanism of the memoization protocol
+        (:func:`~sklearn_uldp.longitudinal.is_memoized`).
     n_rounds : int
         The curve runs over t = 1, ..., n_rounds.
 
     Returns
     -------
     curve : DataFrame
-        Columns ``rounds``, ``memoized``, ``fresh``, ``epsilon_perm``.
+        Columns ``rounds``, ``memoized``, ``fresh``, ``epsilon_perm`` (the
+        mechanism's ``epsilon_permanent_``).
 
     Examples
     --------
-    >>> from sklearn_uldp.mechanisms import LongitudinalUE
+    >>> from sklearn_uldp.longitudinal import LongitudinalUE
     >>> from sklearn_uldp.privacy import longitudinal_exposure
     >>> mech = LongitudinalUE(2.0, 1.0, categories=range(4)).fit()
     >>> longitudinal_exposure(mech, 4).round(3)
@@ -367,11 +388,11 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
     2       3     1.899    3.0           2.0
     3       4     1.974    4.0           2.0
     """
-    channel = _memoized_round(mechanism)
-    if not hasattr(mechanism, "exposure") or not hasattr(channel, "epsilon_perm"):
+    if not is_memoized(mechanism):
         raise TypeError(
-            "longitudinal_exposure needs a fitted memoized mechanism (with "
-            f"exposure() and channel_.epsilon_perm); got {type(mechanism).__name__}."
+            "longitudinal_exposure needs a fitted memoized mechanism (one of the "
+            "memoization protocol, sklearn_uldp.longitudinal.MemoizedMechanism); got "
+            f"{type(mechanism).__name__}."
         )
     n_rounds = BudgetAccountant._check_count(n_rounds)
     t = np.arange(1, n_rounds + 1)
@@ -379,7 +400,7 @@ def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
         {
             "rounds": t,
             "memoized": [float(mechanism.exposure(int(r))) for r in t],
-            "fresh": t * float(channel.epsilon_1),
-            "epsilon_perm": float(channel.epsilon_perm),
+            "fresh": t * float(mechanism.epsilon_),
+            "epsilon_perm": float(mechanism.epsilon_permanent_),
         }
     )

@@ -11,12 +11,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ..estimators._base import DistributionEstimator
+from ..estimators._empirical import EmpiricalEstimator
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import BaseMechanism
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel, get_channel
-from ._base import DistributionEstimator
-from ._empirical import EmpiricalEstimator
 
 __all__ = ["LongitudinalEstimator"]
 
@@ -72,8 +72,8 @@ class LongitudinalEstimator(BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_uldp.estimators import LongitudinalEstimator
-    >>> from sklearn_uldp.mechanisms import LongitudinalGRR
+    >>> from sklearn_uldp.longitudinal import LongitudinalEstimator
+    >>> from sklearn_uldp.longitudinal import LongitudinalGRR
     >>> rng = np.random.default_rng(0)
     >>> mech = LongitudinalGRR(2.0, 1.0, categories=[0, 1, 2], random_state=0).fit()
     >>> day1 = rng.choice(3, p=[.5, .3, .2], size=(20_000, 1))
