@@ -9,7 +9,8 @@ guarantees on the exact channel and keeps the budget;
 :mod:`sklearn_uldp.metrics` measures and predicts the utility;
 :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
-data-science workflow.
+data-science workflow; :mod:`sklearn_uldp.learning` trains models on
+privatized labels, pairs, gradients and rows.
 """
 
 import importlib
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         datasets,
         estimators,
         heavy_hitters,
+        learning,
         longitudinal,
         mechanisms,
         metrics,
@@ -49,6 +51,14 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         PrefixExtendingMethod,
         TreeHist,
         UtilityOptimizedHeavyHitters,
+    )
+    from .learning import (
+        LabelPrivacyClassifier,
+        LDPLinearRegression,
+        LDPLinearSVC,
+        LDPLogisticRegression,
+        LDPNaiveBayes,
+        PrivatizedGroupReweighter,
     )
     from .longitudinal import (
         DBitFlipPM,
@@ -123,6 +133,12 @@ _LAZY_NAMES = {
     "PrefixExtendingMethod": "heavy_hitters",
     "TreeHist": "heavy_hitters",
     "UtilityOptimizedHeavyHitters": "heavy_hitters",
+    "LabelPrivacyClassifier": "learning",
+    "LDPNaiveBayes": "learning",
+    "LDPLogisticRegression": "learning",
+    "LDPLinearSVC": "learning",
+    "LDPLinearRegression": "learning",
+    "PrivatizedGroupReweighter": "learning",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
@@ -246,11 +262,19 @@ __all__ = [
     "SquareWaveEstimator",
     "Binner",
     "ClippingWarning",
+    # learning on privatized data (labels, pairs, gradients, groups)
+    "LabelPrivacyClassifier",
+    "LDPNaiveBayes",
+    "LDPLogisticRegression",
+    "LDPLinearSVC",
+    "LDPLinearRegression",
+    "PrivatizedGroupReweighter",
     # subpackages
     "compose",
     "datasets",
     "estimators",
     "heavy_hitters",
+    "learning",
     "longitudinal",
     "mechanisms",
     "metrics",

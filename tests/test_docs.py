@@ -32,6 +32,7 @@ API_MODULES = [
     "sklearn_uldp.exceptions",
     "sklearn_uldp.numeric",
     "sklearn_uldp.heavy_hitters",
+    "sklearn_uldp.learning",
     "sklearn_uldp.longitudinal",
 ]
 
@@ -160,6 +161,7 @@ def test_api_reference_lists_every_public_name():
         "docs/many_attributes.md",
         "docs/numerical.md",
         "docs/longitudinal.md",
+        "docs/learning.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

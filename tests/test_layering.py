@@ -16,7 +16,8 @@ The layers, lowest first (docs/architecture.md, "Layers"):
    bounded numeric columns (their mechanisms and estimators);
    ``longitudinal``: collection over time (memoized mechanisms, their
    channels and their estimator, built on ``estimators``);
-4. ``stats``: tests built on estimators;
+4. ``stats``: tests built on estimators; ``heavy_hitters``; ``learning``:
+   models trained on reports (estimators, numeric mechanisms);
 5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
 6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
 
@@ -49,6 +50,7 @@ LAYERS = {
     "longitudinal": 3,
     "stats": 4,
     "heavy_hitters": 4,
+    "learning": 4,
     "compose": 5,
     "model_selection": 5,
     "parallel": 5,
