@@ -5,7 +5,8 @@ the users' side; estimators (:mod:`sklearn_uldp.estimators`) estimate the
 distribution of the true values from the reports on the collector's side;
 :mod:`sklearn_uldp.privacy` verifies the guarantees on the exact channel and
 keeps the budget; :mod:`sklearn_uldp.metrics` measures and predicts the
-utility; :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
+utility; :mod:`sklearn_uldp.marginals` estimates the marginals of many columns and
+synthesizes tables; :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow.
 """
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         datasets,
         estimators,
         heavy_hitters,
+        marginals,
         mechanisms,
         metrics,
         model_selection,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         TreeHist,
         UtilityOptimizedHeavyHitters,
     )
+    from .marginals import MarginalEstimator, MarginalPrivatizer
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
@@ -118,6 +121,8 @@ _LAZY_NAMES = {
     "PrefixExtendingMethod": "heavy_hitters",
     "TreeHist": "heavy_hitters",
     "UtilityOptimizedHeavyHitters": "heavy_hitters",
+    "MarginalEstimator": "marginals",
+    "MarginalPrivatizer": "marginals",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
@@ -218,6 +223,9 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
+    # marginals of many columns, synthetic tables
+    "MarginalPrivatizer",
+    "MarginalEstimator",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -246,6 +254,7 @@ __all__ = [
     "datasets",
     "estimators",
     "heavy_hitters",
+    "marginals",
     "mechanisms",
     "metrics",
     "model_selection",

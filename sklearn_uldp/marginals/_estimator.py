@@ -13,7 +13,7 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _check_feature_names
+from sklearn.utils.validation import _check_feature_names, check_array
 
 from ..estimators import DistributionEstimator, EMEstimator
 from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
@@ -59,6 +59,19 @@ def as_marginal_channel(mechanism: Any) -> MarginalChannel:
         channel = Channel.from_dict(mechanism)
     elif hasattr(mechanism, "channel_"):
         channel = mechanism.channel_
+    elif hasattr(mechanism, "channel_") is False and type(mechanism).__name__ == "MarginalPrivatizer":
+        # An unfitted privatizer (e.g. cloned with its estimator, as scikit-learn's
+        # searches do) describes its reports when its domains are declared.
+        if isinstance(mechanism.categories, str) or mechanism.marginal_size == "auto" and (
+            mechanism.n_users is None and mechanism.marginals is None
+        ):
+            raise ValueError(
+                "mechanism is an unfitted MarginalPrivatizer whose reports depend on the "
+                "data (categories='auto', or marginal_size='auto' without n_users): pass "
+                "the fitted privatizer's channel_ or spec() instead (a Channel is shared "
+                "by clones)."
+            )
+        channel = clone(mechanism).fit().channel_
     else:
         raise TypeError(
             "mechanism must be a fitted MarginalPrivatizer, its channel_ or its spec() "
@@ -333,6 +346,18 @@ class MarginalEstimator(BaseEstimator):
         """
         validate_params_with_hints(self, _HINTS)
         channel = self._resolve_channel(X)
+        if not isinstance(X, pd.DataFrame):
+            # scikit-learn's messages for what is never a report table: sparse
+            # input, NaN or infinity, no rows, complex numbers, 1-D or 3-D arrays.
+            check_array(
+                X,
+                accept_sparse=False,
+                dtype=None,
+                ensure_all_finite=True,
+                ensure_min_samples=1,
+                input_name="reports",
+                estimator=self,
+            )
         first = not hasattr(self, "statistics_")
         stats = channel.statistics(channel.encode_reports(X), keep_reports=self._keep_reports())
         if first:

@@ -256,7 +256,7 @@ class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):
             if self.marginals is None and size > len(columns):
                 raise ValueError(
                     f"marginal_size={size} is larger than the number of privatized "
-                    f"columns ({len(columns)}); pass a smaller size."
+                    f"columns (n_features = {len(columns)}); pass a smaller size."
                 )
             sets = marginal_sets(columns, size, self.marginals)
         sizes = {c: len(domains[c]) for c in columns}
@@ -362,9 +362,14 @@ class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):
             missing = is_missing(labels)
             if missing.any():
                 raise ValueError(
-                    f"Column {name!r} has {int(missing.sum())} missing values and "
-                    "categories='auto'; impute them, or give explicit categories that "
+                    f"Column {name!r} has {int(missing.sum())} missing values (None/NaN) "
+                    "and categories='auto'; impute them, or give explicit categories that "
                     "include a missing-value marker."
+                )
+            if labels.dtype.kind == "f" and np.isinf(labels).any():
+                raise ValueError(
+                    f"Column {name!r} holds infinity (inf), which categories='auto' does "
+                    "not learn as a category; clean the column or give explicit categories."
                 )
             uniques = pd.unique(labels)
             try:
@@ -373,8 +378,9 @@ class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):
                 uniques = np.asarray(sorted(uniques, key=repr), dtype=object)
             if uniques.size < 2:
                 raise ValueError(
-                    f"Column {name!r} holds a single distinct value; a domain needs at "
-                    "least two. Pass categories={column: [...]}."
+                    f"Column {name!r} holds a single distinct value (n_samples = "
+                    f"{len(frame)}); a domain needs at least two. Pass "
+                    "categories={column: [...]}."
                 )
             domains[name] = check_categories(uniques)
             learned.append(name)
@@ -507,14 +513,16 @@ class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):
                     n_missing = int(np.isin(rows, np.flatnonzero(bad)[missing]).sum())
                     raise ValueError(
                         f"Column {c!r} has {n_missing} "
-                        "missing values, which are not in its domain: impute or drop "
-                        "them, or add a missing-value marker to its categories."
+                        "missing values (None/NaN), which are not in its domain: impute "
+                        "or drop them, or add a missing-value marker to its categories."
                     )
+                infinite = labels.dtype.kind == "f" and bool(np.isinf(labels[bad]).any())
                 raise ValueError(
                     f"Column {c!r} holds {int(np.isin(rows, np.flatnonzero(bad)).sum())} "
-                    f"values outside its domain ({int(bad.sum())} distinct; values are "
-                    "matched with their type: 1 is not '1'); add them to categories or "
-                    "clean the data."
+                    f"values outside its domain ({int(bad.sum())} distinct"
+                    + (", infinity (inf) among them" if infinite else "")
+                    + "; values are matched with their type: 1 is not '1'); add them to "
+                    "categories or clean the data."
                 )
             codes[:, j] = found[rows]
         return codes
