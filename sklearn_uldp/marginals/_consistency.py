@@ -171,3 +171,63 @@ def weighted_distance(
             )
         )
     )
+
+
+def no_interaction(table: np.ndarray, tol: float = 1e-10, max_iter: int = 500) -> np.ndarray:
+    """The table of maximum entropy with the same margins on every set of all but one axis.
+
+    For two axes, the product of the two one-way margins; for more, iterative
+    proportional fitting of those margins (the model without the table's
+    highest-order interaction).
+    """
+    table = np.asarray(table, dtype=float)
+    d = table.ndim
+    if d < 2:
+        return table.copy()
+    if d == 2:
+        return np.outer(table.sum(axis=1), table.sum(axis=0))
+    out = np.full(table.shape, table.sum() / table.size)
+    targets = [(axis, table.sum(axis=axis, keepdims=True)) for axis in range(d)]
+    for _ in range(max_iter):
+        worst = 0.0
+        for axis, target in targets:
+            current = out.sum(axis=axis, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(current > 0, target / current, 0.0)
+            worst = max(worst, float(np.abs(current - target).max()))
+            out = out * ratio
+        if worst <= tol:
+            break
+    return out
+
+
+def shrink_interactions(
+    tables: Sequence[np.ndarray], noise: Sequence[float]
+) -> tuple[list[np.ndarray], list[float]]:
+    """Shrink each table's highest-order interaction towards none (James-Stein).
+
+    Each table t (two or more axes) is moved towards ``b``, its
+    no-interaction model (:func:`no_interaction`), by the positive-part
+    James-Stein factor ``lambda = max(0, 1 - V / ||t - b||^2)``, with ``V``
+    the expected squared norm of the noise in the interaction (the
+    estimate's variance summed over the cells, times the interaction's share
+    of the dimensions, ``prod(k_i - 1) / prod(k_i)``). ``b`` has the same
+    margins on every smaller set of axes, and so has every point between t
+    and b: consistency and non-negativity are kept.
+
+    Returns the tables and the factors ``lambda`` (1: kept, 0: no interaction).
+    """
+    out, factors = [], []
+    for table, v in zip(tables, noise, strict=True):
+        table = np.asarray(table, dtype=float)
+        if table.ndim < 2:
+            out.append(table.copy())
+            factors.append(1.0)
+            continue
+        base = no_interaction(table)
+        share = float(np.prod([k - 1 for k in table.shape]) / table.size)
+        observed = float(np.sum((table - base) ** 2))
+        lam = 0.0 if observed <= 0 else max(0.0, 1.0 - share * float(v) / observed)
+        out.append(base + lam * (table - base))
+        factors.append(lam)
+    return out, factors

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral
 from typing import Any
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ..exceptions import PrivacyLeakWarning
 from ..utils._validation import check_epsilon
 from ._channel import all_subsets
 
@@ -69,7 +71,12 @@ def _table(k, epsilon, mask):
     from ..model_selection import choose_mechanism
 
     sensitive = None if mask is None or mask.all() else mask
-    return choose_mechanism(k, epsilon, sensitive=sensitive)[1]
+    with warnings.catch_warnings():
+        # Advice the candidates give when fitted (e.g. uRR's "almost k-RR"
+        # with many sensitive cells) is about them, not about the choice.
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("default", PrivacyLeakWarning)
+        return choose_mechanism(k, epsilon, sensitive=sensitive)[1]
 
 
 def choose_oracle(
@@ -80,7 +87,7 @@ def choose_oracle(
     *,
     cache: dict | None = None,
 ) -> tuple[str, Any]:
-    """The fitted oracle of one marginal, over the codes ``0 .. n_cells - 1``.
+    """The fitted oracle of one marginal, over the codes of its cells.
 
     Parameters
     ----------
@@ -107,7 +114,7 @@ def choose_oracle(
         The oracle's short name (its row in the table, or the template's
         class name).
     mechanism : BaseMechanism
-        Fitted, over ``np.arange(n_cells)``.
+        Fitted, over the categories ``np.arange(n_cells)``.
 
     Examples
     --------
@@ -166,7 +173,10 @@ def choose_oracle(
     else:
         candidates = list(table.index)
     for name in candidates:
-        fitted = clone(table.loc[name, "mechanism"]).fit()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("default", PrivacyLeakWarning)
+            fitted = clone(table.loc[name, "mechanism"]).fit()
         if fitted.channel_.report_format in _SUPPORTED_FORMATS:
             return name, fitted
     raise ValueError(  # pragma: no cover - k-RR is always a candidate

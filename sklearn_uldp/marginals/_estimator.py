@@ -22,8 +22,9 @@ from ..mechanisms._reports import get_channel
 from ..utils._random import check_random_generator
 from ..utils._validation import is_missing, validate_params_with_hints
 from ._channel import MarginalChannel
-from ._consistency import make_consistent
+from ._consistency import make_consistent, shrink_interactions
 from ._maxent import MaxEntModel
+from ._privatizer import MarginalPrivatizer
 
 __all__ = ["MarginalEstimator", "as_marginal_channel", "reduce_marginal_statistics"]
 
@@ -59,11 +60,13 @@ def as_marginal_channel(mechanism: Any) -> MarginalChannel:
         channel = Channel.from_dict(mechanism)
     elif hasattr(mechanism, "channel_"):
         channel = mechanism.channel_
-    elif hasattr(mechanism, "channel_") is False and type(mechanism).__name__ == "MarginalPrivatizer":
+    elif isinstance(mechanism, MarginalPrivatizer):
         # An unfitted privatizer (e.g. cloned with its estimator, as scikit-learn's
         # searches do) describes its reports when its domains are declared.
-        if isinstance(mechanism.categories, str) or mechanism.marginal_size == "auto" and (
-            mechanism.n_users is None and mechanism.marginals is None
+        if (
+            isinstance(mechanism.categories, str)
+            or mechanism.marginal_size == "auto"
+            and (mechanism.n_users is None and mechanism.marginals is None)
         ):
             raise ValueError(
                 "mechanism is an unfitted MarginalPrivatizer whose reports depend on the "
@@ -196,6 +199,17 @@ class MarginalEstimator(BaseEstimator):
     estimator : DistributionEstimator or None, default=None
         The template estimator of each marginal (cloned per marginal); None
         is ``EMEstimator()``.
+    interaction_shrinkage : bool, default=True
+        Shrink the highest-order interaction of each measured marginal
+        (for a pair: its departure from the product of its margins) towards
+        none, by the positive-part James-Stein factor ``max(0, 1 - V / D)``
+        (D: the squared size of the estimated interaction, V: the expected
+        squared size of its noise). It keeps the marginal's lower-order
+        margins, so consistency too; on the flights table it gave 22% and
+        20% less total variation than consistency alone at epsilon = 1 and
+        2 (see the "Marginals" page). It matters where the noise of a
+        marginal is comparable to its interaction (small budgets, many
+        cells); False keeps each marginal's estimate.
     mechanism : MarginalPrivatizer, MarginalChannel, dict or None, default=None
         The spec of the reports, when they do not carry it.
 
@@ -213,6 +227,10 @@ class MarginalEstimator(BaseEstimator):
         marginal without reports).
     consistency_info_ : dict or None
         Rounds and residual disagreement of the consistency step.
+    interaction_factors_ : dict of {tuple of str: float}
+        The James-Stein factor of each measured marginal's interaction.
+    maxent_residual_ : float
+        How far the maximum-entropy model is from the measured marginals.
     n_features_in_ : int
     feature_names_in_ : ndarray
         When fitted on a DataFrame of reports.
@@ -251,6 +269,7 @@ class MarginalEstimator(BaseEstimator):
 
     _parameter_constraints: dict[str, list[Any]] = {
         "consistency": ["boolean"],
+        "interaction_shrinkage": ["boolean"],
         "estimator": [HasMethods(["fit_statistics"]), None],
         "mechanism": [HasMethods(["transform"]), Channel, dict, None],
     }
@@ -260,10 +279,12 @@ class MarginalEstimator(BaseEstimator):
         consistency: bool = True,
         estimator: DistributionEstimator | None = None,
         *,
+        interaction_shrinkage: bool = True,
         mechanism: Any = None,
     ) -> None:
         self.consistency = consistency
         self.estimator = estimator
+        self.interaction_shrinkage = interaction_shrinkage
         self.mechanism = mechanism
 
     def __sklearn_clone__(self):
@@ -451,6 +472,25 @@ class MarginalEstimator(BaseEstimator):
         return [self.channel_.marginals[j] for j in result["measured"]]
 
     @property
+    def interaction_factors_(self) -> dict[tuple[str, ...], float]:
+        """Marginal -> the James-Stein factor its interaction was kept at (1: all, 0: none)."""
+        result = self._result()
+        return {
+            self.channel_.marginals[j]: float(f)
+            for j, f in zip(result["measured"], result["factors"], strict=True)
+        }
+
+    @property
+    def maxent_residual_(self) -> float:
+        """Largest difference between a measured marginal and the maximum-entropy model's.
+
+        0 up to round-off when the (consistent) marginals are those of some
+        table; otherwise iterative proportional fitting converges to the
+        table nearest in Kullback-Leibler divergence, and this is how far.
+        """
+        return float(self._model().residual)
+
+    @property
     def consistency_info_(self) -> dict | None:
         """``n_iter``, ``gap`` and ``negative`` of the consistency step (None without it)."""
         return self._result()["consistency"]
@@ -514,12 +554,26 @@ class MarginalEstimator(BaseEstimator):
             tables, info = make_consistent(
                 tables, [channel.marginals[j] for j in measured], weights
             )
+        factors = [1.0] * len(measured)
+        if self.interaction_shrinkage:
+            noise = [
+                float(
+                    np.sum(
+                        channel.channels[j].estimator_variance(
+                            t.ravel(), self.statistics_.extra.parts[j].n
+                        )
+                    )
+                )
+                for j, t in zip(measured, tables, strict=True)
+            ]
+            tables, factors = shrink_interactions(tables, noise)
         return {
             "estimators": estimators,
             "measured": measured,
             "tables": tables,
             "weights": weights,
             "consistency": info,
+            "factors": factors,
             "model": None,
         }
 
@@ -584,8 +638,17 @@ class MarginalEstimator(BaseEstimator):
         return result["model"]
 
     def _index(self, columns):
+        """The product of the columns' domains, each level in its domain's order."""
         domains = self.categories_
-        return pd.MultiIndex.from_product([domains[c] for c in columns], names=list(columns))
+        levels = []
+        for c in columns:
+            domain = domains[c]
+            if is_missing(np.asarray(domain, dtype=object)).any():
+                levels.append(pd.Index(np.asarray(domain, dtype=object), dtype=object))
+            else:
+                # Categorical levels keep the domain's order (also in unstack).
+                levels.append(pd.CategoricalIndex(domain, categories=domain))
+        return pd.MultiIndex.from_product(levels, names=list(columns))
 
     def marginal(self, columns: Sequence[str]) -> pd.Series:
         """The estimated distribution of a set of columns.
