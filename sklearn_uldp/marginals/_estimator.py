@@ -532,10 +532,10 @@ class MarginalEstimator(BaseEstimator):
             raise ValueError("No marginal has a report: fit on at least one report.")
         if uninformative:
             warnings.warn(
-                f"{uninformative} of the {len(measured)} measured marginals stand out from "
-                "the noise in no cell (their estimates are uniform or nearly): collect "
-                "more reports, spend a larger epsilon, or measure fewer or smaller "
-                "marginals.",
+                f"In {uninformative} of the {len(measured)} measured marginals no cell "
+                "stands out from the noise (their estimates are uniform, or nearly): "
+                "collect more reports, spend a larger epsilon, or measure fewer or "
+                "smaller marginals.",
                 UninformativeEstimateWarning,
                 stacklevel=4,
             )
@@ -665,7 +665,24 @@ class MarginalEstimator(BaseEstimator):
         -------
         probabilities : Series
             On a MultiIndex (the product of the columns' domains, one level
-            per column), summing to 1; ``.unstack()`` gives a two-way table.
+            per column, in the domain's order), summing to 1; ``.unstack()``
+            gives a two-way table.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn_uldp.marginals import MarginalPrivatizer, MarginalEstimator
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.integers(0, 2, 20_000)
+        >>> df = pd.DataFrame({"x": x, "y": x ^ (rng.random(20_000) < 0.1)})
+        >>> priv = MarginalPrivatizer(2.0, categories={"x": [0, 1], "y": [0, 1]},
+        ...                           random_state=0)
+        >>> est = MarginalEstimator().fit(priv.fit_transform(df))
+        >>> table = est.marginal(["x", "y"]).unstack()   # about [[0.45, 0.05], [0.05, 0.45]]
+        >>> table.shape, table.index.name, table.columns.name
+        ((2, 2), 'x', 'y')
+        >>> bool(abs(table.loc[0, 0] - 0.45) < 0.02 and abs(table.loc[0, 1] - 0.05) < 0.02)
+        True
         """
         columns = self._check_columns(columns)
         covering = self._covering(columns)
@@ -712,6 +729,19 @@ class MarginalEstimator(BaseEstimator):
             For a set no measured marginal holds: its estimate comes from
             the maximum-entropy model, whose error is the model's, not
             sampling noise.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn_uldp.marginals import MarginalPrivatizer, MarginalEstimator
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.integers(0, 2, 20_000), "y": rng.integers(0, 2, 20_000)})
+        >>> priv = MarginalPrivatizer(2.0, categories={"x": [0, 1], "y": [0, 1]},
+        ...                           random_state=0)
+        >>> est = MarginalEstimator().fit(priv.fit_transform(df))
+        >>> ci = est.marginal_confidence_intervals(["x"], alpha=0.05)
+        >>> list(ci.columns), bool((ci["lower"] < 0.5).all() and (ci["upper"] > 0.5).all())
+        (['lower', 'upper'], True)
         """
         if not (isinstance(alpha, Real) and 0 < alpha < 1):
             raise ValueError(f"alpha must be a level in (0, 1), such as 0.05; got {alpha!r}.")
@@ -807,6 +837,19 @@ class MarginalEstimator(BaseEstimator):
             floor or the ceiling of ``n_samples p(x)`` rows), so the table's
             marginals equal the model's up to one row per joint value;
             otherwise independent draws from a tree-structured model.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn_uldp.marginals import MarginalPrivatizer, MarginalEstimator
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.integers(0, 2, 5_000), "y": rng.integers(0, 3, 5_000)})
+        >>> priv = MarginalPrivatizer(2.0, categories={"x": [0, 1], "y": [0, 1, 2]},
+        ...                           random_state=0)
+        >>> est = MarginalEstimator().fit(priv.fit_transform(df))
+        >>> table = est.synthesize(1_000, random_state=0)
+        >>> table.shape, list(table["y"].cat.categories)
+        ((1000, 2), [0, 1, 2])
         """
         if (
             isinstance(n_samples, bool)

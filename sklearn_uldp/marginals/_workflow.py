@@ -139,6 +139,18 @@ def one_way_estimates(estimator: Any, columns: Any = None) -> dict[str, Any]:
     Returns
     -------
     estimates : dict of {str: Series}
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_uldp.marginals import (MarginalEstimator, MarginalPrivatizer,
+    ...                                     one_way_estimates)
+    >>> df = pd.DataFrame({"x": np.arange(3000) % 2, "y": np.arange(3000) % 3})
+    >>> priv = MarginalPrivatizer(2.0, categories={"x": [0, 1], "y": [0, 1, 2]},
+    ...                           random_state=0)
+    >>> est = MarginalEstimator().fit(priv.fit_transform(df))
+    >>> {c: s.index.tolist() for c, s in one_way_estimates(est).items()}
+    {'x': [0, 1], 'y': [0, 1, 2]}
     """
     columns = estimator.columns_ if columns is None else list(columns)
     out = {}
