@@ -514,7 +514,7 @@ class MarginalChannel(Channel):
         order = np.argsort(assignment, kind="stable")
         counts = np.bincount(assignment, minlength=self.n_marginals)
         bounds = np.concatenate([[0], np.cumsum(counts)])
-        parts = []
+        parts: list[Any] = []
         for j, channel in enumerate(self.channels):
             rows = order[bounds[j] : bounds[j + 1]]
             if rows.size == 0:

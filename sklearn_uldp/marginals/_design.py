@@ -136,7 +136,7 @@ def choose_oracle(
     if isinstance(mechanism, BaseMechanism):
         mech = clone(mechanism)
         params = mech.get_params()
-        update = {"categories": categories}
+        update: dict[str, Any] = {"categories": categories}
         if "epsilon" in params:
             update["epsilon"] = epsilon
         if "sensitive" in params:
@@ -149,7 +149,7 @@ def choose_oracle(
         fitted = mech.fit()
         _check_format(fitted.channel_, type(mech).__name__)
         return type(mech).__name__, fitted
-    key = (k, None if all_sensitive else mask.tobytes())
+    key = (k, None if mask is None or all_sensitive else mask.tobytes())
     if cache is not None and key in cache:
         table = cache[key]
     else:

@@ -859,7 +859,7 @@ class MarginalEstimator(BaseEstimator):
             raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}.")
         rng = check_random_generator(random_state)
         codes = self._model().sample_codes(int(n_samples), rng)
-        columns = {}
+        columns: dict[str, Any] = {}
         for p, c in enumerate(self.channel_.columns):
             domain = self.channel_.domains[p]
             missing = is_missing(np.asarray(domain, dtype=object))

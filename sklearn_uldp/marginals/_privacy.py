@@ -114,12 +114,12 @@ def check_marginal_uldp(mechanism: Any) -> PrivacyCheck:
             sub.max(axis=0) > 0, np.log(sub.max(axis=0)) - np.log(sub.min(axis=0)), -np.inf
         )
     if ratio.size:
-        y = int(np.argmax(ratio))
-        worst = float(ratio[y])
+        top = int(np.argmax(ratio))
+        worst = float(ratio[top])
         where = (
-            int(np.flatnonzero(protected)[y]),
-            int(np.argmax(sub[:, y])),
-            int(np.argmin(sub[:, y])),
+            int(np.flatnonzero(protected)[top]),
+            int(np.argmax(sub[:, top])),
+            int(np.argmin(sub[:, top])),
         )
         if not _within(worst, eps):
             reasons.append(f"protected output {where[0]}: log-ratio {worst:.4g} > {eps:.4g}")
@@ -161,13 +161,13 @@ def check_marginal_uldp(mechanism: Any) -> PrivacyCheck:
                     k = index[tuple(other)]
                     with np.errstate(invalid="ignore"):
                         diff = np.where(Q[i] > 0, logQ[i] - logQ[k], -np.inf)
-                    y = int(np.argmax(diff))
-                    if diff[y] > worst:
-                        worst, where = float(diff[y]), (y, i, k)
-                    if not _within(float(diff[y]), eps):
+                    out = int(np.argmax(diff))
+                    if diff[out] > worst:
+                        worst, where = float(diff[out]), (out, i, k)
+                    if not _within(float(diff[out]), eps):
                         reasons.append(
                             f"rows {i} and {k} differ only in sensitive values of row {i}, "
-                            f"but output {y} has log-ratio {float(diff[y]):.4g} > {eps:.4g}"
+                            f"but output {out} has log-ratio {float(diff[out]):.4g} > {eps:.4g}"
                         )
     return PrivacyCheck(
         "marginal ULDP", eps, not reasons, float(worst), where, ~protected, reasons[:20]

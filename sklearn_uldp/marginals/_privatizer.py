@@ -66,7 +66,7 @@ def _is_missing_value(value):
 
 
 @fill_doc(COMMON)
-class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):
+class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type: ignore[call-arg]
     """Privatize rows for marginal release: each user reports one marginal.
 
     Each user (a row of d categorical columns) is assigned one of the L
@@ -252,7 +252,7 @@ class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):
                 mechanism=self.mechanism,
             )
         else:
-            size = 2 if self.marginal_size == "auto" else self.marginal_size
+            size = 2 if isinstance(self.marginal_size, str) else int(self.marginal_size)
             if self.marginals is None and size > len(columns):
                 raise ValueError(
                     f"marginal_size={size} is larger than the number of privatized "
