@@ -7,6 +7,8 @@ distribution of the true values from the reports on the collector's side;
 round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
 guarantees on the exact channel and keeps the budget;
 :mod:`sklearn_uldp.metrics` measures and predicts the utility;
+:mod:`sklearn_uldp.marginals` estimates the marginals of many columns and
+synthesizes tables;
 :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow; :mod:`sklearn_uldp.learning` trains models on
@@ -24,6 +26,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         heavy_hitters,
         learning,
         longitudinal,
+        marginals,
         mechanisms,
         metrics,
         model_selection,
@@ -69,6 +72,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         UtilityOptimizedLongitudinalRAPPOR,
         UtilityOptimizedLongitudinalRR,
     )
+    from .marginals import MarginalEstimator, MarginalPrivatizer
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
@@ -139,6 +143,8 @@ _LAZY_NAMES = {
     "LDPLinearSVC": "learning",
     "LDPLinearRegression": "learning",
     "PrivatizedGroupReweighter": "learning",
+    "MarginalEstimator": "marginals",
+    "MarginalPrivatizer": "marginals",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
@@ -239,6 +245,9 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
+    # marginals of many columns, synthetic tables
+    "MarginalPrivatizer",
+    "MarginalEstimator",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -276,6 +285,7 @@ __all__ = [
     "heavy_hitters",
     "learning",
     "longitudinal",
+    "marginals",
     "mechanisms",
     "metrics",
     "model_selection",

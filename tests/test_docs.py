@@ -34,6 +34,7 @@ API_MODULES = [
     "sklearn_uldp.heavy_hitters",
     "sklearn_uldp.learning",
     "sklearn_uldp.longitudinal",
+    "sklearn_uldp.marginals",
 ]
 
 # Generated or build output inside docs/ that must not be copied.
@@ -159,6 +160,7 @@ def test_api_reference_lists_every_public_name():
         "docs/choosing.md",
         "docs/estimator_choice.md",
         "docs/many_attributes.md",
+        "docs/marginals.md",
         "docs/numerical.md",
         "docs/longitudinal.md",
         "docs/learning.md",

@@ -19,6 +19,8 @@ The layers, lowest first (docs/architecture.md, "Layers"):
 4. ``stats``: tests built on estimators; ``heavy_hitters``; ``learning``:
    models trained on reports (estimators, numeric mechanisms);
 5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
+   ``marginals``: marginal release (its oracles are chosen by
+   ``model_selection``, one way);
 6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
 
 The one exemption: a *deprecated alias* of a name that moved up the layers
@@ -55,6 +57,7 @@ LAYERS = {
     "model_selection": 5,
     "parallel": 5,
     "plotting": 5,
+    "marginals": 5,
     "_show_versions": 6,
     "cli": 6,
     "__main__": 6,

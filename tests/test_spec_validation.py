@@ -33,6 +33,7 @@ from sklearn_uldp import (
     UtilityOptimizedRR,
 )
 from sklearn_uldp.compose import load_spec
+from sklearn_uldp.marginals import MarginalChannel  # noqa: F401 (registers "marginals")
 from sklearn_uldp.mechanisms import (
     Channel,
     HadamardResponseChannel,

@@ -1,6 +1,7 @@
 """Generated datasets for simulations and examples, and a real census table."""
 
 from ._census import load_census_tuples
+from ._flights import load_flights
 from ._location import grid_cell_labels, location_distribution, make_location_grid
 from ._personalized import make_personalized_locations
 from ._survey import load_election_survey
@@ -14,4 +15,5 @@ __all__ = [
     "load_census_tuples",
     "load_election_survey",
     "load_wage_survey",
+    "load_flights",
 ]
