@@ -26,7 +26,6 @@ from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMec
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel, is_packed_frame
 from ..numeric._base import BaseNumericMechanism
-from ..numeric._estimator_base import NumericEstimatorBase
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
 from ..utils._validation import is_missing, validate_params_with_hints
@@ -57,17 +56,18 @@ _FORCE_INT_REMAINDER_COLS = False if _SK_VERSION < (1, 7) else "deprecated"
 
 def _numeric_names(transformers):
     """Names of the entries privatized by a numeric mechanism."""
-    return {name for name, mech, _ in transformers if isinstance(mech, BaseNumericMechanism)}
+    return {
+        name for name, mech, _ in transformers if getattr(mech, "_categorical_input", True) is False
+    }
 
 
 def _numeric_estimate(part, channel, estimator, name):
     """The estimate of a numeric column: its mean (and interval) for the
-    mean mechanisms, its distribution over bins for Square Wave."""
-    from ..numeric import MeanEstimator, SquareWaveEstimator
-
+    mean mechanisms, its distribution over bins for Square Wave.
+    ``estimator``: one the channel accepts, or None for its default."""
+    est = clone(estimator) if estimator is not None else channel.default_estimator()
     if getattr(channel, "unbiased_reports", False):
-        est = estimator if isinstance(estimator, MeanEstimator) else MeanEstimator()
-        est = clone(est).fit(part)
+        est = est.fit(part)
         low, high = est.confidence_interval()
         return pd.Series(
             {
@@ -79,8 +79,7 @@ def _numeric_estimate(part, channel, estimator, name):
             },
             name=name,
         )
-    est = estimator if isinstance(estimator, SquareWaveEstimator) else SquareWaveEstimator()
-    est = clone(est).fit(part)
+    est = est.fit(part)
     edges = est.bin_edges_
     return pd.Series(
         est.distribution_,
@@ -960,7 +959,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         for name, mech, _ in transformers:
             if isinstance(mech, str):
                 continue
-            if isinstance(mech, BaseNumericMechanism):
+            if not mech._categorical_input:
                 if isinstance(mech.bounds, str):
                     raise ValueError(
                         f"Mechanism {name!r} has bounds='auto', which would read the "
@@ -1429,7 +1428,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 part = part.infer_objects()
         channel = self.channels_[name]
         if (
-            channel.report_format == "bits"
+            channel.bit_vector_reports
             and not getattr(channel, "missing_reports", False)
             and not is_packed_frame(part)  # packed: one binary column of bytes
         ):
@@ -1488,18 +1487,22 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                     )
             else:
                 columns = list(mechanisms)
-        categorical = estimator
-        if estimator is None or isinstance(estimator, NumericEstimatorBase):
-            categorical = EmpiricalEstimator(projection="simplex")
+        fallback = EmpiricalEstimator(projection="simplex")
         result = {}
         for name in columns:
             channel = self.channels_[name]
-            if str(channel.report_format).startswith("numeric"):
+            # The template, where it estimates this column's kind of reports.
+            given = None
+            if estimator is not None and channel.accepts_estimator(estimator):
+                given = estimator
+            if not channel.has_categories:
                 result[name] = _numeric_estimate(
-                    self.column_reports(reports, name), channel, estimator, name
+                    self.column_reports(reports, name), channel, given, name
                 )
                 continue
-            est = clone(categorical).fit(self.column_reports(reports, name))
+            est = clone(given if given is not None else fallback).fit(
+                self.column_reports(reports, name)
+            )
             result[name] = pd.Series(
                 est.distribution_,
                 index=pd.Index(est.categories_, name=name),
@@ -1688,20 +1691,12 @@ def _fitted_domains(fitting, X, positions):
     checked on, whole columns."""
     out = []
     for name, mech, columns in fitting:
-        if isinstance(mech, BaseMechanism):
+        if isinstance(mech, _MECHANISMS):
             cols = positions[name]
             column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
-                domain = clone(mech).fit(column).categories_
-            mech = clone(mech).set_params(categories=list(domain))
-        elif isinstance(mech, BaseNumericMechanism) and isinstance(mech.bounds, str):
-            # bounds="auto" learns the range from the whole column (with its
-            # own PrivacyLeakWarning), not from the one row fitted below.
-            cols = positions[name]
-            column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
-            bounds = clone(mech).fit(column).bounds_
-            mech = clone(mech).set_params(bounds=[float(b) for b in bounds])
+                mech = mech._with_domain_of(column)
         out.append((name, mech, columns))
     return out
 

@@ -108,6 +108,7 @@ class BloomRAPPORProtocol(_Protocol):
     """Public spec of Bloom-filter RAPPOR: (k, h, m, p, q, f), the hashes, the items."""
 
     name = "bloom_rappor"
+    default_estimator_path = "sklearn_uldp.heavy_hitters:BloomRAPPORDecoder"
 
     def __init__(
         self,
@@ -145,6 +146,14 @@ class BloomRAPPORProtocol(_Protocol):
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
         self._a, self._b = hash_parameters(self.hash_seed, self.n_cohorts * self.n_hashes)
+
+    @property
+    def report_width(self):
+        return self.n_bits + 1
+
+    def report_column_names(self, column):
+        """``<column>_cohort`` then ``<column>_b<i>``, one per Bloom bit."""
+        return [f"{column}_cohort"] + [f"{column}_b{i}" for i in range(self.n_bits)]
 
     def get_params(self):
         return {
@@ -561,7 +570,8 @@ class BloomRAPPOR(OpenDomainMechanism):
 
     Attributes
     ----------
-    protocol_ : BloomRAPPORProtocol
+    channel_ : BloomRAPPORProtocol
+        The public spec (what reports carry); ``protocol_`` is its deprecated name.
     epsilon_ : float
         eps_1, the budget of one report.
     epsilon_permanent_ : float
@@ -630,7 +640,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         self.memo_label = memo_label
         self.random_state = random_state
 
-    def _make_protocol(self):
+    def _make_channel(self):
         return BloomRAPPORProtocol(
             self.n_bits,
             self.n_hashes,
@@ -645,12 +655,12 @@ class BloomRAPPOR(OpenDomainMechanism):
 
     def fit(self, X=None, y=None):
         super().fit(X, y)
-        self.epsilon_ = self.protocol_.epsilon
-        self.epsilon_permanent_ = self.protocol_.epsilon_permanent
+        self.epsilon_ = self.channel_.epsilon
+        self.epsilon_permanent_ = self.channel_.epsilon_permanent
         return self
 
     def _encode(self, X):
-        return self.protocol_.encoding.whole_keys(require_items(X))
+        return self.channel_.encoding.whole_keys(require_items(X))
 
     @fill_doc(_MEMO_DOCS)
     def transform(self, X, user_secrets=None):
@@ -667,15 +677,15 @@ class BloomRAPPOR(OpenDomainMechanism):
         reports : Reports of shape (n_samples, n_bits + 1) or DataFrame
             Rows ``[cohort, bit_0, ..., bit_{k-1}]`` carrying the protocol.
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        rng = self._rng(codes)
-        permanent = _KeyedPermanentRound(user_keys, self.protocol_, self.memo_label)
-        out = self.protocol_.sample(keys[codes], rng, permanent=permanent)
+        rng = self._transform_rng(codes)
+        permanent = _KeyedPermanentRound(user_keys, self.channel_, self.memo_label)
+        out = self.channel_.sample(keys[codes], rng, permanent=permanent)
         return self._container(out, X)
 
     @fill_doc(_MEMO_DOCS)
@@ -702,20 +712,12 @@ class BloomRAPPOR(OpenDomainMechanism):
 
         %(exposure_sections)s
         """
-        check_is_fitted(self, "protocol_")
-        return self.protocol_.exposure(n_rounds)
-
-    def get_feature_names_out(self, input_features=None):
-        """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""
-        name = super().get_feature_names_out(input_features)[0]
-        return np.asarray(
-            [f"{name}_cohort"] + [f"{name}_b{i}" for i in range(self.protocol_.n_bits)],
-            dtype=object,
-        )
+        check_is_fitted(self, "channel_")
+        return self.channel_.exposure(n_rounds)
 
     @property
     def epsilon_spent_(self):
-        return float(self.protocol_.epsilon)
+        return float(self.channel_.epsilon)
 
 
 def _check_identifiable(X, n_cohorts_seen, protocol):

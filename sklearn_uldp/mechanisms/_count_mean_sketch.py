@@ -435,6 +435,16 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     name = "cms"
     report_format = "sketch"
+    packed_reports = True  # the bucket bits; the hash index stays an integer
+
+    @property
+    def report_width(self):
+        return self.n_buckets + 1
+
+    def report_column_names(self, column):
+        """``<column>_hash`` then one name per bucket bit, ``<column>_b<l>``."""
+        return [f"{column}_hash"] + [f"{column}_b{b}" for b in range(self.n_buckets)]
+
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
     _power_of_two, _short_name = False, "CMS"
 

@@ -378,6 +378,7 @@ class UnaryEncodingChannel(SensitiveSetMixin, Channel):
 
     name = "urap"
     report_format = "bits"
+    bit_vector_reports = True
     _spec_field_schemas = {
         **Channel._spec_field_schemas,
         "theta": {

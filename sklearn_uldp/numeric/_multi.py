@@ -89,7 +89,11 @@ class MultiNumericChannel(Channel):
 
     name = "multi_numeric"
     report_format = "numeric_rows"
+    has_categories = False
     unbiased_reports = True
+    default_estimator_path = "sklearn_uldp.numeric:MeanEstimator"
+    estimator_base_path = None
+    missing_report_dtype = "float64"
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **Channel._spec_field_schemas,
@@ -153,6 +157,14 @@ class MultiNumericChannel(Channel):
     @property
     def n_attributes(self) -> int:
         return len(self.bounds)
+
+    @property
+    def report_width(self) -> int:
+        return self.n_attributes  # a row: one number per attribute, NaN if not sampled
+
+    def report_column_names(self, column):
+        """``<column>_<j>`` for attribute j (the mechanism names them after its inputs)."""
+        return [f"{column}_{j}" for j in range(self.n_attributes)]
 
     def attribute_channel(self, j: int) -> Channel:
         """The channel of attribute j (its mechanism at epsilon / n_sampled)."""

@@ -208,7 +208,7 @@ def _check_report_columns(collection, mechanism, channel):
     columns = getattr(collection, "columns", None)
     if columns is None:
         return
-    if channel.report_format == "bits":
+    if channel.bit_vector_reports:
         names = (
             mechanism.get_feature_names_out()
             if hasattr(mechanism, "get_feature_names_out")
@@ -532,8 +532,8 @@ def _dask_meta(mechanism, names=None):
         meta = PackedReports(np.zeros((0, len(names) * -(-k // 8)), np.uint8), k).to_frame(names)
         meta.attrs = {}
         return meta
-    if channel.report_format == "bits":
+    if channel.bit_vector_reports:
         return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
-    if str(channel.report_format).startswith("numeric"):  # numbers, column units
+    if not channel.has_categories:  # numbers, column units
         return pd.DataFrame({n: pd.Series(dtype=np.float64) for n in names})
     return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype) for n in names})

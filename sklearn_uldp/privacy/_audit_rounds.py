@@ -149,8 +149,7 @@ def audit_rounds(
     channel = getattr(mechanism, "channel_", None)
     if epsilon is None:
         # A fixed-domain mechanism's channel, or an open-domain one's protocol.
-        claim = channel if channel is not None else getattr(mechanism, "protocol_", None)
-        epsilon = getattr(claim, "epsilon_perm", None)
+        epsilon = getattr(channel, "epsilon_perm", None)
         if epsilon is None:
             raise ValueError(
                 f"{type(mechanism).__name__} claims no loss for repeated reports "
@@ -249,7 +248,7 @@ def _default_pairs(mechanism, channel, domain, *, every):
 def _protected_summaries(channel, mask) -> Callable[[Any], np.ndarray] | None:
     """Which summaries are protected: no non-sensitive value (or bit) in them."""
     categories = np.asarray(channel.categories, dtype=object)
-    if channel.report_format == "bits":
+    if channel.bit_vector_reports:
 
         def no_invertible_bit(S: Any) -> np.ndarray:
             return np.asarray(~np.asarray(S)[:, ~mask].astype(bool).any(axis=1))

@@ -234,8 +234,7 @@ class BudgetAccountant:
         ----------
         mechanism : fitted longitudinal mechanism or DataFramePrivatizer
             Anything with ``exposure(n_rounds)`` and ``channel_.epsilon_perm``
-            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`) or
-            ``protocol_.epsilon_perm`` (e.g.
+            (e.g. :class:`~sklearn_uldp.mechanisms.LongitudinalUE`,
             :class:`~sklearn_uldp.heavy_hitters.BloomRAPPOR`), or a fitted
             :class:`~sklearn_uldp.compose.DataFramePrivatizer` (its
             ``exposure`` and ``epsilon_perm_spent_``: a whole row).
@@ -323,13 +322,10 @@ class BudgetAccountant:
 
 def _memoized_round(mechanism: Any) -> Any:
     """What carries ``epsilon_perm`` and ``epsilon_1``: a fitted mechanism's
-    ``channel_`` (fixed domains) or ``protocol_`` (open domains, e.g.
-    Bloom-filter RAPPOR), or the object itself (a channel or protocol)."""
-    for name in ("channel_", "protocol_"):
-        part = getattr(mechanism, name, None)
-        if part is not None:
-            return part
-    return mechanism
+    ``channel_`` (a channel, or an open domain's protocol, e.g. Bloom-filter
+    RAPPOR's), or the object itself (a channel or protocol)."""
+    part = getattr(mechanism, "channel_", None)
+    return mechanism if part is None else part
 
 
 def longitudinal_exposure(mechanism: Any, n_rounds: int) -> pd.DataFrame:
