@@ -169,7 +169,8 @@ def supported_fakes(channel: Channel) -> tuple[str, ...]:
         ``"zero"`` first for unary encoding (RAPPOR, OUE, uRAP, uOUE: the
         smaller variance), then ``"random"``; ``("random",)`` for k-RR, uRR
         and other one-symbol channels with a small output space; ``()``
-        otherwise.
+        otherwise, and for a channel without a sensitive category (a fake is
+        the report of a sensitive value).
 
     Examples
     --------
@@ -180,6 +181,8 @@ def supported_fakes(channel: Channel) -> tuple[str, ...]:
     >>> supported_fakes(RandomizedResponseChannel([0, 1, 2], 1.0))
     ('random',)
     """
+    if not np.any(channel.sensitive_mask):
+        return ()  # a fake is the report of a sensitive value: there is none (NonPrivate)
     if _is_unary(channel):
         return ("zero", "random")
     if _is_rr(channel) or _small_categorical(channel):

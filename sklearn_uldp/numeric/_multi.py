@@ -173,6 +173,22 @@ class MultiNumericChannel(Channel):
     # ------------------------------------------------------------- collector
     def row_statistics(self, reports):
         """Per-attribute histograms of output codes of the reported attributes."""
+        return self.statistics(self.encode_reports(reports))
+
+    def sampled_channel(self, n_attributes):
+        raise ValueError(
+            "MultiNumericChannel reports a row of several attributes and samples them "
+            "itself (its n_sampled); it is not one attribute's column of a sampling "
+            "strategy: use one numeric mechanism per column."
+        )
+
+    sampled_fake_channel = sampled_channel
+
+    def fake_kinds(self):
+        return ()  # see sampled_channel
+
+    def encode_reports(self, reports):
+        """The rows of reports, checked: one number per attribute, NaN where not sampled."""
         arr = reports.to_numpy() if hasattr(reports, "to_numpy") else np.asarray(reports)
         arr = np.asarray(arr, dtype=float)
         if arr.ndim != 2 or arr.shape[1] != self.n_attributes:
@@ -186,6 +202,11 @@ class MultiNumericChannel(Channel):
                 f"Each row reports {self.n_sampled} attribute(s) (the others NaN); some "
                 f"rows report {sorted(set(reported.tolist()) - {self.n_sampled})[:5]}."
             )
+        return arr
+
+    def statistics(self, codes, *, keep_reports=False):
+        """Per-attribute histograms of the output codes of checked rows (additive)."""
+        arr = codes
         counts = []
         for j, channel in enumerate(self._attributes):
             column = arr[:, j]
