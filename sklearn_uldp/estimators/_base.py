@@ -765,12 +765,15 @@ class DistributionEstimator(BaseEstimator):
         %(score_params)s
             Average log Q(report) (higher is better); ``-inf`` when a report is
             impossible under the estimate. It compares estimates of the same
-            reports only: a scikit-learn search that varies the mechanism with
-            this default score warns (pass ``make_simulation_scorer()``).
+            reports only: a score that follows a comparable one (the same
+            estimator and parameters, as many reports) of another mechanism's
+            reports warns, which is what a scikit-learn search varying the
+            mechanism with this default score does (pass
+            ``make_simulation_scorer()``).
         """
-        warn_if_default_score_compares_mechanisms()
         codes, _ = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)
+        warn_if_default_score_compares_mechanisms(self, self.channel_, stats.n)
         return self.channel_.log_likelihood(stats, self._likelihood_distribution()) / stats.n
 
     def __sklearn_tags__(self):

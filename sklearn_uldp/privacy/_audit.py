@@ -605,6 +605,60 @@ def audit_mechanism(
     >>> result.passed, result.epsilon_lower_bound > 1.0
     (False, True)
     """
+    _check_audit_arguments(n_samples, alpha, events, max_events, batch_size)
+    if hasattr(mechanism, "transform") and hasattr(mechanism, "get_params"):
+        check_is_fitted(mechanism)
+    pair_seed, sample_seed = _audit_seed(random_state).spawn(2)
+    channel = getattr(mechanism, "channel_", None)
+    domain = _domain_of(mechanism)
+    notes: list[str] = []
+
+    inputs, idx_pairs = _inputs_and_pairs(
+        mechanism, channel, pairs, epsilon, sensitive, domain, pair_seed
+    )
+    E, sens, mode = _claims(mechanism, channel, epsilon, sensitive, inputs, domain)
+    kind, reports = _draw_reports(mechanism, inputs, n_samples, batch_size, sample_seed)
+    half = n_samples // 2
+    lik_cols = _likelihood_columns(channel, inputs)
+    kind_ev = _event_kind(events, kind, channel, lik_cols, half)
+    # Fixed events need no selection: every report tests them.
+    n_B = n_samples if kind_ev == "custom" else n_samples - half
+    classify, prot, violations = _uldp_violations(
+        mode, protected, channel, kind, reports, inputs, sens, half, E, alpha, notes
+    )
+    rows = _event_tests(
+        kind_ev,
+        events,
+        channel,
+        kind,
+        reports,
+        lik_cols,
+        idx_pairs,
+        mode,
+        sens,
+        classify,
+        prot,
+        half,
+        alpha,
+        max_events,
+    )
+    tests = _tests_table(rows, inputs, E, n_B, alpha)
+    bound, claimed, passed = _verdict(tests, violations, E, idx_pairs, notes)
+    return AuditResult(
+        bound,
+        claimed,
+        passed,
+        tests.reset_index(drop=True),
+        violations,
+        int(n_samples),
+        float(alpha),
+        notes,
+    )
+
+
+# ------------------------------------------------------------ the audit's steps
+def _check_audit_arguments(n_samples, alpha, events, max_events, batch_size):
+    """Refuse arguments of ``audit_mechanism`` outside their ranges."""
     if not (isinstance(n_samples, Integral) and n_samples >= 4):
         raise ValueError(f"n_samples must be an integer >= 4, got {n_samples!r}.")
     if not (isinstance(alpha, Real) and 0 < alpha < 1):
@@ -617,25 +671,29 @@ def audit_mechanism(
         raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}.")
     if not (isinstance(batch_size, Integral) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}.")
-    if hasattr(mechanism, "transform") and hasattr(mechanism, "get_params"):
-        check_is_fitted(mechanism)
-    if isinstance(random_state, np.random.SeedSequence):
-        seed = random_state
-    elif isinstance(random_state, np.random.Generator):
-        seed = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif random_state is None or (isinstance(random_state, Integral) and random_state >= 0):
-        seed = np.random.SeedSequence(random_state)
-    else:
-        raise ValueError(
-            f"random_state must be None, a non-negative int, a SeedSequence or a "
-            f"Generator, got {random_state!r}."
-        )
-    pair_seed, sample_seed = seed.spawn(2)
-    channel = getattr(mechanism, "channel_", None)
-    domain = _domain_of(mechanism)
-    notes = []
 
-    # ---- inputs and pairs
+
+def _audit_seed(random_state):
+    """The audit's root SeedSequence (pairs and samples are spawned from it)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if random_state is None or (isinstance(random_state, Integral) and random_state >= 0):
+        return np.random.SeedSequence(random_state)
+    raise ValueError(
+        f"random_state must be None, a non-negative int, a SeedSequence or a "
+        f"Generator, got {type(random_state).__name__}."
+    )
+
+
+def _inputs_and_pairs(mechanism, channel, pairs, epsilon, sensitive, domain, pair_seed):
+    """The inputs to sample and the pairs of their positions to compare.
+
+    ``pairs=None``: a few informative pairs of the domain (every pair up to 5
+    categories), drawn with ``pair_seed``; ``"all"``: every pair; a list:
+    the pairs given, each input sampled once.
+    """
     if pairs is None or (isinstance(pairs, str) and pairs == "all"):
         if domain is None:
             raise ValueError(
@@ -663,7 +721,7 @@ def audit_mechanism(
         inputs, keys, idx_pairs = [], {}, []
         for pair in pairs:
             if len(pair) != 2:
-                raise ValueError(f"pairs holds (x, x_prime) tuples; got {pair!r}.")
+                raise ValueError(f"pairs holds (x, x_prime) tuples; got one of length {len(pair)}.")
             ij = []
             for value in pair:
                 if _key(value) not in keys:
@@ -671,13 +729,15 @@ def audit_mechanism(
                     inputs.append(value)
                 ij.append(keys[_key(value)])
             if ij[0] == ij[1]:
-                raise ValueError(f"A pair compares two different inputs; got {pair!r}.")
+                raise ValueError("A pair compares two different inputs; got an input twice.")
             idx_pairs.append(tuple(ij))
     if not idx_pairs:
         raise ValueError("No pair of inputs to test.")
-    E, sens, mode = _claims(mechanism, channel, epsilon, sensitive, inputs, domain)
+    return inputs, idx_pairs
 
-    # ---- sampling (each input: n_samples reports in batches)
+
+def _draw_reports(mechanism, inputs, n_samples, batch_size, sample_seed):
+    """``n_samples`` reports of each input, in batches: (their kind, one array per input)."""
     sampler = _make_sampler(mechanism, sample_seed)
     kind, reports = None, []
     for value in inputs:
@@ -694,14 +754,18 @@ def audit_mechanism(
             parts.append(part)
             drawn += n
         reports.append(_stack(kind, parts))
+    return kind, reports
+
+
+def _event_kind(events, kind, channel, lik_cols, half):
+    """Which events the tests use: "custom", "likelihood", "rows", "sketch rows",
+    or the reports' own kind (single outputs, bits, sketch cells)."""
     if events == "bits" and kind != "bits":
         raise ValueError(
             "events='bits' needs bit-vector reports (0/1 arrays); these are "
             f"{'sketch rows [index, bits]' if kind == 'sketch' else 'one value per user'}"
             ": use events='auto' or 'outputs'."
         )
-    half = n_samples // 2
-    lik_cols = _likelihood_columns(channel, inputs)
     if events == "likelihood" and lik_cols is None:
         raise ValueError(
             "events='likelihood' needs the mechanism's channel (channel_ with "
@@ -709,12 +773,12 @@ def audit_mechanism(
             "events='auto' for a black box."
         )
     if callable(events):
-        kind_ev = "custom"
-    elif events == "likelihood":
-        kind_ev = "likelihood"
-    elif events == "outputs" and kind in ("bits", "sketch"):
-        kind_ev = "rows" if kind == "bits" else "sketch rows"
-    elif (
+        return "custom"
+    if events == "likelihood":
+        return "likelihood"
+    if events == "outputs" and kind in ("bits", "sketch"):
+        return "rows" if kind == "bits" else "sketch rows"
+    if (
         events == "auto"
         and lik_cols is not None
         and (kind == "sketch" or (kind == "outputs" and getattr(channel, "n_outputs", 0) > half))
@@ -722,13 +786,18 @@ def audit_mechanism(
         # A report shows the input only jointly with a public index (the hash
         # of a sketch), or there are more outputs than reports: single outputs
         # have no power, the likelihood ratio pools them (Neyman-Pearson).
-        kind_ev = "likelihood"
-    else:
-        kind_ev = kind
-    # Fixed events need no selection: every report tests them.
-    n_B = n_samples if kind_ev == "custom" else n_samples - half
+        return "likelihood"
+    return kind
 
-    # ---- protected outputs (ULDP) and ULDP violations
+
+def _uldp_violations(mode, protected, channel, kind, reports, inputs, sens, half, E, alpha, notes):
+    """Under a ULDP claim: which reports are protected, and the invertible
+    outputs that sensitive inputs produced.
+
+    Returns ``(classify, prot, violations)``: the classifier of protected
+    outputs (None when they are only presumed from the samples), the mask of
+    protected reports of each input, and the violations' table.
+    """
     classify = None
     basis = None
     if protected is not None:
@@ -766,8 +835,27 @@ def audit_mechanism(
             "no channel or protected=: tests with a non-sensitive x were skipped "
             "and invertible outputs were presumed from the samples"
         )
+    return classify, prot, pd.DataFrame(violations, columns=["x", "count", "example", "basis"])
 
-    # ---- events: chosen on the first half, tested on the second
+
+def _event_tests(
+    kind_ev,
+    events,
+    channel,
+    kind,
+    reports,
+    lik_cols,
+    idx_pairs,
+    mode,
+    sens,
+    classify,
+    prot,
+    half,
+    alpha,
+    max_events,
+):
+    """The tests of every ordered pair: events chosen on the first half of the
+    reports, counted on the second (fixed events on all of them)."""
     rows = []
     if kind_ev == "custom":
         split = [_custom_events(events, R) for R in reports]
@@ -796,6 +884,30 @@ def audit_mechanism(
                 )
                 continue
             rows += _pair_tests(kind_ev, split[x], split[xp], masks, half, alpha, max_events, x, xp)
+    return rows
+
+
+_TEST_COLUMNS = [
+    "x",
+    "x_prime",
+    "event",
+    "count",
+    "n",
+    "rate",
+    "count_prime",
+    "n_prime",
+    "rate_prime",
+    "p_lower",
+    "p_prime_upper",
+    "lower_bound",
+    "claimed",
+    "exceeds",
+]
+
+
+def _tests_table(rows, inputs, E, n_B, alpha):
+    """The table of tests: counts, Clopper-Pearson bounds (Bonferroni over all
+    of them) and the lower bound on each ordered pair's loss."""
     m = max(len(rows), 1)
     a = alpha / (2 * m)
     if rows:
@@ -820,24 +932,12 @@ def audit_mechanism(
     tests["rate"] = tests["count"] / n_B
     tests["rate_prime"] = tests["count_prime"] / n_B
     tests["exceeds"] = tests["lower_bound"] > tests["claimed"]
-    tests = tests[
-        [
-            "x",
-            "x_prime",
-            "event",
-            "count",
-            "n",
-            "rate",
-            "count_prime",
-            "n_prime",
-            "rate_prime",
-            "p_lower",
-            "p_prime_upper",
-            "lower_bound",
-            "claimed",
-            "exceeds",
-        ]
-    ]
+    return tests[_TEST_COLUMNS]
+
+
+def _verdict(tests, violations, E, idx_pairs, notes):
+    """(the largest lower bound, the largest finite claim tested, passed or
+    None when there is no verdict, with a note saying why)."""
     finite = np.isfinite(tests["claimed"].to_numpy(dtype=float))
     scope = tests["lower_bound"][finite] if finite.any() else tests["lower_bound"]
     bound = max(0.0, float(scope.max())) if len(scope) else 0.0
@@ -849,7 +949,6 @@ def audit_mechanism(
         claimed = float("nan")
     else:
         claimed = float("inf")
-    violations = pd.DataFrame(violations, columns=["x", "count", "example", "basis"])
     if np.isnan(claimed):
         passed = None
         notes.append("no claimed epsilon: pass epsilon= to get a verdict")
@@ -858,16 +957,7 @@ def audit_mechanism(
         notes.append("no test could run: pass pairs= with a sensitive input")
     else:
         passed = bool(not tests["exceeds"].any() and violations.empty)
-    return AuditResult(
-        bound,
-        claimed,
-        passed,
-        tests.reset_index(drop=True),
-        violations,
-        int(n_samples),
-        float(alpha),
-        notes,
-    )
+    return bound, claimed, passed
 
 
 def _custom_events(events, R):
