@@ -76,6 +76,7 @@ from ._rappor import (
     basic_rappor_theta,
 )
 from ._reports import PackedReports, Reports, SparseReports, attach_channel, get_channel
+from ._spec import PublicSpec
 from ._subset_selection import SubsetSelection, SubsetSelectionChannel
 from ._utility_optimized_subset import (
     UtilityOptimizedSubsetSelection,
@@ -84,6 +85,7 @@ from ._utility_optimized_subset import (
 
 __all__ = [
     "BaseMechanism",
+    "PublicSpec",
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",

@@ -541,8 +541,9 @@ class BaseMechanism(PrivatizerBase):
         )
 
     def _column_feature_names(self, name):
-        """Names of the report columns of one input column (subclass hook)."""
-        return [name]
+        """Names of the report columns of one input column: the channel's
+        (``report_column_names``), unless an output option changes them."""
+        return self.channel_.report_column_names(name)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

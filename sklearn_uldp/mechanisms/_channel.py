@@ -238,8 +238,8 @@ class Channel(PublicSpec):
 
     spec_version = SPEC_VERSION
     has_categories = True
-    default_estimator_path = "sklearn_uldp.estimators:EMEstimator"
-    estimator_base_path = "sklearn_uldp.estimators:DistributionEstimator"
+    default_estimator_path: str | None = "sklearn_uldp.estimators:EMEstimator"
+    estimator_base_path: str | None = "sklearn_uldp.estimators:DistributionEstimator"
     #: The guarantee, when it is not one budget over a sensitive set (LDP or
     #: ULDP): the sampling strategies of ``DataFramePrivatizer`` cannot state
     #: a row's guarantee per attribute for such a channel.

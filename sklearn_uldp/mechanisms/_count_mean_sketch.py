@@ -799,10 +799,6 @@ class CountMeanSketch(_BudgetMechanism):
             return PackedReports(bits, self.channel_.n_buckets, self.channel_, j)
         return self._container(outputs, X)
 
-    def _column_feature_names(self, name):
-        # ``<input>_hash`` then one name per bucket bit, ``<input>_b<l>``.
-        return [f"{name}_hash"] + [f"{name}_b{l}" for l in range(self.channel_.n_buckets)]
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = []

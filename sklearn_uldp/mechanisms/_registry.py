@@ -91,7 +91,7 @@ def resolve_path(path: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def spec_class(name: object) -> type | None:
+def spec_class(name: object) -> Any:
     """The class that reads specs named ``name``, or None for an unknown name.
 
     The package's names resolve through :data:`SPEC_CLASSES` (importing the

@@ -45,6 +45,21 @@ class PublicSpec:
     :attr:`spec_version`; a spec of a newer version is refused (its fields
     may mean something else), an older or equal one (or one without the
     field, written before versions existed) is read.
+
+    The declarations below (``has_categories``, ``bit_vector_reports``, ...)
+    are what code outside a family asks instead of comparing names: the
+    contract each new family implements is tabled in ``docs/architecture.md``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp import HybridMechanism, RandomizedResponse
+    >>> from sklearn_uldp.mechanisms import PublicSpec
+    >>> rr = RandomizedResponse(1.0, categories=["a", "b"]).fit().channel_
+    >>> isinstance(rr, PublicSpec), rr.report_column_names("color"), rr.has_categories
+    (True, ['color'], True)
+    >>> hybrid = HybridMechanism(1.0, bounds=(0, 10)).fit().channel_
+    >>> PublicSpec.from_json(hybrid.to_json()) == hybrid, hybrid.default_estimator()
+    (True, MeanEstimator())
     """
 
     #: Registry key, also stored in the spec under :attr:`spec_key`.
@@ -56,7 +71,7 @@ class PublicSpec:
     #: The key of ``DataFrame.attrs`` under which pandas reports carry the spec.
     reports_attr: str = CHANNEL_ATTR
     #: What one report is, in words ("categorical", "bits", "sketch",
-    #: "numeric", "numeric_rows", "items"). Descriptive only: code asks the
+    #: "numeric", "numeric_rows"; None for the protocols). Descriptive only: code asks the
     #: declarations below, never this string.
     report_format: str | None = None
     #: Whether the reports estimate a distribution over ``categories`` (the
@@ -155,10 +170,12 @@ class PublicSpec:
         """Human-readable list of what differs between two specs."""
         if type(self) is not type(other):
             return [f"{self.spec_key} {self.name!r} vs {getattr(other, 'name', other)!r}"]
-        mine, theirs = self.get_params(), other.get_params()
+        mine: dict[str, Any] = self.get_params()
+        theirs: dict[str, Any] = other.get_params()
         diffs = []
         for key in mine:
-            a, b = mine[key], theirs.get(key)
+            a: Any = mine[key]
+            b: Any = theirs.get(key)
             equal = np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
             if not equal:
                 diffs.append(key if isinstance(a, np.ndarray) else f"{key}: {a!r} vs {b!r}")

@@ -182,7 +182,8 @@ class MultiNumericChannel(Channel):
             "strategy: use one numeric mechanism per column."
         )
 
-    sampled_fake_channel = sampled_channel
+    def sampled_fake_channel(self, n_attributes, fake="random"):
+        return self.sampled_channel(n_attributes)
 
     def fake_kinds(self):
         return ()  # see sampled_channel

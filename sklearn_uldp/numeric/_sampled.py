@@ -311,7 +311,7 @@ def numeric_fake_law(channel: Channel) -> np.ndarray:
     -------
     F : ndarray of shape (n_outputs,)
     """
-    return report_law(channel).fake_law()
+    return report_law(channel).fake_law("random")
 
 
 def sample_numeric_fakes(channel: Channel, n: int, rng: np.random.Generator) -> np.ndarray:
