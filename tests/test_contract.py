@@ -88,7 +88,9 @@ EXAMPLES = {
     "piecewise": _mech(nm.PiecewiseMechanism(1.0, bounds=(0, 10)), NUMBERS),
     "hybrid": _mech(nm.HybridMechanism(1.0, bounds=(0, 10)), NUMBERS),
     "square_wave": _mech(nm.SquareWave(1.0, bounds=(0, 10)), NUMBERS),
-    "uobm": _mech(nm.UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 10), sensitive=(0, 3)), NUMBERS),
+    "uobm": _mech(
+        nm.UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 10), sensitive=(0, 3)), NUMBERS
+    ),
     "multi_numeric": _mech(
         nm.MultiNumericMechanism(2.0, bounds=[(0, 10), (0, 10)]), np.hstack([NUMBERS, NUMBERS])
     ),
