@@ -195,6 +195,36 @@ def test_heavy_hitters_report_with_split_only(apps, tmp_path, capsys):
     assert code == 2 and "split only" in err
 
 
+def test_strategy_sample_writes_the_sampled_column(tmp_path, capsys):
+    # Which column each user reported is part of the reports, as the help
+    # says (the rewrite of the command wrote the mechanisms' columns only).
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"c": ["a", "b", "c"] * 20, "d": ["x", "y"] * 30}).to_csv(path, index=False)
+    config = tmp_path / "c.json"
+    columns = {
+        "c": {"mechanism": "rr", "epsilon": 1, "categories": ["a", "b", "c"]},
+        "d": {"mechanism": "rr", "epsilon": 1, "categories": ["x", "y"]},
+    }
+    config.write_text(json.dumps({"columns": columns, "random_state": 0}))
+    out = tmp_path / "r.csv"
+    code, _, err = _run(
+        capsys, "privatize", path, "-o", out, "--config", config, "--strategy", "sample",
+        "--no-progress",
+    )  # fmt: skip
+    assert code == 0, err
+    reports = pd.read_csv(out)
+    assert list(reports.columns) == ["c", "d", "sampled_attribute"]
+    assert set(reports["sampled_attribute"]) == {"c", "d"}
+    for name in ("c", "d"):
+        sent = reports["sampled_attribute"] == name
+        assert reports.loc[sent, name].notna().all() and reports.loc[~sent, name].isna().all()
+    spec = json.loads((tmp_path / "r.csv.spec.json").read_text())
+    assert spec["reports"]["columns"] == ["c", "d", "sampled_attribute"]
+    estimate = ["estimate", out, "--spec", f"{out}.spec.json", "-o", tmp_path / "e.csv"]
+    code, _, err = _run(capsys, *estimate, "--no-progress")
+    assert code == 0, err
+
+
 # ------------------------------------------------------------ numbers
 @pytest.fixture
 def wages(tmp_path):

@@ -253,7 +253,7 @@ def test_heavy_hitter_collectors_never_show_a_report(collector, caplog):
     ids=["short", "shared", "text"],
 )
 def test_memoized_mechanisms_never_show_a_secret(secrets, caplog):
-    from sklearn_uldp.mechanisms import LongitudinalGRR
+    from sklearn_uldp.longitudinal import LongitudinalGRR
 
     mech = LongitudinalGRR(2.0, 1.0, categories=["a", "b"]).fit()
     X = np.array([["a"]] * len(secrets), dtype=object)

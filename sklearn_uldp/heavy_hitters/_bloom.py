@@ -111,6 +111,7 @@ class BloomRAPPORProtocol(_Protocol):
     """Public spec of Bloom-filter RAPPOR: (k, h, m, p, q, f), the hashes, the items."""
 
     name = "bloom_rappor"
+    default_estimator_path = "sklearn_uldp.heavy_hitters:BloomRAPPORDecoder"
 
     def __init__(
         self,
@@ -148,6 +149,18 @@ class BloomRAPPORProtocol(_Protocol):
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
         self._a, self._b = hash_parameters(self.hash_seed, self.n_cohorts * self.n_hashes)
+
+    @property
+    def report_width(self):
+        return self.n_bits + 1
+
+    def report_column_names(self, column):
+        """``<column>_cohort`` then ``<column>_b<i>``, one per Bloom bit."""
+        return [f"{column}_cohort"] + [f"{column}_b{i}" for i in range(self.n_bits)]
+
+    def report_dtypes(self, column):
+        """The cohort and the bits in one small unsigned array (see :meth:`sample`)."""
+        return [np.dtype(np.uint8 if self.n_cohorts <= 256 else np.uint16)] * self.report_width
 
     def get_params(self):
         return {
@@ -541,7 +554,8 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
     Attributes
     ----------
-    protocol_ : BloomRAPPORProtocol
+    channel_ : BloomRAPPORProtocol
+        The public spec (what reports carry); ``protocol_`` is its deprecated name.
     epsilon_ : float
         eps_1, the budget of one report.
     epsilon_permanent_ : float
@@ -610,7 +624,7 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         self.memo_label = memo_label
         self.random_state = random_state
 
-    def _make_protocol(self):
+    def _make_channel(self):
         return BloomRAPPORProtocol(
             self.n_bits,
             self.n_hashes,
@@ -625,16 +639,16 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
     def fit(self, X: ArrayLike | None = None, y: object = None) -> BloomRAPPOR:
         super().fit(X, y)
-        self.epsilon_ = self.protocol_.epsilon
-        self.epsilon_permanent_ = self.protocol_.epsilon_permanent
+        self.epsilon_ = self.channel_.epsilon
+        self.epsilon_permanent_ = self.channel_.epsilon_permanent
         return self
 
     def _encode(self, X):
-        return self.protocol_.encoding.whole_keys(require_items(X))
+        return self.channel_.encoding.whole_keys(require_items(X))
 
     def _draws(self, user_keys):
         """The permanent draws of the users' keys, in this collection's contexts."""
-        protocol, label = self.protocol_, self.memo_label
+        protocol, label = self.channel_, self.memo_label
         return SecretDraws(user_keys, lambda purpose: protocol.memo_context(purpose, label))
 
     @fill_doc(MEMO_DOCS)
@@ -652,14 +666,14 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         reports : Reports of shape (n_samples, n_bits + 1) or DataFrame
             Rows ``[cohort, bit_0, ..., bit_{k-1}]`` carrying the protocol.
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        rng = self._rng(codes)
-        out = self.protocol_.sample(keys[codes], rng, self._draws(user_keys))
+        rng = self._transform_rng(codes)
+        out = self.channel_.sample(keys[codes], rng, self._draws(user_keys))
         return self._container(out, X)
 
     @fill_doc(MEMO_DOCS)
@@ -685,13 +699,13 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         answers : ndarray of shape (n_samples, n_bits + 1) or DataFrame
             Plain rows (they carry no protocol: they are not reports).
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        out = self.protocol_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
+        out = self.channel_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
         if _transform_output(self) == "pandas":
             index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
             return pd.DataFrame(out, columns=self.get_feature_names_out(), index=index)
@@ -723,20 +737,12 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
         %(exposure_sections)s
         """
-        check_is_fitted(self, "protocol_")
-        return self.protocol_.exposure(n_rounds)
-
-    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""
-        name = super().get_feature_names_out(input_features)[0]
-        return np.asarray(
-            [f"{name}_cohort"] + [f"{name}_b{i}" for i in range(self.protocol_.n_bits)],
-            dtype=object,
-        )
+        check_is_fitted(self, "channel_")
+        return self.channel_.exposure(n_rounds)
 
     @property
     def epsilon_spent_(self):
-        return float(self.protocol_.epsilon)
+        return float(self.channel_.epsilon)
 
 
 def _check_identifiable(X, n_cohorts_seen, protocol):

@@ -42,12 +42,12 @@ def as_protocol(mechanism):
     if isinstance(mechanism, dict):
         return protocol_from_dict(mechanism)
     if isinstance(mechanism, OpenDomainMechanism):
-        if not hasattr(mechanism, "protocol_"):
-            return mechanism.__sklearn_clone__().fit().protocol_
-        return mechanism.protocol_
+        if not hasattr(mechanism, "channel_"):
+            return mechanism.__sklearn_clone__().fit().channel_
+        return mechanism.channel_
     raise TypeError(
         "mechanism must be an open-domain mechanism (PrefixExtendingMethod, TreeHist, "
-        "UtilityOptimizedHeavyHitters, BloomRAPPOR), its protocol_ or its spec dict; "
+        "UtilityOptimizedHeavyHitters, BloomRAPPOR), its channel_ or its spec dict; "
         f"got {type(mechanism).__name__}."
     )
 

@@ -63,6 +63,7 @@ from ._rappor import (
     basic_rappor_theta,
 )
 from ._reports import PackedReports, Reports, SparseReports, attach_channel, get_channel
+from ._spec import PublicSpec
 from ._subset_selection import SubsetSelection, SubsetSelectionChannel
 from ._utility_optimized_subset import (
     UtilityOptimizedSubsetSelection,
@@ -71,6 +72,7 @@ from ._utility_optimized_subset import (
 
 __all__ = [
     "BaseMechanism",
+    "PublicSpec",
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
