@@ -74,12 +74,17 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         RandomizedResponse,
         SubsetSelection,
         UtilityOptimizedBlockDesign,
+        UtilityOptimizedBlockedHadamardResponse,
+        UtilityOptimizedHadamardCountMeanSketch,
         UtilityOptimizedHadamardResponse,
+        UtilityOptimizedLocalHashing,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
         UtilityOptimizedSubsetSelection,
+        UtilityOptimizedUnaryEncoding,
         get_channel,
+        to_utility_optimized,
     )
     from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
     from .numeric import (
@@ -141,6 +146,11 @@ _LAZY_NAMES = {
     "RandomizedResponse": "mechanisms",
     "SubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
+    "UtilityOptimizedBlockedHadamardResponse": "mechanisms",
+    "UtilityOptimizedHadamardCountMeanSketch": "mechanisms",
+    "UtilityOptimizedLocalHashing": "mechanisms",
+    "UtilityOptimizedUnaryEncoding": "mechanisms",
+    "to_utility_optimized": "mechanisms",
     "UtilityOptimizedHadamardResponse": "mechanisms",
     "UtilityOptimizedLongitudinalRAPPOR": "longitudinal",
     "UtilityOptimizedLongitudinalRR": "longitudinal",
@@ -196,6 +206,12 @@ __all__ = [
     "UtilityOptimizedBlockDesign",
     "UtilityOptimizedHadamardResponse",
     "UtilityOptimizedSubsetSelection",
+    # the utility-optimized transformation of any LDP oracle (He et al. 2025)
+    "to_utility_optimized",
+    "UtilityOptimizedUnaryEncoding",
+    "UtilityOptimizedLocalHashing",
+    "UtilityOptimizedHadamardCountMeanSketch",
+    "UtilityOptimizedBlockedHadamardResponse",
     # plain-LDP frequency oracles
     "OptimizedLocalHashing",
     "BinaryLocalHashing",

@@ -95,8 +95,12 @@ from sklearn_uldp.mechanisms import (
     HadamardCountMeanSketch,
     OptimizedLocalHashing,
     SubsetSelection,
+    UtilityOptimizedBlockedHadamardResponse,
+    UtilityOptimizedHadamardCountMeanSketch,
     UtilityOptimizedHadamardResponse,
+    UtilityOptimizedLocalHashing,
     UtilityOptimizedSubsetSelection,
+    UtilityOptimizedUnaryEncoding,
     get_channel,
 )
 from sklearn_uldp.numeric import (
@@ -205,6 +209,11 @@ CHECKED = {
     UtilityOptimizedRAPPOR: _mechanism,
     NonPrivate: _mechanism,
     UtilityOptimizedOUE: _mechanism,
+    # the utility-optimized transformation (tests/test_frontier.py)
+    UtilityOptimizedUnaryEncoding: _mechanism,
+    UtilityOptimizedLocalHashing: _mechanism,
+    UtilityOptimizedHadamardCountMeanSketch: partial(_mechanism, n_buckets=16, n_hashes=8),
+    UtilityOptimizedBlockedHadamardResponse: _mechanism,
     UtilityOptimizedBlockDesign: _mechanism,
     HadamardResponse: _mechanism,
     HighLowHadamardResponse: _mechanism,

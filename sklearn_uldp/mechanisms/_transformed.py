@@ -316,6 +316,22 @@ class _TransformedChannel(SensitiveSetMixin, CategoricalChannel):
         second[self._s_codes] = hit + self._lambda**2 * self._keep_n * p_n
         return self.coef_a**2 * (second - m**2) / n
 
+    def null_variance(self, n, stats=None):
+        """Var[p_hat(x)] when p(x) = 0, the worst case over the other categories.
+
+        The variance is linear in p once p(x) = 0 (its mean is fixed), so the
+        worst case is a point mass: on another sensitive value (the oracle's
+        own null variance) or on a non-sensitive one. The non-sensitive
+        categories' estimates are exact (0).
+        """
+        out = np.zeros(self.n_categories)
+        base = self.base.null_variance(n)
+        unit = np.zeros(self.s)
+        hidden = self._protected_second_moment(unit, 1.0) + self._lambda**2 * self._keep_n
+        a = self.base.coef_a
+        out[self._s_codes] = np.maximum(base, a**2 * (hidden - self._q_s**2) / n)
+        return out
+
     def _protected_second_moment(self, p_s, p_n):
         """E[t_v^2; protected report] for each sensitive v (p_s: their masses).
 
