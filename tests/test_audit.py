@@ -61,7 +61,7 @@ def _mechanisms(epsilon=1.0):
         "uUE": M.UtilityOptimizedUnaryEncoding(epsilon, sensitive=[0, 1, 2], categories=CATS),
         "uLH": M.UtilityOptimizedLocalHashing(epsilon, sensitive=[0, 1, 2], categories=CATS),
         "uHCMS": M.UtilityOptimizedHadamardCountMeanSketch(
-            epsilon, sensitive=[0, 1, 2], n_buckets=16, n_hashes=8, categories=CATS
+            epsilon, sensitive=[0, 1, 2], n_buckets=4, n_hashes=2, categories=CATS
         ),
         "uHR blocked": M.UtilityOptimizedBlockedHadamardResponse(
             epsilon, sensitive=[0, 1, 2, 3], block_size=2, categories=CATS
