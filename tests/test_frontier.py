@@ -103,7 +103,9 @@ def test_transformation_structure_on_the_exact_channel(case, eps):
     name, ldp = _ldp_oracles(eps)[case]
     uldp = to_utility_optimized(ldp, SENS).fit()
     assert check_uldp(uldp).satisfied, name
-    assert check_uldp(uldp.channel_.matrix(), MASK, eps, protected=uldp.channel_.protected_outputs())
+    assert check_uldp(
+        uldp.channel_.matrix(), MASK, eps, protected=uldp.channel_.protected_outputs()
+    )
     assert not check_uldp(uldp, epsilon=0.98 * eps).satisfied  # the bound is tight
     base = _base_over_sensitive(ldp, uldp).channel_.matrix()
     Q = uldp.channel_.matrix()
@@ -256,7 +258,9 @@ def test_estimator_unbiased_with_exact_variance(name):
         np.testing.assert_allclose(mean, p, atol=1e-12)
         var = m @ T**2 - mean**2
         np.testing.assert_allclose(channel.estimator_variance(p, 1), var, rtol=1e-9, atol=1e-14)
-        np.testing.assert_allclose(channel.expected_frequency(p) * channel.coef_a + channel.coef_b, p)
+        np.testing.assert_allclose(
+            channel.expected_frequency(p) * channel.coef_a + channel.coef_b, p
+        )
     # the null variance bounds the variance at p(x) = 0 (worst case over the rest)
     for seed in range(3):
         p = np.random.default_rng(10 + seed).dirichlet(np.ones(K))
@@ -323,7 +327,9 @@ def test_uue_sampler_formats_match_the_channel(fmt):
     n, x = 40_000, 6
     rng = np.random.default_rng(7)
     out = channel.sample(np.full(n, x), rng, **{fmt: True})
-    dense = out.toarray() if fmt == "sparse" else np.unpackbits(out, axis=1, count=K, bitorder="little")
+    dense = (
+        out.toarray() if fmt == "sparse" else np.unpackbits(out, axis=1, count=K, bitorder="little")
+    )
     cols = dense.astype(np.int64) @ (1 << np.arange(K))
     q = channel.realized_matrix()[x]
     counts = np.bincount(cols, minlength=q.size)
@@ -543,11 +549,17 @@ def test_any_sensitive_set_and_budget_is_uldp_and_unbiased(k, data, eps, family)
     mask = np.zeros(k, dtype=bool)
     mask[data.draw(st.permutations(range(k)))[:s]] = True
     if family == "ulh":
-        ch = UtilityOptimizedLocalHashingChannel(range(k), eps, mask, data.draw(st.sampled_from([2, 3, 5])))
+        ch = UtilityOptimizedLocalHashingChannel(
+            range(k), eps, mask, data.draw(st.sampled_from([2, 3, 5]))
+        )
     elif family == "uue":
-        ch = UtilityOptimizedUnaryEncodingChannel(range(k), eps, data.draw(st.floats(0.1, 0.9)), mask)
+        ch = UtilityOptimizedUnaryEncodingChannel(
+            range(k), eps, data.draw(st.floats(0.1, 0.9)), mask
+        )
     elif family == "ubhr":
-        ch = UtilityOptimizedBlockedHadamardChannel(range(k), eps, mask, data.draw(st.sampled_from([2, 4, None])))
+        ch = UtilityOptimizedBlockedHadamardChannel(
+            range(k), eps, mask, data.draw(st.sampled_from([2, 4, None]))
+        )
     else:
         ch = UtilityOptimizedHadamardCountMeanSketchChannel(range(k), eps, mask, 4, 2)
     assert check_uldp(ch).satisfied
@@ -571,3 +583,24 @@ def test_bad_parameters_say_what_is_wrong():
         UtilityOptimizedHadamardCountMeanSketch(
             1.0, sensitive=SENS, n_buckets=6, categories=CATS
         ).fit()
+
+
+# ------------------------------------------------------------ choose_mechanism
+def test_choose_mechanism_weighs_the_transformed_oracles():
+    from sklearn_uldp.model_selection import choose_mechanism
+
+    mech, table = choose_mechanism(1000, 1.0, sensitive=list(range(10)))
+    assert {"uUE", "uSS (He)", "uLH", "uHCMS", "uHR (blocked)"} <= set(table.index)
+    # uUE is uOUE without the noise bits: never worse, shorter reports
+    assert table.loc["uUE", "loss"] <= table.loc["uOUE", "loss"]
+    assert table.loc["uUE", "report_bits"] < table.loc["uOUE", "report_bits"]
+    # the optimal uBD mixture meets the converse bound: nothing is below it
+    assert table.index[0] == "uBD"
+    # with a prior, the table is the exact expected loss of each channel
+    prior = np.full(1000, 0.5 / 990)
+    prior[:10] = 0.05
+    mech, table = choose_mechanism(1000, 1.0, sensitive=list(range(10)), prior=prior, n=10**6)
+    ulh = table.loc["uLH", "mechanism"].fit()
+    assert table.loc["uLH", "loss"] == pytest.approx(
+        ulh.channel_.estimator_variance(prior, 10**6).sum(), rel=1e-12
+    )
