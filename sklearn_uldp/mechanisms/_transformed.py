@@ -365,7 +365,7 @@ def ulh_variances(epsilon, g, p_sensitive, p_nonsensitive, n=1):
     >>> from sklearn_uldp.mechanisms._transformed import ulh_variances
     >>> vs, vn = ulh_variances(1.0, 3, np.full(10, 0.01), np.full(90, 0.01))
     >>> vs.round(3).tolist()[:2], vn.round(4).tolist()[:2]
-    ([4.201, 4.201], [0.0275, 0.0275])
+    ([2.548, 2.548], [0.0274, 0.0274])
     """
     c1, c2, _ = _urr_probabilities(float(epsilon), int(g))
     keep = 1.0 - g * c2
@@ -417,7 +417,7 @@ def optimal_ulh_hash_range(
     --------
     >>> from sklearn_uldp.mechanisms import optimal_ulh_hash_range
     >>> [optimal_ulh_hash_range(eps, 1000, 99000) for eps in (0.5, 1.0, 2.0, 4.0)]
-    [2, 3, 7, 41]
+    [3, 3, 7, 53]
     >>> optimal_ulh_hash_range(4.0, 4, 1000)   # few sensitive values: small g
     5
     """
@@ -876,7 +876,7 @@ class UtilityOptimizedBlockedHadamardResponse(_TransformedMechanism):
     >>> mech = UtilityOptimizedBlockedHadamardResponse(
     ...     epsilon=4.0, sensitive=range(100), categories=range(1000)).fit()
     >>> mech.channel_.name, mech.channel_.base.b
-    ('ubhr', 32)
+    ('ubhr', 4)
     >>> UtilityOptimizedBlockedHadamardResponse(
     ...     epsilon=0.5, sensitive=range(100), categories=range(1000)).fit().channel_.name
     'hlhr'
