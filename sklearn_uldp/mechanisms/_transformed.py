@@ -418,8 +418,8 @@ def optimal_ulh_hash_range(
     >>> from sklearn_uldp.mechanisms import optimal_ulh_hash_range
     >>> [optimal_ulh_hash_range(eps, 1000, 99000) for eps in (0.5, 1.0, 2.0, 4.0)]
     [3, 3, 7, 53]
-    >>> optimal_ulh_hash_range(4.0, 4, 1000)   # few sensitive values: small g
-    5
+    >>> optimal_ulh_hash_range(4.0, 4, 1000)   # few sensitive values: smaller g
+    11
     """
     s, t = int(n_sensitive), int(n_nonsensitive)
     target = float(np.exp(min(float(epsilon), 700.0))) + 1.0
