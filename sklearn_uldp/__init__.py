@@ -73,6 +73,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         PersonalizedMechanism,
         RandomizedResponse,
         SubsetSelection,
+        TransformedSubsetSelection,
         UtilityOptimizedBlockDesign,
         UtilityOptimizedBlockedHadamardResponse,
         UtilityOptimizedHadamardCountMeanSketch,
@@ -145,6 +146,7 @@ _LAZY_NAMES = {
     "PersonalizedMechanism": "mechanisms",
     "RandomizedResponse": "mechanisms",
     "SubsetSelection": "mechanisms",
+    "TransformedSubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
     "UtilityOptimizedBlockedHadamardResponse": "mechanisms",
     "UtilityOptimizedHadamardCountMeanSketch": "mechanisms",
@@ -210,6 +212,7 @@ __all__ = [
     "to_utility_optimized",
     "UtilityOptimizedUnaryEncoding",
     "UtilityOptimizedLocalHashing",
+    "TransformedSubsetSelection",
     "UtilityOptimizedHadamardCountMeanSketch",
     "UtilityOptimizedBlockedHadamardResponse",
     # plain-LDP frequency oracles

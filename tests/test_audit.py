@@ -60,6 +60,7 @@ def _mechanisms(epsilon=1.0):
         # the utility-optimized transformation (tests/test_frontier.py)
         "uUE": M.UtilityOptimizedUnaryEncoding(epsilon, sensitive=[0, 1, 2], categories=CATS),
         "uLH": M.UtilityOptimizedLocalHashing(epsilon, sensitive=[0, 1, 2], categories=CATS),
+        "uSS (He)": M.TransformedSubsetSelection(epsilon, sensitive=[0, 1, 2, 3], categories=CATS),
         "uHCMS": M.UtilityOptimizedHadamardCountMeanSketch(
             epsilon, sensitive=[0, 1, 2], n_buckets=4, n_hashes=2, categories=CATS
         ),

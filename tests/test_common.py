@@ -95,6 +95,7 @@ from sklearn_uldp.mechanisms import (
     HadamardCountMeanSketch,
     OptimizedLocalHashing,
     SubsetSelection,
+    TransformedSubsetSelection,
     UtilityOptimizedBlockedHadamardResponse,
     UtilityOptimizedHadamardCountMeanSketch,
     UtilityOptimizedHadamardResponse,
@@ -214,6 +215,7 @@ CHECKED = {
     UtilityOptimizedLocalHashing: _mechanism,
     UtilityOptimizedHadamardCountMeanSketch: partial(_mechanism, n_buckets=16, n_hashes=8),
     UtilityOptimizedBlockedHadamardResponse: _mechanism,
+    TransformedSubsetSelection: _mechanism,
     UtilityOptimizedBlockDesign: _mechanism,
     HadamardResponse: _mechanism,
     HighLowHadamardResponse: _mechanism,
@@ -296,6 +298,9 @@ NOT_CHECKED.update(
         sklearn_uldp.BloomRAPPOR: _OPEN_DOMAIN,
         sklearn_uldp.BloomRAPPORDecoder: _OPEN_DOMAIN,
         sklearn_uldp.UtilityOptimizedHeavyHitters: _OPEN_DOMAIN,
+        sklearn_uldp.heavy_hitters.UtilityOptimizedLocalHashingHeavyHitters: (
+            _OPEN_DOMAIN.replace("test_heavy_hitters", "test_frontier_heavy_hitters")
+        ),
     }
 )
 

@@ -29,6 +29,7 @@ from sklearn_uldp.mechanisms import (
     RandomizedResponse,
     ReportStatistics,
     SubsetSelection,
+    TransformedSubsetSelection,
     UtilityOptimizedBlockDesign,
     UtilityOptimizedBlockedHadamardChannel,
     UtilityOptimizedBlockedHadamardResponse,
@@ -44,6 +45,7 @@ from sklearn_uldp.mechanisms import (
     optimal_ulh_hash_range,
     to_utility_optimized,
 )
+from sklearn_uldp.mechanisms._subset_selection import optimal_subset_size
 from sklearn_uldp.mechanisms._transformed import ulh_variances
 from sklearn_uldp.privacy import audit_mechanism, check_ldp, check_uldp
 
@@ -156,9 +158,11 @@ def test_transformed_ss_is_ubd_and_ue_keeps_urap_protected_rows():
     ss = to_utility_optimized(SubsetSelection(1.0, subset_size=2, categories=CATS), SENS).fit()
     ubd = UtilityOptimizedBlockDesign(1.0, sensitive=SENS, subset_size=2, categories=CATS).fit()
     assert ss.channel_ == ubd.channel_
-    # "optimal" d: the single h with the smallest loss at the uniform prior
-    auto = to_utility_optimized(SubsetSelection(1.0, categories=CATS), SENS)
-    assert auto.subset_size == "auto"
+    # "optimal" d: subset selection's optimum over the s sensitive values
+    auto = to_utility_optimized(SubsetSelection(1.0, categories=CATS), SENS).fit()
+    assert isinstance(auto, TransformedSubsetSelection)
+    assert auto.subset_size_ == optimal_subset_size(1.0, len(SENS))
+    assert auto.channel_.name == "ubd"
     uue = to_utility_optimized(RAPPOR(1.0, theta=0.5, categories=CATS), SENS).fit()
     urap = UtilityOptimizedRAPPOR(1.0, sensitive=SENS, theta=0.5, categories=CATS).fit()
     P = uue.channel_.protected_outputs()

@@ -119,3 +119,31 @@ def _codes(mech, values):
         np.asarray(values, dtype=object), return_items=True
     )
     return codes, keys, items
+
+
+def test_estimator_surface_on_real_reports():
+    """What scikit-learn's checks would test, on items and reports."""
+    import pickle
+
+    from sklearn.base import clone
+
+    from sklearn_uldp.exceptions import ReportMismatchError
+    from sklearn_uldp.heavy_hitters import PrefixExtendingMethod
+
+    mech = _mech(1.0)
+    assert clone(mech).get_params() == mech.get_params()
+    assert pickle.loads(pickle.dumps(mech)).protocol_ == mech.protocol_
+    X = np.random.default_rng(0).choice(UNIVERSE, size=4000).astype(object)
+    before = X.copy()
+    reports = mech.transform(X)
+    assert (X == before).all()  # input not modified
+    whole = HeavyHitterEstimator().fit(reports)
+    chunks = HeavyHitterEstimator().partial_fit(reports[:1000]).partial_fit(reports[1000:])
+    np.testing.assert_allclose(
+        whole.candidates_["frequency"].to_numpy(), chunks.candidates_["frequency"].to_numpy()
+    )
+    other = PrefixExtendingMethod(epsilon=1.0, random_state=0).fit()
+    with pytest.raises(ReportMismatchError):
+        HeavyHitterEstimator(mechanism=other).fit(reports)
+    frame = mech.set_output(transform="pandas").transform(X[:10])
+    assert protocol_from_dict(frame.attrs["sklearn_uldp_protocol"]) == mech.protocol_

@@ -66,6 +66,7 @@ from ._reports import PackedReports, Reports, SparseReports, attach_channel, get
 from ._subset_selection import SubsetSelection, SubsetSelectionChannel
 from ._transform import to_utility_optimized
 from ._transformed import (
+    TransformedSubsetSelection,
     UtilityOptimizedBlockedHadamardChannel,
     UtilityOptimizedBlockedHadamardResponse,
     UtilityOptimizedHadamardCountMeanSketch,
@@ -142,6 +143,7 @@ __all__ = [
     "UtilityOptimizedHadamardCountMeanSketchChannel",
     "UtilityOptimizedBlockedHadamardResponse",
     "UtilityOptimizedBlockedHadamardChannel",
+    "TransformedSubsetSelection",
     "optimal_ulh_hash_range",
     "to_utility_optimized",
     "UtilityOptimizedUnaryEncoding",

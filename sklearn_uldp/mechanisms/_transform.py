@@ -16,7 +16,7 @@ RandomizedResponse (k-RR)      UtilityOptimizedRR (uRR), exactly
 RAPPOR (theta; OUE: 1/2)       UtilityOptimizedUnaryEncoding (uUE)
 OptimizedLocalHashing          UtilityOptimizedLocalHashing (uLH)
 BinaryLocalHashing             UtilityOptimizedLocalHashing, g = 2
-SubsetSelection (size d)       UtilityOptimizedBlockDesign with h = d (uBD)
+SubsetSelection (size d)       TransformedSubsetSelection (uBD's channel, h = d)
 HadamardResponse               UtilityOptimizedBlockedHadamardResponse
                                (plain HR: high-low HR, the package's uHR)
 HadamardCountMeanSketch        UtilityOptimizedHadamardCountMeanSketch
@@ -70,8 +70,8 @@ def to_utility_optimized(mechanism: BaseMechanism, sensitive: Sensitive) -> Base
     RAPPOR (theta, or None)     UtilityOptimizedUnaryEncoding (uUE), theta
     OptimizedLocalHashing       UtilityOptimizedLocalHashing (uLH), same g
     BinaryLocalHashing          UtilityOptimizedLocalHashing, g = 2
-    SubsetSelection             UtilityOptimizedBlockDesign, h = d (uBD;
-                                ``"optimal"``: the best single h)
+    SubsetSelection             TransformedSubsetSelection, h = d (uBD's
+                                channel; ``"optimal"``: SS's d over X_S)
     HadamardResponse            UtilityOptimizedHadamardResponse (plain HR)
                                 or UtilityOptimizedBlockedHadamardResponse
     HadamardCountMeanSketch     UtilityOptimizedHadamardCountMeanSketch
@@ -112,7 +112,6 @@ def to_utility_optimized(mechanism: BaseMechanism, sensitive: Sensitive) -> Base
     >>> type(ulh).__name__, ulh.channel_.name, round(ulh.pass_through_, 3)
     ('UtilityOptimizedLocalHashing', 'ulh', 0.364)
     """
-    from ._block_design import UtilityOptimizedBlockDesign
     from ._count_mean_sketch import CountMeanSketch, HadamardCountMeanSketch
     from ._hadamard import HadamardResponse, UtilityOptimizedHadamardResponse
     from ._local_hashing import BinaryLocalHashing, OptimizedLocalHashing
@@ -120,6 +119,7 @@ def to_utility_optimized(mechanism: BaseMechanism, sensitive: Sensitive) -> Base
     from ._rappor import RAPPOR, basic_rappor_theta
     from ._subset_selection import SubsetSelection
     from ._transformed import (
+        TransformedSubsetSelection,
         UtilityOptimizedBlockedHadamardResponse,
         UtilityOptimizedHadamardCountMeanSketch,
         UtilityOptimizedLocalHashing,
@@ -148,9 +148,8 @@ def to_utility_optimized(mechanism: BaseMechanism, sensitive: Sensitive) -> Base
     elif kind is BinaryLocalHashing:
         out = UtilityOptimizedLocalHashing(hash_range=2, **common)
     elif kind is SubsetSelection:
-        d = mechanism.subset_size
-        out = UtilityOptimizedBlockDesign(
-            subset_size="auto" if d == "optimal" else d,
+        out = TransformedSubsetSelection(
+            subset_size=mechanism.subset_size,
             sparse_output=mechanism.sparse_output,
             packed_output=mechanism.packed_output,
             **common,

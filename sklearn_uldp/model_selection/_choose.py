@@ -46,6 +46,7 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     """(name, unfitted mechanism) pairs; ULDP ones only with a sensitive set."""
     from ..mechanisms import (
         HadamardResponse,
+        TransformedSubsetSelection,
         UtilityOptimizedBlockDesign,
         UtilityOptimizedBlockedHadamardResponse,
         UtilityOptimizedHadamardCountMeanSketch,
@@ -88,7 +89,7 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
             # He et al.'s transformations (USENIX Security 2025): OUE's, subset
             # selection's (uBD with one subset size), OLH's, HCMS's, blocked HR's
             ("uUE", UtilityOptimizedUnaryEncoding(epsilon, **sens)),
-            ("uSS (He)", UtilityOptimizedBlockDesign(epsilon, subset_size="auto", **sens)),
+            ("uSS (He)", TransformedSubsetSelection(epsilon, **sens)),
             ("uLH", UtilityOptimizedLocalHashing(epsilon, **sens)),
             ("uHCMS", UtilityOptimizedHadamardCountMeanSketch(epsilon, **sens)),
             ("uHR (blocked)", UtilityOptimizedBlockedHadamardResponse(epsilon, **sens)),
@@ -153,8 +154,8 @@ def choose_mechanism(
     subset selection, CMS and HCMS) and, given a sensitive set, the
     utility-optimized ones (uRR, uRAP with the optimal theta, uOUE, uHR, uSS
     and uBD with the optimal design, and He et al.'s transformations of OUE,
-    subset selection, OLH, HCMS and blocked HR: uUE, "uSS (He)", i.e. uBD
-    with the best single subset size, uLH, uHCMS and "uHR (blocked)"; see
+    subset selection, OLH, HCMS and blocked HR: uUE, "uSS (He)" (uBD with
+    subset selection's size over X_S), uLH, uHCMS and "uHR (blocked)"; see
     :func:`~sklearn_uldp.mechanisms.to_utility_optimized`). An LDP mechanism also satisfies ULDP
     (every output protected), so it stays a candidate when some values are
     not sensitive. Each is scored by the exact expected loss of its channel's
