@@ -160,6 +160,7 @@ def test_api_reference_lists_every_public_name():
         "docs/many_attributes.md",
         "docs/numerical.md",
         "docs/longitudinal.md",
+        "docs/frontier.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

@@ -608,3 +608,14 @@ def test_choose_mechanism_weighs_the_transformed_oracles():
     assert table.loc["uLH", "loss"] == pytest.approx(
         ulh.channel_.estimator_variance(prior, 10**6).sum(), rel=1e-12
     )
+
+
+@pytest.mark.parametrize("name", list(_transformed()))
+def test_specs_validate_against_the_shipped_schema(name):
+    jsonschema = pytest.importorskip("jsonschema")
+    from sklearn_uldp.mechanisms import spec_json_schema
+
+    schema = spec_json_schema()
+    spec = json.loads(json.dumps(_transformed(0.7)[name].to_dict()))
+    assert jsonschema.Draft202012Validator(schema).is_valid(spec)
+    assert not jsonschema.Draft202012Validator(schema).is_valid({**spec, "epsilon": -1})
