@@ -271,14 +271,16 @@ def report(results, args):
         f"{args.k // args.every} sensitive categories, Zipf(1.1)\n"
     )
     print(
-        "| library | oracle | rep | privatize (s) | emp (s) | em (s) | TV emp | TV em | peak MB | load |"
+        "| library | oracle | rep | privatize (s) | emp (s) | em (s) | TV emp | TV em "
+        "| peak MB | load |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for cell, res in full:
         name = cell.get("mechanism", "olh")
         if res.get("status") != "ok":
             print(
-                f"| {cell['library']} | {name} | {cell['rep']} | {_fmt(res)} (all) | | | | | | {res['load']:.1f} |"
+                f"| {cell['library']} | {name} | {cell['rep']} | {_fmt(res)} (all) "
+                f"| | | | | | {res['load']:.1f} |"
             )
             continue
         est = res["estimators"]

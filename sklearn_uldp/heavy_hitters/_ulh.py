@@ -246,7 +246,8 @@ class UtilityOptimizedLocalHashingHeavyHitters(UtilityOptimizedHeavyHitters):
     {'cafe': 0.4, 'gym': 0.3, 'park': 0.2, 'clinic': 0.1}
     """
 
-    _protocol_class = UtilityOptimizedLocalHashingProtocol
+    # its own constructor (no protected_epsilon): typed as the base does it
+    _protocol_class: Any = UtilityOptimizedLocalHashingProtocol
     _parameter_constraints = {
         key: value
         for key, value in UtilityOptimizedHeavyHitters._parameter_constraints.items()
