@@ -61,7 +61,7 @@ def to_utility_optimized(mechanism: BaseMechanism, sensitive: Sensitive) -> Base
     (X_S, Y_P, epsilon)-ULDP, unbiased (with the "pure ULDP" aggregation:
     the oracle's estimator plus a constant per invertible report) and, over
     the sensitive set, exactly as accurate as the oracle over a domain of
-    size |X_S|; the non-sensitive values are estimated from clear reports.
+    size s = ``|X_S|``; the non-sensitive values are estimated from clear reports.
 
     ==========================  =============================================
     ``mechanism``               returned (unfitted, or fitted if it was)
