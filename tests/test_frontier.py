@@ -587,6 +587,13 @@ def test_bad_parameters_say_what_is_wrong():
         UtilityOptimizedHadamardCountMeanSketch(
             1.0, sensitive=SENS, n_buckets=6, categories=CATS
         ).fit()
+    # budgets the float64 samplers cannot realize are refused, by name
+    for cls, name in (
+        (UtilityOptimizedUnaryEncoding, "uUE"),
+        (UtilityOptimizedLocalHashing, "local hashing"),
+    ):
+        with pytest.raises(ValueError, match=f"cannot be realized by {name}"):
+            cls(40.0, sensitive=SENS, categories=CATS).fit()
 
 
 # ------------------------------------------------------------ choose_mechanism

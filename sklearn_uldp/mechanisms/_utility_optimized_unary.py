@@ -88,12 +88,16 @@ class UtilityOptimizedUnaryEncodingChannel(UnaryEncodingChannel):
     """
 
     name = "uue"
+    _own_budget_check = True  # the same draws as uRAP's, named as uUE's
 
     def __init__(
         self, categories: ArrayLike, epsilon: float, theta: float, sensitive: ArrayLike
     ) -> None:
         super().__init__(categories, epsilon, theta, sensitive)
         s, t = self._s_codes.size, self._n_codes.size
+        self._check_budget(
+            f"uUE (theta={self.theta:.4g}) with {s} sensitive of k={self.n_categories} categories"
+        )
         self._n_bits_mask = int(sum(1 << int(j) for j in self._n_codes)) if t else 0
         if t and s < 2:
             raise ValueError(
