@@ -89,9 +89,8 @@ class UtilityOptimizedLocalHashingProtocol(UtilityOptimizedProtocol):
             # uLH's worst-case optimum for this many sensitive items; the
             # non-sensitive items' share of the loss is at most 1 / c whatever
             # their number (an open domain: counted as 2^20 of them).
-            g = optimal_ulh_hash_range(
-                self.epsilon, len(self.sensitive), 1 << 20, max_outputs=1 << 62
-            )
+            # (g is bounded as OLH's default g of the open domain is)
+            g = optimal_ulh_hash_range(self.epsilon, len(self.sensitive), 1 << 20)
         else:
             g = check_hash_range(hash_range, self.epsilon)
         self.oracle = KeyedLocalHashing(self.epsilon, g, n_hashes, hash_seed)

@@ -384,12 +384,24 @@ def ulh_variances(epsilon, g, p_sensitive, p_nonsensitive, n=1):
 
 
 def _worst_case_l2(epsilon, g, s, t):
-    """max over b of uLH's l2 loss at b U(X_S) + (1 - b) U(X_N) (n = 1)."""
-    best = 0.0
-    for b in np.linspace(0.0, 1.0, 41):
-        vs, vn = ulh_variances(epsilon, g, np.full(s, b / s), np.full(t, (1 - b) / max(t, 1)))
-        best = max(best, float(vs.sum() + (vn.sum() if t else 0.0)))
-    return best
+    """max over b of uLH's l2 loss at b U(X_S) + (1 - b) U(X_N) (n = 1).
+
+    By symmetry every sensitive value has mass b/s and every non-sensitive
+    one (1 - b)/t: the loss is ``s Var_S + t Var_N`` (:func:`ulh_variances`
+    with scalars), concave in b; evaluated on a grid of b.
+    """
+    b = np.linspace(0.0, 1.0, 41)
+    c1, c2, _ = _urr_probabilities(float(epsilon), int(g))
+    keep = 1.0 - g * c2
+    gap = c1 - 1.0 / g
+    ps, P_n = b / s, 1.0 - b
+    m = gap * ps + 1.0 / g
+    second = c1 * ps + (b - ps) / g + P_n * (c2 + keep / g**2)
+    loss = s * (second - m**2) / gap**2
+    if t:
+        pn = P_n / t
+        loss = loss + t * pn * (1.0 - keep * pn) / keep
+    return float(loss.max())
 
 
 def optimal_ulh_hash_range(
@@ -427,7 +439,9 @@ def optimal_ulh_hash_range(
     s, t = int(n_sensitive), int(n_nonsensitive)
     target = float(np.exp(min(float(epsilon), 700.0))) + 1.0
     best, best_loss = 2, np.inf
-    for g in range(2, int(max(3.0, 2.0 * target + 3.0)) + 1):
+    # OLH's optimum is about e^eps + 1: no prime beyond twice that (nor
+    # beyond 2^16, a report's hash range in any deployment) is a candidate
+    for g in range(2, int(min(max(3.0, 2.0 * target + 3.0), 1 << 16)) + 1):
         if not is_prime(g):
             continue
         if g ** (n_digits(s, g) + 1) > max_outputs:
