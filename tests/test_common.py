@@ -105,8 +105,13 @@ from sklearn_uldp.mechanisms import (
     HadamardCountMeanSketch,
     OptimizedLocalHashing,
     SubsetSelection,
+    TransformedSubsetSelection,
+    UtilityOptimizedBlockedHadamardResponse,
+    UtilityOptimizedHadamardCountMeanSketch,
     UtilityOptimizedHadamardResponse,
+    UtilityOptimizedLocalHashing,
     UtilityOptimizedSubsetSelection,
+    UtilityOptimizedUnaryEncoding,
     get_channel,
 )
 from sklearn_uldp.numeric import (
@@ -220,6 +225,12 @@ CHECKED = {
     UtilityOptimizedRAPPOR: _mechanism,
     NonPrivate: _mechanism,
     UtilityOptimizedOUE: _mechanism,
+    # the utility-optimized transformation (tests/test_frontier.py)
+    UtilityOptimizedUnaryEncoding: _mechanism,
+    UtilityOptimizedLocalHashing: _mechanism,
+    UtilityOptimizedHadamardCountMeanSketch: partial(_mechanism, n_buckets=16, n_hashes=8),
+    UtilityOptimizedBlockedHadamardResponse: _mechanism,
+    TransformedSubsetSelection: _mechanism,
     UtilityOptimizedBlockDesign: _mechanism,
     HadamardResponse: _mechanism,
     HighLowHadamardResponse: _mechanism,
@@ -326,6 +337,9 @@ NOT_CHECKED.update(
         sklearn_uldp.BloomRAPPOR: _OPEN_DOMAIN,
         sklearn_uldp.BloomRAPPORDecoder: _OPEN_DOMAIN,
         sklearn_uldp.UtilityOptimizedHeavyHitters: _OPEN_DOMAIN,
+        sklearn_uldp.heavy_hitters.UtilityOptimizedLocalHashingHeavyHitters: (
+            _OPEN_DOMAIN.replace("test_heavy_hitters", "test_frontier_heavy_hitters")
+        ),
     }
 )
 

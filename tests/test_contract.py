@@ -76,6 +76,10 @@ EXAMPLES = {
     "blh": _mech(m.BinaryLocalHashing(1.0, categories=CATS)),
     "cms": _mech(m.CountMeanSketch(2.0, n_buckets=8, n_hashes=4, categories=CATS)),
     "hcms": _mech(m.HadamardCountMeanSketch(2.0, n_buckets=8, n_hashes=4, categories=CATS)),
+    "uue": _mech(m.UtilityOptimizedUnaryEncoding(1.0, **S)),
+    "ulh": _mech(m.UtilityOptimizedLocalHashing(1.0, **S)),
+    "uhcms": _mech(m.UtilityOptimizedHadamardCountMeanSketch(2.0, n_buckets=8, n_hashes=4, **S)),
+    "ubhr": _mech(m.UtilityOptimizedBlockedHadamardResponse(1.0, block_size=2, **S)),
     "lgrr": _mech(lg.LongitudinalGRR(2.0, categories=CATS)),
     "lue": _mech(lg.LongitudinalUE(2.0, categories=CATS)),
     "loloha": _mech(lg.LongitudinalLocalHashing(2.0, categories=CATS)),
@@ -117,6 +121,9 @@ EXAMPLES = {
     "treehist": _mech(hh.TreeHist(4.0, top_k=3), ITEMS),
     "bloom_rappor": _mech(hh.BloomRAPPOR(n_bits=16, n_cohorts=4), ITEMS),
     "uldp_heavy_hitters": _mech(hh.UtilityOptimizedHeavyHitters(4.0, sensitive=["fig"]), ITEMS),
+    "uldp_local_hashing": _mech(
+        hh.UtilityOptimizedLocalHashingHeavyHitters(4.0, sensitive=["fig"]), ITEMS
+    ),
 }
 
 NAMES = sorted(SPEC_CLASSES)

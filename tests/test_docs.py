@@ -164,6 +164,8 @@ def test_api_reference_lists_every_public_name():
         "docs/numerical.md",
         "docs/longitudinal.md",
         "docs/learning.md",
+
+        "docs/frontier.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

@@ -52,6 +52,11 @@ SPEC_CLASSES: dict[str, str] = {
     "blh": "sklearn_uldp.mechanisms:BinaryLocalHashingChannel",
     "cms": "sklearn_uldp.mechanisms:CountMeanSketchChannel",
     "hcms": "sklearn_uldp.mechanisms:HadamardCountMeanSketchChannel",
+    # the LDP oracles made utility-optimized (docs/frontier.md)
+    "uue": "sklearn_uldp.mechanisms:UtilityOptimizedUnaryEncodingChannel",
+    "ulh": "sklearn_uldp.mechanisms:UtilityOptimizedLocalHashingChannel",
+    "uhcms": "sklearn_uldp.mechanisms:UtilityOptimizedHadamardCountMeanSketchChannel",
+    "ubhr": "sklearn_uldp.mechanisms:UtilityOptimizedBlockedHadamardChannel",
     # one attribute's column under the sampling strategies
     "smp": "sklearn_uldp.mechanisms:SampledChannel",
     "rsfd": "sklearn_uldp.mechanisms:SampledFakeChannel",
@@ -80,6 +85,7 @@ SPEC_CLASSES: dict[str, str] = {
     "treehist": "sklearn_uldp.heavy_hitters._protocol:TreeHistProtocol",
     "bloom_rappor": "sklearn_uldp.heavy_hitters._bloom:BloomRAPPORProtocol",
     "uldp_heavy_hitters": "sklearn_uldp.heavy_hitters._utility:UtilityOptimizedProtocol",
+    "uldp_local_hashing": "sklearn_uldp.heavy_hitters._ulh:UtilityOptimizedLocalHashingProtocol",
 }
 
 #: Names resolved so far (the package's) and the users' registered classes.
