@@ -148,12 +148,9 @@ def test_tdg_needs_pairs_and_no_1d_granularity():
         RangeQueryPrivatizer(1.0, bounds={"a": (0, 1)}, method="tdg", granularity=4).fit()
     with pytest.raises(ValueError, match="no 1-D grids"):
         RangeQueryPrivatizer(1.0, bounds=BOUNDS, method="tdg", granularity=(4, 2)).fit()
-    assert (
-        RangeQueryPrivatizer(1.0, bounds=BOUNDS, method="tdg", granularity=(None, 4))
-        .fit()
-        .granularity_
-        == (None, 4)
-    )
+    assert RangeQueryPrivatizer(
+        1.0, bounds=BOUNDS, method="tdg", granularity=(None, 4)
+    ).fit().granularity_ == (None, 4)
 
 
 # ------------------------------------------------------------------ the spec
@@ -231,9 +228,7 @@ def test_channels_differ_by_value():
     a = _privatizer().channel_
     b = RangeQueryPrivatizer(2.0, bounds=BOUNDS, granularity=(4, 2)).fit().channel_
     c = RangeQueryPrivatizer(1.0, bounds=BOUNDS, granularity=(8, 2)).fit().channel_
-    d = RangeQueryPrivatizer(
-        1.0, bounds={"a": (0, 20), "b": BOUNDS["b"]}, granularity=(4, 2)
-    ).fit()
+    d = RangeQueryPrivatizer(1.0, bounds={"a": (0, 20), "b": BOUNDS["b"]}, granularity=(4, 2)).fit()
     assert len({a, b, c, d.channel_}) == 4
     assert any("epsilon" in x for x in a.describe_difference(b))
     assert "g1" in a.describe_difference(c) and "bounds" in a.describe_difference(d.channel_)
@@ -444,7 +439,10 @@ def test_the_audit_of_rows_that_differ_in_sensitive_values(actual, passes):
 def test_the_assignment_is_uniform_and_independent_of_the_rows(method):
     bounds = {c: (0.0, 1.0) for c in "abcd"}
     priv = RangeQueryPrivatizer(
-        1.0, bounds=bounds, method=method, granularity=(4, 2) if method == "hdg" else 2,
+        1.0,
+        bounds=bounds,
+        method=method,
+        granularity=(4, 2) if method == "hdg" else 2,
         random_state=0,
     ).fit()
     n_grids = priv.channel_.n_grids

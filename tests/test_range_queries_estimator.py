@@ -223,7 +223,7 @@ def test_consistency_makes_grids_agree():
         )
         est = RangeQueryEstimator().fit(priv.fit_transform(table))
         channel, result = est.channel_, est._result()
-        for p, column in enumerate(channel.columns):
+        for column in channel.columns:
             margins = []
             for j, grid in enumerate(channel.grids):
                 t = result["tables"][j]
@@ -296,7 +296,11 @@ def test_partial_fit_and_reduced_statistics_equal_fit():
     reduced = RangeQueryEstimator().fit_statistics(stats)
     assert chunks.n_reports_ == whole.n_reports_ == reduced.n_reports_ == 20_000
     assert np.array_equal(chunks.statistics_.counts, whole.statistics_.counts)
-    queries = [{"a": (1, 3)}, {"a": (1, 3), "b": (0.5, 2)}, {"a": (1, 5), "b": (1, 2), "c": (0, 0.5)}]
+    queries = [
+        {"a": (1, 3)},
+        {"a": (1, 3), "b": (0.5, 2)},
+        {"a": (1, 5), "b": (1, 2), "c": (0, 0.5)},
+    ]
     for other in (chunks, reduced):
         assert np.allclose(other.query_many(queries), whole.query_many(queries), rtol=0, atol=1e-12)
 
@@ -407,9 +411,13 @@ def test_utility_optimized_grids_are_better_where_nothing_is_sensitive():
                 1.0, bounds=BOUNDS, granularity=(8, 4), sensitive_ranges=ranges, random_state=rep
             )
             est = RangeQueryEstimator().fit(priv.fit_transform(table))
-            mask_channel = RangeQueryPrivatizer(
-                1.0, bounds=BOUNDS, granularity=(8, 4), sensitive_ranges=sensitive
-            ).fit().channel_
+            mask_channel = (
+                RangeQueryPrivatizer(
+                    1.0, bounds=BOUNDS, granularity=(8, 4), sensitive_ranges=sensitive
+                )
+                .fit()
+                .channel_
+            )
             total = 0.0
             for j in range(est.channel_.n_grids):
                 cells = ~mask_channel.cell_sensitive(j)

@@ -35,6 +35,13 @@ __all__ = ["RangeQueryPrivatizer"]
 
 _PrivT = TypeVar("_PrivT", bound="RangeQueryPrivatizer")
 
+#: epsilon -> the oracles' tables by (cells, sensitive cells) (see
+#: ``choose_oracle``'s ``cache``): deterministic public computations, tens of
+#: milliseconds each, that every fit (searches, repeated collections) would
+#: otherwise redo. Cleared when it grows past _MAX_TABLES.
+_ORACLE_TABLES: dict = {}
+_MAX_TABLES = 512
+
 #: Name keying the seeded stream of the grid assignment (it never reads the
 #: data: no hash of the input enters it).
 ASSIGNMENT_KEY = "(range grid assignment)"
@@ -227,17 +234,19 @@ class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type:
         n_users = self.n_users
         if n_users is None and frame is not None:
             n_users = len(frame)
-        g1, g2 = self._resolve_granularity(d, epsilon, n_users)
+        if sum(len(t) for t in _ORACLE_TABLES.values()) > _MAX_TABLES:
+            _ORACLE_TABLES.clear()
+        cache = _ORACLE_TABLES.setdefault(float(epsilon), {})
+        g1, g2 = self._resolve_granularity(d, epsilon, n_users, cache)
         self.granularity_ = (g1, g2)
         grids = range_grids(d, self.method)
-        mechanisms, names, cache = [], [], {}
+        mechanisms, names = [], []
         for grid in grids:
             n_bins = g1 if len(grid) == 1 else g2
             cells = n_bins ** len(grid)
             if cells > MAX_CELLS:
                 raise ValueError(
-                    f"A grid of {cells} cells is more than {MAX_CELLS}: pass a smaller "
-                    "granularity."
+                    f"A grid of {cells} cells is more than {MAX_CELLS}: pass a smaller granularity."
                 )
             name, mech = choose_oracle(
                 cells, epsilon, self._cell_mask(grid, n_bins), self.mechanism, cache=cache
@@ -261,7 +270,7 @@ class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type:
         self._start_random_stream()
         return self
 
-    def _resolve_granularity(self, d, epsilon, n_users):
+    def _resolve_granularity(self, d, epsilon, n_users, cache):
         method, value = self.method, self.granularity
         if isinstance(value, str):
             if n_users is None:
@@ -270,7 +279,7 @@ class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type:
                     "fit on the data, or pass n_users (or an explicit granularity)."
                 )
             g1, g2, self.design_ = choose_granularity(
-                int(n_users), epsilon, d, method, mechanism=self.mechanism
+                int(n_users), epsilon, d, method, mechanism=self.mechanism, cache=cache
             )
             return g1, g2
         self.design_ = None
@@ -535,8 +544,9 @@ class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type:
         # seeded stream); the oracles' noise is drawn from a stream of its own.
         assign_rng = transform_generator(self.random_state, column=ASSIGNMENT_KEY, call=call)
         assignment = assign_rng.integers(0, self.channel_.n_grids, size=fine.shape[0])
+        # (fine.T: the bins are column-major, hashed without a copy)
         noise_rng = self._transform_rng(
-            fine, self.channel_.fine_bins, column=NOISE_KEY, call=call
+            fine.T, self.channel_.fine_bins, column=NOISE_KEY, call=call
         )
         reports = self.channel_.sample(fine, noise_rng, assignment=assignment)
         return self._output(reports, X)

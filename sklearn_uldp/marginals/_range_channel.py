@@ -274,9 +274,7 @@ class RangeQueryChannel(Channel):
                 f"g2 = {self.g2} must divide g1 = {self.g1}: a 2-D bin is the union of "
                 "g1 / g2 consecutive 1-D bins."
             )
-        self.sensitive_ranges = _check_sensitive_ranges(
-            sensitive_ranges, self.columns, self.bounds
-        )
+        self.sensitive_ranges = _check_sensitive_ranges(sensitive_ranges, self.columns, self.bounds)
         positions = range_grids(d, method)
         self.grids = tuple(tuple(self.columns[p] for p in grid) for grid in positions)
         self._positions = tuple(positions)
@@ -293,8 +291,7 @@ class RangeQueryChannel(Channel):
                 domains.append(np.arange(self.g2))
                 masks.append(self._column_mask(j, self.g2))
         marginals = [
-            [f"{grid[0]}:1d"] if len(grid) == 1 else [f"{p}:2d" for p in grid]
-            for grid in positions
+            [f"{grid[0]}:1d"] if len(grid) == 1 else [f"{p}:2d" for p in grid] for grid in positions
         ]
         try:
             self.grid_channel = MarginalChannel(
@@ -434,7 +431,8 @@ class RangeQueryChannel(Channel):
     def fine_codes(self, values: np.ndarray) -> np.ndarray:
         """Each row's finest bins (n, d) from values (n, d) within the bounds."""
         values = np.asarray(values, dtype=float)
-        out = np.empty(values.shape, dtype=np.int64)
+        # Column-major: each column's bins are read whole (grid_cells).
+        out = np.empty(values.shape, dtype=np.int64, order="F")
         for j, (low, high) in enumerate(self.bounds):
             out[:, j] = bin_codes(values[:, j], low, high, self.fine_bins)
         return out
@@ -529,7 +527,27 @@ class RangeQueryChannel(Channel):
             )
         if fine.size and (fine.min() < 0 or fine.max() >= self.fine_bins):
             raise ValueError(f"fine bins must lie in 0..{self.fine_bins - 1}.")
-        return self.grid_channel.sample(self.virtual_codes(fine), rng, assignment=assignment)
+        columns = [np.ascontiguousarray(fine[:, j]) for j in range(fine.shape[1])]
+        return self.grid_channel.sample_cells(
+            fine.shape[0], lambda j, rows: self.grid_cells(j, columns, rows), rng, assignment
+        )
+
+    def grid_cells(self, j: int, columns: Sequence[np.ndarray], rows: Any = None) -> np.ndarray:
+        """The codes of grid j's cells holding rows given by their finest bins.
+
+        ``columns`` holds each column's finest bins (one array per column);
+        ``rows`` selects rows (all when None). The same codes as
+        ``grid_channel.cell_codes(j, virtual_codes(fine))``, without building
+        the binned columns of every grid.
+        """
+        grid = self._positions[j]
+        picked = [columns[p] if rows is None else columns[p][rows] for p in grid]
+        if len(grid) == 1:
+            return picked[0]
+        if self.method == "hdg":
+            r = self.g1 // self.g2
+            picked = [codes // r for codes in picked]
+        return picked[0] * self.g2 + picked[1]
 
     # ------------------------------------------------------------ collector
     def encode_reports(self, reports: Any):
@@ -607,8 +625,10 @@ def _grid_wording(message):
         ("marginals'", "grids'"),
         ("marginals", "grids"),
         ("marginal", "grid"),
-        ("a sensitive part (a cell is sensitive when any of its columns' values is)",
-         "a bin meeting a sensitive range"),
+        (
+            "a sensitive part (a cell is sensitive when any of its columns' values is)",
+            "a bin meeting a sensitive range",
+        ),
     ):
         message = message.replace(old, new)
     return message
@@ -650,8 +670,7 @@ def _check_sensitive_ranges(ranges, columns, bounds):
         )
     if len(ranges) != len(columns):
         raise ValueError(
-            f"sensitive_ranges must hold one entry per column ({len(columns)}), got "
-            f"{len(ranges)}."
+            f"sensitive_ranges must hold one entry per column ({len(columns)}), got {len(ranges)}."
         )
     out = []
     for name, entry, (low, high) in zip(columns, ranges, bounds, strict=True):
@@ -675,12 +694,8 @@ def check_column_ranges(entry: Any, low: float, high: float, name: str) -> tuple
     in the clipped range); sorted, as a tuple of float pairs. Messages name
     the column and the position of a bad range, never its values.
     """
-    if isinstance(entry, (str, bytes, Mapping)) or not isinstance(
-        entry, (list, tuple, np.ndarray)
-    ):
-        raise ValueError(
-            f"The sensitive ranges of column {name!r} must be a list of (a, b) pairs."
-        )
+    if isinstance(entry, (str, bytes, Mapping)) or not isinstance(entry, (list, tuple, np.ndarray)):
+        raise ValueError(f"The sensitive ranges of column {name!r} must be a list of (a, b) pairs.")
     items = list(entry)
     if len(items) == 2 and all(
         isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items
@@ -695,9 +710,7 @@ def check_column_ranges(entry: Any, low: float, high: float, name: str) -> tuple
     out = []
     for i, pair in enumerate(items):
         if isinstance(pair, (str, bytes)) or np.ndim(pair) != 1 or len(pair) != 2:
-            raise ValueError(
-                f"Sensitive range {i} of column {name!r} must be a pair (a, b)."
-            )
+            raise ValueError(f"Sensitive range {i} of column {name!r} must be a pair (a, b).")
         a, b = pair
         for v in (a, b):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):

@@ -55,14 +55,26 @@ MAX_G1 = 1024
 MAX_G2 = int(math.isqrt(MAX_CELLS))
 
 
+#: (cells, epsilon, oracle name) -> (oracle, per-cell variance of one user):
+#: a design is recomputed at every fit (searches, benchmarks), and the
+#: oracles' table costs tens of milliseconds per number of cells.
+_VARIANCES: dict = {}
+_MAX_CACHED = 4096
+
+
 def _variance(n_cells, epsilon, n_users, mechanism, cache):
     """Mean per-cell variance of the grid's oracle at the uniform distribution."""
-    key = ("variance", n_cells)
-    if key not in cache:
+    key = (n_cells, float(epsilon), mechanism) if isinstance(mechanism, str) else None
+    found = _VARIANCES.get(key) if key is not None else None
+    if found is None:
         name, mech = choose_oracle(n_cells, epsilon, None, mechanism, cache=cache)
         var = mech.channel_.estimator_variance(np.full(n_cells, 1.0 / n_cells), 1)
-        cache[key] = (name, float(np.mean(var)))
-    name, var = cache[key]
+        found = (name, float(np.mean(var)))
+        if key is not None:
+            if len(_VARIANCES) >= _MAX_CACHED:
+                _VARIANCES.clear()
+            _VARIANCES[key] = found
+    name, var = found
     return name, var / n_users
 
 
@@ -94,6 +106,7 @@ def choose_granularity(
     alpha2: float = ALPHA_2,
     max_g1: int = MAX_G1,
     max_g2: int = MAX_G2,
+    cache: dict | None = None,
 ) -> tuple[int | None, int | None, pd.DataFrame]:
     """The granularities (g1, g2) of HDG or TDG from n, epsilon and the columns.
 
@@ -118,6 +131,9 @@ def choose_granularity(
     alpha1, alpha2 : float, default=0.7, 0.03
         The non-uniformity constants (the paper's).
     max_g1, max_g2 : int, default=1024, 256
+    cache : dict, default=None
+        The oracles' tables already computed (shared with
+        :func:`~sklearn_uldp.marginals.choose_oracle`).
 
     Returns
     -------
@@ -158,7 +174,7 @@ def choose_granularity(
     users = n / m
     # The closed forms with local hashing's variance: where the search starts.
     v_olh = 4.0 * math.exp(epsilon) / (math.expm1(epsilon) ** 2 * users)
-    cache: dict = {}
+    cache = {} if cache is None else cache
     rows: list[dict] = []
 
     def cost(kind, g):

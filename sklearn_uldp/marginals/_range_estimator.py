@@ -31,9 +31,12 @@ __all__ = ["RangeQueryEstimator", "as_range_channel", "reduce_range_statistics"]
 _EstT = TypeVar("_EstT", bound="RangeQueryEstimator")
 
 #: Iterative proportional fitting (response matrices, queries over three or
-#: more columns) stops when every constraint holds within this, or after
+#: more columns) stops when every constraint holds within _IPF_TOL, when a
+#: sweep changes no cell by more than _IPF_STALL (the constraints disagree
+#: by round-off, as consistent grids do after their last clipping), or after
 #: _IPF_MAX_ITER sweeps.
 _IPF_TOL = 1e-10
+_IPF_STALL = 1e-15
 _IPF_MAX_ITER = 2000
 
 _HINTS = {
@@ -287,9 +290,7 @@ class RangeQueryEstimator(BaseEstimator):
     )
 
     def _keep_reports(self):
-        return self.estimator is not None and bool(
-            getattr(self.estimator, "_needs_reports", False)
-        )
+        return self.estimator is not None and bool(getattr(self.estimator, "_needs_reports", False))
 
     def fit(self: _EstT, X: Any, y: object = None) -> _EstT:
         """Estimate every grid from range-query reports.
@@ -525,8 +526,7 @@ class RangeQueryEstimator(BaseEstimator):
                 total, weight = total + coef * proj, weight + coef
         if weight == 0:
             raise ValueError(
-                f"No grid holding column {channel.columns[p]!r} has a report: fit on "
-                "more reports."
+                f"No grid holding column {channel.columns[p]!r} has a report: fit on more reports."
             )
         return total / weight
 
@@ -544,9 +544,7 @@ class RangeQueryEstimator(BaseEstimator):
         if channel.method == "tdg":
             return coarse
         if (p, q) not in result["matrices"]:
-            result["matrices"][(p, q)] = response_matrix(
-                self._one_way(p), self._one_way(q), coarse
-            )
+            result["matrices"][(p, q)] = response_matrix(self._one_way(p), self._one_way(q), coarse)
         return result["matrices"][(p, q)]
 
     def histogram(self, columns: Sequence[str]) -> pd.Series | pd.DataFrame:
@@ -634,9 +632,7 @@ class RangeQueryEstimator(BaseEstimator):
                     values.append(default)
                     continue
                 if isinstance(v, (bool, np.bool_)) or not isinstance(v, Real) or math.isnan(v):
-                    raise ValueError(
-                        f"The range of column {column!r} must hold numbers (or None)."
-                    )
+                    raise ValueError(f"The range of column {column!r} must hold numbers (or None).")
                 values.append(float(v))
             if values[0] > values[1]:
                 raise ValueError(
@@ -751,19 +747,23 @@ class RangeQueryEstimator(BaseEstimator):
     def confidence_interval(self, query: Mapping[str, Any], alpha: float = 0.05):
         """A confidence interval for the fraction of users in a box of one or two columns.
 
-        From the unbiased (linear) estimate of the grid that holds the box's
-        columns (a 2-D grid for two columns; for one, its 1-D grid under HDG,
-        the 2-D grids' margins combined under TDG): the lower end is the
-        estimate of the cells *inside* the box minus ``z`` standard errors,
-        the upper end the estimate of the cells the box *meets* plus ``z``
-        standard errors (``z`` the ``1 - alpha / 2`` normal quantile). The
-        truth lies between the mass of those two sets of cells, whatever
-        the users' spread within a cell, so the interval covers it with
-        probability at least ``1 - alpha`` (normal approximation); it is
-        exact for a box on the cells' edges. The variance of a sum of cells
-        is taken as the sum of the cells' variances at the consistent
-        estimate, an upper bound for the package's oracles (their cells'
-        statistics are negatively correlated or uncorrelated).
+        The truth lies between the mass of the cells *inside* the box and
+        the mass of the cells the box *meets*, whatever the users' spread
+        within a cell; each of these is a sum of cells of one grid, whose
+        unbiased (linear) estimate has a known variance. The interval is
+        ``[inside - z se, met + z se]`` for the grid holding the box's
+        columns (a 2-D grid for two columns; for one, its 1-D grid under
+        HDG, the 2-D grids' margins combined under TDG). Under HDG, a box
+        over two columns that cuts through 2-D cells is also bounded above
+        by the mass of the 1-D cells it meets on each column (finer); the
+        smallest upper bound is taken, with the quantile ``z`` of
+        ``1 - alpha / (2 K)`` for K bounds (Bonferroni), so the interval
+        covers the truth with probability at least ``1 - alpha`` (normal
+        approximation). For a box on the cells' edges it is the normal
+        interval of the linear estimate. The variance of a sum of cells is
+        taken as the sum of the cells' variances at the consistent estimate,
+        an upper bound for the package's oracles (their cells' statistics
+        are negatively correlated or uncorrelated).
 
         Parameters
         ----------
@@ -806,33 +806,54 @@ class RangeQueryEstimator(BaseEstimator):
             )
         result = self._result()
         channel = self.channel_
-        z = float(norm.ppf(1.0 - alpha / 2.0))
         if len(positions) == 2:
-            j = channel._positions.index(positions)
-            sources = [(j, 1.0)]
+            main = [(channel._positions.index(positions), 1.0)]
         elif channel.method == "hdg":
-            sources = [(channel._positions.index(positions), 1.0)]
+            main = [(channel._positions.index(positions), 1.0)]
         else:
             p = positions[0]
             holders = [j for j in result["measured"] if p in channel._positions[j]]
             coefs = np.asarray([result["weights"][j] for j in holders])
-            sources = list(zip(holders, coefs / coefs.sum(), strict=True))
-        lower = upper = var_low = var_high = 0.0
+            main = list(zip(holders, coefs / coefs.sum(), strict=True))
+        lower_bounds = [self._bound(main, positions, lows, highs, inner=True)]
+        upper_bounds = [self._bound(main, positions, lows, highs, inner=False)]
+        if len(positions) == 2 and channel.method == "hdg":
+            # The 1-D grids bound the box above on the columns along which it
+            # cuts through 2-D cells (decided by the box alone, not the data).
+            for t, p in enumerate(positions):
+                w = self._overlap(p, channel.g2, [lows[t]], [highs[t]])[0]
+                if ((w > 0) & (w < 1.0 - 1e-12)).any():
+                    j = channel._positions.index((p,))
+                    upper_bounds.append(
+                        self._bound([(j, 1.0)], (p,), [lows[t]], [highs[t]], inner=False)
+                    )
+        low = max(
+            value - float(norm.ppf(1.0 - alpha / (2 * len(lower_bounds)))) * math.sqrt(var)
+            for value, var in lower_bounds
+        )
+        high = min(
+            value + float(norm.ppf(1.0 - alpha / (2 * len(upper_bounds)))) * math.sqrt(var)
+            for value, var in upper_bounds
+        )
+        low = float(np.clip(low, 0.0, 1.0))
+        return low, max(low, float(np.clip(high, 0.0, 1.0)))
+
+    def _bound(self, sources, positions, lows, highs, *, inner):
+        """The linear estimate of the cells inside (or met by) the box, and its variance."""
+        result = self._result()
+        channel = self.channel_
+        value = variance = 0.0
         for j, lam in sources:
             if j not in result["tables"]:
                 raise ValueError("The grid this query needs has no report: fit on more reports.")
-            inner, outer = self._cell_sets(j, positions, lows, highs)
+            inside, meets = self._cell_sets(j, positions, lows, highs)
+            cells = inside if inner else meets
             sub = channel.channels[j]
             n = self.statistics_.extra.parts[j].n
             var = np.asarray(sub.estimator_variance(result["tables"][j], n), dtype=float)
-            p_lin = result["linear"][j]
-            lower += lam * float(p_lin[inner].sum())
-            upper += lam * float(p_lin[outer].sum())
-            var_low += lam**2 * float(var[inner].sum())
-            var_high += lam**2 * float(var[outer].sum())
-        low = float(np.clip(lower - z * math.sqrt(var_low), 0.0, 1.0))
-        high = float(np.clip(upper + z * math.sqrt(var_high), 0.0, 1.0))
-        return low, max(low, high)
+            value += lam * float(result["linear"][j][cells].sum())
+            variance += lam**2 * float(var[cells].sum())
+        return value, variance
 
     def _cell_sets(self, j, positions, lows, highs):
         """Grid j's cells inside the box, and the cells it meets (boolean, flat)."""
@@ -895,8 +916,9 @@ def response_matrix(
     r = g1 // g2
     table = np.full((g1, g1), 1.0 / (g1 * g1))
     for _ in range(max_iter):
+        before = table
         current = table.sum(axis=1)
-        table *= _ratio(rows, current)[:, None]
+        table = table * _ratio(rows, current)[:, None]
         current = table.sum(axis=0)
         table *= _ratio(columns, current)[None, :]
         blocks = table.reshape(g2, r, g2, r).sum(axis=(1, 3))
@@ -906,7 +928,7 @@ def response_matrix(
             float(np.abs(table.sum(axis=1) - rows).max()),
             float(np.abs(table.sum(axis=0) - columns).max()),
         )
-        if gap <= tol:
+        if gap <= tol or float(np.abs(table - before).max()) <= _IPF_STALL:
             break
     return table
 
@@ -919,10 +941,9 @@ def _ratio(target, current):
 def _maxent_boxes(pairs, k, n_queries, tol=_IPF_TOL, max_iter=_IPF_MAX_ITER):
     """(Q, 2, ..., 2): per query, the maximum-entropy table with the pairs' 2x2 tables."""
     table = np.full((n_queries,) + (2,) * k, 0.5**k)
-    others = {
-        (a, b): tuple(1 + c for c in range(k) if c not in (a, b)) for (a, b) in pairs
-    }
+    others = {(a, b): tuple(1 + c for c in range(k) if c not in (a, b)) for (a, b) in pairs}
     for _ in range(max_iter):
+        before = table
         for (a, b), target in pairs.items():
             current = table.sum(axis=others[(a, b)])
             table = table * np.expand_dims(_ratio(target, current), others[(a, b)])
@@ -930,6 +951,6 @@ def _maxent_boxes(pairs, k, n_queries, tol=_IPF_TOL, max_iter=_IPF_MAX_ITER):
             float(np.abs(table.sum(axis=others[key]) - target).max())
             for key, target in pairs.items()
         )
-        if gap <= tol:
+        if gap <= tol or float(np.abs(table - before).max()) <= _IPF_STALL:
             break
     return table
