@@ -605,3 +605,23 @@ def test_channel_rejects_bins_outside_the_grid():
     with pytest.raises(ValueError, match="0..3"):
         channel.sample(np.array([[0, 4]]), np.random.default_rng(0))
     assert isinstance(channel, RangeQueryChannel)
+
+
+def test_the_cells_of_the_sampler_are_the_binned_columns_cells():
+    # The sampler computes each grid's cells from the bins directly; the exact
+    # channel reads them through the marginal channel over binned columns.
+    rng = np.random.default_rng(0)
+    bounds = {"a": (0, 1), "b": (0, 2), "c": (0, 3)}
+    for method, granularity in (("hdg", (12, 4)), ("tdg", 5)):
+        channel = (
+            RangeQueryPrivatizer(1.0, bounds=bounds, method=method, granularity=granularity)
+            .fit()
+            .channel_
+        )
+        fine = rng.integers(0, channel.fine_bins, size=(1_000, 3))
+        columns = [fine[:, j] for j in range(3)]
+        for j in range(channel.n_grids):
+            assert np.array_equal(
+                channel.grid_cells(j, columns),
+                channel.grid_channel.cell_codes(j, channel.virtual_codes(fine)),
+            )

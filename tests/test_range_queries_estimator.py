@@ -425,3 +425,21 @@ def test_utility_optimized_grids_are_better_where_nothing_is_sensitive():
                 total += np.abs(t - _grid_truth(est.channel_, table, j))[cells].sum()
             errors[kind].append(total)
     assert np.mean(errors["uldp"]) < 0.75 * np.mean(errors["ldp"]), errors
+
+
+def test_a_grid_without_reports():
+    # A handful of users: a 1-D grid may have no report; its column is then
+    # read from the 2-D grids' margins.
+    table = _table(3, seed=12)[["a", "b"]]
+    priv = RangeQueryPrivatizer(
+        1.0, bounds={"a": BOUNDS["a"], "b": BOUNDS["b"]}, granularity=(4, 2), random_state=1
+    )
+    priv.fit(table)
+    channel = priv.channel_
+    fine = channel.fine_codes(table.to_numpy())
+    # every user assigned the 2-D grid
+    reports = channel.sample(fine, np.random.default_rng(0), assignment=np.full(3, 2))
+    est = RangeQueryEstimator(mechanism=priv).fit(reports)
+    assert est.grids_ == [("a", "b")]
+    assert est.query({"a": (None, None)}) == pytest.approx(1.0)
+    assert est.histogram("a").shape == (4,)

@@ -505,30 +505,40 @@ class RangeQueryEstimator(BaseEstimator):
 
     # ------------------------------------------------------------ the distributions
     def _one_way(self, p):
-        """Column p's distribution over its finest bins (HDG: g1; TDG: g2)."""
+        """Column p's distribution over its finest bins (HDG: g1; TDG: g2).
+
+        HDG reads the 1-D grid; without a report of it (very few users), the
+        2-D grids' margin spread evenly over the 1-D bins of each 2-D bin.
+        """
         result = self._result()
         channel = self.channel_
         if channel.method == "hdg":
             j = channel._positions.index((p,))
-            if j not in result["tables"]:
+            if j in result["tables"]:
+                return result["tables"][j]
+            if channel.g2 is None:
                 raise ValueError(
-                    f"The 1-D grid of column {channel.columns[p]!r} has no report: "
-                    "fit on more reports."
+                    f"The grid of column {channel.columns[p]!r} has no report: fit on "
+                    "more reports."
                 )
-            return result["tables"][j]
         total, weight = 0.0, 0.0
         for j in result["measured"]:
             grid = channel._positions[j]
-            if p in grid:
-                table = result["tables"][j].reshape((channel.g2,) * len(grid))
+            if len(grid) == 2 and p in grid:
+                table = result["tables"][j].reshape(channel.g2, channel.g2)
                 proj = table.sum(axis=1 - grid.index(p))
                 coef = result["weights"][j] / channel.g2
                 total, weight = total + coef * proj, weight + coef
         if weight == 0:
             raise ValueError(
-                f"No grid holding column {channel.columns[p]!r} has a report: fit on more reports."
+                f"No grid holding column {channel.columns[p]!r} has a report: fit on "
+                "more reports."
             )
-        return total / weight
+        margin = total / weight
+        if channel.method == "hdg":
+            r = channel.g1 // channel.g2
+            return np.repeat(margin / r, r)
+        return margin
 
     def _pair(self, p, q):
         """The pair's table over the finest bins, axes (p, q), p < q."""
