@@ -102,10 +102,11 @@ def range_grids(n_columns: int, method: str) -> list[tuple[int, ...]]:
     >>> range_grids(3, "tdg")
     [(0, 1), (0, 2), (1, 2)]
     """
-    pairs = list(itertools.combinations(range(n_columns), 2))
+    pairs: list[tuple[int, ...]] = list(itertools.combinations(range(n_columns), 2))
     if method == "tdg":
         return pairs
-    return [(j,) for j in range(n_columns)] + pairs
+    singles: list[tuple[int, ...]] = [(j,) for j in range(n_columns)]
+    return singles + pairs
 
 
 def sensitive_bins(ranges: Any, low: float, high: float, n_bins: int) -> np.ndarray:

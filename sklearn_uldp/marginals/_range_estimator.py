@@ -518,8 +518,7 @@ class RangeQueryEstimator(BaseEstimator):
                 return result["tables"][j]
             if channel.g2 is None:
                 raise ValueError(
-                    f"The grid of column {channel.columns[p]!r} has no report: fit on "
-                    "more reports."
+                    f"The grid of column {channel.columns[p]!r} has no report: fit on more reports."
                 )
         total, weight = 0.0, 0.0
         for j in result["measured"]:
@@ -531,8 +530,7 @@ class RangeQueryEstimator(BaseEstimator):
                 total, weight = total + coef * proj, weight + coef
         if weight == 0:
             raise ValueError(
-                f"No grid holding column {channel.columns[p]!r} has a report: fit on "
-                "more reports."
+                f"No grid holding column {channel.columns[p]!r} has a report: fit on more reports."
             )
         margin = total / weight
         if channel.method == "hdg":
