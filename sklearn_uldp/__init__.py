@@ -7,8 +7,8 @@ distribution of the true values from the reports on the collector's side;
 round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
 guarantees on the exact channel and keeps the budget;
 :mod:`sklearn_uldp.metrics` measures and predicts the utility;
-:mod:`sklearn_uldp.marginals` estimates the marginals of many columns and
-synthesizes tables;
+:mod:`sklearn_uldp.marginals` estimates the marginals of many columns,
+answers range queries over numeric columns and synthesizes tables;
 :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow; :mod:`sklearn_uldp.learning` trains models on
@@ -72,7 +72,12 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         UtilityOptimizedLongitudinalRAPPOR,
         UtilityOptimizedLongitudinalRR,
     )
-    from .marginals import MarginalEstimator, MarginalPrivatizer
+    from .marginals import (
+        MarginalEstimator,
+        MarginalPrivatizer,
+        RangeQueryEstimator,
+        RangeQueryPrivatizer,
+    )
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
@@ -151,6 +156,8 @@ _LAZY_NAMES = {
     "PrivatizedGroupReweighter": "learning",
     "MarginalEstimator": "marginals",
     "MarginalPrivatizer": "marginals",
+    "RangeQueryEstimator": "marginals",
+    "RangeQueryPrivatizer": "marginals",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
@@ -264,9 +271,11 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
-    # marginals of many columns, synthetic tables
+    # marginals of many columns, range queries, synthetic tables
     "MarginalPrivatizer",
     "MarginalEstimator",
+    "RangeQueryPrivatizer",
+    "RangeQueryEstimator",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",

@@ -117,6 +117,10 @@ EXAMPLES = {
     "marginals": _mech(
         mg.MarginalPrivatizer(2.0, categories={"x": CATS, "y": [0, 1], "z": [0, 1]}), ROWS
     ),
+    "range_queries": _mech(
+        mg.RangeQueryPrivatizer(2.0, bounds={"u": (0, 10), "v": (0, 10)}, granularity=(4, 2)),
+        pd.DataFrame({"u": NUMBERS[:, 0], "v": NUMBERS[::-1, 0]}),
+    ),
     "pem": _mech(hh.PrefixExtendingMethod(4.0, top_k=3), ITEMS),
     "treehist": _mech(hh.TreeHist(4.0, top_k=3), ITEMS),
     "bloom_rappor": _mech(hh.BloomRAPPOR(n_bits=16, n_cohorts=4), ITEMS),

@@ -164,7 +164,6 @@ def test_api_reference_lists_every_public_name():
         "docs/numerical.md",
         "docs/longitudinal.md",
         "docs/learning.md",
-
         "docs/frontier.md",
     ],
 )

@@ -503,13 +503,24 @@ class MarginalChannel(Channel):
                 f"codes must have shape (n, {len(self.columns)}), one column per "
                 f"column of the channel; got {codes.shape}."
             )
-        n = codes.shape[0]
+        return self.sample_cells(
+            codes.shape[0], lambda j, rows: self.cell_codes(j, codes[rows]), rng, assignment
+        )
+
+    def sample_cells(self, n, cells_of, rng, assignment=None):
+        """Reports of n rows whose cells ``cells_of(j, rows)`` gives, marginal by marginal.
+
+        The engine of :meth:`sample`, for callers that compute the cells of
+        a marginal's rows themselves (range queries read them from binned
+        numbers): ``cells_of(j, rows)`` returns the codes of marginal j's
+        cells for the row indices ``rows``.
+        """
         if assignment is None:
             assignment = rng.integers(0, self.n_marginals, size=n)
         assignment = np.asarray(assignment, dtype=np.intp)
         out = np.zeros((n, 1 + self.n_words), dtype=np.int64)
         out[:, 0] = assignment
-        order = np.argsort(assignment, kind="stable")
+        order = _group_order(assignment, self.n_marginals)
         bounds = np.concatenate(
             [[0], np.cumsum(np.bincount(assignment, minlength=self.n_marginals))]
         )
@@ -517,7 +528,7 @@ class MarginalChannel(Channel):
             rows = order[bounds[j] : bounds[j + 1]]
             if rows.size == 0:
                 continue
-            cells = self.cell_codes(j, codes[rows])
+            cells = cells_of(j, rows)
             if channel.histogram_reports:  # one output symbol
                 outputs = channel.sample(cells, rng)
                 out[rows, 1] = np.asarray(channel.decode(outputs), dtype=np.int64)
@@ -545,7 +556,7 @@ class MarginalChannel(Channel):
                 f"{bad} reports name a marginal outside 0..{self.n_marginals - 1}: "
                 "they come from another privatizer (or were altered)."
             )
-        order = np.argsort(assignment, kind="stable")
+        order = _group_order(assignment, self.n_marginals)
         counts = np.bincount(assignment, minlength=self.n_marginals)
         bounds = np.concatenate([[0], np.cumsum(counts)])
         parts: list[Any] = []
@@ -796,6 +807,17 @@ def _check_channels(channels, composite):
             )
         out.append(channel)
     return tuple(out)
+
+
+def _group_order(assignment, n_groups):
+    """The rows sorted by their marginal, stably (a radix sort on small ints).
+
+    numpy sorts 8- and 16-bit integers by radix (linear time): four times
+    faster than its stable sort of int64 at 10^6 rows.
+    """
+    if n_groups <= np.iinfo(np.uint16).max:
+        return np.argsort(assignment.astype(np.uint16, copy=False), kind="stable")
+    return np.argsort(assignment, kind="stable")
 
 
 def _sample_packed(channel, cells, rng):

@@ -80,6 +80,7 @@ SPEC_CLASSES: dict[str, str] = {
     "rsfd_numeric": "sklearn_uldp.numeric:SampledFakeNumericChannel",
     # rows of several columns, one marginal per user (sklearn_uldp.marginals)
     "marginals": "sklearn_uldp.marginals:MarginalChannel",
+    "range_queries": "sklearn_uldp.marginals:RangeQueryChannel",
     # open domains: heavy-hitter protocols (sklearn_uldp.heavy_hitters)
     "pem": "sklearn_uldp.heavy_hitters._protocol:PEMProtocol",
     "treehist": "sklearn_uldp.heavy_hitters._protocol:TreeHistProtocol",
