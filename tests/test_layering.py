@@ -19,8 +19,9 @@ The layers, lowest first (docs/architecture.md, "Layers"):
 4. ``stats``: tests built on estimators; ``heavy_hitters``; ``learning``:
    models trained on reports (estimators, numeric mechanisms);
 5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
-   ``marginals``: marginal release (its oracles are chosen by
-   ``model_selection``, one way);
+   ``marginals``: marginal release (``compose`` builds on it; its oracles
+   are chosen by ``mechanisms``' ``choose_mechanism``, public in
+   ``model_selection``, which builds on ``compose``);
 6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
 
 The one exemption: a *deprecated alias* of a name that moved up the layers

@@ -75,7 +75,7 @@ def _one_shot_oracle(channel):
 
 
 def _table(k, epsilon, mask):
-    from ..model_selection import choose_mechanism
+    from ..mechanisms._choose import choose_mechanism
 
     sensitive = None if mask is None or mask.all() else mask
     with warnings.catch_warnings():
