@@ -15,7 +15,7 @@ import sklearn
 from sklearn import config_context, get_config
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
-from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,6 +26,7 @@ from ..parallel import _privatizer as _dask
 from ..parallel._partitions import SAMPLED_COLUMN_ATTR
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
+from . import _marginal_strategy as _marginals
 from . import _memoized as _memo
 from . import _strategies
 from . import _table_input as _input
@@ -271,10 +272,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
     _parameter_constraints = {
         "mechanisms": [list, dict],
-        "strategy": [StrOptions(set(_strategies.STRATEGIES))],
+        "strategy": [StrOptions({*_strategies.STRATEGIES, _marginals.MARGINALS})],
         "fake": [StrOptions({"auto", "random", "zero"}), dict],
         "amplification": [StrOptions({"exact", "paper"})],
         "sampled_column": [str],
+        "marginal_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "remainder": [
             StrOptions({"drop", "passthrough"}),
             HasMethods(["fit", "transform"]),
@@ -307,10 +309,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self,
         mechanisms: Sequence[tuple[str, Any, Any]] | dict[Any, Any],
         *,
-        strategy: Literal["split", "sample", "sample+fake"] = "split",
+        strategy: Literal["split", "sample", "sample+fake", "marginals"] = "split",
         fake: Literal["auto", "random", "zero"] | dict[str, str] = "auto",
         amplification: Literal["exact", "paper"] = "exact",
         sampled_column: str = "sampled_attribute",
+        marginal_size: int | Literal["auto"] = 2,
         remainder: Literal["drop", "passthrough"] | BaseMechanism = "drop",
         missing: Literal["error", "category"] = "error",
         missing_label: str = "(missing)",
@@ -324,6 +327,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self.fake = fake
         self.amplification = amplification
         self.sampled_column = sampled_column
+        self.marginal_size = marginal_size
         self.remainder = remainder
         self.missing = missing
         self.missing_label = missing_label
@@ -489,6 +493,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self : DataFramePrivatizer
         """
         if _is_dask_collection(X):
+            self._refuse_dask_marginals()
             return _dask.fit_from_schema(self, _dask_frame(X))
         self._fit_transform(X, keep=False)
         return self
@@ -511,6 +516,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             See :meth:`transform`.
         """
         if _is_dask_collection(X):
+            self._refuse_dask_marginals()
             X = _dask_frame(X)
             return _dask.fit_from_schema(self, X).transform(X, user_secrets=user_secrets)
         if user_secrets is not None:
@@ -524,7 +530,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         X = self._check_input(X)
         transformers = list(self.transformers)
         positions = self._mechanism_columns(X, transformers)
-        seeds = iter(self._seeds(len(positions)))
+        marginals = self.strategy == _marginals.MARGINALS
+        if marginals:
+            _marginals.check_marginals(self, transformers)
+        # Under "marginals", one more independent stream: the marginal
+        # privatizer's (the mechanisms only declare the domains).
+        seeds = iter(self._seeds(len(positions) + marginals))
         fitting, auto = [], []
         for name, mech, columns in transformers:
             if isinstance(mech, str):
@@ -591,12 +602,90 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             )
         self._strategy_channels = self._strategy_guarantees = self._sampling_calls = None
         self._fitted_strategy = self.strategy
+        self.__dict__.pop("marginal_privatizer_", None)
+        if marginals:
+            frame = _marginals.marginal_frame(self, X, positions)
+            self.marginal_privatizer_ = _marginals.fit_marginals(self, frame, next(seeds))
+            return self._transform_marginals(X) if keep else None
         if self.strategy != "split":
             self._fit_strategy()
             return self._finish_sampled(X) if keep else None
         return self._finish(out, X) if keep else None
 
     # ----------------------------------------------------------- strategies
+    def _refuse_dask_marginals(self):
+        if self.strategy == _marginals.MARGINALS:
+            raise ValueError(
+                "strategy='marginals' privatizes in-memory tables: privatize each "
+                "partition with sklearn_uldp.marginals.MarginalPrivatizer (its "
+                "statistics add up: reduce_marginal_statistics), or compute the "
+                "Dask DataFrame's partitions one at a time."
+            )
+
+    def _transform_marginals(self, X):
+        """Privatize under ``strategy="marginals"``: one marginal per person."""
+        X = self._check_input(X)
+        positions = self._fitted_positions(X)
+        X = self._prepared(X, positions)
+        frame = _marginals.marginal_frame(self, X, positions)
+        marginal_privatizer = self.marginal_privatizer_
+        pandas = self._output_config() == "pandas" or (
+            self._output_config() is None and isinstance(X, pd.DataFrame)
+        )
+        marginal_privatizer.set_output(transform="pandas" if pandas else "default")
+        reports = marginal_privatizer.transform(frame)
+        if pandas and not isinstance(X, pd.DataFrame):
+            reports.index = pd.RangeIndex(len(reports))
+        return reports
+
+    def _check_marginals(self, what):
+        if self._fitted_strategy_name() != _marginals.MARGINALS:
+            raise ValueError(
+                f"{what} reads the reports of strategy='marginals'; this privatizer "
+                f"was fitted with strategy={self._fitted_strategy!r}."
+            )
+
+    def marginal_estimator(self, reports: Any, estimator: Any = None, **params: Any) -> Any:
+        """The collector's estimate of every marginal, under ``strategy="marginals"``.
+
+        Parameters
+        ----------
+        reports : DataFrame or array-like
+            Output of :meth:`transform` (its ``marginal`` and ``report``
+            columns; other columns are ignored).
+        estimator : DistributionEstimator, default=None
+            Template estimator of each marginal (``EMEstimator()`` by default).
+        **params
+            Other parameters of :class:`~sklearn_uldp.marginals.MarginalEstimator`
+            (``consistency``, ``interaction_shrinkage``).
+
+        Returns
+        -------
+        estimator : MarginalEstimator
+            Fitted: ``marginal(columns)`` for any set of columns (named by
+            the mechanisms), ``marginal_confidence_intervals``, ``synthesize``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn_uldp import RandomizedResponse
+        >>> from sklearn_uldp.compose import DataFramePrivatizer
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"a": rng.choice(["x", "y"], 20_000),
+        ...                    "b": rng.choice(["u", "v", "w"], 20_000)})
+        >>> priv = DataFramePrivatizer(
+        ...     {c: RandomizedResponse(2.0, categories=sorted(set(df[c]))) for c in df},
+        ...     strategy="marginals", random_state=0)
+        >>> reports = priv.fit_transform(df)
+        >>> list(reports.columns), priv.epsilon_spent_
+        (['marginal', 'report'], 2.0)
+        >>> est = priv.marginal_estimator(reports)
+        >>> est.marginal(["a", "b"]).shape
+        (6,)
+        """
+        self._check_marginals("marginal_estimator")
+        return _marginals.marginal_estimator(self, reports, estimator, **params)
+
     def _fit_strategy(self):
         names = set(ColumnTransformer.get_feature_names_out(self))
         if self.strategy == "sample" and self.sampled_column in names:
@@ -767,6 +856,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if _is_dask_collection(X):
             from ..parallel import privatize_partitions
 
+            self._refuse_dask_marginals()
             if user_secrets is None:
                 self._check_memo_secrets()
             return privatize_partitions(_dask_frame(X), self, user_secrets=user_secrets)
@@ -778,7 +868,15 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if user_secrets is None:
             self._check_memo_secrets()
         keys = None if user_secrets is None else _memo.memo_keys(self, user_secrets, len(X))
-        if self._check_fitted_strategy() != "split":
+        fitted = self._check_fitted_strategy()
+        if fitted == _marginals.MARGINALS:
+            if keys is not None:
+                raise ValueError(
+                    "strategy='marginals' sends one fresh report per person and takes "
+                    "no user_secrets."
+                )
+            return self._transform_marginals(X)
+        if fitted != "split":
             return self._finish_sampled(X, keys, partition_sampling_seed)
         X = self._check_input(X)
         X = self._prepared(X, self._fitted_positions(X), _numeric_names(self.transformers_))
@@ -817,6 +915,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         -------
         feature_names_out : ndarray of str objects
         """
+        if self._fitted_strategy == _marginals.MARGINALS:
+            check_is_fitted(self, "marginal_privatizer_")
+            return self.marginal_privatizer_.get_feature_names_out()
         names = super().get_feature_names_out(input_features)
         if self._fitted_strategy == "sample":
             names = np.append(names, np.asarray([self.sampled_column], dtype=object))
@@ -840,6 +941,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         estimator takes.
         """
         mechanisms = self.mechanisms_
+        if self._fitted_strategy == _marginals.MARGINALS:
+            # One composite channel for every column's reports.
+            return {_marginals.MARGINALS: self.marginal_privatizer_.channel_}
         if self._fitted_strategy != "split":
             return dict(self._strategy_channels)
         return {name: m.channel_ for name, m in mechanisms.items()}
@@ -874,6 +978,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         names : list of str
         """
         self._check_name(name)
+        if self._fitted_strategy == _marginals.MARGINALS:
+            return list(self.get_feature_names_out())  # every column's, together
         return list(self.get_feature_names_out()[self.output_indices_[name]])
 
     def column_reports(self, reports, name):
@@ -911,6 +1017,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         ['u', 'v']
         """
         self._check_name(name)
+        if self._fitted_strategy == _marginals.MARGINALS:
+            raise ValueError(
+                "Under strategy='marginals' a person reports one marginal of the "
+                "columns, not each column: estimate with marginal_estimator(reports) "
+                "or estimate(reports)."
+            )
         table = self._table_spec()
         if isinstance(reports, pd.DataFrame):
             return table.column_reports(reports, name)
@@ -959,6 +1071,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             :class:`~sklearn_uldp.numeric.SquareWaveEstimator`); pass one of
             these as ``estimator`` to set its parameters.
         """
+        if self._fitted_strategy_name() == _marginals.MARGINALS:
+            est = self.marginal_estimator(reports, estimator)
+            return _marginals.one_way(est, columns)
         if isinstance(reports, pd.DataFrame):
             return self._table_spec().estimate(reports, estimator, columns=columns)
         if columns is None:
@@ -973,7 +1088,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         -------
         specs : dict
         """
-        return {c: ch.to_dict() for c, ch in self.channels_.items()}
+        return {c: ch.to_dict() for c, ch in self.channels_.items()}  # "marginals": one
 
     def save_spec(self, path: str | PathLike[str]) -> str | PathLike[str]:
         """Write the public spec of every mechanism to a JSON file.
@@ -1003,7 +1118,10 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         >>> load_spec(path)
         {'a': RandomizedResponseChannel(k=2, epsilon=1.0)}
         """
-        document = self._table_spec().to_dict()
+        if self._fitted_strategy_name() == _marginals.MARGINALS:
+            document = _marginals.spec_document(self, SPEC_FORMAT)
+        else:
+            document = self._table_spec().to_dict()
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(document, fh, indent=2)
         return path
@@ -1022,6 +1140,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if self._fitted_strategy_name() == "split":
             return float(sum(m.epsilon_spent_ for m in mechanisms.values()))
+        if self._fitted_strategy == _marginals.MARGINALS:
+            return self.marginal_privatizer_.epsilon_spent_
         guarantees: dict[str, Any] = self._strategy_guarantees or {}  # set by fit
         return float(guarantees["row"])
 
@@ -1062,7 +1182,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
             raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
         strategy = self._fitted_strategy_name()
-        if strategy == "sample+fake":
+        if strategy in ("sample+fake", _marginals.MARGINALS):
             return float(n_rounds * self.epsilon_spent_)
         losses = [
             float(m.exposure(int(n_rounds))) if _memo.memoizes(m) else n_rounds * m.epsilon_spent_
@@ -1079,7 +1199,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         afresh in every round spends its budget again each time).
         """
         strategy = self._fitted_strategy_name()
-        if strategy == "sample+fake":
+        if strategy in ("sample+fake", _marginals.MARGINALS):
             return float("inf")
         losses = [
             float(m.epsilon_perm_spent_) if _memo.memoizes(m) else float("inf")
@@ -1098,7 +1218,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         to the mechanism's ``epsilon`` with ``amplification="exact"``.
         """
         mechanisms = self.mechanisms_
-        if self._fitted_strategy_name() == "split":
+        if self._fitted_strategy_name() in ("split", _marginals.MARGINALS):
+            # Under "marginals" each mechanism's epsilon is the one budget.
             return {name: float(m.epsilon_spent_) for name, m in mechanisms.items()}
         guarantees: dict[str, Any] = self._strategy_guarantees or {}  # set by fit
         values = guarantees["attribute"]
