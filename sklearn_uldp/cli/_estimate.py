@@ -50,6 +50,7 @@ from ._io import (
     read_chunks,
     recover_outputs,
 )
+from ._marginals import estimate_marginals, is_marginal_spec
 from ._names import HEAVY_HITTERS, family_of, load, resolve, spec_from_dict
 
 __all__ = ["register"]
@@ -529,6 +530,15 @@ def _cmd_estimate(args):
         # A privatize run was killed while publishing these reports and
         # their spec: its part files are complete, finish the moves.
         recover_outputs([args.reports])
+    document = load_json(args.spec, "Spec")
+    if is_marginal_spec(document):  # privatize --strategy marginals: one composite channel
+        binding = check_binding(document, args.reports, args.spec, args.skip_report_check)
+        return estimate_marginals(args, document, binding)
+    if args.marginal is not None:
+        raise ValueError(
+            "--marginal reads reports of 'privatize --strategy marginals'; this spec "
+            "describes per-column reports."
+        )
     specs, document = load_specs(args.spec, args.columns)
     binding = check_binding(document, args.reports, args.spec, args.skip_report_check)
     args.candidate_files = _candidate_files(args.candidates, list(specs))
@@ -783,6 +793,15 @@ def register(subparsers):
         metavar="PNG",
         help="also plot the estimates of categorical columns (matplotlib); the bars "
         "the CSV flags sensitive are red and hatched (all of an LDP column's)",
+    )
+    e.add_argument(
+        "--marginal",
+        metavar="A,B",
+        help="for reports of 'privatize --strategy marginals': estimate the joint "
+        "distribution of these columns (a measured set or a subset of one, with "
+        "score intervals; another set from the maximum-entropy table of the "
+        "measured ones) instead of each column's; the CSV has one column per named "
+        "column, then estimate, ci_lower and ci_upper",
     )
     e.add_argument(
         "--skip-report-check",

@@ -409,7 +409,7 @@ def _build(column, conf, categories=None, sensitive=None, *, noise, packed):
     return mechanism
 
 
-def _make_privatizer(columns, numeric, kinds, noise, strategy, packed=False):
+def _make_privatizer(columns, numeric, kinds, noise, strategy, packed=False, marginal_size=2):
     """The DataFramePrivatizer of the categorical and numeric columns (None if none)."""
     if not columns and not numeric:
         return None
@@ -432,7 +432,9 @@ def _make_privatizer(columns, numeric, kinds, noise, strategy, packed=False):
     for c, conf in numeric.items():  # numbers: a public range, no domain to type
         mechanisms[c] = _build(c, conf, noise=mech_noise, packed=False)
     # Missing values are labelled, imputed or refused by the command already.
-    return DataFramePrivatizer(mechanisms, random_state=noise, strategy=strategy)
+    return DataFramePrivatizer(
+        mechanisms, random_state=noise, strategy=strategy, marginal_size=marginal_size
+    )
 
 
 def _heavy_mechanisms(heavy, noise):
@@ -486,7 +488,12 @@ def _cmd_privatize(args):
     _check_files(args, spec_path, strategy, heavy)
     _check_noise(noise)
     kinds = _columns.typed_columns(categorical, args)
-    priv = _make_privatizer(categorical, numeric, kinds, noise, strategy, args.packed)
+    if args.marginal_size is not None and strategy != "marginals":
+        raise ValueError("--marginal-size goes with --strategy marginals.")
+    marginal_size = 2 if args.marginal_size is None else args.marginal_size
+    priv = _make_privatizer(
+        categorical, numeric, kinds, noise, strategy, args.packed, marginal_size
+    )
     heavy_mechs = _heavy_mechanisms(heavy, noise)
     typed = {c: categorical[c]["categories"] for c, k in kinds.items() if k[0]}
     secrets = _user_secrets(args, columns)
@@ -568,6 +575,9 @@ def _transform(priv, table, heavy_mechs, items, row_secrets, columns):
         if priv is not None:
             params = {} if row_secrets is None else {"user_secrets": row_secrets}
             reports = priv.transform(table, **params)
+            if priv.strategy == "marginals":  # one marginal per person: its own columns
+                reports.attrs = {}
+                return reports
             for c in priv.mechanisms_:
                 parts[c] = reports[priv.report_columns(c)]
             if priv.sampled_column in reports.columns:  # strategy="sample": who sent what
@@ -740,6 +750,13 @@ def _spec_document(priv, heavy_mechs, path, typed, columns):
         priv.save_spec(path)
         with open(path, encoding="utf-8") as fh:
             document = json.load(fh)
+        if document.get("strategy", {}).get("name") == "marginals":
+            # One composite channel (its domains typed as the columns are),
+            # not one entry per column.
+            imputed = {c: "impute" for c, conf in columns.items() if conf["missing"] == "impute"}
+            if imputed:
+                document["missing"] = imputed
+            return document
     else:
         from ..compose._dataframe import SPEC_FORMAT
 
@@ -917,14 +934,27 @@ def register(subparsers):
     )
     p.add_argument(
         "--strategy",
-        choices=("split", "sample", "sample+fake"),
+        choices=("split", "sample", "sample+fake", "marginals"),
         default=None,
         help="how a person reports the columns: split (every column; the "
         "budgets add up), sample (one column drawn at random per person, the "
         "others left empty, column 'sampled_attribute' naming it) or "
         "sample+fake (one column at an amplified budget among fake reports; "
-        "each column's epsilon is then its attribute's budget) (default: split, "
+        "each column's epsilon is then its attribute's budget) or marginals "
+        "(one set of --marginal-size columns drawn at random per person, its joint "
+        "value reported through the oracle of least variance for that product "
+        "domain; every column needs the same epsilon, which is what a person "
+        "spends; reports are two integer columns, marginal and report; "
+        "'estimate --marginal A,B' reads any pair) (default: split, "
         'or "strategy" in the config)',
+    )
+    p.add_argument(
+        "--marginal-size",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="with --strategy marginals: the number of columns of each marginal "
+        "(default 2: every pair of columns is measured)",
     )
     add_common_options(p)
     return p
@@ -936,9 +966,10 @@ def _strategy(args):
         return args.strategy
     if args.config:
         value = load_json(args.config, "Config").get("strategy", "split")
-        if value not in ("split", "sample", "sample+fake"):
+        if value not in ("split", "sample", "sample+fake", "marginals"):
             raise ValueError(
-                f'Config \'strategy\' must be "split", "sample" or "sample+fake"; got {value!r}.'
+                'Config \'strategy\' must be "split", "sample", "sample+fake" or '
+                f'"marginals"; got {value!r}.'
             )
         return value
     return "split"
