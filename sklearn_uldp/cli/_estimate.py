@@ -52,6 +52,7 @@ from ._io import (
 )
 from ._marginals import estimate_marginals, is_marginal_spec
 from ._names import HEAVY_HITTERS, family_of, load, resolve, spec_from_dict
+from ._ranges import estimate_ranges, is_range_spec
 
 __all__ = ["register"]
 
@@ -534,6 +535,14 @@ def _cmd_estimate(args):
     if is_marginal_spec(document):  # privatize --strategy marginals: one composite channel
         binding = check_binding(document, args.reports, args.spec, args.skip_report_check)
         return estimate_marginals(args, document, binding)
+    if is_range_spec(document):  # privatize --range-queries
+        binding = check_binding(document, args.reports, args.spec, args.skip_report_check)
+        return estimate_ranges(args, document, binding)
+    if args.range:
+        raise ValueError(
+            "--range reads reports of 'privatize --range-queries'; this spec "
+            "describes other reports."
+        )
     if args.marginal is not None:
         raise ValueError(
             "--marginal reads reports of 'privatize --strategy marginals'; this spec "
@@ -802,6 +811,15 @@ def register(subparsers):
         "score intervals; another set from the maximum-entropy table of the "
         "measured ones) instead of each column's; the CSV has one column per named "
         "column, then estimate, ci_lower and ci_upper",
+    )
+    e.add_argument(
+        "--range",
+        action="append",
+        metavar="COL=LOW:HIGH,...",
+        help="for reports of 'privatize --range-queries': the fraction of people "
+        "in this box (repeat per query; an empty side is open, e.g. "
+        "'age=20:40,hours=:50'), with an interval at level 1 - --alpha; the CSV "
+        "has columns query, estimate, ci_lower, ci_upper",
     )
     e.add_argument(
         "--skip-report-check",

@@ -481,6 +481,21 @@ def _check_files(args, spec_path, strategy, heavy):
 
 
 def _cmd_privatize(args):
+    if args.range_queries is not None:  # numeric columns for range queries: their own run
+        from ._ranges import privatize_ranges
+
+        spec_path = args.spec_out or default_spec_path(args.output)
+        check_outputs(
+            {"reports file": args.output, "spec file": spec_path},
+            {"input": args.input, "config": args.config},
+            args.overwrite,
+        )
+        check_table_output(args.output, "reports file")
+        noise = "secure" if args.random_state is None else _noise(args.random_state)
+        _check_noise(noise)
+        return privatize_ranges(args, spec_path, noise)
+    if args.range_method is not None or args.granularity is not None:
+        raise ValueError("--range-method and --granularity go with --range-queries.")
     columns, noise = _privatize_config(args)
     strategy = _strategy(args)
     spec_path = args.spec_out or default_spec_path(args.output)
@@ -947,6 +962,26 @@ def register(subparsers):
         "spends; reports are two integer columns, marginal and report; "
         "'estimate --marginal A,B' reads any pair) (default: split, "
         'or "strategy" in the config)',
+    )
+    p.add_argument(
+        "--range-queries",
+        metavar="A,B",
+        help="privatize these numeric columns for range queries instead (HDG or "
+        "TDG: each person reports one cell of one grid, spending --epsilon); each "
+        "needs --bounds COL=LOW,HIGH; 'estimate --range' answers boxes",
+    )
+    p.add_argument(
+        "--range-method",
+        choices=("hdg", "tdg"),
+        default=None,
+        help="with --range-queries: hdg (1-D and 2-D grids, the default) or tdg (2-D grids only)",
+    )
+    p.add_argument(
+        "--granularity",
+        metavar="{auto,G,G1,G2}",
+        default=None,
+        help="with --range-queries: bins per column of the grids; auto (default) "
+        "chooses them for the number of rows and epsilon",
     )
     p.add_argument(
         "--marginal-size",
