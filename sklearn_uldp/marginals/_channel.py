@@ -576,7 +576,8 @@ class MarginalChannel(Channel):
             if channel.histogram_reports:  # one output symbol
                 parts.append(channel.encode_reports(words[:, 0]))
             else:
-                data = np.ascontiguousarray(words[:, :width].astype("<i8")).view(np.uint8)
+                # (words is a fresh gather of the rows: viewed, not copied again)
+                data = np.ascontiguousarray(words[:, :width], dtype="<i8").view(np.uint8)
                 n_bytes = -(-channel.n_categories // 8)
                 if (data[:, n_bytes:] != 0).any():
                     raise ReportMismatchError(
@@ -833,7 +834,8 @@ def _pack_words(packed, width):
     """Bytes of shape (n, b) as (n, width) little-endian 64-bit words."""
     words = np.zeros((packed.shape[0], width), dtype="<i8")
     words.view(np.uint8)[:, : packed.shape[1]] = packed
-    return words.astype(np.int64)
+    # int64 is "<i8" on little-endian machines: no second copy there.
+    return words.astype(np.int64, copy=False)
 
 
 def all_subsets(columns, size):
