@@ -120,7 +120,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         the columns selected by ``columns`` (one column per mechanism), or
         is ``"drop"``. The dict form ``{column: mechanism}`` is short for
         ``[(column, mechanism, [column]), ...]``.
-    strategy : {"split", "sample", "sample+fake"}, default="split"
+    strategy : {"split", "sample", "sample+fake", "marginals"}, default="split"
         How a person reports their columns. ``"split"``: every column,
         through its mechanism (the budgets add up). ``"sample"`` (SMP): one
         column drawn uniformly at random, through its mechanism; the other
@@ -137,6 +137,15 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         the one-bit ULDP mechanism send no fakes). A memoized mechanism's
         column is sampled from the user's secret (the same in every round)
         and sends no fakes.
+        ``"marginals"``: one set of ``marginal_size`` columns drawn at random
+        per person, its joint value reported through the oracle of least
+        variance for that product domain by a
+        :class:`~sklearn_uldp.marginals.MarginalPrivatizer`
+        (``marginal_privatizer_``); the mechanisms declare the domains,
+        sensitive values and the one budget (every mechanism the same
+        ``epsilon``), and the reports are its two columns (``marginal``,
+        ``report``): :meth:`marginal_estimator` and :meth:`estimate` read
+        them (see the "Marginals" page).
         ``"split"`` stays the default: it keeps each mechanism's budget as
         given and every person's every column (joint questions, tests of
         association); at an equal budget per person ``"sample"`` usually
@@ -170,6 +179,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     sampled_column : str, default="sampled_attribute"
         Name of the report column that holds, under ``"sample"``, the name
         of each person's sampled column.
+    marginal_size : int or "auto", default=2
+        Under ``"marginals"``: the number of columns of each marginal (every
+        set of that many columns is measured), or ``"auto"`` to choose it
+        from the number of rows, the budget and the domains
+        (:func:`~sklearn_uldp.marginals.choose_marginals`). Ignored otherwise.
     remainder : {"drop", "passthrough"} or mechanism, default="drop"
         What happens to the columns no mechanism selects. ``"drop"`` (the
         default) leaves them out; ``"passthrough"`` copies them to the
@@ -223,6 +237,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     attribute_epsilons_ : dict of {str: float}
         Name -> budget of the column's attribute (largest log-ratio between
         rows that differ in that column only).
+    marginal_privatizer_ : MarginalPrivatizer
+        Under ``strategy="marginals"`` only: the release of the columns.
 
     Notes
     -----
