@@ -17,6 +17,7 @@ side (``A=:40``) leaves the range open.
 """
 
 import json
+import math
 import os
 import warnings
 
@@ -208,6 +209,8 @@ def parse_range(text, columns):
             ends = tuple(None if not v.strip() else float(v) for v in (low, high))
         except ValueError:
             ends = None
+        if ends is not None and any(v is not None and math.isnan(v) for v in ends):
+            ends = None  # "nan" parses as a float, but bounds nothing
         if not sep or not colon or ends is None or column in query:
             raise ValueError(
                 "--range takes COL=LOW:HIGH[,COL=LOW:HIGH...] with numbers (an empty "

@@ -5,6 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sklearn_uldp.cli import main
 from sklearn_uldp.cli._ranges import parse_range
@@ -116,3 +118,20 @@ def test_parse_range():
     assert parse_range("a=1:2, b=:3", ["a", "b"]) == {"a": (1.0, 2.0), "b": (None, 3.0)}
     with pytest.raises(ValueError, match="each column once"):
         parse_range("a=1:2,a=3:4", ["a"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_parse_range_refuses_any_other_text_clearly(text):
+    # An outsider's text is a query or a ValueError saying the format, never
+    # another exception, and the message never quotes the text (one of two
+    # fixed messages).
+    try:
+        query = parse_range(text, ["a", "b"])
+    except ValueError as exc:
+        assert str(exc).startswith(("--range takes COL=LOW:HIGH", "--range names a column"))
+        return
+    assert set(query) <= {"a", "b"}
+    for low, high in query.values():
+        assert low is None or (isinstance(low, float) and low == low)  # not NaN
+        assert high is None or (isinstance(high, float) and high == high)
