@@ -82,7 +82,9 @@ def table_males():
     out["residence"] = raw["residence"].fillna("(missing)").astype("category")
     # Public cut points (years of schooling; log hourly wage), not quantiles of the data.
     out["school"] = pd.cut(raw["school"], [-1, 11, 12, 99], labels=["<12", "12", ">12"])
-    out["wage"] = pd.cut(raw["wage"], [-99, 1.0, 1.5, 2.0, 99], labels=["<1", "1-1.5", "1.5-2", ">2"])
+    out["wage"] = pd.cut(
+        raw["wage"], [-99, 1.0, 1.5, 2.0, 99], labels=["<1", "1-1.5", "1.5-2", ">2"]
+    )
     return out
 
 
@@ -105,7 +107,9 @@ def _pairs_truth(frame):
 
 def _tv(est, truth):
     return float(
-        np.mean([0.5 * np.abs(est.marginal(list(p)).to_numpy() - t).sum() for p, t in truth.items()])
+        np.mean(
+            [0.5 * np.abs(est.marginal(list(p)).to_numpy() - t).sum() for p, t in truth.items()]
+        )
     )
 
 
@@ -139,7 +143,9 @@ def run(tables, epsilons, sizes, repeats):
                             "alone": _tv(alone, truth),
                             "consistency": _tv(consistent, truth),
                             "shrinkage": _tv(shrunk, truth),
-                            "mean_factor": float(np.mean(list(shrunk.interaction_factors_.values()))),
+                            "mean_factor": float(
+                                np.mean(list(shrunk.interaction_factors_.values()))
+                            ),
                             "seconds": time.perf_counter() - t0,
                         }
                     rows.append(record)
