@@ -74,7 +74,27 @@ def _one_shot_oracle(channel):
     )
 
 
+#: choose_mechanism's table per (cells, epsilon, sensitive cells), kept for
+#: the process: it is deterministic, its mechanisms are unfitted templates
+#: (cloned before use), and ranking every oracle costs about 10 ms per domain,
+#: which a privatizer fitted again (each batch, each granularity searched)
+#: would pay again.
+_TABLES: dict = {}
+_MAX_TABLES = 1024
+
+
 def _table(k, epsilon, mask):
+    key = (int(k), float(epsilon), None if mask is None else np.asarray(mask).tobytes())
+    table = _TABLES.get(key)
+    if table is None:
+        table = _ranked(k, epsilon, mask)
+        if len(_TABLES) >= _MAX_TABLES:
+            _TABLES.clear()
+        _TABLES[key] = table
+    return table
+
+
+def _ranked(k, epsilon, mask):
     from ..mechanisms._choose import choose_mechanism
 
     sensitive = None if mask is None or mask.all() else mask
