@@ -290,8 +290,11 @@ def discrete(directory, repeats, eps, method, granularity="auto"):
 def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False):
     """Privatize + estimate + answer at n users drawn from the table (one JSON line).
 
-    ``warm``: first privatize and answer 1,000 users (compiles or loads the
-    samplers' compiled kernels), then time the n users.
+    ``warm``: first privatize and answer 1,000 users with the privatizer of
+    the n users' configuration (``n_users=n``: the same granularity and
+    grids, so the samplers' compiled kernels are loaded and the oracles'
+    rankings for these grid sizes are made, as in a collector that served a
+    batch before), then time the n users (fit included).
     """
     import pandas as pd
 
@@ -308,7 +311,7 @@ def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False)
     frame = pd.DataFrame(values[rows], columns=list(BOUNDS))
     if warm:
         small = RangeQueryPrivatizer(
-            eps, bounds=bounds, method=method, random_state=seed, mechanism=mechanism
+            eps, bounds=bounds, method=method, random_state=seed, mechanism=mechanism, n_users=n
         )
         RangeQueryEstimator().fit(small.fit_transform(frame.iloc[:1000])).query_many(queries)
     t0, c0 = time.perf_counter(), _cpu()
