@@ -44,7 +44,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
+import scipy.linalg
+import scipy.sparse
+from scipy.optimize import brentq
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
@@ -403,15 +405,35 @@ class BloomRAPPORProtocol(_Protocol):
         return keys[codes]
 
     # ------------------------------------------------------------ decoding
-    def design(self, candidate_keys):
-        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s."""
+    def design(self, candidate_keys, cohorts=None, *, sparse=False):
+        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s.
+
+        ``cohorts`` (default: all, in order) selects the cohorts whose k rows
+        are built. ``sparse=True`` returns a :class:`scipy.sparse.csc_array`
+        (at most h nonzeros per cohort and column) instead of a dense array:
+        the decoder works on it, since the dense matrix of 5,000 candidates
+        over 64 cohorts of 128 bits already takes 330 MB.
+        """
         m, k = self.n_cohorts, self.n_bits
-        S = candidate_keys.size
-        X = np.zeros((m, k, S), dtype=float)
-        for c in range(m):
-            pos = self.bloom_positions(candidate_keys, np.full(S, c))  # (S, h)
-            X[c, pos.T, np.arange(S)[None, :]] = 1.0
-        return X.reshape(m * k, S)
+        cohorts = np.arange(m) if cohorts is None else np.asarray(cohorts, dtype=np.int64)
+        candidate_keys = np.asarray(candidate_keys, dtype=np.int64)
+        S, M = candidate_keys.size, cohorts.size
+        # positions[r, s, j]: the j-th hash of candidate s in the r-th cohort asked for
+        positions = np.empty((M, S, self.n_hashes), dtype=np.int64)
+        for r, c in enumerate(cohorts):
+            positions[r] = self.bloom_positions(candidate_keys, np.full(S, c))
+        rows = (np.arange(M)[:, None, None] * k + positions).ravel()
+        cols = np.broadcast_to(np.arange(S)[None, :, None], positions.shape).ravel()
+        if not sparse:
+            X = np.zeros((M * k, S), dtype=float)
+            X[rows, cols] = 1.0
+            return X
+        # int32 indices (M k <= 2^28): what scikit-learn's sparse solvers take.
+        ij = (rows.astype(np.int32), cols.astype(np.int32))
+        X = scipy.sparse.coo_array((np.ones(rows.size), ij), shape=(M * k, S)).tocsc()
+        X.sum_duplicates()
+        X.data[:] = 1.0  # two hashes of one item on one bit set it once
+        return X
 
 
 class _FreshPermanentRound:
@@ -718,7 +740,7 @@ class BloomRAPPOR(OpenDomainMechanism):
         return float(self.protocol_.epsilon)
 
 
-def _check_identifiable(X, n_cohorts_seen, protocol):
+def _check_identifiable(gram, n_rows, n_cohorts_seen, protocol):
     """Refuse candidates that the (cohort, bit) rows cannot tell apart.
 
     The expected reports are linear in the candidates' proportions through
@@ -727,9 +749,24 @@ def _check_identifiable(X, n_cohorts_seen, protocol):
     give the same expected reports: every method then picks one solution
     among many, and the detection's false-discovery control does not hold
     (65 candidates against 16 rows detected 7, 6 of them false).
+
+    The rank is that of the Gram matrix ``X' W X`` (``gram``, W > 0 the
+    rows' weights), read off its pivoted Cholesky factorization (LAPACK
+    ``dpstrf``) after scaling it to a unit diagonal: the factorization
+    stops when the largest remaining pivot falls below S times the machine
+    epsilon, so candidates that are linearly dependent, or so nearly that
+    the design's condition number exceeds about ``1 / sqrt(S eps)`` (10^6 at
+    S = 5,000; their standard errors would be that many times the best
+    ones), are refused. It costs S^3 / 3 operations, against the
+    ``4 (m k) S^2`` of the singular values of X.
     """
-    rows, n_cand = X.shape
-    rank = rows if n_cand > rows else int(np.linalg.matrix_rank(X))
+    n_cand = gram.shape[0]
+    if n_cand > n_rows:
+        rank = n_rows
+    else:
+        d = np.sqrt(np.diag(gram))
+        scaled = gram / d[:, None] / d[None, :]
+        rank = int(scipy.linalg.lapack.dpstrf(scaled, lower=0)[2])
     if n_cand > rank:
         raise ValueError(
             f"The {n_cand} candidates outnumber the rank ({rank}) of the decoding's "
@@ -739,6 +776,93 @@ def _check_identifiable(X, n_cohorts_seen, protocol):
             f"false discoveries. Pass at most {rank} candidates, or collect with more "
             "cohorts (n_cohorts) or bits (n_bits)."
         )
+
+
+def nnls_gram(gram, c, *, maxiter=None):
+    """Non-negative least squares from the normal equations: min x'Gx - 2c'x, x >= 0.
+
+    The Lawson-Hanson active-set algorithm in the form of Bro & De Jong
+    ("A fast non-negativity-constrained least squares algorithm", J.
+    Chemometrics 1997): with ``G = A'A`` and ``c = A'b`` it has the solution
+    of ``min ||Ax - b||, x >= 0`` (unique when A has full column rank), and
+    each step solves a system of the passive set only, ``G_PP x_P = c_P``,
+    instead of a least-squares problem with A's m rows: at 5,000
+    candidates and 8,192 rows, 1.5 s against scipy's ``nnls`` 34 s on A.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters._bloom import nnls_gram
+    >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> b = np.array([2.0, -1.0, 1.0])
+    >>> nnls_gram(A.T @ A, A.T @ b).round(6).tolist()
+    [1.5, 0.0]
+    """
+    G = np.asarray(gram, dtype=float)
+    c = np.asarray(c, dtype=float)
+    S = c.size
+    maxiter = 3 * S if maxiter is None else int(maxiter)
+    x = np.zeros(S)
+    passive = np.zeros(S, dtype=bool)
+    # KKT: the gradient c - G x is 0 on the passive set and <= 0 elsewhere,
+    # up to a tolerance on the scale of the problem (as scipy's nnls).
+    scale = max(float(np.max(np.abs(G), initial=0.0)), float(np.max(np.abs(c), initial=0.0)))
+    tol = 10 * np.finfo(float).eps * max(S, 1) * max(scale, 1.0)
+    grad = c.copy()
+    steps = 0
+    while steps < maxiter:
+        free = np.where(passive, -np.inf, grad)
+        j = int(np.argmax(free)) if S else 0
+        if not S or not free[j] > tol:
+            return x
+        passive[j] = True
+        entering = True
+        while passive.any():
+            steps += 1
+            idx = np.flatnonzero(passive)
+            s = _solve_spd(G[np.ix_(idx, idx)], c[idx])
+            if np.all(s > 0):
+                x[idx] = s
+                break
+            if entering and s[np.searchsorted(idx, j)] <= 0:
+                # The entering variable cannot grow (its gradient was within
+                # rounding of the tolerance): x is optimal.
+                passive[j] = False
+                return x
+            entering = False
+            xi = x[idx]
+            neg = s <= 0
+            # Step from x towards s until the first passive coordinate hits 0.
+            ratio = xi[neg] / (xi[neg] - s[neg])
+            first = int(np.argmin(ratio))
+            xi = xi + ratio[first] * (s - xi)
+            xi[np.flatnonzero(neg)[first]] = 0.0
+            xi[xi < 0] = 0.0
+            x[idx] = xi
+            passive[idx[xi <= 0]] = False
+        idx = np.flatnonzero(passive)
+        grad = c - x[idx] @ G[idx]  # rows of the symmetric G: a contiguous gather
+    raise RuntimeError(
+        f"Non-negative least squares did not converge in {maxiter} steps; the candidates' "
+        "design is too ill-conditioned (pass fewer or more distinct candidates)."
+    )
+
+
+def _solve_spd(A, b):
+    """``A^-1 b`` for a symmetric positive (semi)definite A: Cholesky, else least squares."""
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, check_finite=False), b)
+    except np.linalg.LinAlgError:
+        return scipy.linalg.lstsq(A, b, check_finite=False)[0]
+
+
+def _inverse_diagonal(A):
+    """The diagonal of ``A^-1`` (symmetric positive definite A; pseudo-inverse otherwise)."""
+    try:
+        factor = scipy.linalg.cho_factor(A, check_finite=False)
+        return np.diag(scipy.linalg.cho_solve(factor, np.eye(A.shape[0])))
+    except np.linalg.LinAlgError:
+        return np.diag(scipy.linalg.pinvh(A))
 
 
 class BloomRAPPORDecoder(BaseEstimator):
@@ -892,10 +1016,18 @@ class BloomRAPPORDecoder(BaseEstimator):
         y = ((rate - pr.p_star) / gap).ravel()
         r = np.clip(rate, 1.0 / (N[keep, None] + 1), 1 - 1.0 / (N[keep, None] + 1))
         var = (r * (1 - r) / N[keep, None] / gap**2).ravel()
-        X = pr.design(cand_keys).reshape(pr.n_cohorts, pr.n_bits, -1)[keep].reshape(y.size, -1)
-        _check_identifiable(X, int(keep.sum()), pr)
+        # The design is sparse (h ones per cohort and candidate): the Gram
+        # matrix X'WX and X'Wy are all the least-squares steps need, and the
+        # LASSO path runs on the sparse matrix itself.
+        X = pr.design(cand_keys, np.flatnonzero(keep), sparse=True)
         w = 1.0 / np.sqrt(var)
-        Xw, yw = X * w[:, None], y * w
+        Xw = (scipy.sparse.dia_array((w, 0), shape=(w.size, w.size)) @ X).tocsc()
+        yw = y * w
+        if Xw.shape[1] > Xw.shape[0]:
+            gram = np.empty((Xw.shape[1], 0))  # refused below without the product
+        else:
+            gram = (Xw.T @ Xw).toarray()
+        _check_identifiable(gram, Xw.shape[0], int(keep.sum()), pr)
         if self.method == "em":
             pi = self._em(cand_keys)
         else:
@@ -904,13 +1036,19 @@ class BloomRAPPORDecoder(BaseEstimator):
                 support = self._lasso_support(Xw, yw)
             pi = np.zeros(X.shape[1])
             if support.size:
-                pi[support] = nnls(Xw[:, support], yw, maxiter=50 * Xw.shape[1])[0]
+                # Hundreds of small factorizations: one BLAS thread is the
+                # fastest (threads cost more than they bring at this size).
+                with threadpool_limits(1):
+                    pi[support] = nnls_gram(
+                        gram[np.ix_(support, support)],
+                        Xw[:, support].T @ yw,
+                        maxiter=50 * X.shape[1],
+                    )
         se = np.full(pi.size, np.nan)
         on = np.flatnonzero(pi > 0)
         if on.size:
-            fisher = Xw[:, on].T @ Xw[:, on]
-            cov = np.linalg.pinv(fisher)
-            se[on] = np.sqrt(np.clip(np.diag(cov), 0, None))
+            fisher = gram[np.ix_(on, on)]
+            se[on] = np.sqrt(np.clip(_inverse_diagonal(fisher), 0, None))
         with np.errstate(divide="ignore", invalid="ignore"):
             z = np.where(pi > 0, pi / se, 0.0)
         p_value = np.where(pi > 0, norm.sf(z), 1.0)
