@@ -57,17 +57,23 @@ from threadpoolctl import threadpool_limits
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..mechanisms._longitudinal import _DOCS as _MEMO_DOCS
-from ..mechanisms._longitudinal import _check_rounds, _ue_bit_log_ratio
+from ..mechanisms._longitudinal import _check_rounds, _ue_bit_log_ratio, _ue_compose, _ue_loss
 from ..utils._docstrings import fill_doc
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import prf_bernoulli, prf_integers, repeated_in_rows, resolve_user_keys
-from ..utils._validation import validate_params_with_hints
+from ..utils._validation import check_epsilon, validate_params_with_hints
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
 from ._protocol import _int_param, _Protocol
 
-__all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
+__all__ = [
+    "BloomRAPPOR",
+    "BloomRAPPORProtocol",
+    "BloomRAPPORDecoder",
+    "benjamini_hochberg",
+    "rappor_parameters",
+]
 
 #: Cells (users x bits) per sampling chunk: bounds the temporaries.
 _CHUNK_CELLS = 1 << 21
@@ -104,6 +110,160 @@ def benjamini_hochberg(p_values, alpha):
     if passed.any():
         reject[order[: np.flatnonzero(passed)[-1] + 1]] = True
     return reject
+
+
+#: google/rappor's demo parameters: the defaults of p, q and f.
+DEFAULT_P, DEFAULT_Q, DEFAULT_F = 0.5, 0.75, 0.5
+
+
+def rappor_epsilon_1(n_hashes, p, q, f):
+    """eps_1 of one Bloom-RAPPOR report: ``h (logit q* - logit p*)``.
+
+    ``q* = q (1 - f/2) + p f/2`` and ``p* = p (1 - f/2) + q f/2`` are the
+    probabilities that a reported bit is 1 when the Bloom bit is set or not
+    (the PRR's ``P(B' = 1 | B) = 1 - f/2, f/2`` composed with the IRR's q, p).
+    """
+    ps, qs = _ue_compose(1.0 - f / 2, f / 2, q, p)
+    return float(abs(n_hashes * _ue_loss(ps, qs)))
+
+
+def rappor_epsilon_perm(n_hashes, f):
+    """eps_inf of the permanent round: ``2 h ln((1 - f/2) / (f/2))``."""
+    if f == 0:
+        return np.inf
+    return float(2 * n_hashes * np.log((1 - f / 2) / (f / 2)))
+
+
+def rappor_parameters(n_hashes, p=None, q=None, f=None, epsilon_perm=None, epsilon_1=None):
+    """RAPPOR's (p, q, f) from its parameters or its budgets (eps_perm, eps_1).
+
+    The map of Erlingsson, Pihur & Korolova (CCS 2014), both ways. Two
+    items' Bloom filters differ in at most 2h bits, so
+
+    * the permanent round (PRR, f) costs ``eps_perm = 2 h ln((1 - f/2) /
+      (f/2))`` over all the reports of one item, hence
+      ``f = 2 / (1 + e^(eps_perm / (2h)))``;
+    * one report costs ``eps_1 = h (logit q* - logit p*)``, which for fixed
+      f and p grows strictly with q on (p, 1] (and for fixed q falls with p
+      on [0, q): with ``a = 1 - f/2 > b = f/2``, ``dL/dq = (a - b) (p / (q* p*) +
+      (1 - p) / ((1 - p*) (1 - q*))) > 0``): q (or p) is its unique root,
+      found by Brent's method.
+
+    Each budget replaces one parameter: ``epsilon_perm`` replaces f,
+    ``epsilon_1`` replaces q (or p, if q is given). Parameters left out take
+    google/rappor's demo values (p = 0.5, q = 0.75, f = 0.5).
+
+    Parameters
+    ----------
+    n_hashes : int
+        h, the hash functions per cohort.
+    p, q, f : float or None
+    epsilon_perm, epsilon_1 : float or None
+
+    Returns
+    -------
+    p, q, f : float
+
+    Raises
+    ------
+    ValueError
+        If a budget and the parameter it replaces are both given, if
+        ``epsilon_1 > epsilon_perm`` (one report is post-processing of the
+        PRR), or if ``epsilon_1`` cannot be reached with the other
+        parameters.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.heavy_hitters import rappor_parameters
+    >>> p, q, f = rappor_parameters(2, epsilon_perm=4.0, epsilon_1=2.0)
+    >>> round(p, 3), round(q, 4), round(f, 4)
+    (0.5, 0.928, 0.5379)
+    """
+    h = int(n_hashes)
+    if epsilon_perm is not None:
+        epsilon_perm = check_epsilon(epsilon_perm, "epsilon_perm")
+        if f is not None:
+            raise ValueError(
+                f"Pass f or epsilon_perm, not both: f={f!r} gives epsilon_perm="
+                f"{rappor_epsilon_perm(h, f):.6g}, and epsilon_perm={epsilon_perm!r} "
+                f"gives f={2 / (1 + np.exp(epsilon_perm / (2 * h))):.6g} (with n_hashes={h})."
+            )
+        f = float(2.0 / (1.0 + np.exp(epsilon_perm / (2 * h))))
+    f = DEFAULT_F if f is None else float(f)
+    if epsilon_1 is None:
+        p = DEFAULT_P if p is None else float(p)
+        q = DEFAULT_Q if q is None else float(q)
+        return p, q, f
+    epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
+    if p is not None and q is not None:
+        raise ValueError(
+            f"Pass at most one of p and q with epsilon_1 (the other is derived): p={p!r} "
+            f"and q={q!r} give epsilon_1={rappor_epsilon_1(h, p, q, f):.6g} (with f={f:.6g})."
+        )
+    top_perm = rappor_epsilon_perm(h, f)
+    if epsilon_1 > top_perm:
+        raise ValueError(
+            f"epsilon_1={epsilon_1!r} exceeds the permanent round's epsilon_perm="
+            f"{top_perm:.6g} (f={f:.6g}): every report is post-processing of the "
+            "memoized answer, so one report never costs more. Lower epsilon_1, or raise "
+            "epsilon_perm (a smaller f)."
+        )
+
+    # eps_1 at the end where p = q: 0, except at p = q = 0 (solving q with
+    # p = 0) or p = q = 1 (solving p with q = 1), where the formula is 0/0
+    # and its limit is h ln((1 - f/2) / (f/2)) = epsilon_perm / 2: reports
+    # that are almost always 0 (or 1), but whose rare 1 (or 0) carries the
+    # PRR's whole ratio.
+    if q is None:
+        p = DEFAULT_P if p is None else float(p)
+        lo, hi, solve_for, other = p, 1.0, "q", p
+
+        def eps(x):
+            return rappor_epsilon_1(h, p, x, f)
+
+    else:
+        q = float(q)
+        lo, hi, solve_for, other = 0.0, q, "p", q
+
+        def eps(x):
+            return rappor_epsilon_1(h, x, q, f)
+
+    bottom = top_perm / 2 if other in (0.0, 1.0) else 0.0
+
+    def loss(x):
+        return (eps(x) if x != other else bottom) - epsilon_1
+
+    end = hi if solve_for == "q" else lo
+    top = eps(end)
+    given = f"p={p!r}" if solve_for == "q" else f"q={q!r}"
+    # (a budget computed from this very end, e.g. a round trip of the map,
+    # may exceed it by rounding)
+    if not epsilon_1 <= top * (1 + 1e-12):
+        raise ValueError(
+            f"With f={f:.6g} and {given}, one report costs at most epsilon_1={top:.6g} "
+            f"({solve_for}={end:g}); got epsilon_1={epsilon_1!r}. Lower epsilon_1, raise "
+            "epsilon_perm (a smaller f), or move the given one of p, q away from the "
+            "other (p=0, q=1 reach epsilon_perm)."
+        )
+    if not epsilon_1 > bottom:
+        raise ValueError(
+            f"With f={f:.6g} and {given}, one report costs more than epsilon_1="
+            f"{bottom:.6g} whatever {solve_for} (a rare report bit carries the permanent "
+            f"round's whole ratio); got epsilon_1={epsilon_1!r}. Pass p and q strictly "
+            "between 0 and 1 (e.g. the default p=0.5)."
+        )
+    if epsilon_1 >= top:
+        return (p, end, f) if solve_for == "q" else (end, q, f)
+    root = float(brentq(loss, lo, hi, xtol=2.0**-60, rtol=4 * np.finfo(float).eps, maxiter=500))
+    if not abs(eps(root) - epsilon_1) <= 1e-9 * epsilon_1:
+        # Only near p = 0 (or q = 1), where eps_1 climbs from 0 to eps_perm / 2
+        # over a width of about p: no float q gives epsilon_1 there.
+        raise ValueError(
+            f"With f={f:.6g} and {given}, no float {solve_for} gives one report "
+            f"epsilon_1={epsilon_1!r} (the nearest gives {eps(root):.6g}): move the "
+            "given one of p, q away from 0 and 1 (e.g. the default p=0.5)."
+        )
+    return (p, root, f) if solve_for == "q" else (root, q, f)
 
 
 class BloomRAPPORProtocol(_Protocol):
@@ -175,15 +335,12 @@ class BloomRAPPORProtocol(_Protocol):
     @property
     def epsilon(self):
         """eps_1: the budget of one report (google/rappor's ``e_1``)."""
-        qs, ps = self.q_star, self.p_star
-        return float(abs(self.n_hashes * np.log(qs * (1 - ps) / (ps * (1 - qs)))))
+        return rappor_epsilon_1(self.n_hashes, self.p, self.q, self.f)
 
     @property
     def epsilon_permanent(self):
         """eps_inf: the bound of the permanent round over any number of reports."""
-        if self.f == 0:
-            return np.inf
-        return float(2 * self.n_hashes * np.log((1 - self.f / 2) / (self.f / 2)))
+        return rappor_epsilon_perm(self.n_hashes, self.f)
 
     # The names of the longitudinal channels (what BudgetAccountant,
     # longitudinal_exposure and audit_rounds read).
@@ -525,9 +682,11 @@ _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
     "n_bits": [Interval(Integral, 2, 4096, closed="both")],
     "n_hashes": [Interval(Integral, 1, 64, closed="both")],
     "n_cohorts": [Interval(Integral, 1, 65536, closed="both")],
-    "p": [Interval(Real, 0, 1, closed="both")],
-    "q": [Interval(Real, 0, 1, closed="both")],
-    "f": [Interval(Real, 0, 1, closed="left")],
+    "p": [Interval(Real, 0, 1, closed="both"), None],
+    "q": [Interval(Real, 0, 1, closed="both"), None],
+    "f": [Interval(Real, 0, 1, closed="left"), None],
+    "epsilon_perm": [Interval(Real, 0, None, closed="neither"), None],
+    "epsilon_1": [Interval(Real, 0, None, closed="neither"), None],
     "item_type": [StrOptions({"str", "bytes", "int"})],
     "normalization": [StrOptions({"NFC", "NFKC"}), None],
     "hash_seed": ORACLE_CONSTRAINTS["hash_seed"],
@@ -550,6 +709,10 @@ class BloomRAPPOR(OpenDomainMechanism):
     defaults are google/rappor's demo parameters (k = 16, h = 2, m = 64,
     p = 0.5, q = 0.75, f = 0.5).
 
+    The randomization is set by (p, q, f) or by the budgets: ``epsilon_perm``
+    sets f and ``epsilon_1`` sets q (or p, when q is given); see
+    :func:`rappor_parameters` for the map both ways.
+
     Items are hashed whole (no length limit); text is NFC-normalized.
 
     Parameters
@@ -560,10 +723,21 @@ class BloomRAPPOR(OpenDomainMechanism):
         h, hash functions per cohort.
     n_cohorts : int, default=64
         m.
-    p, q : float, default=0.5, 0.75
-        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1).
-    f : float in [0, 1), default=0.5
-        PRR: the probability that a bit is replaced by a fair coin.
+    p, q : float or None, default=None
+        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1). None: 0.5 and 0.75,
+        or, with ``epsilon_1``, the one derived from it (q, unless q is
+        given: then p).
+    f : float in [0, 1) or None, default=None
+        PRR: the probability that a bit is replaced by a fair coin. None: 0.5,
+        or the f of ``epsilon_perm``.
+    epsilon_perm : float > 0 or None, default=None
+        The permanent round's budget eps_inf, which bounds all the reports
+        of one item by one user: sets ``f = 2 / (1 + e^(epsilon_perm / (2
+        n_hashes)))``. Refused together with f.
+    epsilon_1 : float > 0 or None, default=None
+        The budget of one report: sets q (p given or 0.5), or p if q is
+        given. Refused together with both p and q, above ``epsilon_perm``,
+        or when the other parameters cannot reach it.
     item_type : {"str", "bytes", "int"}, default="str"
     normalization : {"NFC", "NFKC"} or None, default="NFC"
     hash_seed : int, default=0
@@ -631,9 +805,11 @@ class BloomRAPPOR(OpenDomainMechanism):
         n_bits=16,
         n_hashes=2,
         n_cohorts=64,
-        p=0.5,
-        q=0.75,
-        f=0.5,
+        p=None,
+        q=None,
+        f=None,
+        epsilon_perm=None,
+        epsilon_1=None,
         item_type="str",
         normalization="NFC",
         hash_seed=0,
@@ -646,6 +822,8 @@ class BloomRAPPOR(OpenDomainMechanism):
         self.p = p
         self.q = q
         self.f = f
+        self.epsilon_perm = epsilon_perm
+        self.epsilon_1 = epsilon_1
         self.item_type = item_type
         self.normalization = normalization
         self.hash_seed = hash_seed
@@ -653,13 +831,16 @@ class BloomRAPPOR(OpenDomainMechanism):
         self.random_state = random_state
 
     def _make_protocol(self):
+        p, q, f = rappor_parameters(
+            self.n_hashes, self.p, self.q, self.f, self.epsilon_perm, self.epsilon_1
+        )
         return BloomRAPPORProtocol(
             self.n_bits,
             self.n_hashes,
             self.n_cohorts,
-            self.p,
-            self.q,
-            self.f,
+            p,
+            q,
+            f,
             self.item_type,
             self.normalization,
             self.hash_seed,
