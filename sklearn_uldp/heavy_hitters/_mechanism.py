@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -11,6 +12,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import ItemTruncationWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, _transform_output
 from ..mechanisms._reports import Reports
 from ..utils._random import check_secure_available, is_fresh, is_secure, transform_generator
@@ -142,7 +144,11 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
         self.__dict__.pop("feature_names_in_", None)
         if X is not None:
             self._set_names(X)
-            self._encode(X)
+            with warnings.catch_warnings():
+                # Cutting long items is transform's to report (once per call:
+                # fit_transform would otherwise say it twice).
+                warnings.simplefilter("ignore", ItemTruncationWarning)
+                self._encode(X)
         if is_secure(self.random_state):
             check_secure_available()
         self._transform_calls = None if is_fresh(self.random_state) else [0]
