@@ -181,9 +181,16 @@ def test_bloom_rappor_is_decoded_against_candidates(apps, tmp_path, capsys):
     code, out, err = _run(capsys, *estimate, "--candidates", candidates, "--no-progress")
     assert code == 0, err
     assert "detected of 6" in out
-    found = pd.read_csv(tmp_path / "d.csv").set_index("category")["estimate"]
-    assert set(found.index) <= {"mail", "maps", "chat", "news"} and "mail" in found.index
-    assert abs(found["mail"] - (frame["app"] == "mail").mean()) < 0.05
+    table = pd.read_csv(tmp_path / "d.csv").set_index("category")
+    found = table["estimate"]
+    # The user secrets are fresh OS entropy (as deployed), so the noise is not
+    # replayable: an absent candidate may pass the 5% significance test by
+    # chance, but no estimate may stray from its truth beyond its interval.
+    assert {"mail", "maps"} <= set(found.index)
+    truth = frame["app"].value_counts(normalize=True)
+    for item, row in table.iterrows():
+        assert row["ci_lower"] - 0.02 < truth.get(item, 0.0) < row["ci_upper"] + 0.02, item
+    assert abs(found["mail"] - truth["mail"]) < 0.05
 
 
 def test_heavy_hitters_report_with_split_only(apps, tmp_path, capsys):

@@ -344,7 +344,10 @@ def _coverage(cls, n, **params):
         freq = dict(zip(items, counts / X.size, strict=True))
         kwargs = {key: seed if value == "seed" else value for key, value in params.items()}
         mech = cls(epsilon=2.0, top_k=5, max_bytes=4, random_state=seed, **kwargs)
-        frame = HeavyHitterEstimator().fit(mech.fit_transform(X)).heavy_hitters_frame_
+        # the protocols' top_k list, whose intervals cover (report='significant'
+        # lists only the items whose interval misses 0)
+        est = HeavyHitterEstimator(report="top_k").fit(mech.fit_transform(X))
+        frame = est.heavy_hitters_frame_
         truth = np.array([freq.get(item, 0.0) for item in frame.index])
         covered.extend((frame["lower"] <= truth) & (truth <= frame["upper"]))
     # 200 intervals: 0.95 - 0.9 is 3.2 binomial standard errors
@@ -388,7 +391,8 @@ def test_uldp_intervals_of_sensitive_items_cover_with_few_hash_functions():
         mech = UtilityOptimizedHeavyHitters(
             epsilon=2.0, sensitive=sensitive, n_hashes=64, hash_seed=seed, random_state=seed
         )
-        frame = HeavyHitterEstimator(top_k=300).fit(mech.fit_transform(X)).heavy_hitters_frame_
+        est = HeavyHitterEstimator(top_k=300, report="top_k").fit(mech.fit_transform(X))
+        frame = est.heavy_hitters_frame_
         frame = frame[frame.index.isin(sensitive)]
         truth = np.array([freq.get(item, 0.0) for item in frame.index])
         covered.extend((frame["lower"] <= truth) & (truth <= frame["upper"]))

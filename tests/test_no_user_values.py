@@ -30,11 +30,6 @@ MARKER = "MARKER-7f3a"
 #: A user's value that looks like a number (digits a message would show).
 NUMBER = 987654.3217
 NUMBER_TEXT = "987654"
-#: The work that rewrites the heavy hitters' truncation message with counts.
-HEAVY_TRUNCATION = (
-    "H4 (issue 30): the heavy hitters' truncation warning and error still list the "
-    "long items (heavy_hitters/_encoding.py); flip at merge"
-)
 
 
 def _chain(exc):
@@ -181,22 +176,24 @@ def _heavy(name, **params):
         pytest.param(
             lambda: _heavy("PrefixExtendingMethod", epsilon=2.0, random_state=0),
             [MARKER * 4, "a"],
-            marks=pytest.mark.xfail(strict=True, reason=HEAVY_TRUNCATION),
             id="pem-truncated",
         ),
         pytest.param(
             lambda: _heavy("TreeHist", epsilon=2.0, on_long="error", random_state=0),
             [MARKER * 4, "a"],
-            marks=pytest.mark.xfail(strict=True, reason=HEAVY_TRUNCATION),
             id="treehist-too-long",
         ),
         pytest.param(
+            # whole items are hashed (no max_bytes): the wrong kind of item
             lambda: _heavy(
-                "UtilityOptimizedHeavyHitters", epsilon=2.0, sensitive=["x"], random_state=0
+                "UtilityOptimizedHeavyHitters",
+                epsilon=2.0,
+                sensitive=[1],
+                item_type="int",
+                random_state=0,
             ),
-            [MARKER * 8, "a"],
-            marks=pytest.mark.xfail(strict=True, reason=HEAVY_TRUNCATION),
-            id="uldp-too-long",
+            [MARKER, 5],
+            id="uldp-wrong-kind",
         ),
         pytest.param(
             lambda: _heavy("PrefixExtendingMethod", epsilon=2.0, item_type="int", random_state=0),
@@ -357,7 +354,6 @@ def test_privatize_never_shows_a_value(table, tmp_path, capsys, argv, failed):
     _assert_cli_clean(code, texts, failed=failed)
 
 
-@pytest.mark.xfail(strict=True, reason=HEAVY_TRUNCATION)
 def test_privatize_never_shows_a_long_item(table, tmp_path, capsys):
     path, _ = table
     code, texts = _cli(
