@@ -14,7 +14,7 @@ from _cli import estimate, privatize, run
 from sklearn_uldp.cli import main
 from sklearn_uldp.mechanisms import Channel
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 P_MARITAL = {"married": 0.5, "single": 0.4, "divorced": 0.1}
 
 

@@ -19,7 +19,7 @@ from sklearn_uldp.cli._demo import (
     run_demo,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 EPSILONS = [1.0, math.log(625)]
 # Small enough to keep the module fast, large enough that the ranking of the
 # mechanisms is stable (checked on 12 seeds: uRR/uRAP TV <= 0.81 x RR/RAPPOR).

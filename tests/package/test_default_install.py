@@ -23,7 +23,7 @@ import sklearn_uldp
 from sklearn_uldp import _show_versions
 from sklearn_uldp.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = ROOT / "pyproject.toml"
 CONSTRAINTS = ROOT / ".ci" / "constraints-lowest.txt"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import sklearn
 
-EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.py"))
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.py"))
 
 
 @pytest.mark.slow

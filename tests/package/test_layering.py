@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1] / "sklearn_uldp"
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "sklearn_uldp"
 
 LAYERS = {
     "utils": 0,

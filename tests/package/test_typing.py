@@ -19,7 +19,7 @@ import pytest
 
 import sklearn_uldp
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(sklearn_uldp.__file__).resolve().parent
 
 SUBPACKAGES = [

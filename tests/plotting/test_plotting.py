@@ -120,7 +120,7 @@ def test_matplotlib_imported_lazily():
     )
     import os
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=root)
     out = subprocess.run(
         [sys.executable, "-c", code],

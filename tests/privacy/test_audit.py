@@ -496,7 +496,7 @@ def test_audit_page_code_blocks_run(monkeypatch, tmp_path):
     from pathlib import Path
 
     monkeypatch.chdir(tmp_path)
-    page = Path(__file__).resolve().parents[1] / "docs" / "audit.md"
+    page = Path(__file__).resolve().parents[2] / "docs" / "audit.md"
     text = page.read_text(encoding="utf-8")
     blocks = re.findall(r"^```python\n(.*?)^```\n+```text\n(.*?)^```", text, flags=re.S | re.M)
     assert len(blocks) == 2
