@@ -2,7 +2,7 @@
 
 Each entry is ``(group, case)`` for ``_fuzz_oracle.run``; every one of them
 failed (unclear crash, silent wrong result or valid input refused) on the code
-before issue 11. ``tests/test_fuzz.py`` runs them all on every test run.
+before issue 11. ``tests/package/test_fuzz.py`` runs them all on every test run.
 """
 
 

@@ -1,6 +1,6 @@
 """Generated bad input and the oracle that judges what the package does with it.
 
-Used by ``tests/test_fuzz.py`` (bounded pytest runs and the ``--measure N``
+Used by ``tests/package/test_fuzz.py`` (bounded pytest runs and the ``--measure N``
 mode). Nothing here is part of the package.
 
 A *case* is a plain dict built by the hypothesis strategies below; ``run_case``

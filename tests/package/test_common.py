@@ -255,12 +255,12 @@ NOT_CHECKED = {
         "a container of one fitted estimator per round, fitted on a list or "
         "dict of report arrays (one per round); the per-round estimators are "
         "checked classes (EmpiricalEstimator, ThresholdEstimator, EMEstimator) "
-        "and its surface is tested in tests/test_longitudinal.py."
+        "and its surface is tested in tests/longitudinal/test_longitudinal.py."
     ),
     PrivacyUtilitySearchCV: (
         "a search that builds and simulates the mechanisms itself from a raw "
         "column (like GridSearchCV, which scikit-learn checks only around a "
-        "base estimator); its surface is tested in tests/test_search.py."
+        "base estimator); its surface is tested in tests/model_selection/test_search.py."
     ),
 }
 # The open-domain family (sklearn_uldp.heavy_hitters) takes one column of
@@ -272,10 +272,10 @@ NOT_CHECKED = {
 # failures. Their properties (fit returns self, no parameter or input
 # modified, clone/pickle, partial_fit == fit, errors on foreign reports,
 # pandas output) are tested on items and real reports in
-# tests/test_heavy_hitters.py.
+# tests/heavy_hitters/test_heavy_hitters.py.
 _OPEN_DOMAIN = (
     "open-domain mechanism/collector (one column of items, or its protocol's "
-    "reports only); tested in tests/test_heavy_hitters.py."
+    "reports only); tested in tests/heavy_hitters/test_heavy_hitters.py."
 )
 NOT_CHECKED.update(
     {
@@ -327,7 +327,7 @@ def test_every_public_estimator_is_checked():
 
 
 # --------------------------------------------------- expected failed checks
-SINGLE_COLUMN = "tests/test_common.py::"
+SINGLE_COLUMN = "tests/package/test_common.py::"
 
 # The binary mechanism (domain [0, 1]): checks whose data hold other values.
 # check -> the test of the same property on binary data.

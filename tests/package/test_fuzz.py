@@ -4,14 +4,14 @@ Generated inputs cover dtypes (object, category, nullable Int64, string,
 bool, float with NaN, bytes, mixed, very long strings, unicode), shapes, empty
 inputs, duplicate categories, out-of-domain and type-coerced values,
 sensitive sets, every numeric parameter's edges, tampered reports and specs.
-The oracle (``tests/_fuzz_oracle.py``, whose docstring states the coercion
+The oracle (``tests/package/_fuzz_oracle.py``, whose docstring states the coercion
 policy) classifies each outcome as ok, a clear error, an unclear crash or a
 silent wrong result; these tests fail on the last two (and on a clear error
 for plainly valid input).
 
 Measurement mode (does not stop at the first failure)::
 
-    python tests/test_fuzz.py --measure 2000     # counts per class and kind
+    python tests/package/test_fuzz.py --measure 2000     # counts per class and kind
 
 """
 
@@ -195,7 +195,8 @@ def measure(n_total, groups=None, seed_note=""):
     known = [(g, F.run(g, c), F.describe(c)) for g, c in _fuzz_known.KNOWN]
     still = [(g, o, c) for g, o, c in known if o.klass in BAD]
     print(
-        f"  known reproductions (tests/_fuzz_known.py): {len(still)} of {len(known)} still failing"
+        f"  known reproductions (tests/package/_fuzz_known.py): {len(still)} of {len(known)} "
+        "still failing"
     )
     kinds = collections.OrderedDict()
     for _group, o, case in results + still:

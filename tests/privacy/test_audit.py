@@ -57,14 +57,14 @@ def _mechanisms(epsilon=1.0):
         # for large domains) made 400,000 CMS reports 0.8 GB and 30 s.
         "CMS": M.CountMeanSketch(epsilon, n_buckets=16, n_hashes=8, categories=CATS),
         "HCMS": M.HadamardCountMeanSketch(epsilon, n_buckets=16, n_hashes=8, categories=CATS),
-        # memoized: one report (rounds: tests/test_longitudinal.py)
+        # memoized: one report (rounds: tests/longitudinal/test_longitudinal.py)
         **_memoized(epsilon),
     }
 
 
 #: The memoized mechanisms (their one report is k-RR, RAPPOR, OLH, uRR or
 #: uRAP, which the large-n run below covers; their own large-n checks are
-#: the exact-matrix and sampler tests of tests/test_longitudinal.py).
+#: the exact-matrix and sampler tests of tests/longitudinal/test_longitudinal.py).
 def _memoized(epsilon):
     return {
         "L-GRR": M.LongitudinalGRR(2 * epsilon, epsilon, categories=CATS),
