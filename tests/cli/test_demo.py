@@ -1,15 +1,14 @@
 """Tests of the ``demo`` command and of :func:`sklearn_uldp.cli._demo.run_demo`."""
 
 import math
-import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _repo import subprocess_env
 
 from sklearn_uldp.cli import main
 from sklearn_uldp.cli._demo import (
@@ -19,7 +18,6 @@ from sklearn_uldp.cli._demo import (
     run_demo,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 EPSILONS = [1.0, math.log(625)]
 # Small enough to keep the module fast, large enough that the ranking of the
 # mechanisms is stable (checked on 12 seeds: uRR/uRAP TV <= 0.81 x RR/RAPPOR).
@@ -29,13 +27,6 @@ N_USERS = 3000
 @pytest.fixture(scope="module")
 def results():
     return run_demo(N_USERS, EPSILONS, random_state=0)
-
-
-def _env():
-    """Environment in which ``python -m sklearn_uldp`` finds this checkout."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    return env
 
 
 def test_table_shape(results):
@@ -135,7 +126,7 @@ def test_python_m_demo_help():
         [sys.executable, "-m", "sklearn_uldp", "demo", "--help"],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=subprocess_env(),
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
@@ -209,7 +200,7 @@ def test_python_m_bad_option_exit_code():
         [sys.executable, "-m", "sklearn_uldp", "demo", "--n-users", "many"],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=subprocess_env(),
         timeout=120,
     )
     assert proc.returncode == 2

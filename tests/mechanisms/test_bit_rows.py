@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _channels import random_bits
 
 from sklearn_uldp import RAPPOR, EMEstimator, UtilityOptimizedRAPPOR
 from sklearn_uldp.mechanisms import _bit_rows
@@ -10,16 +11,9 @@ from sklearn_uldp.mechanisms._bit_rows import BitRows
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
+def small_blocks(bit_row_blocks):
     # Tiny blocks so that a few hundred rows span many blocks and gather steps.
-    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 37)
-    monkeypatch.setattr(_bit_rows, "_BLOCK_NNZ", 400)
-    monkeypatch.setattr(_bit_rows, "_GATHER_BYTES", 50)
-
-
-def random_bits(n, k, density, seed=0):
-    rng = np.random.default_rng(seed)
-    return (rng.random((n, k)) < density).astype(np.uint8)
+    bit_row_blocks(37, nnz=400, gather_bytes=50)
 
 
 def reference_terms(bits, A, b):

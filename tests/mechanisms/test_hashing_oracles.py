@@ -11,6 +11,7 @@ import pickle
 
 import numpy as np
 import pytest
+from _channels import CountingGenerator, output_index
 from _chisquare import chi_square_pvalue
 from scipy import stats as sps
 from sklearn.base import clone
@@ -60,23 +61,6 @@ SMALL = {
 
 def _fitted(name, eps=1.0, random_state=0):
     return SMALL[name](eps).set_params(random_state=random_state).fit()
-
-
-def _output_index(channel, reports):
-    """Column of channel.matrix() of each report."""
-    if isinstance(channel, SubsetSelectionChannel):
-        labels = channel.output_labels().astype(np.int64)
-        weights = 1 << np.arange(labels.shape[1])
-        lookup = {int(v): i for i, v in enumerate(labels @ weights)}
-        keys = np.asarray(reports).astype(np.int64) @ weights
-        return np.array([lookup[int(v)] for v in np.unique(keys)])[
-            np.searchsorted(np.unique(keys), keys)
-        ]
-    if isinstance(channel, CountMeanSketchChannel):
-        m = channel.n_buckets
-        R = np.asarray(reports).astype(np.int64)
-        return R[:, 0] * 2**m + R[:, 1:] @ (1 << np.arange(m))
-    return np.asarray(reports).astype(np.int64).ravel()
 
 
 # ------------------------------------------------------------------ hashing
@@ -149,7 +133,7 @@ def test_sampler_matches_exact_channel(name):
     Q = channel.matrix()
     for x in [0, 3]:
         reports = mech.transform(np.full((60_000, 1), x))
-        counts = np.bincount(_output_index(channel, reports), minlength=Q.shape[1])
+        counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
         assert chi_square_pvalue(counts, Q[x]) > 1e-4
 
 
@@ -168,7 +152,7 @@ def test_a_wrong_sampler_fails_the_sampler_test(name, monkeypatch):
 
     monkeypatch.setattr(type(channel), "hash", wrong_hash)
     reports = mech.transform(np.full((60_000, 1), 3))
-    counts = np.bincount(_output_index(channel, reports), minlength=Q.shape[1])
+    counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
     assert chi_square_pvalue(counts, Q[3]) < 1e-6
 
 
@@ -181,7 +165,7 @@ def test_a_wrong_subset_sampler_fails_the_sampler_test(monkeypatch):
     k = channel.n_categories
     monkeypatch.setattr(channel, "keep", np.e / (np.e + k - 1))
     reports = mech.transform(np.full((60_000, 1), 3))
-    counts = np.bincount(_output_index(channel, reports), minlength=Q.shape[1])
+    counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
     assert chi_square_pvalue(counts, Q[3]) < 1e-6
 
 
@@ -210,7 +194,7 @@ def _ss_kernels():
 def _subset_joint_pvalue(channel, x, n=60_000, seed=0):
     Q = channel.matrix()
     reports = channel.sample(np.full(n, x), np.random.default_rng(seed))
-    counts = np.bincount(_output_index(channel, reports), minlength=Q.shape[1])
+    counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
     return chi_square_pvalue(counts, Q[x])
 
 
@@ -253,30 +237,6 @@ def test_a_wrong_floyd_step_fails_the_subset_sampler_test(monkeypatch):
     assert _subset_joint_pvalue(channel, 3) < 1e-6
 
 
-class _CountingGenerator:
-    """A Generator that counts the random bits the sampler asks for."""
-
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.bits = 0
-        outer = self
-
-        class _Bits:
-            def random_raw(self, size):
-                outer.bits += 64 * int(size)
-                return outer.rng.bit_generator.random_raw(size)
-
-        self.bit_generator = _Bits()
-
-    def random(self, size=None, **kw):
-        self.bits += 64 * int(np.prod(size if size is not None else 1))
-        return self.rng.random(size, **kw)
-
-    def integers(self, *args, size=None, **kw):
-        self.bits += 64 * int(np.prod(size if size is not None else 1))
-        return self.rng.integers(*args, size=size, **kw)
-
-
 @pytest.mark.parametrize("kernel", _ss_kernels())
 def test_subset_sampler_draws_order_n_d_random_numbers(kernel, monkeypatch):
     # A report is k bits, but drawing it needs only about d random integers:
@@ -288,7 +248,7 @@ def test_subset_sampler_draws_order_n_d_random_numbers(kernel, monkeypatch):
     monkeypatch.setattr(_subset_selection, "_KERNEL", kernel, raising=False)
     k, d, n = 400, 100, 5000
     channel = SubsetSelectionChannel(list(range(k)), 1.0, d)
-    rng = _CountingGenerator(0)
+    rng = CountingGenerator(0)
     bits = channel.sample(np.arange(n) % k, rng)
     assert (bits.sum(axis=1) == d).all()
     assert rng.bits <= 64 * n * (d + 2)
@@ -316,7 +276,7 @@ def test_sparse_subset_reports_match_dense():
 # ------------------------------------------------------------- estimation
 def _brute_em_gradient(channel, reports, p):
     Q = channel.matrix()
-    L = Q[:, _output_index(channel, reports)].T
+    L = Q[:, output_index(channel, reports)].T
     den = L @ p
     return (L / den[:, None]).mean(axis=0), float(np.log(den).sum())
 
@@ -335,7 +295,7 @@ def test_em_gradient_and_likelihood_match_the_matrix(name):
     assert np.allclose(g, g_ref, rtol=1e-9)
     assert ll == pytest.approx(ll_ref, rel=1e-9)
     L = channel.likelihood(codes)
-    L_ref = channel.matrix()[:, _output_index(channel, reports)].T
+    L_ref = channel.matrix()[:, output_index(channel, reports)].T
     assert np.allclose(L / L.sum(axis=1, keepdims=True), L_ref / L_ref.sum(axis=1, keepdims=True))
 
 

@@ -9,11 +9,10 @@ the random bytes, exhausted random buffers, complements of large subsets).
 
 import numpy as np
 import pytest
+from _channels import CountingGenerator, output_index
 from _chisquare import chi_square_pvalue
 
 # The random-bit counter shared with the subset-selection sampler tests.
-from test_hashing_oracles import _CountingGenerator
-
 from sklearn_uldp import EmpiricalEstimator
 from sklearn_uldp.exceptions import ReportMismatchError
 from sklearn_uldp.mechanisms import _count_mean_sketch, _oracle_kernels, _subset_selection
@@ -22,18 +21,6 @@ from sklearn_uldp.mechanisms._subset_selection import SubsetSelection, SubsetSel
 
 KERNELS = ["numpy"] + (["numba"] if _oracle_kernels.HAVE_NUMBA else [])
 needs_numba = pytest.mark.skipif(not _oracle_kernels.HAVE_NUMBA, reason="numba is not installed")
-
-
-def _output_index(channel, reports):
-    """Column of channel.matrix() of each report."""
-    R = np.asarray(reports).astype(np.int64)
-    if isinstance(channel, SubsetSelectionChannel):
-        weights = 1 << np.arange(channel.n_categories)
-        labels = channel.output_labels().astype(np.int64) @ weights
-        order = np.argsort(labels)
-        return order[np.searchsorted(labels[order], R @ weights)]
-    m = channel.n_buckets
-    return R[:, 0] * 2**m + R[:, 1:] @ (1 << np.arange(m))
 
 
 # ------------------------------------------------------- counting kernel
@@ -111,7 +98,7 @@ def test_subset_sampler_complement_joint_distribution(kernel, k, d, monkeypatch)
     for x in (0, k // 2, k - 1):
         reports = channel.sample(np.full(60_000, x), np.random.default_rng(x))
         assert (reports.sum(axis=1) == d).all()
-        counts = np.bincount(_output_index(channel, reports), minlength=Q.shape[1])
+        counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
         assert chi_square_pvalue(counts, Q[x]) > 1e-4
 
 
@@ -121,7 +108,7 @@ def test_large_subsets_draw_only_the_complement(kernel, monkeypatch):
     monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
     k, d, n = 400, 390, 2000
     channel = SubsetSelectionChannel(list(range(k)), 1.0, d)
-    rng = _CountingGenerator(0)
+    rng = CountingGenerator(0)
     bits = channel.sample(np.arange(n) % k, rng)
     assert (bits.sum(axis=1) == d).all()
     assert rng.bits <= 64 * n * (k - d + 2)
@@ -154,7 +141,7 @@ def test_cms_sampler_joint_distribution(kernel, m, h, eps, monkeypatch):
     for x in (0, 3):
         reports = channel.sample(np.full(120_000, x), np.random.default_rng(x))
         assert reports.dtype == np.uint8 and reports.shape == (120_000, m + 1)
-        counts = np.bincount(_output_index(channel, reports), minlength=Q.shape[1])
+        counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
         assert chi_square_pvalue(counts, Q[x]) > 1e-4
 
 

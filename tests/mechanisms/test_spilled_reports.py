@@ -7,6 +7,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from _channels import random_bits
 
 from sklearn_uldp import RAPPOR, EMEstimator, UtilityOptimizedRAPPOR
 from sklearn_uldp.mechanisms import BitRows, RandomizedResponse, _bit_rows
@@ -14,15 +15,9 @@ from sklearn_uldp.parallel import reduce_statistics
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
+def small_blocks(bit_row_blocks):
     # Small blocks so that a few thousand rows span many files.
-    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 64)
-    monkeypatch.setattr(_bit_rows, "_BLOCK_NNZ", 1000)
-
-
-def random_bits(n, k, density, seed=0):
-    rng = np.random.default_rng(seed)
-    return (rng.random((n, k)) < density).astype(np.uint8)
+    bit_row_blocks(64, nnz=1000)
 
 
 def assert_same_terms(a, b):

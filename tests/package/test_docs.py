@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import REPO_ROOT, subprocess_env
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DOCS = REPO_ROOT / "docs"
 README_TEST_COMMAND = 'pip install -e ".[test]" && python -m pytest'
 
@@ -41,10 +41,7 @@ _GENERATED = shutil.ignore_patterns(
 
 
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.setdefault("MPLBACKEND", "Agg")
-    return env
+    return subprocess_env(MPLBACKEND=os.environ.get("MPLBACKEND", "Agg"))
 
 
 def test_sphinx_build_has_no_warnings(tmp_path):

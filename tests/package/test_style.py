@@ -7,11 +7,10 @@ a contributor's diff shows their change and not a reformatting of it.
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 PATHS = ["sklearn_uldp", "tests", "benchmarks", "examples", "docs"]
 
 

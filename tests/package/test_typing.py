@@ -16,10 +16,10 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from _repo import REPO_ROOT
 
 import sklearn_uldp
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(sklearn_uldp.__file__).resolve().parent
 
 SUBPACKAGES = [

@@ -396,10 +396,8 @@ def _spilled_store(parent):
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
-    from sklearn_uldp.mechanisms import _bit_rows
-
-    monkeypatch.setattr(_bit_rows, "_BLOCK_ROWS", 64)
+def small_blocks(bit_row_blocks):
+    bit_row_blocks(64)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
