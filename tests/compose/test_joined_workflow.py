@@ -61,6 +61,11 @@ def _mixed(strategy="sample", age=None, **kwargs):
 
 
 # ============================================== numeric columns under "sample"
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# A mean over the reports in another summation order: 1e-10 relative; privacy
+# checks' worst log-ratios against the budget (closed forms through exp and
+# log over the channel's entries): 1e-9.
+@pytest.mark.pinned
 def test_sample_strategy_takes_numeric_columns_end_to_end():
     """Wang et al.'s mixed-table protocol: one attribute per user, numeric or
     categorical. (Failed before with "'HybridMechanism' object has no
@@ -80,7 +85,7 @@ def test_sample_strategy_takes_numeric_columns_end_to_end():
     mine = sampled == "age"
     # De-biased for sampling: the mean of the reports present, over n_j.
     assert age["n_reports"] == mine.sum()
-    assert age["mean"] == pytest.approx(reports.loc[mine, "age"].mean(), rel=1e-12)
+    assert age["mean"] == pytest.approx(reports.loc[mine, "age"].mean(), rel=1e-10)
     # Unbiased for the sampled users' mean, with the exact variance.
     channel = priv.mechanisms_["age"].channel_
     truth = df.loc[mine, "age"].to_numpy()
@@ -96,6 +101,7 @@ def test_sample_strategy_takes_numeric_columns_end_to_end():
     assert MeanEstimator().fit(column).mean_ == pytest.approx(age["mean"])
 
 
+@pytest.mark.pinned
 def test_numeric_sampled_channel_spec_is_validated_and_reads_files(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     from sklearn_uldp.mechanisms import spec_json_schema
@@ -130,6 +136,7 @@ def test_numeric_sampled_channel_spec_is_validated_and_reads_files(tmp_path):
         SquareWaveEstimator(mechanism=channels["age"]).fit(column)
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize(
     "age",
     [
@@ -665,6 +672,7 @@ def _fake_table(n=2, seed=0):
     return pd.DataFrame({"a": rng.uniform(0, 10, n), "b": rng.integers(0, 2, n)})
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize(
     "mechanism",
     [
@@ -719,6 +727,7 @@ def _row_law(Qa, Fa, Qb, Fb):
     return P.reshape(Qa.shape[0], Qb.shape[0], -1)
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("amplification", ["exact", "paper"])
 def test_numeric_column_among_fakes_meets_its_budget_on_the_row(amplification):
     """The density ratio of whole rows (a Piecewise column and a k-RR one),
@@ -757,6 +766,7 @@ def test_numeric_column_among_fakes_meets_its_budget_on_the_row(amplification):
         assert claimed["a"] > 1.2 and leaks
 
 
+@pytest.mark.pinned
 def test_duchi_columns_among_fakes_pass_the_row_check():
     """Duchi's two outputs keep the row channel small: every guarantee checked
     by enumeration (check_row_privacy), at mixed budgets."""

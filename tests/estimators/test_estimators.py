@@ -133,6 +133,14 @@ def curvature(Q, hist, p):
 
 
 # ======================================================= (a) unbiasedness
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# Structured and dense computations of one quantity sum in different orders
+# (channel structure against BLAS products): 1e-12 where the terms are a few
+# (a channel row, k categories), 1e-10 for gradients and log-likelihoods
+# summed over the outputs or the reports; results of EM, which stops at a
+# tolerance, are compared at 1e-9 or looser. Hand examples are closed forms
+# (1e-12). An error in a formula moves these by far more (1e-3 and up).
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 def test_expected_frequency_matches_dense_channel(name):
     channel = make_mechanism(name).channel_
@@ -147,6 +155,7 @@ def test_expected_frequency_matches_dense_channel(name):
         np.testing.assert_allclose(channel.expected_frequency(p), m_dense, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 def test_unbiased_in_exact_expectation(name):
     """E[p_hat] = a * m(p) + b must be p, for any p (f is linear in the reports)."""
@@ -154,7 +163,7 @@ def test_unbiased_in_exact_expectation(name):
     rng = np.random.default_rng(1)
     for p in [P_TRUE, *rng.dirichlet(np.full(K, 0.5), size=5), *np.eye(K)]:
         expected = channel.coef_a * channel.expected_frequency(p) + channel.coef_b
-        np.testing.assert_allclose(expected, p, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(expected, p, rtol=0, atol=1e-12)
 
 
 def test_null_variance_matches_spec():
@@ -268,6 +277,7 @@ def test_partial_fit_equals_fit_exactly(name, est):
 
 
 # ======================================================= (c) EM = MLE
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 def test_em_gradient_matches_dense(name):
     channel, Q, hist, st, _ = dense_problem(name)
@@ -277,11 +287,12 @@ def test_em_gradient_matches_dense(name):
         g, ll = channel.em_gradient(st, p)
         g_dense, ll_dense = dense_gradient(Q, hist, p)
         np.testing.assert_allclose(g, g_dense, rtol=1e-10)
-        assert ll == pytest.approx(ll_dense, rel=1e-12)
+        assert ll == pytest.approx(ll_dense, rel=1e-10)
         # sum_x p(x) g(x) = 1 identically
         assert p @ g == pytest.approx(1.0, rel=1e-12)
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 def test_em_reaches_maximum_likelihood(name):
     channel, Q, hist, st, R = dense_problem(name)
@@ -290,7 +301,7 @@ def test_em_reaches_maximum_likelihood(name):
     em = EMEstimator(shrinkage=None, tol=tol).fit(R)
     p = em.distribution_
     assert em.converged_ and em.duality_gap_ <= tol
-    assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-14)
+    assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
     # KKT at the estimate, with g from the channel's structured gradient
     g, ll = channel.em_gradient(st, p)
     assert g.max() <= 1 + tol
@@ -298,7 +309,7 @@ def test_em_reaches_maximum_likelihood(name):
     # sum p g = 1 and g <= 1 + tol  =>  p_x |g_x - 1| <= tol (for g_x < 1)
     assert np.all(np.abs(g[support] - 1) <= tol / p[support] + tol)
     assert np.all(np.abs(g[p > 1e-3] - 1) <= 1e-7)
-    assert em.log_likelihood_ == pytest.approx(ll / n, rel=1e-12)
+    assert em.log_likelihood_ == pytest.approx(ll / n, rel=1e-10)
 
     # An independent optimizer: plain EM on the dense matrix. Both gaps are
     # certificates: LL* - LL(q) <= n * gap(q), so the two log-likelihoods
@@ -325,6 +336,7 @@ def test_em_reaches_maximum_likelihood(name):
         assert channel.log_likelihood(st, q) <= ll + 1e-9 * abs(ll)
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 def test_restricted_gradient_is_the_gradient_on_the_working_set(name):
     channel, Q, hist, st, _ = dense_problem(name)
@@ -346,8 +358,8 @@ def test_restricted_gradient_is_the_gradient_on_the_working_set(name):
             p[active] = q
             g, ll = channel.em_gradient(st, p)
             g_active, ll_active = restricted(q)
-            np.testing.assert_allclose(g_active, g[active], rtol=1e-12)
-            assert ll_active == pytest.approx(ll, rel=1e-12)
+            np.testing.assert_allclose(g_active, g[active], rtol=1e-10)
+            assert ll_active == pytest.approx(ll, rel=1e-10)
             assert np.isfinite(ll)
 
 
@@ -362,6 +374,7 @@ def large_domain_reports(epsilon, theta, k=300, n=20_000, seed=0):
 # Both stores: sparse rows (eps=4) and packed bits (OUE at eps=1). 5,000
 # reports for the packed one: with 20,000 the full EM (no working sets)
 # needs 5,400 steps at this budget (25 s), against 290 here.
+@pytest.mark.pinned
 @pytest.mark.parametrize("epsilon, theta, n", [(4.0, None, 20_000), (1.0, 0.5, 5_000)])
 def test_em_on_working_sets_has_the_same_certificate(epsilon, theta, n):
     R = large_domain_reports(epsilon, theta, n=n)
@@ -374,8 +387,8 @@ def test_em_on_working_sets_has_the_same_certificate(epsilon, theta, n):
     # the certificate holds over all categories, recomputed independently
     g, ll = ws.channel_.em_gradient(ws.statistics_, ws.distribution_)
     assert ws.converged_ and g.max() - 1 <= tol
-    assert ws.duality_gap_ == pytest.approx(g.max() - 1, abs=1e-15)
-    assert ws.log_likelihood_ == pytest.approx(ll / ws.n_reports_, rel=1e-12)
+    assert ws.duality_gap_ == pytest.approx(g.max() - 1, abs=1e-12)
+    assert ws.log_likelihood_ == pytest.approx(ll / ws.n_reports_, rel=1e-10)
     # both are within their gaps of the maximum likelihood
     assert abs(ws.log_likelihood_ - full.log_likelihood_) <= 2 * tol
 
@@ -483,6 +496,7 @@ def hand_fit(channel, counts):
     return ThresholdEstimator(alpha=0.05).fit_statistics(ReportStatistics(channel, n, counts))
 
 
+@pytest.mark.pinned
 def test_threshold_hand_example_rr():
     # k = 4, E = 3, n = 1000: p_hat = (6 m_hat - 1) / 2,
     # Var0 = (k - 2 + E) / ((E - 1)^2 n) = 5 / 4000,
@@ -500,6 +514,7 @@ def test_threshold_hand_example_rr():
     np.testing.assert_allclose(est.distribution_, [7 / 11, 4 / 11, 0, 0], atol=1e-12)
 
 
+@pytest.mark.pinned
 def test_threshold_hand_example_urr():
     # k = 4, X_S = {0, 1}, E = 3: u = 4, p_hat = (4 m - 1)/2 on S, 2 m on N;
     # Var0 = (u - 1)/((E - 1)^2 n) = 3/4000 on S and 0 on N.
@@ -515,6 +530,7 @@ def test_threshold_hand_example_urr():
     np.testing.assert_allclose(est.distribution_, np.array([0.1, 0, 0.56, 0.36]) / 1.02, atol=1e-12)
 
 
+@pytest.mark.pinned
 def test_threshold_hand_example_oue():
     # OUE, k = 3, E = 3: d1 = 1/4, p_hat = 4 m_hat - 1, Var0 = 3 / n,
     # T = Phi^-1(1 - 0.05/3) sqrt(3/1000) = 2.128045234184983 * 0.0547723
@@ -526,6 +542,7 @@ def test_threshold_hand_example_oue():
     np.testing.assert_allclose(est.distribution_, [0.6, 0.2, 0.2], atol=1e-12)
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.3])
 def test_threshold_follows_definition(alpha):
     """On real reports: T(x) = Phi^-1(1 - alpha/k) sqrt(Var0(x)) and the rule."""
@@ -571,6 +588,7 @@ def invertible_reports(channel, codes):
     return ~channel.sensitive_mask[codes], codes
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 def test_predict_proba(name):
     channel, Q, hist, st, R = dense_problem(name)
@@ -602,6 +620,7 @@ def test_predict_proba(name):
 
 
 # ======================================================= (f) score
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize(
     "est", [EMEstimator(), EmpiricalEstimator(), ThresholdEstimator()], ids=repr
@@ -623,7 +642,7 @@ def test_score_is_mean_log_likelihood(name, est):
         if np.isinf(expected):
             assert score == expected
         else:
-            assert score == pytest.approx(expected, rel=1e-11)
+            assert score == pytest.approx(expected, rel=1e-10)
 
 
 # ======================================================= (g) projection
@@ -642,6 +661,7 @@ def euclidean_projection_qp(v):
     return res.x
 
 
+@pytest.mark.pinned
 def test_project_to_simplex_is_euclidean_projection():
     rng = np.random.default_rng(4)
     vectors = [rng.normal(0.2, 0.5, size=k) for k in (1, 2, 3, 7, 20) for _ in range(4)]

@@ -21,6 +21,11 @@ def reference_terms(bits, A, b):
     return (1.0 / D).sum(), np.log(D).sum(), bits.T @ (1.0 / D)
 
 
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# The store's EM terms against dense products sum over the reports in another
+# order: 1e-10 relative. Threads, chunks and restrictions that the store
+# makes bit-identical are compared exactly.
+@pytest.mark.pinned
 @pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed layouts
 @pytest.mark.parametrize("k", [1, 7, 8, 19])  # partial bytes included
@@ -35,12 +40,12 @@ def test_em_terms_match_dense_products(density, k):
     got = store.em_terms(0.7, b)
     want = reference_terms(bits.astype(float), 0.7, b)
     for x, y in zip(got, want, strict=True):
-        np.testing.assert_allclose(x, y, rtol=1e-12)
+        np.testing.assert_allclose(x, y, rtol=1e-10)
     # A store that swaps two bits gives other products (the test can fail).
     bits[0, 0] ^= 1
     other = BitRows(k, density)
     other.append_dense(bits)
-    assert not np.allclose(other.em_terms(0.7, b)[2], got[2], rtol=1e-12)
+    assert not np.allclose(other.em_terms(0.7, b)[2], got[2], rtol=1e-10)
 
 
 @pytest.mark.usefixtures("small_blocks")
@@ -142,6 +147,7 @@ def test_em_with_threads_equals_serial_em(epsilon):
     assert threaded.n_iter_ == serial.n_iter_
 
 
+@pytest.mark.pinned
 @pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize("density", [0.05, 0.5])  # sparse and packed layouts
 @pytest.mark.parametrize(
@@ -161,13 +167,13 @@ def test_restricted_store_is_the_store_on_those_columns(density, columns):
     got = restricted.em_terms(0.7, b)
     want = reference_terms(bits[:, columns].astype(float), 0.7, b)
     for x, y in zip(got, want, strict=True):
-        np.testing.assert_allclose(x, y, rtol=1e-12)
+        np.testing.assert_allclose(x, y, rtol=1e-10)
     # ... which are the full store's products with b = 0 off those columns
     full_b = np.zeros(k)
     full_b[columns] = b
     full = store.em_terms(0.7, full_b)
-    np.testing.assert_allclose(got[0], full[0], rtol=1e-12)
-    np.testing.assert_allclose(got[2], full[2][columns], rtol=1e-12)
+    np.testing.assert_allclose(got[0], full[0], rtol=1e-10)
+    np.testing.assert_allclose(got[2], full[2][columns], rtol=1e-10)
     # the original store is untouched, and threads restrict alike
     np.testing.assert_array_equal(store.row_sizes(), bits.sum(axis=1))
     threaded = store.restrict(columns, n_jobs=2).em_terms(0.7, b)

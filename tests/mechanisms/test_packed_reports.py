@@ -104,6 +104,11 @@ def test_round_trip_packed_dense_sparse(name, k):
         )
 
 
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# Packed and dense reports give the same counts (compared exactly); the
+# per-report posteriors and mean log-likelihood go through other kernels:
+# 1e-10 relative. The CLI's CSV holds the estimate's repr (1e-12).
+@pytest.mark.pinned
 @pytest.mark.parametrize("name", ["rappor", "urap", "ss", "ubd_mixture", "uss"])
 def test_estimates_from_packed_equal_estimates_from_dense(name):
     mech = _mechanisms()[name].set_params(packed_output=True, random_state=1)
@@ -115,9 +120,9 @@ def test_estimates_from_packed_equal_estimates_from_dense(name):
         )
     em = EMEstimator().fit(reports)
     np.testing.assert_allclose(
-        em.predict_proba(reports[:50]), em.predict_proba(dense[:50]), rtol=1e-12
+        em.predict_proba(reports[:50]), em.predict_proba(dense[:50]), rtol=1e-10
     )
-    assert em.score(reports[:50]) == pytest.approx(em.score(dense[:50]), rel=1e-12)
+    assert em.score(reports[:50]) == pytest.approx(em.score(dense[:50]), rel=1e-10)
 
 
 @pytest.mark.parametrize("name", ["oue_gaps", "urap", "ubd"])
@@ -449,6 +454,7 @@ def test_dataframe_privatizer_keeps_packed_columns(tmp_path):
         privatizer(strategy="sample").fit(X)
 
 
+@pytest.mark.pinned
 def test_cli_writes_and_estimates_packed_parquet(tmp_path, capsys):
     pytest.importorskip("pyarrow")
     import json

@@ -337,6 +337,10 @@ def test_estimator_inputs_and_errors():
     assert np.isfinite(PersonalizedEstimator().fit(reports).score(reports))
 
 
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# Theorem 1's second term vanishes when the tag distributions are exact: a
+# difference of O(1) sums, 1e-12 absolute.
+@pytest.mark.pinned
 @pytest.mark.parametrize("mechanism", ["urr", "urap"])
 def test_theorem1_holds(mechanism):
     for seed, eps in ((0, 0.5), (1, 2.0), (2, np.log(36))):

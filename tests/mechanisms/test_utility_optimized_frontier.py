@@ -56,6 +56,11 @@ def _sampler_gof(channel, x, n, rng):
 
 
 # --------------------------------------------------------------------- uSS
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# Channel entries, coefficients and variances are closed forms of a few
+# operations (1e-12; 1e-10 where a variance sums over the outputs); the EM
+# gradient against the matrix sums over the reports (1e-9).
+@pytest.mark.pinned
 @pytest.mark.parametrize("h", [1, 2, 3])
 @pytest.mark.parametrize("eps", [0.5, 2.0])
 def test_uss_channel_is_uldp_and_unbiased(h, eps):
@@ -83,12 +88,13 @@ def test_uss_ratio_bound_is_tight_and_a_wrong_channel_fails():
     assert not check_uldp(channel, epsilon=0.99).satisfied
 
 
+@pytest.mark.pinned
 def test_uss_size_one_is_urr():
     cats = list(range(7))
     uss = UtilityOptimizedSubsetSelectionChannel(cats, 1.3, _mask(7, 4), 1)
     urr = UtilityOptimizedRRChannel(cats, 1.3, _mask(7, 4))
     col = np.asarray(uss.output_labels()).argmax(axis=1)
-    np.testing.assert_allclose(uss.matrix(), urr.matrix()[:, col], atol=1e-15)
+    np.testing.assert_allclose(uss.matrix(), urr.matrix()[:, col], atol=1e-12)
     np.testing.assert_allclose(
         uss.estimator_variance(np.full(7, 1 / 7), 100),
         urr.estimator_variance(np.full(7, 1 / 7), 100),
@@ -154,6 +160,7 @@ def test_uss_estimators_and_spec():
     assert EMEstimator().fit(sparse).distribution_.shape == (8,)
 
 
+@pytest.mark.pinned
 def test_uss_em_log_likelihood_is_exact():
     cats = list(range(6))
     mech = UtilityOptimizedSubsetSelection(
@@ -174,6 +181,7 @@ def test_uss_em_log_likelihood_is_exact():
 
 
 # --------------------------------------------------------------------- uHR
+@pytest.mark.pinned
 def test_uhr_is_high_low_hadamard():
     cats = list(range(9))
     uhr = UtilityOptimizedHadamardResponse(1.0, sensitive=[0, 1, 2, 3], categories=cats).fit()
@@ -230,6 +238,7 @@ def test_ubd_optimal_design_reaches_the_converse_bound(eps):
         assert single.estimator_variance(p_alpha, 1).sum() > bound
 
 
+@pytest.mark.pinned
 @pytest.mark.parametrize("eps", [1.0, 2.0])
 def test_projection_decoder_beats_the_per_category_estimator(eps):
     k, s = 20, 4

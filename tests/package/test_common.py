@@ -1391,6 +1391,9 @@ def test_numeric_one_d_input_is_one_column(mech):
         fitted.transform(x)
 
 
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# A mean over the same reports in reverse order: 1e-10 relative.
+@pytest.mark.pinned
 @pytest.mark.parametrize(
     "mechanism, estimator",
     [(PiecewiseMechanism, MeanEstimator()), (SquareWave, SquareWaveEstimator(n_bins=16))],
@@ -1417,7 +1420,7 @@ def test_numeric_estimators_on_real_reports(mechanism, estimator):
     assert np.array_equal(result, again)
     shuffled = clone(est).fit(np.asarray(reports)[::-1].copy())
     if hasattr(est, "mean_"):
-        assert shuffled.mean_ == pytest.approx(est.mean_, rel=1e-12)
+        assert shuffled.mean_ == pytest.approx(est.mean_, rel=1e-10)
     else:
         assert np.array_equal(shuffled.distribution_, est.distribution_)
     subset = clone(est).fit(np.asarray(reports)[:100])

@@ -24,6 +24,12 @@ def _data(n=6000, seed=0):
     )
 
 
+# Pinned floats (tests/README.md): tolerances that hold on any processor.
+# Statistics reduced over batches, partitions or workers hold the same counts,
+# but the bit-vector terms are summed block by block in another order (1e-10
+# relative), and EM, which stops at a tolerance, carries that difference into
+# its estimate (1e-9 absolute). A lost or doubled batch moves them by 1e-3.
+@pytest.mark.pinned
 @pytest.mark.parametrize(
     "mech",
     [
@@ -41,7 +47,7 @@ def test_reduced_statistics_equal_one_shot(mech):
     for est in (EmpiricalEstimator(), EMEstimator()):
         one_shot = type(est)().fit(reports).distribution_
         reduced = type(est)().fit_statistics(stats).distribution_
-        np.testing.assert_allclose(reduced, one_shot, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(reduced, one_shot, rtol=0, atol=1e-9)
 
 
 def test_partitions_get_independent_reproducible_streams():
@@ -116,6 +122,7 @@ def test_column_transformer_same_integer_seed_gives_independent_columns():
     np.testing.assert_array_equal(out, again)
 
 
+@pytest.mark.pinned
 def test_sparse_report_slices_keep_the_channel_for_partial_fit():
     import pickle
 
@@ -128,13 +135,14 @@ def test_sparse_report_slices_keep_the_channel_for_partial_fit():
     for lo in range(0, 3000, 1000):
         est.partial_fit(reports[lo : lo + 1000])
     np.testing.assert_allclose(
-        est.distribution_, EMEstimator().fit(reports).distribution_, atol=1e-12
+        est.distribution_, EMEstimator().fit(reports).distribution_, atol=1e-9
     )
     restored = pickle.loads(pickle.dumps(reports))
     assert restored.channel == mech.channel_
     assert (restored != reports).nnz == 0
 
 
+@pytest.mark.pinned
 def test_em_on_reports_kept_on_dask_workers():
     distributed = pytest.importorskip("distributed")
     dd = pytest.importorskip("dask.dataframe")
@@ -171,11 +179,11 @@ def test_em_on_reports_kept_on_dask_workers():
                 local.restrict(columns).em_terms(0.3, b),
                 strict=True,
             ):
-                np.testing.assert_allclose(x, y, rtol=1e-12)
+                np.testing.assert_allclose(x, y, rtol=1e-10)
             on_workers = EMEstimator(tol=1e-10).fit_statistics(stats)
             assert on_workers.converged_
             np.testing.assert_allclose(on_workers.distribution_, one_shot.distribution_, atol=1e-9)
-            assert on_workers.log_likelihood_ == pytest.approx(one_shot.log_likelihood_, rel=1e-12)
+            assert on_workers.log_likelihood_ == pytest.approx(one_shot.log_likelihood_, rel=1e-10)
         # counts suffice for one-symbol reports: nothing stays on the workers
         rr = RandomizedResponse(1.0, categories=CATS).fit(X)
         rr_reports = privatize_partitions(ddf, rr, random_state=0)
