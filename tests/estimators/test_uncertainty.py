@@ -75,7 +75,18 @@ def _coverage(channel, p, n, n_rep, alpha=0.05, seed=0):
     return float(np.mean(hits)), float(np.mean(wald_hits))
 
 
-@pytest.mark.parametrize("name", list(MECHANISMS) + ["binary"])
+# One mechanism per kind of report (a category, bits, a Hadamard coefficient)
+# runs every time; the other coverage runs are long statistical runs (-m slow).
+QUICK_COVERAGE = {"rr", "urap", "hr"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=() if name in QUICK_COVERAGE else pytest.mark.slow)
+        for name in [*MECHANISMS, "binary"]
+    ],
+)
 def test_linear_intervals_have_nominal_coverage(name):
     mech = (BINARY() if name == "binary" else MECHANISMS[name]()).fit()
     p = np.array([0.7, 0.3]) if name == "binary" else P
@@ -137,6 +148,7 @@ def test_bootstrap_errors_of_nonlinear_estimates(estimator):
         est.confidence_intervals(0.05, method="percentile", simultaneous=True, n_resamples=50)
 
 
+@pytest.mark.slow
 def test_em_bootstrap_coverage_measured():
     # Measured (documented in the user guide): EM's default intervals
     # (estimate -+ z bootstrap s.e.) on RR, k = 8, epsilon = 2, n = 5000;

@@ -352,6 +352,7 @@ def _coverage(cls, n, **params):
     return np.mean(covered)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [PrefixExtendingMethod, TreeHist])
 def test_confidence_intervals_of_the_reported_items_cover(cls):
     """The 95% intervals of the reported top items cover their true (sample)
@@ -361,6 +362,7 @@ def test_confidence_intervals_of_the_reported_items_cover(cls):
     assert _coverage(cls, 5_000) >= 0.9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [PrefixExtendingMethod, TreeHist])
 def test_intervals_cover_with_few_hash_functions(cls):
     """With 64 public hash functions the collisions are one draw for all

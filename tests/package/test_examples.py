@@ -18,10 +18,28 @@ import pytest
 import sklearn
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.py"))
+# Examples that take more than about 2 s run with the long runs (-m slow, a
+# step of CI); the quick ones, and any new example, run every time.
+LONG_EXAMPLES = {
+    "plot_block_hadamard_synthetic",
+    "plot_checkin_blocks",
+    "plot_error_bars",
+    "plot_heavy_hitters",
+    "plot_location_demo",
+    "plot_many_attributes",
+    "plot_personalized_table1",
+    "plot_search_theta_epsilon",
+    "plot_ubd_comparison",
+}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize(
+    "script",
+    [
+        pytest.param(p, id=p.stem, marks=pytest.mark.slow if p.stem in LONG_EXAMPLES else ())
+        for p in EXAMPLES
+    ],
+)
 def test_example_runs(script, tmp_path, monkeypatch):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

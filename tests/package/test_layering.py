@@ -22,6 +22,7 @@ The layers, lowest first (docs/architecture.md, "Layers"):
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -101,13 +102,14 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+@functools.cache  # parsed once for the tests below (a few seconds)
 def _graph():
     edges = []
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         source = _module_name(path)
         for line, target in _imports(path):
             edges.append((source, line, target, path))
-    return edges
+    return tuple(edges)
 
 
 def test_every_part_of_the_package_has_a_layer():

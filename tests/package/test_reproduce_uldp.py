@@ -96,6 +96,7 @@ def test_fig5_thresholded_and_em_beat_emp(fig5):
                 assert other["MSE"] < emp["MSE"], (mech, eps, est)
 
 
+@pytest.mark.slow
 def test_fig6_sensitive_set_size():
     with_tmp = Path(__import__("tempfile").mkdtemp())
     rows, _ = _script("uldp_fig6_fig11").main(["--quick", "--out", str(with_tmp)])
@@ -123,6 +124,7 @@ def test_fig6_sensitive_set_size():
     assert "| TV | TV_sd | MSE | MSE_sd | runs |" in (with_tmp / "uldp_fig6_fig11.md").read_text()
 
 
+@pytest.mark.slow
 def test_fig7_attributes():
     with_tmp = Path(__import__("tempfile").mkdtemp())
     rows, meta = _script("uldp_fig7_fig12").main(["--quick", "--out", str(with_tmp)])
