@@ -14,16 +14,16 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO_ROOT
 
 import sklearn_uldp
 from sklearn_uldp import _show_versions
 from sklearn_uldp.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 PYPROJECT = ROOT / "pyproject.toml"
 CONSTRAINTS = ROOT / ".ci" / "constraints-lowest.txt"
 

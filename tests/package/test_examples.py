@@ -12,12 +12,12 @@ import contextlib
 import io
 import runpy
 import warnings
-from pathlib import Path
 
 import pytest
 import sklearn
+from _repo import REPO_ROOT
 
-EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.py"))
+EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.py"))
 # Examples that take more than about 2 s run with the long runs (-m slow, a
 # step of CI); the quick ones, and any new example, run every time.
 LONG_EXAMPLES = {

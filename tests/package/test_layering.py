@@ -26,8 +26,9 @@ import functools
 from pathlib import Path
 
 import pytest
+from _repo import REPO_ROOT
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2] / "sklearn_uldp"
+PACKAGE_DIR = REPO_ROOT / "sklearn_uldp"
 
 LAYERS = {
     "utils": 0,

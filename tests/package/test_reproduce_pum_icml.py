@@ -4,14 +4,14 @@ papers report (benchmarks/reproduce/)."""
 
 import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO_ROOT
 
 from sklearn_uldp.datasets import make_personalized_locations
 
-REPRODUCE = Path(__file__).resolve().parents[2] / "benchmarks" / "reproduce"
+REPRODUCE = REPO_ROOT / "benchmarks" / "reproduce"
 
 
 def _run(script, tmp_path):

