@@ -29,7 +29,7 @@ import _fuzz_oracle as F  # noqa: E402
 BAD = (F.UNCLEAR, F.WRONG, F.REJECTED_VALID, F.ORACLE_ERROR)
 
 # Budget of the full runs (-m slow): about 30 s of CPU for the whole file
-# (< 90 s on one busy core); every run takes a fifth of it (_fuzz_test).
+# (< 90 s on one busy core); every run takes a fifth of it (test_fuzz_*_quick).
 _EXAMPLES = {
     "mechanism": 600,
     "estimator": 300,
@@ -66,47 +66,102 @@ def _check(group, case):
     )
 
 
-def _fuzz_test(group, cases, *, full):
-    """A fuzz test of ``group``: every run takes a fifth of its budget of
-    generated inputs (at least 10); the whole budget is a long run (-m slow,
-    a step of CI)."""
-    n = _EXAMPLES[group] if full else max(10, _EXAMPLES[group] // _QUICK_FRACTION)
-
-    def test(case):
-        _check(group, case)
-
-    # named as the test is (Hypothesis prints the name with a failing case)
-    test.__name__ = test.__qualname__ = f"test_fuzz_{group}" + ("_full" if full else "")
-    test = _settings(n)(given(cases)(test))
-    return pytest.mark.slow(test) if full else test
+@_settings(_EXAMPLES["mechanism"])
+@given(F.mechanism_cases())
+def test_fuzz_mechanisms(case):
+    _check("mechanism", case)
 
 
+@_settings(_EXAMPLES["estimator"])
+@given(F.estimator_cases())
+def test_fuzz_estimators(case):
+    _check("estimator", case)
+
+
+@_settings(_EXAMPLES["dataframe"])
+@given(F.dataframe_privatizer_cases())
+def test_fuzz_dataframe_privatizer(case):
+    _check("dataframe", case)
+
+
+@_settings(_EXAMPLES["joint"])
+@given(F.joint_encoder_cases())
+def test_fuzz_joint_encoder(case):
+    _check("joint", case)
+
+
+@_settings(_EXAMPLES["cli"])
+@given(F.cli_cases())
+def test_fuzz_cli(case):
+    _check("cli", case)
+
+
+@_settings(_EXAMPLES["spec"])
+@given(F.spec_cases())
+def test_fuzz_specs(case):
+    _check("spec", case)
+
+
+@_settings(_EXAMPLES["json"])
+@given(F.json_cases())
+def test_fuzz_spec_json_text(case):
+    _check("json", case)
+
+
+@_settings(_EXAMPLES["table"])
+@given(F.table_cases())
+def test_fuzz_cli_tables_lose_no_user(case):
+    _check("table", case)
+
+
+@_settings(_EXAMPLES["argv"])
+@given(F.argv_cases())
+def test_fuzz_cli_argv(case):
+    _check("argv", case)
+
+
+@_settings(_EXAMPLES["names"])
+@given(F.name_cases())
+def test_fuzz_dataframe_column_names(case):
+    _check("names", case)
+
+
+@_settings(_EXAMPLES["budget"])
+@given(F.budget_cases())
+def test_fuzz_budget_accountant(case):
+    _check("budget", case)
+
+
+# The tests above are the whole budget, a long run (-m slow, a step of CI);
+# every run takes the first fifth of the same inputs (test_fuzz_*_quick).
+# Their source is left as it was: with derandomize, Hypothesis seeds a test
+# from its source, so that the long runs keep drawing the inputs they drew
+# before, and the quick ones, which wrap the same function, draw from the
+# same seed.
 _QUICK_FRACTION = 5
 
-test_fuzz_mechanisms = _fuzz_test("mechanism", F.mechanism_cases(), full=False)
-test_fuzz_mechanisms_full = _fuzz_test("mechanism", F.mechanism_cases(), full=True)
-test_fuzz_estimators = _fuzz_test("estimator", F.estimator_cases(), full=False)
-test_fuzz_estimators_full = _fuzz_test("estimator", F.estimator_cases(), full=True)
-test_fuzz_dataframe_privatizer = _fuzz_test("dataframe", F.dataframe_privatizer_cases(), full=False)
-test_fuzz_dataframe_privatizer_full = _fuzz_test(
-    "dataframe", F.dataframe_privatizer_cases(), full=True
+
+def _quick(test, cases):
+    """``test`` (a long run, marked slow here) on a fifth of its budget."""
+    inner = test.hypothesis.inner_test
+    n = max(10, test._hypothesis_internal_use_settings.max_examples // _QUICK_FRACTION)
+    pytest.mark.slow(test)
+    return _settings(n)(given(cases)(inner))
+
+
+test_fuzz_mechanisms_quick = _quick(test_fuzz_mechanisms, F.mechanism_cases())
+test_fuzz_estimators_quick = _quick(test_fuzz_estimators, F.estimator_cases())
+test_fuzz_dataframe_privatizer_quick = _quick(
+    test_fuzz_dataframe_privatizer, F.dataframe_privatizer_cases()
 )
-test_fuzz_joint_encoder = _fuzz_test("joint", F.joint_encoder_cases(), full=False)
-test_fuzz_joint_encoder_full = _fuzz_test("joint", F.joint_encoder_cases(), full=True)
-test_fuzz_cli = _fuzz_test("cli", F.cli_cases(), full=False)
-test_fuzz_cli_full = _fuzz_test("cli", F.cli_cases(), full=True)
-test_fuzz_specs = _fuzz_test("spec", F.spec_cases(), full=False)
-test_fuzz_specs_full = _fuzz_test("spec", F.spec_cases(), full=True)
-test_fuzz_spec_json_text = _fuzz_test("json", F.json_cases(), full=False)
-test_fuzz_spec_json_text_full = _fuzz_test("json", F.json_cases(), full=True)
-test_fuzz_cli_tables_lose_no_user = _fuzz_test("table", F.table_cases(), full=False)
-test_fuzz_cli_tables_lose_no_user_full = _fuzz_test("table", F.table_cases(), full=True)
-test_fuzz_cli_argv = _fuzz_test("argv", F.argv_cases(), full=False)
-test_fuzz_cli_argv_full = _fuzz_test("argv", F.argv_cases(), full=True)
-test_fuzz_dataframe_column_names = _fuzz_test("names", F.name_cases(), full=False)
-test_fuzz_dataframe_column_names_full = _fuzz_test("names", F.name_cases(), full=True)
-test_fuzz_budget_accountant = _fuzz_test("budget", F.budget_cases(), full=False)
-test_fuzz_budget_accountant_full = _fuzz_test("budget", F.budget_cases(), full=True)
+test_fuzz_joint_encoder_quick = _quick(test_fuzz_joint_encoder, F.joint_encoder_cases())
+test_fuzz_cli_quick = _quick(test_fuzz_cli, F.cli_cases())
+test_fuzz_specs_quick = _quick(test_fuzz_specs, F.spec_cases())
+test_fuzz_spec_json_text_quick = _quick(test_fuzz_spec_json_text, F.json_cases())
+test_fuzz_cli_tables_lose_no_user_quick = _quick(test_fuzz_cli_tables_lose_no_user, F.table_cases())
+test_fuzz_cli_argv_quick = _quick(test_fuzz_cli_argv, F.argv_cases())
+test_fuzz_dataframe_column_names_quick = _quick(test_fuzz_dataframe_column_names, F.name_cases())
+test_fuzz_budget_accountant_quick = _quick(test_fuzz_budget_accountant, F.budget_cases())
 
 
 @pytest.mark.parametrize(
