@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 from numbers import Integral, Real
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -137,7 +137,14 @@ def rappor_epsilon_perm(n_hashes, f):
     return float(2 * n_hashes * np.log((1 - f / 2) / (f / 2)))
 
 
-def rappor_parameters(n_hashes, p=None, q=None, f=None, epsilon_perm=None, epsilon_1=None):
+def rappor_parameters(
+    n_hashes: int,
+    p: float | None = None,
+    q: float | None = None,
+    f: float | None = None,
+    epsilon_perm: float | None = None,
+    epsilon_1: float | None = None,
+) -> tuple[float, float, float]:
     """RAPPOR's (p, q, f) from its parameters or its budgets (eps_perm, eps_1).
 
     The map of Erlingsson, Pihur & Korolova (CCS 2014), both ways. Two
@@ -256,7 +263,7 @@ def rappor_parameters(n_hashes, p=None, q=None, f=None, epsilon_perm=None, epsil
             "between 0 and 1 (e.g. the default p=0.5)."
         )
     if epsilon_1 >= top:
-        return (p, end, f) if solve_for == "q" else (end, q, f)
+        return (cast(float, p), end, f) if solve_for == "q" else (end, cast(float, q), f)
     root = float(brentq(loss, lo, hi, xtol=2.0**-60, rtol=4 * np.finfo(float).eps, maxiter=500))
     if not abs(eps(root) - epsilon_1) <= 1e-9 * epsilon_1:
         # Only near p = 0 (or q = 1), where eps_1 climbs from 0 to eps_perm / 2
@@ -266,7 +273,8 @@ def rappor_parameters(n_hashes, p=None, q=None, f=None, epsilon_perm=None, epsil
             f"epsilon_1={epsilon_1!r} (the nearest gives {eps(root):.6g}): move the "
             "given one of p, q away from 0 and 1 (e.g. the default p=0.5)."
         )
-    return (p, root, f) if solve_for == "q" else (root, q, f)
+    # the given one of p, q is a float here (the other is being solved for)
+    return (cast(float, p), root, f) if solve_for == "q" else (root, cast(float, q), f)
 
 
 class BloomRAPPORProtocol(_Protocol):
