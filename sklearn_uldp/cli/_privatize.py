@@ -493,7 +493,7 @@ def _cmd_privatize(args):
         check_table_output(args.output, "reports file")
         noise = "secure" if args.random_state is None else _noise(args.random_state)
         _check_noise(noise)
-        return privatize_ranges(args, spec_path, noise)
+        return privatize_ranges(args, spec_path, noise, _bounds_options(args.bounds))
     if args.range_method is not None or args.granularity is not None:
         raise ValueError("--range-method and --granularity go with --range-queries.")
     columns, noise = _privatize_config(args)

@@ -97,12 +97,14 @@ def _numbers(chunk, columns):
     return pd.DataFrame(out, index=chunk.index)
 
 
-def privatize_ranges(args, spec_path, noise):
-    """``privatize --range-queries``: the reports and their spec, as part files."""
+def privatize_ranges(args, spec_path, noise, bounds):
+    """``privatize --range-queries``: the reports and their spec, as part files.
+
+    ``bounds`` is ``--bounds`` parsed by ``privatize`` ({column: [low, high]}).
+    """
     from ..compose._dataframe import SPEC_FORMAT
     from ..exceptions import ClippingWarning
     from ..marginals import RangeQueryPrivatizer
-    from ._privatize import _bounds_options
 
     if args.config or args.columns or args.strategy is not None:
         raise ValueError(
@@ -111,7 +113,6 @@ def privatize_ranges(args, spec_path, noise):
         )
     if args.epsilon is None:
         raise ValueError("--range-queries needs --epsilon (the budget of a person's report).")
-    bounds = _bounds_options(args.bounds)
     columns = _range_columns(args, bounds)
     granularity = _granularity(args.granularity)
     method = args.range_method or "hdg"
