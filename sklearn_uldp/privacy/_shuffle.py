@@ -59,10 +59,13 @@ _METHODS = ("numerical", "closed_form", "clones", "variation_ratio", "exact")
 #: response is maximized over every composition of the other users.
 _EXACT_WORST_CASE_MAX_N = 1000
 
-#: Absolute slack added to every computed delta before comparing it with the
-#: target: the round-off of O(n) sums of probabilities (about 1e-16 each)
-#: and the binomial tails left out (below 1e-30), with a wide margin.
+#: Slack between every computed delta and the target: the computed delta
+#: must be below delta (1 - _DELTA_RTOL) - _DELTA_SLACK. It covers the
+#: round-off of O(n) sums of binomial probabilities whose two signs nearly
+#: cancel (two implementations of the binomial tails differ by about 1e-14
+#: absolute, 1e-9 relative, at n = 10^6) and the tails left out (1e-20).
 _DELTA_SLACK = 1e-13
+_DELTA_RTOL = 1e-7
 
 #: Relative precision of the bisection on epsilon (the result is its upper end).
 _EPS_RTOL = 1e-9
@@ -86,12 +89,21 @@ class VariationRatio:
     pairs : str
         ``"all"`` for LDP mechanisms; ``"sensitive"`` for utility-optimized
         ones, whose parameters hold for two sensitive values only.
+    clone_share : float
+        The largest r with ``R(x) >= r (R(x0) + R(x1))`` for every value x
+        and pair (x0, x1): each other user is a clone of the pair w.p. 2r
+        (at least e^-eps / 2, Feldman et al.'s value).
+    blanket_share : float
+        The share of every other user's report law that copies the pair's
+        common part (the variation-ratio decomposition's third component).
     """
 
     p: float
     beta: float
     q: float
     pairs: str = "all"
+    clone_share: float = 0.0
+    blanket_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -172,11 +184,11 @@ def _check_epsilon0(epsilon0):
 
 # ------------------------------------------------------- the clone pair
 def _clone_range(n, r):
-    """Counts t of clones outside which the binomial holds less than 1e-30 a side.
+    """Counts t of clones outside which the binomial holds less than 1e-20 a side.
 
     Bernstein's inequality: P(|X - mu| >= u) <= exp(-u^2 / (2 sigma^2 + 2u/3))
     for a sum of Bernoulli variables, so u solving u^2 = L (2 sigma^2 + 2u/3)
-    with L = log(1e30) leaves out at most 1e-30 on each side.
+    with L = log(1e20) leaves out at most 1e-20 on each side.
     """
     m, prob = n - 1, 2.0 * r
     mean, var = m * prob, m * prob * (1.0 - prob)
@@ -187,7 +199,7 @@ def _clone_range(n, r):
 
 #: Binomial mass left out on each side of the clone counts (accounted for in
 #: _DELTA_SLACK).
-_TAIL = 1e-30
+_TAIL = 1e-20
 
 
 def _clone_delta(eps, p, alpha, r, n):
@@ -239,7 +251,7 @@ def _bisect(delta_at, delta, upper):
     (moved up until delta_at(epsilon) <= delta - slack holds), so it is an
     upper bound to a relative 1e-9.
     """
-    target = delta - _DELTA_SLACK
+    target = delta * (1.0 - _DELTA_RTOL) - _DELTA_SLACK
     if delta_at(upper) > target:
         return upper
     if delta_at(0.0) <= target:
@@ -257,6 +269,115 @@ def _clone_epsilon(p, alpha, r, n, delta, epsilon0):
     if r <= 0:
         return epsilon0  # nobody's report can hide the victim's
     return _bisect(lambda eps: _clone_delta(eps, p, alpha, r, n), delta, epsilon0)
+
+
+#: Largest grid of (clone count, second count) cells the blanket bound sums
+#: over per value of epsilon; above it the bound drops the blanket share.
+_MAX_CELLS = 1 << 22
+
+
+def _half_width(m, prob):
+    """Bernstein half-width of Binomial(m, prob): 1e-20 of mass beyond it a side."""
+    var = m * prob * (1.0 - prob)
+    L = math.log(1.0 / _TAIL)
+    return int(math.ceil((2.0 * L / 3.0 + math.sqrt(4.0 * L * L / 9.0 + 8.0 * L * var)) / 2.0)) + 2
+
+
+def _tail(j, m):
+    """P(Binomial(m, 1/2) >= j), elementwise (1 for j <= 0, 0 for j > m)."""
+    j = np.asarray(j)
+    m = np.broadcast_to(np.asarray(m), j.shape)
+    inside = (j > 0) & (j <= m)
+    out = np.where(j <= 0, 1.0, 0.0)
+    out[inside] = binom.sf(j[inside] - 1, m[inside], 0.5)
+    return out
+
+
+def _blanket_delta(eps, p, alpha, r, gamma, s, n):
+    """delta(eps) of the variation-ratio pair with a blanket share s.
+
+    The victim's report is clone 0, clone 1 or the pair's common part c
+    w.p. (p a, a, gamma) (reversed under the other value); every other user
+    is clone 0, clone 1 or a copy of c w.p. (r, r, s), and otherwise draws
+    something independent of the victim. The adversary sees the three counts;
+    P - e^eps Q at counts (a, b, c) is positive exactly when c is below a
+    threshold that grows linearly with a (ratios of multinomial terms). So,
+    for each clone count t, a binomial c.d.f. in c per a: 0 for the a whose
+    threshold is below every likely c, 1 above every likely c (one binomial
+    tail in a for all of them), and computed one by one in the band between.
+    None when the band grid is larger than _MAX_CELLS.
+    """
+    e = math.exp(eps)
+    sp = min(1.0, s / (1.0 - 2.0 * r))  # P(copy of c | not a clone)
+    t_lo, t_hi = _clone_range(n, r)
+    a1 = (p * alpha - e * alpha) / r
+    b1 = (alpha - e * p * alpha) / r
+    neg_c1 = gamma * (e - 1.0) / s  # -c1 >= 0
+    slope = a1 - b1  # > 0 for eps < log p
+    t = np.arange(t_lo, t_hi + 1, dtype=np.int64)
+    rest_out = np.maximum(n - t, 0)  # others not clones, the victim a clone
+    rest_in = np.maximum(n - 1 - t, 0)  # ... the victim a copy of c
+    w_c = _half_width(n, sp)
+    c_lo = np.maximum(np.floor(rest_in * sp) - w_c, 0.0)
+    c_hi = np.ceil(rest_out * sp) + w_c + 1.0
+
+    def first_a(C):  # smallest a with a a1 + (t - a) b1 + C c1 > 0
+        return np.clip(np.floor((C * neg_c1 - t * b1) / slope) + 1.0, 0, t + 1).astype(np.int64)
+
+    a_zero, a_full = first_a(c_lo), first_a(c_hi)
+    w_a = _half_width(t_hi, 0.5)
+    centre = np.rint(t / 2.0).astype(np.int64)
+    a_zero = np.maximum(a_zero, centre - w_a)  # below: binomial mass < 1e-20
+    a_full = np.maximum(np.minimum(a_full, centre + w_a + 1), a_zero)
+    band = int(np.max(a_full - a_zero)) if t.size else 0
+    if t.size * max(band, 1) > _MAX_CELLS:
+        return None
+    w_out = binom.pmf(t - 1, n - 1, 2.0 * r)  # the victim is a clone
+    w_in = binom.pmf(t, n - 1, 2.0 * r)  # the victim is a copy of c
+    tm1 = np.maximum(t - 1, 0)
+    k0, k1 = p * alpha - e * alpha, alpha - e * p * alpha
+    # a >= a_full: every likely c is below the threshold
+    total = np.where(t >= 1, w_out * (k0 * _tail(a_full - 1, tm1) + k1 * _tail(a_full, tm1)), 0.0)
+    total = total + gamma * (1.0 - e) * w_in * _tail(a_full, t)
+    if band > 0:
+        a = a_zero[:, None] + np.arange(band)[None, :]
+        live = a < a_full[:, None]
+        T, Tm1 = t[:, None], tm1[:, None]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            bound = (a * a1 + (T - a) * b1) / neg_c1 if neg_c1 > 0 else np.full(a.shape, np.inf)
+        bound = np.nan_to_num(bound, nan=-1.0, posinf=2.0 * n, neginf=-1.0)
+        top = np.where(bound > 0, np.ceil(np.minimum(bound, 2.0 * n)) - 1.0, -1.0)
+        top = top.astype(np.int64)  # the largest c with a positive P - e^eps Q
+        clones = k0 * binom.pmf(a - 1, Tm1, 0.5) + k1 * binom.pmf(a, Tm1, 0.5)
+        part = np.where(
+            T >= 1, w_out[:, None] * clones * binom.cdf(top, rest_out[:, None], sp), 0.0
+        )
+        part = part + gamma * (1.0 - e) * w_in[:, None] * binom.pmf(a, T, 0.5) * binom.cdf(
+            top - 1, rest_in[:, None], sp
+        )
+        total = total + np.where(live, np.nan_to_num(part), 0.0).sum(axis=1)
+    return float(max(np.nansum(total), 0.0))
+
+
+def _pair_delta(eps, terms, n):
+    """delta(eps) of the variation-ratio reduction for one kind of pair (valid).
+
+    The pair's common part (mass gamma) is hidden among the other users'
+    copies of it (blanket share s); with s = 0 the adversary is told when
+    the victim's report is the common part, which costs nothing then, so
+    delta = (1 - gamma) delta of the clone pair with the victim split p : 1.
+    """
+    p, beta, q = terms.p, terms.beta, terms.q
+    if beta <= 0.0 or p <= 1.0:
+        return 0.0
+    alpha = beta / (p - 1.0)
+    r = alpha * p / q
+    gamma = max(0.0, 1.0 - alpha * (p + 1.0))
+    if gamma > 0.0 and terms.blanket > 0.0:
+        value = _blanket_delta(eps, p, alpha, r, gamma, terms.blanket, n)
+        if value is not None:
+            return value
+    return (1.0 - gamma) * _clone_delta(eps, p, 1.0 / (p + 1.0), r, n)
 
 
 def _closed_form(epsilon0, n, delta):
@@ -347,8 +468,79 @@ def shuffled_binary_rr_epsilon(
 
 
 # --------------------------------------------- variation-ratio parameters
-def _closed_form_parameters(channel):
-    """(p, beta, q, pairs) in closed form for the families of the package, or None."""
+@dataclass(frozen=True)
+class _PairTerms:
+    """The reduction's parameters for one kind of victim pair (x0, x1).
+
+    p: the pair's largest probability ratio; beta: its total variation;
+    q: the largest ratio between x0 or x1 and any value; clone: the largest
+    r with R(x) >= r (R(x0) + R(x1)) for every value x (the symmetric clone
+    decomposition); blanket: the share s of every R(x) that is a copy of the
+    pair's common part (the variation-ratio decomposition).
+    """
+
+    p: float
+    beta: float
+    q: float
+    clone: float
+    blanket: float
+
+
+def _matrix_pair_terms(Q, victims):
+    """Distinct _PairTerms over the pairs of ``victims`` (rows of Q), from the matrix."""
+    terms = set()
+    for a_i, i in enumerate(victims):
+        for j in victims[a_i + 1 :]:  # k^2 pairs of a small matrix
+            P0, P1 = Q[i], Q[j]
+            on = (P0 > 0) | (P1 > 0)
+            if np.any(on & ((P0 == 0) | (P1 == 0))):
+                return None  # an output only one of them produces: no finite ratio
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p = float(np.max(np.maximum(P0[on] / P1[on], P1[on] / P0[on])))
+                top = np.maximum(P0, P1)
+                ratio = np.where(on[None, :], top[None, :] / Q, 0.0)
+            q = float(np.max(ratio))
+            if not math.isfinite(q):
+                return None
+            beta = 0.5 * float(np.abs(P0 - P1).sum())
+            if p <= 1.0 or beta <= 0.0:
+                terms.add((1.0, 0.0, q, 0.5, 0.0))
+                continue
+            gap = np.abs(P0 - P1)
+            common = np.where(P0 == P1, P0, (p * np.minimum(P0, P1) - np.maximum(P0, P1)) / (p - 1))
+            common = np.maximum(common, 0.0)
+            gamma = float(common.sum())
+            alpha = beta / (p - 1.0)
+            r = alpha * p / q
+            rest = Q - (p * gap / (q * (p - 1.0)))[None, :]  # R(x) - r (Q0 + Q1)
+            blanket = 0.0
+            if gamma > 1e-15:
+                share = common / gamma
+                mask = share > 0
+                blanket = float(max(0.0, np.min(rest[:, mask] / share[mask])))
+                blanket = min(blanket, 1.0 - 2.0 * r)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                clone = float(np.min(Q[:, on] / (P0 + P1)[on]))
+            terms.add(tuple(float(f"{v:.12g}") for v in (p, beta, q, clone, blanket)))
+    return [_PairTerms(*t) for t in sorted(terms)]
+
+
+def _unary_terms(channel):
+    """Pair terms of the unary encodings from a 4-value instance of the same
+    bits: every ratio above involves the bits of x0, x1 and one other value
+    only (the other bits cancel), so they do not depend on k."""
+    from ..mechanisms._rappor import UnaryEncodingChannel
+
+    S = np.asarray(channel.sensitive_mask, dtype=bool)
+    mask = [True, True, True] + ([False] if not S.all() else [])
+    small = UnaryEncodingChannel(range(len(mask)), channel.epsilon, channel.theta, mask)
+    # the instance must have the channel's own bit probabilities
+    Q = small._matrix_from(channel.theta, channel.d1, channel._one_minus_d2)
+    return _matrix_pair_terms(Q, [0, 1])
+
+
+def _family_terms(channel):
+    """Pair terms in closed form (docs/attacks.md) for the families of the package."""
     from ..mechanisms._block_design import UtilityOptimizedBlockDesignChannel
     from ..mechanisms._hadamard import HadamardResponseChannel, HighLowHadamardChannel
     from ..mechanisms._local_hashing import BinaryLocalHashingChannel, LocalHashingChannel
@@ -358,75 +550,121 @@ def _closed_form_parameters(channel):
     )
     from ..mechanisms._subset_selection import SubsetSelectionChannel
     from ..mechanisms._utility_optimized_subset import UtilityOptimizedSubsetSelectionChannel
-    from ._attacks import _is_unary, _unary_parameters
+    from ._attacks import _is_unary
 
     eps = float(channel.epsilon)
     E, E1 = math.exp(eps), math.expm1(eps)
     kind = type(channel)
     S = np.asarray(channel.sensitive_mask, dtype=bool)
     s, k = int(S.sum()), channel.n_categories
-    pairs = "all" if s == k else "sensitive"
+    fmt = 0.5 / E  # R(x) >= e^-eps (R(x0) + R(x1)) / 2 for any eps-LDP pair
     if kind in (RandomizedResponseChannel, UtilityOptimizedRRChannel):
-        # two sensitive rows differ on their own two outputs: (E - 1) / u each
-        return E, E1 / (s + E1), E, pairs
+        # R(x0), R(x1) differ on x0 and x1 only: Q0, Q1 point masses there;
+        # the common part is uniform on the s - 2 other sensitive values, of
+        # which every row holds at least 1/u a value: blanket = gamma.
+        u = s + E1
+        return [_PairTerms(E, E1 / u, E, 1.0 / (E + 1.0), (s - 2.0) / u)]
     if _is_unary(channel):
-        theta, d1, _, r, w = _unary_parameters(channel)
-        # the two own bits differ: (1, 0) vs (0, 1), theta - d1 apart each
-        return r / w, theta - d1, r / w, pairs
+        return _unary_terms(channel)
     if kind is SubsetSelectionChannel:
         d = channel.subset_size
-        # C(k-2, d-1) subsets hold one of the two values, (E - 1) / Omega apart
-        return E, E1 * d * (k - d) / ((k - 1) * (d * E + k - d)), E, pairs
+        beta = E1 * d * (k - d) / ((k - 1) * (d * E + k - d))
+        if d == 1:
+            return [_PairTerms(E, beta, E, 1.0 / (E + 1.0), (k - 2.0) / (E + k - 1.0))]
+        # common part: the subsets holding both values or neither (gamma of
+        # the mass); a row gives a subset holding both but not its own value
+        # 1/Omega where the pair gives E/Omega: blanket = gamma / E
+        log_omega = channel._log_omega()
+        both = math.exp(float(_log_comb_scalar(k - 2, d - 2)) + eps - log_omega)
+        neither = math.exp(float(_log_comb_scalar(k - 2, d)) - log_omega) if d <= k - 2 else 0.0
+        gamma = both + neither
+        return [_PairTerms(E, beta, E, 0.5 / E, gamma / E)]
     if kind in (UtilityOptimizedBlockDesignChannel, UtilityOptimizedSubsetSelectionChannel):
         h = channel._sizes.astype(float)
-        w = channel._weights
-        beta = float(E1 * np.sum(w * h * (s - h) / ((s - 1) * channel._D_h)))
-        return E, beta, E, pairs
+        beta = float(E1 * np.sum(channel._weights * h * (s - h) / ((s - 1) * channel._D_h)))
+        clone = 0.5 / E if np.any(h >= 2) else 1.0 / (E + 1.0)
+        return [_PairTerms(E, beta, E, clone, 0.0)]
     if kind in (LocalHashingChannel, BinaryLocalHashingChannel):
         g = channel.hash_range
         # two values collide w.p. exactly 1/g (a linear family), then g-RR
-        return E, (1.0 - 1.0 / g) * E1 / (E + g - 1.0), E, pairs
+        return [_PairTerms(E, (1.0 - 1.0 / g) * E1 / (E + g - 1.0), E, fmt, 0.0)]
     if kind is HadamardResponseChannel:
         half = channel.b / 2.0
-        # two rows of one block agree on half their cells; of two blocks, on none
-        beta = half * E1 / channel._D * (0.5 if channel.n_blocks == 1 else 1.0)
-        return E, beta, E, pairs
+        same = half * E1 / channel._D * 0.5  # two rows of one block share half their cells
+        kinds = []
+        if np.any(np.bincount(channel._block) >= 2):
+            kinds.append(_PairTerms(E, same, E, fmt, 0.0))
+        if channel.n_blocks > 1:  # rows of two blocks share no cell
+            kinds.append(_PairTerms(E, 2.0 * same, E, fmt, 0.0))
+        return kinds
     if kind is HighLowHadamardChannel:
-        return E, E1 / (2.0 * (E + 1.0)), E, pairs
+        return [_PairTerms(E, E1 / (2.0 * (E + 1.0)), E, fmt, 0.0)]
     return None
 
 
-def _matrix_parameters(channel, Q, rows):
-    """(p, beta, q) read from a matrix: ratios and total variations of its rows."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_Q = np.log(Q)
-    sub = log_Q[rows]
-    p = beta = q = 0.0
-    for i in range(sub.shape[0]):  # one row against the others: O(k^2 outputs)
-        pos = Q[rows[i]] > 0
-        diff_victims = sub[i, pos][None, :] - sub[:, pos]
-        p = max(p, float(np.max(diff_victims)))
-        q = max(q, float(np.max(sub[i, pos][None, :] - log_Q[:, pos])))
-        tv = 0.5 * np.abs(Q[rows[i]][None, :] - Q[rows]).sum(axis=1)
-        beta = max(beta, float(tv.max()))
-    return math.exp(p), beta, math.exp(q)
+def _log_comb_scalar(n, r):
+    from scipy.special import gammaln
+
+    if r < 0 or r > n:
+        return -math.inf
+    return gammaln(n + 1.0) - gammaln(r + 1.0) - gammaln(n - r + 1.0)
+
+
+def _pair_terms(channel):
+    """(list of _PairTerms, "all" or "sensitive") of a channel, or an error."""
+    numeric = str(getattr(channel, "report_format", "")).startswith("numeric")
+    if numeric:
+        grid = channel.default_inputs()  # both ends of the bounds included
+        Q = np.asarray(channel.matrix(grid), dtype=float)
+        mask = np.asarray(channel.sensitive_mask, dtype=bool)
+    else:
+        mask = np.asarray(channel.sensitive_mask, dtype=bool)
+        if int(mask.sum()) < 2:
+            raise ValueError(
+                f"{channel!r} has {int(mask.sum())} sensitive value(s): shuffling protects "
+                "a change between two sensitive values, and there is no such pair. (A "
+                "non-sensitive value is reported in clear, which no shuffle hides.)"
+            )
+        terms = _family_terms(channel)
+        if terms is not None:
+            return terms, "all" if mask.all() else "sensitive"
+        try:
+            Q = np.asarray(channel.matrix(), dtype=float)
+        except (ValueError, NotImplementedError, MemoryError) as exc:
+            raise ValueError(
+                f"The shuffle bounds of {channel!r} are read from its matrix, which is "
+                f"only built for small domains ({exc})."
+            ) from None
+    victims = np.flatnonzero(mask).tolist()
+    if len(victims) < 2:
+        raise ValueError(f"{channel!r} has fewer than two sensitive inputs.")
+    terms = _matrix_pair_terms(Q, victims)
+    if terms is None:
+        raise ValueError(
+            f"{channel!r} has outputs that some values cannot produce (an infinite "
+            "probability ratio): other users' reports cannot hide a user's, so "
+            "shuffling amplifies nothing here. (Block Hadamard response reports the "
+            "block in clear; the identity mechanism reports the value.)"
+        )
+    return terms, "all" if mask.all() else "sensitive"
 
 
 def variation_ratio_parameters(
     mechanism: BaseMechanism | Channel | dict[str, Any],
 ) -> VariationRatio:
-    """The (p, beta, q) variation-ratio parameters of a mechanism's channel.
+    """The variation-ratio parameters (p, beta, q) of a mechanism's channel.
 
-    ``p`` bounds the ratio of the report probabilities of two values a
-    user may hold, ``beta`` their total variation distance, and ``q`` the
-    ratio between such a value and any value of another user (Wang et al.,
-    VLDB 2024). For utility-optimized mechanisms the two values are
-    sensitive (``pairs="sensitive"``): a non-sensitive value's clear report
-    has no finite ratio. Closed forms (docs/attacks.md) serve k-RR, uRR,
-    RAPPOR/OUE/uRAP, subset selection, uBD/uSS, local hashing, Hadamard
-    response and its utility-optimized version; any other channel is read
-    from its matrix (small domains; numeric channels on their grid of
-    inputs, whose extreme values are the farthest apart).
+    ``p`` bounds the ratio of the report probabilities of two values a user
+    may hold, ``beta`` their total variation distance, and ``q`` the ratio
+    between such a value and any value of another user (Wang et al., VLDB
+    2024). For utility-optimized mechanisms the two values are sensitive
+    (``pairs="sensitive"``): a non-sensitive value's clear report has no
+    finite ratio. ``clone_share`` and ``blanket_share`` are the two shares
+    of the other users' reports the bounds of :func:`shuffle_amplification`
+    use (docs/attacks.md). Closed forms serve k-RR, uRR, RAPPOR/OUE/uRAP,
+    subset selection, uBD/uSS, local hashing and Hadamard response; any other
+    channel is read from its matrix (small domains; numeric channels on
+    their grid of inputs).
 
     Parameters
     ----------
@@ -435,6 +673,8 @@ def variation_ratio_parameters(
     Returns
     -------
     parameters : VariationRatio
+        The largest ``p``, ``beta``, ``q`` and the smallest shares over the
+        pairs of values.
 
     Examples
     --------
@@ -445,45 +685,15 @@ def variation_ratio_parameters(
     (2.7183, 0.3005, 2.7183)
     """
     channel = resolve_channel(mechanism)
-    numeric = str(getattr(channel, "report_format", "")).startswith("numeric")
-    if not numeric:
-        S = np.asarray(channel.sensitive_mask, dtype=bool)
-        if int(S.sum()) < 2:
-            raise ValueError(
-                f"{channel!r} has {int(S.sum())} sensitive value(s): shuffling protects a "
-                "change between two sensitive values, and there is no such pair. (A "
-                "non-sensitive value is reported in clear, which no shuffle hides.)"
-            )
-        closed = _closed_form_parameters(channel)
-        if closed is not None:
-            p, beta, q, pairs = closed
-            return VariationRatio(float(p), float(beta), float(q), pairs)
-        try:
-            Q = np.asarray(channel.matrix(), dtype=float)
-        except (ValueError, NotImplementedError, MemoryError) as exc:
-            raise ValueError(
-                f"The variation-ratio parameters of {channel!r} are read from its matrix, "
-                f"which is only built for small domains ({exc})."
-            ) from None
-        rows = np.flatnonzero(S)
-        pairs = "all" if S.all() else "sensitive"
-    else:
-        grid = channel.default_inputs()  # both ends of the bounds included
-        Q = np.asarray(channel.matrix(grid), dtype=float)
-        mask = np.asarray(channel.sensitive_mask, dtype=bool)
-        rows = np.flatnonzero(mask)
-        pairs = "all" if mask.all() else "sensitive"
-        if rows.size < 2:
-            raise ValueError(f"{channel!r} has fewer than two sensitive inputs on its grid.")
-    p, beta, q = _matrix_parameters(channel, Q, rows)
-    if not (math.isfinite(p) and math.isfinite(q)):
-        raise ValueError(
-            f"{channel!r} has outputs that some values cannot produce (an infinite "
-            "probability ratio): other users' reports cannot hide a user's, so "
-            "shuffling amplifies nothing here. (Block Hadamard response reports the "
-            "block in clear; the identity mechanism reports the value.)"
-        )
-    return VariationRatio(p, beta, q, pairs)
+    terms, pairs = _pair_terms(channel)
+    return VariationRatio(
+        p=max(t.p for t in terms),
+        beta=max(t.beta for t in terms),
+        q=max(t.q for t in terms),
+        pairs=pairs,
+        clone_share=min(t.clone for t in terms),
+        blanket_share=min(t.blanket for t in terms),
+    )
 
 
 def _invertible_mass(channel):
@@ -569,11 +779,20 @@ default="numerical"
     if isinstance(mechanism, numbers.Real) and not isinstance(mechanism, bool):
         epsilon0 = _check_epsilon0(mechanism)
         E = math.exp(epsilon0)
-        params = VariationRatio(E, math.tanh(epsilon0 / 2.0), E, "all")
+        terms, pairs = None, "all"
+        params = VariationRatio(E, math.tanh(epsilon0 / 2.0), E, pairs, 0.5 / E, 0.0)
         channel = None
     else:
         channel = resolve_channel(mechanism)
-        params = variation_ratio_parameters(channel)
+        terms, pairs = _pair_terms(channel)
+        params = VariationRatio(
+            p=max(t.p for t in terms),
+            beta=max(t.beta for t in terms),
+            q=max(t.q for t in terms),
+            pairs=pairs,
+            clone_share=min(t.clone for t in terms),
+            blanket_share=min(t.blanket for t in terms),
+        )
         # The local budget: the largest ratio anything in the reduction uses.
         epsilon0 = math.log(max(params.p, params.q))
         if str(getattr(channel, "report_format", "")) != "numeric":
@@ -586,22 +805,37 @@ default="numerical"
         # FMT: the victim's two reports split (e^eps0, 1)/(e^eps0 + 1) and
         # every other user is a clone of either w.p. e^-eps0 / 2.
         bounds["clones"] = _clone_epsilon(E0, 1.0 / (E0 + 1.0), 0.5 / E0, n, delta, epsilon0)
-    if method == "numerical":
-        # Wang et al. for any eps0-LDP randomizer: p = q = e^eps0, beta = tanh(eps0/2)
-        a = 1.0 / (E0 + 1.0)
-        bounds["variation_ratio_general"] = _clone_epsilon(E0, a, a, n, delta, epsilon0)
-    if method in ("numerical", "variation_ratio"):
-        general = (E0, math.tanh(epsilon0 / 2.0), E0)
-        mine = (params.p, params.beta, params.q)
-        if "variation_ratio_general" in bounds and np.allclose(mine, general, rtol=1e-14, atol=0):
-            # the mechanism's parameters are the generic ones (binary RR)
-            bounds["variation_ratio"] = bounds["variation_ratio_general"]
-        else:
-            alpha = params.beta / (params.p - 1.0) if params.p > 1.0 else 0.0
-            r = alpha * params.p / params.q
-            bounds["variation_ratio"] = (
-                _clone_epsilon(params.p, alpha, r, n, delta, epsilon0) if alpha > 0 else 0.0
+    if method in ("numerical", "clones") and terms is not None:
+        # the same with the channel's own clone share (>= e^-eps0 / 2)
+        r = params.clone_share
+        p_max = params.p
+        if r > 0.5 / E0 * (1.0 + 1e-12):
+            bounds["strong_clones"] = _clone_epsilon(
+                p_max, 1.0 / (p_max + 1.0), r, n, delta, epsilon0
             )
+        else:
+            bounds["strong_clones"] = bounds["clones"]
+    if method in ("numerical", "variation_ratio") and terms is not None:
+        # The largest over the kinds of pairs (each delta falls with epsilon).
+        # For "numerical" the search stops at the best bound so far: a value
+        # the variation ratio cannot beat is recorded as inf.
+        others = [v for v in bounds.values() if not math.isnan(v)]
+        upper = min([epsilon0, *others]) if method == "numerical" else epsilon0
+        worst = 0.0
+        for t in terms:
+            worst = max(worst, _bisect(lambda eps, t=t: _pair_delta(eps, t, n), delta, upper))
+            if worst >= upper and method == "numerical":
+                break
+        bounds["variation_ratio"] = worst if (worst < upper or method != "numerical") else math.inf
+        # Wang et al.'s own formula, for comparison only and never chosen
+        # (docs/attacks.md: it treats the victim's common part as
+        # exchangeable with every other user's non-clone report, which
+        # underestimates delta for some channels).
+        alpha = params.beta / (params.p - 1.0) if params.p > 1.0 else 0.0
+        r = alpha * params.p / params.q
+        bounds["variation_ratio_published"] = (
+            _clone_epsilon(params.p, alpha, r, n, delta, epsilon0) if alpha > 0 else 0.0
+        )
     if method == "exact":
         if channel is None or not _is_binary_rr(channel):
             raise ValueError(
@@ -611,9 +845,9 @@ default="numerical"
             )
         bounds["exact"] = shuffled_binary_rr_epsilon(epsilon0, n, delta, n_ones=None)
     if method == "numerical":
-        # the mechanism's own bound first: it wins ties
-        order = ("variation_ratio", "variation_ratio_general", "clones", "closed_form")
-        valid = [name for name in order if not math.isnan(bounds[name])]
+        # the mechanism's own bounds first: they win ties
+        order = ("variation_ratio", "strong_clones", "clones", "closed_form")
+        valid = [name for name in order if name in bounds and not math.isnan(bounds[name])]
         chosen = min(valid, key=bounds.get)
     else:
         chosen = method
@@ -622,7 +856,7 @@ default="numerical"
         eps = epsilon0
     covers = (
         "two datasets that differ in one user's value (the other users' values arbitrary)"
-        if params.pairs == "all"
+        if pairs == "all"
         else "two datasets that differ in one user's value when both values are sensitive "
         "(the other users' values arbitrary); a change involving a non-sensitive value "
         "is not amplified"
