@@ -508,7 +508,8 @@ def _matrix_pair_terms(Q, victims):
                 continue
             gap = np.abs(P0 - P1)
             common = np.where(P0 == P1, P0, (p * np.minimum(P0, P1) - np.maximum(P0, P1)) / (p - 1))
-            common = np.maximum(common, 0.0)
+            # round-off of an exact 0 (p min = max) must not count as common
+            common = np.where(common > 1e-12 * np.maximum(P0, P1), common, 0.0)
             gamma = float(common.sum())
             alpha = beta / (p - 1.0)
             r = alpha * p / q
