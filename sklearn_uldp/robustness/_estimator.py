@@ -1,0 +1,586 @@
+"""RobustFrequencyEstimator: detect fake users' targets and remove their reports' effect."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln
+from scipy.stats import chi2, norm
+from sklearn.utils._param_validation import Interval
+
+from ..estimators._base import (
+    DistributionEstimator,
+    _packed_if_frame,
+    _pooled_blocks,
+    _report_width,
+)
+from ..estimators._em import maximize_likelihood
+from ..estimators._projection import project_to_simplex
+from ..mechanisms._reports import PackedReports
+from ._models import fake_model, family_of, one_symbol_gains
+from ._poison import target_codes
+
+__all__ = ["RobustFrequencyEstimator"]
+
+
+def _as_csr(codes, k):
+    """Encoded bit-vector reports as a CSR 0/1 matrix."""
+    if isinstance(codes, PackedReports):
+        out = sp.csr_array(codes.tocsr())
+    elif sp.issparse(codes):
+        out = sp.csr_array(codes)
+    else:
+        out = sp.csr_array(np.asarray(codes, dtype=np.uint8).reshape(-1, k))
+    # counts and products of uint8 bits would wrap at 256: count in int32
+    return out.astype(np.int32)
+
+
+class _OneSymbolEngine:
+    """Mixture likelihood of a histogram of one-symbol reports."""
+
+    def __init__(self, channel, counts):
+        self.channel = channel
+        self.h = np.asarray(counts, dtype=float)
+        self.n = float(self.h.sum())
+        self.k = channel.n_categories
+
+    def fake_row(self, targets):
+        return fake_model(self.channel, targets, "mga").output_law()
+
+    def support(self, candidates, f=None):
+        """(rows, weights, expected pairs): which outputs support each
+        candidate (s_x(y) > 0), one row an output weighted by its count, and
+        the probability that an honest report supports both of a pair under
+        the honest fit ``f`` (the channel's own law of outputs)."""
+        cols = [one_symbol_gains(self.channel, np.asarray([c])) > 0 for c in candidates]
+        support = np.column_stack(cols).astype(float)  # (outputs, M)
+        seen = self.h > 0
+        expected = None
+        if f is not None:
+            m = self.channel.forward(f)
+            expected = support.T @ (support * m[:, None])
+        return sp.csr_array(support[seen]), self.h[seen], expected
+
+    def gradient(self, fake):
+        """EM gradient over (genuine weights, fake weight): ``w -> (g, loglik)``."""
+        ch, h, n = self.channel, self.h, self.n
+        seen = h > 0
+        k = self.k
+
+        def grad(w):
+            m = ch.forward(w[:k])
+            if fake is not None:
+                m = m + w[k] * fake
+            m = np.maximum(m, 1e-300)
+            ratio = np.where(seen, h / m, 0.0) / n
+            g = ch.adjoint(ratio)
+            g_fake = float(np.dot(fake, ratio)) if fake is not None else 0.0
+            return np.append(g, g_fake), float(np.sum(h[seen] * np.log(m[seen])))
+
+        return grad
+
+
+class _BitEngine:
+    """Mixture likelihood of bit-vector reports, one likelihood row per report.
+
+    ``L[i, x]`` is Q(y_i | x) / C(y_i) (the channel's likelihood rows) and
+    ``scale[i]`` the log of C(y_i), the factor they leave out; the fake
+    users' row of a target set is F(y_i) / C(y_i).
+    """
+
+    def __init__(self, channel, Y):
+        self.channel = channel
+        self.family = family_of(channel)
+        self.Y = Y  # CSR (n, k)
+        self.n = Y.shape[0]
+        self.k = channel.n_categories
+        S = np.asarray(channel.sensitive_mask, dtype=bool)
+        self.S = S
+        self.n_bits = np.asarray(Y[:, ~S].sum(axis=1)).ravel() if (~S).any() else None
+        self.s_count = np.asarray(Y[:, S].sum(axis=1)).ravel()
+        self.log_C = self._log_scale()
+        # The likelihood rows have the structure of the channel's likelihood():
+        # a protected report's row is base + jump * (its sensitive bits), an
+        # invertible one's is its non-sensitive bit; so L p is two sparse
+        # products (docs/robustness.md), never an n-by-k matrix.
+        if self.family == "subset":
+            base = np.full(self.k, math.exp(-channel.epsilon))
+            jump = 1.0 - base[0]
+        else:
+            base = np.asarray(channel._w, dtype=float)
+            jump = float(channel._r) - base
+            jump = np.where(S, jump, 0.0)
+        self.base = np.where(S, base, base) if self.family != "subset" else base
+        self.jump = jump if np.ndim(jump) else np.full(self.k, jump)
+        self.jump = np.where(S, self.jump, 0.0)
+        protected = self.n_bits == 0 if self.n_bits is not None else np.ones(self.n, bool)
+        self.protected = protected.astype(float)
+        self.s_idx, self.n_idx = np.flatnonzero(S), np.flatnonzero(~S)
+        # the columns and their transposes, built once (products in float)
+        self.Y_S = sp.csr_array(Y[:, self.s_idx], dtype=float)
+        self.Y_S_T = sp.csr_array(self.Y_S.T)
+        self.Y_N = sp.csr_array(Y[:, self.n_idx], dtype=float) if self.n_idx.size else None
+        self.Y_N_T = sp.csr_array(self.Y_N.T) if self.n_idx.size else None
+
+    def rows_times(self, p):
+        """L p: the likelihood rows against a vector over the values."""
+        out = self.protected * (self.base @ p + self.Y_S @ (self.jump * p)[self.s_idx])
+        if self.Y_N is not None:
+            out = out + (1.0 - self.protected) * (self.Y_N @ p[self.n_idx])
+        return out
+
+    def rows_transposed(self, v):
+        """L^T v."""
+        vp = self.protected * v
+        out = self.base * vp.sum()
+        out[self.s_idx] += self.jump[self.s_idx] * (self.Y_S_T @ vp)
+        if self.Y_N is not None:
+            out[self.n_idx] += self.Y_N_T @ ((1.0 - self.protected) * v)
+        return out
+
+    def _log_scale(self):
+        ch, fam = self.channel, self.family
+        if fam == "unary":
+            d1, d2 = float(ch.d1), 1.0 - float(ch._one_minus_d2)
+            s = int(self.S.sum())
+            bg = self.s_count * math.log(d1) + (s - self.s_count) * math.log1p(-d1)
+            if self.n_bits is not None:
+                bg = bg + np.where(self.n_bits > 0, math.log1p(-d2), 0.0)
+            return bg
+        if fam == "subset":
+            return np.full(self.n, ch.epsilon - ch._log_omega())
+        # uBD / uSS: a protected report of size h: w_h c0_h; a clear one:
+        # the probability of that clear report
+        sizes = ch._sizes
+        log_c = np.full(self.n, -np.inf)
+        protected = self.n_bits == 0 if self.n_bits is not None else np.ones(self.n, bool)
+        pos = np.searchsorted(sizes, self.s_count)
+        valid = protected & (pos < sizes.size)
+        valid[valid] &= sizes[pos[valid]] == self.s_count[valid]
+        log_c[valid] = ch._log_c0_h[pos[valid]]
+        clear = ~protected
+        if clear.any():
+            own = float(ch._keep_n)
+            pair = float(getattr(ch, "_pair_given_own", 0.0)) if getattr(ch, "_has_pairs", False) else 0.0
+            with_subset = clear & (self.s_count > 0)
+            log_c[clear & ~with_subset] = math.log(own * (1.0 - pair))
+            if with_subset.any():
+                h = int(sizes[0])
+                log_c[with_subset] = math.log(own * pair) - _log_comb(self.S.sum(), h)
+        return log_c
+
+    def fake_row(self, targets):
+        """F(y_i) / C(y_i) of the MGA's crafted reports (docs/robustness.md)."""
+        ch, fam = self.channel, self.family
+        model = fake_model(ch, targets, "mga")
+        T = model.targets
+        Yt = self.Y[:, T]
+        hits = np.asarray(Yt.sum(axis=1)).ravel()
+        if fam == "unary":
+            d1, d2 = float(ch.d1), 1.0 - float(ch._one_minus_d2)
+            t_s, t_n = model.t_s, model.t_n
+            all_s = np.asarray(self.Y[:, t_s].sum(axis=1)).ravel() == t_s.size
+            # the other sensitive bits as in an honest report (background)
+            row = np.where(all_s, math.exp(-t_s.size * math.log(d1)), 0.0)
+            if t_n.size:
+                in_tn = np.asarray(self.Y[:, t_n].sum(axis=1)).ravel() == 1
+                return row * np.where(in_tn, 1.0 / (t_n.size * (1.0 - d2)), 0.0)
+            if self.n_bits is not None:
+                row = row * (self.n_bits == 0)
+            return row
+        if fam == "subset":
+            d, k = ch.subset_size, ch.n_categories
+            r = T.size
+            if r <= d:
+                log_f = -_log_comb(k - r, d - r)
+                ok = hits == r
+            else:
+                log_f = -_log_comb(r, d)
+                ok = hits == d
+            return np.where(ok, np.exp(log_f - (ch.epsilon - ch._log_omega())), 0.0)
+        # uBD / uSS: the chosen report type with its uniform fill
+        s = int(self.S.sum())
+        h, inside = model.size, model.inside
+        t_s_hits = np.asarray(self.Y[:, model.t_s].sum(axis=1)).ravel() if model.t_s.size else 0
+        log_fill = -_log_comb(s - inside, h - inside) if model.t_s.size <= h else -_log_comb(
+            model.t_s.size, h
+        )
+        protected = self.n_bits == 0 if self.n_bits is not None else np.ones(self.n, bool)
+        if model.report_type == "protected":
+            ok = protected & (self.s_count == h) & (t_s_hits == inside)
+            return np.where(ok, np.exp(log_fill - self.log_C), 0.0)
+        in_tn = (
+            np.asarray(self.Y[:, model.t_n].sum(axis=1)).ravel() == 1
+            if model.t_n.size
+            else np.zeros(self.n, bool)
+        )
+        if model.report_type == "clear":
+            ok = in_tn & (self.s_count == 0)
+            return np.where(ok, np.exp(-math.log(model.t_n.size) - self.log_C), 0.0)
+        ok = in_tn & (self.s_count == h) & (t_s_hits == inside)
+        return np.where(ok, np.exp(log_fill - math.log(model.t_n.size) - self.log_C), 0.0)
+
+    def gradient(self, fake):
+        """EM gradient over (genuine weights, fake weight): ``w -> (g, loglik)``."""
+        n, k = self.n, self.k
+        offset = float(np.sum(np.where(np.isfinite(self.log_C), self.log_C, 0.0)))
+
+        def grad(w):
+            m = self.rows_times(w[:k])
+            if fake is not None:
+                m = m + w[k] * fake
+            m = np.maximum(m, 1e-300)
+            inv = 1.0 / m / n
+            g = self.rows_transposed(inv)
+            g_fake = float(np.dot(fake, inv)) if fake is not None else 0.0
+            return np.append(g, g_fake), float(np.sum(np.log(m)) + offset)
+
+        return grad
+
+    def support(self, candidates, f=None):
+        """(rows, weights, None): which reports set each candidate's bit;
+        honest bits of two values are independent or negatively dependent
+        given the report, so independence is the baseline."""
+        return self.Y[:, candidates], np.ones(self.n), None
+
+
+def _log_comb(n, r):
+    return float(gammaln(n + 1.0) - gammaln(r + 1.0) - gammaln(n - r + 1.0))
+
+
+def co_occurrence_targets(engine, candidates, alpha, f=None):
+    """Cao et al.'s frequent-itemset analysis on pairs of candidates.
+
+    Every crafted report supports every target (its bit is set; its hash or
+    Hadamard cell supports it), so the pairs of targets are supported
+    together by about m more reports than the honest reports explain
+    (independence for bit vectors, whose bits are independent or negatively
+    dependent given a value; the honest fit's law of outputs otherwise). A pair is
+    anomalous when its standardized excess passes the Bonferroni level over
+    the pairs; the result is the largest set of candidates, grown greedily
+    from the most anomalous pair, whose every pair is anomalous.
+    """
+    rows, weights, pairs = engine.support(candidates, f)
+    rows = sp.csr_array(rows, dtype=float)
+    n = float(weights.sum())
+    c = np.asarray(rows.T @ weights, dtype=float).ravel()
+    weighted = sp.csr_array(sp.diags_array(weights) @ rows)
+    C = (rows.T @ weighted).toarray()
+    if pairs is None:  # independence of the observed supports
+        expect = np.outer(c, c) / n
+        var = expect * np.outer(1 - c / n, 1 - c / n)
+    else:  # the honest fit's own probability of a joint support
+        expect = n * pairs
+        var = expect * (1.0 - pairs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var > 0, (C - expect) / np.sqrt(var), 0.0)
+    np.fill_diagonal(z, -np.inf)
+    m = len(candidates)
+    crit = norm.isf(alpha / max(1, m * (m - 1) / 2))
+    if not np.any(z > crit):
+        return []
+    i, j = np.unravel_index(np.argmax(z), z.shape)
+    chosen = [int(i), int(j)]
+    while True:
+        rest = [x for x in range(m) if x not in chosen]
+        if not rest:
+            break
+        score = np.array([min(z[x, y] for y in chosen) for x in rest])
+        best = int(np.argmax(score))
+        if score[best] <= crit:
+            break
+        chosen.append(rest[best])
+    return [candidates[x] for x in chosen]
+
+
+def _score_rules_out(engine, fake, base):
+    """Whether the honest fit already maximizes the mixture with this fake row.
+
+    The mixture's log-likelihood is concave in the weights ((1 - eta) f,
+    eta); at (f_0, 0), with f_0 the honest maximum, its gradient is g over
+    the values (at most 1 + tol) and g_fake over the fake users. If
+    g_fake <= 1 too, (f_0, 0) is a maximum: the likelihood ratio is 0.
+    """
+    f0 = base[0]
+    g, _ = engine.gradient(fake)(np.append(f0, 0.0))
+    return g[-1] <= 1.0 + 1e-9
+
+
+def _fit_mixture(engine, fake, start=None, max_iter=10_000):
+    """Maximum likelihood (f, eta, loglik) of the mixture by accelerated EM.
+
+    The weights are ((1 - eta) f, eta) over the k values and the fake users;
+    EM stops on its duality gap (:func:`~sklearn_uldp.estimators.maximize_likelihood`),
+    which bounds the log-likelihood left on the table by 2 in total, below
+    the tests' thresholds (about 10 to 30) and far below an attack's gain.
+    """
+    k = engine.k
+    if start is None:
+        w0 = np.full(k + 1, 1.0 / (k + 1))
+    else:
+        f0, eta0 = start
+        eta0 = min(max(eta0, 0.02), 0.5)
+        w0 = np.append(np.maximum(f0, 1e-6) * (1.0 - eta0), eta0)
+        w0 /= w0.sum()
+    if fake is None:
+        w0 = w0.copy()
+        w0[k] = 0.0
+        w0 /= w0.sum()
+    tol = 2.0 / max(engine.n, 1.0)
+    w, info = maximize_likelihood(engine.gradient(fake), w0, tol=tol, max_iter=max_iter)
+    eta = float(w[k])
+    f = w[:k] / max(w[:k].sum(), 1e-300)
+    return f, eta, float(info["log_likelihood"])
+
+
+
+class RobustFrequencyEstimator(DistributionEstimator):
+    """Frequency estimation that detects fake users' targets and removes their effect.
+
+    The reports are modelled as a mixture: a fraction 1 - eta of genuine
+    users privatizing values drawn from p through the channel, and a
+    fraction eta of fake users sending the maximal-gain attack's crafted
+    reports for a target set T (Cao, Jia & Gong, USENIX Security 2021). The
+    estimator finds T (for bit vectors, by the frequent-itemset analysis of
+    Cao et al.: target bits co-occur in every crafted report, far beyond what
+    honest reports allow; for one-symbol reports, and to confirm, by a
+    likelihood-ratio test of the mixture), estimates eta by maximum
+    likelihood, and then recovers as LDPRecover (Sun et al., arXiv
+    2403.09351): the poisoned unbiased estimate is
+    ``(1 - eta) p + eta phi_T`` with ``phi_T`` the linear estimate of one
+    crafted report, so ``p_hat = proj_simplex((p_tilde - eta phi_T) / (1 -
+    eta))``. The mathematics is on the "Poisoning and robust estimation"
+    page.
+
+    Parameters
+    ----------
+    mechanism : BaseMechanism, Channel, dict or None, default=None
+        The mechanism that produced the reports, for reports that do not
+        carry it.
+    targets : array-like of categories or None, default=None
+        Known targets (skip the detection); None to detect them.
+    max_targets : int, default=8
+        The most targets the detection looks for.
+    alpha : float, default=1e-3
+        Level of the detection tests (Bonferroni over the candidates): with
+        honest reports, an attack is found with at most this probability.
+    max_iter : int, default=10_000
+        The most (accelerated) EM iterations of each mixture fit; each fit
+        stops on its duality gap first.
+
+    Attributes
+    ----------
+    distribution_ : ndarray of shape (k,)
+        The recovered distribution of the genuine users' values.
+    suspected_targets_ : ndarray
+        The detected (or given) targets, as categories; empty when no attack
+        is found.
+    n_fake_estimate_ : float
+        The estimated number of fake users (``eta * n_reports_``).
+    fake_fraction_ : float
+        The estimated fraction eta of fake reports.
+    poisoned_distribution_ : ndarray of shape (k,)
+        The estimate without the recovery (the projected unbiased estimate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp import RAPPOR
+    >>> from sklearn_uldp.robustness import RobustFrequencyEstimator, poison
+    >>> rng = np.random.default_rng(0)
+    >>> cats = list(range(32))
+    >>> X = rng.choice(16, size=(20_000, 1))  # the values 16..31 are rare (absent)
+    >>> mech = RAPPOR(1.0, theta=0.5, categories=cats, random_state=1)
+    >>> reports = poison(mech.fit_transform(X), 1000, targets=[29, 30, 31], random_state=2)
+    >>> est = RobustFrequencyEstimator().fit(reports)
+    >>> est.suspected_targets_.tolist(), round(est.n_fake_estimate_, -2)
+    ([29, 30, 31], 1000.0)
+    >>> bool(est.distribution_[29:].sum() < 0.02 < est.poisoned_distribution_[29:].sum())
+    True
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        **DistributionEstimator._parameter_constraints,
+        "targets": [None, "array-like"],
+        "max_targets": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    _fitted_attributes = (*DistributionEstimator._fitted_attributes, "_bit_reports")
+
+    def __init__(
+        self,
+        *,
+        mechanism: Any = None,
+        targets: Any = None,
+        max_targets: int = 8,
+        alpha: float = 1e-3,
+        max_iter: int = 10_000,
+    ) -> None:
+        super().__init__(mechanism=mechanism)
+        self.targets = targets
+        self.max_targets = max_targets
+        self.alpha = alpha
+        self.max_iter = max_iter
+
+    # ------------------------------------------------------------ fitting
+    def partial_fit(self, X, y=None):
+        """Add a batch of reports (bit vectors are kept: the detection reads them).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, sparse matrix or PackedReports
+            Reports of one column, as a mechanism's ``transform`` returns them.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        super().partial_fit(X)
+        channel = self.channel_
+        if family_of(channel) != "one-symbol":
+            pooled, _ = _pooled_blocks(_packed_if_frame(X, channel), _report_width(channel))
+            batch = _as_csr(channel.encode_reports(pooled), channel.n_categories)
+            kept = getattr(self, "_bit_reports", None)
+            self._bit_reports = batch if kept is None else sp.vstack([kept, batch], format="csr")
+        return self
+
+    # --------------------------------------------------------- estimation
+    def _estimate(self):
+        channel, stats = self.channel_, self.statistics_
+        family = family_of(channel)
+        poisoned = np.asarray(channel.unbiased_estimate(stats), dtype=float)
+        if family == "one-symbol":
+            engine = _OneSymbolEngine(channel, stats.counts)
+        else:
+            engine = _BitEngine(channel, sp.csr_array(self._bit_reports))
+        base = _fit_mixture(engine, None, max_iter=self.max_iter)
+        self._last_fit = None
+        if self.targets is not None:
+            found = target_codes(channel, self.targets)
+        else:
+            found = self._detect(engine, poisoned, base)
+        if found.size:
+            fake = engine.fake_row(found)
+            fit = self._last_fit
+            if fit is None:
+                fit = _fit_mixture(engine, fake, start=(base[0], 0.05), max_iter=self.max_iter)
+            eta = fit[1]
+            self._last_fit = None
+            phi = channel.coef_a * fake_model(channel, found, "mga").statistic_mean()
+            phi = phi + channel.coef_b
+            eta = min(eta, 1.0 - 1e-9)
+            recovered = project_to_simplex((poisoned - eta * phi) / (1.0 - eta))
+        else:
+            eta = 0.0
+            recovered = project_to_simplex(poisoned)
+        info = {
+            "suspected_targets": np.asarray(channel.categories)[np.sort(found)],
+            "fake_fraction": float(eta),
+            "n_fake_estimate": float(eta * stats.n),
+            "poisoned_distribution": project_to_simplex(poisoned),
+        }
+        return recovered, info
+
+    def _detect(self, engine, poisoned, base):
+        """The target set.
+
+        Bit vectors: the frequent-itemset analysis names the candidates whose
+        bits co-occur beyond chance, and the mixture's likelihood-ratio test
+        confirms them. Otherwise (one-symbol reports, or a single target):
+        forward selection among the likeliest candidates, one target at a
+        time, while the likelihood ratio of the larger set is significant
+        (Bonferroni over the candidates).
+        """
+        k = poisoned.size
+        bits = isinstance(engine, _BitEngine)
+        n_candidates = min(k, (5 if bits else 2 * self.max_targets + 6))
+        candidates = [int(c) for c in np.argsort(-poisoned, kind="stable")[:n_candidates]]
+        current, ll_current, start = [], base[2], (base[0], 0.0)
+        wide = [int(c) for c in np.argsort(-poisoned, kind="stable")[: min(k, 3 * self.max_targets)]]
+        seeds = co_occurrence_targets(engine, wide, self.alpha, base[0])[: self.max_targets]
+        if seeds:
+            fit = _fit_mixture(engine, engine.fake_row(np.asarray(seeds)), (base[0], 0.05))
+            if not bits:
+                # backward elimination: a member whose removal does not lower
+                # the likelihood significantly was co-supported by chance (or
+                # by the hash's structure) and goes
+                drop = chi2.isf(self.alpha, df=1)
+                improved = True
+                while improved and len(seeds) > 1:
+                    improved = False
+                    for c in list(seeds):
+                        rest = [x for x in seeds if x != c]
+                        trial = _fit_mixture(engine, engine.fake_row(np.asarray(rest)), start=(fit[0], fit[1]))
+                        if 2.0 * (fit[2] - trial[2]) <= drop:
+                            seeds, fit, improved = rest, trial, True
+                            break
+            if 2.0 * (fit[2] - base[2]) > chi2.isf(self.alpha, df=1 + len(seeds)):
+                self._last_fit = fit
+                return np.asarray(sorted(seeds), dtype=np.intp)
+        threshold_first = chi2.isf(self.alpha / n_candidates, df=2)
+        if bits:
+            # one target: a score test at the honest fit screens the
+            # candidates (one pass each), the likelihood ratio confirms
+            m = engine.rows_times(base[0])
+            best, best_score = None, threshold_first
+            for c in candidates:
+                r = engine.fake_row(np.asarray([c])) / np.maximum(m, 1e-300) - 1.0
+                U, info = float(r.sum()), float(np.dot(r, r))
+                if U > 0 and info > 0 and U * U / info > best_score:
+                    best, best_score = c, U * U / info
+            if best is None:
+                return np.zeros(0, dtype=np.intp)
+            fit = _fit_mixture(engine, engine.fake_row(np.asarray([best])), (base[0], 0.05))
+            if 2.0 * (fit[2] - base[2]) > threshold_first:
+                self._last_fit = fit
+                return np.asarray([best], dtype=np.intp)
+            return np.zeros(0, dtype=np.intp)
+        screen = 2_000
+        threshold_next = chi2.isf(self.alpha / n_candidates, df=1)
+        while len(current) < self.max_targets:
+            best, best_fit = None, None
+            for c in candidates:  # forward selection: one more target at a time
+                if c in current:
+                    continue
+                fake = engine.fake_row(np.asarray(current + [c]))
+                if not current and _score_rules_out(engine, fake, base):
+                    continue
+                # a screening fit (a lower bound on the maximum: conservative)
+                fit = _fit_mixture(engine, fake, start, max_iter=screen)
+                if best_fit is None or fit[2] > best_fit[2]:
+                    best, best_fit = c, fit
+            threshold = threshold_next if current else threshold_first
+            if best is None or 2.0 * (best_fit[2] - ll_current) <= threshold:
+                break
+            current.append(best)
+            ll_current, start = best_fit[2], (best_fit[0], best_fit[1])
+        return np.asarray(sorted(current), dtype=np.intp)
+
+    # ------------------------------------------------------ fitted values
+    @property
+    def suspected_targets_(self) -> np.ndarray:
+        """The detected (or given) targets, as categories (empty: no attack found)."""
+        return self._fitted_result()[1]["suspected_targets"].copy()
+
+    @property
+    def n_fake_estimate_(self) -> float:
+        """The estimated number of fake users."""
+        return self._fitted_result()[1]["n_fake_estimate"]
+
+    @property
+    def fake_fraction_(self) -> float:
+        """The estimated fraction of fake reports."""
+        return self._fitted_result()[1]["fake_fraction"]
+
+    @property
+    def poisoned_distribution_(self) -> np.ndarray:
+        """The projected unbiased estimate, before the recovery."""
+        return self._fitted_result()[1]["poisoned_distribution"].copy()
