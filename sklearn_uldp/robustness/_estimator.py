@@ -42,6 +42,8 @@ def _as_csr(codes, k):
 class _OneSymbolEngine:
     """Mixture likelihood of a histogram of one-symbol reports."""
 
+    family = "one-symbol"
+
     def __init__(self, channel, counts):
         self.channel = channel
         self.h = np.asarray(counts, dtype=float)
@@ -65,21 +67,26 @@ class _OneSymbolEngine:
             expected = support.T @ (support * m[:, None])
         return sp.csr_array(support[seen]), self.h[seen], expected
 
-    def gradient(self, fake):
-        """EM gradient over (genuine weights, fake weight): ``w -> (g, loglik)``."""
+    def gradient(self, fakes):
+        """EM gradient over (genuine weights, fake components' weights).
+
+        ``fakes`` is None or a (J, n_outputs) array of the components' laws;
+        returns ``w -> (g, loglik)`` over the k + J weights.
+        """
         ch, h, n = self.channel, self.h, self.n
         seen = h > 0
         k = self.k
 
         def grad(w):
             m = ch.forward(w[:k])
-            if fake is not None:
-                m = m + w[k] * fake
+            if fakes is not None:
+                m = m + w[k:] @ fakes
             m = np.maximum(m, 1e-300)
             ratio = np.where(seen, h / m, 0.0) / n
             g = ch.adjoint(ratio)
-            g_fake = float(np.dot(fake, ratio)) if fake is not None else 0.0
-            return np.append(g, g_fake), float(np.sum(h[seen] * np.log(m[seen])))
+            if fakes is not None:
+                g = np.concatenate([g, fakes @ ratio])
+            return g, float(np.sum(h[seen] * np.log(m[seen])))
 
         return grad
 
@@ -165,7 +172,11 @@ class _BitEngine:
         clear = ~protected
         if clear.any():
             own = float(ch._keep_n)
-            pair = float(getattr(ch, "_pair_given_own", 0.0)) if getattr(ch, "_has_pairs", False) else 0.0
+            pair = (
+                float(getattr(ch, "_pair_given_own", 0.0))
+                if getattr(ch, "_has_pairs", False)
+                else 0.0
+            )
             with_subset = clear & (self.s_count > 0)
             log_c[clear & ~with_subset] = math.log(own * (1.0 - pair))
             if with_subset.any():
@@ -206,8 +217,10 @@ class _BitEngine:
         s = int(self.S.sum())
         h, inside = model.size, model.inside
         t_s_hits = np.asarray(self.Y[:, model.t_s].sum(axis=1)).ravel() if model.t_s.size else 0
-        log_fill = -_log_comb(s - inside, h - inside) if model.t_s.size <= h else -_log_comb(
-            model.t_s.size, h
+        log_fill = (
+            -_log_comb(s - inside, h - inside)
+            if model.t_s.size <= h
+            else -_log_comb(model.t_s.size, h)
         )
         protected = self.n_bits == 0 if self.n_bits is not None else np.ones(self.n, bool)
         if model.report_type == "protected":
@@ -224,20 +237,24 @@ class _BitEngine:
         ok = in_tn & (self.s_count == h) & (t_s_hits == inside)
         return np.where(ok, np.exp(log_fill - math.log(model.t_n.size) - self.log_C), 0.0)
 
-    def gradient(self, fake):
-        """EM gradient over (genuine weights, fake weight): ``w -> (g, loglik)``."""
+    def gradient(self, fakes):
+        """EM gradient over (genuine weights, fake components' weights).
+
+        ``fakes`` is None or a (J, n) array of the components' rows F / C.
+        """
         n, k = self.n, self.k
         offset = float(np.sum(np.where(np.isfinite(self.log_C), self.log_C, 0.0)))
 
         def grad(w):
             m = self.rows_times(w[:k])
-            if fake is not None:
-                m = m + w[k] * fake
+            if fakes is not None:
+                m = m + w[k:] @ fakes
             m = np.maximum(m, 1e-300)
             inv = 1.0 / m / n
             g = self.rows_transposed(inv)
-            g_fake = float(np.dot(fake, inv)) if fake is not None else 0.0
-            return np.append(g, g_fake), float(np.sum(np.log(m)) + offset)
+            if fakes is not None:
+                g = np.concatenate([g, fakes @ inv])
+            return g, float(np.sum(np.log(m)) + offset)
 
         return grad
 
@@ -297,45 +314,34 @@ def co_occurrence_targets(engine, candidates, alpha, f=None):
     return [candidates[x] for x in chosen]
 
 
-def _score_rules_out(engine, fake, base):
-    """Whether the honest fit already maximizes the mixture with this fake row.
+def _fit_mixture(engine, fakes, start=None, max_iter=10_000):
+    """Maximum likelihood (f, weights, loglik) of the mixture by accelerated EM.
 
-    The mixture's log-likelihood is concave in the weights ((1 - eta) f,
-    eta); at (f_0, 0), with f_0 the honest maximum, its gradient is g over
-    the values (at most 1 + tol) and g_fake over the fake users. If
-    g_fake <= 1 too, (f_0, 0) is a maximum: the likelihood ratio is 0.
-    """
-    f0 = base[0]
-    g, _ = engine.gradient(fake)(np.append(f0, 0.0))
-    return g[-1] <= 1.0 + 1e-9
-
-
-def _fit_mixture(engine, fake, start=None, max_iter=10_000):
-    """Maximum likelihood (f, eta, loglik) of the mixture by accelerated EM.
-
-    The weights are ((1 - eta) f, eta) over the k values and the fake users;
-    EM stops on its duality gap (:func:`~sklearn_uldp.estimators.maximize_likelihood`),
-    which bounds the log-likelihood left on the table by 2 in total, below
-    the tests' thresholds (about 10 to 30) and far below an attack's gain.
+    The weights are ((1 - eta) f, eta_1, ..., eta_J) over the k values and
+    the J fake components (``fakes``: None or a (J, ...) array of their
+    rows); EM stops on its duality gap
+    (:func:`~sklearn_uldp.estimators.maximize_likelihood`), which bounds the
+    log-likelihood left on the table by 2 in total, below the tests'
+    thresholds (about 10 to 30) and far below an attack's gain.
     """
     k = engine.k
-    if start is None:
-        w0 = np.full(k + 1, 1.0 / (k + 1))
+    J = 0 if fakes is None else fakes.shape[0]
+    f0, etas = (None, None) if start is None else start
+    if f0 is None:
+        f0 = np.full(k, 1.0 / k)
+    if etas is None:
+        etas = np.full(J, 0.05 / max(J, 1))
     else:
-        f0, eta0 = start
-        eta0 = min(max(eta0, 0.02), 0.5)
-        w0 = np.append(np.maximum(f0, 1e-6) * (1.0 - eta0), eta0)
-        w0 /= w0.sum()
-    if fake is None:
-        w0 = w0.copy()
-        w0[k] = 0.0
-        w0 /= w0.sum()
+        etas = np.maximum(np.asarray(etas, dtype=float).ravel()[:J], 0.01 / max(J, 1))
+        if etas.size < J:
+            etas = np.append(etas, np.full(J - etas.size, 0.02))
+    total = min(float(etas.sum()), 0.5) if J else 0.0
+    etas = etas / etas.sum() * total if J else etas
+    w0 = np.concatenate([np.maximum(f0, 1e-6) / np.maximum(f0, 1e-6).sum() * (1 - total), etas])
     tol = 2.0 / max(engine.n, 1.0)
-    w, info = maximize_likelihood(engine.gradient(fake), w0, tol=tol, max_iter=max_iter)
-    eta = float(w[k])
+    w, info = maximize_likelihood(engine.gradient(fakes), w0, tol=tol, max_iter=max_iter)
     f = w[:k] / max(w[:k].sum(), 1e-300)
-    return f, eta, float(info["log_likelihood"])
-
+    return f, w[k:].copy(), float(info["log_likelihood"])
 
 
 class RobustFrequencyEstimator(DistributionEstimator):
@@ -462,27 +468,29 @@ class RobustFrequencyEstimator(DistributionEstimator):
         else:
             engine = _BitEngine(channel, sp.csr_array(self._bit_reports))
         base = _fit_mixture(engine, None, max_iter=self.max_iter)
-        self._last_fit = None
         if self.targets is not None:
-            found = target_codes(channel, self.targets)
+            components = [target_codes(channel, self.targets)]
+            fit = None
         else:
-            found = self._detect(engine, poisoned, base)
-        if found.size:
-            fake = engine.fake_row(found)
-            fit = self._last_fit
+            components, fit = self._detect(engine, poisoned, base)
+        if components:
             if fit is None:
-                fit = _fit_mixture(engine, fake, start=(base[0], 0.05), max_iter=self.max_iter)
-            eta = fit[1]
-            self._last_fit = None
-            phi = channel.coef_a * fake_model(channel, found, "mga").statistic_mean()
-            phi = phi + channel.coef_b
-            eta = min(eta, 1.0 - 1e-9)
+                fakes = np.vstack([engine.fake_row(T) for T in components])
+                fit = _fit_mixture(engine, fakes, start=(base[0], None), max_iter=self.max_iter)
+            weights = np.asarray(fit[1], dtype=float)
+            eta = min(float(weights.sum()), 1.0 - 1e-9)
+            # LDPRecover: remove the fake users' share of the linear estimate
+            phi = np.zeros_like(poisoned)
+            for T, w in zip(components, weights, strict=True):
+                mean = fake_model(channel, T, "mga").statistic_mean()
+                phi += (w / max(eta, 1e-300)) * (channel.coef_a * mean + channel.coef_b)
             recovered = project_to_simplex((poisoned - eta * phi) / (1.0 - eta))
+            found = np.unique(np.concatenate(components))
         else:
-            eta = 0.0
+            eta, found = 0.0, np.zeros(0, dtype=np.intp)
             recovered = project_to_simplex(poisoned)
         info = {
-            "suspected_targets": np.asarray(channel.categories)[np.sort(found)],
+            "suspected_targets": np.asarray(channel.categories)[found],
             "fake_fraction": float(eta),
             "n_fake_estimate": float(eta * stats.n),
             "poisoned_distribution": project_to_simplex(poisoned),
@@ -490,79 +498,99 @@ class RobustFrequencyEstimator(DistributionEstimator):
         return recovered, info
 
     def _detect(self, engine, poisoned, base):
-        """The target set.
+        """The fake users' components (target sets) and the mixture's fit.
 
-        Bit vectors: the frequent-itemset analysis names the candidates whose
-        bits co-occur beyond chance, and the mixture's likelihood-ratio test
-        confirms them. Otherwise (one-symbol reports, or a single target):
-        forward selection among the likeliest candidates, one target at a
-        time, while the likelihood ratio of the larger set is significant
-        (Bonferroni over the candidates).
+        The candidates are the likeliest targets (largest poisoned
+        estimates). When the crafted reports support several targets at
+        once (bit vectors, hashes, Hadamard cells), the frequent-itemset
+        analysis finds them: the candidates whose supports co-occur beyond
+        chance form one joint component, which the likelihood ratio confirms
+        (one-symbol reports: members are then dropped while their removal
+        is not significant, and more targets added while their addition
+        is). Otherwise every candidate is a component of its own, and they
+        are removed weakest first while the likelihood ratio does not reject
+        the removal (Bonferroni over the components). A candidate whose
+        crafted report would be a clear (invertible) report of a
+        non-sensitive value is no candidate: such a fake report is exactly
+        as likely as a genuine holder's (docs/robustness.md), and no test
+        can tell them apart.
         """
         k = poisoned.size
         bits = isinstance(engine, _BitEngine)
-        n_candidates = min(k, (5 if bits else 2 * self.max_targets + 6))
-        candidates = [int(c) for c in np.argsort(-poisoned, kind="stable")[:n_candidates]]
-        current, ll_current, start = [], base[2], (base[0], 0.0)
-        wide = [int(c) for c in np.argsort(-poisoned, kind="stable")[: min(k, 3 * self.max_targets)]]
+        S = np.asarray(self.channel_.sensitive_mask, dtype=bool)
+        order = [int(c) for c in np.argsort(-poisoned, kind="stable") if S[c]]
+        wide = order[: min(len(order), 3 * self.max_targets)]
         seeds = co_occurrence_targets(engine, wide, self.alpha, base[0])[: self.max_targets]
-        if seeds:
-            fit = _fit_mixture(engine, engine.fake_row(np.asarray(seeds)), (base[0], 0.05))
+        if len(seeds) >= 2:
+            fake = engine.fake_row(np.asarray(seeds))[None, :]
+            fit = _fit_mixture(engine, fake, start=(base[0], None), max_iter=self.max_iter)
             if not bits:
-                # backward elimination: a member whose removal does not lower
-                # the likelihood significantly was co-supported by chance (or
-                # by the hash's structure) and goes
-                drop = chi2.isf(self.alpha, df=1)
-                improved = True
-                while improved and len(seeds) > 1:
-                    improved = False
-                    for c in list(seeds):
-                        rest = [x for x in seeds if x != c]
-                        trial = _fit_mixture(engine, engine.fake_row(np.asarray(rest)), start=(fit[0], fit[1]))
-                        if 2.0 * (fit[2] - trial[2]) <= drop:
-                            seeds, fit, improved = rest, trial, True
-                            break
+                seeds, fit = self._prune(engine, seeds, fit)
             if 2.0 * (fit[2] - base[2]) > chi2.isf(self.alpha, df=1 + len(seeds)):
-                self._last_fit = fit
-                return np.asarray(sorted(seeds), dtype=np.intp)
-        threshold_first = chi2.isf(self.alpha / n_candidates, df=2)
-        if bits:
-            # one target: a score test at the honest fit screens the
-            # candidates (one pass each), the likelihood ratio confirms
-            m = engine.rows_times(base[0])
-            best, best_score = None, threshold_first
-            for c in candidates:
-                r = engine.fake_row(np.asarray([c])) / np.maximum(m, 1e-300) - 1.0
-                U, info = float(r.sum()), float(np.dot(r, r))
-                if U > 0 and info > 0 and U * U / info > best_score:
-                    best, best_score = c, U * U / info
-            if best is None:
-                return np.zeros(0, dtype=np.intp)
-            fit = _fit_mixture(engine, engine.fake_row(np.asarray([best])), (base[0], 0.05))
-            if 2.0 * (fit[2] - base[2]) > threshold_first:
-                self._last_fit = fit
-                return np.asarray([best], dtype=np.intp)
-            return np.zeros(0, dtype=np.intp)
-        screen = 2_000
-        threshold_next = chi2.isf(self.alpha / n_candidates, df=1)
-        while len(current) < self.max_targets:
-            best, best_fit = None, None
-            for c in candidates:  # forward selection: one more target at a time
-                if c in current:
-                    continue
-                fake = engine.fake_row(np.asarray(current + [c]))
-                if not current and _score_rules_out(engine, fake, base):
-                    continue
-                # a screening fit (a lower bound on the maximum: conservative)
-                fit = _fit_mixture(engine, fake, start, max_iter=screen)
-                if best_fit is None or fit[2] > best_fit[2]:
-                    best, best_fit = c, fit
-            threshold = threshold_next if current else threshold_first
-            if best is None or 2.0 * (best_fit[2] - ll_current) <= threshold:
+                if not bits:
+                    seeds, fit = self._extend(engine, order, seeds, fit)
+                return [np.asarray(sorted(seeds), dtype=np.intp)], fit
+        n_single = 5 if bits else 2 * self.max_targets + 6
+        components = [np.asarray([c], dtype=np.intp) for c in order[:n_single]]
+        if not components:
+            return [], None
+        fakes = np.vstack([engine.fake_row(T) for T in components])
+        fit = _fit_mixture(engine, fakes, start=(base[0], None), max_iter=self.max_iter)
+        drop = chi2.isf(self.alpha / len(components), df=1)
+        while components:
+            weakest = int(np.argmin(fit[1]))
+            keep = [j for j in range(len(components)) if j != weakest]
+            if keep:
+                trial = _fit_mixture(
+                    engine, fakes[keep], start=(fit[0], fit[1][keep]), max_iter=self.max_iter
+                )
+            else:
+                trial = base
+            if 2.0 * (fit[2] - trial[2]) > drop:
                 break
-            current.append(best)
-            ll_current, start = best_fit[2], (best_fit[0], best_fit[1])
-        return np.asarray(sorted(current), dtype=np.intp)
+            components, fakes, fit = [components[j] for j in keep], fakes[keep], trial
+        if not components or 2.0 * (fit[2] - base[2]) <= chi2.isf(
+            self.alpha, df=2 * len(components)
+        ):
+            return [], None
+        return components, fit
+
+    def _prune(self, engine, seeds, fit):
+        """Drop members of a joint component while their removal is not significant."""
+        drop = chi2.isf(self.alpha, df=1)
+        improved = True
+        while improved and len(seeds) > 1:
+            improved = False
+            for c in list(seeds):
+                rest = [x for x in seeds if x != c]
+                trial = _fit_mixture(
+                    engine, engine.fake_row(np.asarray(rest))[None, :], start=(fit[0], fit[1])
+                )
+                if 2.0 * (fit[2] - trial[2]) <= drop:
+                    seeds, fit, improved = rest, trial, True
+                    break
+        return seeds, fit
+
+    def _extend(self, engine, order, seeds, fit):
+        """Add members to a joint component while their addition is significant."""
+        candidates = [c for c in order[: 2 * self.max_targets + 6] if c not in seeds]
+        add = chi2.isf(self.alpha / max(len(candidates), 1), df=1)
+        while len(seeds) < self.max_targets and candidates:
+            trials = [
+                _fit_mixture(
+                    engine,
+                    engine.fake_row(np.asarray(seeds + [c]))[None, :],
+                    start=(fit[0], fit[1]),
+                    max_iter=2_000,
+                )
+                for c in candidates
+            ]
+            best = int(np.argmax([t[2] for t in trials]))
+            if 2.0 * (trials[best][2] - fit[2]) <= add:
+                break
+            seeds = seeds + [candidates.pop(best)]
+            fit = trials[best]
+        return seeds, fit
 
     # ------------------------------------------------------ fitted values
     @property

@@ -48,7 +48,7 @@ _MAX_SCANNED_OUTPUTS = 1 << 16
 
 
 def family_of(channel):
-    """"one-symbol", "unary", "subset" or "design" (uBD/uSS); ValueError otherwise."""
+    """ "one-symbol", "unary", "subset" or "design" (uBD/uSS); ValueError otherwise."""
     if isinstance(channel, UtilityOptimizedBlockDesignChannel):
         return "design"
     if isinstance(channel, UnaryEncodingChannel) and (
