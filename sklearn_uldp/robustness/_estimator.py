@@ -515,7 +515,6 @@ class RobustFrequencyEstimator(DistributionEstimator):
         as likely as a genuine holder's (docs/robustness.md), and no test
         can tell them apart.
         """
-        k = poisoned.size
         bits = isinstance(engine, _BitEngine)
         S = np.asarray(self.channel_.sensitive_mask, dtype=bool)
         order = [int(c) for c in np.argsort(-poisoned, kind="stable") if S[c]]

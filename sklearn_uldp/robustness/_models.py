@@ -30,12 +30,12 @@ from ..mechanisms._hadamard import (
     BlockHadamardChannel,
     HadamardResponseChannel,
     HighLowHadamardChannel,
+    fwht,
 )
 from ..mechanisms._local_hashing import BinaryLocalHashingChannel, LocalHashingChannel
 from ..mechanisms._rappor import UnaryEncodingChannel
 from ..mechanisms._subset_selection import SubsetSelectionChannel
 from ..mechanisms._utility_optimized_subset import UtilityOptimizedSubsetSelectionChannel
-from ..mechanisms._hadamard import fwht
 
 __all__ = ["ATTACKS", "fake_model", "family_of"]
 
@@ -189,7 +189,6 @@ class FakeModel:
         sensitive targets, a clear non-sensitive target, or uSS's pair)."""
         ch = self.channel
         S = self.sensitive
-        s = int(S.sum())
         sizes = ch._sizes.astype(int)
         h = int(sizes.max())
         a = ch.coef_a

@@ -86,7 +86,7 @@ def _append(reports, fake, channel):
             )
         rows = pd.DataFrame(fake, columns=reports.columns)
         for name, dtype in reports.dtypes.items():
-            if dtype != object:
+            if dtype.kind != "O":
                 rows[name] = rows[name].astype(dtype)
         out = pd.concat([reports, rows], ignore_index=True)
         out.attrs = dict(reports.attrs)
