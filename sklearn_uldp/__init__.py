@@ -7,9 +7,12 @@ distribution of the true values from the reports on the collector's side;
 round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
 guarantees on the exact channel and keeps the budget;
 :mod:`sklearn_uldp.metrics` measures and predicts the utility;
+:mod:`sklearn_uldp.marginals` estimates the marginals of many columns,
+answers range queries over numeric columns and synthesizes tables;
 :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
-data-science workflow.
+data-science workflow; :mod:`sklearn_uldp.learning` trains models on
+privatized labels, pairs, gradients and rows.
 """
 
 import importlib
@@ -21,7 +24,9 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         datasets,
         estimators,
         heavy_hitters,
+        learning,
         longitudinal,
+        marginals,
         mechanisms,
         metrics,
         model_selection,
@@ -50,6 +55,14 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         TreeHist,
         UtilityOptimizedHeavyHitters,
     )
+    from .learning import (
+        LabelPrivacyClassifier,
+        LDPLinearRegression,
+        LDPLinearSVC,
+        LDPLogisticRegression,
+        LDPNaiveBayes,
+        PrivatizedGroupReweighter,
+    )
     from .longitudinal import (
         DBitFlipPM,
         LongitudinalEstimator,
@@ -58,6 +71,12 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         LongitudinalUE,
         UtilityOptimizedLongitudinalRAPPOR,
         UtilityOptimizedLongitudinalRR,
+    )
+    from .marginals import (
+        MarginalEstimator,
+        MarginalPrivatizer,
+        RangeQueryEstimator,
+        RangeQueryPrivatizer,
     )
     from .mechanisms import (
         RAPPOR,
@@ -73,13 +92,19 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         PersonalizedMechanism,
         RandomizedResponse,
         SubsetSelection,
+        TransformedSubsetSelection,
         UtilityOptimizedBlockDesign,
+        UtilityOptimizedBlockedHadamardResponse,
+        UtilityOptimizedHadamardCountMeanSketch,
         UtilityOptimizedHadamardResponse,
+        UtilityOptimizedLocalHashing,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
         UtilityOptimizedSubsetSelection,
+        UtilityOptimizedUnaryEncoding,
         get_channel,
+        to_utility_optimized,
     )
     from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
     from .numeric import (
@@ -123,6 +148,16 @@ _LAZY_NAMES = {
     "PrefixExtendingMethod": "heavy_hitters",
     "TreeHist": "heavy_hitters",
     "UtilityOptimizedHeavyHitters": "heavy_hitters",
+    "LabelPrivacyClassifier": "learning",
+    "LDPNaiveBayes": "learning",
+    "LDPLogisticRegression": "learning",
+    "LDPLinearSVC": "learning",
+    "LDPLinearRegression": "learning",
+    "PrivatizedGroupReweighter": "learning",
+    "MarginalEstimator": "marginals",
+    "MarginalPrivatizer": "marginals",
+    "RangeQueryEstimator": "marginals",
+    "RangeQueryPrivatizer": "marginals",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
@@ -140,7 +175,13 @@ _LAZY_NAMES = {
     "PersonalizedMechanism": "mechanisms",
     "RandomizedResponse": "mechanisms",
     "SubsetSelection": "mechanisms",
+    "TransformedSubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
+    "UtilityOptimizedBlockedHadamardResponse": "mechanisms",
+    "UtilityOptimizedHadamardCountMeanSketch": "mechanisms",
+    "UtilityOptimizedLocalHashing": "mechanisms",
+    "UtilityOptimizedUnaryEncoding": "mechanisms",
+    "to_utility_optimized": "mechanisms",
     "UtilityOptimizedHadamardResponse": "mechanisms",
     "UtilityOptimizedLongitudinalRAPPOR": "longitudinal",
     "UtilityOptimizedLongitudinalRR": "longitudinal",
@@ -196,6 +237,13 @@ __all__ = [
     "UtilityOptimizedBlockDesign",
     "UtilityOptimizedHadamardResponse",
     "UtilityOptimizedSubsetSelection",
+    # the utility-optimized transformation of any LDP oracle (He et al. 2025)
+    "to_utility_optimized",
+    "UtilityOptimizedUnaryEncoding",
+    "UtilityOptimizedLocalHashing",
+    "TransformedSubsetSelection",
+    "UtilityOptimizedHadamardCountMeanSketch",
+    "UtilityOptimizedBlockedHadamardResponse",
     # plain-LDP frequency oracles
     "OptimizedLocalHashing",
     "BinaryLocalHashing",
@@ -223,6 +271,11 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
+    # marginals of many columns, range queries, synthetic tables
+    "MarginalPrivatizer",
+    "MarginalEstimator",
+    "RangeQueryPrivatizer",
+    "RangeQueryEstimator",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",
@@ -246,12 +299,21 @@ __all__ = [
     "SquareWaveEstimator",
     "Binner",
     "ClippingWarning",
+    # learning on privatized data (labels, pairs, gradients, groups)
+    "LabelPrivacyClassifier",
+    "LDPNaiveBayes",
+    "LDPLogisticRegression",
+    "LDPLinearSVC",
+    "LDPLinearRegression",
+    "PrivatizedGroupReweighter",
     # subpackages
     "compose",
     "datasets",
     "estimators",
     "heavy_hitters",
+    "learning",
     "longitudinal",
+    "marginals",
     "mechanisms",
     "metrics",
     "model_selection",

@@ -12,6 +12,7 @@ __all__ = [
     "ConvergenceWarning",
     "ClippingWarning",
     "UninformativeEstimateWarning",
+    "LargeReportsWarning",
 ]
 
 from sklearn.exceptions import ConvergenceWarning
@@ -68,7 +69,7 @@ class ReportMismatchError(ValueError):
     ...     est.fit(np.array([["z"]], dtype=object))
     ... except ReportMismatchError as err:
     ...     print(err)
-    Reports hold values ['z'] that are not outputs of ...
+    Reports hold 1 value (text) outside the outputs of ...
     """
 
 
@@ -143,4 +144,23 @@ class UninformativeEstimateWarning(UserWarning):
     (0, [0.25, 0.25, 0.25, 0.25])
     >>> any(w.category is UninformativeEstimateWarning for w in caught)
     True
+    """
+
+
+class LargeReportsWarning(UserWarning):
+    """Dense reports are about to take more memory than a typical machine has.
+
+    A bit-vector mechanism (RAPPOR, uRAP, subset selection, the block
+    design, the count-mean sketch) returns by default one byte per bit: n
+    users and k categories take n k bytes (10 GB at k = 10,000 and
+    n = 10^6). Before allocating more than 1 GB this way, ``transform`` warns
+    with the size and the footprint of ``packed_output=True`` (k / 8 bytes a
+    report, read by every estimator), so the choice is made before the
+    memory is spent.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import dense_reports_warning
+    >>> print(dense_reports_warning(10**6, 10_000, owner="RAPPOR")[:70])
+    RAPPOR is about to allocate 10.0 GB of dense reports (1,000,000 rows x
     """

@@ -57,6 +57,16 @@ def _mechanisms(epsilon=1.0):
         # for large domains) made 400,000 CMS reports 0.8 GB and 30 s.
         "CMS": M.CountMeanSketch(epsilon, n_buckets=16, n_hashes=8, categories=CATS),
         "HCMS": M.HadamardCountMeanSketch(epsilon, n_buckets=16, n_hashes=8, categories=CATS),
+        # the utility-optimized transformation (tests/test_frontier.py)
+        "uUE": M.UtilityOptimizedUnaryEncoding(epsilon, sensitive=[0, 1, 2], categories=CATS),
+        "uLH": M.UtilityOptimizedLocalHashing(epsilon, sensitive=[0, 1, 2], categories=CATS),
+        "uSS (He)": M.TransformedSubsetSelection(epsilon, sensitive=[0, 1, 2, 3], categories=CATS),
+        "uHCMS": M.UtilityOptimizedHadamardCountMeanSketch(
+            epsilon, sensitive=[0, 1, 2], n_buckets=4, n_hashes=2, categories=CATS
+        ),
+        "uHR blocked": M.UtilityOptimizedBlockedHadamardResponse(
+            epsilon, sensitive=[0, 1, 2, 3], block_size=2, categories=CATS
+        ),
         # memoized: one report (rounds: tests/test_longitudinal.py)
         **_memoized(epsilon),
     }

@@ -205,7 +205,7 @@ def test_the_permanent_round_follows_its_channel(n_bits, n_hashes):
     """PRR alone (p = 0, q = 1), including items with colliding hashes
     (h = 3 on 4 bits) and h >= k, against the exact permanent channel."""
     mech = _identity_irr(n_bits=n_bits, n_hashes=n_hashes, n_cohorts=2, f=0.6)
-    pr = mech.protocol_
+    pr = mech.channel_
     n = 20_000
     width = 2 << n_bits
     for item, seed in (("a", 0), ("b", 1)):
@@ -213,7 +213,7 @@ def test_the_permanent_round_follows_its_channel(n_bits, n_hashes):
         hist = np.bincount(_pattern_codes(rep, n_bits), minlength=width)
         assert chi_square_pvalue(hist, pr.permanent_channel_matrix([item])[0]) > 1e-4
     wrong = _identity_irr(n_bits=n_bits, n_hashes=n_hashes, n_cohorts=2, f=0.45)
-    assert chi_square_pvalue(hist, wrong.protocol_.permanent_channel_matrix(["b"])[0]) < 1e-6
+    assert chi_square_pvalue(hist, wrong.channel_.permanent_channel_matrix(["b"])[0]) < 1e-6
 
 
 # ------------------------------------------------- sampler vs exact channels
@@ -221,7 +221,7 @@ def test_one_and_two_reports_follow_the_exact_channels():
     """One report against the end-to-end channel; two reports of each user
     against the memoized two-report channel, which rejects a fresh PRR."""
     mech = BloomRAPPOR(n_bits=3, n_hashes=2, n_cohorts=2, p=0.25, q=0.75, f=0.5).fit()
-    pr = mech.protocol_
+    pr = mech.channel_
     n = 40_000
     secrets = generate_user_secrets(n, random_state=11)
     r1 = mech.transform(["a"] * n, user_secrets=secrets)
@@ -246,7 +246,7 @@ def test_one_and_two_reports_follow_the_exact_channels():
 def test_exposure_is_the_loss_of_t_reports_on_the_exact_channel():
     # p + q != 1: a set and an unset bit lose different amounts
     mech = BloomRAPPOR(n_bits=4, n_hashes=2, n_cohorts=1, p=0.5, q=0.75, f=0.5).fit()
-    pr = mech.protocol_
+    pr = mech.channel_
     U = ["a", "f", "b"]  # "a" and "f" have disjoint filters (h bits each)
     bloom = pr.bloom_filters(pr._universe_keys(["a", "f"]), np.zeros(2, dtype=np.int64))
     assert bloom.sum(axis=1).tolist() == [2, 2] and not (bloom[0] & bloom[1]).any()

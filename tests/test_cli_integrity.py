@@ -48,7 +48,7 @@ def test_blank_and_space_lines_are_users(tmp_path, capsys):
     assert not rep.exists()
     code, _, err = run([*argv, "--missing", "category"], capsys)
     # " " is a value, not a blank: not in the domain, shown with its spaces.
-    assert code == 2 and "[' '] (row 4)" in err and "spaces included" in err
+    assert code == 2 and "(row 4)" in err and "trailing spaces" in err
     code, out, err = run(
         [*argv[:4], "--columns", "c", *RR, "--missing", "category"], capsys
     )  # learned domain: " " is a category of its own

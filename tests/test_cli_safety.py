@@ -293,8 +293,9 @@ def test_bit_value_out_of_range_is_a_clear_error(tmp_path, capsys):
     assert isinstance(Channel.from_json(spec.read_text()), Channel)
     rep = tmp_path / "bits.csv"
     for bits, fragments in (
-        ("0,1,0\n256,0,1\n1,0,0\n", ("'m_a'", "256", "0 or 1")),
-        ("0,1,0\n0.5,0,1\n", ("0.5", "0 or 1")),
+        # rows, never the values (a message quotes no report)
+        ("0,1,0\n256,0,1\n1,0,0\n", ("'m_a'", "(row 2)", "0 or 1")),
+        ("0,1,0\n0.5,0,1\n", ("(row 2)", "0 or 1")),
     ):
         rep.write_text("m_a,m_b,m_c\n" + bits)
         code, _, err = run(

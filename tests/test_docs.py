@@ -32,7 +32,9 @@ API_MODULES = [
     "sklearn_uldp.exceptions",
     "sklearn_uldp.numeric",
     "sklearn_uldp.heavy_hitters",
+    "sklearn_uldp.learning",
     "sklearn_uldp.longitudinal",
+    "sklearn_uldp.marginals",
 ]
 
 # Generated or build output inside docs/ that must not be copied.
@@ -158,8 +160,11 @@ def test_api_reference_lists_every_public_name():
         "docs/choosing.md",
         "docs/estimator_choice.md",
         "docs/many_attributes.md",
+        "docs/marginals.md",
         "docs/numerical.md",
         "docs/longitudinal.md",
+        "docs/learning.md",
+        "docs/frontier.md",
     ],
 )
 def test_markdown_code_blocks_run(page, monkeypatch, tmp_path):

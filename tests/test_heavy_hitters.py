@@ -156,7 +156,7 @@ def test_prefix_sampler_follows_the_channel():
     n = 60_000
     for item in ("a", "d"):
         codes = np.asarray(mech.transform([item] * n)).ravel()
-        hist = np.bincount(codes, minlength=mech.protocol_.n_outputs)
+        hist = np.bincount(codes, minlength=mech.channel_.n_outputs)
         row = mech.channel_matrix([item])[0]
         assert chi_square_pvalue(hist, row) > 1e-4
     # a wrong channel (the other item's row) is rejected
@@ -181,16 +181,16 @@ def test_multi_group_sampler_follows_the_channel(mech, levels):
     """Unequal group weights (TreeHist's final half, PEM's held-out group) and
     several prefix lengths: the sampler's histogram matches the exact channel."""
     mech.fit()
-    assert mech.protocol_.levels == levels
-    assert len(set(mech.protocol_.weights)) == 2  # unequal weights
+    assert mech.channel_.levels == levels
+    assert len(set(mech.channel_.weights)) == 2  # unequal weights
     n = 60_000
     for item in ("a", "d"):
         codes = np.asarray(mech.transform([item] * n)).ravel()
-        hist = np.bincount(codes, minlength=mech.protocol_.n_outputs)
+        hist = np.bincount(codes, minlength=mech.channel_.n_outputs)
         assert chi_square_pvalue(hist, mech.channel_matrix([item])[0]) > 1e-4
         # the groups' shares alone, against their weights (5 sigma)
         shares = hist.reshape(len(levels), -1).sum(axis=1) / n
-        w = np.asarray(mech.protocol_.weights)
+        w = np.asarray(mech.channel_.weights)
         assert np.all(np.abs(shares - w) < 5 * np.sqrt(w * (1 - w) / n))
 
 
@@ -199,7 +199,7 @@ def test_uldp_variant_is_uldp_not_ldp():
         2.0, sensitive=["clinic", "church"], n_hashes=8, hash_range=3
     ).fit()
     U = ["cafe", "gym", "clinic", "church", "park"]
-    pr = mech.protocol_
+    pr = mech.channel_
     for realized in (False, True):
         Q = mech.channel_matrix(U, realized=realized)
         check = check_uldp(
@@ -214,7 +214,7 @@ def test_uldp_variant_is_uldp_not_ldp():
     bad = (
         UtilityOptimizedHeavyHitters(2.0, sensitive=["clinic"], n_hashes=8, hash_range=3)
         .fit()
-        .protocol_
+        .channel_
     )
     bad.clear_probability = 0.9
     Q = bad.channel_matrix(U)
@@ -227,7 +227,7 @@ def test_uldp_sampler_audit_and_channel():
     mech = UtilityOptimizedHeavyHitters(
         1.0, sensitive=["clinic"], n_hashes=4, hash_range=3, random_state=0
     ).fit()
-    pr = mech.protocol_
+    pr = mech.channel_
     U = ["cafe", "clinic"]
     Q = mech.channel_matrix(U)
     n = 40_000
@@ -291,7 +291,7 @@ def test_bloom_rappor_bit_rates_match_the_exact_probabilities():
     filter). A PRR coin of 0.45 instead of 0.5 moves p* by 0.006, about 9
     standard errors of the pooled unset bits here."""
     mech = BloomRAPPOR(n_bits=16, n_hashes=2, n_cohorts=2, random_state=0).fit()
-    pr = mech.protocol_
+    pr = mech.channel_
     n = 40_000
     key = pr.encoding.whole_keys(["a"])[1]
     bloom = pr.bloom_filters(np.repeat(key, 2), np.arange(2)).astype(bool)  # (cohort, bit)
@@ -439,13 +439,13 @@ def test_dask_reduction_equals_fit():
 def test_reports_carry_the_protocol_and_spec_round_trips():
     mech = TreeHist(2.0, top_k=3, random_state=0).fit()
     reports = mech.transform(["x", "y"])
-    assert get_protocol(reports) == mech.protocol_
+    assert get_protocol(reports) == mech.channel_
     assert get_protocol(np.asarray(reports)) is None
-    assert protocol_from_dict(mech.protocol_.to_json()) == mech.protocol_
+    assert protocol_from_dict(mech.channel_.to_json()) == mech.channel_
     pickled = pickle.loads(pickle.dumps(reports))
-    assert get_protocol(pickled) == mech.protocol_
+    assert get_protocol(pickled) == mech.channel_
     frame = mech.set_output(transform="pandas").transform(pd.Series(["x"], name="w"))
-    assert get_protocol(frame) == mech.protocol_
+    assert get_protocol(frame) == mech.channel_
     with pytest.raises(ValueError, match="do not carry their protocol"):
         HeavyHitterEstimator().fit(np.asarray(reports))
     est = HeavyHitterEstimator(mechanism=mech.spec()).fit(np.asarray(reports))
@@ -678,7 +678,7 @@ def test_uldp_refuses_unnormalized_text_and_lossy_items():
 
 def test_uldp_spec_ignores_the_order_and_spelling_of_the_sensitive_list():
     def protocol(sensitive, **kw):
-        return UtilityOptimizedHeavyHitters(2.0, sensitive=sensitive, **kw).fit().protocol_
+        return UtilityOptimizedHeavyHitters(2.0, sensitive=sensitive, **kw).fit().channel_
 
     a, b = protocol(["a", "caf\u00e9"]), protocol(["cafe\u0301", "a"])
     assert a == b and hash(a) == hash(b)
@@ -701,7 +701,7 @@ def test_uldp_spec_of_bytes_and_numpy_ints_is_json():
     ):
         mech = UtilityOptimizedHeavyHitters(2.0, sensitive=sensitive, **kw).fit()
         text = json.dumps(mech.spec())
-        assert protocol_from_dict(text) == mech.protocol_
+        assert protocol_from_dict(text) == mech.channel_
     assert json.loads(text)["sensitive"] == [3, 5]
     spec = UtilityOptimizedHeavyHitters(2.0, sensitive=[b"a"], item_type="bytes").fit().spec()
     with pytest.raises(InvalidSpecError, match="not hex"):

@@ -16,8 +16,11 @@ The layers, lowest first (docs/architecture.md, "Layers"):
    bounded numeric columns (their mechanisms and estimators);
    ``longitudinal``: collection over time (memoized mechanisms, their
    channels and their estimator, built on ``estimators``);
-4. ``stats``: tests built on estimators;
+4. ``stats``: tests built on estimators; ``heavy_hitters``; ``learning``:
+   models trained on reports (estimators, numeric mechanisms);
 5. ``compose``, ``model_selection``, ``parallel``, ``plotting``: workflow;
+   ``marginals``: marginal release (its oracles are chosen by
+   ``model_selection``, one way);
 6. ``cli``, ``__main__``, and the package's ``__init__`` (re-exports).
 
 The one exemption: a *deprecated alias* of a name that moved up the layers
@@ -49,10 +52,12 @@ LAYERS = {
     "longitudinal": 3,
     "stats": 4,
     "heavy_hitters": 4,
+    "learning": 4,
     "compose": 5,
     "model_selection": 5,
     "parallel": 5,
     "plotting": 5,
+    "marginals": 5,
     "_show_versions": 6,
     "cli": 6,
     "__main__": 6,

@@ -100,15 +100,9 @@ def test_specs_written_before_the_move_load(text):
     assert json.loads(json.dumps(channel.to_dict(), sort_keys=True)) == json.loads(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "A fresh process knows the longitudinal channels' names only once "
-        "sklearn_uldp.longitudinal is imported, until the lazy channel registry "
-        "(issue 31, item 1) lists them: remove this mark when it does."
-    ),
-)
 def test_specs_load_in_a_fresh_process():
+    # The registry of spec names (issue 31) resolves the longitudinal names
+    # without an import of sklearn_uldp.longitudinal first.
     script = textwrap.dedent(
         f"""
         import json

@@ -170,8 +170,8 @@ def test_is_memoized_is_the_one_question():
 def test_one_memo_version():
     """Every memo context carries the one MEMO_VERSION."""
     mech = MEMOIZED["BloomRAPPOR"]().fit()
-    assert f".memo.{MEMO_VERSION}|" in mech.protocol_.memo_context("prr")
-    assert f".{MEMO_VERSION}|" in sklearn_uldp.compose._dataframe._MemoKeys.SAMPLED_LABEL
+    assert f".memo.{MEMO_VERSION}|" in mech.channel_.memo_context("prr")
+    assert f".{MEMO_VERSION}|" in sklearn_uldp.compose._memoized.MemoKeys.SAMPLED_LABEL
 
 
 # -------------------------------------------------- answers unchanged, pinned

@@ -8,7 +8,6 @@ is expected), the help formatter and the options every command has.
 import argparse
 import json
 import math
-import numbers
 import os
 import re
 import sys
@@ -16,70 +15,43 @@ import sys
 from ._values import split_values
 
 __all__ = [
-    "MECHANISMS",
-    "UTILITY_MECHANISMS",
-    "SKETCH_MECHANISMS",
     "ESTIMATORS",
     "DEFAULT_CHUNKSIZE",
     "make_mechanism",
+    "check_parameters",
 ]
 
-#: Mechanism names accepted on the command line and in configs.
-MECHANISMS = (
-    "rr",
-    "urr",
-    "rappor",
-    "urap",
-    "oue",
-    "uoue",
-    "olh",
-    "blh",
-    "ss",
-    "cms",
-    "hcms",
-    "uss",
-    "uhr",
-)
-#: Mechanisms that need sensitive values (utility-optimized ones).
-UTILITY_MECHANISMS = ("urr", "urap", "uoue", "uss", "uhr")
-#: Mechanisms whose sketch size (``n_buckets``, ``n_hashes``) can be set.
-SKETCH_MECHANISMS = ("cms", "hcms")
 #: Estimator names accepted by ``estimate --estimator``.
 ESTIMATORS = ("emp", "emp-simplex", "thr", "em")
 DEFAULT_CHUNKSIZE = 100_000
 
+#: What a budget parameter means, for the message of a missing one.
+_BUDGET_HINTS = {
+    ("epsilon_perm", "epsilon_1"): (
+        "epsilon_perm bounds every round of a value, epsilon_1 one report, e.g. "
+        '"epsilon_perm": 2, "epsilon_1": 1 (--param epsilon_perm=2 --param epsilon_1=1)'
+    ),
+    ("epsilon_12", "epsilon_21"): "the budgets of the two directions, e.g. 1 and 2",
+    ("p", "q", "f"): "RAPPOR's probabilities, e.g. p=0.5, q=0.75, f=0.5",
+}
 
-def make_mechanism(
-    name,
-    epsilon,
-    categories,
-    sensitive=None,
-    theta=None,
-    random_state=None,
-    *,
-    n_buckets=None,
-    n_hashes=None,
-):
-    """Build the mechanism a command-line name stands for.
+
+def make_mechanism(name, params, random_state=None):
+    """Build the mechanism a spec name (or alias) stands for.
 
     Parameters
     ----------
     name : str
-        One of :data:`MECHANISMS`: ``rr`` (k-ary randomized response),
-        ``urr``, ``rappor``, ``urap``, ``oue``/``uoue`` (RAPPOR/uRAP with
-        ``theta=0.5``), ``olh``/``blh`` (optimized/binary local hashing),
-        ``ss`` (subset selection), ``cms``/``hcms`` (count-mean sketch and its
-        Hadamard variant), ``uss`` (utility-optimized subset selection) and
-        ``uhr`` (utility-optimized Hadamard response).
-    epsilon : float
-    categories : list
-    sensitive : list or None
-        Needed by (and only accepted by) the utility-optimized mechanisms.
-    theta : float, "optimal" or None
+        A spec name (``rr``, ``urap``, ``hybrid``, ``lgrr``, ``pem``, ... see
+        :mod:`sklearn_uldp.cli._names`) or an earlier alias (``oue``,
+        ``uoue``, ``uhr``).
+    params : dict
+        Its parameters, as in a config: the budget (``epsilon``, or
+        ``epsilon_perm`` and ``epsilon_1``, ...), ``categories``,
+        ``sensitive``, ``bounds``, ``theta``, ... Checked by
+        :func:`check_parameters`.
     random_state : None, int or "secure"
         Passed to the mechanism as is.
-    n_buckets, n_hashes : int or None
-        Sketch size of ``cms``/``hcms`` (None: the mechanism's default).
 
     Returns
     -------
@@ -89,95 +61,116 @@ def make_mechanism(
     Examples
     --------
     >>> from sklearn_uldp.cli._common import make_mechanism
-    >>> make_mechanism("urr", 1.0, ["a", "b", "c"], sensitive=["c"])
+    >>> make_mechanism("urr", {"epsilon": 1.0, "categories": ["a", "b", "c"],
+    ...                        "sensitive": ["c"]})
     UtilityOptimizedRR(categories=['a', 'b', 'c'], sensitive=['c'])
-    >>> make_mechanism("cms", 2.0, ["a", "b", "c"], n_buckets=16, n_hashes=8)
-    CountMeanSketch(categories=['a', 'b', 'c'], epsilon=2.0, n_buckets=16,
-                    n_hashes=8)
+    >>> make_mechanism("oue", {"epsilon": 2.0, "categories": ["a", "b"]})
+    RAPPOR(categories=['a', 'b'], epsilon=2.0, theta=0.5)
     """
-    from ..mechanisms import (
-        RAPPOR,
-        BinaryLocalHashing,
-        CountMeanSketch,
-        HadamardCountMeanSketch,
-        OptimizedLocalHashing,
-        RandomizedResponse,
-        SubsetSelection,
-        UtilityOptimizedHadamardResponse,
-        UtilityOptimizedRAPPOR,
-        UtilityOptimizedRR,
-        UtilityOptimizedSubsetSelection,
-    )
+    from ._names import resolve
 
-    if not isinstance(name, str) or name.lower() not in MECHANISMS:
-        raise ValueError(f"Unknown mechanism {name!r}; choose one of {list(MECHANISMS)}.")
-    name = name.lower()
-    epsilon = _epsilon(epsilon)
-    utility = name in UTILITY_MECHANISMS
-    if utility and not sensitive:
+    entry, fixed = resolve(name)
+    params = check_parameters(name, params)
+    kwargs = {**params, **fixed}
+    if random_state is not None:
+        kwargs["random_state"] = random_state
+    return entry.cls(**kwargs)
+
+
+def check_parameters(name, params):
+    """A mechanism's parameters, checked: every key is one of its own, the budget is there.
+
+    Returns the parameters with the budgets as floats.
+    """
+    from ._names import names, resolve
+
+    entry, fixed = resolve(name)
+    shown = name.lower()
+    if "sensitive" in params and params["sensitive"] is not None and not entry.utility_optimized:
         raise ValueError(
-            f"Mechanism {name!r} needs sensitive values (give --sensitive "
-            "COLUMN=v1,v2 or 'sensitive' in the config)."
-        )
-    if not utility and sensitive:
-        raise ValueError(
-            f"Mechanism {name!r} protects every value and takes no sensitive "
-            f"values; use one of {list(UTILITY_MECHANISMS)} for utility-optimized "
+            f"Mechanism {shown!r} protects every value and takes no sensitive "
+            f"values; use one of {_utility_names(entry.family)} for utility-optimized "
             "privacy."
         )
-    if name not in SKETCH_MECHANISMS and (n_buckets is not None or n_hashes is not None):
+    unknown = [k for k, v in params.items() if k not in entry.parameters and v is not None]
+    if unknown:
+        takers = [n for n in names() if all(k in resolve(n)[0].parameters for k in unknown)]
+        it = "it" if len(unknown) == 1 else "them"
+        where = f" ({', '.join(takers)} take {it})" if takers else ""
         raise ValueError(
-            f"n_buckets and n_hashes set the sketch of 'cms' and 'hcms'; mechanism "
-            f"{name!r} has no sketch: drop them."
+            f"Mechanism {shown!r} has no parameter {', '.join(unknown)}{where}: drop "
+            f"{it}. Its parameters: "
+            f"{', '.join(entry.parameters)}."
         )
-    if name in ("oue", "uoue"):
-        theta = 0.5
-    if theta == "optimal" and name != "urap":
+    clash = sorted(k for k in fixed if params.get(k) is not None and params[k] != fixed[k])
+    if clash:
+        target = entry.name
         raise ValueError(
-            f"theta='optimal' minimizes the expected loss of urap; give a number for {name!r}."
+            f"{shown!r} is {target!r} with "
+            + ", ".join(f"{k}={fixed[k]}" for k in clash)
+            + f": drop {', '.join(clash)}, or use {target!r}."
         )
-    kw = dict(categories=categories)
-    if random_state is not None:
-        kw["random_state"] = random_state
-    if name in SKETCH_MECHANISMS:
-        for key, value in (("n_buckets", n_buckets), ("n_hashes", n_hashes)):
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise ValueError(f"{key} must be an integer >= 1, got {value!r}.")
-            kw[key] = int(value)
-    if name == "rr":
-        return RandomizedResponse(epsilon, **kw)
-    if name == "urr":
-        return UtilityOptimizedRR(epsilon, sensitive=sensitive, **kw)
-    if name in ("rappor", "oue"):
-        return RAPPOR(epsilon, theta=theta, **kw)
-    if name in ("urap", "uoue"):
-        return UtilityOptimizedRAPPOR(epsilon, sensitive=sensitive, theta=theta, **kw)
-    if name == "uss":
-        return UtilityOptimizedSubsetSelection(epsilon, sensitive=sensitive, **kw)
-    if name == "uhr":
-        return UtilityOptimizedHadamardResponse(epsilon, sensitive=sensitive, **kw)
-    others = {
-        "olh": OptimizedLocalHashing,
-        "blh": BinaryLocalHashing,
-        "ss": SubsetSelection,
-        "cms": CountMeanSketch,
-        "hcms": HadamardCountMeanSketch,
-    }
-    return others[name](epsilon, **kw)
+    if params.get("theta") == "optimal" and not _takes_optimal_theta(entry.cls):
+        raise ValueError(
+            f"theta='optimal' minimizes the expected loss of urap; give a number for {shown!r}."
+        )
+    params = {k: v for k, v in params.items() if v is not None}
+    if entry.budgets and not any(all(k in params for k in b) for b in entry.budgets):
+        options = " or ".join(" and ".join(b) for b in entry.budgets)
+        hints = [_BUDGET_HINTS[b] for b in entry.budgets if b in _BUDGET_HINTS]
+        raise ValueError(
+            f"Mechanism {shown!r} needs its budget {options}"
+            + (f" ({'; '.join(hints)})" if hints else " (--epsilon, or 'epsilon' in the config)")
+            + "."
+        )
+    for key in [k for b in entry.budgets for k in b if k.startswith("epsilon") and k in params]:
+        params[key] = _epsilon(params[key], key)
+    absent = [k for k in entry.needs if params.get(k) is None]
+    if "sensitive" in absent:
+        raise ValueError(
+            f"Mechanism {shown!r} needs sensitive values (give --sensitive "
+            "COLUMN=v1,v2 or 'sensitive' in the config)."
+        )
+    if "bounds" in absent:
+        raise ValueError(
+            f"Numeric mechanism {shown!r} needs 'bounds': [low, high], the public range "
+            "of the values (--bounds COLUMN=LOW,HIGH or 'bounds' in the config; values "
+            "outside are clipped)."
+        )
+    for key, value in params.items():
+        if isinstance(value, bool) and key not in _FLAGS:
+            raise ValueError(f"{key} of {shown!r} must be a number or text, got {value!r}.")
+    return params
 
 
-def _epsilon(value):
+def _takes_optimal_theta(cls):
+    """Whether a mechanism's theta may be "optimal" (its own constraints say)."""
+    return any(
+        "optimal" in getattr(constraint, "options", ())
+        for constraint in getattr(cls, "_parameter_constraints", {}).get("theta", [])
+    )
+
+
+#: Parameters that are flags (true/false): none of the mechanisms' today.
+_FLAGS = ()
+
+
+def _utility_names(family):
+    from ._names import mechanism_table
+
+    return [n for n, e in mechanism_table().items() if e.family == family and e.utility_optimized]
+
+
+def _epsilon(value, name="epsilon"):
     # bool is an int: a JSON `true` is not a budget.
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"epsilon must be a number > 0, got {value!r}.")
+        raise ValueError(f"{name} must be a number > 0, got {value!r}.")
     try:
         eps = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a number > 0, got {value!r}.") from None
+        raise ValueError(f"{name} must be a number > 0, got {value!r}.") from None
     if not (eps > 0) or math.isinf(eps):
-        raise ValueError(f"epsilon must be a finite number > 0, got {value!r}.")
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
     return eps
 
 
@@ -307,6 +300,31 @@ def plural(n, word, plural_form=None, fmt=""):
     return f"{n:{fmt}} {plural_form or word + 's'}"
 
 
+def rows_of(index, mask, limit=5):
+    """``"rows 3, 7 and 9"``: the rows of a mask, counted from 1 after the header.
+
+    How messages point at values without showing them (a message never
+    quotes a user's value).
+
+    Examples
+    --------
+    >>> from sklearn_uldp.cli._common import rows_of
+    >>> rows_of([0, 1, 2, 3], [False, True, False, True])
+    'rows 2, 4'
+    >>> rows_of(range(10), [True] * 10, limit=2)
+    'rows 1, 2 and 8 more'
+    """
+    import numpy as np
+
+    mask = np.asarray(mask, dtype=bool)
+    rows = (np.asarray(index)[mask] + 1)[:limit].tolist()
+    more = int(mask.sum()) - len(rows)
+    listed = ", ".join(map(str, rows))
+    return f"row{'s' if len(rows) > 1 or more else ''} {listed}" + (
+        f" and {more} more" if more else ""
+    )
+
+
 def column_values(items, option):
     """Parse repeated ``COLUMN=v1,v2`` options into a dict.
 
@@ -390,7 +408,7 @@ def add_common_options(parser):
     )
 
 
-def add_command(subparsers, name, func, *, help, description):
+def add_command(subparsers, name, func, *, description, help=None):
     """Add the subcommand ``name`` (run by ``func(args)``) to the CLI's subparsers.
 
     Each command module's ``register(subparsers)`` calls it, then adds its
@@ -403,8 +421,12 @@ def add_command(subparsers, name, func, *, help, description):
     name : str
     func : callable
         ``func(args) -> int``, the command.
-    help, description : str
-        The one-line help of ``sklearn-uldp --help`` and the command's own.
+    description : str
+        The command's own help.
+    help : str, default=None
+        The one-line help of ``sklearn-uldp --help`` (None: the command's in
+        :data:`sklearn_uldp.cli.COMMANDS`, which ``--help`` shows without
+        importing the command).
 
     Returns
     -------
@@ -418,6 +440,10 @@ def add_command(subparsers, name, func, *, help, description):
     >>> register(parser.add_subparsers(dest="command")).prog
     'sklearn-uldp search'
     """
+    if help is None:
+        from . import COMMANDS
+
+        help = COMMANDS[name][1]
     parser = subparsers.add_parser(
         name, formatter_class=HelpFormatter, help=help, description=description
     )
@@ -425,14 +451,30 @@ def add_command(subparsers, name, func, *, help, description):
     return parser
 
 
-def add_missing_options(parser):
-    """``--missing`` and ``--missing-label`` (privatize, search)."""
+def add_missing_options(parser, *, per_column=False):
+    """``--missing`` and ``--missing-label`` (privatize, search).
+
+    With ``per_column`` (privatize), ``--missing`` may be repeated and take
+    ``COLUMN=POLICY``.
+    """
+    policies = "error, category or impute"
     parser.add_argument(
         "--missing",
-        choices=("error", "category"),
-        default="error",
-        help="missing values (empty fields, blank lines, NA): fail, or report "
-        "them as an explicit category",
+        action="append" if per_column else "store",
+        choices=None if per_column else ("error", "category", "impute"),
+        default=None if per_column else "error",
+        metavar="POLICY" + ("|COL=POLICY" if per_column else ""),
+        help=f"missing values (empty fields, blank lines, NA): {policies}. error "
+        "(default): an error naming the column and rows; category: reported as the "
+        "category --missing-label (an item for open-domain columns); impute: a "
+        "value drawn uniformly from the public domain or bounds, privatized like "
+        "any other (the estimate then mixes in the uniform distribution)"
+        + (
+            ". Repeat as COL=POLICY for one column (e.g. --missing category "
+            "--missing age=impute); category leaves numeric columns at error"
+            if per_column
+            else ""
+        ),
     )
     parser.add_argument(
         "--missing-label",

@@ -330,7 +330,6 @@ def register(subparsers):
         subparsers,
         "demo",
         _main,
-        help="compare RR, RAPPOR, uRR, uRAP on a synthetic location grid",
         description=(
             "Privatize a synthetic 25x25 location grid (625 cells, 15 sensitive) "
             "with RR, RAPPOR, utility-optimized RR (uRR), utility-optimized "

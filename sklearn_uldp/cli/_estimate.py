@@ -30,7 +30,9 @@ from ._common import (
     load_json,
     plot_written,
     plural,
+    positive_int,
     progress,
+    rows_of,
     warn,
 )
 from ._io import (
@@ -48,6 +50,7 @@ from ._io import (
     read_chunks,
     recover_outputs,
 )
+from ._names import HEAVY_HITTERS, family_of, load, resolve, spec_from_dict
 
 __all__ = ["register"]
 
@@ -55,21 +58,18 @@ __all__ = ["register"]
 # --------------------------------------------------------------------- spec
 def _default_report_names(column, channel):
     """The report columns the mechanisms write (``get_feature_names_out``)."""
-    if channel.report_format == "bits":
-        return [f"{column}_{cat}" for cat in channel.categories]
-    if channel.report_format == "sketch":
-        # Count-mean sketch: the hash index, then one column per bucket bit.
-        return [f"{column}_hash"] + [f"{column}_b{b}" for b in range(channel.n_buckets)]
-    return [column]
+    return channel.report_column_names(column)
 
 
 def _report_names(column, channel, names):
     """The report columns of ``column``: from the spec, or the default ones."""
+    if family_of(channel) == HEAVY_HITTERS:
+        return _heavy_report_names(column, names)
     default = _default_report_names(column, channel)
     expected = len(default)
     if names is None:
         return default
-    if channel.report_format == "bits" and isinstance(names, list) and len(names) == 1:
+    if channel.bit_vector_reports and isinstance(names, list) and len(names) == 1:
         expected = 1  # packed reports (privatize --packed): one column of bytes
     if (
         not isinstance(names, list)
@@ -85,12 +85,24 @@ def _report_names(column, channel, names):
     return names
 
 
+def _heavy_report_names(column, names):
+    """Open-domain reports: their columns are those the spec lists."""
+    if names is None:
+        raise ValueError(
+            f"The spec of the open-domain column {column!r} lists no report columns: "
+            "give the spec 'sklearn-uldp privatize' wrote with the reports."
+        )
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(
+            f"The spec's report_columns of {column!r} must be a non-empty list of column "
+            "names. The spec file is damaged: write it again with 'sklearn-uldp privatize'."
+        )
+    return names
+
+
 def _columns_meaning(channel):
-    if channel.report_format == "bits":
-        return "one per category"
-    if channel.report_format == "sketch":
-        return "the hash index, then one per bucket"
-    return "one per report"
+    shown = channel.report_column_names("COL")
+    return "like " + ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
 
 
 def load_specs(path, columns):
@@ -104,12 +116,10 @@ def load_specs(path, columns):
         The whole spec (its ``"reports"`` entry binds a spec written by
         ``privatize`` to its reports: see :func:`check_binding`).
     """
-    from ..mechanisms import Channel
-
     spec = load_json(path, "Spec")
     if not isinstance(spec, dict):
         raise ValueError(f"Spec file {str(path)!r} must hold a JSON object.")
-    if "mechanism" in spec:  # one channel, as written by Channel.to_json()
+    if "mechanism" in spec or "protocol" in spec:  # one channel, as Channel.to_json() writes
         if not columns or len(columns) != 1:
             raise ValueError(
                 "This spec describes one mechanism: name its report column with --columns NAME."
@@ -139,7 +149,7 @@ def load_specs(path, columns):
         if not isinstance(s, dict):
             raise ValueError(f"Invalid spec for column {c!r}: expected a JSON object, got {s!r}.")
         try:
-            channel = Channel.from_dict(s)
+            channel = spec_from_dict(s)
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"Invalid spec for column {c!r}: {exc}") from None
         out[c] = (channel, _report_names(c, channel, names))
@@ -248,12 +258,11 @@ def _bits(frame, names):
     ok = block.isin(("0", "1"))
     if not ok.to_numpy().all():
         bad_col = names[int(np.argmin(ok.all().to_numpy()))]
-        values = block[bad_col][~ok[bad_col]]
-        shown = ["(empty)" if v is None else v for v in values.unique()[:5].tolist()]
+        bad = ~ok[bad_col].to_numpy()
         raise ValueError(
-            f"Report column {bad_col!r} holds {shown}; bit-vector reports are 0 "
-            "or 1. These reports do "
-            "not come from the spec's mechanism, or were altered."
+            f"Report column {bad_col!r} holds {plural(int(bad.sum()), 'value')} other "
+            f"than 0 and 1 ({rows_of(frame.index, bad)}); bit-vector reports are 0 "
+            "or 1. These reports do not come from the spec's mechanism, or were altered."
         )
     return (block.to_numpy() == "1").astype(np.uint8)
 
@@ -263,34 +272,39 @@ def _codes(frame, name, channel):
     col = frame[name]
     if col.isna().any():
         raise ValueError(
-            f"Report column {name!r} has empty values; every report is a category of the spec."
+            f"Report column {name!r} has empty values ({rows_of(frame.index, col.isna())}); "
+            "every report is a category of the spec."
         )
     unknown = ~col.isin(lookup.keys())
     if unknown.any():
         raise ValueError(
-            f"Report column {name!r} holds values {col[unknown].unique()[:5].tolist()} "
-            f"that are not outputs of the spec's {type(channel).__name__} "
-            f"(categories {list(lookup)[:10]}); these reports do not come from this "
-            "spec."
+            f"Report column {name!r} holds {plural(int(unknown.sum()), 'value')} that "
+            f"are not outputs of the spec's {type(channel).__name__} "
+            f"({rows_of(frame.index, unknown)}; its {len(lookup)} categories are in the "
+            "spec): these reports do not come from this spec, or were altered."
         )
     return col.map(lookup).to_numpy(dtype=object)
 
 
-def _integers(frame, name, channel, what):
+def _integers(frame, name, channel, what, signed=False):
     """A report column of integer codes read as text -> int64."""
     col = frame[name]
     if col.isna().any():
         raise ValueError(
-            f"Report column {name!r} has empty values; every {what} of the spec's "
-            f"{type(channel).__name__} is an integer."
+            f"Report column {name!r} has empty values ({rows_of(frame.index, col.isna())}); "
+            f"every {what} of the spec's {type(channel).__name__} is an integer."
         )
     values = col.to_numpy(dtype=object).astype(str)
-    ok = np.char.isdigit(values)
+    digits = np.char.lstrip(values, "-") if signed else values
+    ok = np.char.isdigit(digits) & (np.char.count(values, "-") <= (1 if signed else 0))
     if not ok.all():
         raise ValueError(
-            f"Report column {name!r} holds {pd.unique(values[~ok])[:5].tolist()}; "
-            f"the {what}s of the spec's {type(channel).__name__} are integers "
-            ">= 0. These reports do not come from this spec, or were altered."
+            f"Report column {name!r} holds {plural(int((~ok).sum()), 'value')} that "
+            f"{'is' if int((~ok).sum()) == 1 else 'are'} not integers"
+            + ("" if signed else " >= 0")
+            + f" ({rows_of(frame.index, ~ok)}): the {what}s of the spec's "
+            f"{type(channel).__name__} are integers. These reports do not come from "
+            "this spec, or were altered."
         )
     try:
         return values.astype(np.int64)
@@ -326,13 +340,13 @@ def _as_reports(frame, channel, names):
     if getattr(channel, "missing_reports", False):
         # strategy="sample": empty where the person sampled another column
         frame = frame[frame[names].notna().all(axis=1)]
-    if str(channel.report_format).startswith("numeric"):  # numbers, read as text
+    if not channel.has_categories:  # numbers, read as text
         return pd.to_numeric(frame[names[0]], errors="coerce").to_numpy(dtype=float)
-    if channel.report_format == "bits":
+    if channel.bit_vector_reports:
         if len(names) == 1:  # packed: ceil(k / 8) bytes a report
             return _packed(frame, names[0], channel)
         return _bits(frame, names)
-    if channel.report_format == "sketch":
+    if channel.report_width > 1:  # an integer index, then bits (count-mean sketch)
         return _sketch(frame, channel, names)
     if not getattr(channel, "reports_are_categories", True):
         # Output codes (local hashing's seed * g + value, the Hadamard
@@ -342,15 +356,110 @@ def _as_reports(frame, channel, names):
     return _codes(frame, names[0], channel)
 
 
+def _heavy_reports(frame, protocol, names):
+    """Open-domain reports read as text -> the rows their protocol encodes."""
+    if len(names) == 1:  # the prefix protocols: one output code a report
+        return _integers(frame, names[0], protocol, "report").reshape(-1, 1)
+    if _decodes_candidates(protocol):  # Bloom RAPPOR: the cohort, then the bits
+        cohorts = _integers(frame, names[0], protocol, "cohort")
+        return np.column_stack([cohorts, _bits(frame, names[1:])])
+    # utility-optimized: a code (-1: the item is in clear) and the item
+    code = _integers(frame, names[0], protocol, "report code", signed=True)
+    out = np.empty((len(frame), 2), dtype=object)
+    out[:, 0] = code.tolist()
+    out[:, 1] = frame[names[1]].to_numpy(dtype=object)
+    return out
+
+
+def _decodes_candidates(protocol):
+    """Whether the collector of these reports decodes a list of candidates."""
+    import inspect
+
+    collector = load(resolve(protocol.name)[0].collector)
+    return "candidates" in inspect.signature(collector).parameters
+
+
+def _candidate_files(items, columns):
+    """``--candidates [COL=]FILE`` (repeated) -> {column or None: path}."""
+    out = {}
+    for item in items or []:
+        column, sep, path = item.partition("=")
+        if sep and column in columns:
+            out[column] = path
+        else:
+            out[None] = item
+    return out
+
+
+def _read_candidates(path, column):
+    """One candidate a line (UTF-8); blank lines skipped."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"Candidates file {str(path)!r} of column {column!r} does not exist."
+        )
+    with open(path, encoding="utf-8") as fh:
+        candidates = [line.rstrip("\r\n") for line in fh]
+    candidates = list(dict.fromkeys(c for c in candidates if c.strip()))
+    if not candidates:
+        raise ValueError(f"Candidates file {str(path)!r} of column {column!r} lists none.")
+    return candidates
+
+
+def _heavy_estimator(column, protocol, args):
+    """The collector of an open-domain column: discovers items, or decodes candidates."""
+    collector = load(resolve(protocol.name)[0].collector)
+    if not _decodes_candidates(protocol):
+        return collector(top_k=args.top_k, mechanism=protocol, alpha=args.alpha)
+    files = args.candidate_files
+    path = files.get(column, files.get(None))
+    if path is None:
+        raise ValueError(
+            f"Column {column!r} ({protocol.name}) is decoded against a list of candidate "
+            f"items: pass --candidates {column}=FILE (one candidate a line), e.g. the "
+            "items a prefix protocol discovered, or a dictionary of likely values."
+        )
+    return collector(_read_candidates(path, column), mechanism=protocol, alpha=args.alpha)
+
+
+def _heavy_rows(column, est, alpha, top_k):
+    """The CSV rows of an open-domain column: its heavy hitters (or detected candidates)."""
+    from scipy.stats import norm
+
+    z = norm.isf(alpha / 2)
+    if hasattr(est, "heavy_hitters_frame_"):
+        frame = est.heavy_hitters_frame_.rename(columns={"frequency": "estimate"})
+    else:  # candidates decoded: the detected ones (false discovery rate alpha)
+        frame = est.estimates_.rename(columns={"proportion": "estimate"})
+        n_candidates = len(frame)
+        frame = frame[frame["detected"]].sort_values("estimate", ascending=False)
+        if top_k is not None:
+            frame = frame.head(top_k)
+        print(
+            f"column {column!r}: {plural(len(frame), 'candidate')} detected of "
+            f"{n_candidates} (false discovery rate {alpha:g})"
+        )
+    sensitive = set(getattr(est.protocol_, "sensitive", None) or [])
+    return [
+        {
+            "column": column,
+            "category": item,
+            "estimate": float(row["estimate"]),
+            # Only a utility-optimized protocol singles items out; under LDP
+            # every item is protected (as every category of an rr column).
+            "sensitive": item in sensitive if sensitive else True,
+            "std_error": float(row["std_error"]),
+            "ci_lower": float(row["estimate"] - z * row["std_error"]),
+            "ci_upper": float(row["estimate"] + z * row["std_error"]),
+        }
+        for item, row in frame.iterrows()
+    ]
+
+
 def _make_estimator(name, channel, report_store="memory"):
     from ..estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 
-    if str(channel.report_format).startswith("numeric"):  # the mean, or Square Wave's EMS
-        from ..numeric import MeanEstimator, SquareWaveEstimator
-
-        if getattr(channel, "unbiased_reports", False):
-            return MeanEstimator(mechanism=channel)
-        return SquareWaveEstimator(mechanism=channel)
+    if not channel.has_categories:  # its family's (the mean, or Square Wave's EMS)
+        return channel.default_estimator(mechanism=channel)
 
     if name == "emp":
         return EmpiricalEstimator(mechanism=channel)
@@ -371,6 +480,9 @@ def _read_reports(args, specs, estimators):
             continue
         for c, (channel, cols) in specs.items():
             try:
+                if family_of(channel) == HEAVY_HITTERS:
+                    estimators[c].partial_fit(_heavy_reports(chunk, channel, cols))
+                    continue
                 estimators[c].partial_fit(_as_reports(chunk, channel, cols))
             except ValueError as exc:
                 rows = f"rows {int(chunk.index[0]) + 1}-{int(chunk.index[-1]) + 1}"
@@ -419,9 +531,14 @@ def _cmd_estimate(args):
         recover_outputs([args.reports])
     specs, document = load_specs(args.spec, args.columns)
     binding = check_binding(document, args.reports, args.spec, args.skip_report_check)
+    args.candidate_files = _candidate_files(args.candidates, list(specs))
     estimators = {
-        c: _make_estimator(args.estimator, ch, args.report_store) for c, (ch, _) in specs.items()
+        c: _heavy_estimator(c, ch, args)
+        if family_of(ch) == HEAVY_HITTERS
+        else _make_estimator(args.estimator, ch, args.report_store)
+        for c, (ch, _) in specs.items()
     }
+    _warn_imputed(document, specs)
     n = _read_reports(args, specs, estimators)
     if n == 0:
         raise ValueError(f"Reports file {str(args.reports)!r} has no rows.")
@@ -443,6 +560,9 @@ def _cmd_estimate(args):
             of_file = f"all {plural(expected, 'row')} privatize wrote"
     rows = []
     for c, est in estimators.items():
+        if family_of(specs[c][0]) == HEAVY_HITTERS:
+            rows.extend(_heavy_rows(c, est, args.alpha, args.top_k))
+            continue
         if not hasattr(est, "categories_"):  # a numeric column
             rows.extend(_numeric_rows(c, est, args.alpha))
             continue
@@ -471,6 +591,21 @@ def _cmd_estimate(args):
         f"{args.estimator}, {1 - args.alpha:.0%} intervals)"
     )
     return plot_written(args)
+
+
+def _warn_imputed(document, specs):
+    """Say which columns had missing values imputed at privatize (the spec records it)."""
+    imputed = document.get("missing") if isinstance(document, dict) else None
+    if not isinstance(imputed, dict):
+        return
+    columns = sorted(c for c, policy in imputed.items() if c in specs and policy == "impute")
+    if columns:
+        warn(
+            "estimate",
+            f"columns {columns}: privatize imputed their missing values, each drawn "
+            "uniformly from the public domain or bounds, so their estimates mix the true "
+            "distribution with the uniform one in the (unknown) share of missing values.",
+        )
 
 
 def _numeric_rows(column, est, alpha):
@@ -517,7 +652,9 @@ def estimates_figure(estimators):
     """One bar chart per column, the sensitive categories marked.
 
     Sensitive categories have red, hatched bars (visible however thin the
-    bars are) and a legend entry "sensitive".
+    bars are) and a legend entry "sensitive": the categories the CSV's
+    ``sensitive`` column flags, every one of an LDP column's (the title
+    says so).
 
     Parameters
     ----------
@@ -538,9 +675,9 @@ def estimates_figure(estimators):
     fig = Figure(figsize=(max(8, min(0.15 * k_max, 30)), 3.2 * len(estimators)))
     axes = fig.subplots(len(estimators), 1, squeeze=False)[:, 0]
     for ax, (c, est) in zip(axes, estimators.items(), strict=True):
-        mask = np.asarray(est.channel_.sensitive_mask, dtype=bool)
-        # Under LDP every category is protected alike: nothing to single out.
-        marked = mask if not mask.all() else np.zeros_like(mask)
+        # The same flags as the CSV's "sensitive" column: under LDP every
+        # category is protected, so every bar is marked, and the title says why.
+        marked = np.asarray(est.channel_.sensitive_mask, dtype=bool)
         disp = DistributionDisplay.from_estimator(est, ax=ax, sensitive=marked)
         for bar, sensitive in zip(disp.bars_, marked, strict=True):
             if sensitive:
@@ -551,7 +688,9 @@ def estimates_figure(estimators):
             handles.append(Patch(facecolor=SENSITIVE_COLOR, hatch="//", label="sensitive"))
         ax.legend(handles=handles, fontsize="small")
         title = c
-        if marked.any():
+        if marked.all():
+            title = f"{c} (every category sensitive: LDP protects them all alike)"
+        elif marked.any():
             n_sensitive = plural(int(marked.sum()), "sensitive category", "sensitive categories")
             title = f"{c} ({n_sensitive} marked)"
         ax.set_title(title)
@@ -571,14 +710,16 @@ def register(subparsers):
         subparsers,
         "estimate",
         _cmd_estimate,
-        help="estimate distributions from reports and a spec (collector side)",
         description=(
             "Estimate the distribution of the true values of each column from the "
             "reports and the public spec written by 'privatize' (or one channel "
             "spec from Channel.to_json() with --columns NAME). Writes a CSV with "
             "columns column, category, estimate, sensitive, std_error (of the "
             "unbiased estimate), ci_lower and ci_upper (a score interval for each "
-            "category's share, at level 1 - --alpha). A spec written by "
+            "category's share, at level 1 - --alpha). A numeric column gives its "
+            "mean (category 'mean'; Square Wave: one row a bin), an open-domain "
+            "column its heavy hitters (category: the item; --top-k) or, for "
+            "bloom_rappor, the --candidates detected. A spec written by "
             "'privatize' is only accepted unedited and with the reports file it "
             "was written for."
         ),
@@ -623,10 +764,25 @@ def register(subparsers):
         "does not grow with the number of reports.",
     )
     e.add_argument(
+        "--top-k",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="heavy hitters per open-domain column (default: the top_k privatize used)",
+    )
+    e.add_argument(
+        "--candidates",
+        action="append",
+        metavar="[COL=]FILE",
+        help="candidate items of a bloom_rappor column, one a line (repeat per column "
+        "as COL=FILE; a FILE alone serves every such column); the output lists the "
+        "candidates detected at false discovery rate --alpha",
+    )
+    e.add_argument(
         "--plot",
         metavar="PNG",
-        help="also plot the estimates (matplotlib); the bars of sensitive "
-        "categories are red and hatched",
+        help="also plot the estimates of categorical columns (matplotlib); the bars "
+        "the CSV flags sensitive are red and hatched (all of an LDP column's)",
     )
     e.add_argument(
         "--skip-report-check",

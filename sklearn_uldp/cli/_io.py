@@ -24,6 +24,8 @@ import csv
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 import time
 
@@ -39,6 +41,7 @@ __all__ = [
     "TableWriter",
     "OutputFiles",
     "recover_outputs",
+    "stale_parts",
     "pending_publish",
     "atomic_path",
     "file_digest",
@@ -178,8 +181,11 @@ def check_outputs(outputs, inputs, overwrite):
 # the next command that takes the lock of one of its names (privatize or
 # estimate on the same output) finishes the moves, so a pair is never left
 # half published. A run killed while writing leaves its part file, held by
-# nobody: the next run on that output removes it. A part file whose lock is
-# held belongs to a live run and is never touched.
+# nobody: the next run on that output removes it (only a file named as this
+# module names parts and owned by the user: see stale_parts). A part file
+# whose lock is held belongs to a live run and is never touched. SIGTERM and
+# SIGINT stop a command by an exception (cli._messages), so its part files are
+# removed on the way out; only SIGKILL leaves them, for the next run.
 
 _LOCK_WAIT_SECONDS = 60.0
 
@@ -323,19 +329,59 @@ def recover_outputs(paths):
             _remove_stale_parts(path)
 
 
-def _remove_stale_parts(path):
+#: The name of a part file of ``NAME``: ``.NAME.<pid>-<8 random characters>.part``
+#: (``tempfile.mkstemp``'s characters). Only such names are ever removed.
+_PART_NAME = r"\.{base}\.[0-9]+-[a-z0-9_]{{8}}\.part"
+
+
+def _ours(part):
+    """Whether a file is a part file this user may remove (owned by them)."""
+    try:
+        st = os.lstat(part)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or st.st_uid == getuid()
+
+
+def stale_parts(path):
+    """The part files of the output ``path`` left by runs that died.
+
+    A part file is stale when its name is one this module gives
+    (``.NAME.<pid>-<random>.part``), it belongs to the current user, and no
+    live process holds its lock (a run locks its part files until it
+    publishes or removes them; the kernel releases the lock of a killed
+    process). Any other file, a user's ``.NAME.old.part`` or another user's
+    part, is never listed.
+
+    Parameters
+    ----------
+    path : path-like
+        An output's name.
+
+    Returns
+    -------
+    parts : list of str
+    """
+    path = os.path.abspath(os.fspath(path))
     folder, base = os.path.dirname(path), os.path.basename(path)
+    pattern = re.compile(_PART_NAME.format(base=re.escape(base)))
     try:
         names = os.listdir(folder)
     except OSError:
-        return
-    prefix = f".{base}."
+        return []
+    found = []
     for name in names:
-        if not (name.startswith(prefix) and name.endswith(".part")):
-            continue
-        if "." in name[len(prefix) : -len(".part")]:
-            continue  # the part of a longer name, e.g. ".r.csv.spec.json.<id>.part"
         part = os.path.join(folder, name)
+        if pattern.fullmatch(name) and _ours(part):
+            found.append(part)
+    return found
+
+
+def _remove_stale_parts(path):
+    for part in stale_parts(path):
         try:
             fd = os.open(part, os.O_RDONLY)
         except OSError:
@@ -625,8 +671,13 @@ def _read_parquet(path, columns, chunksize, dtype):
     if absent:
         raise ValueError(f"Columns {absent} are not in {str(path)!r} (its columns: {names[:20]}).")
     empty = True
+    start = 0
     for batch in source.iter_batches(batch_size=chunksize, columns=list(columns)):
         frame = batch.to_pandas(types_mapper=_binary_as_arrow)
+        # Rows numbered through the file, as the CSV reader does: messages
+        # name rows by it.
+        frame.index = pd.RangeIndex(start, start + len(frame))
+        start += len(frame)
         empty = False
         yield _as_strings(frame) if dtype is str else frame
     if empty:

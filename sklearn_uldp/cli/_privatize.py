@@ -4,25 +4,46 @@ The client side of the workflow: read a CSV or Parquet table in chunks,
 privatize the chosen columns (one mechanism per column, independent noise per
 column and per chunk), and write the reports (CSV or Parquet) plus the public
 spec (JSON) a collector needs for ``sklearn-uldp estimate``. Columns and
-mechanisms come from options or a JSON config::
+mechanisms come from options or a JSON config; a column's config holds its
+mechanism's spec name and that mechanism's parameters (any of its
+constructor's, see :mod:`sklearn_uldp.cli._names`)::
 
     {"missing": "error",
      "columns": {"marital": {"mechanism": "urr", "epsilon": 1.0,
                              "categories": ["married", "single", "divorced"],
                              "sensitive": ["divorced"]},
                  "region": {"mechanism": "rr", "epsilon": 0.5},
-                 "age": {"mechanism": "hybrid", "epsilon": 1.0, "bounds": [0, 120]}}}
+                 "age": {"mechanism": "hybrid", "epsilon": 1.0, "bounds": [0, 120],
+                         "missing": "impute"},
+                 "job": {"mechanism": "pem", "epsilon": 4.0, "top_k": 20,
+                         "max_bytes": 32}}}
 
-A numeric column (``duchi``, ``piecewise``, ``hybrid``, ``square_wave`` or
-``uobm``, see :mod:`sklearn_uldp.numeric`) takes its public range
-``"bounds"`` (values outside are clipped, with a warning); ``uobm`` also its
-sensitive ranges (``"sensitive": [[100000, 1e12]]``) and ``"disclosure"``.
+Three families of columns:
 
-A memoized (longitudinal) column (``lgrr``, ``lue``, ``loloha``, ``ulrr``,
-``ulrap`` with ``"epsilon_perm"`` and ``"epsilon_1"``; ``dbitflip`` with
-``"epsilon"``) needs the users' secrets: ``--user-secrets FILE --user-id
-COLUMN`` (see :mod:`sklearn_uldp.cli._secrets`); they are matched to rows by
-user id and never written.
+* **categorical** (``rr``, ``urr``, ``rappor``, ``urap``, ``olh``, ...): a
+  domain of categories, declared (``"categories"``) or learned from the data
+  with a warning. Memoized (longitudinal) mechanisms (``lgrr``, ``lue``,
+  ``loloha``, ``dbitflip``, ``ulrr``, ``ulrap``) are categorical columns
+  whose users keep their permanent answers across rounds: they need the
+  users' secrets, ``--user-secrets FILE --user-id COLUMN`` (see
+  :mod:`sklearn_uldp.cli._secrets`), matched to rows by user id and never
+  written;
+* **numeric** (``duchi``, ``piecewise``, ``hybrid``, ``square_wave``,
+  ``uobm``): numbers in the public range ``"bounds"`` (values outside are
+  clipped, and the command says how many);
+* **heavy hitters** (``pem``, ``treehist``, ``bloom_rappor``,
+  ``uldp_heavy_hitters``): items of an open domain (text), no domain up
+  front; ``estimate`` discovers the frequent ones. ``bloom_rappor``
+  memoizes like the longitudinal mechanisms (its ``memo_label`` is the
+  column's name unless the config sets one).
+
+Missing values (``--missing``, or ``"missing"`` in the config, for all
+columns or per column): ``error`` (the default; the error names the column
+and the rows), ``category`` (reported as the missing label: a category of
+its own, or an item for heavy hitters) or ``impute`` (a value drawn
+uniformly from the public domain or bounds, with the noise's generator,
+then privatized like any other). Nothing is dropped: a blank line is a
+user whose values are all missing.
 
 A category value ``"LOW..HIGH"`` is an inclusive integer range, on the
 command line (``--categories hospvis=0..51``) and in the config
@@ -33,18 +54,21 @@ are text. The noise comes from a cryptographically secure generator by
 default (``--random-state secure``).
 """
 
+import contextlib
 import json
 import numbers
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 
+from . import _columns
 from ._common import (
-    MECHANISMS,
     add_command,
     add_common_options,
     add_missing_options,
+    check_parameters,
     column_values,
     load_json,
     make_mechanism,
@@ -61,133 +85,32 @@ from ._io import (
     OutputFiles,
     TableWriter,
     canonical_digest,
-    check_input_format,
     check_outputs,
     check_table_output,
     default_spec_path,
     file_digest,
     read_chunks,
 )
+from ._names import CATEGORICAL, HEAVY_HITTERS, NUMERIC, NameChoices, resolve
 from ._secrets import load_user_secrets, secrets_of_rows
 from ._values import (
     expand_values,
-    learned_domain,
-    to_domain_type,
-    typed_domain,
-    typed_like,
 )
 
-__all__ = ["register"]
+__all__ = ["register", "MISSING_POLICIES"]
 
 _CONFIG_KEYS = {"columns", "random_state", "missing", "strategy"}
-_COLUMN_KEYS = {"mechanism", "epsilon", "categories", "sensitive", "theta", "n_buckets", "n_hashes"}
-#: Numeric mechanisms of a config column: {"mechanism": "hybrid", "epsilon": 1,
-#: "bounds": [0, 100]}; "uobm" also takes "sensitive": [[low, high], ...] and
-#: "disclosure" (see sklearn_uldp.numeric).
-_NUMERIC_KEYS = {"mechanism", "epsilon", "bounds", "sensitive", "disclosure"}
-
-
-def _numeric_mechanisms():
-    from ..numeric import (
-        DuchiMechanism,
-        HybridMechanism,
-        PiecewiseMechanism,
-        SquareWave,
-        UtilityOptimizedOneBitMechanism,
-    )
-
-    return {
-        "duchi": DuchiMechanism,
-        "piecewise": PiecewiseMechanism,
-        "hybrid": HybridMechanism,
-        "square_wave": SquareWave,
-        "uobm": UtilityOptimizedOneBitMechanism,
-    }
-
-
-#: Memoized (longitudinal) mechanisms of a config column, with their keys:
-#: {"mechanism": "lgrr", "epsilon_perm": 2, "epsilon_1": 1, "categories": [...]}.
-#: They need the users' secrets (--user-secrets FILE --user-id COLUMN).
-_LONGITUDINAL = {
-    "lgrr": ("LongitudinalGRR", {"epsilon_perm", "epsilon_1"}),
-    "lue": ("LongitudinalUE", {"epsilon_perm", "epsilon_1", "permanent", "instantaneous"}),
-    "loloha": ("LongitudinalLocalHashing", {"epsilon_perm", "epsilon_1", "hash_range"}),
-    "dbitflip": ("DBitFlipPM", {"epsilon", "d", "n_buckets"}),
-    "ulrr": ("UtilityOptimizedLongitudinalRR", {"epsilon_perm", "epsilon_1"}),
-    "ulrap": (
-        "UtilityOptimizedLongitudinalRAPPOR",
-        {"epsilon_perm", "epsilon_1", "permanent", "instantaneous"},
-    ),
+#: Keys of a column's config that are the command line's, not the mechanism's.
+_OWN_KEYS = {"mechanism", "missing"}
+#: What a missing value becomes (--missing, "missing" in a config).
+MISSING_POLICIES = ("error", "category", "impute")
+#: The policies each family takes (heavy hitters have no domain to draw from,
+#: numbers no category).
+_POLICIES = {
+    CATEGORICAL: ("error", "category", "impute"),
+    NUMERIC: ("error", "impute"),
+    HEAVY_HITTERS: ("error", "category"),
 }
-#: Memoized mechanisms whose reports are category labels (typed like rr's).
-_LABEL_REPORTS = ("rr", "urr", "lgrr", "ulrr")
-
-
-def _longitudinal_column(column, conf):
-    """A memoized column's config, checked (its domain is typed like any other)."""
-    name = conf["mechanism"].lower()
-    cls, keys = _LONGITUDINAL[name]
-    utility = name in ("ulrr", "ulrap")
-    allowed = {"mechanism", "categories", *keys} | ({"sensitive"} if utility else set())
-    unknown = set(conf) - allowed
-    if unknown:
-        raise ValueError(
-            f"Unknown keys {sorted(unknown)} in the config of {column!r} ({name}: "
-            f"{cls}); its keys are {sorted(allowed)}."
-        )
-    budgets = ["epsilon"] if name == "dbitflip" else ["epsilon_perm", "epsilon_1"]
-    absent = [b for b in budgets if b not in conf]
-    if absent:
-        raise ValueError(
-            f"Config of column {column!r} ({name}) needs {absent}"
-            + (
-                ": epsilon_perm bounds every round of a value, epsilon_1 one report, "
-                'e.g. "epsilon_perm": 2, "epsilon_1": 1.'
-                if name != "dbitflip"
-                else "."
-            )
-        )
-    if utility and not conf.get("sensitive"):
-        raise ValueError(f"Mechanism {name!r} of column {column!r} needs 'sensitive' values.")
-    return {
-        "mechanism": name,
-        "categories": _value_list(conf.get("categories"), "categories", column),
-        "sensitive": _value_list(conf.get("sensitive"), "sensitive", column),
-        "longitudinal": {k: conf[k] for k in keys if k in conf},
-    }
-
-
-def _longitudinal_mechanism(name, kwargs, categories, sensitive, random_state):
-    from .. import longitudinal
-
-    cls = getattr(longitudinal, _LONGITUDINAL[name][0])
-    extra = {"sensitive": sensitive} if name in ("ulrr", "ulrap") else {}
-    if random_state is not None:
-        extra["random_state"] = random_state
-    return cls(**kwargs, categories=categories, **extra)
-
-
-def _numeric_column(column, conf):
-    """A numeric column's config, checked: the mechanism's keyword arguments."""
-    unknown = set(conf) - _NUMERIC_KEYS
-    if unknown:
-        raise ValueError(
-            f"Unknown keys {sorted(unknown)} in the config of numeric column {column!r}; "
-            f"the keys are {sorted(_NUMERIC_KEYS)}."
-        )
-    if "bounds" not in conf:
-        raise ValueError(
-            f"Config of numeric column {column!r} needs 'bounds': [low, high], the public "
-            "range of its values (values outside are clipped)."
-        )
-    kwargs = {"epsilon": conf["epsilon"], "bounds": conf["bounds"]}
-    extra = {k: conf[k] for k in ("sensitive", "disclosure") if k in conf}
-    if extra and conf["mechanism"].lower() != "uobm":
-        raise ValueError(
-            f"Config of column {column!r}: {sorted(extra)} apply to the 'uobm' mechanism "
-            f"only, not {conf['mechanism']!r}."
-        )
-    return {"mechanism": conf["mechanism"].lower(), "numeric": {**kwargs, **extra}}
 
 
 # ------------------------------------------------------------------- config
@@ -210,6 +133,77 @@ def _value_list(value, what, column):
     # JSON integers stay integers; other numbers are matched as text.
     value = [v if isinstance(v, (str, numbers.Integral)) else str(v) for v in value]
     return expand_values(value, f"Config of column {column!r}, '{what}'")
+
+
+def _bounds(value, column):
+    """A numeric column's public range [low, high], two finite numbers."""
+    ok = (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value)
+        and all(np.isfinite(float(v)) for v in value)
+        and float(value[0]) < float(value[1])
+    )
+    if not ok:
+        raise ValueError(
+            f"Config of column {column!r}: 'bounds' must be [low, high], two finite "
+            f"numbers with low < high, e.g. [0, 120]; got {value!r}."
+        )
+    return [float(value[0]), float(value[1])]
+
+
+def _column_config(column, conf):
+    """A column's config (from a file or the options), checked and normalized.
+
+    Returns ``{"mechanism": spec name, "name": as given, "entry", "params",
+    "categories", "sensitive", "missing"}``; ``categories`` and ``sensitive``
+    are those of a categorical column (others keep theirs in ``params``).
+    """
+    if not isinstance(conf, dict) or not isinstance(conf.get("mechanism"), str):
+        raise ValueError(
+            f"Config of column {column!r} must be an object with 'mechanism' (a name "
+            'such as "rr", "hybrid" or "pem") and the mechanism\'s parameters; '
+            f"got {type(conf).__name__}{' without mechanism' if isinstance(conf, dict) else ''}."
+        )
+    try:
+        entry, _ = resolve(conf["mechanism"])
+        params = check_parameters(
+            conf["mechanism"], {k: v for k, v in conf.items() if k not in _OWN_KEYS}
+        )
+    except ValueError as exc:
+        raise ValueError(f"column {column!r}: {exc}") from None
+    missing = conf.get("missing")
+    if missing is not None and missing not in _POLICIES[entry.family]:
+        raise ValueError(
+            f"Config of column {column!r}: 'missing' of a {entry.family.replace('_', ' ')} "
+            f"column is one of {list(_POLICIES[entry.family])}, got {missing!r}."
+        )
+    out = {"mechanism": entry.name, "name": conf["mechanism"].lower(), "entry": entry}
+    out["missing"] = missing
+    out["categories"] = out["sensitive"] = None
+    if entry.family == CATEGORICAL:
+        out["categories"] = _value_list(params.pop("categories", None), "categories", column)
+        out["sensitive"] = _value_list(params.pop("sensitive", None), "sensitive", column)
+        theta = params.get("theta")
+        if theta is not None and theta != "optimal" and not isinstance(theta, numbers.Real):
+            raise ValueError(
+                f"Config of column {column!r}: 'theta' must be a number in (0, 1), "
+                f'"optimal" or null; got {theta!r}.'
+            )
+    elif entry.family == NUMERIC:
+        params["bounds"] = _bounds(params["bounds"], column)
+    elif params.get("item_type", "str") != "str":
+        raise ValueError(
+            f"Config of column {column!r}: the command line privatizes items read as "
+            f"text (item_type 'str'), not {params['item_type']!r}."
+        )
+    if entry.family == HEAVY_HITTERS and entry.memoized and "memo_label" not in params:
+        # Two columns of the same users' secrets must not share memoized
+        # answers: the column's name separates them (as DataFramePrivatizer
+        # separates its columns' keys).
+        params["memo_label"] = str(column)
+    out["params"] = params
+    return out
 
 
 def _config_noise(value):
@@ -244,50 +238,7 @@ def _from_config(args):
             f"Unknown keys {sorted(unknown)} in config {str(args.config)!r}; the "
             f"keys are {sorted(_CONFIG_KEYS)}."
         )
-    columns = {}
-    for column, conf in config["columns"].items():
-        if (
-            isinstance(conf, dict)
-            and isinstance(conf.get("mechanism"), str)
-            and conf["mechanism"].lower() in _LONGITUDINAL
-        ):
-            columns[column] = _longitudinal_column(column, conf)
-            continue
-        if not isinstance(conf, dict) or "mechanism" not in conf or "epsilon" not in conf:
-            raise ValueError(
-                f"Config of column {column!r} must be an object with 'mechanism' "
-                f"and 'epsilon'; got {conf!r}."
-            )
-        if isinstance(conf["mechanism"], str) and conf["mechanism"].lower() in (
-            _numeric_mechanisms()
-        ):
-            columns[column] = _numeric_column(column, conf)
-            continue
-        unknown = set(conf) - _COLUMN_KEYS
-        if unknown:
-            raise ValueError(
-                f"Unknown keys {sorted(unknown)} in the config of {column!r}; the "
-                f"keys are {sorted(_COLUMN_KEYS)}."
-            )
-        theta = conf.get("theta")
-        if (
-            theta is not None
-            and theta != "optimal"
-            and (isinstance(theta, bool) or not isinstance(theta, numbers.Real))
-        ):
-            raise ValueError(
-                f"Config of column {column!r}: 'theta' must be a number in (0, 1), "
-                f'"optimal" or null; got {theta!r}.'
-            )
-        columns[column] = {
-            "mechanism": conf["mechanism"],
-            "epsilon": conf["epsilon"],
-            "categories": _value_list(conf.get("categories"), "categories", column),
-            "sensitive": _value_list(conf.get("sensitive"), "sensitive", column),
-            "theta": theta,
-            "n_buckets": conf.get("n_buckets"),
-            "n_hashes": conf.get("n_hashes"),
-        }
+    columns = {c: _column_config(c, conf) for c, conf in config["columns"].items()}
     # The command line wins over the config, which wins over the default.
     if args.random_state is not None:
         noise = _noise(args.random_state)
@@ -295,228 +246,129 @@ def _from_config(args):
         noise = _config_noise(config["random_state"])
     else:
         noise = "secure"
-    missing = config.get("missing", args.missing)
-    return columns, noise, missing
-
-
-def _privatize_config(args):
-    """Return (column configs, noise source, missing) from --config or options."""
-    if args.config:
-        if args.columns:
-            raise ValueError("Give either --config or --columns, not both.")
-        return _from_config(args)
-    if not args.columns:
-        raise ValueError("Give the columns to privatize (--columns) or a --config file.")
-    if args.epsilon is None:
-        raise ValueError("Give the privacy budget --epsilon (or a --config file).")
-    cats = column_values(args.categories, "--categories")
-    sens = column_values(args.sensitive, "--sensitive")
-    extra = (set(cats) | set(sens)) - set(args.columns)
-    if extra:
+    default = config.get("missing", "error")
+    if default not in MISSING_POLICIES:
         raise ValueError(
-            f"--categories/--sensitive name columns {sorted(extra)} "
-            f"that are not in --columns {args.columns}."
+            f"Config 'missing' must be one of {list(MISSING_POLICIES)}, got {default!r}."
         )
-    columns = {
-        c: {
-            "mechanism": args.mechanism,
-            "epsilon": args.epsilon,
-            "categories": cats.get(c),
-            "sensitive": sens.get(c),
-            "theta": args.theta,
-            "n_buckets": args.n_buckets,
-            "n_hashes": args.n_hashes,
-        }
-        for c in args.columns
-    }
-    noise = "secure" if args.random_state is None else _noise(args.random_state)
-    return columns, noise, args.missing
+    return columns, noise, default
 
 
-def _scan(path, columns, chunksize):
-    """One pass over the input: {column: (distinct values, has missing values)}."""
-    values = {c: set() for c in columns}
-    has_missing = dict.fromkeys(columns, False)
-    for chunk in read_chunks(path, list(columns), chunksize, dtype=str):
-        for c in columns:
-            col = chunk[c]
-            has_missing[c] |= bool(col.isna().any())
-            values[c].update(col.dropna().unique().tolist())
-    return {c: (values[c], has_missing[c]) for c in columns}
-
-
-def _csv_missing_markers(path):
-    """Texts a CSV input reads as missing values (none for Parquet)."""
-    if check_input_format(path) != "csv":
-        return frozenset()
-    from pandas._libs.parsers import STR_NA_VALUES
-
-    return frozenset(STR_NA_VALUES)
-
-
-def _typed_columns(columns, args, missing):
-    """Give every column its domain and kind (integer or text), in place.
-
-    Returns {column: (integer, label, all_int)}: ``label`` replaces a missing
-    value (None when the column takes no missing value), ``all_int`` says
-    whether every category is an integer.
-
-    With ``--missing category`` the missing label belongs to the domain of a
-    column whose categories list it (decided in advance), and otherwise of a
-    column that has missing values in the data. Reading that from the data
-    reveals, in the spec, whether each column has missing values: one bit
-    per column, which is warned about like a learned domain.
-    """
-    label = args.missing_label if missing == "category" else None
-    unknown = [c for c, conf in columns.items() if conf["categories"] is None]
-    declared_label = {
-        c
-        for c, conf in columns.items()
-        if label is not None
-        and conf["categories"] is not None
-        and str(label) in {str(v) for v in conf["categories"]}
-    }
-    scanned = [
-        c for c in columns if c in unknown or (label is not None and c not in declared_label)
-    ]
-    seen = _scan(args.input, scanned, args.chunksize) if scanned else {}
-    markers = _csv_missing_markers(args.input)
-    if unknown:
-        warn(
-            "privatize",
-            f"learned the categories of {sorted(unknown)} from the data, which reveals "
-            "which values occur"
-            + (" and whether values are missing" if label is not None else "")
-            + ". Give the public domain with --categories COLUMN=v1,v2 (or "
-            "COLUMN=0..51 for integers) or in the config.",
-        )
-        spaced = {c: sorted(v for v in seen[c][0] if v.strip() != v) for c in unknown if seen[c][0]}
-        spaced = {c: v for c, v in spaced.items() if v}
-        if spaced:
-            warn(
-                "privatize",
-                "values with leading or trailing spaces (or only spaces) are "
-                f"categories of their own: {dict((c, v[:5]) for c, v in spaced.items())}. "
-                "If they mean a missing value or another category, clean the file first.",
-            )
-    inferred = sorted(c for c in scanned if c not in unknown)
-    if inferred:
-        warn(
-            "privatize",
-            f"--missing category: whether {'column' if len(inferred) == 1 else 'columns'} "
-            f"{inferred} {'has' if len(inferred) == 1 else 'have'} missing values "
-            "was read from the data; the label "
-            f"{label!r} is added only to the domain of those that do, and the "
-            "spec shows it (one bit per column, like a learned domain). To fix "
-            "the domains in advance, list the label in the categories of the "
-            f"columns that may have missing values (--categories COLUMN=v1,v2,{label}, "
-            "or in the config).",
-        )
-    kinds = {}
-    for c, conf in columns.items():
-        has_label = label is not None and (c in declared_label or seen.get(c, ((), False))[1])
-        column_label = label if has_label else None
-        if c in unknown:
-            conf["categories"], integer = learned_domain(seen[c][0], column_label)
-        else:
-            text = [v for v in conf["categories"] if isinstance(v, str)]
-            read_as_missing = sorted({v for v in text if v.strip() in markers} - {str(label)})
-            if read_as_missing:
-                raise ValueError(
-                    f"Column {c!r}: the categories {read_as_missing} cannot be read "
-                    f"from a CSV file, which reads {read_as_missing[0]!r} as a missing "
-                    "value (as it does empty fields). Rename the category in the file "
-                    "and in --categories, or give the table as Parquet."
-                )
-            conf["categories"], integer = typed_domain(conf["categories"], column_label)
-        if conf["sensitive"] is not None:
-            conf["sensitive"] = [typed_like(v, integer) for v in conf["sensitive"]]
-        all_int = all(isinstance(v, int) for v in conf["categories"])
-        label_value = None if column_label is None else typed_like(column_label, integer)
-        kinds[c] = (integer, label_value, all_int)
-    return kinds
-
-
-def _rows(index, mask, limit=5):
-    """``"rows 3, 7 and 9"``: data rows counted from 1 after the header."""
-    rows = (np.asarray(index)[np.asarray(mask)] + 1)[:limit].tolist()
-    more = int(np.asarray(mask).sum()) - len(rows)
-    listed = ", ".join(map(str, rows))
-    return f"row{'s' if len(rows) > 1 or more else ''} {listed}" + (
-        f" and {more} more" if more else ""
-    )
-
-
-def _prepare(chunk, kinds, columns):
-    """Values read as text -> each column's kind, missing values labelled.
-
-    Missing values without a label and values outside the domain are errors
-    that name the rows and the option to change.
-    """
+def _param_options(items):
+    """``--param KEY=VALUE`` (repeated) -> {key: value}; a VALUE is JSON, or text."""
     out = {}
-    for c, (integer, label, all_int) in kinds.items():
-        raw = chunk[c]
-        absent = raw.isna()
-        if label is None and absent.any():
-            raise ValueError(
-                f"Column {c!r} has {plural(int(absent.sum()), 'missing value')} "
-                f"({_rows(chunk.index, absent)}: empty fields or blank lines). "
-                "Impute or drop them, or pass --missing category to report them "
-                "as the category '(missing)' (--missing-label sets another)."
-            )
-        values = to_domain_type(raw, integer, label)
-        if integer and not all_int:  # integers and a text label, as text
-            values = values.astype(str).where(values.notna(), None)
-        categories = columns[c]["categories"]
-        allowed = {str(v) for v in categories}
-        bad = ~values.astype(str).isin(allowed)
-        if bad.any():
-            shown = pd.unique(raw[bad].astype(object))[:5].tolist()
-            spaces = any(isinstance(v, str) and v.strip() != v for v in shown)
-            raise ValueError(
-                f"Column {c!r} holds {plural(int(bad.sum()), 'value')} of unknown "
-                f"categories (not among its {len(categories)} categories), e.g. "
-                f"{shown} ({_rows(chunk.index, bad)})"
-                + (" (values are compared exactly, spaces included)" if spaces else "")
-                + f". Its categories: {categories[:10]}{' ...' if len(categories) > 10 else ''}."
-                f" Add the values to the domain (--categories {c}=... or the config), "
-                "or clean the file."
-            )
-        out[c] = values
-    return pd.DataFrame(out, index=chunk.index)
-
-
-def _numbers(chunk, numeric):
-    """Numeric columns (read as text) as floats, with a clear error."""
-    out = {}
-    for c in numeric:
-        values = pd.to_numeric(chunk[c], errors="coerce")
-        bad = values.isna() & chunk[c].notna()
-        if bad.any():
-            raise ValueError(
-                f"Numeric column {c!r} holds values that are not numbers, e.g. "
-                f"{chunk[c][bad].unique()[:3].tolist()}: clean the column or privatize it "
-                "as a categorical column."
-            )
-        out[c] = values.astype(float)
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--param expects NAME=VALUE, e.g. top_k=50; got {item!r}.")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        out[key] = value
     return out
 
 
-def _report_types(reports, columns, kinds):
-    """One type per report column in every chunk (Parquet needs one schema).
+def _bounds_options(items):
+    """``--bounds COL=LOW,HIGH`` (repeated) -> {column: [low, high]}."""
+    out = {}
+    for item in items or []:
+        column, sep, text = item.partition("=")
+        parts = text.split(",")
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            values = None
+        if not sep or not column.strip() or values is None or len(values) != 2:
+            raise ValueError(f"--bounds expects COLUMN=LOW,HIGH, e.g. age=0,120; got {item!r}.")
+        out[column.strip()] = values
+    return out
 
-    A category report of an integer column is int64; with a text label among
-    the integers, the reports are text.
+
+def _from_options(args):
+    if not args.columns:
+        raise ValueError("Give the columns to privatize (--columns) or a --config file.")
+    cats = column_values(args.categories, "--categories")
+    sens = column_values(args.sensitive, "--sensitive")
+    bounds = _bounds_options(args.bounds)
+    extra = (set(cats) | set(sens) | set(bounds)) - set(args.columns)
+    if extra:
+        raise ValueError(
+            f"--categories/--sensitive/--bounds name columns {sorted(extra)} "
+            f"that are not in --columns {args.columns}."
+        )
+    entry, _ = resolve(args.mechanism)
+    shared = _param_options(args.param)
+    for key, value in (
+        ("epsilon", args.epsilon),
+        ("theta", args.theta),
+        ("n_buckets", args.n_buckets),
+        ("n_hashes", args.n_hashes),
+    ):
+        if value is not None:
+            shared[key] = value
+    if "epsilon" not in shared and entry.budgets == (("epsilon",),):
+        raise ValueError("Give the privacy budget --epsilon (or a --config file).")
+    columns = {}
+    for c in args.columns:
+        conf = {"mechanism": args.mechanism, **shared}
+        for key, given in (("categories", cats), ("sensitive", sens), ("bounds", bounds)):
+            if c in given:
+                conf[key] = given[c]
+        columns[c] = _column_config(c, conf)
+    noise = "secure" if args.random_state is None else _noise(args.random_state)
+    return columns, noise, "error"
+
+
+def _missing_options(items):
+    """``--missing`` (repeated): (the policy for every column or None, {column: policy})."""
+    default, per_column = None, {}
+    for item in items or []:
+        column, sep, policy = item.rpartition("=") if "=" in item else ("", "", item)
+        if policy not in MISSING_POLICIES:
+            raise ValueError(
+                f"--missing takes one of {', '.join(MISSING_POLICIES)}, for every column "
+                f"or as COLUMN=POLICY; got {item!r}."
+            )
+        if sep:
+            per_column[column.strip()] = policy
+        else:
+            default = policy
+    return default, per_column
+
+
+def _privatize_config(args):
+    """Return (column configs, noise source) from --config or options.
+
+    Each column's ``"missing"`` is settled: ``--missing COLUMN=POLICY``, else
+    the column's config, else ``--missing POLICY``, else the config's, else
+    ``error``. A policy set for every column applies to the columns whose
+    family takes it (``category`` leaves numeric columns at ``error``).
     """
-    for c, (integer, _, all_int) in kinds.items():
-        if not integer or c not in reports.columns:
-            continue
-        if columns[c]["mechanism"].lower() not in _LABEL_REPORTS:
-            continue
-        if all_int:
-            # nullable under strategy="sample" (missing: another column sampled)
-            reports[c] = reports[c].astype("Int64" if reports[c].isna().any() else "int64")
-    return reports
+    if args.config:
+        if args.columns:
+            raise ValueError("Give either --config or --columns, not both.")
+        columns, noise, config_default = _from_config(args)
+    else:
+        columns, noise, config_default = _from_options(args)
+    default, per_column = _missing_options(args.missing)
+    absent = sorted(set(per_column) - set(columns))
+    if absent:
+        raise ValueError(f"--missing names columns {absent} that are not privatized.")
+    for c, conf in columns.items():
+        family = conf["entry"].family
+        if c in per_column:
+            if per_column[c] not in _POLICIES[family]:
+                raise ValueError(
+                    f"--missing {c}={per_column[c]}: a {family.replace('_', ' ')} column "
+                    f"takes {', '.join(_POLICIES[family])}."
+                )
+            conf["missing"] = per_column[c]
+        elif conf["missing"] is None:
+            general = default if default is not None else config_default
+            conf["missing"] = general if general in _POLICIES[family] else "error"
+    return columns, noise
 
 
 # ------------------------------------------------------------------ command
@@ -543,13 +395,24 @@ def _check_noise(noise):
             ) from None
 
 
-#: The mechanisms whose reports --packed writes as bytes (bit vectors).
-PACKED_MECHANISMS = ("rappor", "urap", "oue", "uoue", "ss", "uss")
+def _build(column, conf, categories=None, sensitive=None, *, noise, packed):
+    """One column's mechanism (unfitted); errors name the column."""
+    params = dict(conf["params"])
+    if conf["entry"].family == CATEGORICAL:
+        params.update(categories=categories, sensitive=sensitive)
+    try:
+        mechanism = make_mechanism(conf["name"], params, random_state=noise)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"column {column!r}: {exc}") from None
+    if packed and conf["entry"].packable:
+        mechanism.set_params(packed_output=True)
+    return mechanism
 
 
-def _make_privatizer(
-    columns, numeric, kinds, noise, missing, missing_label, strategy, packed=False
-):
+def _make_privatizer(columns, numeric, kinds, noise, strategy, packed=False):
+    """The DataFramePrivatizer of the categorical and numeric columns (None if none)."""
+    if not columns and not numeric:
+        return None
     from ..compose import DataFramePrivatizer
 
     # A seed goes to the privatizer, which derives one stream per column; the
@@ -565,50 +428,33 @@ def _make_privatizer(
             # which cannot hold the label); the spec records the typed values.
             categories = [str(v) for v in categories]
             sensitive = None if sensitive is None else [str(v) for v in sensitive]
-        try:
-            if "longitudinal" in conf:
-                mechanisms[c] = _longitudinal_mechanism(
-                    conf["mechanism"], conf["longitudinal"], categories, sensitive, mech_noise
-                )
-                continue
-            mechanisms[c] = make_mechanism(
-                conf["mechanism"],
-                conf["epsilon"],
-                categories,
-                sensitive,
-                conf["theta"],
-                random_state=mech_noise,
-                n_buckets=conf["n_buckets"],
-                n_hashes=conf["n_hashes"],
-            )
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"column {c!r}: {exc}") from None
-        if packed and conf["mechanism"].lower() in PACKED_MECHANISMS:
-            mechanisms[c].set_params(packed_output=True)
+        mechanisms[c] = _build(c, conf, categories, sensitive, noise=mech_noise, packed=packed)
     for c, conf in numeric.items():  # numbers: a public range, no domain to type
-        try:
-            mechanisms[c] = _numeric_mechanisms()[conf["mechanism"]](
-                **conf["numeric"], random_state=mech_noise
-            )
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"column {c!r}: {exc}") from None
-    # Missing values are labelled (or refused) by _prepare already.
-    return DataFramePrivatizer(
-        mechanisms,
-        missing=missing,
-        missing_label=missing_label,
-        random_state=noise,
-        strategy=strategy,
-    )
+        mechanisms[c] = _build(c, conf, noise=mech_noise, packed=False)
+    # Missing values are labelled, imputed or refused by the command already.
+    return DataFramePrivatizer(mechanisms, random_state=noise, strategy=strategy)
 
 
-def _cmd_privatize(args):
-    columns, noise, missing = _privatize_config(args)
-    if missing not in ("error", "category"):
-        raise ValueError(f"missing must be 'error' or 'category', got {missing!r}.")
+def _heavy_mechanisms(heavy, noise):
+    """The open-domain columns' mechanisms (unfitted)."""
+    # A seed is the mechanism's own: its stream is keyed by the column's
+    # name and the call, apart from the privatizer's (spawned) streams.
+    mechanisms = {c: _build(c, conf, noise=noise, packed=False) for c, conf in heavy.items()}
+    for mechanism in mechanisms.values():
+        mechanism.set_output(transform="pandas")  # reports named as the spec says
+    return mechanisms
+
+
+def _split_families(columns):
+    by = {CATEGORICAL: {}, NUMERIC: {}, HEAVY_HITTERS: {}}
+    for c, conf in columns.items():
+        by[conf["entry"].family][c] = conf
+    return by[CATEGORICAL], by[NUMERIC], by[HEAVY_HITTERS]
+
+
+def _check_files(args, spec_path, strategy, heavy):
     # Every check on the files comes before any work, so nothing is written
     # (and nothing is lost) when one fails.
-    spec_path = args.spec_out or default_spec_path(args.output)
     check_outputs(
         {"reports file": args.output, "spec file": spec_path},
         {"input": args.input, "config": args.config, "secrets file": args.user_secrets},
@@ -619,47 +465,58 @@ def _cmd_privatize(args):
             "--packed writes each bit-vector report as bytes, which CSV cannot "
             "hold: give a reports file ending in .parquet (or drop --packed)."
         )
-    if args.packed and _strategy(args) != "split":
+    if args.packed and strategy != "split":
         raise ValueError(
-            f"--packed works with --strategy split only (got {_strategy(args)!r}): "
+            f"--packed works with --strategy split only (got {strategy!r}): "
             "drop --packed or --strategy."
         )
+    if heavy and strategy != "split":
+        raise ValueError(
+            f"Columns {sorted(heavy)} are open-domain (heavy hitters), which report "
+            f"with --strategy split only (got {strategy!r}): privatize them in a "
+            "run of their own, or drop --strategy."
+        )
+
+
+def _cmd_privatize(args):
+    columns, noise = _privatize_config(args)
+    strategy = _strategy(args)
+    spec_path = args.spec_out or default_spec_path(args.output)
+    categorical, numeric, heavy = _split_families(columns)
+    _check_files(args, spec_path, strategy, heavy)
     _check_noise(noise)
-    numeric = {c: conf for c, conf in columns.items() if "numeric" in conf}
-    columns = {c: conf for c, conf in columns.items() if "numeric" not in conf}
-    kinds = _typed_columns(columns, args, missing)
-    priv = _make_privatizer(
-        columns, numeric, kinds, noise, missing, args.missing_label, _strategy(args), args.packed
-    )
-    typed = {c: columns[c]["categories"] for c, k in kinds.items() if k[0]}
-    secrets = _user_secrets(args, columns, numeric, noise)
+    kinds = _columns.typed_columns(categorical, args)
+    priv = _make_privatizer(categorical, numeric, kinds, noise, strategy, args.packed)
+    heavy_mechs = _heavy_mechanisms(heavy, noise)
+    typed = {c: categorical[c]["categories"] for c, k in kinds.items() if k[0]}
+    secrets = _user_secrets(args, columns)
+    imputer, clipped = _columns.Imputer(noise), {}
     # Reports and spec are written as part files and published together.
     with OutputFiles(
         {"reports file": args.output, "spec file": spec_path}, args.overwrite
     ) as files:
         writer = None
-        read = [*columns, *numeric] + ([args.user_id] if secrets is not None else [])
+        read = list(columns) + ([args.user_id] if secrets is not None else [])
         chunks = read_chunks(args.input, read, args.chunksize, dtype=str)
-        for chunk in progress(chunks, not args.no_progress, "privatize"):
+        for call, chunk in enumerate(progress(chunks, not args.no_progress, "privatize")):
             if len(chunk) == 0:
                 continue
-            params = {}
+            row_secrets = None
             if secrets is not None:  # matched by user id; never written
-                params["user_secrets"] = secrets_of_rows(
-                    chunk[args.user_id], *secrets, args.user_secrets
-                )
-            chunk = _prepare(chunk, kinds, columns).assign(**_numbers(chunk, numeric))
+                row_secrets = secrets_of_rows(chunk[args.user_id], *secrets, args.user_secrets)
+            table = _columns.prepare(chunk, kinds, categorical, imputer, call).assign(
+                **_columns.numbers(chunk, numeric, imputer, call, clipped)
+            )
+            items = _columns.items(chunk, heavy, args.missing_label)
             if writer is None:
-                try:
-                    priv.fit(chunk)
-                except TypeError as exc:  # a wrong parameter type in a config
-                    raise ValueError(str(exc)) from None
-                document = _spec_document(priv, files[spec_path], typed)
+                _fit(priv, table, heavy_mechs, items)
+                document = _spec_document(priv, heavy_mechs, files[spec_path], typed, columns)
                 digest = canonical_digest(document)
                 writer = TableWriter(
                     args.output, files[args.output], metadata={PARQUET_SPEC_KEY: digest}
                 )
-            writer.write(_report_types(priv.transform(chunk, **params), columns, kinds))
+            reports = _transform(priv, table, heavy_mechs, items, row_secrets, columns)
+            writer.write(_columns.report_types(reports, _fitted(priv), kinds))
         if writer is None:
             raise ValueError(f"Input file {str(args.input)!r} has no rows.")
         document["reports"] = {
@@ -672,39 +529,197 @@ def _cmd_privatize(args):
         }
         with open(files[spec_path], "w", encoding="utf-8") as fh:
             json.dump(document, fh, indent=2)
+    _report_clipping(clipped, numeric)
+    _report_imputed(imputer.counts, columns)
+    summary, lines = budget_lines(priv, heavy_mechs)
     print(
-        f"privatized {plural(writer.n_rows, 'row')} x "
-        f"{plural(len(columns) + len(numeric), 'column')} -> {args.output}; "
-        f"spec -> {spec_path} (each person spends epsilon = "
-        f"{priv.epsilon_spent_:g} in total)"
+        f"privatized {plural(writer.n_rows, 'row')} x {plural(len(columns), 'column')} "
+        f"-> {args.output}; spec -> {spec_path} ({summary})"
     )
+    for line in lines:
+        print(line)
     return 0
 
 
-def _user_secrets(args, columns, numeric, noise):
+def _fitted(priv):
+    return {} if priv is None else priv.mechanisms_
+
+
+def _fit(priv, table, heavy_mechs, items):
+    """Fit every mechanism on the first chunk (nothing is learned but checks)."""
+    from ..exceptions import ClippingWarning
+
+    with _ignoring(ClippingWarning):  # counted by the command, said once
+        try:
+            if priv is not None:
+                priv.fit(table)
+            for c, mech in heavy_mechs.items():
+                mech.fit(items[c].to_frame())
+        except TypeError as exc:  # a wrong parameter type in a config
+            raise ValueError(str(exc)) from None
+
+
+def _transform(priv, table, heavy_mechs, items, row_secrets, columns):
+    """The reports of one chunk, the columns in the order of the config."""
+    from ..exceptions import ClippingWarning
+
+    parts, last = {}, []
+    with _ignoring(ClippingWarning):
+        if priv is not None:
+            params = {} if row_secrets is None else {"user_secrets": row_secrets}
+            reports = priv.transform(table, **params)
+            for c in priv.mechanisms_:
+                parts[c] = reports[priv.report_columns(c)]
+            if priv.sampled_column in reports.columns:  # strategy="sample": who sent what
+                last.append(reports[[priv.sampled_column]])
+    for c, mech in heavy_mechs.items():
+        params = {"user_secrets": row_secrets} if columns[c]["entry"].memoized else {}
+        frame = mech.transform(items[c].to_frame(), **params)
+        frame.attrs = {}
+        frame.index = items[c].index
+        parts[c] = frame
+    frame = pd.concat([parts[c] for c in columns] + last, axis=1)
+    frame.attrs = {}
+    return frame
+
+
+@contextlib.contextmanager
+def _ignoring(category):
+    """Silence one warning category (one the command counts and says itself)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category)
+        yield
+
+
+def _report_clipping(clipped, numeric):
+    for c, (below, above) in clipped.items():
+        if below or above:
+            low, high = numeric[c]["params"]["bounds"]
+            warn(
+                "privatize",
+                f"{plural(below + above, 'value')} of column {c!r} lie outside its "
+                f"bounds [{low:g}, {high:g}] and were clipped to them ({below} below, "
+                f"{above} above). Widen the bounds if they are valid data: the bounds "
+                "are public and fixed before collection, never learned from it.",
+            )
+
+
+def _report_imputed(counts, columns):
+    for c, n in counts.items():
+        where = (
+            "the column's public bounds"
+            if columns[c]["entry"].family == NUMERIC
+            else "the column's categories"
+        )
+        warn(
+            "privatize",
+            f"column {c!r}: {plural(n, 'missing value')} imputed (--missing impute), "
+            f"each drawn uniformly from {where} and privatized like any value. The "
+            "collector's estimate is then a mixture of the true distribution and the "
+            "uniform one in the share of missing values (the spec records the policy, "
+            "not the count).",
+        )
+
+
+def budget_lines(priv, heavy_mechs):
+    """What each person spends, per round and over rounds (the summary's end).
+
+    Parameters
+    ----------
+    priv : DataFramePrivatizer or None
+        Fitted (the categorical and numeric columns).
+    heavy_mechs : dict of {str: fitted open-domain mechanism}
+
+    Returns
+    -------
+    summary : str
+        The end of the summary's line, e.g. ``"each person spends epsilon =
+        1.5 in total"``.
+    lines : list of str
+        With memoized columns, their budgets over rounds: each one's, and
+        the bound of all rounds (or which columns spend afresh each round).
+    """
+    per_round = 0.0 if priv is None else float(priv.epsilon_spent_)
+    per_round += sum(float(m.epsilon_spent_) for m in heavy_mechs.values())
+    memo = _memoized_budgets(priv, heavy_mechs)
+    if not memo:
+        return f"each person spends epsilon = {per_round:g} in total", []
+    lines = [f"  {c}: {text}" for c, text in memo.items() if text is not None]
+    fresh = [c for c, text in memo.items() if text is None]
+    total = 0.0 if priv is None else float(priv.epsilon_perm_spent_)
+    total += sum(_permanent(m) for m in heavy_mechs.values())
+    rounds = 10
+    exposure = (0.0 if priv is None else float(priv.exposure(rounds))) + sum(
+        float(m.exposure(rounds)) if hasattr(m, "exposure") else rounds * m.epsilon_spent_
+        for m in heavy_mechs.values()
+    )
+    if np.isfinite(total):
+        lines.append(
+            f"over rounds of the same values each person spends at most epsilon = "
+            f"{total:g} in all (after {rounds} rounds: {exposure:g}); a value that "
+            "changes spends its column's permanent budget again"
+        )
+    else:
+        lines.append(
+            f"columns {fresh} report afresh in every round, so their budgets add up "
+            f"round after round (after {rounds} rounds each person has spent "
+            f"{exposure:g}); the memoized columns' stay bounded, as above"
+        )
+    return f"each person spends epsilon = {per_round:g} per round", lines
+
+
+def _permanent(mech):
+    return float(getattr(mech, "epsilon_permanent_", np.inf))
+
+
+def _memoized_budgets(priv, heavy_mechs):
+    """{column: its budgets over rounds as text (None: fresh every round)}, or {}."""
+    from ..mechanisms._memo import is_memoized
+
+    mechanisms = {**_fitted(priv), **heavy_mechs}
+    texts = {}
+    for c, mech in mechanisms.items():
+        if is_memoized(mech):  # the memoization protocol's two budgets
+            name = mech.channel_.name
+            texts[c] = (
+                f"{name}, epsilon_1 = {mech.epsilon_:g} per report, at most "
+                f"epsilon_perm = {mech.epsilon_permanent_:g} over all rounds of a value"
+            )
+        else:
+            texts[c] = None
+    if all(t is None for t in texts.values()):
+        return {}
+    return texts
+
+
+def _user_secrets(args, columns):
     """The users' secrets (ids, secrets) of --user-secrets, checked; or None."""
-    memoized = sorted(c for c, conf in columns.items() if "longitudinal" in conf)
+    memoized = sorted(c for c, conf in columns.items() if conf["entry"].memoized)
     if (args.user_secrets is None) != (args.user_id is None):
         raise ValueError(
             "--user-secrets FILE and --user-id COLUMN go together: the secret of each "
             "row is the one FILE lists for the row's user id."
         )
     if args.user_secrets is None:
-        if memoized and not isinstance(noise, numbers.Integral):
+        if memoized:
+            # Also with a seed: its simulated users are the rows of one call,
+            # so the rows of every chunk would be the same users.
             raise ValueError(
-                f"Columns {memoized} use memoized (longitudinal) mechanisms, which "
-                "need one secret per user, kept for every round: pass "
-                "--user-secrets FILE --user-id COLUMN (make FILE once with "
-                "'sklearn-uldp secrets INPUT --user-id COLUMN -o FILE')."
+                f"Columns {memoized} use memoized mechanisms, which need one secret "
+                "per user, kept for every round: pass --user-secrets FILE --user-id "
+                "COLUMN (make FILE once with 'sklearn-uldp secrets INPUT --user-id "
+                "COLUMN -o FILE')."
             )
         return None
     if not memoized:
+        from ._names import mechanism_table
+
+        kinds = ", ".join(n for n, e in mechanism_table().items() if e.memoized)
         raise ValueError(
-            "--user-secrets is for memoized (longitudinal) mechanisms (lgrr, lue, "
-            "loloha, dbitflip, ulrr, ulrap in the config), and no column uses one: "
-            "drop --user-secrets, or configure such a mechanism."
+            f"--user-secrets is for memoized mechanisms ({kinds}), and no column uses "
+            "one: drop --user-secrets, or configure such a mechanism."
         )
-    if args.user_id in columns or args.user_id in numeric:
+    if args.user_id in columns:
         raise ValueError(
             f"--user-id {args.user_id!r} is a privatized column; the user id only "
             "matches rows to secrets and is never privatized nor written."
@@ -712,22 +727,45 @@ def _user_secrets(args, columns, numeric, noise):
     return load_user_secrets(args.user_secrets, args.user_id, args.chunksize)
 
 
-def _spec_document(priv, path, typed):
-    """The privatizer's spec, integer columns as integers (without "reports").
+def _spec_document(priv, heavy_mechs, path, typed, columns):
+    """The spec of every column, integer columns as integers (without "reports").
 
     ``estimate`` recomputes its digest (:func:`canonical_digest`) and
     compares it with the one recorded with the reports: an edited spec
-    (another epsilon, other categories) is refused, not used.
+    (another epsilon, other categories) is refused, not used. Columns whose
+    missing values are imputed are listed under ``"missing"`` (the policy,
+    decided before collection; never a count).
     """
-    priv.save_spec(path)
-    with open(path, encoding="utf-8") as fh:
-        document = json.load(fh)
+    if priv is not None:
+        priv.save_spec(path)
+        with open(path, encoding="utf-8") as fh:
+            document = json.load(fh)
+    else:
+        from ..compose._dataframe import SPEC_FORMAT
+
+        document = {
+            "format": SPEC_FORMAT,
+            "version": 1,
+            "epsilon_per_person": 0.0,
+            "columns": {},
+            "report_columns": {},
+        }
+    for c, mech in heavy_mechs.items():
+        document["columns"][c] = mech.spec()
+        document["report_columns"][c] = [str(n) for n in mech.get_feature_names_out([c])]
+        document["epsilon_per_person"] += float(mech.epsilon_spent_)
+    order = list(columns)
+    document["columns"] = {c: document["columns"][c] for c in order}
+    document["report_columns"] = {c: document["report_columns"][c] for c in order}
     # Integer columns: integers in the spec (and the label, if any), in the
     # order the mechanism used.
     for c, categories in typed.items():
         entry = document["columns"][c]
         if [str(v) for v in entry["categories"]] == [str(v) for v in categories]:
             entry["categories"] = categories
+    imputed = {c: "impute" for c, conf in columns.items() if conf["missing"] == "impute"}
+    if imputed:
+        document["missing"] = imputed
     return document
 
 
@@ -738,20 +776,25 @@ def register(subparsers):
         subparsers,
         "privatize",
         _cmd_privatize,
-        help="privatize columns of a CSV/Parquet table (client side)",
         description=(
             "Privatize columns of a CSV or Parquet table, one mechanism per column, "
             "with independent randomness per column and per chunk. Writes the "
             "reports (CSV or Parquet) and the public spec (JSON) a collector needs "
             "for 'sklearn-uldp estimate'. Each person spends the sum of the "
-            "columns' epsilons (sequential composition). Mechanisms: rr, urr, "
-            "rappor, urap, oue, uoue, olh, blh (local hashing), ss (subset "
-            "selection), cms, hcms (count-mean sketches), uss, uhr "
-            "(utility-optimized subset selection and Hadamard response). A "
-            "bit-vector mechanism (rappor, urap, oue, uoue, ss, uss) writes one "
-            "report column per category (one column of bytes with --packed), cms "
-            "one hash-index column then one per bucket; the others one column. An "
-            "existing file is replaced only with --overwrite, and an input file never."
+            "columns' epsilons (sequential composition); memoized columns bound "
+            "what repeated rounds spend (the summary says how much). Mechanisms, "
+            "by the names of their specs: categorical rr, urr, rappor, urap, olh, "
+            "blh, ss, uss, cms, hcms, hr, hlhr, ubd, binary_optimal; memoized "
+            "(several rounds, with --user-secrets) lgrr, lue, loloha, dbitflip, "
+            "ulrr, ulrap; numeric (with --bounds) duchi, piecewise, hybrid, "
+            "square_wave, uobm; open-domain text (heavy hitters) pem, treehist, "
+            "bloom_rappor, uldp_heavy_hitters. The earlier names oue, uoue and "
+            "uhr are accepted (rappor and urap with theta 0.5, hlhr). A bit-vector "
+            "mechanism writes one report column per category (one column of bytes "
+            "with --packed), cms one hash-index column then one per bucket; the "
+            "others one column (two for uldp_heavy_hitters, one per Bloom bit plus "
+            "the cohort for bloom_rappor). An existing file is replaced only with "
+            "--overwrite, and an input file never."
         ),
     )
     p.add_argument("input", help="input table (.csv, or .parquet with pyarrow)")
@@ -769,24 +812,34 @@ def register(subparsers):
     p.add_argument(
         "--config",
         metavar="JSON",
-        help='JSON config {"columns": {COL: {"mechanism", "epsilon", "categories", '
-        '"sensitive", "theta", "n_buckets", "n_hashes"}}, "random_state": ..., '
-        '"missing": ...} instead of --columns and the options below; a numeric '
-        'column: {"mechanism": "hybrid" (or duchi, piecewise, square_wave, uobm), '
-        '"epsilon", "bounds": [LOW, HIGH]}',
+        help='JSON config {"columns": {COL: {"mechanism": NAME, PARAMETER: VALUE, ..., '
+        '"missing": POLICY}}, "random_state": ..., "missing": ..., "strategy": ...} '
+        "instead of --columns and the options below; a column takes its "
+        "mechanism's parameters (the budget epsilon, or epsilon_perm and epsilon_1, "
+        '..., "categories", "sensitive", "bounds" for a numeric column, "top_k" '
+        'or "max_bytes" for heavy hitters, ...)',
     )
     p.add_argument("--columns", nargs="+", metavar="COL", help="columns to privatize")
     p.add_argument(
         "--mechanism",
-        choices=MECHANISMS,
+        choices=NameChoices(),
         default="urr",
-        help="mechanism of every column given with --columns",
+        metavar="NAME",
+        help="mechanism of every column given with --columns (a spec name, see above)",
     )
     p.add_argument(
         "--epsilon",
         type=positive_float,
         metavar="EPS",
         help="budget of each column's report",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="another parameter of the mechanism, for every column (repeat per "
+        "parameter; VALUE is JSON or text), e.g. --param top_k=50, --param "
+        "epsilon_perm=2 --param epsilon_1=1",
     )
     p.add_argument(
         "--theta",
@@ -824,12 +877,18 @@ def register(subparsers):
         metavar="COL=v1,v2",
         help="sensitive values of a column (repeat per column; ranges LOW..HIGH too)",
     )
-    add_missing_options(p)
+    p.add_argument(
+        "--bounds",
+        action="append",
+        metavar="COL=LOW,HIGH",
+        help="public range of a numeric column (repeat per column), e.g. age=0,120",
+    )
+    add_missing_options(p, per_column=True)
     p.add_argument(
         "--packed",
         action="store_true",
-        help="write the reports of bit-vector mechanisms (rappor, urap, oue, uoue, "
-        "ss, uss) packed: one binary column per input column, ceil(k / 8) bytes a "
+        help="write the reports of bit-vector mechanisms (rappor, urap, ss, uss, "
+        "ubd) packed: one binary column per input column, ceil(k / 8) bytes a "
         "report, bit j of a report in bit j %% 8 of its byte j // 8 (Parquet only; "
         "'estimate' reads them as they are)",
     )
@@ -846,8 +905,8 @@ def register(subparsers):
     p.add_argument(
         "--user-secrets",
         metavar="FILE",
-        help="the users' secrets of memoized (longitudinal) mechanisms: a table with "
-        "the --user-id column and a 'secret' column (hex), made once with "
+        help="the users' secrets of memoized mechanisms: a table with the "
+        "--user-id column and a 'secret' column (hex), made once with "
         "'sklearn-uldp secrets' and reused in every round; read, never written",
     )
     p.add_argument(

@@ -13,8 +13,6 @@ import warnings
 import pandas as pd
 
 from ._common import (
-    MECHANISMS,
-    UTILITY_MECHANISMS,
     add_command,
     add_common_options,
     add_missing_options,
@@ -23,6 +21,7 @@ from ._common import (
     plural,
     positive_float,
     positive_int,
+    rows_of,
     seed_arg,
     theta_arg,
 )
@@ -33,6 +32,7 @@ from ._io import (
     check_plot_output,
     read_chunks,
 )
+from ._names import CATEGORICAL, NUMERIC, NameChoices, resolve
 from ._values import (
     learned_domain,
     split_values,
@@ -44,12 +44,22 @@ from ._values import (
 __all__ = ["register"]
 
 
+def _families(names):
+    """The mechanisms' family (all categorical or all numeric), checked."""
+    entries = {name: resolve(name)[0] for name in names}
+    families = {e.family for e in entries.values()}
+    if not families <= {CATEGORICAL, NUMERIC} or len(families) > 1:
+        raise ValueError(
+            "search compares mechanisms of one family: categorical ones (rr, urr, urap, "
+            "...) on a column of categories, or numeric ones (duchi, piecewise, hybrid, "
+            "uobm, square_wave) on a column of numbers; got "
+            + ", ".join(f"{n} ({e.family.replace('_', ' ')})" for n, e in entries.items())
+            + ". Heavy hitters have no search yet: compare them with privatize and estimate."
+        )
+    return families.pop(), entries
+
+
 def _cmd_search(args):
-    from sklearn.pipeline import Pipeline
-
-    from ..estimators import EmpiricalEstimator
-    from ..model_selection import PrivacyUtilitySearchCV
-
     check_outputs(
         {"results file": args.output, "plot": args.plot},
         {"input": args.input},
@@ -57,19 +67,68 @@ def _cmd_search(args):
     )
     check_csv_output(args.output, "results file")
     check_plot_output(args.plot)
+    family, _ = _families(args.mechanisms)
     frames = list(read_chunks(args.input, [args.column], args.chunksize, dtype=str))
     data = pd.concat(frames, ignore_index=True)[args.column]
     if len(data) == 0:
         raise ValueError(f"Input file {str(args.input)!r} has no rows.")
+    if family == NUMERIC:
+        search = _numeric_search(args, data)
+    else:
+        search = _categorical_search(args, data)
+    _report(args, search)
+    return plot_written(args)
+
+
+def _run_search(args, model, grid, X):
+    from ..model_selection import PrivacyUtilitySearchCV
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return PrivacyUtilitySearchCV(
+            model,
+            grid,
+            scoring=args.scoring,
+            n_repeats=args.n_repeats,
+            target=args.target,
+            n_jobs=args.n_jobs,
+            verbose=0 if args.no_progress else 1,
+            random_state=args.random_state,
+        ).fit(X)
+
+
+def _epsilon_mechanisms(names):
+    """The mechanisms, which must take one budget ``epsilon`` (the search varies it)."""
+    others = [n for n in names if resolve(n)[0].budgets != (("epsilon",),)]
+    if others:
+        raise ValueError(
+            f"search varies one budget, epsilon; {others} take "
+            + "; ".join(" and ".join(resolve(n)[0].budgets[0]) for n in others)
+            + ". Compare them with privatize and estimate."
+        )
+
+
+def _categorical_search(args, data):
+    from sklearn.pipeline import Pipeline
+
+    from ..estimators import EmpiricalEstimator
+
+    _epsilon_mechanisms(args.mechanisms)
     absent = data.isna()
     label = None
     if absent.any():
         if args.missing == "error":
             raise ValueError(
                 f"Column {args.column!r} has "
-                f"{plural(int(absent.sum()), 'missing value')} (empty fields or "
-                "blank lines). Impute or drop them, or pass --missing category to "
-                "study them as the category '(missing)' (--missing-label sets another)."
+                f"{plural(int(absent.sum()), 'missing value')} ({rows_of(data.index, absent)}: "
+                "empty fields or blank lines). Impute or drop them, or pass --missing "
+                "category to study them as the category '(missing)' (--missing-label "
+                "sets another)."
+            )
+        if args.missing == "impute":
+            raise ValueError(
+                "--missing impute is for numeric columns in search (a simulation on the "
+                "true values): pass --missing category, or clean the column."
             )
         label = args.missing_label
     if args.categories:
@@ -89,19 +148,21 @@ def _cmd_search(args):
     if unknown.any():
         raise ValueError(
             f"Column {args.column!r} holds {plural(int(unknown.sum()), 'value')} that "
-            f"are not among the categories given with --categories, e.g. "
-            f"{pd.unique(data[unknown].astype(object))[:5].tolist()}: add them to "
-            "--categories, or clean the file."
+            f"are not among the categories given with --categories "
+            f"({rows_of(data.index, unknown)}): add them to --categories, or clean the file."
         )
     sensitive = None
     if args.sensitive:
         sensitive = [typed_like(v, integer) for v in split_values(args.sensitive, "--sensitive")]
     mechs = []
     for name in args.mechanisms:
-        utility = name in UTILITY_MECHANISMS
+        utility = resolve(name)[0].utility_optimized
         if utility and not sensitive:
             raise ValueError(f"Mechanism {name!r} needs --sensitive v1,v2.")
-        mechs.append(make_mechanism(name, 1.0, categories, sensitive if utility else None))
+        params = {"epsilon": 1.0, "categories": categories}
+        if utility:
+            params["sensitive"] = sensitive
+        mechs.append(make_mechanism(name, params))
     grid = {"mechanism": mechs, "mechanism__epsilon": list(args.epsilon)}
     if args.theta:
         with_theta = [m for m in mechs if "theta" in m.get_params()]
@@ -125,18 +186,83 @@ def _cmd_search(args):
             ("estimator", EmpiricalEstimator(projection="simplex")),
         ]
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        search = PrivacyUtilitySearchCV(
-            pipe,
-            grid,
-            scoring=args.scoring,
-            n_repeats=args.n_repeats,
-            target=args.target,
-            n_jobs=args.n_jobs,
-            verbose=0 if args.no_progress else 1,
-            random_state=args.random_state,
-        ).fit(data.to_numpy(dtype=object).reshape(-1, 1))
+    return _run_search(args, pipe, grid, data.to_numpy(dtype=object).reshape(-1, 1))
+
+
+def _numeric_search(args, data):
+    """Numeric mechanisms: the error of the mean (Square Wave: of the distribution)."""
+    from sklearn.pipeline import Pipeline
+
+    from ..numeric import MeanEstimator, SquareWave, SquareWaveEstimator
+
+    _epsilon_mechanisms(args.mechanisms)
+    if args.bounds is None:
+        raise ValueError(
+            "Numeric mechanisms need the column's public range: pass --bounds LOW,HIGH "
+            "(values outside are clipped)."
+        )
+    for option in ("categories", "sensitive", "theta"):
+        if getattr(args, option):
+            raise ValueError(
+                f"--{option} is for categorical mechanisms; numeric ones take --bounds "
+                "(and uobm its sensitive ranges in a privatize config)."
+            )
+    values = pd.to_numeric(data, errors="coerce")
+    bad = values.isna() & data.notna()
+    if bad.any():
+        raise ValueError(
+            f"Numeric column {args.column!r} holds {plural(int(bad.sum()), 'value')} that "
+            f"are not numbers ({rows_of(data.index, bad)}): clean the column, or search "
+            "categorical mechanisms."
+        )
+    absent = data.isna().to_numpy()
+    values = values.to_numpy(dtype=float, copy=True)
+    if absent.any():
+        if args.missing != "impute":
+            raise ValueError(
+                f"Column {args.column!r} has {plural(int(absent.sum()), 'missing value')} "
+                f"({rows_of(data.index, absent)}: empty fields or blank lines). Clean the "
+                "column, or pass --missing impute to draw them uniformly from --bounds."
+            )
+        from ..utils._random import check_random_generator
+
+        rng = check_random_generator(args.random_state)
+        values[absent] = rng.uniform(args.bounds[0], args.bounds[1], size=int(absent.sum()))
+    mechs = [
+        make_mechanism(n, {"epsilon": 1.0, "bounds": list(args.bounds)}) for n in args.mechanisms
+    ]
+    distribution = [m for m in mechs if isinstance(m, SquareWave)]
+    if distribution and len(distribution) != len(mechs):
+        raise ValueError(
+            "square_wave estimates a distribution and the other numeric mechanisms a "
+            "mean: their losses do not compare. Search them in separate runs."
+        )
+    grid = [
+        {
+            "mechanism": [m],
+            "estimator": [SquareWaveEstimator() if distribution else MeanEstimator()],
+            "mechanism__epsilon": list(args.epsilon),
+        }
+        for m in mechs
+    ]
+    model = Pipeline([("mechanism", mechs[0]), ("estimator", grid[0]["estimator"][0])])
+    return _run_search(args, model, grid, values.reshape(-1, 1))
+
+
+def _bounds_arg(text):
+    """``argparse`` type of ``search --bounds``: LOW,HIGH."""
+    import argparse
+
+    try:
+        low, high = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH, e.g. 0,120; got {text!r}") from None
+    if not low < high:
+        raise argparse.ArgumentTypeError(f"expected LOW < HIGH, got {text!r}")
+    return low, high
+
+
+def _report(args, search):
     res = search.cv_results_
     with OutputFiles({"results file": args.output, "plot": args.plot}, args.overwrite) as files:
         if args.output:
@@ -163,7 +289,6 @@ def _cmd_search(args):
                 f"smallest epsilon reaching {search.scoring_name_} <= {args.target}: "
                 f"{search.target_epsilon_:g} ({label})"
             )
-    return plot_written(args)
 
 
 def _plot_search(search, part, path):
@@ -181,10 +306,10 @@ def register(subparsers):
         subparsers,
         "search",
         _cmd_search,
-        help="privacy/utility search on a column (simulation)",
         description=(
             "Privatize a column repeatedly with each mechanism, theta and epsilon, "
-            "estimate its distribution and measure the loss to the true one: the "
+            "estimate its distribution (numeric mechanisms: its mean; Square Wave: "
+            "its distribution over bins) and measure the loss to the true one: the "
             "most accurate mechanism at each epsilon, the smallest epsilon "
             "reaching --target, and the whole curve (--output, --plot)."
         ),
@@ -205,10 +330,19 @@ def register(subparsers):
     s.add_argument(
         "--mechanisms",
         nargs="+",
-        choices=MECHANISMS,
+        choices=NameChoices(),
         default=["urr", "urap"],
         metavar="NAME",
-        help=f"mechanisms to compare, among {', '.join(MECHANISMS)} (default: urr urap)",
+        help="mechanisms to compare, by the names of their specs, all categorical "
+        "(rr, urr, rappor, urap, olh, blh, ss, uss, cms, hcms, hr, hlhr, ubd, dbitflip; "
+        "oue, uoue, uhr too) or all numeric (duchi, piecewise, hybrid, uobm; or "
+        "square_wave alone, whose distribution is scored) (default: urr urap)",
+    )
+    s.add_argument(
+        "--bounds",
+        type=_bounds_arg,
+        metavar="LOW,HIGH",
+        help="public range of a numeric column (needed by the numeric mechanisms)",
     )
     s.add_argument(
         "--epsilon",

@@ -110,7 +110,7 @@ def load_user_secrets(path, id_column, chunksize):
     if dup.any():
         raise ValueError(
             f"The secrets file {str(path)!r} lists some users twice in {id_column!r} "
-            f"({_rows(dup)}, e.g. {ids[dup].iloc[0]!r}): one secret per user."
+            f"({_rows(dup)}): one secret per user."
         )
     secrets = hex_secrets(table[SECRET_COLUMN], f"secrets file {str(path)!r}")
     from ..utils._secrets import check_user_secrets
@@ -124,10 +124,9 @@ def secrets_of_rows(ids, known, secrets, path):
     where = known.get_indexer(pd.Index(ids.astype(object).where(ids.notna(), None)))
     absent = where < 0
     if absent.any():
-        shown = pd.unique(ids[absent].astype(object))[:3].tolist()
         raise ValueError(
             f"{plural(int(absent.sum()), 'row')} of the input ({_rows(absent)}) belong "
-            f"to users without a secret in {str(path)!r}, e.g. {shown}. Add secrets "
+            f"to users without a secret in {str(path)!r}. Add secrets "
             f"for new users with 'sklearn-uldp secrets INPUT --user-id COLUMN -o "
             f"{os.fspath(path)} --add' (existing secrets are kept)."
         )
@@ -207,7 +206,6 @@ def register(subparsers):
         subparsers,
         "secrets",
         _cmd_secrets,
-        help="make the per-user secrets of memoized (longitudinal) mechanisms",
         description=(
             "Write one fresh secret per distinct user id of a table (random bytes "
             "from the operating system, as hex text), for 'privatize --user-secrets "

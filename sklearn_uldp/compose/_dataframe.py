@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,33 +19,31 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.validation import check_is_fitted
 
+from ..estimators._table import SPEC_FORMAT, TableSpec, estimate_columns, load_spec
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, BaseMechanism
-from ..mechanisms._channel import Channel
-from ..mechanisms._memo import MEMO_VERSION, SecretDraws, is_memoized
-from ..mechanisms._reports import attach_channel, is_packed_frame
-from ..numeric._base import BaseNumericMechanism
-from ..numeric._estimator_base import NumericEstimatorBase
+from ..mechanisms._base import RANDOM_STATE_CONSTRAINT, BaseMechanism
+from ..parallel import _privatizer as _dask
+from ..parallel._partitions import SAMPLED_COLUMN_ATTR
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, TransformOutput
-from ..utils._validation import is_missing, validate_params_with_hints
+from . import _memoized as _memo
 from . import _strategies
+from . import _table_input as _input
 
 __all__ = ["DataFramePrivatizer", "load_spec", "CHANNELS_ATTR", "SPEC_FORMAT"]
 
 _PrivatizerT = TypeVar("_PrivatizerT", bound="DataFramePrivatizer")
 
-#: Marker of a multi-column spec file (:meth:`DataFramePrivatizer.save_spec`).
-SPEC_FORMAT = "sklearn-uldp-spec"
+#: Under a sampling strategy, a call's sampled indices come from the
+#: privatizer's own stream unless a Dask partition gives its seed.
+_OWN_STREAM = object()
 
 #: Key of ``DataFrame.attrs`` holding ``{name: spec dict}`` on privatized
 #: frames (plain JSON, so ``to_parquet`` keeps it in the file's metadata).
 CHANNELS_ATTR = "sklearn_uldp_specs"
 
-_AUTO_DOMAIN = "categories='auto' learns the domain from the private data"
-
-#: What may privatize a column: a categorical or a numeric mechanism.
-_MECHANISMS = (BaseMechanism, BaseNumericMechanism)
+_AUTO_DOMAIN = _input.AUTO_DOMAIN
+_MECHANISMS = _input.MECHANISMS
 
 # ColumnTransformer reads ``force_int_remainder_cols`` in scikit-learn 1.6-1.8
 # (a parameter there, deprecated in 1.7 with the value "deprecated" meaning
@@ -55,92 +52,18 @@ _SK_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
 _FORCE_INT_REMAINDER_COLS = False if _SK_VERSION < (1, 7) else "deprecated"
 
 
-def _numeric_names(transformers):
-    """Names of the entries privatized by a numeric mechanism."""
-    return {name for name, mech, _ in transformers if isinstance(mech, BaseNumericMechanism)}
-
-
-def _numeric_estimate(part, channel, estimator, name):
-    """The estimate of a numeric column: its mean (and interval) for the
-    mean mechanisms, its distribution over bins for Square Wave."""
-    from ..numeric import MeanEstimator, SquareWaveEstimator
-
-    if getattr(channel, "unbiased_reports", False):
-        est = estimator if isinstance(estimator, MeanEstimator) else MeanEstimator()
-        est = clone(est).fit(part)
-        low, high = est.confidence_interval()
-        return pd.Series(
-            {
-                "mean": est.mean_,
-                "standard_error": est.standard_error_,
-                "ci_low": low,
-                "ci_high": high,
-                "n_reports": est.n_reports_,
-            },
-            name=name,
-        )
-    est = estimator if isinstance(estimator, SquareWaveEstimator) else SquareWaveEstimator()
-    est = clone(est).fit(part)
-    edges = est.bin_edges_
-    return pd.Series(
-        est.distribution_,
-        index=pd.Index(0.5 * (edges[:-1] + edges[1:]), name=name),
-        name="estimate",
-    )
-
-
-#: Whether a mechanism memoizes its reports (the memoization protocol).
-_memoizes = is_memoized
-
-
-class _MemoKeys:
-    """One call's user keys: each memoized column's, derived on demand.
-
-    Lives for one ``transform`` call and is never stored nor pickled (the
-    keys inside refuse it).
-    """
-
-    __slots__ = ("keys", "names", "_columns")
-
-    #: Domain-separation label of a column's keys (the column's name follows).
-    COLUMN_LABEL = "sklearn_uldp.DataFramePrivatizer.v1|column|"
-    #: Context of a column's score in the memoized sampling (its name follows),
-    #: versioned with every memo context (MEMO_VERSION).
-    SAMPLED_LABEL = f"sklearn_uldp.DataFramePrivatizer.{MEMO_VERSION}|sampled attribute score|"
-
-    def __init__(self, keys, names):
-        self.keys, self.names, self._columns = keys, list(names), {}
-
-    def column(self, name):
-        """The keys of a memoized column: independent of every other column's."""
-        from ..utils._secrets import derive_user_keys
-
-        if name not in self._columns:
-            self._columns[name] = derive_user_keys(self.keys, self.COLUMN_LABEL + name)
-        return self._columns[name]
-
-    def sampled(self, names):
-        """Each user's sampled column among ``names`` (uniform, memoized).
-
-        Rendezvous selection: every column gets a keyed score per user, from
-        its name alone, and the highest wins. Reordering the columns moves no
-        user, and adding a column moves only the users it wins (about one in
-        d + 1), each to the new column: an index drawn among the ordered
-        names would move about half the users between old columns, and each
-        such user spends a second column's permanent budget.
-        """
-        draws = SecretDraws(self.keys, lambda name: self.SAMPLED_LABEL + json.dumps(str(name)))
-        scores = [draws.uniforms(name, 0, 1)[:, 0] for name in names]
-        return np.argmax(np.column_stack(scores), axis=1)
-
-    def __getitem__(self, rows):
-        out = _MemoKeys(self.keys[rows], self.names)
-        out._columns = {name: k[rows] for name, k in self._columns.items()}
-        return out
+_numeric_names = _input.numeric_names
 
 
 def _is_dask_collection(obj):
     return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions")
+
+
+def _dask_frame(X):
+    """A Dask DataFrame of ``X`` (a Dask Series is its one-column frame)."""
+    if getattr(X, "ndim", 2) == 1 and hasattr(X, "to_frame"):
+        return X.to_frame()
+    return X
 
 
 def _as_transformer_list(mechanisms):
@@ -370,6 +293,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     transformer_weights = None
     force_int_remainder_cols = _FORCE_INT_REMAINDER_COLS
 
+    # State of a fit: the seeded clones while ``fit`` runs (None otherwise),
+    # and, set by every ``fit``, the strategy fitted and its channels,
+    # guarantees and seeded call counter (None under "split"). The class
+    # values stand for "not fitted yet".
+    _fitting_transformers: list[Any] | None = None
+    _fitted_strategy: str = "split"
+    _strategy_channels: dict[str, Any] | None = None
+    _strategy_guarantees: dict[str, Any] | None = None
+    _sampling_calls: list[int] | None = None
+
     def __init__(
         self,
         mechanisms: Sequence[tuple[str, Any, Any]] | dict[Any, Any],
@@ -403,7 +336,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
     @property
     def transformers(self):
         """The ``(name, mechanism, columns)`` list ColumnTransformer works on."""
-        fitting = self.__dict__.get("_fitting_transformers")
+        fitting = self._fitting_transformers
         if fitting is not None:  # the seeded clones, during fit only
             return fitting
         return _as_transformer_list(self.mechanisms)
@@ -483,7 +416,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 "Convert a pandas result with e.g. polars.from_pandas(reports)."
             )
         self._sklearn_output_config = {
-            **self.__dict__.get("_sklearn_output_config", {}),
+            **getattr(self, "_sklearn_output_config", {}),
             "transform": transform,
         }
         for _, trans, _ in list(self.transformers) + list(getattr(self, "transformers_", [])):
@@ -495,160 +428,38 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
     def _output_config(self):
         """The container asked for: "pandas", "default", or None (unset)."""
-        own = self.__dict__.get("_sklearn_output_config", {}).get("transform")
+        # set by set_output (scikit-learn's attribute, read as it does)
+        own = getattr(self, "_sklearn_output_config", {}).get("transform")
         if own is not None:
             return own
         glob = get_config().get("transform_output", "default")
         return None if glob == "default" else glob
 
     # ------------------------------------------------------------ validation
+    # The table-level steps (``_table_input``); parallel's Dask code calls
+    # them through the privatizer.
     def _check_params(self):
-        validate_params_with_hints(self, PARAMETER_HINTS)
-        if not isinstance(self.remainder, (str, *_MECHANISMS)):
-            raise TypeError(
-                "remainder must be 'drop', 'passthrough' or a mechanism, got "
-                f"{type(self.remainder).__name__}: another transformer would send "
-                "the remaining columns without privacy."
-            )
-        transformers = self.transformers
-        if not transformers:
-            raise ValueError(
-                "mechanisms is empty: pass [(name, mechanism, columns), ...] or "
-                "{column: mechanism}."
-            )
-        names = []
-        for entry in transformers:
-            if not (isinstance(entry, tuple | list) and len(entry) == 3):
-                raise TypeError(
-                    "mechanisms must be a list of (name, mechanism, columns) tuples "
-                    f"or a dict {{column: mechanism}}; got the entry {entry!r}."
-                )
-            name, mech, columns = entry
-            if not isinstance(name, str) or name in names:
-                raise ValueError(
-                    f"Mechanism names must be distinct strings; got {name!r} "
-                    f"{'twice' if name in names else f'({type(name).__name__})'}. The dict "
-                    "form names each mechanism after its column (str(column)), so "
-                    "columns such as '0' and 0 collide: use the list form "
-                    "[(name, mechanism, [column]), ...] with distinct names, or "
-                    "rename the columns."
-                )
-            names.append(name)
-            if columns is None or (isinstance(columns, list) and any(c is None for c in columns)):
-                raise ValueError(
-                    f"Mechanism {name!r} selects the column None: pandas cannot "
-                    "select a column named None reliably; rename it, e.g. "
-                    "df.rename(columns={None: 'value'})."
-                )
-            if isinstance(mech, str) and mech == "drop":
-                continue
-            if not isinstance(mech, _MECHANISMS):
-                raise TypeError(
-                    f"The transformer of {name!r} must be a mechanism such as "
-                    f"UtilityOptimizedRR(...) (or 'drop'), got "
-                    f"{type(mech).__name__}. Raw columns are copied only through "
-                    "remainder='passthrough'."
-                )
+        _input.check_params(self)
+
+    @staticmethod
+    def _check_input(X):
+        return _input.check_input(X)
 
     def _mechanism_columns(self, X, transformers):
-        """Name -> positions of the columns each mechanism reads in ``X``."""
-        from sklearn.utils._indexing import _get_column_indices
+        return _input.mechanism_columns(X, transformers)
 
-        out = {}
-        for name, mech, columns in transformers:
-            if isinstance(mech, str):
-                continue
-            if callable(columns):
-                columns = columns(X)
-            try:
-                out[name] = _get_column_indices(X, columns)
-            except (ValueError, KeyError, IndexError) as exc:
-                have = (
-                    f"its columns: {list(X.columns)[:20]}"
-                    if hasattr(X, "columns")
-                    else f"an array with {np.shape(X)[1]} columns: select "
-                    "columns by position, e.g. [0], or pass a DataFrame"
-                )
-                raise ValueError(
-                    f"Mechanism {name!r} reads the columns {columns!r}, which are "
-                    f"not in X ({have}). {exc}"
-                ) from None
-            if isinstance(mech, _MECHANISMS) and len(out[name]) != 1:
-                # One distribution to estimate and one report block per name.
-                raise ValueError(
-                    f"Mechanism {name!r} reads {len(out[name])} columns "
-                    f"({columns!r}); DataFramePrivatizer gives each mechanism one "
-                    "column. Give each column its own entry, e.g. "
-                    "[('a', mech, ['a']), ('b', mech, ['b'])], or privatize the "
-                    "columns' tuple as one joint value (JointEncoder)."
-                )
-        return out
+    def _fitted_positions(self, X):
+        return _input.fitted_positions(self, X)
 
     def _prepared(self, X, positions, numeric=()):
-        """``X`` with missing values of privatized columns handled (a copy if changed).
-
-        Numeric mechanisms' columns are left to them (NaN and infinite values
-        are errors there; missing="category" has no category to map them to).
-        """
-        frame = isinstance(X, pd.DataFrame)
-        changed = {}
-        for name, cols in positions.items():
-            if name in numeric:
-                continue
-            for j in cols:
-                values = X.iloc[:, j] if frame else pd.Series(np.asarray(X)[:, j])
-                label = X.columns[j] if frame else f"x{j}"
-                if values.dtype.kind == "f" and np.isinf(values.to_numpy()).any():
-                    raise ValueError(
-                        f"Column {label!r} holds infinite values (inf), which are "
-                        "not categories: replace or drop them."
-                    )
-                if values.dtype.kind in "biu":  # numpy integers and booleans: never missing
-                    continue
-                # other numbers are checked without a Python object per value
-                # (is_missing): at 10^7 rows that was most of transform
-                missing = is_missing(values.to_numpy())
-                if not missing.any():
-                    continue
-                if self.missing == "error":
-                    by = "" if name == str(label) else f" (read by mechanism {name!r})"
-                    raise ValueError(
-                        f"Column {label!r} has {int(missing.sum())} missing "
-                        f"values (NaN/None){by}. Impute or drop them, "
-                        "or pass missing='category' to report them as the explicit "
-                        f"category {self.missing_label!r}."
-                    )
-                values = values.astype(object).where(~missing, self.missing_label)
-                if isinstance(values.dtype, pd.CategoricalDtype):  # pragma: no cover
-                    values = values.astype(object)
-                changed[j] = values.to_numpy()
-        if not changed:
-            return X
-        if frame:
-            X = X.copy(deep=False)  # the caller's frame is never modified
-            for j, values in changed.items():
-                X.isetitem(j, values)
-            return X
-        X = np.array(X, dtype=object)
-        for j, values in changed.items():
-            X[:, j] = values
-        return X
+        return _input.prepared(
+            X, positions, numeric, policy=self.missing, missing_label=self.missing_label
+        )
 
     def _domain(self, mech, X, cols):
-        """Categories of a pandas ``category`` column for ``categories='auto'``."""
-        if not (
-            isinstance(getattr(mech, "categories", None), str)
-            and isinstance(X, pd.DataFrame)
-            and len(cols) == 1
-        ):
-            return None
-        dtype = X.dtypes.iloc[cols[0]]
-        if not isinstance(dtype, pd.CategoricalDtype):
-            return None
-        cats = list(dtype.categories)
-        if self.missing == "category" and self.missing_label not in cats:
-            cats.append(self.missing_label)
-        return cats
+        return _input.declared_domain(
+            mech, X, cols, policy=self.missing, missing_label=self.missing_label
+        )
 
     def _seeds(self, n):
         if self.random_state is None:
@@ -678,7 +489,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         self : DataFramePrivatizer
         """
         if _is_dask_collection(X):
-            return self._fit_dask(X)
+            return _dask.fit_from_schema(self, _dask_frame(X))
         self._fit_transform(X, keep=False)
         return self
 
@@ -700,46 +511,13 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             See :meth:`transform`.
         """
         if _is_dask_collection(X):
-            return self._fit_dask(X).transform(X, user_secrets=user_secrets)
+            X = _dask_frame(X)
+            return _dask.fit_from_schema(self, X).transform(X, user_secrets=user_secrets)
         if user_secrets is not None:
             self._fit_transform(X, keep=False)
             return self.transform(X, user_secrets=user_secrets)
         self._check_memo_secrets()
         return self._fit_transform(X, keep=True)
-
-    @staticmethod
-    def _check_input(X):
-        """A 2-D dense table, or a clear error."""
-        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-            raise TypeError(
-                "Sparse input is not supported: privatized columns hold category "
-                "values. Pass a DataFrame or a dense array."
-            )
-        if not hasattr(X, "iloc") and not hasattr(X, "shape"):
-            X = np.asarray(X, dtype=object)
-        if np.ndim(X) != 2:
-            raise ValueError(
-                f"Expected 2D array, got {np.ndim(X)}D array instead. Reshape your "
-                "data with X.reshape(-1, 1) for a single column, or pass a DataFrame."
-            )
-        if X.shape[1] == 0:
-            raise ValueError(
-                f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
-                "required: pass the table's columns."
-            )
-        # Columns are selected by name: a repeated name would make one
-        # mechanism read several columns (or scikit-learn < 1.7 fail late with
-        # its own message), so say it here, for every scikit-learn version.
-        columns = getattr(X, "columns", None)
-        if columns is not None and not columns.is_unique:
-            counts = pd.Index(columns).value_counts()
-            repeated = ", ".join(f"{name!r} ({n} times)" for name, n in counts[counts > 1].items())
-            raise ValueError(
-                f"The table's column names must be unique; repeated: {repeated}. "
-                "Columns are selected by name: rename them first, e.g. "
-                "X.columns = [f'col{i}' for i in range(X.shape[1])]."
-            )
-        return X
 
     def _fit_transform(self, X, keep):
         self._check_params()
@@ -779,7 +557,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             # mechanisms learn and check their domains on the whole columns
             # here, and ColumnTransformer only sets itself up on one row
             # (rather than privatizing every column for nothing).
-            fitting = _fitted_domains(fitting, X, positions)
+            fitting = _input.fitted_domains(fitting, X, positions)
             fit_on = X.iloc[:1] if isinstance(X, pd.DataFrame) else X[:1]
         memo = {}
         if not keep:
@@ -788,7 +566,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             # set-up fit only (its reports are discarded), it simulates users
             # from a throwaway seed, and gets its own randomness back below.
             for name, mech, _ in fitting:
-                if _memoizes(mech) and is_fresh(mech.random_state):
+                if _memo.memoizes(mech) and is_fresh(mech.random_state):
                     memo[name] = mech.random_state
                     mech.set_params(random_state=np.random.SeedSequence(0))
         self._fitting_transformers = fitting
@@ -797,7 +575,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
                 out = self._run(ColumnTransformer.fit_transform, fit_on)
         finally:
-            del self._fitting_transformers
+            del self._fitting_transformers  # the class value (None) again
         for name, trans, _ in self.transformers_:
             if name in memo:
                 trans.set_params(random_state=memo[name])
@@ -811,8 +589,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
                 "mechanism one column. List each remaining column with its own "
                 "mechanism, or leave one column to the remainder."
             )
-        for attr in ("_strategy_channels", "_strategy_guarantees", "_sampling_calls"):
-            self.__dict__.pop(attr, None)
+        self._strategy_channels = self._strategy_guarantees = self._sampling_calls = None
         self._fitted_strategy = self.strategy
         if self.strategy != "split":
             self._fit_strategy()
@@ -830,11 +607,16 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         channels, guarantees = _strategies.fit_strategy(self)
         self._strategy_channels = channels
         self._strategy_guarantees = guarantees
+        for name, mech in self.mechanisms_.items():
+            # A column's reports are not its mechanism's alone: estimating
+            # from them with the mechanism is refused (parallel.spec_of), and
+            # the message names channels_[name].
+            setattr(mech, SAMPLED_COLUMN_ATTR, (name, self.strategy))
         if not is_fresh(self.random_state):
             self._sampling_calls = [0]
 
     def _check_fitted_strategy(self):
-        fitted = self.__dict__.get("_fitted_strategy", "split")
+        fitted = self._fitted_strategy
         if fitted != self.strategy:
             raise ValueError(
                 f"This DataFramePrivatizer was fitted with strategy={fitted!r} and "
@@ -842,9 +624,11 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             )
         return fitted
 
-    def _finish_sampled(self, X, keys=None):
-        """Privatize with the sampling strategy and assemble the output."""
-        blocks, sampled = _strategies.transform_sampled(self, X, keys)
+    def _finish_sampled(self, X, keys=None, partition_seed=_OWN_STREAM):
+        """Privatize with the sampling strategy and assemble the output
+        (the sampled indices from ``partition_seed`` for a Dask partition)."""
+        seed = None if partition_seed is _OWN_STREAM else (partition_seed,)
+        blocks, sampled = _strategies.transform_sampled(self, X, keys, seed)
         X = self._check_input(X)
         pandas = self._output_config() == "pandas" or (
             self._output_config() is None and isinstance(X, pd.DataFrame)
@@ -943,76 +727,6 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         out.attrs = {CHANNELS_ATTR: self.specs()}
         return out
 
-    def _fit_dask(self, ddf):
-        """Fit on a Dask DataFrame without reading it (explicit domains)."""
-        self._check_params()
-        transformers = list(self.transformers)
-        meta = ddf._meta_nonempty
-        positions = self._mechanism_columns(meta, transformers)
-        domains = {}
-        for name, mech, _ in transformers:
-            if isinstance(mech, str):
-                continue
-            if isinstance(mech, BaseNumericMechanism):
-                if isinstance(mech.bounds, str):
-                    raise ValueError(
-                        f"Mechanism {name!r} has bounds='auto', which would read the "
-                        "Dask DataFrame to learn the range. Pass the public range as "
-                        "bounds=(low, high), or fit on a pandas sample."
-                    )
-                domains[name] = [float(b) for b in np.ravel(mech.bounds)][:2]
-                continue
-            if isinstance(mech.categories, str):
-                for j in positions[name]:
-                    col = ddf.columns[j]
-                    if (
-                        isinstance(ddf.dtypes.iloc[j], pd.CategoricalDtype)
-                        and not ddf[col].cat.known
-                    ):
-                        raise ValueError(
-                            f"Column {col!r} of the Dask DataFrame has a category "
-                            "dtype whose categories are unknown (e.g. read from "
-                            f"Parquet), and mechanism {name!r} has "
-                            "categories='auto'. Pass categories=[...], or declare "
-                            f"them: ddf[{col!r}] = ddf[{col!r}].cat.set_categories"
-                            "([...])."
-                        )
-                domain = self._domain(mech, meta, positions[name])
-                if domain is None:
-                    col = meta.columns[positions[name][0]]
-                    raise ValueError(
-                        f"Mechanism {name!r} has categories='auto', which would read "
-                        f"the Dask DataFrame (column {col!r}) to learn the domain. "
-                        "Pass the public domain as categories=[...] (or declare the "
-                        "column as a pandas 'category' dtype), or fit on a pandas "
-                        "sample: priv.fit(ddf.head(100_000)) and then "
-                        "priv.transform(ddf)."
-                    )
-                domains[name] = list(domain)
-            else:
-                domains[name] = list(np.asarray(mech.categories, dtype=object))
-        # A small stand-in table with the schema's dtypes, whose privatized
-        # columns hold their domain's values: fitting it fixes the channels,
-        # names and output slices, and never touches the data.
-        n = max([2] + [len(d) for d in domains.values()])
-        sample = meta.iloc[np.arange(n) % len(meta)].reset_index(drop=True)
-        for name, domain in domains.items():
-            for j in positions[name]:
-                values = np.resize(np.asarray(domain, dtype=object), n)
-                dtype = sample.dtypes.iloc[j]
-                if isinstance(dtype, pd.CategoricalDtype) and set(domain) <= set(dtype.categories):
-                    values = pd.Categorical(values, dtype=dtype)
-                elif not isinstance(dtype, pd.CategoricalDtype):
-                    try:
-                        values = pd.Series(values).astype(sample.dtypes.iloc[j])
-                    except (TypeError, ValueError):
-                        pass  # e.g. a text label among integers: object values
-                sample.isetitem(
-                    j, np.asarray(values) if not isinstance(values, pd.Categorical) else values
-                )
-        self._fit_transform(sample, keep=False)
-        return self
-
     # -------------------------------------------------------------- transform
     def transform(self, X: Any, user_secrets: Any = None) -> TransformOutput:
         """Privatize every column with fresh independent randomness.
@@ -1055,96 +769,26 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
 
             if user_secrets is None:
                 self._check_memo_secrets()
-            return privatize_partitions(X, self, user_secrets=user_secrets)
+            return privatize_partitions(_dask_frame(X), self, user_secrets=user_secrets)
+        return self._transform_table(X, user_secrets)
+
+    def _transform_table(self, X, user_secrets=None, partition_sampling_seed=_OWN_STREAM):
+        """Privatize an in-memory table (a Dask partition gives the seed of
+        its sampled indices: see ``parallel._privatizer``)."""
         if user_secrets is None:
             self._check_memo_secrets()
-        keys = None if user_secrets is None else self._memo_keys(user_secrets, len(X))
+        keys = None if user_secrets is None else _memo.memo_keys(self, user_secrets, len(X))
         if self._check_fitted_strategy() != "split":
-            return self._finish_sampled(X, keys)
+            return self._finish_sampled(X, keys, partition_sampling_seed)
         X = self._check_input(X)
         X = self._prepared(X, self._fitted_positions(X), _numeric_names(self.transformers_))
         if keys is not None:
-            return self._finish(self._transform_memoized(X, keys), X)
+            return self._finish(_memo.transform_memoized(self, X, keys), X)
         return self._finish(self._run(ColumnTransformer.transform, X), X)
 
     # ------------------------------------------------- memoized mechanisms
-    def _memoized_names(self):
-        return [name for name, mech in self.mechanisms_.items() if _memoizes(mech)]
-
     def _check_memo_secrets(self):
-        """A clear error when memoized mechanisms would run without secrets."""
-        if "transformers_" in self.__dict__:
-            mechs = list(self.mechanisms_.items())
-        else:
-            mechs = [(n, m) for n, m, _ in self.transformers if isinstance(m, _MECHANISMS)]
-        seeded = self.random_state is not None and not is_fresh(self.random_state)
-        names = [n for n, m in mechs if _memoizes(m) and not seeded and is_fresh(m.random_state)]
-        if names:
-            raise ValueError(
-                f"Columns {names} use memoized (longitudinal) mechanisms, which derive "
-                "each user's permanent answers from a secret per user, and no "
-                "user_secrets were given. Pass transform(X, user_secrets=secrets): one "
-                "secret per row, made once per user with "
-                "sklearn_uldp.utils.generate_user_secrets(n_users) and kept by that "
-                "user for every round (in a Pipeline: "
-                "privatizer.set_transform_request(user_secrets=True) with "
-                "sklearn.set_config(enable_metadata_routing=True)). For a simulation, "
-                "pass an integer random_state."
-            )
-
-    def _memo_keys(self, user_secrets, n_rows):
-        """The users' keys, per memoized column (checked against the rows)."""
-        from ..utils._secrets import check_user_secrets
-
-        names = self._memoized_names()
-        if not names:
-            raise ValueError(
-                "user_secrets were given, but no mechanism of this privatizer "
-                f"memoizes its reports (mechanisms: {list(self.mechanisms_)}). Drop "
-                "user_secrets, or use a longitudinal mechanism (LongitudinalGRR, "
-                "LongitudinalUE, LongitudinalLocalHashing, DBitFlipPM, "
-                "UtilityOptimizedLongitudinalRR/RAPPOR) for the columns collected "
-                "in several rounds."
-            )
-        return _MemoKeys(check_user_secrets(user_secrets, n_samples=n_rows), names)
-
-    def _transform_memoized(self, X, keys):
-        """Every mechanism on its column, the memoized ones with their column's
-        keys (ColumnTransformer's transform has no per-column metadata)."""
-        pandas = self._output_config() == "pandas" or (
-            self._output_config() is None and isinstance(X, pd.DataFrame)
-        )
-        positions = self._fitted_positions(X)
-        parts = []
-        with config_context(transform_output="pandas" if pandas else "default"):
-            for name, trans, _ in self.transformers_:
-                if isinstance(trans, _MECHANISMS):
-                    pos = positions[name]
-                    column = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else X[:, pos]
-                    if name in keys.names:
-                        memoized: Any = trans  # a longitudinal mechanism
-                        parts.append(memoized.transform(column, user_secrets=keys.column(name)))
-                    else:
-                        parts.append(trans.transform(column))
-                elif name == "remainder" and self.remainder == "passthrough":
-                    rest = self._passthrough(X)
-                    if rest is not None:
-                        parts.append(rest)
-        if not pandas:
-            arrays = [np.asarray(p.toarray() if hasattr(p, "toarray") else p) for p in parts]
-            if len({a.dtype for a in arrays}) > 1:
-                arrays = [a.astype(object) for a in arrays]
-            return np.hstack(arrays)
-        columns = []
-        for part in parts:
-            if isinstance(part, pd.DataFrame):
-                columns += [part.iloc[:, j].to_numpy() for j in range(part.shape[1])]
-            else:
-                arr = np.asarray(part.toarray() if hasattr(part, "toarray") else part)
-                columns += [arr[:, j] for j in range(arr.shape[1])]
-        names = self.get_feature_names_out()
-        index = X.index if isinstance(X, pd.DataFrame) else None
-        return pd.DataFrame(dict(enumerate(columns)), index=index).set_axis(names, axis=1)
+        _memo.check_memo_secrets(self)
 
     def get_metadata_routing(self):
         """The privatizer's metadata requests (it routes nothing to its mechanisms).
@@ -1174,146 +818,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         feature_names_out : ndarray of str objects
         """
         names = super().get_feature_names_out(input_features)
-        if self.__dict__.get("_fitted_strategy") == "sample":
+        if self._fitted_strategy == "sample":
             names = np.append(names, np.asarray([self.sampled_column], dtype=object))
         return names
-
-    def _fitted_positions(self, X):
-        """Name -> positions of each mechanism's columns in ``X`` (at transform)."""
-        out = {}
-        names = getattr(self, "feature_names_in_", None)
-        for name, cols in self._transformer_to_input_indices.items():
-            if name not in self.mechanisms_:
-                continue
-            if names is not None and isinstance(X, pd.DataFrame):
-                wanted = [names[j] for j in cols]
-                absent = [c for c in wanted if c not in X.columns]
-                if absent:
-                    raise ValueError(
-                        f"Columns {absent} of mechanism {name!r} are not in the "
-                        f"DataFrame; its columns include {list(X.columns)[:20]}."
-                    )
-                out[name] = [X.columns.get_loc(c) for c in wanted]
-            else:
-                out[name] = list(cols)
-        return out
-
-    # ------------------------------------------------------ partitions (Dask)
-    def _partition_template(self):
-        """A copy holding no random state, to send to workers (or a task graph)."""
-        from ..parallel._partitions import _partition_template
-
-        template = copy.copy(self)
-        template.random_state = None
-        template.transformers_ = [
-            (name, _partition_template(t) if isinstance(t, _MECHANISMS) else t, cols)
-            for name, t, cols in self.transformers_
-        ]
-        return template
-
-    def _privatize_partition(self, frame, seed, user_secrets=None):
-        """Privatize one partition (``self`` is a template) with ``seed`` (and
-        the secrets of its rows)."""
-        priv = copy.copy(self)
-        mechs = [
-            (i, t) for i, (_, t, _) in enumerate(priv.transformers_) if isinstance(t, _MECHANISMS)
-        ]
-        if is_fresh(seed):
-            # fresh entropy in this task; a mechanism declared "secure" keeps
-            # the secure generator whatever its neighbours use
-            seeds = [
-                "secure" if is_secure(seed) or is_secure(t.random_state) else None for _, t in mechs
-            ]
-        else:
-            # Children built, not spawned: spawn() counts on the shared seed
-            # object, and a re-computed partition must draw the same streams.
-            root = check_seed_sequence(seed)
-            seeds = [
-                np.random.SeedSequence(
-                    root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size
-                )
-                for i in range(len(mechs))
-            ]
-        if priv.__dict__.get("_fitted_strategy", "split") != "split":
-            # The sampled indices: one more stream of the partition's seed.
-            if is_fresh(seed):
-                priv._partition_sampling_seed = "secure" if is_secure(seed) else None
-            else:
-                root = check_seed_sequence(seed)
-                priv._partition_sampling_seed = np.random.SeedSequence(
-                    root.entropy, spawn_key=(*root.spawn_key, len(mechs)), pool_size=root.pool_size
-                )
-        fitted = list(priv.transformers_)
-        for (i, mech), child in zip(mechs, seeds, strict=True):
-            name, _, cols = fitted[i]
-            part = copy.copy(mech)
-            part.random_state = child
-            if not is_fresh(child):
-                part._transform_calls = [0]  # the partition's own count, from 0
-            fitted[i] = (name, part, cols)
-        priv.transformers_ = fitted
-        out = priv.transform(frame, user_secrets=user_secrets)
-        if isinstance(out, pd.DataFrame):
-            out.attrs = {}
-        return out
-
-    def _partition_seed(self):
-        """The root of the partitions' seeds (None/"secure": fresh per partition)."""
-        rs = self.random_state
-        if rs is None:
-            secure = [
-                isinstance(m, _MECHANISMS) and is_secure(m.random_state)
-                for m in self.mechanisms_.values()
-            ]
-            return "secure" if secure and all(secure) else None
-        return rs
-
-    def _dask_meta(self, ddf):
-        from ..parallel._partitions import _dask_meta
-
-        pieces = []
-        sampled = self.__dict__.get("_fitted_strategy") == "sample"
-        for name, trans, _ in self.transformers_:
-            if isinstance(trans, _MECHANISMS) and sampled:
-                kind = _strategies.missing_kind(trans.channel_)
-                cols = trans.get_feature_names_out()
-                pieces.append(pd.DataFrame({c: pd.Series(dtype=kind) for c in cols}))
-            elif isinstance(trans, _MECHANISMS):
-                pieces.append(_dask_meta(trans))
-            elif name == "remainder" and trans == "passthrough":
-                cols = self._transformer_to_input_indices["remainder"]
-                pieces.append(ddf._meta.iloc[:, cols])
-        if sampled:
-            dtype = pd.CategoricalDtype(list(self.mechanisms_))
-            pieces.append(pd.DataFrame({self.sampled_column: pd.Series(dtype=dtype)}))
-        meta = pd.concat(pieces, axis=1) if pieces else pd.DataFrame()
-        meta.columns = self.get_feature_names_out()
-        return meta
-
-    def _check_dask_columns(self, ddf):
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            raise ValueError(
-                "This DataFramePrivatizer was fitted on an array: fit it on a "
-                "DataFrame (or the Dask DataFrame) to privatize a Dask DataFrame."
-            )
-        used = sorted(
-            {
-                names[j]
-                for name, cols in self._transformer_to_input_indices.items()
-                if name in self.mechanisms_
-                or (name == "remainder" and self.remainder == "passthrough")
-                for j in cols
-            },
-            key=list(names).index,
-        )
-        absent = [c for c in used if c not in ddf.columns]
-        if absent:
-            raise ValueError(
-                f"The Dask DataFrame lacks the columns {absent}, which the "
-                f"privatizer reads; its columns: {list(ddf.columns)[:20]}."
-            )
-        return list(names) if all(c in ddf.columns for c in names) else used
 
     # ---------------------------------------------------------- collector side
     @property
@@ -1333,10 +840,19 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         estimator takes.
         """
         mechanisms = self.mechanisms_
-        channels = self.__dict__.get("_strategy_channels")
-        if channels is not None and self.__dict__.get("_fitted_strategy") != "split":
-            return dict(channels)
+        if self._fitted_strategy != "split":
+            return dict(self._strategy_channels)
         return {name: m.channel_ for name, m in mechanisms.items()}
+
+    def _table_spec(self):
+        """The collector's view of the fitted table (:class:`TableSpec`)."""
+        names = list(self.mechanisms_)
+        return TableSpec(
+            self.channels_,
+            {c: self.report_columns(c) for c in names},
+            strategy=None if self._fitted_strategy == "split" else self._strategy_document(),
+            epsilon_per_person=self.epsilon_spent_,
+        )
 
     def _check_name(self, name):
         mechanisms = self.mechanisms_
@@ -1394,48 +910,24 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         >>> est.categories_.tolist()
         ['u', 'v']
         """
-        names = self.report_columns(name)
+        self._check_name(name)
+        table = self._table_spec()
         if isinstance(reports, pd.DataFrame):
-            absent = [n for n in names if n not in reports.columns]
-            if absent:
-                raise KeyError(
-                    f"The reports lack the columns {absent} of {name!r}; pass the "
-                    "output of transform (or at least these columns)."
-                )
-            sampled = self._sampled_rows(reports, name)
-            if sampled is not None:
-                part = _strategies.sampled_block(reports, names, sampled)
-            else:
-                part = reports[names].copy()
-        else:
-            arr = np.asarray(reports)
-            width = len(self.get_feature_names_out())
-            if arr.ndim != 2 or arr.shape[1] != width:
-                raise ValueError(
-                    f"Array reports must have the {width} columns of transform's "
-                    f"output, got shape {arr.shape}; pass a DataFrame to select "
-                    "columns by name."
-                )
-            part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
-            if self._fitted_strategy_name() == "sample":
-                part = part.loc[arr[:, -1] == name]
-                part = part.infer_objects()
-        channel = self.channels_[name]
-        if (
-            channel.report_format == "bits"
-            and not getattr(channel, "missing_reports", False)
-            and not is_packed_frame(part)  # packed: one binary column of bytes
-        ):
-            part = part.astype(np.uint8)
-        part.attrs = {}
-        attach_channel(part, channel)
-        return part
-
-    def _sampled_rows(self, reports, name):
-        """Under "sample": the rows whose user sampled ``name`` (None otherwise)."""
-        if self._fitted_strategy_name() != "sample" or self.sampled_column not in reports:
-            return None
-        return (reports[self.sampled_column] == name).to_numpy()
+            return table.column_reports(reports, name)
+        names = table.report_columns(name)
+        arr = np.asarray(reports)
+        width = len(self.get_feature_names_out())
+        if arr.ndim != 2 or arr.shape[1] != width:
+            raise ValueError(
+                f"Array reports must have the {width} columns of transform's "
+                f"output, got shape {arr.shape}; pass a DataFrame to select "
+                "columns by name."
+            )
+        part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
+        if self._fitted_strategy == "sample":
+            part = part.loc[arr[:, -1] == name]
+            part = part.infer_objects()
+        return table.with_channel(part, name)
 
     def estimate(
         self, reports: Any, estimator: Any = None, *, columns: Sequence[str] | None = None
@@ -1448,7 +940,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             Output of :meth:`transform`, or some of its columns.
         estimator : DistributionEstimator, default=None
             Template estimator (cloned per mechanism); defaults to
-            ``EmpiricalEstimator(projection="simplex")``.
+            ``EMEstimator()``, the README's advice (the default was
+            ``EmpiricalEstimator(projection="simplex")`` until this release:
+            pass it to get the former estimates).
         columns : list of str, default=None
             The mechanisms to estimate. ``None``: every mechanism whose report
             columns are all in ``reports``.
@@ -1465,40 +959,12 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             :class:`~sklearn_uldp.numeric.SquareWaveEstimator`); pass one of
             these as ``estimator`` to set its parameters.
         """
-        from ..estimators import EmpiricalEstimator
-
-        mechanisms = self.mechanisms_
+        if isinstance(reports, pd.DataFrame):
+            return self._table_spec().estimate(reports, estimator, columns=columns)
         if columns is None:
-            if isinstance(reports, pd.DataFrame):
-                columns = [
-                    n for n in mechanisms if set(self.report_columns(n)) <= set(reports.columns)
-                ]
-                if not columns:
-                    raise KeyError(
-                        "The reports hold no mechanism's report columns (they have "
-                        f"{list(reports.columns)[:10]}); expected e.g. "
-                        f"{ {n: self.report_columns(n) for n in list(mechanisms)[:5]} }."
-                    )
-            else:
-                columns = list(mechanisms)
-        categorical = estimator
-        if estimator is None or isinstance(estimator, NumericEstimatorBase):
-            categorical = EmpiricalEstimator(projection="simplex")
-        result = {}
-        for name in columns:
-            channel = self.channels_[name]
-            if str(channel.report_format).startswith("numeric"):
-                result[name] = _numeric_estimate(
-                    self.column_reports(reports, name), channel, estimator, name
-                )
-                continue
-            est = clone(categorical).fit(self.column_reports(reports, name))
-            result[name] = pd.Series(
-                est.distribution_,
-                index=pd.Index(est.categories_, name=name),
-                name="estimate",
-            )
-        return result
+            columns = list(self.mechanisms_)
+        parts = {name: self.column_reports(reports, name) for name in columns}
+        return estimate_columns(parts, self.channels_, estimator)
 
     def specs(self) -> dict[str, dict[str, Any]]:
         """The public specs of all mechanisms, ``{name: channel.to_dict()}``.
@@ -1537,15 +1003,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         >>> load_spec(path)
         {'a': RandomizedResponseChannel(k=2, epsilon=1.0)}
         """
-        document = {
-            "format": SPEC_FORMAT,
-            "version": 1,
-            "epsilon_per_person": self.epsilon_spent_,
-            "columns": self.specs(),
-            "report_columns": {c: self.report_columns(c) for c in self.mechanisms_},
-        }
-        if self._fitted_strategy_name() != "split":
-            document["strategy"] = self._strategy_document()
+        document = self._table_spec().to_dict()
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(document, fh, indent=2)
         return path
@@ -1564,7 +1022,8 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if self._fitted_strategy_name() == "split":
             return float(sum(m.epsilon_spent_ for m in mechanisms.values()))
-        return float(self._strategy_guarantees["row"])
+        guarantees: dict[str, Any] = self._strategy_guarantees or {}  # set by fit
+        return float(guarantees["row"])
 
     def exposure(self, n_rounds: int) -> float:
         """Budget a row spends over ``n_rounds`` rounds of the same values.
@@ -1606,7 +1065,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if strategy == "sample+fake":
             return float(n_rounds * self.epsilon_spent_)
         losses = [
-            float(m.exposure(int(n_rounds))) if _memoizes(m) else n_rounds * m.epsilon_spent_
+            float(m.exposure(int(n_rounds))) if _memo.memoizes(m) else n_rounds * m.epsilon_spent_
             for m in self.mechanisms_.values()
         ]
         return float(sum(losses) if strategy == "split" else max(losses))
@@ -1623,7 +1082,7 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         if strategy == "sample+fake":
             return float("inf")
         losses = [
-            float(m.epsilon_perm_spent_) if _memoizes(m) else float("inf")
+            float(m.epsilon_perm_spent_) if _memo.memoizes(m) else float("inf")
             for m in self.mechanisms_.values()
         ]
         return float(sum(losses) if strategy == "split" else max(losses))
@@ -1641,12 +1100,13 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         mechanisms = self.mechanisms_
         if self._fitted_strategy_name() == "split":
             return {name: float(m.epsilon_spent_) for name, m in mechanisms.items()}
-        values = self._strategy_guarantees["attribute"]
+        guarantees: dict[str, Any] = self._strategy_guarantees or {}  # set by fit
+        values = guarantees["attribute"]
         return {name: float(v) for name, v in zip(mechanisms, values, strict=True)}
 
     def _fitted_strategy_name(self):
         check_is_fitted(self, "transformers_")
-        return self.__dict__.get("_fitted_strategy", "split")
+        return self._fitted_strategy
 
     def _strategy_document(self):
         """The strategy's entry of a spec file."""
@@ -1674,70 +1134,3 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         tags.input_tags.allow_nan = self.missing == "category"
         tags.input_tags.sparse = False
         return tags
-
-
-def _fitted_domains(fitting, X, positions):
-    """The mechanisms with their domains (or numeric ranges) fixed from, and
-    checked on, whole columns."""
-    out = []
-    for name, mech, columns in fitting:
-        if isinstance(mech, BaseMechanism):
-            cols = positions[name]
-            column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
-                domain = clone(mech).fit(column).categories_
-            mech = clone(mech).set_params(categories=list(domain))
-        elif isinstance(mech, BaseNumericMechanism) and isinstance(mech.bounds, str):
-            # bounds="auto" learns the range from the whole column (with its
-            # own PrivacyLeakWarning), not from the one row fitted below.
-            cols = positions[name]
-            column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
-            bounds = clone(mech).fit(column).bounds_
-            mech = clone(mech).set_params(bounds=[float(b) for b in bounds])
-        out.append((name, mech, columns))
-    return out
-
-
-def load_spec(path: str | PathLike[str]) -> dict[str | None, Channel]:
-    """Read a spec file written by :meth:`DataFramePrivatizer.save_spec`.
-
-    Unknown top-level keys (such as the ``"reports"`` entry the command line
-    adds) are ignored.
-
-    Parameters
-    ----------
-    path : str or path-like
-        A multi-column spec file, or a one-channel file from
-        ``Channel.to_json()`` (returned under the key ``None``).
-
-    Returns
-    -------
-    channels : dict of {str: Channel}
-        Column -> channel; pass a channel as ``mechanism=`` to any
-        distribution estimator.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from sklearn_uldp.compose import load_spec
-    >>> from sklearn_uldp.mechanisms import RandomizedResponseChannel
-    >>> path = os.path.join(tempfile.mkdtemp(), "rr.json")
-    >>> with open(path, "w") as fh:
-    ...     _ = fh.write(RandomizedResponseChannel(["a", "b"], 2.0).to_json())
-    >>> load_spec(path)
-    {None: RandomizedResponseChannel(k=2, epsilon=2.0)}
-    """
-    with open(path, encoding="utf-8") as fh:
-        try:
-            document = json.load(fh)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise ValueError(f"Spec file {path!r} is not valid JSON: {exc}") from None
-    if isinstance(document, dict) and "mechanism" in document:
-        return {None: Channel.from_dict(document)}
-    if not isinstance(document, dict) or not isinstance(document.get("columns"), dict):
-        raise ValueError(
-            f"Spec file {path!r} is neither a channel spec (with 'mechanism') nor a "
-            "multi-column spec (with 'columns')."
-        )
-    return {c: Channel.from_dict(s) for c, s in document["columns"].items()}

@@ -16,7 +16,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ..utils._typing import ArrayLike
-from ..utils._validation import as_label_array, encode_labels, is_missing
+from ..utils._validation import (
+    as_label_array,
+    describe_values,
+    encode_labels,
+    is_missing,
+)
+from ..utils._validation import positions as positions_of  # a local is named positions
 
 __all__ = ["JointEncoder"]
 
@@ -454,9 +460,9 @@ class JointEncoder(TransformerMixin, BaseEstimator):
                         "impute or drop them, or add None to its categories."
                     )
                 raise ValueError(
-                    f"Column {c!r} holds {int((codes < 0).sum())} values outside "
-                    f"its domain (so outside the joint domain), e.g. "
-                    f"{pd.unique(bad)[:5].tolist()}; add them to "
+                    f"Column {c!r} holds {describe_values(bad)} outside "
+                    f"its domain (so outside the joint domain), at "
+                    f"{positions_of(codes < 0)}; add them to "
                     "categories or clean the data (values are compared with their "
                     "type: 1 is not '1')."
                 )

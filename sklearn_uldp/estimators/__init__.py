@@ -12,6 +12,7 @@ from ._em import EMEstimator, maximize_likelihood
 from ._empirical import EmpiricalEstimator, ThresholdEstimator
 from ._personalized import PersonalizedEstimator
 from ._projection import clip_and_normalize, project_to_simplex
+from ._table import TableSpec
 from ._uncertainty import linear_standard_errors, score_intervals, simulate_statistics
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "linear_standard_errors",
     "simulate_statistics",
     "score_intervals",
+    "TableSpec",
 ]
 
 

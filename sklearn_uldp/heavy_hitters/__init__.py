@@ -26,6 +26,7 @@ from ._estimator import HeavyHitterEstimator, reduce_reports
 from ._mechanism import get_protocol
 from ._prefix import PrefixExtendingMethod, TreeHist
 from ._protocol import protocol_from_dict
+from ._ulh import UtilityOptimizedLocalHashingHeavyHitters
 from ._utility import UtilityOptimizedHeavyHitters
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
+    "UtilityOptimizedLocalHashingHeavyHitters",
     "benjamini_hochberg",
     "get_protocol",
     "protocol_from_dict",

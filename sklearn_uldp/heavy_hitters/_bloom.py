@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -67,6 +67,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import repeated_in_rows, resolve_user_keys
+from ..utils._typing import ArrayLike, RandomStateLike, ReportsLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
@@ -80,7 +81,7 @@ _CHUNK_CELLS = 1 << 21
 _MAX_PATTERNS = 1 << 16
 
 
-def benjamini_hochberg(p_values, alpha):
+def benjamini_hochberg(p_values: ArrayLike, alpha: float) -> np.ndarray:
     """Rejections of the Benjamini-Hochberg step-up procedure at level ``alpha``.
 
     Rejects the hypotheses with the ``r`` smallest p-values, r the largest
@@ -110,6 +111,7 @@ class BloomRAPPORProtocol(_Protocol):
     """Public spec of Bloom-filter RAPPOR: (k, h, m, p, q, f), the hashes, the items."""
 
     name = "bloom_rappor"
+    default_estimator_path = "sklearn_uldp.heavy_hitters:BloomRAPPORDecoder"
 
     def __init__(
         self,
@@ -147,6 +149,18 @@ class BloomRAPPORProtocol(_Protocol):
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
         self._a, self._b = hash_parameters(self.hash_seed, self.n_cohorts * self.n_hashes)
+
+    @property
+    def report_width(self):
+        return self.n_bits + 1
+
+    def report_column_names(self, column):
+        """``<column>_cohort`` then ``<column>_b<i>``, one per Bloom bit."""
+        return [f"{column}_cohort"] + [f"{column}_b{i}" for i in range(self.n_bits)]
+
+    def report_dtypes(self, column):
+        """The cohort and the bits in one small unsigned array (see :meth:`sample`)."""
+        return [np.dtype(np.uint8 if self.n_cohorts <= 256 else np.uint16)] * self.report_width
 
     def get_params(self):
         return {
@@ -540,7 +554,8 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
     Attributes
     ----------
-    protocol_ : BloomRAPPORProtocol
+    channel_ : BloomRAPPORProtocol
+        The public spec (what reports carry); ``protocol_`` is its deprecated name.
     epsilon_ : float
         eps_1, the budget of one report.
     epsilon_permanent_ : float
@@ -585,18 +600,18 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
     def __init__(
         self,
         *,
-        n_bits=16,
-        n_hashes=2,
-        n_cohorts=64,
-        p=0.5,
-        q=0.75,
-        f=0.5,
-        item_type="str",
-        normalization="NFC",
-        hash_seed=0,
-        memo_label="",
-        random_state=None,
-    ):
+        n_bits: int = 16,
+        n_hashes: int = 2,
+        n_cohorts: int = 64,
+        p: float = 0.5,
+        q: float = 0.75,
+        f: float = 0.5,
+        item_type: str = "str",
+        normalization: str | None = "NFC",
+        hash_seed: int = 0,
+        memo_label: str = "",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_bits = n_bits
         self.n_hashes = n_hashes
         self.n_cohorts = n_cohorts
@@ -609,7 +624,7 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         self.memo_label = memo_label
         self.random_state = random_state
 
-    def _make_protocol(self):
+    def _make_channel(self):
         return BloomRAPPORProtocol(
             self.n_bits,
             self.n_hashes,
@@ -622,22 +637,22 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
             self.hash_seed,
         )
 
-    def fit(self, X=None, y=None):
+    def fit(self, X: ArrayLike | None = None, y: object = None) -> BloomRAPPOR:
         super().fit(X, y)
-        self.epsilon_ = self.protocol_.epsilon
-        self.epsilon_permanent_ = self.protocol_.epsilon_permanent
+        self.epsilon_ = self.channel_.epsilon
+        self.epsilon_permanent_ = self.channel_.epsilon_permanent
         return self
 
     def _encode(self, X):
-        return self.protocol_.encoding.whole_keys(require_items(X))
+        return self.channel_.encoding.whole_keys(require_items(X))
 
     def _draws(self, user_keys):
         """The permanent draws of the users' keys, in this collection's contexts."""
-        protocol, label = self.protocol_, self.memo_label
+        protocol, label = self.channel_, self.memo_label
         return SecretDraws(user_keys, lambda purpose: protocol.memo_context(purpose, label))
 
     @fill_doc(MEMO_DOCS)
-    def transform(self, X, user_secrets=None):
+    def transform(self, X: ArrayLike, user_secrets: Any = None) -> TransformOutput:
         """Privatize each item: memoized cohort and PRR, fresh IRR.
 
         Parameters
@@ -651,18 +666,18 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         reports : Reports of shape (n_samples, n_bits + 1) or DataFrame
             Rows ``[cohort, bit_0, ..., bit_{k-1}]`` carrying the protocol.
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        rng = self._rng(codes)
-        out = self.protocol_.sample(keys[codes], rng, self._draws(user_keys))
+        rng = self._transform_rng(codes)
+        out = self.channel_.sample(keys[codes], rng, self._draws(user_keys))
         return self._container(out, X)
 
     @fill_doc(MEMO_DOCS)
-    def permanent_answers(self, X, user_secrets=None):
+    def permanent_answers(self, X: ArrayLike, user_secrets: Any = None) -> TransformOutput:
         """Each user's cohort and permanent randomized response (PRR) of the item.
 
         Rows ``[cohort, B'_0, ..., B'_{k-1}]``: what every report of the
@@ -684,20 +699,22 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         answers : ndarray of shape (n_samples, n_bits + 1) or DataFrame
             Plain rows (they carry no protocol: they are not reports).
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        out = self.protocol_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
+        out = self.channel_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
         if _transform_output(self) == "pandas":
             index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
             return pd.DataFrame(out, columns=self.get_feature_names_out(), index=index)
         return out
 
     @fill_doc(MEMO_DOCS)
-    def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
+    def fit_transform(
+        self, X: ArrayLike, y: object = None, user_secrets: Any = None, **fit_params: Any
+    ) -> TransformOutput:
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
@@ -720,20 +737,12 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
         %(exposure_sections)s
         """
-        check_is_fitted(self, "protocol_")
-        return self.protocol_.exposure(n_rounds)
-
-    def get_feature_names_out(self, input_features=None):
-        """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""
-        name = super().get_feature_names_out(input_features)[0]
-        return np.asarray(
-            [f"{name}_cohort"] + [f"{name}_b{i}" for i in range(self.protocol_.n_bits)],
-            dtype=object,
-        )
+        check_is_fitted(self, "channel_")
+        return self.channel_.exposure(n_rounds)
 
     @property
     def epsilon_spent_(self):
-        return float(self.protocol_.epsilon)
+        return float(self.channel_.epsilon)
 
 
 def _check_identifiable(X, n_cohorts_seen, protocol):
@@ -757,6 +766,9 @@ def _check_identifiable(X, n_cohorts_seen, protocol):
             f"false discoveries. Pass at most {rank} candidates, or collect with more "
             "cohorts (n_cohorts) or bits (n_bits)."
         )
+
+
+_DecoderT = TypeVar("_DecoderT", bound="BloomRAPPORDecoder")
 
 
 class BloomRAPPORDecoder(BaseEstimator):
@@ -813,6 +825,10 @@ class BloomRAPPORDecoder(BaseEstimator):
     (0.0, False)
     """
 
+    # Fitted attributes, declared for the type checker (set by partial_fit).
+    protocol_: BloomRAPPORProtocol
+    statistics_: ReportStatistics
+
     _parameter_constraints: dict[str, list[Any]] = {
         "candidates": ["array-like"],
         "method": [StrOptions({"lasso", "nnls", "em"})],
@@ -823,8 +839,15 @@ class BloomRAPPORDecoder(BaseEstimator):
     }
 
     def __init__(
-        self, candidates, *, method="lasso", alpha=0.05, mechanism=None, max_iter=1000, tol=1e-6
-    ):
+        self,
+        candidates: ArrayLike,
+        *,
+        method: str = "lasso",
+        alpha: float = 0.05,
+        mechanism: Any = None,
+        max_iter: int = 1000,
+        tol: float = 1e-6,
+    ) -> None:
         self.candidates = candidates
         self.method = method
         self.alpha = alpha
@@ -832,7 +855,7 @@ class BloomRAPPORDecoder(BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
 
-    def fit(self, X, y=None):
+    def fit(self: _DecoderT, X: ReportsLike, y: object = None) -> _DecoderT:
         """Decode a batch of reports (all of them).
 
         Parameters
@@ -851,7 +874,7 @@ class BloomRAPPORDecoder(BaseEstimator):
         _ = self.estimates_
         return self
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self: _DecoderT, X: ReportsLike, y: object = None) -> _DecoderT:
         """Add a batch of reports (the statistics add up)."""
         validate_params_with_hints(self, {})
         from ._estimator import as_protocol

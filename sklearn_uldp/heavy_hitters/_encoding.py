@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..utils._hashing import MERSENNE_61, _splitmix64
+from ..utils._validation import check_in_memory
 
 __all__ = ["ItemEncoding", "prefix_keys", "extend_prefixes", "all_prefixes"]
 
@@ -56,6 +57,7 @@ MAX_ITEM_BYTES = 64
 
 def _column(values):
     """``values`` as a 1-D object or integer array (one column), not copied."""
+    check_in_memory(values, "An open-domain mechanism")
     if hasattr(values, "toarray") or hasattr(values, "tocsr"):
         raise TypeError(
             "Sparse input is not supported: pass one column of items (a 1-D array, list or Series)."
@@ -181,7 +183,7 @@ class ItemEncoding:
             )
             raise TypeError(
                 f"Expected {self.item_type} items, found {type(bad[0]).__name__} "
-                f"value(s) such as {bad[0]!r}: a column holds items of one type.{hint}"
+                f"value(s) ({len(bad)} distinct): a column holds items of one type.{hint}"
             )
         raw = [self._to_bytes(v) for v in uniques]
         rows, merged = self._rows(raw)
@@ -288,10 +290,10 @@ class ItemEncoding:
                 raise TypeError("Boolean items are not integers: pass item_type='str'.")
             other = [t for t in kinds if not issubclass(t, (int, np.integer))]
             if other:
-                example = next(v for v in arr if type(v) is other[0])
+                count = sum(type(v) is other[0] for v in arr)
                 raise TypeError(
                     f"Expected integer items (item_type='int'), found {other[0].__name__} "
-                    f"value(s) such as {example!r}. Round floats to integers (checking "
+                    f"value(s) ({count} of them). Round floats to integers (checking "
                     "that nothing is lost) or convert text with int(), or pass "
                     "item_type='str'."
                 )

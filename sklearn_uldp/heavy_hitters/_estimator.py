@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..utils._docstrings import fill_doc
+from ..utils._typing import ReportsLike
 from ..utils._validation import validate_params_with_hints
 from ._mechanism import OpenDomainMechanism, get_protocol
 from ._protocol import _Protocol, protocol_from_dict
@@ -41,12 +42,12 @@ def as_protocol(mechanism):
     if isinstance(mechanism, dict):
         return protocol_from_dict(mechanism)
     if isinstance(mechanism, OpenDomainMechanism):
-        if not hasattr(mechanism, "protocol_"):
-            return mechanism.__sklearn_clone__().fit().protocol_
-        return mechanism.protocol_
+        if not hasattr(mechanism, "channel_"):
+            return mechanism.__sklearn_clone__().fit().channel_
+        return mechanism.channel_
     raise TypeError(
         "mechanism must be an open-domain mechanism (PrefixExtendingMethod, TreeHist, "
-        "UtilityOptimizedHeavyHitters, BloomRAPPOR), its protocol_ or its spec dict; "
+        "UtilityOptimizedHeavyHitters, BloomRAPPOR), its channel_ or its spec dict; "
         f"got {type(mechanism).__name__}."
     )
 
@@ -63,7 +64,7 @@ def _add(a, b):
     return a + b
 
 
-def reduce_reports(batches, mechanism=None):
+def reduce_reports(batches: Any, mechanism: Any = None) -> ReportStatistics:
     """Sum the sufficient statistics of batches of open-domain reports.
 
     Parameters
@@ -117,6 +118,9 @@ def reduce_reports(batches, mechanism=None):
     if total is None:
         raise ValueError("No batches of reports were given.")
     return total
+
+
+_EstimatorT = TypeVar("_EstimatorT", bound="HeavyHitterEstimator")
 
 
 class HeavyHitterEstimator(BaseEstimator):
@@ -180,7 +184,14 @@ class HeavyHitterEstimator(BaseEstimator):
         "alpha": [Interval(Real, 0, 1, closed="neither")],
     }
 
-    def __init__(self, top_k=None, *, mechanism=None, width=None, alpha=0.05):
+    def __init__(
+        self,
+        top_k: int | None = None,
+        *,
+        mechanism: Any = None,
+        width: int | None = None,
+        alpha: float = 0.05,
+    ) -> None:
         self.top_k = top_k
         self.mechanism = mechanism
         self.width = width
@@ -188,7 +199,7 @@ class HeavyHitterEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @fill_doc(_DOCS)
-    def fit(self, X, y=None):
+    def fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Fit on all the reports (a batch, or a Dask collection).
 
         Parameters
@@ -209,7 +220,7 @@ class HeavyHitterEstimator(BaseEstimator):
         return self
 
     @fill_doc(_DOCS)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self: _EstimatorT, X: ReportsLike, y: object = None) -> _EstimatorT:
         """Add a batch of reports (sufficient statistics add up).
 
         Parameters
@@ -227,7 +238,7 @@ class HeavyHitterEstimator(BaseEstimator):
         stats = protocol.statistics(protocol.encode_reports(X))
         return self._add_statistics(stats)
 
-    def fit_statistics(self, statistics):
+    def fit_statistics(self: _EstimatorT, statistics: ReportStatistics) -> _EstimatorT:
         """Fit from sufficient statistics summed elsewhere (:func:`reduce_reports`).
 
         Parameters
@@ -302,7 +313,7 @@ class HeavyHitterEstimator(BaseEstimator):
     def heavy_hitters_(self) -> pd.Series:
         return self.heavy_hitters_frame_["frequency"].rename("frequency")
 
-    def confidence_intervals(self, alpha=None):
+    def confidence_intervals(self, alpha: float | None = None) -> pd.DataFrame:
         """Normal confidence intervals of the heavy hitters' frequencies.
 
         Parameters

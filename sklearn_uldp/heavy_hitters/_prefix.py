@@ -66,7 +66,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
 
     Attributes
     ----------
-    protocol_ : PEMProtocol
+    channel_ : PEMProtocol
         The public spec (what reports carry).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (1,)
@@ -158,7 +158,7 @@ class TreeHist(OpenDomainMechanism):
 
     Attributes
     ----------
-    protocol_ : TreeHistProtocol
+    channel_ : TreeHistProtocol
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (1,)
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 import copy
 import textwrap
 from numbers import Real
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -66,7 +66,7 @@ from ..mechanisms._memo import (
 )
 from ..utils._docstrings import COMMON, fill_doc
 from ..utils._secrets import resolve_user_keys
-from ..utils._typing import ArrayLike
+from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import check_epsilon
 
 _CHANNEL_PARAMETERS = """
@@ -149,6 +149,7 @@ class _TwoBudgetsMixin:
 class _LongitudinalMixin(_TwoBudgetsMixin):
     """What every longitudinal channel adds to the channel contract."""
 
+    memoized_reports = True
     #: Budget of the memoized (permanent) round: bounds all rounds together.
     epsilon_perm: float
     #: Budget of one report, end to end (``epsilon`` of the channel).
@@ -251,6 +252,9 @@ _LONGITUDINAL_HINTS = {
 }
 
 
+_MemoT = TypeVar("_MemoT", bound="_LongitudinalMechanism")
+
+
 class _LongitudinalMechanism(BaseMechanism, MemoizedMechanism):
     """Shared fit/transform of the memoized mechanisms (the memoization protocol)."""
 
@@ -266,7 +270,14 @@ class _LongitudinalMechanism(BaseMechanism, MemoizedMechanism):
     def _check_params(self):
         _check_budgets(self.epsilon_perm, self.epsilon_1)
 
-    def __init__(self, epsilon_perm, epsilon_1, categories, memo_label, random_state):
+    def __init__(
+        self,
+        epsilon_perm: float,
+        epsilon_1: float,
+        categories: Categories,
+        memo_label: str,
+        random_state: RandomStateLike,
+    ) -> None:
         """Store the parameters every memoized mechanism takes (a subclass
         stores its own, then calls this)."""
         self.epsilon_perm = epsilon_perm
@@ -275,7 +286,7 @@ class _LongitudinalMechanism(BaseMechanism, MemoizedMechanism):
         self.memo_label = memo_label
         self.random_state = random_state
 
-    def fit(self, X=None, y=None):
+    def fit(self: _MemoT, X: ArrayLike | None = None, y: object = None) -> _MemoT:
         """Fix the public domain and build both rounds' channels.
 
         Parameters
@@ -392,7 +403,9 @@ class _LongitudinalMechanism(BaseMechanism, MemoizedMechanism):
         return self.channel_._instantaneous(permanent, rng)
 
     @fill_doc(_DOCS)
-    def fit_transform(self, X, y=None, user_secrets=None, **fit_params):
+    def fit_transform(
+        self, X: ArrayLike, y: object = None, user_secrets: Any = None, **fit_params: Any
+    ) -> Any:
         """Fit, then privatize ``X`` (see :meth:`transform`).
 
         Parameters
@@ -452,9 +465,6 @@ class _BitReportsMixin:
 
     def _wrap_reports(self, outputs, column, X):
         return self._container(np.asarray(outputs, dtype=np.uint8), X)
-
-    def _column_feature_names(self, name):
-        return [f"{name}_{c}" for c in self.categories_]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -127,6 +127,7 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
     """
 
     name = "binary_optimal"
+    guarantee_notion = "context-aware LDP with two one-sided budgets"
     _side_budget_schema = {
         "anyOf": [
             {"type": "number", "exclusiveMinimum": 0},
@@ -315,12 +316,14 @@ class BinaryOptimalResponse(BaseMechanism):
         if n_categories != 2:
             # Say where the domain came from: with "auto" it is the column's
             # distinct values, which the user may not have looked at.
-            source = "the column holds" if isinstance(self.categories, str) else "categories has"
-            shown = np.asarray(self.categories_[:10]).tolist()
+            learned = isinstance(self.categories, str)
+            source = "the column holds" if learned else "categories has"
+            # A learned domain is the users' values: counted, never shown.
+            shown = "" if learned else f" {np.asarray(self.categories_[:10]).tolist()}"
             raise ValueError(
                 f"{type(self).__name__} privatizes a binary column, but "
-                f"{source} {n_categories} distinct value(s) "
-                f"{shown}{' ...' if n_categories > 10 else ''}. Pass "
+                f"{source} {n_categories} distinct value(s)"
+                f"{shown}{' ...' if n_categories > 10 and not learned else ''}. Pass "
                 "categories=[a, b] with the two values (element 1 first), "
                 "recode the column to two values, or use a k-ary mechanism "
                 "(e.g. RandomizedResponse) for more."

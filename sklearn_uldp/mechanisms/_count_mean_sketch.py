@@ -43,7 +43,7 @@ from ..utils._bits import bernoulli_packed, column_counts, pack_rows, packed_wid
 from ..utils._hashing import hash_parameters, mersenne_hash, premix
 from ..utils._sampling import bernoulli_matrix
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
-from ..utils._validation import realized_probability
+from ..utils._validation import realized_probability, warn_dense_reports
 from ._base import BaseMechanism, _BudgetMechanism
 from ._bit_rows import BitRows
 from ._channel import (
@@ -435,6 +435,20 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     name = "cms"
     report_format = "sketch"
+    packed_reports = True  # the bucket bits; the hash index stays an integer
+
+    @property
+    def report_width(self):
+        return self.n_buckets + 1
+
+    def report_column_names(self, column):
+        """``<column>_hash`` then one name per bucket bit, ``<column>_b<l>``."""
+        return [f"{column}_hash"] + [f"{column}_b{b}" for b in range(self.n_buckets)]
+
+    def report_dtypes(self, column):
+        """The hash index and the bits, all of ``report_dtype`` (one array)."""
+        return [np.dtype(self.report_dtype)] * self.report_width
+
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
     _power_of_two, _short_name = False, "CMS"
 
@@ -773,6 +787,8 @@ class CountMeanSketch(_BudgetMechanism):
         )
 
     def _sample(self, codes, rng):
+        if not self.packed_output:  # said before the memory is spent (issue 30)
+            warn_dense_reports(len(codes), self.n_buckets + 1, owner=type(self).__name__)
         return self.channel_.sample(codes, rng, packed=self.packed_output)
 
     def _wrap_reports(self, outputs, column, X):
@@ -788,10 +804,6 @@ class CountMeanSketch(_BudgetMechanism):
             j, bits = outputs
             return PackedReports(bits, self.channel_.n_buckets, self.channel_, j)
         return self._container(outputs, X)
-
-    def _column_feature_names(self, name):
-        # ``<input>_hash`` then one name per bucket bit, ``<input>_b<l>``.
-        return [f"{name}_hash"] + [f"{name}_b{l}" for l in range(self.channel_.n_buckets)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

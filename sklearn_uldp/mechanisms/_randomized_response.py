@@ -26,7 +26,9 @@ from ..utils._validation import (
     check_channel_categories,
     check_sensitive,
     check_sensitive_mask,
+    describe_values,
     encode_labels,
+    positions,
     realized_probability,
 )
 from ._base import BaseMechanism, SensitiveSetMechanism, _BudgetMechanism
@@ -66,11 +68,11 @@ class _LabelledOutputsChannel(CategoricalChannel):
         _check_label_types(column, self.categories, self)
         codes = encode_labels(column, self.categories)
         if (codes < 0).any():
-            bad = pd.unique(np.asarray(column, dtype=object)[codes < 0])
+            bad = np.asarray(column, dtype=object)[codes < 0]
             raise ReportMismatchError(
-                f"Reports hold values {list(bad[:5])} that are not outputs of "
-                f"{self!r} (its outputs are its {self.n_categories} categories). "
-                "Were they produced by another mechanism or domain?"
+                f"Reports hold {describe_values(bad)} outside the outputs of "
+                f"{self!r} (its outputs are its {self.n_categories} categories), at "
+                f"{positions(codes < 0)}. Were they produced by another mechanism or domain?"
             )
         return codes.astype(np.intp, copy=False)
 
@@ -152,7 +154,7 @@ def _check_label_types(column, categories, channel):
         raise ReportMismatchError(
             f"Reports of {channel!r} are category labels of kind {cat_kind!r} "
             f"(its categories, e.g. {_describe_values(categories, 3)}); got "
-            f"values of kind {rep_kind!r} (e.g. {_describe_values(column)}). "
+            f"values of kind {rep_kind!r} ({describe_values(column)}). "
             "Labels must be categories (True is not the category 1, nor the "
             "string '1'): pass the reports as the mechanism returned them."
         )

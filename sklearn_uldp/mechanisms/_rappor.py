@@ -44,6 +44,7 @@ from ..utils._validation import (
     check_sensitive_mask,
     check_theta,
     realized_probability,
+    warn_dense_reports,
 )
 from ._base import BaseMechanism
 from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
@@ -378,6 +379,7 @@ class UnaryEncodingChannel(SensitiveSetMixin, Channel):
 
     name = "urap"
     report_format = "bits"
+    bit_vector_reports = True
     _spec_field_schemas = {
         **Channel._spec_field_schemas,
         "theta": {
@@ -941,6 +943,8 @@ class _UnaryEncodingMechanism(BaseMechanism):
     def _sample(self, codes, rng):
         if self.packed_output:
             return self.channel_.sample(codes, rng, packed=True)
+        if not self.sparse_output:  # said before the memory is spent (issue 30)
+            warn_dense_reports(len(codes), self.channel_.n_categories, owner=type(self).__name__)
         return self.channel_.sample(codes, rng, sparse=self.sparse_output)
 
     def _wrap_reports(self, outputs, column, X):
@@ -975,8 +979,8 @@ class _UnaryEncodingMechanism(BaseMechanism):
         if self.packed_output:
             # One column of bytes per input column, named after it.
             return [name]
-        # One name per report bit, ``<input>_<category>``.
-        return [f"{name}_{c}" for c in self.categories_]
+        # One name per report bit, ``<input>_<category>`` (the channel's).
+        return super()._column_feature_names(name)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

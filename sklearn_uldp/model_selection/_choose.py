@@ -46,10 +46,15 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     """(name, unfitted mechanism) pairs; ULDP ones only with a sensitive set."""
     from ..mechanisms import (
         HadamardResponse,
+        TransformedSubsetSelection,
         UtilityOptimizedBlockDesign,
+        UtilityOptimizedBlockedHadamardResponse,
+        UtilityOptimizedHadamardCountMeanSketch,
+        UtilityOptimizedLocalHashing,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
+        UtilityOptimizedUnaryEncoding,
     )
     from ..mechanisms._hadamard import UtilityOptimizedHadamardResponse
     from ..mechanisms._utility_optimized_subset import UtilityOptimizedSubsetSelection
@@ -81,6 +86,13 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
             ("uHR", UtilityOptimizedHadamardResponse(epsilon, **sens)),
             ("uSS", UtilityOptimizedSubsetSelection(epsilon, **sens)),
             ("uBD", UtilityOptimizedBlockDesign(epsilon, subset_size="optimal", **sens)),
+            # He et al.'s transformations (USENIX Security 2025): OUE's, subset
+            # selection's (uBD with one subset size), OLH's, HCMS's, blocked HR's
+            ("uUE", UtilityOptimizedUnaryEncoding(epsilon, **sens)),
+            ("uSS (He)", TransformedSubsetSelection(epsilon, **sens)),
+            ("uLH", UtilityOptimizedLocalHashing(epsilon, **sens)),
+            ("uHCMS", UtilityOptimizedHadamardCountMeanSketch(epsilon, **sens)),
+            ("uHR (blocked)", UtilityOptimizedBlockedHadamardResponse(epsilon, **sens)),
         ]
     return out
 
@@ -141,7 +153,10 @@ def choose_mechanism(
     RAPPOR, OUE, Hadamard response with the best block size, and OLH, BLH,
     subset selection, CMS and HCMS) and, given a sensitive set, the
     utility-optimized ones (uRR, uRAP with the optimal theta, uOUE, uHR, uSS
-    and uBD with the optimal design). An LDP mechanism also satisfies ULDP
+    and uBD with the optimal design, and He et al.'s transformations of OUE,
+    subset selection, OLH, HCMS and blocked HR: uUE, "uSS (He)" (uBD with
+    subset selection's size over X_S), uLH, uHCMS and "uHR (blocked)"; see
+    :func:`~sklearn_uldp.mechanisms.to_utility_optimized`). An LDP mechanism also satisfies ULDP
     (every output protected), so it stays a candidate when some values are
     not sensitive. Each is scored by the exact expected loss of its channel's
     unbiased estimator (``Channel.estimator_variance``):
@@ -178,7 +193,7 @@ def choose_mechanism(
         Candidates whose loss is within this relative tolerance of the
         smallest are ties; a tie goes to the smaller report, then to the
         simpler mechanism (the order of the table's construction: RR,
-        RAPPOR, OUE, HR, ..., uRR, uRAP, uOUE, uHR, uSS, uBD). E.g. at
+        RAPPOR, OUE, HR, ..., uRR, uRAP, uOUE, uHR, uSS, uBD, uUE, ...). E.g. at
         epsilon = ln k with few sensitive values the optimal uBD design is
         almost uRR and uRR is chosen.
 
@@ -367,9 +382,11 @@ def choose_strategy(
         Unfitted, with the chosen strategy and mechanisms.
     table : pandas.DataFrame
         One row per (strategy, column), the chosen strategy first, then by
-        mean loss: ``mechanism`` (name), ``epsilon`` (the column's budget:
-        the inner one for RS+FD), ``loss`` and ``mean_loss`` (of the
-        strategy).
+        mean loss: ``mechanism`` (its name in the literature, e.g. "OUE"),
+        ``builds`` (the class and non-default parameters the privatizer
+        holds, e.g. ``"RAPPOR(theta=0.5)"`` for OUE), ``epsilon`` (the
+        column's budget: the inner one for RS+FD), ``loss`` and
+        ``mean_loss`` (of the strategy).
 
     Examples
     --------
@@ -378,8 +395,11 @@ def choose_strategy(
     >>> priv, table = choose_strategy(cols, 1.0, n=100_000)
     >>> priv.strategy, list(table.index.names)
     ('sample', ['strategy', 'column'])
-    >>> table.loc["sample", "job"]["mechanism"]
-    'OUE'
+    >>> table.loc["sample", "job"][["mechanism", "builds"]].tolist()
+    ['OUE', 'RAPPOR(theta=0.5)']
+    >>> job = priv.mechanisms["job"]  # what the table names
+    >>> type(job).__name__, job.theta
+    ('RAPPOR', 0.5)
     >>> from sklearn_uldp.mechanisms import amplified_epsilon
     >>> row = amplified_epsilon(1.0, 5)  # each attribute 1.0, the row 2.26
     >>> priv, table = choose_strategy(cols, row, attribute_epsilon=1.0)
@@ -465,6 +485,7 @@ def choose_strategy(
                     "strategy": strategy,
                     "column": name,
                     "mechanism": best[1],
+                    "builds": _built(best[2]),
                     "epsilon": inner,
                     "loss": best[0],
                 }
@@ -480,6 +501,27 @@ def choose_strategy(
         {name: clone(m) for name, m in chosen[best_strategy].items()}, strategy=best_strategy
     )
     return privatizer, table
+
+
+def _built(mechanism):
+    """The class and non-default parameters of a candidate, e.g. ``RAPPOR(theta=0.5)``
+    (its budget and domain are the table's other columns)."""
+    defaults = type(mechanism)().get_params() if _default_constructible(mechanism) else {}
+    changed = [
+        f"{key}={value!r}"
+        for key, value in mechanism.get_params(deep=False).items()
+        if key not in ("epsilon", "categories", "sensitive", "random_state")
+        and (key not in defaults or repr(defaults[key]) != repr(value))
+    ]
+    return f"{type(mechanism).__name__}({', '.join(changed)})"
+
+
+def _default_constructible(mechanism):
+    try:
+        type(mechanism)()
+    except TypeError:
+        return False
+    return True
 
 
 def _as_prior(p, name, channel):

@@ -31,6 +31,7 @@ __all__ = [
     "make_simulation_scorer",
     "true_distribution",
     "LOSSES",
+    "LEARNER_LOSSES",
 ]
 
 _SearchT = TypeVar("_SearchT", bound="PrivacyUtilitySearchCV")
@@ -47,6 +48,70 @@ LOSSES: dict[str, Callable[[ArrayLike, ArrayLike], float]] = {
     "l2": l2_loss,
     "mse": mean_squared_error,
 }
+
+
+def _is_learner(model):
+    """A model of :mod:`sklearn_uldp.learning` (or a Pipeline ending in one): it
+    privatizes its training data itself, in ``fit(X, y)``. Recognized by what
+    it declares (``_privatizes_in_fit``), without importing the subpackage."""
+    final = model[-1] if isinstance(model, Pipeline) else model
+    return bool(getattr(final, "_privatizes_in_fit", False))
+
+
+def _noise_keys(model):
+    """The ``random_state`` of a learner (the last step of a Pipeline), the
+    source of its privatization noise; the seeds of estimators it wraps (e.g.
+    a LogisticRegression's) are theirs to keep."""
+    if isinstance(model, Pipeline):
+        return [f"{model.steps[-1][0]}__random_state"]
+    return ["random_state"]
+
+
+def _learner_error(est, X, y):
+    return 1.0 - float(np.mean(np.asarray(est.predict(X)) == np.asarray(y)))
+
+
+def _learner_log_loss(est, X, y):
+    from sklearn.metrics import log_loss
+
+    return float(log_loss(y, est.predict_proba(X), labels=_final_estimator(est).classes_))
+
+
+def _learner_mse(est, X, y):
+    return float(np.mean((np.asarray(est.predict(X), dtype=float) - np.asarray(y, float)) ** 2))
+
+
+#: Name -> loss(fitted learner, X_test, y_test) on clean held-out rows.
+LEARNER_LOSSES: dict[str, Callable[[Any, Any, Any], float]] = {
+    "log_loss": _learner_log_loss,
+    "error": _learner_error,
+    "mse": _learner_mse,
+}
+
+
+def _check_learner_loss(scoring, model):
+    """The loss of a learner search; the default "tv" (a distribution loss)
+    means the learner's natural loss: log-loss for a probabilistic
+    classifier, the error rate for another one, MSE for a regressor."""
+    if callable(scoring):
+        return scoring, getattr(scoring, "__name__", "loss")
+    if scoring == "tv":
+        from sklearn.base import is_regressor
+
+        final = _final_estimator(model)
+        if is_regressor(final):
+            scoring = "mse"
+        elif hasattr(final, "predict_proba"):
+            scoring = "log_loss"
+        else:
+            scoring = "error"
+    if isinstance(scoring, str) and scoring in LEARNER_LOSSES:
+        return LEARNER_LOSSES[scoring], scoring
+    raise ValueError(
+        f"A learner is scored on held-out clean rows: scoring must be one of "
+        f"{sorted(LEARNER_LOSSES)} or a callable loss(fitted, X_test, y_test); got "
+        f"{scoring!r}."
+    )
 
 
 def _check_loss(scoring):
@@ -192,20 +257,47 @@ def make_simulation_scorer(
     return _SimulationScorer(fn, name)
 
 
-def _fit_and_score(model, params, seed, X, loss):
-    """Fit one candidate with one independent seed; return loss and epsilon."""
+def _fit_and_score(model, params, seed, X, loss, supervised=None):
+    """Fit one candidate with one independent seed; return loss and epsilon.
+
+    ``supervised=(y, test_size)`` for a learner: the repeat holds out a random
+    ``test_size`` share of the rows (drawn from the repeat's seed), fits on the
+    others, whose data the learner privatizes, and scores on the held-out rows'
+    clean labels.
+    """
     model = clone(model)
+    if supervised is not None:
+        split_seed = seed if is_secure(seed) else seed.spawn(1)[0]
     # Estimator-valued parameters (mechanisms, estimators) are cloned, as in
     # GridSearchCV: nested set_params (e.g. mech__epsilon) must not mutate the
     # objects of the user's param_grid, which other candidates share.
     params = {k: clone(v, safe=False) for k, v in params.items()}
     model.set_params(**params)
-    keys = [k for k in model.get_params() if k == "random_state" or k.endswith("__random_state")]
+    keys = (
+        _noise_keys(model)
+        if supervised is not None
+        else [k for k in model.get_params() if k == "random_state" or k.endswith("__random_state")]
+    )
     if keys:
         # "secure" keeps no seed: every mechanism draws a fresh key per call.
         seeds = [seed] * len(keys) if is_secure(seed) else seed.spawn(len(keys))
         model.set_params(**dict(zip(keys, seeds, strict=False)))
     start = time.perf_counter()
+    if supervised is not None:
+        y, test_size = supervised
+        from sklearn.utils import _safe_indexing
+
+        from ..utils._random import check_random_generator
+
+        n = len(y)
+        order = check_random_generator(split_seed).permutation(n)
+        n_test = max(1, int(round(test_size * n)))
+        test, train = order[:n_test], order[n_test:]
+        y = np.asarray(y)
+        model.fit(_safe_indexing(X, train), y[train])
+        value = loss(model, _safe_indexing(X, test), y[test])
+        fit_time = time.perf_counter() - start
+        return float(value), float(_final_estimator(model).epsilon_spent_), fit_time
     model.fit(X)
     est = _final_estimator(model)
     p_true, p_est = _truth_and_estimate(est, X)
@@ -280,18 +372,27 @@ class PrivacyUtilitySearchCV(BaseEstimator):
 
     Parameters
     ----------
-    estimator : Pipeline or mechanism
+    estimator : Pipeline, mechanism or learner
         A pipeline ``(mechanism, distribution estimator)``, or a bare
         mechanism, which is wrapped as ``Pipeline([("mechanism", mech),
         ("estimator", EmpiricalEstimator(projection="simplex"))])``; for a
         bare mechanism, grid keys without ``__`` (``"epsilon"``, ``"theta"``)
-        address the mechanism.
+        address the mechanism. Or a model of :mod:`sklearn_uldp.learning`
+        (or a Pipeline ending in one), which privatizes its training data in
+        ``fit(X, y)``: each repeat then holds out ``test_size`` of the rows,
+        fits on the others and is scored on the held-out rows' **clean**
+        labels (the noise is in training only; see the "Learning on
+        privatized data" page).
     param_grid : dict or list of dicts
         As in :class:`~sklearn.model_selection.GridSearchCV`; values may be
         estimators (e.g. ``{"mechanism": [UtilityOptimizedRR(...),
         UtilityOptimizedRAPPOR(...)], "mechanism__epsilon": [0.5, 1, 2]}``).
     scoring : {"tv", "l1", "l2", "mse"} or callable, default="tv"
         The loss (lower is better); a callable is ``loss(p_true, p_est)``.
+        For a learner: ``"log_loss"``, ``"error"`` (1 - accuracy),
+        ``"mse"`` or a callable ``loss(fitted, X_test, y_test)``; the
+        default means log-loss for a probabilistic classifier, the error
+        rate for another one and MSE for a regressor.
     n_repeats : int, default=5
         Independent privatizations per candidate (the "splits").
     target : float or None, default=None
@@ -311,6 +412,9 @@ class PrivacyUtilitySearchCV(BaseEstimator):
     verbose : int, default=0
         ``>0`` shows a progress bar (tqdm when installed, else a summary
         line); ``>1`` also prints the best candidate per epsilon.
+    test_size : float in (0, 1), default=0.3
+        For a learner: the share of the rows each repeat holds out (clean)
+        to score the fit.
     random_state : None, "secure", int or SeedSequence, default=None
         Root of the seeds of all fits (``None``: from fresh OS entropy).
         ``"secure"`` gives every fit's mechanism the cryptographically secure
@@ -392,6 +496,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         refit: bool = True,
         n_jobs: int | None = None,
         verbose: int = 0,
+        test_size: float = 0.3,
         random_state: RandomStateLike = None,
     ) -> None:
         self.estimator = estimator
@@ -402,6 +507,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.test_size = test_size
         self.random_state = random_state
 
     # ------------------------------------------------------------ helpers
@@ -421,6 +527,8 @@ class PrivacyUtilitySearchCV(BaseEstimator):
 
             numeric = SquareWaveEstimator() if isinstance(est, SquareWave) else MeanEstimator()
             return Pipeline([("mechanism", est), ("estimator", numeric)]), True
+        if _is_learner(est):
+            return est, False
         if isinstance(est, Pipeline):
             if not isinstance(est[0], BaseMechanism | BaseNumericMechanism):
                 raise TypeError(
@@ -444,8 +552,9 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                 "age__epsilon=...) on the privatizer."
             )
         raise TypeError(
-            "estimator must be a mechanism or a Pipeline(mechanism, distribution "
-            f"estimator); got {type(est).__name__}." + hint
+            "estimator must be a mechanism, a Pipeline(mechanism, distribution "
+            "estimator) or a learner of sklearn_uldp.learning; got "
+            f"{type(est).__name__}." + hint
         )
 
     @staticmethod
@@ -489,17 +598,33 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, 1), Series or one-column DataFrame
-            The true values (a simulation: the search knows them).
-        y : None
-            Ignored.
+            The true values (a simulation: the search knows them); for a
+            learner, its features.
+        y : None or array-like of shape (n_samples,)
+            Ignored, except for a learner: its true labels (targets).
 
         Returns
         -------
         self : object
         """
-        loss, self.scoring_name_ = _check_loss(self.scoring)
         grid = list(self._check_params())
         model, bare = self._model()
+        supervised = None
+        if _is_learner(model):
+            if y is None:
+                raise ValueError(
+                    f"{type(_final_estimator(model)).__name__} learns from labels: pass "
+                    "them, search.fit(X, y) (the true labels of the simulation)."
+                )
+            if not (isinstance(self.test_size, numbers.Real) and 0 < self.test_size < 1):
+                raise ValueError(f"test_size must be in (0, 1), got {self.test_size!r}.")
+            if len(y) != len(X):  # type: ignore[arg-type]
+                raise ValueError(f"X has {len(X)} rows but y has {len(y)}.")  # type: ignore[arg-type]
+            supervised = (y, float(self.test_size))
+            loss, scoring_name = _check_learner_loss(self.scoring, model)
+        else:
+            loss, scoring_name = _check_loss(self.scoring)
+        self.scoring_name_: str = scoring_name
         routed = [self._route(p, bare) for p in grid]
         R = int(self.n_repeats)
         if is_secure(self.random_state):
@@ -507,7 +632,9 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         else:
             seeds = check_seed_sequence(self.random_state).spawn(len(grid) * R)
         tasks = [(i, r) for i in range(len(grid)) for r in range(R)]
-        results = list(self._progress(self._run(model, routed, seeds, X, loss, tasks), len(tasks)))
+        results = list(
+            self._progress(self._run(model, routed, seeds, X, loss, tasks, supervised), len(tasks))
+        )
         losses = np.array([res[0] for res in results]).reshape(len(grid), R)
         eps = np.array([res[1] for res in results]).reshape(len(grid), R)[:, 0]
         times = np.array([res[2] for res in results]).reshape(len(grid), R)
@@ -519,9 +646,15 @@ class PrivacyUtilitySearchCV(BaseEstimator):
             best.set_params(
                 **{k: clone(v, safe=False) for k, v in routed[self.best_index_].items()}
             )
-            keys = [
-                k for k in best.get_params() if k == "random_state" or k.endswith("__random_state")
-            ]
+            keys = (
+                _noise_keys(best)
+                if supervised is not None
+                else [
+                    k
+                    for k in best.get_params()
+                    if k == "random_state" or k.endswith("__random_state")
+                ]
+            )
             if keys and self.random_state is not None:
                 # None leaves the mechanisms' own random_state: the refitted
                 # pipeline may privatize real data, and must hold no seed.
@@ -535,11 +668,11 @@ class PrivacyUtilitySearchCV(BaseEstimator):
                     refit_seeds = child.spawn(len(keys))
                 best.set_params(**dict(zip(keys, refit_seeds, strict=True)))
             start = time.perf_counter()
-            self.best_estimator_ = best.fit(X)
+            self.best_estimator_ = best.fit(X) if supervised is None else best.fit(X, y)
             self.refit_time_ = time.perf_counter() - start
         return self
 
-    def _run(self, model, routed, seeds, X, loss, tasks):
+    def _run(self, model, routed, seeds, X, loss, tasks, supervised=None):
         """The fits, in order: in worker processes only when it pays.
 
         The first fit runs here and is timed. The others go to ``n_jobs``
@@ -552,7 +685,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
 
         def job(t):
             i, r = t
-            return _fit_and_score(model, routed[i], seeds[i * R + r], X, loss)
+            return _fit_and_score(model, routed[i], seeds[i * R + r], X, loss, supervised)
 
         start = time.perf_counter()
         yield job(tasks[0])
@@ -563,7 +696,7 @@ class PrivacyUtilitySearchCV(BaseEstimator):
         sequential = (time.perf_counter() - start) * len(rest)
         if n_jobs > 1 and sequential * (1 - 1 / n_jobs) > _PARALLEL_BREAK_EVEN:
             yield from Parallel(n_jobs=n_jobs, return_as="generator")(
-                delayed(_fit_and_score)(model, routed[i], seeds[i * R + r], X, loss)
+                delayed(_fit_and_score)(model, routed[i], seeds[i * R + r], X, loss, supervised)
                 for i, r in rest
             )
         else:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
@@ -39,7 +40,15 @@ from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hin
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._reports import attach_channel
 from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
-from ..utils._validation import check_epsilon, check_realizable, validate_params_with_hints
+from ..utils._validation import (
+    check_epsilon,
+    check_in_memory,
+    check_realizable,
+    describe_values,
+    non_numeric_error,
+    positions,
+    validate_params_with_hints,
+)
 
 __all__ = [
     "NumericChannel",
@@ -194,9 +203,16 @@ class NumericChannel(Channel):
     """
 
     report_format = "numeric"
+    has_categories = False
+    estimator_base_path = None  # its default estimator's class
     #: Whether every report is an unbiased estimate of its user's value
     #: (E[report | x] = x), so that the mean of the reports estimates the mean.
     unbiased_reports = False
+    #: Why the channel cannot send fake reports under
+    #: ``DataFramePrivatizer(strategy="sample+fake")``; None for the channels
+    #: whose fake law (:meth:`fake_law`) and likelihood-ratio classes
+    #: (:meth:`fake_ratio_classes_at`) are exact.
+    fake_refusal: str | None = "its fake law and likelihood ratios are not known exactly"
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **Channel._spec_field_schemas,
@@ -246,6 +262,67 @@ class NumericChannel(Channel):
     def _check_budget(self, what=None):
         what = what or f"{type(self).__name__}"
         check_realizable(self.epsilon, self._draw_probabilities, what=what)
+
+    # ------------------------------------------------------------- collector
+    @property
+    def default_estimator_path(self):
+        """The mean of unbiased reports, Square Wave's distribution otherwise."""
+        if self.unbiased_reports:
+            return "sklearn_uldp.numeric:MeanEstimator"
+        return "sklearn_uldp.numeric:SquareWaveEstimator"
+
+    @property
+    def missing_report_dtype(self):
+        return "float64"  # numbers in the column's units, NaN when missing
+
+    def report_dtypes(self, column):
+        return [np.dtype(np.float64)]  # numbers in the column's units
+
+    # ------------------------------------------- the sampling strategies
+    def sampled_channel(self, n_attributes):
+        from ._sampled import SampledNumericChannel
+
+        return SampledNumericChannel(self, n_attributes)
+
+    def sampled_fake_channel(self, n_attributes, fake="random"):
+        from ._sampled import SampledFakeNumericChannel
+
+        return SampledFakeNumericChannel(self, n_attributes, fake)
+
+    def fake_kinds(self):
+        """``("random",)``, the report of a uniformly random input, when the
+        fake law is known (:attr:`fake_refusal` is None); else none."""
+        return () if self.fake_refusal is not None else ("random",)
+
+    def fake_law(self, fake: str = "random", matrix: Any = None) -> np.ndarray:
+        """F: the exact law of a fake report over the outputs (a uniform input's report).
+
+        The law over the continuum of inputs, in closed form: ``matrix`` (a
+        channel matrix on a grid of inputs) is not needed and ignored.
+        """
+        raise ValueError(self.fake_refusal)
+
+    @classmethod
+    def fake_ratio_classes_at(cls, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+        """(R+, R-) of a real report against a fake one, at budget ``epsilon``.
+
+        ``r(y | x) = Q(y | x) / F(y)``; ``R+ = sup_x r`` and ``R- = inf_x r``
+        over the continuum of inputs (closed forms), reduced to the classes
+        that set the guarantees of
+        :func:`~sklearn_uldp.mechanisms.fake_data_guarantees`.
+        """
+        raise ValueError(f"No fake reports for the numeric channel {cls.name!r}.")
+
+    def fake_ratio_classes(self, fake="random"):
+        return type(self).fake_ratio_classes_at(float(self.epsilon))
+
+    def sample_fakes(self, fake, n, rng):
+        """``n`` fake reports in column units: the reports of uniformly random inputs."""
+        low, high = self.bounds
+        values = np.minimum(low + (high - low) * rng.random(n), high)
+        out = np.empty(n, dtype=np.float64)
+        self.report(values, rng, out)
+        return out
 
     # ----------------------------------------------------------- the domain
     @property
@@ -411,9 +488,9 @@ class NumericChannel(Channel):
         table = self.output_values()
         bad = ~(np.abs(table[codes] - values) <= self._encode_tolerance())
         if bad.any():
-            shown = np.unique(values[bad])[:5].tolist()
             raise ReportMismatchError(
-                f"Reports hold values {shown} that {self!r} cannot produce: its "
+                f"Reports hold {int(bad.sum())} value(s) that {self!r} cannot produce "
+                f"(at {positions(bad)}): its "
                 f"reports are {self.n_outputs} fixed values between "
                 f"{table.min():.6g} and {table.max():.6g}. Were raw values passed "
                 "instead of reports, the reports rounded (write them with full "
@@ -510,7 +587,7 @@ def _as_float_reports(reports, channel):
         if kind not in ("integer", "floating", "mixed-integer-float"):
             raise ReportMismatchError(
                 f"Reports of {channel!r} are numbers; got values of type {kind} "
-                f"(e.g. {arr[:3].tolist()}). Pass the reports the mechanism returned."
+                f"({describe_values(arr)}). Pass the reports the mechanism returned."
             )
     arr = arr.astype(np.float64, copy=False)
     if not np.isfinite(arr).all():
@@ -528,6 +605,7 @@ def _numeric_values(X, estimator, *, reset, copy=True):
     without, it may be ``X`` itself (read only)."""
     if X is None:
         raise ValueError("X is required.")
+    check_in_memory(X, type(estimator).__name__)
     if isinstance(X, (list, tuple)) and not any(
         isinstance(v, (list, tuple, np.ndarray)) for v in X
     ):
@@ -561,33 +639,31 @@ def _numeric_values(X, estimator, *, reset, copy=True):
             "X holds booleans: a numeric mechanism takes numbers. Privatize a "
             "yes/no column with a categorical mechanism (e.g. RandomizedResponse)."
         )
-    if kind not in "iuf":
-        flat = X.ravel()
-        strings = [v for v in flat[:1000] if isinstance(v, (str, bytes))]
-        if strings or kind in "USO":
-            try:
-                X = X.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                bad = [v for v in flat if not isinstance(v, numbers.Real) or isinstance(v, bool)]
-                raise TypeError(
-                    f"X holds non-numeric values (e.g. {bad[:3]!r}; {exc}): a numeric "
-                    "mechanism takes numbers. Convert the column (pd.to_numeric), or "
-                    "privatize a categorical column with a categorical mechanism (e.g. "
-                    "RandomizedResponse)."
-                ) from None
-            if strings:
-                raise TypeError(
-                    f"X holds strings (e.g. {strings[:3]!r}): a numeric mechanism takes "
-                    "numbers. Convert the column first (pd.to_numeric), or privatize a "
-                    "categorical column with a categorical mechanism."
-                )
+    if kind in "USO":
+        # Numbers (and missing values) only: text, even "1.5", and booleans
+        # are refused, never coerced (an object column of True/False read as
+        # 1/0 was privatized as numbers). pandas infers the kind in C.
+        inferred = pd.api.types.infer_dtype(X.ravel(), skipna=True)
+        if inferred not in ("floating", "integer", "mixed-integer-float", "decimal", "empty"):
+            raise non_numeric_error(X)
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError):
+            raise non_numeric_error(X) from None
     values = np.array(X, dtype=np.float64, copy=True) if copy else np.asarray(X, np.float64)
     if np.isfinite(values).all():
         return values
     nan = np.isnan(values)
     if nan.any():
+        names = getattr(estimator, "feature_names_in_", None)
+        columns = [
+            str(names[j]) if names is not None and j < len(names) else f"x{j}"
+            for j in np.flatnonzero(nan.reshape(len(values), -1).any(axis=0))
+        ]
         raise ValueError(
-            f"X contains {int(nan.sum())} missing values (NaN/None). A numeric "
+            f"X contains {int(nan.sum())} missing values (NaN/None), in "
+            f"{'column' if len(columns) == 1 else 'columns'} {', '.join(map(repr, columns))} "
+            f"at {positions(nan.reshape(len(values), -1).any(axis=1))}. A numeric "
             "mechanism privatizes numbers only: impute or drop the missing values "
             "first (or add a missing-indicator column privatized by a categorical "
             "mechanism)."
@@ -689,11 +765,53 @@ class BaseNumericMechanism(PrivatizerBase):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
+    _categorical_input = False
+
     def _make_channel(self):
         raise NotImplementedError
 
     def _check_params(self):
         check_epsilon(self.epsilon)
+
+    # --------------------------------------------------- the sampling strategies
+    def _with_domain_of(self, column):
+        if not isinstance(self.bounds, str):
+            return self
+        # bounds="auto" learns the range from the whole column (with its own
+        # PrivacyLeakWarning), not from the one row a privatizer fits on.
+        bounds = clone(self).fit(column).bounds_
+        return clone(self).set_params(bounds=[float(b) for b in bounds])
+
+    def _check_whole_column(self, column, name):
+        values = _numeric_values(column, self, reset=False, copy=False)
+        low, high = self.bounds_
+        counts = [(int(np.count_nonzero(values < low)), int(np.count_nonzero(values > high)))]
+        warn_clipped(counts, self.bounds_, [name], values.shape[0])
+
+    def _fake_refusal(self, fake, column):
+        refusal = self.channel_.fake_refusal
+        if refusal is not None:
+            return (
+                f"Column {column!r} uses {type(self).__name__}, which cannot send fake "
+                f"reports under strategy='sample+fake': {refusal}. Fake numeric "
+                "reports exist for the mean mechanisms DuchiMechanism, "
+                "PiecewiseMechanism and HybridMechanism; use one of them, or "
+                "strategy='sample'."
+            )
+        if fake not in ("auto", *self.channel_.fake_kinds()):
+            return (
+                f"fake={fake!r} is not available for the numeric column {column!r}: "
+                "its fakes are the reports of a uniformly random input ('random'). "
+                "Pass fake='auto' or 'random' for it."
+            )
+        return None
+
+    def _fake_classes_at(self, fake):
+        # closed forms over the continuum of inputs, at any budget
+        return type(self.channel_).fake_ratio_classes_at, True
+
+    def _fake_reports(self, fake, n, rng, X_one):
+        return self.channel_.sample_fakes(fake, n, rng)[:, None]
 
     def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Fix the public range and build the channel.

@@ -35,7 +35,13 @@ def statistics_of(
     reports : array-like, DataFrame or sparse matrix
         Reports that carry their channel, or plain reports with ``mechanism``.
     mechanism : fitted mechanism, Channel or spec dict, default=None
-        Needed when the reports do not carry their channel.
+        Needed when the reports do not carry their channel: a fitted
+        mechanism (categorical, numeric or open-domain), its channel (or
+        protocol) or spec. For a column of a
+        :class:`~sklearn_uldp.compose.DataFramePrivatizer`, pass the
+        column's channel, ``priv.channels_[name]``: under the sampling
+        strategies a column's reports are not its mechanism's alone (missing
+        or fake reports), and ``priv.mechanisms_[name]`` is refused.
     keep_reports : bool, default=False
         Keep what the exact likelihood of bit-vector reports needs (for
         :class:`~sklearn_uldp.EMEstimator`); counts alone suffice otherwise.
@@ -54,17 +60,15 @@ def statistics_of(
     >>> stats.n, int(stats.counts.sum())
     (3, 3)
     """
-    from ..mechanisms._reports import get_channel
-
-    channel = get_channel(reports)
+    channel = _carried_spec(reports)
     if channel is None:
         if mechanism is None:
             raise ValueError(
                 "These reports do not carry their mechanism; pass mechanism= "
                 "(the fitted mechanism or its spec)."
             )
-        channel = as_channel(mechanism)
-    elif mechanism is not None and as_channel(mechanism) != channel:
+        channel = spec_of(mechanism)
+    elif mechanism is not None and spec_of(mechanism) != channel:
         from ..exceptions import ReportMismatchError
 
         raise ReportMismatchError("The reports come from another mechanism than `mechanism`.")
@@ -89,7 +93,8 @@ def reduce_statistics(
         task per partition, and only the statistics are gathered.
     mechanism : fitted mechanism, Channel or spec dict, default=None
         Required for plain reports and for Dask collections (partitions do not
-        carry attributes).
+        carry attributes); see :func:`statistics_of` (for a column of a
+        ``DataFramePrivatizer``: ``priv.channels_[name]``).
     keep_reports : bool, "disk" or "workers", default=False
         See :func:`statistics_of`. ``"disk"`` (in-memory batches) keeps the
         per-report part in files under the system's temporary directory
@@ -180,9 +185,68 @@ def _dask_channel(mechanism):
     if mechanism is None:
         raise ValueError(
             "Dask partitions do not carry the mechanism: pass mechanism= (the "
-            "fitted mechanism or its spec)."
+            "fitted mechanism or its spec; for a DataFramePrivatizer's column, "
+            "priv.channels_[name])."
         )
-    return as_channel(mechanism)
+    return spec_of(mechanism)
+
+
+#: Attribute a DataFramePrivatizer sets, under a sampling strategy, on each
+#: fitted mechanism: ``(column name, strategy)`` (see :func:`spec_of`).
+SAMPLED_COLUMN_ATTR = "_sampled_column_of"
+
+
+def spec_of(mechanism):
+    """The channel (or open-domain protocol) whose reports ``mechanism`` stands for.
+
+    A fitted mechanism of any family (its ``channel_``: a channel, or the
+    heavy hitters' protocol), a channel or protocol, or a spec dict. A
+    mechanism fitted inside a ``DataFramePrivatizer`` under a sampling
+    strategy is refused: its column's reports mix its own with missing or
+    fake ones, whose channel is the privatizer's ``channels_[name]``.
+    """
+    column = getattr(mechanism, SAMPLED_COLUMN_ATTR, None)
+    if column is not None:
+        name, strategy = column
+        mixed = (
+            "the users who sampled another column have no report of it"
+            if strategy == "sample"
+            else "most of its reports are fakes, and the real ones use the amplified budget"
+        )
+        raise ValueError(
+            f"This {type(mechanism).__name__} privatizes the column {name!r} of a "
+            f"DataFramePrivatizer with strategy={strategy!r}: {mixed}, so its own "
+            "channel would give a wrong estimate of that column. Pass the column's "
+            f"channel instead: mechanism=priv.channels_[{name!r}] (or its spec, "
+            f"priv.specs()[{name!r}], as saved by priv.save_spec)."
+        )
+    from ..mechanisms._spec import PublicSpec
+
+    if isinstance(mechanism, PublicSpec):  # a channel or an open-domain protocol
+        return mechanism
+    if isinstance(mechanism, dict) and "protocol" in mechanism:
+        return PublicSpec.from_dict(mechanism)
+    spec = getattr(mechanism, "channel_", None)  # a fitted mechanism of any family
+    if isinstance(spec, PublicSpec):
+        return spec
+    try:
+        return as_channel(mechanism)
+    except TypeError:
+        raise TypeError(
+            "mechanism must be a fitted mechanism (categorical, numeric or "
+            "open-domain), a Channel, a heavy-hitter protocol or a spec dict; got "
+            f"{type(mechanism).__name__}"
+            + (" (not fitted: fit it first)." if hasattr(mechanism, "fit") else ".")
+        ) from None
+
+
+def _carried_spec(reports):
+    """The channel (or protocol) ``reports`` carry, or None."""
+    from ..heavy_hitters._mechanism import get_protocol
+    from ..mechanisms._reports import get_channel
+
+    channel = get_channel(reports)
+    return channel if channel is not None else get_protocol(reports)
 
 
 def _reduce_dask(collection, mechanism, keep_reports):
@@ -208,7 +272,7 @@ def _check_report_columns(collection, mechanism, channel):
     columns = getattr(collection, "columns", None)
     if columns is None:
         return
-    if channel.report_format == "bits":
+    if channel.report_width > 1:  # bit vectors, sketches, Bloom filters, ...
         names = (
             mechanism.get_feature_names_out()
             if hasattr(mechanism, "get_feature_names_out")
@@ -216,7 +280,9 @@ def _check_report_columns(collection, mechanism, channel):
         )
         if names is None or len(names) == len(columns):
             return
-        if all("binary" in str(getattr(dtype, "pyarrow_dtype", "")) for dtype in collection.dtypes):
+        if getattr(channel, "packed_reports", False) and all(
+            "binary" in str(getattr(dtype, "pyarrow_dtype", "")) for dtype in collection.dtypes
+        ):
             return  # packed reports: one binary column per input column
         expected = len(names)
     else:
@@ -300,7 +366,9 @@ def _privatize_partition(frame, template, seed, user_secrets=None):
     """
     params = {} if user_secrets is None else {"user_secrets": user_secrets}
     if _is_composite(template):
-        return template._privatize_partition(frame, seed, **params)
+        from ._privatizer import privatize_table_partition
+
+        return privatize_table_partition(template, frame, seed, user_secrets)
     mech = copy.copy(template)
     mech.random_state = seed
     if seed is not None and not isinstance(seed, str):
@@ -322,8 +390,9 @@ def _privatize_partition(frame, template, seed, user_secrets=None):
 
 
 def _is_composite(obj):
-    """A DataFramePrivatizer-like object (several mechanisms)."""
-    return hasattr(obj, "_privatize_partition") and hasattr(obj, "transformers_")
+    """A DataFramePrivatizer-like object (several mechanisms, a whole table):
+    see ``_privatizer`` for what it offers."""
+    return hasattr(obj, "_transform_table") and hasattr(type(obj), "mechanisms_")
 
 
 def privatize_partitions(
@@ -395,12 +464,14 @@ def privatize_partitions(
     """
     composite = _is_composite(mechanism)
     if composite:
+        from ._privatizer import partition_seed, partition_template
+
         check_is_fitted(mechanism, "transformers_")
-        template = mechanism._partition_template()
+        template = partition_template(mechanism)
         if random_state is None:
-            random_state = mechanism._partition_seed()
+            random_state = partition_seed(mechanism)
     else:
-        check_is_fitted(mechanism, "channel_")
+        _fitted_spec(mechanism)
         template = _partition_template(mechanism)
     dask = _is_dask_collection(partitions)
     if dask:
@@ -419,6 +490,10 @@ def privatize_partitions(
     secrets = _aligned_secrets(user_secrets, partitions, n, dask)
     if dask:
         return _map_dask(partitions, template, seeds, composite, secrets)
+    if user_secrets is not None:
+        from ._secrets import check_distinct_across
+
+        check_distinct_across(secrets)
     return [
         _privatize_partition(part, template, seed, keys)
         for part, seed, keys in zip(partitions, seeds, secrets, strict=True)
@@ -456,8 +531,12 @@ def _aligned_secrets(user_secrets, partitions, n, dask):
 
 def _dask_input(ddf, mechanism, composite):
     """The columns of ``ddf`` the mechanism reads, checked before any compute."""
+    if getattr(ddf, "ndim", 2) == 1 and hasattr(ddf, "to_frame"):
+        ddf = ddf.to_frame()  # a Dask Series: its one-column frame
     if composite:
-        return ddf[mechanism._check_dask_columns(ddf)]
+        from ._privatizer import input_columns
+
+        return ddf[input_columns(mechanism, ddf)]
     if not hasattr(ddf, "columns"):
         return ddf
     names = getattr(mechanism, "feature_names_in_", None)
@@ -487,16 +566,22 @@ def _dask_input(ddf, mechanism, composite):
 def _map_dask(ddf, template, seeds, composite=False, secrets=None):
     import pandas as pd
 
+    from ._secrets import repeated_secrets, shared_secrets_error
+
     if composite:
-        meta = template._dask_meta(ddf)
+        from ._privatizer import report_meta
+
+        meta = report_meta(template, ddf)
         names = list(meta.columns)
     else:
         names = template.get_feature_names_out()
         meta = _dask_meta(template, names)
     dtypes = meta.dtypes
 
-    def run(frame, keys=None, partition_info=None):
+    def run(frame, keys=None, repeated=0, partition_info=None):
         number = partition_info["number"] if partition_info else 0
+        if repeated:  # counted over every partition before any report is made
+            raise shared_secrets_error(repeated)
         if keys is not None and not keys.index.equals(frame.index):
             raise ValueError(
                 f"Partition {number}: the secrets' index differs from the rows' "
@@ -517,7 +602,8 @@ def _map_dask(ddf, template, seeds, composite=False, secrets=None):
         return out.astype(dtypes)
 
     if secrets is not None:  # partition data: never part of `run` or the template
-        return ddf.map_partitions(run, secrets, meta=meta)
+        # Rows of different partitions with one secret: refused as in memory.
+        return ddf.map_partitions(run, secrets, repeated_secrets(secrets), meta=meta)
     return ddf.map_partitions(run, meta=meta)
 
 
@@ -525,15 +611,21 @@ def _dask_meta(mechanism, names=None):
     import pandas as pd
 
     names = mechanism.get_feature_names_out() if names is None else names
-    channel = mechanism.channel_
+    channel = _fitted_spec(mechanism)
     if getattr(mechanism, "packed_output", False):
         # Packed reports: one binary column per input column (their bytes).
         k = channel.n_categories
         meta = PackedReports(np.zeros((0, len(names) * -(-k // 8)), np.uint8), k).to_frame(names)
         meta.attrs = {}
         return meta
-    if channel.report_format == "bits":
-        return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
-    if str(channel.report_format).startswith("numeric"):  # numbers, column units
-        return pd.DataFrame({n: pd.Series(dtype=np.float64) for n in names})
-    return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype) for n in names})
+    # The dtypes the spec declares for one input column's report columns,
+    # repeated for each input column (a mechanism fitted on several).
+    dtypes = channel.report_dtypes("x")
+    return pd.DataFrame({n: pd.Series(dtype=dtypes[j % len(dtypes)]) for j, n in enumerate(names)})
+
+
+def _fitted_spec(mechanism):
+    """The public spec (``channel_``) of a fitted mechanism of any family, or
+    NotFittedError."""
+    check_is_fitted(mechanism, "channel_")  # raises, naming the mechanism
+    return mechanism.channel_

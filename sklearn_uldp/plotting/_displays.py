@@ -94,6 +94,35 @@ def _legend(
     return ax.legend(**kw)
 
 
+def _root(fig: Any) -> Any:
+    """The root Figure (a SubFigure's ``figure``; a Figure's is itself)."""
+    return getattr(fig, "figure", None) or fig
+
+
+def _keep_inside(ax: Axes, legend: Any) -> None:
+    """Shrink ``ax`` so that its legend, placed outside it, stays in the figure.
+
+    A figure created by the display is laid out (``tight_layout``), and a
+    figure with a layout engine lays itself out when drawn; an axes of
+    another figure (``plt.subplots()``, the command line's ``Figure()``)
+    would have its legend cut at the figure's edge: the axes give up the
+    width (legend on the right) or height (legend above) it overflows by.
+    """
+    fig = _root(ax.figure)
+    if fig.get_layout_engine() is not None:
+        return
+    fig.draw_without_rendering()
+    box, edge = legend.get_window_extent(), fig.bbox
+    pad = 4.0 * fig.dpi / 72  # points between the legend and the edge
+    right = max(0.0, box.x1 + pad - edge.x1) / edge.width
+    top = max(0.0, box.y1 + pad - edge.y1) / edge.height
+    if right or top:
+        pos = ax.get_position()
+        width = max(pos.width - right, 0.2 * pos.width)
+        height = max(pos.height - top, 0.2 * pos.height)
+        ax.set_position((pos.x0, pos.y0, width, height))
+
+
 def _contrasting(color: Any) -> str:
     """Black or white, whichever stands out on ``color`` (for hatch lines)."""
     from matplotlib.colors import to_rgb
@@ -120,6 +149,62 @@ def _sensitive_patch(color: Any = _SENSITIVE_COLOR) -> Any:
     return Patch(facecolor=color, edgecolor=_contrasting(color), hatch="//", label="sensitive")
 
 
+def _swatch(bar: Any, label: str) -> Any:
+    """A legend swatch drawn as ``bar`` is (fill, hatch and its color)."""
+    from matplotlib.patches import Patch
+
+    hatch = bar.get_hatch()
+    return Patch(
+        facecolor=bar.get_facecolor(),
+        edgecolor=bar.get_edgecolor() if hatch else bar.get_facecolor(),
+        hatch=hatch,
+        label=label,
+    )
+
+
+#: The ellipsis of a shortened tick label.
+ELLIPSIS = "\u2026"
+
+
+def short_labels(labels: Sequence[Any], max_length: int | None) -> list[str]:
+    """Tick labels of at most ``max_length`` characters (the rule of ``max_label_length``).
+
+    A longer label keeps its first two thirds and its last third around an
+    ellipsis (``"truck driver…ailer)"``): the start names the category
+    and the end often tells similar ones apart. Labels that would read the
+    same after shortening keep their whole text.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.plotting._displays import short_labels
+    >>> short_labels(["nurse", "truck driver (heavy and tractor-trailer)"], 20)
+    ['nurse', 'truck driver…ailer)']
+    """
+    text = [str(label) for label in labels]
+    if max_length is None:
+        return text
+    out = []
+    for label in text:
+        if len(label) <= max_length:
+            out.append(label)
+            continue
+        tail = (max_length - 1) // 3
+        head = max_length - 1 - tail
+        end = label[-tail:].lstrip() if tail else ""
+        out.append(label[:head].rstrip() + ELLIPSIS + end)
+    counts = pd.Series(out).value_counts()
+    return [short if counts[short] == 1 else full for short, full in zip(out, text, strict=True)]
+
+
+def _tick_rotation(labels: list[str], fontsize: float, bar_pt: float, m: int) -> float:
+    """Horizontal tick labels when the longest fits under its bar, else 45 degrees
+    (90 beyond 30 bars, where slanted labels would reach past their neighbours')."""
+    widest = 0.6 * fontsize * max((len(label) for label in labels), default=0)
+    if widest <= 0.95 * bar_pt:
+        return 0.0
+    return 45.0 if m <= 30 else 90.0
+
+
 def _mark_epsilons(ax: Axes, epsilons: np.ndarray) -> None:
     """Ticks at the searched budgets, labelled where the labels do not overlap.
 
@@ -144,8 +229,7 @@ def _thin_tick_labels(ax: Axes, labels: list[str]) -> None:
     """Blank the x tick labels that would overlap the last one kept."""
     from matplotlib.ticker import FixedFormatter
 
-    # The root Figure (a SubFigure's ``figure``; a Figure's is itself).
-    fig: Any = getattr(ax.figure, "figure", None) or ax.figure
+    fig = _root(ax.figure)
     fig.draw_without_rendering()  # lays the labels out at their final size
     texts = [t for t in ax.get_xticklabels() if t.get_text()]
     if len(texts) != len(labels):  # pragma: no cover - ticks outside the view
@@ -198,6 +282,7 @@ class PrivacyUtilityDisplay(_Display):
     lines_ : dict of {str: Line2D}
         One line per candidate.
     target_line_ : Line2D or None
+    legend_ : Legend or None
 
     Examples
     --------
@@ -246,10 +331,11 @@ class PrivacyUtilityDisplay(_Display):
             Log scale on both axes.
         legend_loc : str or None, default="outside"
             ``"outside"`` puts the legend to the right of the axes, where it
-            cannot hide a curve (a figure created here is widened and laid
-            out to hold it; with your own ``ax``, leave room with e.g.
-            ``fig.tight_layout()``); any other value is passed to
-            ``Axes.legend(loc=...)``; None draws no legend.
+            cannot hide a curve, and inside the figure: a figure created here
+            is widened and laid out to hold it, and your own ``ax`` (on a
+            figure without a layout engine) gives up the width the legend
+            needs; any other value is passed to ``Axes.legend(loc=...)``;
+            None draws no legend.
         figsize : tuple of float, default=None
             Size of the figure created when ``ax`` is None; by default
             (8, 4.8) with the legend outside, matplotlib's default otherwise.
@@ -295,11 +381,14 @@ class PrivacyUtilityDisplay(_Display):
             ax.set_yscale("log")
         ax.set_xlabel("epsilon (budget per report)")
         ax.set_ylabel(f"{self.loss_name} (lower is better)")
+        self.legend_ = None
         if legend_loc is not None:
-            _legend(ax, legend_loc)
+            self.legend_ = _legend(ax, legend_loc)
         ax.grid(True, which="both", alpha=0.3)
         if created:
             fig.tight_layout()
+        elif legend_loc == "outside":
+            _keep_inside(ax, self.legend_)
         # After the layout: the labels are thinned at their final spacing.
         _mark_epsilons(ax, res["epsilon"].to_numpy(float))
         return self._drawn(ax, fig)
@@ -417,8 +506,9 @@ class _CategoricalDisplay(_Display):
 class DistributionDisplay(_CategoricalDisplay):
     """Estimated (and true) distribution as bars, sensitive categories marked.
 
-    Sensitive categories get red bars hatched in white (``sensitive_color``)
-    and red tick labels.
+    Sensitive categories are hatched (the estimate's bars red,
+    ``sensitive_color``, and the true ones gray) and have red tick labels;
+    the legend's swatches are drawn as the bars are.
     Large domains stay readable: :meth:`plot` can keep only the ``top_k``
     most probable categories (the others summed into one bar or dropped, as
     the legend's title says), sort the bars by probability, and sizes a
@@ -440,6 +530,7 @@ class DistributionDisplay(_CategoricalDisplay):
         The estimated distribution, one bar per shown category (the last one
         is the aggregate of the others when ``others="aggregate"``).
     true_bars_ : BarContainer or None
+    legend_ : Legend or None
     shown_ : ndarray of shape (n_bars,)
         Indices into ``categories`` of the bars, in drawing order; -1 marks the
         aggregate bar.
@@ -493,6 +584,7 @@ class DistributionDisplay(_CategoricalDisplay):
         legend_loc: str | None = "outside",
         true_kw: dict[str, Any] | None = None,
         sensitive_color: Any = _SENSITIVE_COLOR,
+        max_label_length: int | None = 20,
         **kwargs: Any,
     ) -> DistributionDisplay:
         """Draw the bars.
@@ -520,14 +612,24 @@ class DistributionDisplay(_CategoricalDisplay):
             6 and 24 inches) and the tick labels shrink when they would not fit.
         legend_loc : str or None, default="outside"
             ``"outside"`` puts the legend above the axes, where it cannot hide
-            a bar; any other value is passed to ``Axes.legend(loc=...)``; None
-            draws no legend.
+            a bar (your own ``ax``, on a figure without a layout engine, gives
+            up the height it needs); any other value is passed to
+            ``Axes.legend(loc=...)``; None draws no legend. Each swatch is
+            drawn as its bars are (fill, hatch).
         true_kw : dict, default=None
             Keyword arguments for the true distribution's bars
             (``Axes.bar``).
         sensitive_color : color or None, default="tab:red"
-            Fill of the sensitive categories' bars, hatched in black or white
-            (whichever stands out on it); None keeps the estimate's color.
+            Fill of the estimate's bars of sensitive categories; None keeps
+            the estimate's color. Sensitive categories are **hatched** in
+            both bars (estimate and true, in black or white, whichever
+            stands out on the fill), and their tick labels are red.
+        max_label_length : int or None, default=20
+            Tick labels longer than this many characters are shortened to it
+            around an ellipsis, keeping their first two thirds and last third
+            (:func:`short_labels`; the full names are ``categories[shown_]``);
+            None keeps them whole. Labels are horizontal when the longest fits
+            under its bar, else slanted at 45 degrees (90 beyond 30 bars).
         **kwargs : dict
             Keyword arguments for the estimate's bars (``Axes.bar``), such as
             ``color`` or ``alpha``.
@@ -547,6 +649,15 @@ class DistributionDisplay(_CategoricalDisplay):
             )
         if others not in ("aggregate", "drop"):
             raise ValueError(f'others must be "aggregate" or "drop"; got {others!r}.')
+        if max_label_length is not None and (
+            isinstance(max_label_length, bool)
+            or not isinstance(max_label_length, numbers.Integral)
+            or max_label_length < 5
+        ):
+            raise ValueError(
+                "max_label_length must be an integer >= 5 (or None to keep the labels "
+                f"whole); got {max_label_length!r}."
+            )
         if top_k is not None and (
             isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1
         ):
@@ -597,40 +708,49 @@ class DistributionDisplay(_CategoricalDisplay):
         offset = width / 2 if true is not None else 0.0
         ekw = {"color": "tab:blue", "label": self.estimate_label, **kwargs}
         self.bars_ = ax.bar(x + offset, bar_est, width, **ekw)
-        for bar, s in zip(self.bars_, bar_mask, strict=False):
-            if s:
-                _mark_sensitive(
-                    bar, bar.get_facecolor() if sensitive_color is None else sensitive_color
-                )
+        # The swatches are taken before any bar is marked: the first bar may
+        # be a sensitive one, and the estimate's swatch is its own color.
+        handles = [_swatch(self.bars_.patches[0], ekw["label"])]
+        if self.true_bars_ is not None:
+            handles.insert(0, _swatch(self.true_bars_.patches[0], tkw["label"]))
+        for i in np.flatnonzero(bar_mask):
+            bar = self.bars_.patches[i]
+            fill = bar.get_facecolor() if sensitive_color is None else sensitive_color
+            _mark_sensitive(bar, fill)
+            if self.true_bars_ is not None:  # hatched too: hatching means sensitive
+                true_bar = self.true_bars_.patches[i]
+                _mark_sensitive(true_bar, true_bar.get_facecolor())
+        if bar_mask.any():
+            handles.append(_swatch(self.bars_.patches[int(np.argmax(bar_mask))], "sensitive"))
         ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=90 if m > 8 else 0)
         # Tick labels in points must fit in the space of one bar: shrink
-        # them for wide domains instead of letting them overlap.
+        # them for wide domains instead of letting them overlap, shorten
+        # long ones (max_label_length) and slant them when they do not fit.
         bar_pt = 72 * fig.get_figwidth() * ax.get_position().width / max(m, 1)
         fontsize = float(np.clip(0.9 * bar_pt, 4, 10))
+        ticks = short_labels(labels, max_label_length)
+        rotation = _tick_rotation(ticks, fontsize, bar_pt, m)
+        slanted = rotation == 45.0
+        ax.set_xticklabels(
+            ticks,
+            rotation=rotation,
+            ha="right" if slanted else "center",
+            rotation_mode="anchor" if slanted else "default",
+        )
         for tick, s in zip(ax.get_xticklabels(), bar_mask, strict=False):
             tick.set_fontsize(fontsize)
             if s:
                 tick.set_color(_SENSITIVE_COLOR)
         ax.set_xlim(-0.6, m - 0.4)
-        from matplotlib.patches import Patch
-
-        # Legend swatches copy the first bar (whatever color/alpha kwargs set).
-        handles = [Patch(facecolor=self.bars_.patches[0].get_facecolor(), label=ekw["label"])]
-        if self.true_bars_ is not None:
-            handles.insert(
-                0, Patch(facecolor=self.true_bars_.patches[0].get_facecolor(), label=tkw["label"])
-            )
-        if bar_mask.any():
-            handles.append(
-                _sensitive_patch(self.bars_.patches[int(np.argmax(bar_mask))].get_facecolor())
-            )
+        self.legend_ = None
         if legend_loc is not None:
-            _legend(ax, legend_loc, handles=handles, above=True, title=self.note_)
+            self.legend_ = _legend(ax, legend_loc, handles=handles, above=True, title=self.note_)
         ax.axhline(0, color="k", linewidth=0.5)
         ax.set_ylabel("probability")
         if created:
             fig.tight_layout()
+        elif legend_loc == "outside":
+            _keep_inside(ax, self.legend_)
         return self._drawn(ax, fig)
 
     @classmethod
@@ -903,12 +1023,28 @@ class ErrorBarDisplay(_CategoricalDisplay):
         )
 
 
+def _cell_ticks(axis: Any, n: int, labels: Sequence[Any] | None, name: str) -> None:
+    """Ticks at the cells' centres: every cell named by ``labels``, or integer
+    positions (thinned by matplotlib, never at a cell's edge)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator
+
+    if labels is None:
+        axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        return
+    labels = [str(v) for v in labels]
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} names for a grid of {n}: give one per cell.")
+    axis.set_major_locator(FixedLocator(list(range(n))))
+    axis.set_major_formatter(FixedFormatter(labels))
+
+
 class GridHeatmapDisplay(_Display):
     """A distribution over a grid-shaped domain (locations) as a heatmap.
 
     Categories are the cells in row-major order (as
     :func:`~sklearn_uldp.datasets.grid_cell_labels`); sensitive cells are
-    outlined.
+    outlined. Ticks sit at the cells' centres, numbered or named
+    (``row_labels``, ``column_labels`` of :meth:`plot`).
 
     Parameters
     ----------
@@ -933,6 +1069,10 @@ class GridHeatmapDisplay(_Display):
     ...                           sensitive=[1, 0, 0, 0, 0, 1]).plot()
     >>> disp.image_.get_array().shape, len(disp.outlines_)
     ((2, 3), 2)
+    >>> disp = GridHeatmapDisplay(np.full(6, 1 / 6), (2, 3)).plot(
+    ...     row_labels=["north", "south"], column_labels=["W", "C", "E"])
+    >>> [t.get_text() for t in disp.ax_.get_yticklabels()]
+    ['north', 'south']
     """
 
     def __init__(
@@ -949,6 +1089,10 @@ class GridHeatmapDisplay(_Display):
         cmap: str = "viridis",
         title: str | None = None,
         colorbar: bool = True,
+        row_labels: Sequence[Any] | None = None,
+        column_labels: Sequence[Any] | None = None,
+        xlabel: str = "column",
+        ylabel: str = "row",
     ) -> GridHeatmapDisplay:
         """Draw the heatmap.
 
@@ -958,6 +1102,13 @@ class GridHeatmapDisplay(_Display):
         cmap : str, default="viridis"
         title : str, default=None
         colorbar : bool, default=True
+        row_labels, column_labels : sequence or None, default=None
+            The names of the rows (top to bottom) and columns (left to right),
+            one tick at each cell's centre (e.g. latitude and longitude bands
+            of a location grid); None numbers them 0, 1, ... at integer ticks,
+            thinned on large grids (never between two cells).
+        xlabel, ylabel : str, default="column", "row"
+            The axes' titles.
 
         Returns
         -------
@@ -991,8 +1142,18 @@ class GridHeatmapDisplay(_Display):
             fig.colorbar(self.image_, ax=ax, label="probability")
         if title:
             ax.set_title(title)
-        ax.set_xlabel("column")
-        ax.set_ylabel("row")
+        _cell_ticks(ax.xaxis, n_cols, column_labels, "column_labels")
+        _cell_ticks(ax.yaxis, n_rows, row_labels, "row_labels")
+        if column_labels is not None:
+            # Vertical names when the longest would not fit over its cell.
+            fig_width = _root(fig).get_figwidth()
+            ax.apply_aspect()  # the drawn box: square cells, narrower than the slot
+            cell_pt = 72 * fig_width * ax.get_position().width / n_cols
+            size = float(ax.xaxis.get_ticklabels()[0].get_fontsize())
+            if _tick_rotation([str(v) for v in column_labels], size, cell_pt, n_cols):
+                ax.tick_params(axis="x", labelrotation=90)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         return self._drawn(ax, fig)
 
     @classmethod

@@ -1,6 +1,10 @@
 """Input validation shared by mechanisms and estimators.
 
 Every error names what is wrong and how to fix it; inputs are never modified.
+No message quotes a user's value (a category, an item, a number, a report, a
+secret): it gives counts, kinds, positions and column names
+(:func:`describe_values`, :func:`positions`), so that a log of errors and
+warnings never carries the data it is about.
 """
 
 from __future__ import annotations
@@ -28,7 +32,146 @@ __all__ = [
     "encode_labels",
     "bool_mismatch_hint",
     "resolve_blocks",
+    "check_in_memory",
+    "describe_values",
+    "positions",
+    "non_numeric_error",
+    "DENSE_REPORTS_LIMIT",
+    "dense_reports_warning",
+    "warn_dense_reports",
 ]
+
+
+# ------------------------------------------------------------ messages
+#: The kinds of values a message names instead of the values themselves.
+_KIND_NAMES = {
+    "missing": "missing",
+    "bool": "boolean",
+    "int": "integer",
+    "float": "float",
+    "infinite": "infinite",
+    "str": "text",
+    "empty": "empty text",
+    "bytes": "bytes",
+}
+
+
+def _value_kind(v: Any) -> str:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return "missing"
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (numbers.Integral, np.integer)):
+        return "int"
+    if isinstance(v, (numbers.Real, np.floating)):
+        x = float(v)
+        return "missing" if math.isnan(x) else "infinite" if math.isinf(x) else "float"
+    if isinstance(v, (str, np.str_)):
+        return "str" if str(v).strip() else "empty"
+    if isinstance(v, (bytes, np.bytes_)):
+        return "bytes"
+    return type(v).__name__
+
+
+def describe_values(values: Any) -> str:
+    """Count values and say their kinds, without showing any of them.
+
+    Error messages and warnings point at offending values this way: a log
+    of messages must never carry a user's data.
+
+    Parameters
+    ----------
+    values : array-like
+        The offending values (one entry per occurrence).
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._validation import describe_values
+    >>> describe_values(np.array(["x", "y", "x", True, None, ""], dtype=object))
+    '6 values (5 distinct: 3 text, 1 boolean, 1 missing, 1 empty text)'
+    >>> describe_values(["x"])
+    '1 value (text)'
+    """
+    flat = np.asarray(values, dtype=object).ravel()
+    n = int(flat.size)
+    kinds: dict[str, int] = {}
+    for v in flat.tolist():
+        kind = _value_kind(v)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    listed = ", ".join(
+        f"{count} {_KIND_NAMES.get(kind, kind)}" if len(kinds) > 1 else _KIND_NAMES.get(kind, kind)
+        for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])
+    )
+    try:
+        distinct = int(pd.unique(flat).size) if n > 1 else n
+    except TypeError:  # unhashable entries
+        distinct = None
+    shown = f"{distinct} distinct: " if distinct is not None and n > 1 else ""
+    return f"{n} value{'s' if n != 1 else ''} ({shown}{listed})"
+
+
+def positions(mask: Any, limit: int = 5, *, what: str = "row") -> str:
+    """Where the true entries of a mask are: ``"rows 2, 7 and 3 more (from 0)"``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import positions
+    >>> positions([False, True, False, True])
+    'rows 1, 3 (counted from 0)'
+    """
+    where = np.flatnonzero(np.asarray(mask, dtype=bool).ravel())
+    shown = where[:limit].tolist()
+    more = int(where.size) - len(shown)
+    text = f"{what}{'s' if where.size > 1 else ''} {', '.join(map(str, shown))}"
+    return text + (f" and {more} more" if more else "") + " (counted from 0)"
+
+
+def non_numeric_error(values: Any, *, name: str = "X") -> TypeError:
+    """The error for values a numeric mechanism cannot read as numbers.
+
+    Says how many entries are not numbers, of which kinds (text, booleans,
+    missing values mixed in, ...) and where, never what they are, and how
+    to fix it. Object columns that mix booleans, text and None get this
+    message rather than numpy's conversion text.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._validation import non_numeric_error
+    >>> error = non_numeric_error(np.array([[1.5], [True], [""], [None]], dtype=object))
+    >>> print(str(error)[:76])
+    X holds 2 entries that are not numbers (2 distinct: 1 boolean, 1 empty text;
+    """
+    arr = np.asarray(values, dtype=object)
+    flat = arr.ravel()
+    kinds = np.array([_value_kind(v) for v in flat.tolist()], dtype=object)
+    missing = kinds == "missing"
+    bad = ~np.isin(kinds, ["int", "float", "missing"])
+    rows = bad.reshape(arr.shape).any(axis=1) if arr.ndim == 2 else bad
+    described = describe_values(flat[bad]).split(" (", 1)[1].rstrip(")")
+    text = (
+        f"{name} holds {int(bad.sum())} entr{'y' if bad.sum() == 1 else 'ies'} that "
+        f"{'is' if bad.sum() == 1 else 'are'} not numbers ({described}; {positions(rows)})"
+    )
+    if missing.any():
+        text += f" and {int(missing.sum())} missing value{'s' if missing.sum() > 1 else ''}"
+    others = sorted(set(kinds[bad].tolist()) - set(_KIND_NAMES))
+    if others:  # dicts, lists, objects: not even text to convert
+        text += (
+            f"; the {', '.join(others)} entries cannot be converted at all (float() "
+            "argument must be a string or a real number)"
+        )
+    return TypeError(
+        text + ". A numeric mechanism takes numbers: convert the column first "
+        '(pandas.to_numeric(column, errors="coerce") turns text into NaN, which you '
+        "then impute or drop), or privatize a categorical column with a categorical "
+        "mechanism (e.g. RandomizedResponse)."
+    )
 
 
 def validate_params_with_hints(estimator, hints):
@@ -380,7 +523,7 @@ def _check_hashable(values: np.ndarray, name: str) -> None:
     if bad:
         raise ValueError(
             f"{name} holds {len(bad)} value(s) that cannot be categories, e.g. "
-            f"{bad[0]!r:.60} ({type(bad[0]).__name__}): a category is one value "
+            f"a {type(bad[0]).__name__}: a category is one value "
             "such as a string or a number. Flatten the list, or join a tuple of "
             "values into one label."
         )
@@ -751,3 +894,89 @@ def resolve_blocks(blocks, categories):
             ) from None
     codes, _ = pd.factorize(pd.Series(labels, dtype=object), sort=False)
     return codes.astype(np.int64)
+
+
+def check_in_memory(X: Any, owner: str) -> None:
+    """Refuse a lazy Dask collection where values are read into this process.
+
+    A mechanism's ``fit``/``transform`` would convert it with ``numpy``,
+    which computes the whole collection here and returns in-memory reports.
+    """
+    if hasattr(X, "__dask_graph__"):
+        raise TypeError(
+            f"{owner} got a lazy Dask {type(X).__name__}: privatizing it here would "
+            "compute the whole collection into this process's memory. Privatize it "
+            "where it lives with sklearn_uldp.parallel.privatize_partitions(ddf, "
+            "mechanism) (lazy Dask reports, one independent random stream per "
+            "partition; a DataFramePrivatizer's transform does the same for a "
+            "whole table), or pass in-memory data (e.g. ddf.compute())."
+        )
+
+
+# ------------------------------------------------------------ memory
+#: Dense reports larger than this many bytes get a warning before they are
+#: allocated (:func:`warn_dense_reports`).
+DENSE_REPORTS_LIMIT = 10**9
+
+
+def _size(n_bytes: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def dense_reports_warning(
+    n_rows: int, n_bits: int, *, owner: str, limit: float | None = None
+) -> str | None:
+    """The warning to give before ``n_rows`` dense reports of ``n_bits`` bits, or None.
+
+    Dense bit-vector reports take one byte a bit; packed ones
+    (``packed_output=True``) one bit a bit, rounded up to whole bytes per
+    report. The decision is this function's, so it can be tested without
+    allocating anything.
+
+    Parameters
+    ----------
+    n_rows, n_bits : int
+        Reports to allocate and bits per report.
+    owner : str
+        The mechanism, named in the message.
+    limit : float or None, default=None
+        Bytes above which the allocation is warned about (None:
+        :data:`DENSE_REPORTS_LIMIT`, 1 GB).
+
+    Returns
+    -------
+    message : str or None
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import dense_reports_warning
+    >>> dense_reports_warning(1000, 50, owner="RAPPOR") is None
+    True
+    >>> text = dense_reports_warning(10**6, 10_000, owner="RAPPOR")
+    >>> text[:54], text[text.index("holds") :][:22]
+    ('RAPPOR is about to allocate 10.0 GB of dense reports (', 'holds them in 1.2 GB (')
+    """
+    dense = float(n_rows) * float(n_bits)
+    if dense <= (DENSE_REPORTS_LIMIT if limit is None else limit):
+        return None
+    packed = float(n_rows) * -(-int(n_bits) // 8)
+    return (
+        f"{owner} is about to allocate {_size(dense)} of dense reports ({int(n_rows):,} "
+        f"rows x {int(n_bits):,} bits, one byte a bit): packed_output=True holds them in "
+        f"{_size(packed)} (every estimator reads packed reports as they are), or "
+        "privatize the rows in chunks. Pass packed_output=True to the mechanism."
+    )
+
+
+def warn_dense_reports(n_rows: int, n_bits: int, *, owner: str) -> None:
+    """Warn (:class:`~sklearn_uldp.exceptions.LargeReportsWarning`) before large dense reports."""
+    message = dense_reports_warning(n_rows, n_bits, owner=owner)
+    if message is not None:
+        import warnings
+
+        from ..exceptions import LargeReportsWarning
+
+        warnings.warn(message, LargeReportsWarning, stacklevel=5)
