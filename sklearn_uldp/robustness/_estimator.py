@@ -509,15 +509,15 @@ class RobustFrequencyEstimator(DistributionEstimator):
         is not significant, and more targets added while their addition
         is). Otherwise every candidate is a component of its own, and they
         are removed weakest first while the likelihood ratio does not reject
-        the removal (Bonferroni over the components). A candidate whose
-        crafted report would be a clear (invertible) report of a
-        non-sensitive value is no candidate: such a fake report is exactly
-        as likely as a genuine holder's (docs/robustness.md), and no test
-        can tell them apart.
+        the removal (Bonferroni over the components). A non-sensitive
+        candidate's crafted report is its clear (invertible) report: one such
+        report is exactly as likely from a genuine holder, and only the
+        aggregate gives the fake users away (genuine holders would also send
+        their share of sensitive outputs, which are missing), so the
+        recovery of clear-report attacks is partial (docs/robustness.md).
         """
         bits = isinstance(engine, _BitEngine)
-        S = np.asarray(self.channel_.sensitive_mask, dtype=bool)
-        order = [int(c) for c in np.argsort(-poisoned, kind="stable") if S[c]]
+        order = [int(c) for c in np.argsort(-poisoned, kind="stable")]
         wide = order[: min(len(order), 3 * self.max_targets)]
         seeds = co_occurrence_targets(engine, wide, self.alpha, base[0])[: self.max_targets]
         if len(seeds) >= 2:

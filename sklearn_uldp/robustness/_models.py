@@ -36,6 +36,7 @@ from ..mechanisms._local_hashing import BinaryLocalHashingChannel, LocalHashingC
 from ..mechanisms._rappor import UnaryEncodingChannel
 from ..mechanisms._subset_selection import SubsetSelectionChannel
 from ..mechanisms._utility_optimized_subset import UtilityOptimizedSubsetSelectionChannel
+from ..mechanisms._utility_optimized_unary import UtilityOptimizedUnaryEncodingChannel
 
 __all__ = ["ATTACKS", "fake_model", "family_of"]
 
@@ -49,6 +50,14 @@ _MAX_SCANNED_OUTPUTS = 1 << 16
 
 def family_of(channel):
     """ "one-symbol", "unary", "subset" or "design" (uBD/uSS); ValueError otherwise."""
+    if isinstance(channel, UtilityOptimizedUnaryEncodingChannel):
+        # its reports are s sensitive bits or one clear non-sensitive bit, a
+        # layout the unary fake model (k bits, uRAP's) does not produce
+        raise ValueError(
+            "Poisoning and robust estimation do not support utility-optimized unary "
+            "encoding (uUE) yet; uRAP (UtilityOptimizedRAPPOR) and uOUE "
+            "(UtilityOptimizedOUE) are supported."
+        )
     if isinstance(channel, UtilityOptimizedBlockDesignChannel):
         return "design"
     if isinstance(channel, UnaryEncodingChannel) and (
