@@ -26,6 +26,12 @@ from sklearn_uldp.privacy import AttackSuccess, attack_success_rate
 from sklearn_uldp.privacy import _attacks as attacks
 from sklearn_uldp.privacy._shuffle import _invertible_mass
 
+# Closed forms and structured sums against the matrix, to 1e-10 relative
+# (1e-9 absolute on rates): both sides sum many exp/log terms in different
+# orders, whose last bits another processor's SIMD loops may change; a wrong
+# formula is off by far more.
+pytestmark = pytest.mark.pinned
+
 
 def reference(Q, prior):
     """Sum_y max_x pi(x) Q(y|x) and P(guess = x | X = x), ties split evenly."""
@@ -39,8 +45,9 @@ def reference(Q, prior):
 PRIORS = {
     "uniform": lambda k, rng: np.full(k, 1.0 / k),
     "random": lambda k, rng: rng.dirichlet(np.ones(k)),
-    "two_levels": lambda k, rng: np.r_[np.full(k // 2, 1.5), np.ones(k - k // 2)]
-    / (1.5 * (k // 2) + k - k // 2),
+    "two_levels": lambda k, rng: (
+        np.r_[np.full(k // 2, 1.5), np.ones(k - k // 2)] / (1.5 * (k // 2) + k - k // 2)
+    ),
     "zeros": lambda k, rng: np.r_[rng.dirichlet(np.ones(k - 2)), 0.0, 0.0],
 }
 
@@ -71,7 +78,7 @@ def test_structured_paths_equal_the_matrix(name, prior_name):
             channel, prior, attacks._subset_structure(channel)
         )
     # sums of a few hundred terms: round-off only
-    assert got_rate == pytest.approx(rate, rel=1e-12, abs=1e-14)
+    assert got_rate == pytest.approx(rate, rel=1e-10, abs=1e-14)
     if got_values is None:  # the subset family under a prior with some ties
         assert prior_name == "two_levels" and not attacks._is_unary(channel)
     else:
@@ -79,7 +86,7 @@ def test_structured_paths_equal_the_matrix(name, prior_name):
         np.testing.assert_allclose(got_values[ok], per_value[ok], rtol=1e-10, atol=1e-13)
     # the public result falls back to the matrix for those (small) channels
     result = attack_success_rate(channel, prior)
-    assert result.rate == pytest.approx(rate, rel=1e-12)
+    assert result.rate == pytest.approx(rate, rel=1e-10)
     assert result.per_value is not None
     ok = prior > 0
     np.testing.assert_allclose(result.per_value[ok], per_value[ok], rtol=1e-10, atol=1e-13)
@@ -94,7 +101,7 @@ def test_structured_paths_equal_the_matrix(name, prior_name):
 def test_krr_closed_form(epsilon, k):
     asr = attack_success_rate(U.RandomizedResponse(epsilon, categories=range(k)))
     closed = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
-    assert asr.closed_form == pytest.approx(closed, rel=1e-12)
+    assert asr.closed_form == pytest.approx(closed, rel=1e-10)
     assert abs(asr.rate - closed) < 1e-9
     np.testing.assert_allclose(asr.per_value, closed, rtol=1e-9)
     assert asr.sensitive == pytest.approx(closed, rel=1e-9)
@@ -154,7 +161,7 @@ def test_local_hashing_blocks_equal_the_whole_matrix():
     finally:
         attacks._BLOCK_ENTRIES = old
     for asr in (whole, blocked):
-        assert asr.rate == pytest.approx(rate, rel=1e-12)
+        assert asr.rate == pytest.approx(rate, rel=1e-10)
         np.testing.assert_allclose(asr.per_value, per_value, rtol=1e-10, atol=1e-14)
 
 
@@ -169,7 +176,7 @@ def test_row_blocks_of_structured_products():
         asr = attack_success_rate(mech, prior)
     finally:
         attacks._BLOCK_ENTRIES = old
-    assert asr.rate == pytest.approx(rate, rel=1e-12)
+    assert asr.rate == pytest.approx(rate, rel=1e-10)
     np.testing.assert_allclose(asr.per_value, per_value, rtol=1e-10, atol=1e-14)
 
 
@@ -221,7 +228,7 @@ def test_every_mechanism_against_its_matrix(name):
     assert asr.baseline <= asr.rate <= 1.0
     # epsilon-LDP caps the gain of one report: rate <= e^eps max(prior)
     if name in ("rr", "rappor", "ss", "hr", "olh", "blh", "cms", "hcms", "duchi", "piecewise"):
-        assert asr.rate <= math.exp(channel.epsilon) * asr.baseline * (1 + 1e-12)
+        assert asr.rate <= math.exp(channel.epsilon) * asr.baseline * (1 + 1e-10)
 
 
 def test_utility_optimized_split_and_clear_reports():
@@ -262,7 +269,7 @@ def test_expected_posterior_is_below_the_bayes_rate():
     E = math.e
     # a posterior sampler is right with probability sum_y sum_x pi Q^2 / m(y)
     c1, c2 = E / (E + 4), 1 / (E + 4)
-    assert asr.expected_posterior == pytest.approx(c1**2 + 4 * c2**2, rel=1e-12)
+    assert asr.expected_posterior == pytest.approx(c1**2 + 4 * c2**2, rel=1e-10)
     assert asr.baseline < asr.expected_posterior < asr.rate
 
 
