@@ -524,7 +524,7 @@ class RobustFrequencyEstimator(DistributionEstimator):
             fake = engine.fake_row(np.asarray(seeds))[None, :]
             fit = _fit_mixture(engine, fake, start=(base[0], None), max_iter=self.max_iter)
             if not bits:
-                seeds, fit = self._prune(engine, seeds, fit)
+                seeds, fit = self._best_subset(engine, seeds, fit, base)
             if 2.0 * (fit[2] - base[2]) > chi2.isf(self.alpha, df=1 + len(seeds)):
                 if not bits:
                     seeds, fit = self._extend(engine, order, seeds, fit)
@@ -554,20 +554,59 @@ class RobustFrequencyEstimator(DistributionEstimator):
             return [], None
         return components, fit
 
+    def _best_subset(self, engine, seeds, fit, base):
+        """The likeliest subset of the co-occurring candidates (one-symbol reports).
+
+        The crafted report of a set is the output supporting most of it, so
+        a set diluted by chance members (structured supports such as
+        Hadamard cells make chance pairs co-occur) has another crafted
+        report than the targets', and dropping members one at a time need
+        not reach the targets. One-symbol fits are cheap (a histogram):
+        every subset of at least two of the (at most ``max_targets``)
+        candidates is scored, the likeliest refitted to convergence, then
+        pruned.
+        """
+        from itertools import combinations
+
+        best_ll, best = fit[2], list(seeds)
+        for size in range(2, len(seeds)):
+            for subset in combinations(seeds, size):
+                trial = _fit_mixture(
+                    engine,
+                    engine.fake_row(np.asarray(subset))[None, :],
+                    start=(base[0], None),
+                    max_iter=2_000,
+                )
+                if trial[2] > best_ll:
+                    best_ll, best = trial[2], list(subset)
+        if best != list(seeds):
+            fake = engine.fake_row(np.asarray(best))[None, :]
+            fit = _fit_mixture(engine, fake, start=(base[0], None), max_iter=self.max_iter)
+        return self._prune(engine, best, fit)
+
     def _prune(self, engine, seeds, fit):
-        """Drop members of a joint component while their removal is not significant."""
+        """Drop members of a joint component while their removal is not significant.
+
+        Best first: each round drops the member whose removal leaves the
+        likeliest component (a member the crafted reports do not support
+        makes the component fit worse, so its removal raises the
+        likelihood; dropping the first insignificant member instead can
+        remove a true target from a component diluted by chance members,
+        as structured supports such as Hadamard cells produce).
+        """
         drop = chi2.isf(self.alpha, df=1)
-        improved = True
-        while improved and len(seeds) > 1:
-            improved = False
-            for c in list(seeds):
+        while len(seeds) > 1:
+            trials = []
+            for c in seeds:
                 rest = [x for x in seeds if x != c]
                 trial = _fit_mixture(
                     engine, engine.fake_row(np.asarray(rest))[None, :], start=(fit[0], fit[1])
                 )
-                if 2.0 * (fit[2] - trial[2]) <= drop:
-                    seeds, fit, improved = rest, trial, True
-                    break
+                trials.append((trial[2], rest, trial))
+            _, rest, trial = max(trials, key=lambda item: item[0])
+            if 2.0 * (fit[2] - trial[2]) > drop:
+                break
+            seeds, fit = rest, trial
         return seeds, fit
 
     def _extend(self, engine, order, seeds, fit):
