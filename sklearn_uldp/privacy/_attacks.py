@@ -488,9 +488,7 @@ def _subset_per_value(prior, pool, sizes, log_c, E, iota):
             # the largest value outside the pool wins T when it beats E
             # times T's top and the pool's best outside T
             rate_top_out += float(
-                np.sum(
-                    np.exp(lc + _log_comb(s - i, h - 1))[u > np.maximum(E * v[i - 1], v[0])]
-                )
+                np.sum(np.exp(lc + _log_comb(s - i, h - 1))[u > np.maximum(E * v[i - 1], v[0])])
             )
             if u > E * v[0]:
                 rate_top_out += math.exp(lc + _log_comb(s - 1, h - 1))
@@ -535,9 +533,10 @@ def _closed_form(channel, uniform):
         d2 = 1.0 - reveal
         if t and not math.isclose(w, d2, rel_tol=1e-12):
             return None
-        sens = theta * -math.expm1(s * math.log1p(-d1)) / (s * d1) + (1.0 - theta) * (
-            1.0 - d1
-        ) ** (s - 1) / k
+        sens = (
+            theta * -math.expm1(s * math.log1p(-d1)) / (s * d1)
+            + (1.0 - theta) * (1.0 - d1) ** (s - 1) / k
+        )
         non = reveal + d2 * (1.0 - d1) ** s / k
         return (s * sens + t * non) / k
     return None

@@ -171,9 +171,7 @@ def test_more_users_never_cost_more(eps0):
         U.UtilityOptimizedRR(eps0, sensitive=range(5), categories=range(20)),
     ]
     for mech in mechs:
-        values = [
-            shuffle_amplification(mech, n, 1e-6).epsilon for n in (500, 2000, 10_000, 50_000)
-        ]
+        values = [shuffle_amplification(mech, n, 1e-6).epsilon for n in (500, 2000, 10_000, 50_000)]
         assert all(a >= b for a, b in zip(values, values[1:], strict=False)), values
 
 
