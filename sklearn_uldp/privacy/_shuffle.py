@@ -849,7 +849,7 @@ default="numerical"
         # the mechanism's own bounds first: they win ties
         order = ("variation_ratio", "strong_clones", "clones", "closed_form")
         valid = [name for name in order if name in bounds and not math.isnan(bounds[name])]
-        chosen = min(valid, key=bounds.get)
+        chosen = min(valid, key=lambda name: bounds[name])
     else:
         chosen = method
     eps = bounds[chosen]
