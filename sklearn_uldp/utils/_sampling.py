@@ -10,6 +10,7 @@ from ._numba import numba  # compiled passes (k-RR codes, bernoulli_xor); same o
 __all__ = [
     "bernoulli_matrix",
     "bernoulli_xor",
+    "bernoulli_or_coin",
     "bernoulli_positions",
     "bernoulli_position_chunks",
     "randomized_response_codes",
@@ -200,6 +201,77 @@ def _xor_below_kernel(block, raw, threshold, ties):  # pragma: no cover - compil
 
 if numba is not None:
     _xor_below_kernel = numba.njit(nogil=True, cache=True)(_xor_below_kernel)
+
+
+def bernoulli_or_coin(cells, q, rng, buffer=None):
+    """The optimized-unary round, in place: a 1 cell becomes a fair coin, a 0
+    cell a Bernoulli(q) draw.
+
+    The draws are exactly those of ``flips = bernoulli_matrix(cells.shape,
+    q, rng)`` followed by ``coins = rng.integers(0, 2, size=ones,
+    dtype=np.uint8)`` (``ones`` the number of 1 cells), and the result is
+    ``flips`` with the 1 cells' positions, in row-major order, replaced by
+    ``coins``: what ``cells[...] = flips; cells.reshape(-1)[ones_at] = coins``
+    gives, without the list of positions (one compiled pass after the
+    draws, numpy's passes without numba).
+
+    Parameters
+    ----------
+    cells : C-contiguous ndarray of uint8 (0/1)
+    q : float in [0, 1]
+    rng : numpy.random.Generator
+    buffer : C-contiguous ndarray of uint8 of at least ``cells.size``, default=None
+        Scratch space for the flips (reused across calls).
+
+    Returns
+    -------
+    cells : the same array
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._sampling import bernoulli_matrix, bernoulli_or_coin
+    >>> cells = np.array([[1, 0, 0, 1, 0]], dtype=np.uint8)
+    >>> rng = np.random.default_rng(0)
+    >>> flips = bernoulli_matrix(cells.shape, 0.2, rng).view(np.uint8)
+    >>> flips[cells == 1] = rng.integers(0, 2, size=2, dtype=np.uint8)
+    >>> bool((bernoulli_or_coin(cells, 0.2, np.random.default_rng(0)) == flips).all())
+    True
+    """
+    if not cells.flags.c_contiguous or cells.dtype != np.uint8:
+        raise ValueError("bernoulli_or_coin needs a C-contiguous uint8 array of cells.")
+    flat = cells.reshape(-1)
+    if buffer is None:
+        buffer = np.empty(flat.size, dtype=np.uint8)
+    flips = buffer.reshape(-1)[: flat.size]
+    if numba is None:
+        ones = np.flatnonzero(flat)
+        bernoulli_matrix(flat.shape, q, rng, out=flips)
+        flat[:] = flips
+        flat[ones] = rng.integers(0, 2, size=ones.size, dtype=np.uint8)
+        return cells
+    # bernoulli_xor into zeros draws what bernoulli_matrix draws (its docs)
+    flips[:] = 0
+    bernoulli_xor(flips, q, rng)
+    n_ones = int(np.count_nonzero(flat))
+    coins = np.empty(n_ones + 1, dtype=np.uint8)  # one spare: read past the last
+    coins[:n_ones] = rng.integers(0, 2, size=n_ones, dtype=np.uint8)
+    _coin_merge_kernel(flat, flips, coins)
+    return cells
+
+
+def _coin_merge_kernel(cells, flips, coins):  # pragma: no cover - compiled by numba
+    """``cells[i] = coins[c] if cells[i] else flips[i]``, c counting the 1 cells
+    so far (numba; a select, not a branch: the 1 cells fall at random)."""
+    c = 0
+    for i in range(cells.size):
+        one = cells[i]
+        cells[i] = coins[c] if one else flips[i]
+        c += one
+
+
+if numba is not None:
+    _coin_merge_kernel = numba.njit(nogil=True, cache=True)(_coin_merge_kernel)
 
 
 def bernoulli_positions(length, q, rng):
