@@ -125,3 +125,39 @@ def test_utility_optimized_longitudinal_rappor_keeps_its_law(instantaneous):
     ):
         share = reports[:, j].mean()
         assert abs(share - p) < 6 * np.sqrt(p * (1 - p) / n), (j, share, p)
+
+
+def _bit_generators():
+    import randomgen
+
+    return [
+        np.random.PCG64,
+        np.random.PCG64DXSM,
+        np.random.SFC64,
+        np.random.Philox,
+        np.random.MT19937,  # not in the list: Generator.integers itself
+        randomgen.AESCounter,
+        randomgen.ChaCha,  # not in the list either
+    ]
+
+
+@pytest.mark.parametrize("bit_generator", _bit_generators(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 7, 8, 9, 100, 1001])
+@pytest.mark.parametrize("pending", [False, True])
+def test_coins_are_generator_integers(bit_generator, n, pending):
+    """The coins read from the raw 64-bit words are Generator.integers' draws,
+    and leave the generator in the same state (pending 32-bit half included)."""
+    from sklearn_uldp.utils._sampling import _fair_coins
+
+    for seed in range(5):
+        a = np.random.Generator(bit_generator(seed))
+        b = np.random.Generator(bit_generator(seed))
+        if pending:  # a 32-bit draw leaves half a word in the state
+            a.integers(0, 2**32, dtype=np.uint32)
+            b.integers(0, 2**32, dtype=np.uint32)
+        expected = a.integers(0, 2, size=n, dtype=np.uint8)
+        coins = _fair_coins(b, n)
+        np.testing.assert_array_equal(coins[:n], expected)
+        assert coins.shape == (n + 1,) and coins[n] == 0
+        assert repr(a.bit_generator.state) == repr(b.bit_generator.state)
+        assert a.integers(0, 2**63) == b.integers(0, 2**63)

@@ -221,7 +221,8 @@ def bernoulli_or_coin(cells, q, rng, buffer=None):
     q : float in [0, 1]
     rng : numpy.random.Generator
     buffer : C-contiguous ndarray of uint8 of at least ``cells.size``, default=None
-        Scratch space for the flips (reused across calls).
+        Scratch space (reused across calls) for the flips where they are
+        drawn as a matrix (without numba, or q below 1/256).
 
     Returns
     -------
@@ -241,37 +242,133 @@ def bernoulli_or_coin(cells, q, rng, buffer=None):
     if not cells.flags.c_contiguous or cells.dtype != np.uint8:
         raise ValueError("bernoulli_or_coin needs a C-contiguous uint8 array of cells.")
     flat = cells.reshape(-1)
-    if buffer is None:
-        buffer = np.empty(flat.size, dtype=np.uint8)
-    flips = buffer.reshape(-1)[: flat.size]
-    if numba is None:
+    size = flat.size
+    scaled = q * 256.0
+    threshold = int(np.floor(scaled)) if 0.0 < q < 1.0 else 0
+    if numba is None or threshold < 1:
+        if buffer is None:
+            buffer = np.empty(size, dtype=np.uint8)
+        draws = buffer.reshape(-1)[:size]
+        # numpy, or q outside [1/256, 1): the flips drawn as bernoulli_matrix
+        # draws them, then the coins at the 1 cells' positions
         ones = np.flatnonzero(flat)
-        bernoulli_matrix(flat.shape, q, rng, out=flips)
-        flat[:] = flips
+        bernoulli_matrix(flat.shape, q, rng, out=draws)
+        flat[:] = draws
         flat[ones] = rng.integers(0, 2, size=ones.size, dtype=np.uint8)
         return cells
-    # bernoulli_xor into zeros draws what bernoulli_matrix draws (its docs)
-    flips[:] = 0
-    bernoulli_xor(flips, q, rng)
-    n_ones = int(np.count_nonzero(flat))
-    coins = np.empty(n_ones + 1, dtype=np.uint8)  # one spare: read past the last
-    coins[:n_ones] = rng.integers(0, 2, size=n_ones, dtype=np.uint8)
-    _coin_merge_kernel(flat, flips, coins)
+    # The random bytes block by block, as bernoulli_matrix draws them; each
+    # tie (byte == threshold) is decided by its uniform at once (the next
+    # draws of the stream) and its byte replaced by threshold - 1 (a one) or
+    # 255 (a zero), so that afterwards ``byte < threshold`` is the draw.
+    # The blocks' bytes are kept as drawn (no copy) until the coins are.
+    ties = np.empty(_TIE_CAPACITY, dtype=np.int64)
+    blocks = []
+    for lo in range(0, size, _BYTE_BLOCK):
+        hi = min(size, lo + _BYTE_BLOCK)
+        raw = rng.bit_generator.random_raw((hi - lo + 7) // 8)
+        byte = raw.view(np.uint8)[: hi - lo]
+        count = _tie_kernel(raw, hi - lo, threshold, ties)
+        where = ties[:count] if count <= _TIE_CAPACITY else np.flatnonzero(byte == threshold)
+        if where.size:
+            ones = rng.random(where.size) < (scaled - threshold)
+            byte[where] = np.where(ones, threshold - 1, 255)
+        blocks.append((lo, hi, byte))
+    coins = _fair_coins(rng, int(np.count_nonzero(flat)))
+    used = 0
+    for lo, hi, byte in blocks:
+        used = _or_coin_kernel(flat[lo:hi], byte, threshold, coins, used)
     return cells
 
 
-def _coin_merge_kernel(cells, flips, coins):  # pragma: no cover - compiled by numba
-    """``cells[i] = coins[c] if cells[i] else flips[i]``, c counting the 1 cells
-    so far (numba; a select, not a branch: the 1 cells fall at random)."""
-    c = 0
+#: Bit generators whose 32-bit draws are the halves of their 64-bit words,
+#: the low half first and the high half kept in the state for the next
+#: ("has_uint32", "uinteger"): for them ``Generator.integers(0, 2, size=n,
+#: dtype=np.uint8)`` is the top bit of each byte of those 32-bit draws, in
+#: order (numpy's buffered Lemire draw of a uint8 below 2), which
+#: :func:`_fair_coins` reads from ``random_raw`` directly.
+#: tests/test_oue_round.py checks each against ``Generator.integers``.
+_HALVES_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "SFC64", "Philox", "AESCounter")
+
+
+def _fair_coins(rng, n):
+    """The ``n`` fair coins ``rng.integers(0, 2, size=n, dtype=np.uint8)``
+    draws (0/1 bytes), and one spare 0 after them (a compiled loop may read
+    one past the last)."""
+    bit_generator = rng.bit_generator
+    cls = type(bit_generator)
+    known = cls.__name__ in _HALVES_BIT_GENERATORS and cls.__module__.split(".")[0] in (
+        "numpy",
+        "randomgen",
+    )
+    coins = np.zeros(n + 1, dtype=np.uint8)
+    if not known or n == 0:
+        coins[:n] = rng.integers(0, 2, size=n, dtype=np.uint8)
+        return coins
+    state = bit_generator.state
+    need = (n + 3) // 4  # 32-bit draws
+    words = np.empty(need, dtype="<u4")
+    start = 0
+    if state["has_uint32"]:
+        words[0] = state["uinteger"]
+        start, need = 1, need - 1
+    n64 = (need + 1) // 2
+    if n64:
+        raw = bit_generator.random_raw(n64)
+        halves = np.empty(2 * n64, dtype="<u4")
+        halves[0::2] = raw & np.uint64(0xFFFFFFFF)
+        halves[1::2] = raw >> np.uint64(32)
+        words[start:] = halves[:need]
+    if start or n64:  # the state as n 8-bit draws leave it
+        state = bit_generator.state  # after random_raw
+        state["has_uint32"] = int(need % 2)
+        if n64:
+            state["uinteger"] = int(raw[-1] >> np.uint64(32))
+        bit_generator.state = state
+    np.right_shift(words.view(np.uint8)[:n], 7, out=coins[:n])
+    return coins
+
+
+def _tie_kernel(raw, n, threshold, ties):  # pragma: no cover - compiled by numba
+    """The indices of the bytes equal to ``threshold`` among the first ``n``
+    bytes of ``raw`` (64-bit words), in order, up to the capacity of
+    ``ties``; returns their number (see :func:`_xor_below_kernel`)."""
+    byte = raw.view(np.uint8)
+    t = np.uint8(threshold)
+    ones = np.uint64(0x0101010101010101)
+    highs = np.uint64(0x8080808080808080)
+    pattern = np.uint64(threshold) * ones
+    capacity = ties.size
+    count = 0
+    for w in range((n + 7) // 8):
+        x = raw[w] ^ pattern
+        if (x - ones) & ~x & highs:
+            for i in range(8 * w, min(n, 8 * w + 8)):
+                if byte[i] == t:
+                    if count < capacity:
+                        ties[count] = i
+                    count += 1
+    return count
+
+
+def _or_coin_kernel(cells, draws, threshold, coins, used):  # pragma: no cover - numba
+    """``cells[i] = coins[c] if cells[i] else draws[i] < threshold``, c
+    counting the 1 cells from ``used`` on; returns the coins used after
+    these cells (numba; integer arithmetic, not a select, which numba
+    compiles to a branch here: the 1 cells fall at random, and a
+    mispredicted branch per cell costs more)."""
+    c = used
+    t = np.uint8(threshold)
     for i in range(cells.size):
-        one = cells[i]
-        cells[i] = coins[c] if one else flips[i]
+        one = np.int64(cells[i])
+        below = np.int64(draws[i] < t)
+        cells[i] = np.uint8(below + one * (np.int64(coins[c]) - below))
         c += one
+    return c
 
 
 if numba is not None:
-    _coin_merge_kernel = numba.njit(nogil=True, cache=True)(_coin_merge_kernel)
+    _tie_kernel = numba.njit(nogil=True, cache=True)(_tie_kernel)
+    _or_coin_kernel = numba.njit(nogil=True, cache=True)(_or_coin_kernel)
 
 
 def bernoulli_positions(length, q, rng):
