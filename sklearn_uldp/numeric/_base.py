@@ -38,6 +38,7 @@ from ..mechanisms._base import RANDOM_STATE_CONSTRAINT
 from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hint
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._reports import attach_channel
+from ..utils._numba import use_compiled
 from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
 from ..utils._validation import (
     check_epsilon,
@@ -380,10 +381,15 @@ class NumericChannel(Channel):
         # stays in cache (the stream is the one a single draw of n gives).
         buffer = np.empty(min(n, _CHUNK), dtype=np.float64)
         below = above = 0
+        # The compiled pass from COMPILE_MIN_WORK values on (the numpy path
+        # gives the same reports, without compiling a loop for a small column).
+        compiled = use_compiled(n)
         for start in range(0, n, _CHUNK):
             stop = min(n, start + _CHUNK)
             uniforms = rng.random(out=buffer[: stop - start])
-            counts = self._fused(values[start:stop], uniforms, out[start:stop])
+            counts = (
+                self._fused(values[start:stop], uniforms, out[start:stop]) if compiled else None
+            )
             if counts is None:
                 counts = self._numpy_report(values[start:stop], uniforms, out[start:stop])
             below += counts[0]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils._numba import HAVE_NUMBA, numba
+from ..utils._numba import HAVE_NUMBA, numba, use_compiled
 
 __all__ = [
     "HAVE_NUMBA",
@@ -94,7 +94,7 @@ def band_codes(starts, uniforms, m, length, qc, pc, *, use_numba=True):
     """Output cells of a band sampler (see :func:`_band_code`), as int64."""
     starts = np.ascontiguousarray(starts, dtype=np.float64)
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(starts.shape[0]):
         out = np.empty(starts.shape[0], dtype=np.int64)
         _band_codes_jit(starts, uniforms, float(m), float(length), float(qc), float(pc), out)
         return out
@@ -111,7 +111,7 @@ def two_point_codes(probabilities, uniforms, *, use_numba=True):
     """1 where ``u < p`` (the "+" symbol), else 0, as int64."""
     probabilities = np.ascontiguousarray(probabilities, dtype=np.float64)
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(probabilities.shape[0]):
         out = np.empty(probabilities.shape[0], dtype=np.int64)
         _two_point_jit(probabilities, uniforms, out)
         return out
@@ -137,7 +137,7 @@ def hybrid_codes(starts, plus, uniforms, alpha, m, length, qc, pc, *, use_numba=
     plus = np.ascontiguousarray(plus, dtype=np.float64)
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
     args = (float(alpha), float(m), float(length), float(qc), float(pc))
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(starts.shape[0]):
         out = np.empty(starts.shape[0], dtype=np.int64)
         _hybrid_jit(starts, plus, uniforms, *args, out)
         return out
@@ -183,7 +183,7 @@ def one_bit_codes(grid, plus, sensitive, uniforms, lam, *, use_numba=True):
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
     lam = float(lam)
     half_other = (1.0 - lam) / 2.0
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(grid.shape[0]):
         out = np.empty(grid.shape[0], dtype=np.int64)
         _one_bit_jit(grid, plus, sensitive, uniforms, lam, half_other, out)
         return out
@@ -298,7 +298,8 @@ def fused_reports(kind, values, uniforms, out, **params):
     """Reports of one column written into ``out``; returns (below, above) counts.
 
     ``kind`` is "band", "duchi" or "hybrid" (see the channels' ``report``);
-    None when numba is not installed (the channel then takes its numpy path).
+    None when numba is not installed (the channel then takes its numpy path,
+    as it does for a column of fewer than ``COMPILE_MIN_WORK`` values).
     """
     if not HAVE_NUMBA:
         return None
@@ -476,7 +477,7 @@ def grid_encode(values, table, offset, count, points, tol, *, histogram=False, u
     if count >= 2:
         origin = float(table[offset])
         inv_step = (count - 1.0) / float(table[offset + count - 1] - table[offset])
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(values.shape[0]):
         c0, c1 = (points.tolist() + [-1, -1])[:2]
         args = (origin, inv_step, int(offset), int(count), int(c0), int(c1), float(tol))
         if histogram:  # one spare cell after the codes (reports that match none)
@@ -617,10 +618,14 @@ def _band_em_loop(
 
 
 def band_em(operator, counts, theta, *, smoothing, tol, max_iter):
-    """EM / EMS through a ``BandTransition`` with the compiled loop (numba), or None."""
-    if not HAVE_NUMBA:
-        return None
+    """EM / EMS through a ``BandTransition`` with the compiled loop (numba), or None.
+
+    None also below ``COMPILE_MIN_WORK`` reports: the numpy EM then costs
+    less than compiling the loop (whatever n, a fraction of a second).
+    """
     h = np.ascontiguousarray(counts, dtype=np.float64)
+    if not use_compiled(h.sum()):
+        return None
     theta = np.array(theta, dtype=np.float64)
     it, converged, ll = _band_em_jit(
         h,

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-from ._numba import numba  # compiled passes (k-RR codes, bernoulli_xor); same output in numpy
+from ._numba import numba, use_compiled  # compiled passes; the same output in numpy
 
 __all__ = [
     "bernoulli_matrix",
@@ -145,7 +145,8 @@ def bernoulli_xor(cells, q, rng):
         return cells
     scaled = q * 256.0
     threshold = int(np.floor(scaled))
-    ties = np.empty(_TIE_CAPACITY, dtype=np.int64) if numba is not None else None
+    compiled = numba is not None and use_compiled(size // 8)  # the same draws either way
+    ties = np.empty(_TIE_CAPACITY, dtype=np.int64) if compiled else None
     for lo in range(0, size, _BYTE_BLOCK):
         hi = min(size, lo + _BYTE_BLOCK)
         raw = rng.bit_generator.random_raw((hi - lo + 7) // 8)
@@ -245,7 +246,7 @@ def bernoulli_or_coin(cells, q, rng, buffer=None):
     size = flat.size
     scaled = q * 256.0
     threshold = int(np.floor(scaled)) if 0.0 < q < 1.0 else 0
-    if numba is None or threshold < 1:
+    if numba is None or threshold < 1 or not use_compiled(size // 8):
         if buffer is None:
             buffer = np.empty(size, dtype=np.uint8)
         draws = buffer.reshape(-1)[:size]
@@ -576,7 +577,7 @@ def randomized_response_codes(codes, k, keep_prob, rng):
         out[:] = codes
         return out
     scale = (k - 1) / (1.0 - keep_prob)
-    if _KERNEL == "numba":
+    if _KERNEL == "numba" and use_compiled(n):  # the same codes either way
         u = np.empty(min(_USER_CHUNK, n))
         for lo in range(0, n, _USER_CHUNK):
             hi = min(n, lo + _USER_CHUNK)
