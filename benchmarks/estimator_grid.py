@@ -87,6 +87,7 @@ from sklearn_uldp import (  # noqa: E402
 )
 from sklearn_uldp.datasets import location_distribution  # noqa: E402
 from sklearn_uldp.estimators import maximize_likelihood  # noqa: E402
+from sklearn_uldp.estimators._em import auto_tol  # noqa: E402
 from sklearn_uldp.estimators._projection import project_to_simplex  # noqa: E402
 from sklearn_uldp.mechanisms import CategoricalChannel, ReportStatistics  # noqa: E402
 
@@ -243,8 +244,15 @@ def est_thr(channel, stats, parts):
     return p
 
 
+#: The fraction of (k - 1) / (2 n) EM stops at (--tol-fraction; the package's
+#: EMEstimator(tol="auto") uses sklearn_uldp.estimators._em._AUTO_TOL_FRACTION).
+TOL_FRACTION = [None]
+
+
 def _auto_tol(k, n):
-    return float(np.clip(0.01 * (k - 1) / (2.0 * n), 1e-8, 1e-3))
+    if TOL_FRACTION[0] is None:
+        return auto_tol(k, n)
+    return float(np.clip(TOL_FRACTION[0] * (k - 1) / (2.0 * n), 1e-8, 1e-3))
 
 
 def _mix(p, w=1e-2):
@@ -608,6 +616,13 @@ def main(argv=None):
     ap.add_argument("--estimators", default="emp,thr,proj,mle,sj4,pool4")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
+        "--tol-fraction",
+        type=float,
+        default=None,
+        help="EM's duality-gap tolerance as a fraction of (k - 1) / (2 n) "
+        "(default: the package's, that of EMEstimator(tol='auto'))",
+    )
+    ap.add_argument(
         "--dump",
         default=None,
         help="directory for per-cell .npz files (emp+thr, MLE, the truth "
@@ -617,6 +632,7 @@ def main(argv=None):
         "--recommended", default="pool4", help="the candidate compared with the best baseline first"
     )
     args = ap.parse_args(argv)
+    TOL_FRACTION[0] = args.tol_fraction
     if args.quick:
         args.runs = min(args.runs, 5)
         args.mechanisms = "RR,uRR,HR,uRAP"
