@@ -14,6 +14,7 @@ __all__ = [
     "bernoulli_positions",
     "bernoulli_position_chunks",
     "randomized_response_codes",
+    "narrow_code_dtype",
     "unary_sparse_rows",
 ]
 
@@ -532,7 +533,24 @@ def _gap_table(q):
     return table
 
 
-def randomized_response_codes(codes, k, keep_prob, rng):
+def narrow_code_dtype(k):
+    """The narrowest unsigned type that holds the codes ``0 .. k - 1`` (uint8
+    up to k = 256, uint16 up to 65,536), else intp.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._sampling import narrow_code_dtype
+    >>> [narrow_code_dtype(k).__name__ for k in (2, 256, 257, 70_000)]
+    ['uint8', 'uint8', 'uint16', 'int64']
+    """
+    if k <= 1 << 8:
+        return np.uint8
+    if k <= 1 << 16:
+        return np.uint16
+    return np.intp
+
+
+def randomized_response_codes(codes, k, keep_prob, rng, *, out=None):
     """k-ary randomized response of codes in 0..k-1, from one uniform per user.
 
     Each code is kept with probability ``keep_prob`` and otherwise replaced by
@@ -560,19 +578,26 @@ def randomized_response_codes(codes, k, keep_prob, rng):
 
     Parameters
     ----------
-    codes : ndarray of intp of shape (n,)
-        Codes in 0..k-1.
+    codes : ndarray of integers of shape (n,)
+        Codes in 0..k-1 (intp, or a narrower unsigned type that holds k).
     k : int
     keep_prob : float in [0, 1]
     rng : numpy.random.Generator
+    out : ndarray of integers of shape (n,), default=None
+        Where to write the codes (any integer type that holds k - 1, e.g.
+        uint8 for k <= 256: an eighth of the memory of intp codes); a new
+        intp array by default. The codes are the same whatever the types.
 
     Returns
     -------
-    out : ndarray of intp of shape (n,)
+    out : ndarray of shape (n,)
     """
-    codes = np.asarray(codes, dtype=np.intp)
+    codes = np.asarray(codes)
+    if codes.dtype.kind not in "iu":
+        codes = codes.astype(np.intp)
     n = codes.size
-    out = np.empty(n, dtype=np.intp)
+    if out is None:
+        out = np.empty(n, dtype=np.intp)
     if k < 2 or keep_prob >= 1.0:
         out[:] = codes
         return out
@@ -597,10 +622,14 @@ def randomized_response_codes(codes, k, keep_prob, rng):
     keep = np.empty(m, dtype=bool)
     skip = np.empty(m, dtype=bool)
     diff = np.empty(m, dtype=np.intp) if blend else None
+    # The arithmetic below runs on intp (the kept users' truncated values are
+    # negative): into ``out`` directly when it is intp, else through a buffer.
+    wide = None if out.dtype == np.intp else np.empty(m, dtype=np.intp)
     for lo in range(0, n, _USER_CHUNK):
         hi = min(n, lo + _USER_CHUNK)
         uu, kk, ss = u[: hi - lo], keep[: hi - lo], skip[: hi - lo]
-        o, c = out[lo:hi], codes[lo:hi]
+        o = out[lo:hi] if wide is None else wide[: hi - lo]
+        c = codes[lo:hi]
         rng.random(out=uu)
         np.less(uu, keep_prob, out=kk)
         uu -= keep_prob
@@ -620,6 +649,8 @@ def randomized_response_codes(codes, k, keep_prob, rng):
             o += d
         else:
             np.copyto(o, c, where=kk)
+        if wide is not None:
+            out[lo:hi] = o
     return out
 
 
