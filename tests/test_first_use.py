@@ -138,3 +138,19 @@ def test_both_paths_give_the_same_results(case, monkeypatch):
 def test_threshold_rule():
     assert _numba.use_compiled(_numba.COMPILE_MIN_WORK) == _numba.HAVE_NUMBA
     assert not _numba.use_compiled(-1)
+
+
+@pytest.mark.parametrize("theta", [0.5, None])
+def test_both_paths_give_the_same_sparse_reports(theta, monkeypatch):
+    """The sparse container too: same bits and the same int32 index arrays
+    (the numpy path's int64 row pointers made scipy widen the indices)."""
+    X = np.random.default_rng(0).integers(0, 20, size=(2000, 1))
+    out = {}
+    for threshold in (0, DEFAULT_MIN_WORK):
+        monkeypatch.setattr(_numba, "COMPILE_MIN_WORK", threshold)
+        mech = su.RAPPOR(1.0, theta=theta, categories=np.arange(20), sparse_output=True)
+        out[threshold] = mech.set_params(random_state=0).fit_transform(X)
+    compiled, small = out[0], out[DEFAULT_MIN_WORK]
+    assert small.indices.dtype == compiled.indices.dtype == np.int32
+    assert small.indptr.dtype == compiled.indptr.dtype == np.int32
+    np.testing.assert_array_equal(small.toarray(), compiled.toarray())

@@ -346,6 +346,8 @@ def _dense_bits_to_csr(bits):
         indptr[lo + 1 : lo + step + 1] += indptr[lo]
         indices.append((flat % k).astype(np.int32))
     indices = np.concatenate(indices) if indices else np.zeros(0, np.int32)
+    if indices.size < np.iinfo(np.int32).max:  # the compiled path's int32 index arrays
+        indptr = indptr.astype(np.int32)
     return sp.csr_array((np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k))
 
 
