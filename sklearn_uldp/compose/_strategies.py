@@ -388,6 +388,7 @@ def transform_sampled(priv, X, keys=None, partition_seed=None):
     else:
         sampled = sampling_generator(priv, partition_seed).integers(0, d, size=n)
     fakes = resolved_fakes(priv) if priv.strategy == "sample+fake" else None
+    sampled_rows = _rows_by_column(sampled, d)
     blocks = []
     for i, name in enumerate(names):
         mech = priv.mechanisms_[name]
@@ -396,7 +397,7 @@ def transform_sampled(priv, X, keys=None, partition_seed=None):
         # unknown category is an error, as under "split", never ignored).
         whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
         _check_whole_column(mech, whole, name)
-        rows = np.flatnonzero(sampled == i)
+        rows = sampled_rows[i]
         user_keys = None
         if keys is not None and name in keys.names:
             user_keys = keys.column(name)[rows]
@@ -412,6 +413,17 @@ def transform_sampled(priv, X, keys=None, partition_seed=None):
         )
         blocks.append(_Block(name, mech, n, rows, real, others, fake))
     return blocks, sampled
+
+
+def _rows_by_column(sampled, d):
+    """The rows that sampled each column, ascending (``np.flatnonzero(sampled
+    == i)`` for every i): one stable sort of the narrow column numbers
+    (a radix sort) instead of d passes over the n rows."""
+    sampled = np.asarray(sampled)
+    narrow = np.uint8 if d <= 1 << 8 else np.uint16 if d <= 1 << 16 else sampled.dtype
+    order = np.argsort(sampled.astype(narrow, copy=False), kind="stable")
+    ends = np.cumsum(np.bincount(sampled, minlength=d))
+    return np.split(order, ends[:-1])
 
 
 class _Block:
