@@ -27,8 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_uldp.longitudinal import LongitudinalEstimator
-from sklearn_uldp.longitudinal import LongitudinalUE
+from sklearn_uldp.longitudinal import LongitudinalEstimator, LongitudinalUE
 from sklearn_uldp.privacy import BudgetAccountant, longitudinal_exposure
 from sklearn_uldp.stats import two_sample_test
 from sklearn_uldp.utils import generate_user_secrets

@@ -7,8 +7,8 @@ distribution of the true values from the reports on the collector's side;
 round (memoized reports); :mod:`sklearn_uldp.privacy` verifies the
 guarantees on the exact channel and keeps the budget;
 :mod:`sklearn_uldp.metrics` measures and predicts the utility;
-:mod:`sklearn_uldp.marginals` estimates the marginals of many columns and
-synthesizes tables;
+:mod:`sklearn_uldp.marginals` estimates the marginals of many columns,
+answers range queries over numeric columns and synthesizes tables;
 :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow; :mod:`sklearn_uldp.learning` trains models on
@@ -72,7 +72,12 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         UtilityOptimizedLongitudinalRAPPOR,
         UtilityOptimizedLongitudinalRR,
     )
-    from .marginals import MarginalEstimator, MarginalPrivatizer
+    from .marginals import (
+        MarginalEstimator,
+        MarginalPrivatizer,
+        RangeQueryEstimator,
+        RangeQueryPrivatizer,
+    )
     from .mechanisms import (
         RAPPOR,
         BinaryLocalHashing,
@@ -87,13 +92,19 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         PersonalizedMechanism,
         RandomizedResponse,
         SubsetSelection,
+        TransformedSubsetSelection,
         UtilityOptimizedBlockDesign,
+        UtilityOptimizedBlockedHadamardResponse,
+        UtilityOptimizedHadamardCountMeanSketch,
         UtilityOptimizedHadamardResponse,
+        UtilityOptimizedLocalHashing,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
         UtilityOptimizedSubsetSelection,
+        UtilityOptimizedUnaryEncoding,
         get_channel,
+        to_utility_optimized,
     )
     from .model_selection import PrivacyUtilitySearchCV, choose_mechanism
     from .numeric import (
@@ -114,8 +125,8 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
 # ``from sklearn_uldp import RandomizedResponse`` loads the mechanisms only
 # (not pandas-heavy composition, plotting, Dask or the search). The names are
 # those imported under TYPE_CHECKING above; add a new one to both places
-# (tests/test_scale.py checks that they agree with __all__). The other names
-# of __all__ are the subpackages (``_SUBPACKAGES``, below it).
+# (tests/package/test_scale.py checks that they agree with __all__). The other
+# names of __all__ are the subpackages (``_SUBPACKAGES``, below it).
 _LAZY_NAMES = {
     "__version__": "_version",
     "show_versions": "_show_versions",
@@ -145,6 +156,8 @@ _LAZY_NAMES = {
     "PrivatizedGroupReweighter": "learning",
     "MarginalEstimator": "marginals",
     "MarginalPrivatizer": "marginals",
+    "RangeQueryEstimator": "marginals",
+    "RangeQueryPrivatizer": "marginals",
     "RAPPOR": "mechanisms",
     "BinaryLocalHashing": "mechanisms",
     "BinaryOptimalResponse": "mechanisms",
@@ -162,7 +175,13 @@ _LAZY_NAMES = {
     "PersonalizedMechanism": "mechanisms",
     "RandomizedResponse": "mechanisms",
     "SubsetSelection": "mechanisms",
+    "TransformedSubsetSelection": "mechanisms",
     "UtilityOptimizedBlockDesign": "mechanisms",
+    "UtilityOptimizedBlockedHadamardResponse": "mechanisms",
+    "UtilityOptimizedHadamardCountMeanSketch": "mechanisms",
+    "UtilityOptimizedLocalHashing": "mechanisms",
+    "UtilityOptimizedUnaryEncoding": "mechanisms",
+    "to_utility_optimized": "mechanisms",
     "UtilityOptimizedHadamardResponse": "mechanisms",
     "UtilityOptimizedLongitudinalRAPPOR": "longitudinal",
     "UtilityOptimizedLongitudinalRR": "longitudinal",
@@ -218,6 +237,13 @@ __all__ = [
     "UtilityOptimizedBlockDesign",
     "UtilityOptimizedHadamardResponse",
     "UtilityOptimizedSubsetSelection",
+    # the utility-optimized transformation of any LDP oracle (He et al. 2025)
+    "to_utility_optimized",
+    "UtilityOptimizedUnaryEncoding",
+    "UtilityOptimizedLocalHashing",
+    "TransformedSubsetSelection",
+    "UtilityOptimizedHadamardCountMeanSketch",
+    "UtilityOptimizedBlockedHadamardResponse",
     # plain-LDP frequency oracles
     "OptimizedLocalHashing",
     "BinaryLocalHashing",
@@ -245,9 +271,11 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
-    # marginals of many columns, synthetic tables
+    # marginals of many columns, range queries, synthetic tables
     "MarginalPrivatizer",
     "MarginalEstimator",
+    "RangeQueryPrivatizer",
+    "RangeQueryEstimator",
     # workflow
     "DataFramePrivatizer",
     "JointEncoder",

@@ -58,12 +58,7 @@ __all__ = ["register"]
 # --------------------------------------------------------------------- spec
 def _default_report_names(column, channel):
     """The report columns the mechanisms write (``get_feature_names_out``)."""
-    if channel.report_format == "bits":
-        return [f"{column}_{cat}" for cat in channel.categories]
-    if channel.report_format == "sketch":
-        # Count-mean sketch: the hash index, then one column per bucket bit.
-        return [f"{column}_hash"] + [f"{column}_b{b}" for b in range(channel.n_buckets)]
-    return [column]
+    return channel.report_column_names(column)
 
 
 def _report_names(column, channel, names):
@@ -74,7 +69,7 @@ def _report_names(column, channel, names):
     expected = len(default)
     if names is None:
         return default
-    if channel.report_format == "bits" and isinstance(names, list) and len(names) == 1:
+    if channel.bit_vector_reports and isinstance(names, list) and len(names) == 1:
         expected = 1  # packed reports (privatize --packed): one column of bytes
     if (
         not isinstance(names, list)
@@ -106,11 +101,8 @@ def _heavy_report_names(column, names):
 
 
 def _columns_meaning(channel):
-    if channel.report_format == "bits":
-        return "one per category"
-    if channel.report_format == "sketch":
-        return "the hash index, then one per bucket"
-    return "one per report"
+    shown = channel.report_column_names("COL")
+    return "like " + ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
 
 
 def load_specs(path, columns):
@@ -348,13 +340,13 @@ def _as_reports(frame, channel, names):
     if getattr(channel, "missing_reports", False):
         # strategy="sample": empty where the person sampled another column
         frame = frame[frame[names].notna().all(axis=1)]
-    if str(channel.report_format).startswith("numeric"):  # numbers, read as text
+    if not channel.has_categories:  # numbers, read as text
         return pd.to_numeric(frame[names[0]], errors="coerce").to_numpy(dtype=float)
-    if channel.report_format == "bits":
+    if channel.bit_vector_reports:
         if len(names) == 1:  # packed: ceil(k / 8) bytes a report
             return _packed(frame, names[0], channel)
         return _bits(frame, names)
-    if channel.report_format == "sketch":
+    if channel.report_width > 1:  # an integer index, then bits (count-mean sketch)
         return _sketch(frame, channel, names)
     if not getattr(channel, "reports_are_categories", True):
         # Output codes (local hashing's seed * g + value, the Hadamard
@@ -466,12 +458,8 @@ def _heavy_rows(column, est, alpha, top_k):
 def _make_estimator(name, channel, report_store="memory"):
     from ..estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 
-    if str(channel.report_format).startswith("numeric"):  # the mean, or Square Wave's EMS
-        from ..numeric import MeanEstimator, SquareWaveEstimator
-
-        if getattr(channel, "unbiased_reports", False):
-            return MeanEstimator(mechanism=channel)
-        return SquareWaveEstimator(mechanism=channel)
+    if not channel.has_categories:  # its family's (the mean, or Square Wave's EMS)
+        return channel.default_estimator(mechanism=channel)
 
     if name == "emp":
         return EmpiricalEstimator(mechanism=channel)

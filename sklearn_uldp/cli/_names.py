@@ -24,9 +24,9 @@ The names the command line used before it took the spec names stay accepted
 (:data:`ALIASES`): ``oue`` and ``uoue`` are ``rappor`` and ``urap`` with
 ``theta=0.5``, ``uhr`` is ``hlhr`` (one channel, two class names).
 
-Names are read from the classes by :func:`spec_name` only, and classes are
-imported by :func:`load` only, when a command needs them: ``sklearn-uldp
---help`` imports no mechanism.
+Names are read from the registry of spec names by :func:`spec_name` only,
+and classes are imported by :func:`load` only, when a command needs them:
+``sklearn-uldp --help`` imports no mechanism.
 """
 
 from __future__ import annotations
@@ -151,11 +151,13 @@ _FAMILY_NEEDS = {NUMERIC: ("bounds",)}
 
 
 def spec_name(class_path: str) -> str:
-    """The spec name of a channel (or protocol) class: its ``name`` attribute.
+    """The spec name of a channel (or protocol) class, from the registry of spec names.
 
-    The one place the command line learns the names of mechanisms. (When
-    the mechanisms' own registry resolves names without importing their
-    modules, this reads it instead.)
+    The one place the command line learns the names of mechanisms: it reads
+    the package's one table of spec names
+    (:data:`~sklearn_uldp.mechanisms._registry.SPEC_CLASSES`), which names
+    each class by its public path, so that nothing is imported to learn a
+    name.
 
     Parameters
     ----------
@@ -173,7 +175,17 @@ def spec_name(class_path: str) -> str:
     >>> spec_name("sklearn_uldp.mechanisms.HighLowHadamardChannel")
     'hlhr'
     """
-    return str(load(class_path).name)
+    from ..mechanisms._registry import SPEC_CLASSES
+
+    module, _, cls = class_path.rpartition(".")
+    path = f"{module}:{cls}"
+    for name, registered in SPEC_CLASSES.items():
+        if registered == path:
+            return name
+    raise KeyError(
+        f"{class_path} is not in the registry of spec names (SPEC_CLASSES in "
+        "sklearn_uldp/mechanisms/_registry.py): register it, under its public path."
+    )
 
 
 def load(path: str) -> Any:
@@ -349,9 +361,9 @@ def spec_from_dict(spec: dict) -> object:
 
     The one place the command line turns a spec entry into its channel: a
     heavy-hitter protocol's spec names itself under ``"protocol"``, every
-    other under ``"mechanism"``. The mechanisms of every family are loaded
-    first, so that each family's channels are known by name whatever was
-    imported before (a fresh ``estimate`` of numeric reports).
+    other under ``"mechanism"``. The registry of spec names knows every
+    family's names whatever was imported before (a fresh ``estimate`` of
+    numeric reports), importing the one class a spec names.
 
     Examples
     --------
@@ -365,7 +377,6 @@ def spec_from_dict(spec: dict) -> object:
         return protocol_from_dict(spec)
     from ..mechanisms import Channel
 
-    _tables()
     return Channel.from_dict(spec)
 
 

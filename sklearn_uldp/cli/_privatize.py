@@ -563,20 +563,22 @@ def _transform(priv, table, heavy_mechs, items, row_secrets, columns):
     """The reports of one chunk, the columns in the order of the config."""
     from ..exceptions import ClippingWarning
 
-    parts = {}
+    parts, last = {}, []
     with _ignoring(ClippingWarning):
         if priv is not None:
             params = {} if row_secrets is None else {"user_secrets": row_secrets}
             reports = priv.transform(table, **params)
             for c in priv.mechanisms_:
                 parts[c] = reports[priv.report_columns(c)]
+            if priv.sampled_column in reports.columns:  # strategy="sample": who sent what
+                last.append(reports[[priv.sampled_column]])
     for c, mech in heavy_mechs.items():
         params = {"user_secrets": row_secrets} if columns[c]["entry"].memoized else {}
         frame = mech.transform(items[c].to_frame(), **params)
         frame.attrs = {}
         frame.index = items[c].index
         parts[c] = frame
-    frame = pd.concat([parts[c] for c in columns], axis=1)
+    frame = pd.concat([parts[c] for c in columns] + last, axis=1)
     frame.attrs = {}
     return frame
 
@@ -678,8 +680,7 @@ def _memoized_budgets(priv, heavy_mechs):
     texts = {}
     for c, mech in mechanisms.items():
         if is_memoized(mech):  # the memoization protocol's two budgets
-            # (heavy hitters' fitted spec is ``protocol_`` until they share ``channel_``)
-            name = (getattr(mech, "channel_", None) or mech.protocol_).name
+            name = mech.channel_.name
             texts[c] = (
                 f"{name}, epsilon_1 = {mech.epsilon_:g} per report, at most "
                 f"epsilon_perm = {mech.epsilon_permanent_:g} over all rounds of a value"

@@ -26,9 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..mechanisms._attribute_sampling import _fake_row
-from ..numeric._base import NumericChannel
-from ..numeric._sampled import numeric_fake_law
 from ..privacy._checks import PrivacyCheck, _within, as_channel_matrix, check_uldp
 from ..utils._docstrings import fill_doc
 from ._dataframe import DataFramePrivatizer
@@ -191,7 +188,7 @@ def row_channel(privatizer: DataFramePrivatizer, *, realized: bool = True) -> Ro
         rows = [_outer([Q[i] for Q, i in zip(Qs, x, strict=True)]) for x in grids]
     else:
         fakes = [
-            numeric_fake_law(c) if isinstance(c, NumericChannel) else _fake_row(c, f, Q)
+            c.fake_law(f, Q)
             for c, f, Q in zip(channels, _fakes_of(privatizer, names), Qs, strict=True)
         ]
         rows = []

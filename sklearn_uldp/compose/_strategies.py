@@ -13,9 +13,13 @@ The machinery behind ``DataFramePrivatizer(strategy=...)``:
   real.
 
 The per-attribute channels (:class:`~sklearn_uldp.mechanisms.SampledChannel`,
-:class:`~sklearn_uldp.mechanisms.SampledFakeChannel`) describe one column of
-such a table, so the estimators need nothing else; the row's privacy is
-computed exactly here (:func:`strategy_guarantees`).
+:class:`~sklearn_uldp.mechanisms.SampledFakeChannel` and their numeric twins,
+built by each column's channel: ``sampled_channel``, ``sampled_fake_channel``)
+describe one column of such a table, so the estimators need nothing else; the
+row's privacy is computed exactly here from each column's likelihood-ratio
+classes. Every family-specific step (checking a column, the fake reports and
+their law) is a method of the column's mechanism or channel
+(``docs/architecture.md``, "The contract each new family implements").
 """
 
 from __future__ import annotations
@@ -30,28 +34,8 @@ from sklearn import config_context
 
 from ..estimators._table import missing_kind
 from ..exceptions import ClippingWarning, PrivacyLeakWarning
-from ..mechanisms._attribute_sampling import (
-    SampledChannel,
-    SampledFakeChannel,
-    _guarantees_of,
-    _ratio_classes,
-    _rr_classes,
-    _unary_classes,
-    calibrate_fake_epsilons,
-    sample_fakes,
-    supported_fakes,
-)
+from ..mechanisms._attribute_sampling import _guarantees_of, calibrate_fake_epsilons
 from ..mechanisms._memo import is_memoized
-from ..mechanisms._randomized_response import UtilityOptimizedRRChannel
-from ..mechanisms._rappor import RAPPORChannel, UnaryEncodingChannel, basic_rappor_theta
-from ..numeric._base import BaseNumericMechanism, _numeric_values, warn_clipped
-from ..numeric._sampled import (
-    SampledFakeNumericChannel,
-    SampledNumericChannel,
-    numeric_fake_classes,
-    numeric_fake_refusal,
-    sample_numeric_fakes,
-)
 from ..utils._random import is_secure, transform_generator
 
 __all__ = ["STRATEGIES", "SAMPLING_KEY"]
@@ -61,13 +45,6 @@ STRATEGIES = ("split", "sample", "sample+fake")
 #: Name keying the seeded stream of the sampled attribute's index (the
 #: mechanisms' streams are keyed by their columns' names).
 SAMPLING_KEY = "(sampled attribute)"
-
-# Channels whose guarantee is not (X_S, epsilon)-ULDP or LDP: the row's
-# guarantee under sampling cannot be stated as one budget per attribute.
-_OTHER_NOTIONS = {
-    "bhr": "context-aware (block-structured) LDP",
-    "binary_optimal": "context-aware LDP with two one-sided budgets",
-}
 
 
 # ------------------------------------------------------------------ fitting
@@ -83,7 +60,9 @@ def check_strategy(priv):
         )
     for name, mech in priv.mechanisms_.items():
         channel = mech.channel_
-        notion = _OTHER_NOTIONS.get(channel.name)
+        # A guarantee that is not (X_S, epsilon)-ULDP or LDP: the row's
+        # guarantee under sampling cannot be stated as one budget per attribute.
+        notion = channel.guarantee_notion
         if notion is not None:
             raise ValueError(
                 f"Column {name!r} uses {type(mech).__name__}, whose guarantee is "
@@ -103,43 +82,10 @@ def check_strategy(priv):
                 "lost. Use strategy='sample' (the sampled column is then memoized "
                 "too) or 'split'."
             )
-        if priv.strategy == "sample+fake" and isinstance(mech, BaseNumericMechanism):
-            refusal = numeric_fake_refusal(channel)
-            if refusal is not None:
-                raise ValueError(
-                    f"Column {name!r} uses {type(mech).__name__}, which cannot send fake "
-                    f"reports under strategy='sample+fake': {refusal}. Fake numeric "
-                    "reports exist for the mean mechanisms DuchiMechanism, "
-                    "PiecewiseMechanism and HybridMechanism; use one of them, or "
-                    "strategy='sample'."
-                )
-            if _fake_of(priv, name) not in ("auto", "random"):
-                raise ValueError(
-                    f"fake={_fake_of(priv, name)!r} is not available for the numeric column "
-                    f"{name!r}: its fakes are the reports of a uniformly random input "
-                    "('random'). Pass fake='auto' or 'random' for it."
-                )
-            continue
         if priv.strategy == "sample+fake":
-            kinds = supported_fakes(channel)
-            if not kinds:
-                raise ValueError(
-                    f"Column {name!r} uses {type(mech).__name__}, which cannot send "
-                    "fake reports (their law and the row's privacy are known for "
-                    "k-RR, uRR, RAPPOR/OUE, uRAP/uOUE and one-symbol mechanisms with "
-                    "a small output space). Use strategy='sample', or one of these "
-                    "mechanisms for the column."
-                )
-            fake = _fake_of(priv, name)
-            if fake != "auto" and fake not in kinds:
-                raise ValueError(
-                    f"fake={fake!r} is not available for column {name!r} "
-                    f"({type(mech).__name__}: {list(kinds)}). 'zero' (the perturbed "
-                    "all-zero vector) exists only for unary encoding (RAPPOR, OUE, "
-                    "uRAP, uOUE); 'random' sends the mechanism's report of a "
-                    "random sensitive value. Pass fake='auto', or a dict "
-                    "{column: kind}."
-                )
+            refusal = mech._fake_refusal(_fake_of(priv, name), name)
+            if refusal is not None:
+                raise ValueError(refusal)
     if isinstance(priv.fake, dict):
         unknown = sorted(set(priv.fake) - set(names), key=str)
         if unknown:
@@ -176,10 +122,7 @@ def _choose_fakes(priv):
     out = {}
     for name, mech in priv.mechanisms_.items():
         fake = _fake_of(priv, name)
-        if isinstance(mech, BaseNumericMechanism):
-            out[name] = "random"  # the report of a uniformly random input
-            continue
-        kinds = supported_fakes(mech.channel_)
+        kinds = mech.channel_.fake_kinds()
         if fake != "auto":
             out[name] = fake
         elif len(kinds) == 1:
@@ -191,9 +134,7 @@ def _choose_fakes(priv):
                 warnings.simplefilter("ignore", UserWarning)
                 base = trial._make_channel()
             variance = {
-                kind: float(
-                    np.sum(SampledFakeChannel(base.categories, base, d, kind).null_variance(1))
-                )
+                kind: float(np.sum(base.sampled_fake_channel(d, kind).null_variance(1)))
                 for kind in kinds
             }
             out[name] = min(kinds, key=lambda kind: variance[kind])
@@ -210,19 +151,15 @@ def fit_strategy(priv):
     if priv.strategy == "sample":
         channels = {}
         for name, mech in mechanisms.items():
-            if isinstance(mech, BaseNumericMechanism):
-                # A range, not categories: the numeric twin of SampledChannel.
-                channels[name] = SampledNumericChannel(mech.channel_, d)
-                continue
             try:
-                channels[name] = SampledChannel(mech.categories_, mech.channel_, d)
+                channels[name] = mech.channel_.sampled_channel(d)
             except ValueError as exc:
                 raise ValueError(f"Column {name!r}: {exc}") from None
         return channels, {"attribute": targets, "row": float(targets.max())}
     fakes = _choose_fakes(priv)
     kinds = [fakes[n] for n in names]
     mechs = list(mechanisms.values())
-    classes_at = [_classes_at(m, f) for m, f in zip(mechs, kinds, strict=True)]
+    classes_at = [m._fake_classes_at(f) for m, f in zip(mechs, kinds, strict=True)]
     inner = calibrate_fake_epsilons(
         [f for f, _ in classes_at],
         targets,
@@ -237,7 +174,7 @@ def fit_strategy(priv):
             warnings.simplefilter("ignore", UserWarning)
             mech.channel_ = mech._make_channel()
     attribute, row = _guarantees_of(
-        [_channel_classes(m, f) for m, f in zip(mechs, kinds, strict=True)]
+        [m.channel_.fake_ratio_classes(f) for m, f in zip(mechs, kinds, strict=True)]
     )
     over = attribute > targets * (1 + 1e-9)
     if over.any():
@@ -253,44 +190,10 @@ def fit_strategy(priv):
             stacklevel=4,
         )
     channels = {
-        name: (
-            SampledFakeNumericChannel(m.channel_, d, fakes[name])
-            if isinstance(m, BaseNumericMechanism)
-            else SampledFakeChannel(m.categories_, m.channel_, d, fakes[name])
-        )
+        name: m.channel_.sampled_fake_channel(d, fakes[name])
         for name, m in zip(names, mechs, strict=True)
     }
     return channels, {"attribute": attribute, "row": row, "targets": targets, "fakes": fakes}
-
-
-def _channel_classes(mech, fake):
-    """The likelihood-ratio classes (R+, R-) of a fitted column's real reports."""
-    if isinstance(mech, BaseNumericMechanism):
-        return numeric_fake_classes(mech.channel_.name, float(mech.channel_.epsilon))
-    return _ratio_classes(mech.channel_, fake)
-
-
-def _classes_at(mech, fake):
-    """(epsilon -> the column's likelihood-ratio classes, whether closed form)."""
-    channel = mech.channel_
-    if isinstance(mech, BaseNumericMechanism):
-        return (lambda eps: numeric_fake_classes(channel.name, eps)), True
-    mask = np.asarray(channel.sensitive_mask, dtype=bool)
-    s, k = int(mask.sum()), mask.size
-    if isinstance(channel, UtilityOptimizedRRChannel):
-        return (lambda eps: _rr_classes(eps, s)), True
-    theta = getattr(mech, "theta", "optimal")
-    if type(channel) in (UnaryEncodingChannel, RAPPORChannel) and not isinstance(theta, str):
-        if theta is None:
-            return (lambda eps: _unary_classes(eps, basic_rappor_theta(eps), s, k, fake)), True
-        return (lambda eps: _unary_classes(eps, float(theta), s, k, fake)), True
-
-    def built(eps):
-        trial = copy.copy(mech)
-        trial.epsilon = eps
-        return _ratio_classes(trial._make_channel(), fake)
-
-    return built, False
 
 
 # ------------------------------------------------------------- randomness
@@ -341,29 +244,10 @@ def _privatized(mech, X_part, user_keys=None):
         return _as_array(mech.transform(X_part, **params))
 
 
-def _check_whole_column(mech, whole, name):
-    """Check every value of a column, sampled or not (an unknown category,
-    a missing or non-numeric value is an error, as under "split"), and warn
-    once about the values a numeric column clips."""
-    if not isinstance(mech, BaseNumericMechanism):
-        mech._encode(mech._validate_columns(whole, reset=False)[:, 0])
-        return
-    values = _numeric_values(whole, mech, reset=False, copy=False)
-    low, high = mech.bounds_
-    counts = [(int(np.count_nonzero(values < low)), int(np.count_nonzero(values > high)))]
-    warn_clipped(counts, mech.bounds_, [name], values.shape[0])
-
-
 def _fakes(mech, fake, m, X_one, name):
     """``m`` fake reports of a column, as ``transform`` would format them."""
     rng = mech._transform_rng(None, column=f"{name}{SAMPLING_KEY}fake")
-    if isinstance(mech, BaseNumericMechanism):
-        return sample_numeric_fakes(mech.channel_, m, rng)[:, None]
-    outputs = sample_fakes(mech.channel_, fake, m, rng)
-    # The labels' dtype is the input column's (as the mechanism's reports).
-    column = mech._validate_columns(X_one, reset=False)[:, 0]
-    with config_context(transform_output="default"):
-        return _as_array(mech._wrap_reports(outputs, column, None))
+    return mech._fake_reports(fake, m, rng, X_one)
 
 
 def transform_sampled(priv, X, keys=None, partition_seed=None):
@@ -376,7 +260,7 @@ def transform_sampled(priv, X, keys=None, partition_seed=None):
     """
     X = priv._check_input(X)
     positions = priv._fitted_positions(X)
-    numeric = {n for n, m in priv.mechanisms_.items() if isinstance(m, BaseNumericMechanism)}
+    numeric = {n for n, m in priv.mechanisms_.items() if not m._categorical_input}
     X = priv._prepared(X, positions, numeric)
     n = X.shape[0]
     names = list(priv.mechanisms_)
@@ -396,7 +280,7 @@ def transform_sampled(priv, X, keys=None, partition_seed=None):
         # Every value is checked against the domain, sampled or not (an
         # unknown category is an error, as under "split", never ignored).
         whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
-        _check_whole_column(mech, whole, name)
+        mech._check_whole_column(whole, name)
         rows = sampled_rows[i]
         user_keys = None
         if keys is not None and name in keys.names:
@@ -432,7 +316,6 @@ class _Block:
     def __init__(self, name, mech, n, rows, real, others, fake):
         self.name, self.mech, self.n = name, mech, n
         self.rows, self.real, self.others, self.fake = rows, real, others, fake
-        self.bits = mech.channel_.report_format != "categorical"
 
     def _template(self):
         return self.real if self.real is not None else self.fake

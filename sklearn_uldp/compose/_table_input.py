@@ -12,7 +12,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, BaseMechanism
@@ -41,7 +40,9 @@ AUTO_DOMAIN = "categories='auto' learns the domain from the private data"
 
 def numeric_names(transformers):
     """Names of the entries privatized by a numeric mechanism."""
-    return {name for name, mech, _ in transformers if isinstance(mech, BaseNumericMechanism)}
+    return {
+        name for name, mech, _ in transformers if getattr(mech, "_categorical_input", True) is False
+    }
 
 
 def check_params(priv):
@@ -257,19 +258,13 @@ def fitted_domains(fitting, X, positions):
     checked on, whole columns."""
     out = []
     for name, mech, columns in fitting:
-        if isinstance(mech, BaseMechanism):
+        if isinstance(mech, MECHANISMS):
             cols = positions[name]
             column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=AUTO_DOMAIN, category=PrivacyLeakWarning)
-                domain = clone(mech).fit(column).categories_
-            mech = clone(mech).set_params(categories=list(domain))
-        elif isinstance(mech, BaseNumericMechanism) and isinstance(mech.bounds, str):
-            # bounds="auto" learns the range from the whole column (with its
-            # own PrivacyLeakWarning), not from the one row fitted below.
-            cols = positions[name]
-            column = X.iloc[:, cols] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, cols]
-            bounds = clone(mech).fit(column).bounds_
-            mech = clone(mech).set_params(bounds=[float(b) for b in bounds])
+                # the mechanism's own: categories from the whole column, or a
+                # numeric range for bounds="auto" (with its own warning)
+                mech = mech._with_domain_of(column)
         out.append((name, mech, columns))
     return out

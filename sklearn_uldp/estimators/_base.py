@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import (
@@ -27,6 +26,7 @@ from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
 from ._default_score import warn_if_default_score_compares_mechanisms
 from ._projection import project_to_simplex
+from ._significance import significance_threshold
 from ._uncertainty import (
     bootstrap_replicates,
     check_interval_args,
@@ -108,11 +108,7 @@ def _report_columns(X):
 
 def _report_width(channel):
     """Number of report columns one report of ``channel`` takes."""
-    if channel.report_format == "bits":
-        return int(channel.n_categories)
-    if channel.report_format == "sketch":
-        return int(channel.n_buckets) + 1
-    return 1
+    return int(channel.report_width)
 
 
 def _pooled_blocks(X, width):
@@ -137,7 +133,7 @@ def _pooled_blocks(X, width):
 def _packed_if_frame(X, channel):
     """Packed reports given as a DataFrame of binary columns (Parquet, Dask;
     :meth:`PackedReports.to_frame`) as :class:`PackedReports`."""
-    if channel.report_format == "bits" and is_packed_frame(X):
+    if channel.bit_vector_reports and is_packed_frame(X):
         return PackedReports.from_frame(X, _report_width(channel), channel)
     return X
 
@@ -151,12 +147,12 @@ def _check_reports(X, channel, estimator):
     category is NaN/inf), 3-D arrays, a 1-D vector given for bit-vector
     reports, sparse input for one-value-per-user reports.
     """
-    bits = channel.report_format == "bits"
+    bits = channel.bit_vector_reports
     name = type(estimator).__name__
     if isinstance(X, PackedReports):
         # Validated by their constructor (2-D uint8 rows) and by the
         # channel's encode_reports (bits per report, padding): never unpacked.
-        if not bits and channel.report_format != "sketch":
+        if not channel.packed_reports:
             raise TypeError(
                 f"Got packed bit-vector reports, but {channel!r} does not send bit "
                 "vectors; packed reports come from the RAPPOR family, subset "
@@ -431,12 +427,14 @@ class DistributionEstimator(BaseEstimator):
                 f"{type(self).__name__}(mechanism=fitted_mechanism_or_spec)."
             )
         channel = carried if carried is not None else (given if given is not None else fitted)
-        if str(channel.report_format).startswith("numeric"):
+        if not channel.has_categories:
+            own = channel.default_estimator_path or ""
             raise ReportMismatchError(
                 f"{type(self).__name__} estimates a distribution over categories; these "
-                f"are reports of the numeric {channel!r}. Estimate them with "
-                "sklearn_uldp.MeanEstimator (or SquareWaveEstimator for SquareWave), or "
-                "bin the column first (sklearn_uldp.Binner) for a categorical mechanism."
+                f"are reports of {channel!r}, which has none. Estimate them with "
+                f"{own.rpartition(':')[2] or 'its own estimator'} (numeric columns: "
+                "MeanEstimator, or SquareWaveEstimator for SquareWave), or bin a numeric "
+                "column first (sklearn_uldp.Binner) for a categorical mechanism."
             )
         for other, what in (
             (given, "the `mechanism` parameter"),
@@ -479,14 +477,8 @@ class DistributionEstimator(BaseEstimator):
         """Categories whose unbiased estimate is significantly above zero."""
         info = self._fitted_result()[1]
         if "significant_categories" not in info:
-            from ._empirical import _exact_categories, _null_variance
-
-            channel, stats = self.channel_, self.statistics_
-            p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
             alpha = getattr(self, "alpha", self._significance_alpha)
-            var0 = _null_variance(channel, stats)
-            threshold = norm.ppf(1.0 - alpha / p_hat.size) * np.sqrt(var0)
-            exact = _exact_categories(channel, var0)
+            p_hat, threshold, exact = significance_threshold(self.channel_, self.statistics_, alpha)
             # An exact category is proven by any report of it; the others
             # must clear the noise threshold of the emp+thr estimate.
             info["significant_categories"] = np.where(exact, p_hat > 0, p_hat > threshold)
@@ -767,12 +759,15 @@ class DistributionEstimator(BaseEstimator):
         %(score_params)s
             Average log Q(report) (higher is better); ``-inf`` when a report is
             impossible under the estimate. It compares estimates of the same
-            reports only: a scikit-learn search that varies the mechanism with
-            this default score warns (pass ``make_simulation_scorer()``).
+            reports only: a score that follows a comparable one (the same
+            estimator and parameters, as many reports) of another mechanism's
+            reports warns, which is what a scikit-learn search varying the
+            mechanism with this default score does (pass
+            ``make_simulation_scorer()``).
         """
-        warn_if_default_score_compares_mechanisms()
         codes, _ = self._codes(X)
         stats = self.channel_.statistics(codes, keep_reports=True)
+        warn_if_default_score_compares_mechanisms(self, self.channel_, stats.n)
         return self.channel_.log_likelihood(stats, self._likelihood_distribution()) / stats.n
 
     def __sklearn_tags__(self):
@@ -789,7 +784,7 @@ class DistributionEstimator(BaseEstimator):
             except (TypeError, ValueError):
                 channel = None
         if channel is not None:
-            tags.input_tags.sparse = channel.report_format == "bits"
+            tags.input_tags.sparse = channel.bit_vector_reports
             tags.input_tags.allow_nan = tags.input_tags.sparse is False and bool(
                 is_missing(np.asarray(channel.categories)).any()
             )

@@ -40,7 +40,7 @@ def _check_pum_reports(X, channel, estimator):
     become ``(0, 1)`` and be reported as "0 sample(s)", so the checks (no
     reports, no columns, NaN, complex, 3-D) run on the array as given.
     """
-    if sp.issparse(X) and channel.report_format != "bits":
+    if sp.issparse(X) and not channel.bit_vector_reports:
         raise TypeError(
             f"Sparse input is not supported for the reports of {channel!r}: it "
             "sends one value per report (uRR), so its reports are dense; only "
@@ -64,7 +64,7 @@ def _stack_reports(X, channel):
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
     arr = np.asarray(X)
-    if channel.report_format == "categorical":
+    if not channel.bit_vector_reports:
         if arr.ndim not in (1, 2):
             raise ReportMismatchError(
                 f"Reports of {channel!r} have shape (n,) or (n, n_reports); got shape {arr.shape}."

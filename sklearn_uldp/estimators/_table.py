@@ -257,7 +257,7 @@ class TableSpec:
         """``part`` (one column's reports) with the column's channel attached."""
         channel = self.channels[name]
         if (
-            channel.report_format == "bits"
+            channel.bit_vector_reports
             and not getattr(channel, "missing_reports", False)
             and not is_packed_frame(part)  # packed: one binary column of bytes
         ):
@@ -327,24 +327,25 @@ def estimate_columns(
     """Estimate each column from its reports (``parts``, one frame per column).
 
     Categorical columns: the distribution by ``estimator`` (a distribution
-    estimator, cloned per column; ``None``: ``EMEstimator()``, the estimator
-    the README advises to start with). Numeric columns: the mean (mean
-    mechanisms) or the distribution over bins (Square Wave), by the numeric
-    estimator given as ``estimator`` or the default one.
+    estimator, cloned per column; ``None``: the channel's default estimator,
+    ``EMEstimator()``, the estimator the README advises to start with).
+    Numeric columns: the mean (mean mechanisms) or the distribution over bins
+    (Square Wave), by the numeric estimator given as ``estimator`` or the
+    channel's default one. ``estimator`` serves the columns whose channel
+    accepts it (``channel.accepts_estimator``); the others take their default.
     """
-    from ..numeric._estimator_base import NumericEstimatorBase
-    from ._em import EMEstimator
-
-    categorical = estimator
-    if estimator is None or isinstance(estimator, NumericEstimatorBase):
-        categorical = EMEstimator()
     result = {}
     for name, part in parts.items():
         channel = channels[name]
-        if str(channel.report_format).startswith("numeric"):
-            result[name] = _numeric_estimate(part, channel, estimator, name)
+        # The template, where it estimates this column's kind of reports.
+        given = None
+        if estimator is not None and channel.accepts_estimator(estimator):
+            given = estimator
+        if not channel.has_categories:
+            result[name] = _numeric_estimate(part, channel, given, name)
             continue
-        est = clone(categorical).fit(part)
+        est = clone(given) if given is not None else channel.default_estimator()
+        est = est.fit(part)
         result[name] = pd.Series(
             est.distribution_,
             index=pd.Index(est.categories_, name=name),
@@ -355,12 +356,11 @@ def estimate_columns(
 
 def _numeric_estimate(part, channel, estimator, name):
     """The estimate of a numeric column: its mean (and interval) for the
-    mean mechanisms, its distribution over bins for Square Wave."""
-    from ..numeric import MeanEstimator, SquareWaveEstimator
-
+    mean mechanisms, its distribution over bins for Square Wave.
+    ``estimator``: one the channel accepts, or None for its default."""
+    est = clone(estimator) if estimator is not None else channel.default_estimator()
     if getattr(channel, "unbiased_reports", False):
-        est = estimator if isinstance(estimator, MeanEstimator) else MeanEstimator()
-        est = clone(est).fit(part)
+        est = est.fit(part)
         low, high = est.confidence_interval()
         return pd.Series(
             {
@@ -372,8 +372,7 @@ def _numeric_estimate(part, channel, estimator, name):
             },
             name=name,
         )
-    est = estimator if isinstance(estimator, SquareWaveEstimator) else SquareWaveEstimator()
-    est = clone(est).fit(part)
+    est = est.fit(part)
     edges = est.bin_edges_
     return pd.Series(
         est.distribution_,
@@ -384,21 +383,10 @@ def _numeric_estimate(part, channel, estimator, name):
 
 # ------------------------------------------------------------- the schema
 def missing_kind(channel):
-    """The pandas dtype of a report column with missing values, by channel.
-
-    Fixed by the channel, not by the data, so every chunk and partition has
-    the same schema: bits as nullable UInt8, integer output codes and
-    integer category labels as nullable Int64, boolean labels as nullable
-    booleans, other labels as objects (None when missing).
-    """
-    if str(channel.report_format).startswith("numeric"):
-        return "float64"  # numbers in the column's units, NaN when missing
-    if channel.report_format != "categorical":
-        return "UInt8"
-    if not getattr(channel, "reports_are_categories", False):
-        return "Int64"
-    kind = np.asarray(channel.categories).dtype.kind
-    return {"i": "Int64", "u": "Int64", "b": "boolean"}.get(kind, "object")
+    """The pandas dtype of a report column with missing values: the channel's
+    ``missing_report_dtype`` (fixed by the channel, not by the data, so every
+    chunk and partition has the same schema)."""
+    return channel.missing_report_dtype
 
 
 def sampled_block(reports, names, rows):

@@ -89,7 +89,7 @@ def simulate_statistics(
     p = _as_distribution(p, channel.n_categories)
     n = int(n)
     reps = 1 if size is None else int(size)
-    if channel.report_format == "categorical":
+    if channel.histogram_reports:
         forward = channel.forward  # type: ignore[attr-defined]  # CategoricalChannel
         m = np.clip(np.asarray(forward(p), dtype=np.float64), 0.0, None)
         m /= m.sum()

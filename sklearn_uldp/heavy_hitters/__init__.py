@@ -21,11 +21,13 @@ and Dask (:func:`reduce_reports`) reduce millions of reports in a memory
 that does not grow with their number.
 """
 
-from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, benjamini_hochberg
+from ._bloom import BloomRAPPOR, rappor_parameters
+from ._bloom_decoder import BloomRAPPORDecoder, benjamini_hochberg
 from ._estimator import HeavyHitterEstimator, reduce_reports
 from ._mechanism import get_protocol
 from ._prefix import PrefixExtendingMethod, TreeHist
 from ._protocol import protocol_from_dict
+from ._ulh import UtilityOptimizedLocalHashingHeavyHitters
 from ._utility import UtilityOptimizedHeavyHitters
 
 __all__ = [
@@ -35,7 +37,9 @@ __all__ = [
     "BloomRAPPOR",
     "BloomRAPPORDecoder",
     "UtilityOptimizedHeavyHitters",
+    "UtilityOptimizedLocalHashingHeavyHitters",
     "benjamini_hochberg",
+    "rappor_parameters",
     "get_protocol",
     "protocol_from_dict",
     "reduce_reports",

@@ -40,20 +40,18 @@ from __future__ import annotations
 
 import json
 from numbers import Integral, Real
-from typing import Any, TypeVar
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
-from scipy.stats import norm
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
+import scipy.linalg
+import scipy.sparse
+from scipy.optimize import brentq
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
 from ..exceptions import ReportMismatchError
-from ..longitudinal._unary import _ue_bit_log_ratio
+from ..longitudinal._unary import _ue_bit_log_ratio, _ue_compose, _ue_loss
 from ..mechanisms._base import _transform_output
 from ..mechanisms._channel import ReportStatistics
 from ..mechanisms._memo import (
@@ -67,13 +65,17 @@ from ..utils._docstrings import fill_doc
 from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import repeated_in_rows, resolve_user_keys
-from ..utils._typing import ArrayLike, RandomStateLike, ReportsLike, TransformOutput
-from ..utils._validation import validate_params_with_hints
+from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
+from ..utils._validation import check_epsilon
 from ._encoding import ItemEncoding
-from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
+from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, require_items
 from ._protocol import _int_param, _Protocol
 
-__all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
+__all__ = [
+    "BloomRAPPOR",
+    "BloomRAPPORProtocol",
+    "rappor_parameters",
+]
 
 #: Cells (users x bits) per sampling chunk: bounds the temporaries.
 _CHUNK_CELLS = 1 << 21
@@ -81,36 +83,173 @@ _CHUNK_CELLS = 1 << 21
 _MAX_PATTERNS = 1 << 16
 
 
-def benjamini_hochberg(p_values: ArrayLike, alpha: float) -> np.ndarray:
-    """Rejections of the Benjamini-Hochberg step-up procedure at level ``alpha``.
+#: google/rappor's demo parameters: the defaults of p, q and f.
+DEFAULT_P, DEFAULT_Q, DEFAULT_F = 0.5, 0.75, 0.5
 
-    Rejects the hypotheses with the ``r`` smallest p-values, r the largest
-    rank with ``p_(r) <= r alpha / S``. Among the rejected hypotheses the
-    expected proportion of true nulls (the false discovery rate) is at most
-    ``alpha S_0 / S <= alpha`` when the p-values are independent or
-    positively dependent (Benjamini & Hochberg 1995; Benjamini & Yekutieli
-    2001).
+
+def rappor_epsilon_1(n_hashes, p, q, f):
+    """eps_1 of one Bloom-RAPPOR report: ``h (logit q* - logit p*)``.
+
+    ``q* = q (1 - f/2) + p f/2`` and ``p* = p (1 - f/2) + q f/2`` are the
+    probabilities that a reported bit is 1 when the Bloom bit is set or not
+    (the PRR's ``P(B' = 1 | B) = 1 - f/2, f/2`` composed with the IRR's q, p).
+    """
+    ps, qs = _ue_compose(1.0 - f / 2, f / 2, q, p)
+    return float(abs(n_hashes * _ue_loss(ps, qs)))
+
+
+def rappor_epsilon_perm(n_hashes, f):
+    """eps_inf of the permanent round: ``2 h ln((1 - f/2) / (f/2))``."""
+    if f == 0:
+        return np.inf
+    return float(2 * n_hashes * np.log((1 - f / 2) / (f / 2)))
+
+
+def rappor_parameters(
+    n_hashes: int,
+    p: float | None = None,
+    q: float | None = None,
+    f: float | None = None,
+    epsilon_perm: float | None = None,
+    epsilon_1: float | None = None,
+) -> tuple[float, float, float]:
+    """RAPPOR's (p, q, f) from its parameters or its budgets (eps_perm, eps_1).
+
+    The map of Erlingsson, Pihur & Korolova (CCS 2014), both ways. Two
+    items' Bloom filters differ in at most 2h bits, so
+
+    * the permanent round (PRR, f) costs ``eps_perm = 2 h ln((1 - f/2) /
+      (f/2))`` over all the reports of one item, hence
+      ``f = 2 / (1 + e^(eps_perm / (2h)))``;
+    * one report costs ``eps_1 = h (logit q* - logit p*)``, which for fixed
+      f and p grows strictly with q on (p, 1] (and for fixed q falls with p
+      on [0, q): with ``a = 1 - f/2 > b = f/2``, ``dL/dq = (a - b) (p / (q* p*) +
+      (1 - p) / ((1 - p*) (1 - q*))) > 0``): q (or p) is its unique root,
+      found by Brent's method.
+
+    Each budget replaces one parameter: ``epsilon_perm`` replaces f,
+    ``epsilon_1`` replaces q (or p, if q is given). Parameters left out take
+    google/rappor's demo values (p = 0.5, q = 0.75, f = 0.5).
+
+    Parameters
+    ----------
+    n_hashes : int
+        h, the hash functions per cohort.
+    p, q, f : float or None
+    epsilon_perm, epsilon_1 : float or None
+
+    Returns
+    -------
+    p, q, f : float
+
+    Raises
+    ------
+    ValueError
+        If a budget and the parameter it replaces are both given, if
+        ``epsilon_1 > epsilon_perm`` (one report is post-processing of the
+        PRR), or if ``epsilon_1`` cannot be reached with the other
+        parameters.
 
     Examples
     --------
-    >>> from sklearn_uldp.heavy_hitters._bloom import benjamini_hochberg
-    >>> benjamini_hochberg([0.001, 0.8, 0.02, 0.04], 0.05).tolist()
-    [True, False, True, False]
+    >>> from sklearn_uldp.heavy_hitters import rappor_parameters
+    >>> p, q, f = rappor_parameters(2, epsilon_perm=4.0, epsilon_1=2.0)
+    >>> round(p, 3), round(q, 4), round(f, 4)
+    (0.5, 0.928, 0.5379)
     """
-    p = np.asarray(p_values, dtype=float)
-    S = p.size
-    order = np.argsort(p, kind="stable")
-    passed = p[order] <= alpha * np.arange(1, S + 1) / max(S, 1)
-    reject = np.zeros(S, dtype=bool)
-    if passed.any():
-        reject[order[: np.flatnonzero(passed)[-1] + 1]] = True
-    return reject
+    h = int(n_hashes)
+    if epsilon_perm is not None:
+        epsilon_perm = check_epsilon(epsilon_perm, "epsilon_perm")
+        if f is not None:
+            raise ValueError(
+                f"Pass f or epsilon_perm, not both: f={f!r} gives epsilon_perm="
+                f"{rappor_epsilon_perm(h, f):.6g}, and epsilon_perm={epsilon_perm!r} "
+                f"gives f={2 / (1 + np.exp(epsilon_perm / (2 * h))):.6g} (with n_hashes={h})."
+            )
+        f = float(2.0 / (1.0 + np.exp(epsilon_perm / (2 * h))))
+    f = DEFAULT_F if f is None else float(f)
+    if epsilon_1 is None:
+        p = DEFAULT_P if p is None else float(p)
+        q = DEFAULT_Q if q is None else float(q)
+        return p, q, f
+    epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
+    if p is not None and q is not None:
+        raise ValueError(
+            f"Pass at most one of p and q with epsilon_1 (the other is derived): p={p!r} "
+            f"and q={q!r} give epsilon_1={rappor_epsilon_1(h, p, q, f):.6g} (with f={f:.6g})."
+        )
+    top_perm = rappor_epsilon_perm(h, f)
+    if epsilon_1 > top_perm:
+        raise ValueError(
+            f"epsilon_1={epsilon_1!r} exceeds the permanent round's epsilon_perm="
+            f"{top_perm:.6g} (f={f:.6g}): every report is post-processing of the "
+            "memoized answer, so one report never costs more. Lower epsilon_1, or raise "
+            "epsilon_perm (a smaller f)."
+        )
+
+    # eps_1 at the end where p = q: 0, except at p = q = 0 (solving q with
+    # p = 0) or p = q = 1 (solving p with q = 1), where the formula is 0/0
+    # and its limit is h ln((1 - f/2) / (f/2)) = epsilon_perm / 2: reports
+    # that are almost always 0 (or 1), but whose rare 1 (or 0) carries the
+    # PRR's whole ratio.
+    if q is None:
+        p = DEFAULT_P if p is None else float(p)
+        lo, hi, solve_for, other = p, 1.0, "q", p
+
+        def eps(x):
+            return rappor_epsilon_1(h, p, x, f)
+
+    else:
+        q = float(q)
+        lo, hi, solve_for, other = 0.0, q, "p", q
+
+        def eps(x):
+            return rappor_epsilon_1(h, x, q, f)
+
+    bottom = top_perm / 2 if other in (0.0, 1.0) else 0.0
+
+    def loss(x):
+        return (eps(x) if x != other else bottom) - epsilon_1
+
+    end = hi if solve_for == "q" else lo
+    top = eps(end)
+    given = f"p={p!r}" if solve_for == "q" else f"q={q!r}"
+    # (a budget computed from this very end, e.g. a round trip of the map,
+    # may exceed it by rounding)
+    if not epsilon_1 <= top * (1 + 1e-12):
+        raise ValueError(
+            f"With f={f:.6g} and {given}, one report costs at most epsilon_1={top:.6g} "
+            f"({solve_for}={end:g}); got epsilon_1={epsilon_1!r}. Lower epsilon_1, raise "
+            "epsilon_perm (a smaller f), or move the given one of p, q away from the "
+            "other (p=0, q=1 reach epsilon_perm)."
+        )
+    if not epsilon_1 > bottom:
+        raise ValueError(
+            f"With f={f:.6g} and {given}, one report costs more than epsilon_1="
+            f"{bottom:.6g} whatever {solve_for} (a rare report bit carries the permanent "
+            f"round's whole ratio); got epsilon_1={epsilon_1!r}. Pass p and q strictly "
+            "between 0 and 1 (e.g. the default p=0.5)."
+        )
+    if epsilon_1 >= top:
+        return (cast(float, p), end, f) if solve_for == "q" else (end, cast(float, q), f)
+    root = float(brentq(loss, lo, hi, xtol=2.0**-60, rtol=4 * np.finfo(float).eps, maxiter=500))
+    if not abs(eps(root) - epsilon_1) <= 1e-9 * epsilon_1:
+        # Only near p = 0 (or q = 1), where eps_1 climbs from 0 to eps_perm / 2
+        # over a width of about p: no float q gives epsilon_1 there.
+        raise ValueError(
+            f"With f={f:.6g} and {given}, no float {solve_for} gives one report "
+            f"epsilon_1={epsilon_1!r} (the nearest gives {eps(root):.6g}): move the "
+            "given one of p, q away from 0 and 1 (e.g. the default p=0.5)."
+        )
+    # the given one of p, q is a float here (the other is being solved for)
+    return (cast(float, p), root, f) if solve_for == "q" else (root, cast(float, q), f)
 
 
 class BloomRAPPORProtocol(_Protocol):
     """Public spec of Bloom-filter RAPPOR: (k, h, m, p, q, f), the hashes, the items."""
 
     name = "bloom_rappor"
+    default_estimator_path = "sklearn_uldp.heavy_hitters:BloomRAPPORDecoder"
 
     def __init__(
         self,
@@ -149,6 +288,18 @@ class BloomRAPPORProtocol(_Protocol):
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
         self._a, self._b = hash_parameters(self.hash_seed, self.n_cohorts * self.n_hashes)
 
+    @property
+    def report_width(self):
+        return self.n_bits + 1
+
+    def report_column_names(self, column):
+        """``<column>_cohort`` then ``<column>_b<i>``, one per Bloom bit."""
+        return [f"{column}_cohort"] + [f"{column}_b{i}" for i in range(self.n_bits)]
+
+    def report_dtypes(self, column):
+        """The cohort and the bits in one small unsigned array (see :meth:`sample`)."""
+        return [np.dtype(np.uint8 if self.n_cohorts <= 256 else np.uint16)] * self.report_width
+
     def get_params(self):
         return {
             "n_bits": self.n_bits,
@@ -176,15 +327,12 @@ class BloomRAPPORProtocol(_Protocol):
     @property
     def epsilon(self):
         """eps_1: the budget of one report (google/rappor's ``e_1``)."""
-        qs, ps = self.q_star, self.p_star
-        return float(abs(self.n_hashes * np.log(qs * (1 - ps) / (ps * (1 - qs)))))
+        return rappor_epsilon_1(self.n_hashes, self.p, self.q, self.f)
 
     @property
     def epsilon_permanent(self):
         """eps_inf: the bound of the permanent round over any number of reports."""
-        if self.f == 0:
-            return np.inf
-        return float(2 * self.n_hashes * np.log((1 - self.f / 2) / (self.f / 2)))
+        return rappor_epsilon_perm(self.n_hashes, self.f)
 
     def exposure(self, n_rounds):
         """Privacy loss of ``n_rounds`` reports of one item by one user (memoized).
@@ -406,15 +554,35 @@ class BloomRAPPORProtocol(_Protocol):
         return keys[codes]
 
     # ------------------------------------------------------------ decoding
-    def design(self, candidate_keys):
-        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s."""
+    def design(self, candidate_keys, cohorts=None, *, sparse=False):
+        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s.
+
+        ``cohorts`` (default: all, in order) selects the cohorts whose k rows
+        are built. ``sparse=True`` returns a :class:`scipy.sparse.csc_array`
+        (at most h nonzeros per cohort and column) instead of a dense array:
+        the decoder works on it, since the dense matrix of 5,000 candidates
+        over 64 cohorts of 128 bits already takes 330 MB.
+        """
         m, k = self.n_cohorts, self.n_bits
-        S = candidate_keys.size
-        X = np.zeros((m, k, S), dtype=float)
-        for c in range(m):
-            pos = self.bloom_positions(candidate_keys, np.full(S, c))  # (S, h)
-            X[c, pos.T, np.arange(S)[None, :]] = 1.0
-        return X.reshape(m * k, S)
+        cohorts = np.arange(m) if cohorts is None else np.asarray(cohorts, dtype=np.int64)
+        candidate_keys = np.asarray(candidate_keys, dtype=np.int64)
+        S, M = candidate_keys.size, cohorts.size
+        # positions[r, s, j]: the j-th hash of candidate s in the r-th cohort asked for
+        positions = np.empty((M, S, self.n_hashes), dtype=np.int64)
+        for r, c in enumerate(cohorts):
+            positions[r] = self.bloom_positions(candidate_keys, np.full(S, c))
+        rows = (np.arange(M)[:, None, None] * k + positions).ravel()
+        cols = np.broadcast_to(np.arange(S)[None, :, None], positions.shape).ravel()
+        if not sparse:
+            X = np.zeros((M * k, S), dtype=float)
+            X[rows, cols] = 1.0
+            return X
+        # int32 indices (M k <= 2^28): what scikit-learn's sparse solvers take.
+        ij = (rows.astype(np.int32), cols.astype(np.int32))
+        X = scipy.sparse.coo_array((np.ones(rows.size), ij), shape=(M * k, S)).tocsc()
+        X.sum_duplicates()
+        X.data[:] = 1.0  # two hashes of one item on one bit set it once
+        return X
 
 
 def _permanent_round(draws, bloom, positions, keys, f, rng):
@@ -483,9 +651,11 @@ _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
     "n_bits": [Interval(Integral, 2, 4096, closed="both")],
     "n_hashes": [Interval(Integral, 1, 64, closed="both")],
     "n_cohorts": [Interval(Integral, 1, 65536, closed="both")],
-    "p": [Interval(Real, 0, 1, closed="both")],
-    "q": [Interval(Real, 0, 1, closed="both")],
-    "f": [Interval(Real, 0, 1, closed="left")],
+    "p": [Interval(Real, 0, 1, closed="both"), None],
+    "q": [Interval(Real, 0, 1, closed="both"), None],
+    "f": [Interval(Real, 0, 1, closed="left"), None],
+    "epsilon_perm": [Interval(Real, 0, None, closed="neither"), None],
+    "epsilon_1": [Interval(Real, 0, None, closed="neither"), None],
     "item_type": [StrOptions({"str", "bytes", "int"})],
     "normalization": [StrOptions({"NFC", "NFKC"}), None],
     "hash_seed": ORACLE_CONSTRAINTS["hash_seed"],
@@ -508,6 +678,10 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
     defaults are google/rappor's demo parameters (k = 16, h = 2, m = 64,
     p = 0.5, q = 0.75, f = 0.5).
 
+    The randomization is set by (p, q, f) or by the budgets: ``epsilon_perm``
+    sets f and ``epsilon_1`` sets q (or p, when q is given); see
+    :func:`rappor_parameters` for the map both ways.
+
     Items are hashed whole (no length limit); text is NFC-normalized.
 
     Parameters
@@ -518,10 +692,21 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         h, hash functions per cohort.
     n_cohorts : int, default=64
         m.
-    p, q : float, default=0.5, 0.75
-        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1).
-    f : float in [0, 1), default=0.5
-        PRR: the probability that a bit is replaced by a fair coin.
+    p, q : float or None, default=None
+        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1). None: 0.5 and 0.75,
+        or, with ``epsilon_1``, the one derived from it (q, unless q is
+        given: then p).
+    f : float in [0, 1) or None, default=None
+        PRR: the probability that a bit is replaced by a fair coin. None: 0.5,
+        or the f of ``epsilon_perm``.
+    epsilon_perm : float > 0 or None, default=None
+        The permanent round's budget eps_inf, which bounds all the reports
+        of one item by one user: sets ``f = 2 / (1 + e^(epsilon_perm / (2
+        n_hashes)))``. Refused together with f.
+    epsilon_1 : float > 0 or None, default=None
+        The budget of one report: sets q (p given or 0.5), or p if q is
+        given. Refused together with both p and q, above ``epsilon_perm``,
+        or when the other parameters cannot reach it.
     item_type : {"str", "bytes", "int"}, default="str"
     normalization : {"NFC", "NFKC"} or None, default="NFC"
     hash_seed : int, default=0
@@ -541,7 +726,8 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
     Attributes
     ----------
-    protocol_ : BloomRAPPORProtocol
+    channel_ : BloomRAPPORProtocol
+        The public spec (what reports carry); ``protocol_`` is its deprecated name.
     epsilon_ : float
         eps_1, the budget of one report.
     epsilon_permanent_ : float
@@ -589,9 +775,11 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         n_bits: int = 16,
         n_hashes: int = 2,
         n_cohorts: int = 64,
-        p: float = 0.5,
-        q: float = 0.75,
-        f: float = 0.5,
+        p: float | None = None,
+        q: float | None = None,
+        f: float | None = None,
+        epsilon_perm: float | None = None,
+        epsilon_1: float | None = None,
         item_type: str = "str",
         normalization: str | None = "NFC",
         hash_seed: int = 0,
@@ -604,20 +792,25 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         self.p = p
         self.q = q
         self.f = f
+        self.epsilon_perm = epsilon_perm
+        self.epsilon_1 = epsilon_1
         self.item_type = item_type
         self.normalization = normalization
         self.hash_seed = hash_seed
         self.memo_label = memo_label
         self.random_state = random_state
 
-    def _make_protocol(self):
+    def _make_channel(self):
+        p, q, f = rappor_parameters(
+            self.n_hashes, self.p, self.q, self.f, self.epsilon_perm, self.epsilon_1
+        )
         return BloomRAPPORProtocol(
             self.n_bits,
             self.n_hashes,
             self.n_cohorts,
-            self.p,
-            self.q,
-            self.f,
+            p,
+            q,
+            f,
             self.item_type,
             self.normalization,
             self.hash_seed,
@@ -625,16 +818,16 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
     def fit(self, X: ArrayLike | None = None, y: object = None) -> BloomRAPPOR:
         super().fit(X, y)
-        self.epsilon_ = self.protocol_.epsilon
-        self.epsilon_permanent_ = self.protocol_.epsilon_permanent
+        self.epsilon_ = self.channel_.epsilon
+        self.epsilon_permanent_ = self.channel_.epsilon_permanent
         return self
 
     def _encode(self, X):
-        return self.protocol_.encoding.whole_keys(require_items(X))
+        return self.channel_.encoding.whole_keys(require_items(X))
 
     def _draws(self, user_keys):
         """The permanent draws of the users' keys, in this collection's contexts."""
-        protocol, label = self.protocol_, self.memo_label
+        protocol, label = self.channel_, self.memo_label
         return SecretDraws(user_keys, lambda purpose: protocol.memo_context(purpose, label))
 
     @fill_doc(MEMO_DOCS)
@@ -652,14 +845,14 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         reports : Reports of shape (n_samples, n_bits + 1) or DataFrame
             Rows ``[cohort, bit_0, ..., bit_{k-1}]`` carrying the protocol.
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        rng = self._rng(codes)
-        out = self.protocol_.sample(keys[codes], rng, self._draws(user_keys))
+        rng = self._transform_rng(codes)
+        out = self.channel_.sample(keys[codes], rng, self._draws(user_keys))
         return self._container(out, X)
 
     @fill_doc(MEMO_DOCS)
@@ -685,13 +878,13 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         answers : ndarray of shape (n_samples, n_bits + 1) or DataFrame
             Plain rows (they carry no protocol: they are not reports).
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, keys = self._encode(X)
         user_keys = resolve_user_keys(
             user_secrets, self.random_state, codes.size, type(self).__name__
         )
-        out = self.protocol_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
+        out = self.channel_.sample(keys[codes], None, self._draws(user_keys), instantaneous=False)
         if _transform_output(self) == "pandas":
             index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
             return pd.DataFrame(out, columns=self.get_feature_names_out(), index=index)
@@ -723,332 +916,9 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
 
         %(exposure_sections)s
         """
-        check_is_fitted(self, "protocol_")
-        return self.protocol_.exposure(n_rounds)
-
-    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """``<input>_cohort`` then ``<input>_b<i>``, one per Bloom bit."""
-        name = super().get_feature_names_out(input_features)[0]
-        return np.asarray(
-            [f"{name}_cohort"] + [f"{name}_b{i}" for i in range(self.protocol_.n_bits)],
-            dtype=object,
-        )
+        check_is_fitted(self, "channel_")
+        return self.channel_.exposure(n_rounds)
 
     @property
     def epsilon_spent_(self):
-        return float(self.protocol_.epsilon)
-
-
-def _check_identifiable(X, n_cohorts_seen, protocol):
-    """Refuse candidates that the (cohort, bit) rows cannot tell apart.
-
-    The expected reports are linear in the candidates' proportions through
-    the design X (one row per (cohort, bit) with reports, one column per
-    candidate). When the candidates outnumber its rank, different proportions
-    give the same expected reports: every method then picks one solution
-    among many, and the detection's false-discovery control does not hold
-    (65 candidates against 16 rows detected 7, 6 of them false).
-    """
-    rows, n_cand = X.shape
-    rank = rows if n_cand > rows else int(np.linalg.matrix_rank(X))
-    if n_cand > rank:
-        raise ValueError(
-            f"The {n_cand} candidates outnumber the rank ({rank}) of the decoding's "
-            f"design matrix ({n_cohorts_seen} cohorts with reports x {protocol.n_bits} "
-            "bits): different proportions of the candidates give the same expected "
-            "reports, so no method can tell them apart and detections would not control "
-            f"false discoveries. Pass at most {rank} candidates, or collect with more "
-            "cohorts (n_cohorts) or bits (n_bits)."
-        )
-
-
-_DecoderT = TypeVar("_DecoderT", bound="BloomRAPPORDecoder")
-
-
-class BloomRAPPORDecoder(BaseEstimator):
-    """Which candidate strings are in Bloom-RAPPOR reports, and how frequent.
-
-    Fits the candidates' proportions pi >= 0 to the unbiased per-(cohort,
-    bit) estimates (weighted by their exact variances) and detects
-    candidates with the Benjamini-Hochberg procedure on one-sided z-tests of
-    pi_s > 0 (see the module notes).
-
-    Parameters
-    ----------
-    candidates : list of items
-        The strings to test (their order is kept in ``estimates_``). At
-        most as many as the rank of the design matrix (at most n_cohorts x
-        n_bits): more are refused with an error, since the reports cannot
-        tell them apart.
-    method : {"lasso", "nnls", "em"}, default="lasso"
-        "nnls": non-negative least squares on all candidates. "lasso": a
-        non-negative LASSO path selects the support (at most
-        min(500, 0.8 m k) candidates, google/rappor's cap), then NNLS on it.
-        "em": expectation-maximization on the exact likelihood of the
-        reports (their histogram) over the candidates and an "other" item
-        with random Bloom bits.
-    alpha : float in (0, 1), default=0.05
-        False discovery rate of the detection.
-    mechanism : fitted BloomRAPPOR, protocol or spec, default=None
-        For reports that do not carry their protocol.
-    max_iter, tol : int, float
-        EM's iterations and tolerance: EM stops when ``max(g) - 1 <= tol``,
-        g the EM multiplier (which bounds the distance to the maximum).
-
-    Attributes
-    ----------
-    protocol_, statistics_, n_reports_
-    estimates_ : DataFrame
-        Per candidate: ``proportion``, ``std_error``, ``z``, ``p_value``,
-        ``detected``.
-    detected_ : Series
-        The detected candidates' proportions, largest first.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_uldp.heavy_hitters import BloomRAPPOR, BloomRAPPORDecoder
-    >>> apps = np.random.default_rng(0).choice(["mail", "maps", "chat"], p=[.6, .3, .1],
-    ...                                        size=40_000)
-    >>> reports = BloomRAPPOR(n_bits=32, n_cohorts=8, random_state=0).fit_transform(apps)
-    >>> dec = BloomRAPPORDecoder(["mail", "maps", "chat", "game", "news"]).fit(reports)
-    >>> sorted(dec.detected_.index)
-    ['chat', 'mail', 'maps']
-    >>> game = dec.estimates_.loc["game"]
-    >>> float(game["proportion"]), bool(game["detected"])
-    (0.0, False)
-    """
-
-    # Fitted attributes, declared for the type checker (set by partial_fit).
-    protocol_: BloomRAPPORProtocol
-    statistics_: ReportStatistics
-
-    _parameter_constraints: dict[str, list[Any]] = {
-        "candidates": ["array-like"],
-        "method": [StrOptions({"lasso", "nnls", "em"})],
-        "alpha": [Interval(Real, 0, 1, closed="neither")],
-        "mechanism": [None, BloomRAPPOR, BloomRAPPORProtocol, dict],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-    }
-
-    def __init__(
-        self,
-        candidates: ArrayLike,
-        *,
-        method: str = "lasso",
-        alpha: float = 0.05,
-        mechanism: Any = None,
-        max_iter: int = 1000,
-        tol: float = 1e-6,
-    ) -> None:
-        self.candidates = candidates
-        self.method = method
-        self.alpha = alpha
-        self.mechanism = mechanism
-        self.max_iter = max_iter
-        self.tol = tol
-
-    def fit(self: _DecoderT, X: ReportsLike, y: object = None) -> _DecoderT:
-        """Decode a batch of reports (all of them).
-
-        Parameters
-        ----------
-        X : array-like of shape (n, k + 1)
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-        """
-        for attr in ("statistics_", "protocol_", "n_reports_", "_result"):
-            self.__dict__.pop(attr, None)
-        self.partial_fit(X)
-        _ = self.estimates_
-        return self
-
-    def partial_fit(self: _DecoderT, X: ReportsLike, y: object = None) -> _DecoderT:
-        """Add a batch of reports (the statistics add up)."""
-        validate_params_with_hints(self, {})
-        from ._estimator import as_protocol
-
-        protocol = get_protocol(X)
-        given = None if self.mechanism is None else as_protocol(self.mechanism)
-        if protocol is None:
-            protocol = given
-        elif given is not None and given != protocol:
-            raise ReportMismatchError("The reports carry another protocol than `mechanism`.")
-        if not isinstance(protocol, BloomRAPPORProtocol):
-            raise ValueError(
-                "These reports do not carry a BloomRAPPOR protocol: pass mechanism= "
-                "(the fitted BloomRAPPOR or its spec())."
-            )
-        if hasattr(self, "protocol_") and protocol != self.protocol_:
-            raise ReportMismatchError("This batch comes from another protocol.")
-        stats = protocol.statistics(protocol.encode_reports(X), keep_reports=self.method == "em")
-        self.protocol_ = protocol
-        self.statistics_ = stats if not hasattr(self, "statistics_") else self.statistics_ + stats
-        self.n_reports_ = int(self.statistics_.n)
-        self.__dict__.pop("_result", None)
-        return self
-
-    # ------------------------------------------------------------ decoding
-    @property
-    def estimates_(self) -> pd.DataFrame:
-        if not hasattr(self, "statistics_"):
-            raise NotFittedError("This BloomRAPPORDecoder is not fitted yet; call fit.")
-        result = self.__dict__.get("_result")
-        if result is None:
-            result = self._result = self._decode()
-        return result
-
-    @property
-    def detected_(self) -> pd.Series:
-        est = self.estimates_
-        out = est.loc[est["detected"], "proportion"].sort_values(ascending=False, kind="stable")
-        return out.rename("proportion")
-
-    def _decode(self):
-        pr = self.protocol_
-        cands = list(self.candidates)
-        if len(cands) == 0:
-            raise ValueError("candidates is empty: pass the strings to test.")
-        data = cands if pr.encoding.item_type == "int" else np.asarray(cands, dtype=object)
-        codes, keys = pr.encoding.whole_keys(data)
-        if np.unique(codes).size != len(cands):
-            raise ValueError("candidates holds duplicates (after Unicode normalization).")
-        cand_keys = keys[codes]
-        counts = np.asarray(self.statistics_.counts, dtype=float).reshape(pr.n_cohorts, -1)
-        N = counts[:, 0]
-        keep = N > 0
-        rate = counts[keep, 1:] / N[keep, None]
-        gap = pr.q_star - pr.p_star
-        y = ((rate - pr.p_star) / gap).ravel()
-        r = np.clip(rate, 1.0 / (N[keep, None] + 1), 1 - 1.0 / (N[keep, None] + 1))
-        var = (r * (1 - r) / N[keep, None] / gap**2).ravel()
-        X = pr.design(cand_keys).reshape(pr.n_cohorts, pr.n_bits, -1)[keep].reshape(y.size, -1)
-        _check_identifiable(X, int(keep.sum()), pr)
-        w = 1.0 / np.sqrt(var)
-        Xw, yw = X * w[:, None], y * w
-        if self.method == "em":
-            pi = self._em(cand_keys)
-        else:
-            support = np.arange(X.shape[1])
-            if self.method == "lasso":
-                support = self._lasso_support(Xw, yw)
-            pi = np.zeros(X.shape[1])
-            if support.size:
-                pi[support] = nnls(Xw[:, support], yw, maxiter=50 * Xw.shape[1])[0]
-        se = np.full(pi.size, np.nan)
-        on = np.flatnonzero(pi > 0)
-        if on.size:
-            fisher = Xw[:, on].T @ Xw[:, on]
-            cov = np.linalg.pinv(fisher)
-            se[on] = np.sqrt(np.clip(np.diag(cov), 0, None))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(pi > 0, pi / se, 0.0)
-        p_value = np.where(pi > 0, norm.sf(z), 1.0)
-        detected = benjamini_hochberg(p_value, self.alpha)
-        return pd.DataFrame(
-            {
-                "proportion": pi,
-                "std_error": se,
-                "z": z,
-                "p_value": p_value,
-                "detected": detected,
-            },
-            index=pd.Index(cands, name="candidate"),
-        )
-
-    def _lasso_support(self, Xw, yw):
-        """Candidates of the LASSO path point with at most min(500, 0.8 m k) of them."""
-        from sklearn.linear_model import lasso_path
-
-        cap = int(min(500, 0.8 * yw.size))
-        if Xw.shape[1] <= cap:
-            return np.arange(Xw.shape[1])
-        # The grid of 60 penalties from the smallest that zeroes every
-        # coefficient down by 10^4, given explicitly: the same in every
-        # scikit-learn version (n_alphas is deprecated from 1.9).
-        alpha_max = max(float(np.max(Xw.T @ yw)), 0.0) / Xw.shape[0]
-        tiny = np.finfo(np.float64).resolution
-        grid = (
-            np.geomspace(alpha_max, alpha_max * 1e-4, num=60)
-            if alpha_max > tiny
-            else np.full(60, tiny)
-        )
-        alphas, coefs, _ = lasso_path(Xw, yw, positive=True, alphas=grid)
-        nonzero = (coefs > 0).sum(axis=0)
-        ok = np.flatnonzero(nonzero <= cap)
-        best = ok[-1] if ok.size else 0
-        return np.flatnonzero(coefs[:, best] > 0)
-
-    def _em(self, cand_keys):
-        """EM over the candidates and an 'other' item, on the reports' histogram."""
-        pr = self.protocol_
-        hist = self.statistics_.extra
-        if hist is None:
-            raise ValueError("EM needs the reports' histogram: fit with method='em'.")
-        k = pr.n_bits
-        codes = hist.index.to_numpy(dtype=np.int64)
-        weight = hist.to_numpy(dtype=float)
-        cohort = codes >> k
-        bits = ((codes[:, None] & ((1 << k) - 1)) >> np.arange(k - 1, -1, -1)) & 1  # (P, k)
-        qs, ps = pr.q_star, pr.p_star
-        S = cand_keys.size
-        # log Q(pattern | candidate) = base(pattern) + sum over the candidate's
-        # Bloom bits of the log-ratio of "set" against "not set".
-        base = bits @ np.full(k, np.log(ps)) + (1 - bits) @ np.full(k, np.log1p(-ps))
-        ratio = bits * np.log(qs / ps) + (1 - bits) * np.log((1 - qs) / (1 - ps))  # (P, k)
-        L = np.empty((codes.size, S + 1))
-        for c in np.unique(cohort):
-            rows = np.flatnonzero(cohort == c)
-            bloom = pr.bloom_filters(cand_keys, np.full(S, c)).astype(float)  # (S, k)
-            L[rows, :S] = ratio[rows] @ bloom.T
-        rho = 1 - (1 - 1 / k) ** pr.n_hashes  # P(bit set) for an unknown item
-        other = rho * qs + (1 - rho) * ps
-        L[:, S] = bits @ np.full(k, np.log(other)) + (1 - bits) @ np.full(k, np.log1p(-other))
-        L[:, :S] += base[:, None]
-        L -= L.max(axis=1, keepdims=True)
-        like = np.exp(L)
-        pi = np.full(S + 1, 1.0 / (S + 1))
-        w = weight / weight.sum()
-        # Two thin matrix-vector products per step: one BLAS thread is the
-        # fastest (threads cost more than they bring at this size).
-        with threadpool_limits(1):
-            pi = self._em_steps(like, w, pi)
-        pi = pi[:S]
-        pi[pi < 1e-12] = 0.0
-        return pi
-
-    def _em_steps(self, like, w, pi):
-        """EM accelerated by SQUAREM (Varadhan & Roland 2008), never going downhill.
-
-        EM's step is ``pi * g``, ``g(x) = sum_y w(y) Q(y|x) / m(y)``, and
-        ``max(g) - 1`` bounds the distance to the maximum (the certificate
-        the package's EMEstimator uses too). Two EM steps give a direction;
-        the extrapolated point is kept only if its likelihood is not lower.
-        """
-
-        def step(p):
-            g = like.T @ (w / (like @ p))
-            return p * g, g
-
-        def loglik(p):
-            return float(w @ np.log(np.maximum(like @ p, 1e-300)))
-
-        for _ in range(max(1, self.max_iter // 3)):
-            p1, g = step(pi)
-            if g.max() - 1 <= self.tol:
-                return p1
-            p2, _ = step(p1)
-            r, v = p1 - pi, p2 - 2 * p1 + pi
-            nv = np.linalg.norm(v)
-            alpha = -np.linalg.norm(r) / nv if nv > 0 else -1.0
-            alpha = min(alpha, -1.0)
-            cand = np.clip(pi - 2 * alpha * r + alpha**2 * v, 0, None)
-            cand /= cand.sum()
-            cand, _ = step(cand)  # stabilizing EM step
-            pi = cand if loglik(cand) >= loglik(p2) else p2
-        return pi
+        return float(self.channel_.epsilon)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT, _transform_output
-from ..mechanisms._reports import Reports
-from ..utils._random import check_secure_available, is_fresh, is_secure, transform_generator
+from ..exceptions import ItemTruncationWarning
+from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
+from ..mechanisms._core import PrivatizerBase
 from ..utils._typing import ArrayLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
 
@@ -80,7 +80,7 @@ def get_protocol(reports: Any) -> Any:
     >>> from sklearn_uldp.heavy_hitters import PrefixExtendingMethod, get_protocol
     >>> mech = PrefixExtendingMethod(epsilon=2.0, random_state=0)
     >>> reports = mech.fit_transform(["a", "b"])
-    >>> get_protocol(reports) == mech.protocol_
+    >>> get_protocol(reports) == mech.channel_
     True
     """
     from ._protocol import _Protocol, protocol_from_dict
@@ -97,15 +97,22 @@ def get_protocol(reports: Any) -> Any:
 _MechanismT = TypeVar("_MechanismT", bound="OpenDomainMechanism")
 
 
-class OpenDomainMechanism(TransformerMixin, BaseEstimator):
+class OpenDomainMechanism(PrivatizerBase):
     """Base class of the open-domain mechanisms (no ``categories``).
 
-    ``fit`` builds the public spec (``protocol_``) from the parameters alone:
-    there is no domain to learn, so ``X`` is only validated. ``transform``
-    encodes one column of items and privatizes each with fresh randomness;
-    the reports are one integer per user and carry the spec (``.channel`` of
+    ``fit`` builds the public spec (``channel_``, the mechanism's protocol)
+    from the parameters alone: there is no domain to learn, so ``X`` is only
+    validated. ``transform`` encodes one column of items and privatizes each
+    with fresh randomness; the reports are one integer per user (Bloom
+    RAPPOR: a cohort and a bit vector) and carry the spec (``.channel`` of
     the returned :class:`~sklearn_uldp.mechanisms.Reports`, or
     ``DataFrame.attrs["sklearn_uldp_protocol"]`` with pandas output).
+
+    The random streams, the output containers, ``spec()`` and
+    ``epsilon_spent_`` are :class:`~sklearn_uldp.mechanisms._core.PrivatizerBase`'s,
+    as for every other mechanism. The fitted spec is ``channel_`` as
+    everywhere else; ``protocol_``, its former name, still reads it with a
+    ``FutureWarning``.
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
@@ -117,7 +124,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
     #: (``hash_range="optimal"`` passed as None, the protocols' optimum).
     _protocol_class: Any = None
 
-    def _make_protocol(self):
+    def _make_channel(self):
         if self._protocol_class is None:
             raise NotImplementedError
         params = self.get_params(deep=False)
@@ -141,16 +148,37 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
         self : object
         """
         validate_params_with_hints(self, HINTS)
-        self.protocol_ = self._make_protocol()
+        self.channel_ = self._make_channel()
         self.n_features_in_ = 1
         self.__dict__.pop("feature_names_in_", None)
         if X is not None:
             self._set_names(X)
-            self._encode(X)
-        if is_secure(self.random_state):
-            check_secure_available()
-        self._transform_calls = None if is_fresh(self.random_state) else [0]
+            with warnings.catch_warnings():
+                # Cutting long items is transform's to report (once per call:
+                # fit_transform would otherwise say it twice).
+                warnings.simplefilter("ignore", ItemTruncationWarning)
+                self._encode(X)
+        self._start_random_stream()
         return self
+
+    @property
+    def protocol_(self) -> Any:
+        """Deprecated name of ``channel_`` (the fitted protocol)."""
+        channel = self.channel_  # unfitted: AttributeError, without a warning
+        warnings.warn(
+            f"{type(self).__name__}.protocol_ is deprecated: the fitted spec is channel_, "
+            "as for every mechanism (protocol_ will be removed in a future version).",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return channel
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Mechanisms pickled before the rename hold their spec as protocol_.
+        if "protocol_" in state and "channel_" not in state:
+            state = {**state, "channel_": state["protocol_"]}
+            del state["protocol_"]
+        super().__setstate__(state)
 
     def _set_names(self, X):
         if isinstance(X, pd.DataFrame):
@@ -164,17 +192,7 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray([str(X.name)], dtype=object)
 
     def _encode(self, X):
-        return self.protocol_.encoding.encode(require_items(X))
-
-    def _rng(self, codes):
-        calls = self.__dict__.get("_transform_calls")
-        call = 0
-        if calls is not None:
-            call = calls[0]
-            calls[0] += 1
-        names = getattr(self, "feature_names_in_", None)
-        column = "x0" if names is None else str(names[0])
-        return transform_generator(self.random_state, column=column, call=call, codes=codes)
+        return self.channel_.encoding.encode(require_items(X))
 
     def transform(self, X: ArrayLike) -> TransformOutput:
         """Privatize each item (one report per user).
@@ -189,10 +207,10 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
         reports : Reports of shape (n_samples, 1) or DataFrame
             Integer report codes carrying the protocol.
         """
-        check_is_fitted(self, "protocol_")
+        check_is_fitted(self, "channel_")
         self._check_column_name(X)
         codes, rows = self._encode(X)
-        rng = self._rng(codes)
+        rng = self._transform_rng(codes)
         out = self._sample(codes, rows, rng)
         return self._container(out.reshape(out.shape[0], -1), X)
 
@@ -206,40 +224,21 @@ class OpenDomainMechanism(TransformerMixin, BaseEstimator):
                 )
 
     def _sample(self, codes, rows, rng):
-        return self.protocol_.sample(codes, rows, rng)
-
-    def _container(self, data, X):
-        if _transform_output(self) == "pandas":
-            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            frame = pd.DataFrame(data, columns=self.get_feature_names_out(), index=index)
-            frame.attrs[PROTOCOL_ATTR] = self.protocol_.to_dict()
-            return frame
-        return Reports(data, self.protocol_)
+        return self.channel_.sample(codes, rows, rng)
 
     def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """One report column, named after the input column (``x0`` by default)."""
-        check_is_fitted(self, "protocol_")
+        """The report columns, named after the input column (``x0`` by default)."""
+        check_is_fitted(self, "channel_")
         names = getattr(self, "feature_names_in_", None)
         if input_features is not None:
             names = np.asarray(input_features, dtype=object)
         name = "x0" if names is None else str(names[0])
-        return np.asarray([name], dtype=object)
-
-    def spec(self):
-        """The public spec (a JSON-serialisable dict)."""
-        check_is_fitted(self, "protocol_")
-        return self.protocol_.to_dict()
-
-    @property
-    def epsilon_spent_(self):
-        """Budget one user's report spends."""
-        check_is_fitted(self, "protocol_")
-        return float(self.protocol_.epsilon)
+        return np.asarray(self.channel_.report_column_names(name), dtype=object)
 
     def channel_matrix(self, universe, *, realized=False):
         """The exact channel over a finite universe of items (for the privacy checks)."""
-        check_is_fitted(self, "protocol_")
-        return self.protocol_.channel_matrix(universe, realized=realized)
+        check_is_fitted(self, "channel_")
+        return self.channel_.channel_matrix(universe, realized=realized)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

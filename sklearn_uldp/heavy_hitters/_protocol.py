@@ -14,7 +14,6 @@ estimators discover candidates instead of reading a domain.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -24,8 +23,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from ..exceptions import InvalidSpecError, ReportMismatchError
+from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
+from ..mechanisms._registry import known_spec_names, spec_class
+from ..mechanisms._spec import PublicSpec, _loads, read_spec
 from ..utils._validation import check_epsilon
 from ._encoding import (
     ItemEncoding,
@@ -34,13 +35,14 @@ from ._encoding import (
     prefix_keys,
     valid_prefixes,
 )
+from ._mechanism import PROTOCOL_ATTR
 from ._oracle import KeyedLocalHashing
 
 __all__ = ["PrefixProtocol", "PROTOCOL_REGISTRY", "protocol_from_dict", "SPEC_VERSION"]
 
+#: Version of the protocols' spec format (the channels' is 1: the versions
+#: are per kind of spec, under one policy, see ``PublicSpec``).
 SPEC_VERSION = 2
-#: name -> protocol class, to rebuild a protocol from its spec.
-PROTOCOL_REGISTRY: dict[str, type[_Protocol]] = {}
 #: The first level enumerates every prefix of its length: at most 2^20.
 MAX_FIRST_LEVEL_BITS = 20
 
@@ -54,36 +56,23 @@ def _int_param(value, name, lo, hi=None):
     return int(value)
 
 
-class _Protocol:
-    """Base of the protocol specs (registry, JSON round trip, equality)."""
+class _Protocol(PublicSpec):
+    """Base of the protocol specs: a :class:`PublicSpec` named under ``"protocol"``.
 
-    name: str | None = None
+    The registry, the spec-version policy, the JSON round trip (validated
+    like the constructor) and equality by value are the shared base's.
+    """
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.name is not None:
-            PROTOCOL_REGISTRY[cls.name] = cls
+    spec_key = "protocol"
+    spec_version = SPEC_VERSION
+    reports_attr = PROTOCOL_ATTR
+    default_estimator_path = "sklearn_uldp.heavy_hitters:HeavyHitterEstimator"
 
     def get_params(self):
         raise NotImplementedError
 
-    def to_dict(self):
-        """The public spec, a JSON-serialisable dict."""
-        return {"protocol": self.name, "spec_version": SPEC_VERSION, **self.get_params()}
-
-    def to_json(self, **kwargs):
-        return json.dumps(self.to_dict(), **kwargs)
-
     def _key(self):
         return (self.name, tuple(sorted((k, repr(v)) for k, v in self.get_params().items())))
-
-    def __eq__(self, other):
-        if not isinstance(other, _Protocol):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
 
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -95,14 +84,6 @@ class _Protocol:
         mine, theirs = self.get_params(), other.get_params()
         return [f"{k}: {mine[k]!r} vs {theirs.get(k)!r}" for k in mine if mine[k] != theirs.get(k)]
 
-    def __sklearn_clone__(self):
-        return self
-
-    @classmethod
-    def _from_spec(cls, spec):
-        """The protocol of a spec's fields (``to_dict`` without its header)."""
-        return cls(**spec)
-
     def merge_extra(self, a, b):
         return None
 
@@ -111,41 +92,63 @@ class _Protocol:
         return self.statistics(self.encode_reports(reports))
 
 
+class _ProtocolRegistry(Mapping):
+    """name -> protocol class: the protocols' part of the one registry (read-only)."""
+
+    def __getitem__(self, name):
+        cls = spec_class(name)
+        if cls is None or not issubclass(cls, _Protocol):
+            raise KeyError(name)
+        return cls
+
+    def __iter__(self):
+        return (name for name in known_spec_names() if name in self)
+
+    def __contains__(self, name):
+        cls = spec_class(name)
+        return cls is not None and issubclass(cls, _Protocol)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+#: name -> protocol class, to rebuild a protocol from its spec (kept for
+#: code that looked names up here; the one registry is
+#: ``sklearn_uldp.mechanisms._registry``).
+PROTOCOL_REGISTRY: Mapping[str, type[_Protocol]] = _ProtocolRegistry()
+
+
 def protocol_from_dict(spec: Any) -> Any:
     """Rebuild a protocol from its spec, validating every field like the constructor.
+
+    Parameters
+    ----------
+    spec : dict or str
+        The spec (``protocol.to_dict()``), or its JSON text.
+
+    Returns
+    -------
+    protocol : object
+        The protocol of the heavy-hitter mechanism that wrote the spec.
+
+    Raises
+    ------
+    InvalidSpecError
+        For a spec that is not an object, an unknown protocol, a
+        ``spec_version`` newer than this sklearn-uldp reads, unknown or
+        missing fields, and any field value the protocol's constructor
+        refuses.
 
     Examples
     --------
     >>> from sklearn_uldp.heavy_hitters import PrefixExtendingMethod, protocol_from_dict
     >>> mech = PrefixExtendingMethod(epsilon=2.0).fit()
-    >>> protocol_from_dict(mech.spec()) == mech.protocol_
+    >>> protocol_from_dict(mech.spec()) == mech.channel_
     True
     """
     if isinstance(spec, (str, bytes)):
-        try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise InvalidSpecError(f"The spec is not valid JSON: {exc}") from None
-    if not isinstance(spec, Mapping):
-        raise InvalidSpecError(
-            f"A protocol spec is a dict with a 'protocol' field, got {type(spec).__name__}."
-        )
-    spec = dict(spec)
-    name = spec.pop("protocol", None)
-    if name not in PROTOCOL_REGISTRY:
-        raise InvalidSpecError(
-            f"Unknown protocol {name!r} in the spec; known: {sorted(PROTOCOL_REGISTRY)}."
-        )
-    version = spec.pop("spec_version", SPEC_VERSION)
-    if version != SPEC_VERSION:
-        raise InvalidSpecError(
-            f"spec_version {version!r} is not supported (this version reads {SPEC_VERSION})."
-        )
-    cls = PROTOCOL_REGISTRY[name]
-    try:
-        return cls._from_spec(spec)
-    except (TypeError, ValueError) as exc:
-        raise InvalidSpecError(f"Invalid spec of protocol {name!r}: {exc}") from None
+        spec = _loads(spec)
+    return read_spec(spec, _Protocol)
 
 
 def _check_codes(reports, n_outputs, protocol):

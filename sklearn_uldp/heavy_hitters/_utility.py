@@ -62,6 +62,18 @@ class UtilityOptimizedProtocol(_Protocol):
 
     name = "uldp_heavy_hitters"
 
+    @property
+    def report_width(self):
+        return 2
+
+    def report_column_names(self, column):
+        """``<column>_code`` and ``<column>_item`` (the item when reported in clear)."""
+        return [f"{column}_code", f"{column}_item"]
+
+    def report_dtypes(self, column):
+        """Objects: the integer code (or ``CLEAR``), then the item or None."""
+        return [np.dtype(object)] * 2
+
     def __init__(
         self,
         epsilon,
@@ -327,7 +339,8 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
 
     Attributes
     ----------
-    protocol_ : UtilityOptimizedProtocol
+    channel_ : UtilityOptimizedProtocol
+        The public spec (what reports carry); ``protocol_`` is its deprecated name.
     clear_probability_ : float
         P(clear report | non-sensitive item).
     n_features_in_ : int
@@ -388,20 +401,15 @@ class UtilityOptimizedHeavyHitters(OpenDomainMechanism):
 
     def fit(self, X: ArrayLike | None = None, y: object = None) -> UtilityOptimizedHeavyHitters:
         super().fit(X, y)
-        self.clear_probability_ = self.protocol_.clear_probability
+        self.clear_probability_ = self.channel_.clear_probability
         return self
 
     def _encode(self, X):
         # One pass gives each user's key and the item shown if in clear, so
         # the two can never disagree.
-        codes, keys, items = self.protocol_.encoding.whole_keys(require_items(X), return_items=True)
+        codes, keys, items = self.channel_.encoding.whole_keys(require_items(X), return_items=True)
         return codes, (keys, items)
 
     def _sample(self, codes, encoded, rng):
         keys, uniques = encoded
-        return self.protocol_.sample(codes, keys, uniques, rng)
-
-    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """``<input>_code`` and ``<input>_item``."""
-        name = super().get_feature_names_out(input_features)[0]
-        return np.asarray([f"{name}_code", f"{name}_item"], dtype=object)
+        return self.channel_.sample(codes, keys, uniques, rng)

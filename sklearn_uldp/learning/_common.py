@@ -205,17 +205,18 @@ def privatized_codes(
     """
     carried = get_channel(values)
     given = as_channel(mechanism) if isinstance(mechanism, (Channel, dict)) else None
-    if carried is not None or given is not None:
-        channel = carried if carried is not None else given
+    channel = carried if carried is not None else given
+    if channel is not None:
         if given is not None and carried is not None and given != carried:
             raise ReportMismatchError(
                 f"The {what} reports come from {carried!r}, but `mechanism` describes "
                 f"{given!r} (differences: {', '.join(carried.describe_difference(given))})."
             )
-        if str(channel.report_format).startswith("numeric"):
+        if not channel.has_categories:
             raise ReportMismatchError(
-                f"{channel!r} privatizes numbers; {what} reports come from a categorical "
-                "mechanism (RandomizedResponse, UtilityOptimizedRR, ...)."
+                f"{channel!r} does not report categories (numbers, or rows of several "
+                f"columns); {what} reports come from a categorical mechanism "
+                "(RandomizedResponse, UtilityOptimizedRR, ...)."
             )
         codes = channel.encode_reports(values)
         if _n_rows(codes) != n:

@@ -207,8 +207,8 @@ def gradient_variance(
     D = G.shape[1]
     m = _n_sampled(n_sampled, eps, D)
     if exact:
-        channel = MultiNumericChannel([_UNIT] * D, eps, mechanism, m).attribute_channel(0)
-        var = np.asarray(channel.variance(G.ravel()), dtype=float).reshape(G.shape)
+        channel: Any = MultiNumericChannel([_UNIT] * D, eps, mechanism, m).attribute_channel(0)
+        var = np.asarray(channel.variance(G.ravel()), dtype=np.float64).reshape(G.shape)
     else:
         var = _closed_form_variance(mechanism, eps / m, G)
     return (D / m) * var + (D / m - 1.0) * G**2
@@ -469,7 +469,7 @@ class _LDPLinearClassifier(ClassifierMixin, _LDPSGDBase):
         """
         self._validate_params()
         Xu, low, high = self._unit_features(X, reset=True)
-        y = column_or_1d(y, warn=True)
+        y = np.asarray(column_or_1d(y, warn=True))
         if y.shape[0] != Xu.shape[0]:
             raise ValueError(f"X has {Xu.shape[0]} rows but y has {y.shape[0]} labels.")
         check_classification_targets(y)
@@ -746,7 +746,7 @@ class LDPLinearRegression(RegressorMixin, _LDPSGDBase):
         """
         self._validate_params()
         Xu, low, high = self._unit_features(X, reset=True)
-        y = column_or_1d(y, warn=True).astype(np.float64)
+        y = np.asarray(column_or_1d(y, warn=True), dtype=np.float64)
         if y.shape[0] != Xu.shape[0]:
             raise ValueError(f"X has {Xu.shape[0]} rows but y has {y.shape[0]} targets.")
         if not np.isfinite(y).all():

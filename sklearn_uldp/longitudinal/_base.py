@@ -149,6 +149,7 @@ class _TwoBudgetsMixin:
 class _LongitudinalMixin(_TwoBudgetsMixin):
     """What every longitudinal channel adds to the channel contract."""
 
+    memoized_reports = True
     #: Budget of the memoized (permanent) round: bounds all rounds together.
     epsilon_perm: float
     #: Budget of one report, end to end (``epsilon`` of the channel).
@@ -464,9 +465,6 @@ class _BitReportsMixin:
 
     def _wrap_reports(self, outputs, column, X):
         return self._container(np.asarray(outputs, dtype=np.uint8), X)
-
-    def _column_feature_names(self, name):
-        return [f"{name}_{c}" for c in self.categories_]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -24,6 +24,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..exceptions import PrivacyLeakWarning
+from ..mechanisms._memo import is_memoized
 from ..utils._validation import check_epsilon
 from ._channel import all_subsets
 
@@ -64,7 +65,13 @@ _LDP_COUNTERPART = {
     "uBD": "SS",
 }
 
-_SUPPORTED_FORMATS = ("categorical", "bits")
+
+def _one_shot_oracle(channel):
+    """Whether ``channel`` can be a marginal's oracle: one output symbol or one
+    bit vector per report (the channel says so), sent once (not memoized)."""
+    return (channel.histogram_reports or channel.bit_vector_reports) and not (
+        channel.memoized_reports
+    )
 
 
 def _table(k, epsilon, mask):
@@ -147,7 +154,7 @@ def choose_oracle(
         if "random_state" in params:
             mech.set_params(random_state=None)  # the privatizer draws the noise
         fitted = mech.fit()
-        _check_format(fitted.channel_, type(mech).__name__)
+        _check_format(fitted, type(mech).__name__)
         return type(mech).__name__, fitted
     key = (k, None if mask is None or all_sensitive else mask.tobytes())
     if cache is not None and key in cache:
@@ -177,15 +184,16 @@ def choose_oracle(
             warnings.simplefilter("ignore", UserWarning)
             warnings.simplefilter("default", PrivacyLeakWarning)
             fitted = clone(table.loc[name, "mechanism"]).fit()
-        if fitted.channel_.report_format in _SUPPORTED_FORMATS:
+        if _one_shot_oracle(fitted.channel_):
             return name, fitted
     raise ValueError(  # pragma: no cover - k-RR is always a candidate
         f"No frequency oracle can measure a marginal of {k} cells at epsilon={epsilon}."
     )
 
 
-def _check_format(channel, what):
-    if channel.report_format not in _SUPPORTED_FORMATS or hasattr(channel, "permanent_channel"):
+def _check_format(fitted, what):
+    channel = fitted.channel_
+    if not _one_shot_oracle(channel) or is_memoized(fitted):
         raise ValueError(
             f"{what} cannot measure a marginal: its reports are "
             f"{channel.report_format!r}, and a marginal's oracle sends one symbol or "

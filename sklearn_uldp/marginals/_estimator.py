@@ -58,6 +58,8 @@ def as_marginal_channel(mechanism: Any) -> MarginalChannel:
         return mechanism
     if isinstance(mechanism, dict):
         channel = Channel.from_dict(mechanism)
+    elif isinstance(mechanism, Channel):
+        channel = mechanism  # another family's reports: refused below
     elif hasattr(mechanism, "channel_"):
         channel = mechanism.channel_
     elif isinstance(mechanism, MarginalPrivatizer):

@@ -63,14 +63,31 @@ from ._rappor import (
     basic_rappor_theta,
 )
 from ._reports import PackedReports, Reports, SparseReports, attach_channel, get_channel
+from ._spec import PublicSpec
 from ._subset_selection import SubsetSelection, SubsetSelectionChannel
+from ._transform import to_utility_optimized
+from ._transformed import (
+    TransformedSubsetSelection,
+    UtilityOptimizedBlockedHadamardChannel,
+    UtilityOptimizedBlockedHadamardResponse,
+    UtilityOptimizedHadamardCountMeanSketch,
+    UtilityOptimizedHadamardCountMeanSketchChannel,
+    UtilityOptimizedLocalHashing,
+    UtilityOptimizedLocalHashingChannel,
+    optimal_ulh_hash_range,
+)
 from ._utility_optimized_subset import (
     UtilityOptimizedSubsetSelection,
     UtilityOptimizedSubsetSelectionChannel,
 )
+from ._utility_optimized_unary import (
+    UtilityOptimizedUnaryEncoding,
+    UtilityOptimizedUnaryEncodingChannel,
+)
 
 __all__ = [
     "BaseMechanism",
+    "PublicSpec",
     "Channel",
     "CategoricalChannel",
     "ReportStatistics",
@@ -121,6 +138,18 @@ __all__ = [
     "SubsetSelectionChannel",
     "CountMeanSketchChannel",
     "HadamardCountMeanSketchChannel",
+    # the utility-optimized transformation (He et al. 2025)
+    "UtilityOptimizedLocalHashing",
+    "UtilityOptimizedLocalHashingChannel",
+    "UtilityOptimizedHadamardCountMeanSketch",
+    "UtilityOptimizedHadamardCountMeanSketchChannel",
+    "UtilityOptimizedBlockedHadamardResponse",
+    "UtilityOptimizedBlockedHadamardChannel",
+    "TransformedSubsetSelection",
+    "optimal_ulh_hash_range",
+    "to_utility_optimized",
+    "UtilityOptimizedUnaryEncoding",
+    "UtilityOptimizedUnaryEncodingChannel",
     # one attribute's reports under the sampling strategies (SMP, RS+FD)
     "SampledChannel",
     "SampledFakeChannel",
@@ -134,7 +163,7 @@ __all__ = [
 #: time), resolved on first use with a FutureWarning naming the new import.
 #: ``mechanisms`` sits below ``longitudinal`` in the layers and imports
 #: nothing of it: the alias's import is the one exemption
-#: (tests/test_layering.py, ``DEPRECATED_ALIASES``).
+#: (tests/package/test_layering.py, ``DEPRECATED_ALIASES``).
 _MOVED_TO_LONGITUDINAL = frozenset(
     {
         "LongitudinalGRR",

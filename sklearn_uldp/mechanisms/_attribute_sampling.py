@@ -45,6 +45,7 @@ derivation). ``DataFramePrivatizer(strategy="sample+fake")`` uses them.
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import warnings
@@ -66,7 +67,7 @@ from ._channel import (
     histogram_em_gradient,
 )
 from ._randomized_response import UtilityOptimizedRRChannel
-from ._rappor import RAPPORChannel, UnaryEncodingChannel, _bit_rows
+from ._rappor import RAPPORChannel, UnaryEncodingChannel, _bit_rows, basic_rappor_theta
 
 __all__ = [
     "SampledChannel",
@@ -168,7 +169,8 @@ def supported_fakes(channel: Channel) -> tuple[str, ...]:
         ``"zero"`` first for unary encoding (RAPPOR, OUE, uRAP, uOUE: the
         smaller variance), then ``"random"``; ``("random",)`` for k-RR, uRR
         and other one-symbol channels with a small output space; ``()``
-        otherwise.
+        otherwise, and for a channel without a sensitive category (a fake is
+        the report of a sensitive value).
 
     Examples
     --------
@@ -179,6 +181,8 @@ def supported_fakes(channel: Channel) -> tuple[str, ...]:
     >>> supported_fakes(RandomizedResponseChannel([0, 1, 2], 1.0))
     ('random',)
     """
+    if not np.any(channel.sensitive_mask):
+        return ()  # a fake is the report of a sensitive value: there is none (NonPrivate)
     if _is_unary(channel):
         return ("zero", "random")
     if _is_rr(channel) or _small_categorical(channel):
@@ -320,6 +324,32 @@ def _ratio_classes(channel, fake):
     return ratio.max(axis=0), ratio.min(axis=0)
 
 
+def fake_classes_at(mech, fake):
+    """``(epsilon -> (R+, R-), closed_form)`` of a fitted categorical mechanism.
+
+    Closed forms for uRR/k-RR and for unary encoding with a fixed theta;
+    otherwise the channel of the mechanism at each budget tried (a copy of
+    it with another epsilon), from its matrix.
+    """
+    channel = mech.channel_
+    mask = np.asarray(channel.sensitive_mask, dtype=bool)
+    s, k = int(mask.sum()), mask.size
+    if isinstance(channel, UtilityOptimizedRRChannel):
+        return (lambda eps: _rr_classes(eps, s)), True
+    theta = getattr(mech, "theta", "optimal")
+    if type(channel) in (UnaryEncodingChannel, RAPPORChannel) and not isinstance(theta, str):
+        if theta is None:
+            return (lambda eps: _unary_classes(eps, basic_rappor_theta(eps), s, k, fake)), True
+        return (lambda eps: _unary_classes(eps, float(theta), s, k, fake)), True
+
+    def built(eps):
+        trial = copy.copy(mech)
+        trial.epsilon = eps
+        return _ratio_classes(trial._make_channel(), fake)
+
+    return built, False
+
+
 def fake_data_guarantees(
     channels: Sequence[Channel], fakes: Sequence[str]
 ) -> tuple[np.ndarray, float]:
@@ -368,7 +398,7 @@ def fake_data_guarantees(
     >>> attr.round(6).tolist(), round(row - eps_prime, 9)
     ([1.0, 1.0, 1.0], 0.0)
     """
-    classes = [_ratio_classes(c, f) for c, f in zip(channels, fakes, strict=True)]
+    classes = [c.fake_ratio_classes(f) for c, f in zip(channels, fakes, strict=True)]
     return _guarantees_of(classes)
 
 
@@ -583,6 +613,9 @@ class _AttributeChannel(Channel):
         self.n_attributes = _check_n_attributes(n_attributes)
         self.report_format = self.base.report_format
         self.reports_are_categories = getattr(self.base, "reports_are_categories", False)
+        # The layout of the reports present is the base's.
+        self.bit_vector_reports = self.base.bit_vector_reports
+        self.histogram_reports = self.base.histogram_reports
 
     def __getattr__(self, name):
         # Parameters of the base (theta, n_buckets, ...) read through; never
@@ -618,6 +651,15 @@ class _AttributeChannel(Channel):
     exact_categories = _base_property("exact_categories")
     n_outputs = _base_property("n_outputs")
     report_bits = _base_property("report_bits")
+    packed_reports = _base_property("packed_reports")
+    report_width = _base_property("report_width")
+    missing_report_dtype = _base_property("missing_report_dtype")
+
+    def report_column_names(self, column):
+        return self.base.report_column_names(column)
+
+    def report_dtypes(self, column):
+        return self.base.report_dtypes(column)
 
     def output_labels(self):
         return self.base.output_labels()
@@ -910,7 +952,7 @@ class SampledFakeChannel(_AttributeChannel):
     def em_gradient(self, stats, p, *, n_jobs=None):
         p = np.asarray(p, dtype=float)
         lam = self._lam
-        if self.report_format == "categorical":
+        if self.histogram_reports:
             return histogram_em_gradient(self, stats, p)
         if self.fake == "random":
             # F = Q(.|pi): the base's gradient at the mixed input law.
@@ -1015,7 +1057,7 @@ def _present_rows(reports, base):
         return reports
     if isinstance(table, pd.DataFrame):
         keep = ~absent
-        if base.report_format == "bits":
+        if base.bit_vector_reports:
             return np.column_stack(
                 [
                     table.iloc[:, j].to_numpy(dtype=np.uint8, na_value=0)[keep]
@@ -1035,12 +1077,12 @@ def _present_rows(reports, base):
             values = part.to_numpy()
     else:
         values = table[~absent]
-    if base.report_format == "bits":
+    if base.bit_vector_reports:
         return np.asarray(values, dtype=float).astype(np.uint8)
     if values.ndim == 2 and values.shape[1] == 1:
         values = values[:, 0]
     if (
-        base.report_format == "categorical"
+        base.histogram_reports
         and not getattr(base, "reports_are_categories", False)
         and values.dtype.kind in "fO"
     ):

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
@@ -542,8 +543,9 @@ class BaseMechanism(PrivatizerBase):
         )
 
     def _column_feature_names(self, name):
-        """Names of the report columns of one input column (subclass hook)."""
-        return [name]
+        """Names of the report columns of one input column: the channel's
+        (``report_column_names``), unless an output option changes them."""
+        return self.channel_.report_column_names(name)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -557,6 +559,48 @@ class BaseMechanism(PrivatizerBase):
         if not self._reports_are_values:
             tags.transformer_tags.preserves_dtype = []
         return tags
+
+    # --------------------------------------------------- the sampling strategies
+    def _with_domain_of(self, column):
+        domain = clone(self).fit(column).categories_
+        return clone(self).set_params(categories=list(domain))
+
+    def _check_whole_column(self, column, name):
+        self._encode(self._validate_columns(column, reset=False)[:, 0])
+
+    def _fake_refusal(self, fake, column):
+        kinds = self.channel_.fake_kinds()
+        if not kinds:
+            return (
+                f"Column {column!r} uses {type(self).__name__}, which cannot send "
+                "fake reports (their law and the row's privacy are known for "
+                "k-RR, uRR, RAPPOR/OUE, uRAP/uOUE and one-symbol mechanisms with "
+                "a small output space). Use strategy='sample', or one of these "
+                "mechanisms for the column."
+            )
+        if fake != "auto" and fake not in kinds:
+            return (
+                f"fake={fake!r} is not available for column {column!r} "
+                f"({type(self).__name__}: {list(kinds)}). 'zero' (the perturbed "
+                "all-zero vector) exists only for unary encoding (RAPPOR, OUE, "
+                "uRAP, uOUE); 'random' sends the mechanism's report of a "
+                "random sensitive value. Pass fake='auto', or a dict "
+                "{column: kind}."
+            )
+        return None
+
+    def _fake_classes_at(self, fake):
+        from ._attribute_sampling import fake_classes_at
+
+        return fake_classes_at(self, fake)
+
+    def _fake_reports(self, fake, n, rng, X_one):
+        outputs = self.channel_.sample_fakes(fake, n, rng)
+        # The labels' dtype is the input column's (as the mechanism's reports).
+        column = self._validate_columns(X_one, reset=False)[:, 0]
+        with config_context(transform_output="default"):
+            out = self._wrap_reports(outputs, column, None)
+        return out.toarray() if sp.issparse(out) else np.asarray(out)
 
     # ------------------------------------------------------------ public spec
     def channel_matrix(self) -> np.ndarray:

@@ -127,6 +127,7 @@ class BinaryOptimalChannel(_LabelledOutputsChannel):
     """
 
     name = "binary_optimal"
+    guarantee_notion = "context-aware LDP with two one-sided budgets"
     _side_budget_schema = {
         "anyOf": [
             {"type": "number", "exclusiveMinimum": 0},

@@ -34,8 +34,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-import numbers
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +42,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..exceptions import InvalidSpecError, ReportMismatchError
+from ..exceptions import ReportMismatchError
 from ..utils._validation import (
     check_channel_categories,
     check_epsilon,
@@ -51,6 +50,8 @@ from ..utils._validation import (
     describe_values,
     positions,
 )
+from ._registry import SPEC_CLASSES, known_spec_names, spec_class
+from ._spec import PublicSpec, _hashable, _loads, read_spec
 
 __all__ = [
     "Channel",
@@ -66,8 +67,34 @@ __all__ = [
 #: a newer version is refused, since its fields may mean something else.
 SPEC_VERSION = 1
 
+
+class _ChannelRegistry(Mapping):
+    """name -> Channel subclass, read from the one registry (``_registry``).
+
+    A read-only view kept for code that looked names up here: every
+    package name is known in any process (resolved on first use), with the
+    users' registered channels; the open-domain protocols are left out.
+    """
+
+    def __getitem__(self, name: str) -> type[Channel]:
+        cls = spec_class(name)
+        if cls is None or not issubclass(cls, Channel):
+            raise KeyError(name)
+        return cls
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in known_spec_names() if name in self)
+
+    def __contains__(self, name: object) -> bool:
+        cls = spec_class(name)
+        return cls is not None and issubclass(cls, Channel)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 #: name -> Channel subclass, so that a spec can be rebuilt from JSON.
-CHANNEL_REGISTRY: dict[str, type[Channel]] = {}
+CHANNEL_REGISTRY: Mapping[str, type[Channel]] = _ChannelRegistry()
 
 _MISSING = ("sklearn_uldp", "missing category")
 
@@ -174,7 +201,7 @@ class ReportStatistics:
         return ReportStatistics(self.channel, self.n, self.counts, spill(directory))
 
 
-class Channel:
+class Channel(PublicSpec):
     """Base class of every channel (public mechanism spec).
 
     Subclasses set :attr:`name` (the registry key), define their parameters in
@@ -211,15 +238,19 @@ class Channel:
     True
     """
 
-    #: Registry key, also stored in the JSON spec.
-    name: str | None = None
-    #: "categorical" (one output symbol per report) or "bits" (a 0/1 vector).
-    report_format: str | None = None
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.name is not None:
-            CHANNEL_REGISTRY[cls.name] = cls
+    spec_version = SPEC_VERSION
+    has_categories = True
+    default_estimator_path: str | None = "sklearn_uldp.estimators:EMEstimator"
+    estimator_base_path: str | None = "sklearn_uldp.estimators:DistributionEstimator"
+    #: The guarantee, when it is not one budget over a sensitive set (LDP or
+    #: ULDP): the sampling strategies of ``DataFramePrivatizer`` cannot state
+    #: a row's guarantee per attribute for such a channel.
+    guarantee_notion: str | None = None
+    #: Whether a report randomizes again a permanent answer memoized per
+    #: (user, value) (the longitudinal channels): such reports stand for many
+    #: rounds, and a composite that reports a value once (a marginal's
+    #: oracle) cannot use the channel.
+    memoized_reports: bool = False
 
     #: JSON Schema of each spec field (besides ``mechanism``, ``spec_version``
     #: and ``categories``); subclasses add theirs. :func:`spec_json_schema`
@@ -282,9 +313,10 @@ class Channel:
         (:data:`SPEC_VERSION`), ``categories`` and the constructor's
         parameters (see ``docs/spec_format.md``).
         """
+        return super().to_dict()
+
+    def _spec_body(self):
         return {
-            "mechanism": self.name,
-            "spec_version": SPEC_VERSION,
             **self._domain_spec(),
             **{key: _jsonable(value) for key, value in self.get_params().items()},
         }
@@ -296,18 +328,6 @@ class Channel:
         categories: their domain is a parameter (``bounds``).
         """
         return {"categories": self.categories.tolist()}
-
-    def to_json(self, **kwargs: Any) -> str:
-        """Serialise the public spec to a JSON string."""
-        return json.dumps(self.to_dict(), **kwargs)
-
-    @classmethod
-    def _spec_fields(cls):
-        """(required, optional) field names of this channel's spec."""
-        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
-        required = [p.name for p in params if p.default is inspect.Parameter.empty]
-        optional = [p.name for p in params if p.default is not inspect.Parameter.empty]
-        return required, optional
 
     @staticmethod
     def from_dict(spec: Mapping[str, Any]) -> Channel:
@@ -343,81 +363,23 @@ class Channel:
         ...
         sklearn_uldp.exceptions.InvalidSpecError: Invalid spec of mechanism 'rr': ...
         """
-        if not isinstance(spec, Mapping):
-            raise InvalidSpecError(
-                "A channel spec is a JSON object (a dict) with a 'mechanism' "
-                f"field, got {type(spec).__name__}. Load it with "
-                "Channel.from_json or pass the dict written by Channel.to_dict."
-            )
-        spec = dict(spec)
-        if "mechanism" not in spec:
-            raise InvalidSpecError(
-                f"The spec has no 'mechanism' field; add it, one of {sorted(CHANNEL_REGISTRY)}."
-            )
-        name = spec.pop("mechanism")
-        if not isinstance(name, str) or name not in CHANNEL_REGISTRY:
-            raise InvalidSpecError(
-                f"Unknown mechanism {name!r} in the spec; known: "
-                f"{sorted(CHANNEL_REGISTRY)}. Was the spec written by a newer "
-                "sklearn-uldp, or edited by hand?"
-            )
-        version = spec.pop("spec_version", SPEC_VERSION)
-        if isinstance(version, bool) or not isinstance(version, numbers.Integral):
-            raise InvalidSpecError(
-                f"spec_version must be an integer (this sklearn-uldp writes "
-                f"{SPEC_VERSION}), got {version!r}."
-            )
-        if int(version) > SPEC_VERSION:
-            raise InvalidSpecError(
-                f"The spec has spec_version {version}, newer than the version "
-                f"{SPEC_VERSION} this sklearn-uldp reads. Upgrade sklearn-uldp "
-                "to load it."
-            )
-        if version < 1:
-            raise InvalidSpecError(
-                f"spec_version must be >= 1, got {version}; the first spec version is 1."
-            )
-        cls = CHANNEL_REGISTRY[name]
-        required, optional = cls._spec_fields()
-        unknown = sorted(set(spec) - set(required) - set(optional), key=str)
-        if unknown:
-            raise InvalidSpecError(
-                f"Unknown field(s) {unknown} in the spec of mechanism {name!r}; "
-                f"its fields are {['mechanism', 'spec_version', *required, *optional]}. "
-                "Remove them or fix their spelling."
-            )
-        missing = [key for key in required if key not in spec]
-        if missing:
-            raise InvalidSpecError(
-                f"The spec of mechanism {name!r} misses the field(s) {missing}; "
-                "add them (see docs/spec_format.md)."
-            )
-        if "categories" in required and not isinstance(
-            spec["categories"], (list, tuple, np.ndarray)
+        return read_spec(spec, Channel)
+
+    @classmethod
+    def _from_spec(cls, fields):
+        if "categories" in fields and not isinstance(
+            fields["categories"], (list, tuple, np.ndarray)
         ):
-            raise InvalidSpecError(
-                f"Invalid spec of mechanism {name!r}: categories must be a list "
-                f"of values, got {type(spec['categories']).__name__}."
+            # (the constructor would read a string as a list of letters)
+            raise TypeError(
+                f"categories must be a list of values, got {type(fields['categories']).__name__}."
             )
-        try:
-            return cls(**spec)
-        except (TypeError, ValueError) as exc:
-            raise InvalidSpecError(f"Invalid spec of mechanism {name!r}: {exc}") from None
+        return cls(**fields)
 
     @staticmethod
     def from_json(text: str | bytes) -> Channel:
         """Rebuild a channel from :meth:`to_json` output (see :meth:`from_dict`)."""
-        try:
-            spec = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidSpecError(f"The spec is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise InvalidSpecError(
-                "The spec nests arrays or objects too deeply to be read (a channel "
-                "spec is one object of fields, with flat lists): it is damaged or "
-                "was not written by to_json()."
-            ) from None
-        return Channel.from_dict(spec)
+        return read_spec(_loads(text), Channel)
 
     def _key(self):
         params = tuple((key, _hashable(v)) for key, v in sorted(self.get_params().items()))
@@ -428,18 +390,6 @@ class Channel:
         # NaN != NaN: a missing-value category gets a marker so that a channel
         # with a NaN category still equals itself and its JSON round trip.
         return tuple(_MISSING if _is_missing_scalar(c) else c for c in self.categories.tolist())
-
-    def __sklearn_clone__(self):
-        # A channel is an immutable public spec: cloning shares it.
-        return self
-
-    def __eq__(self, other):
-        if not isinstance(other, Channel):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
 
     def __repr__(self):
         params = ", ".join(
@@ -463,6 +413,96 @@ class Channel:
             if not equal:
                 diffs.append(f"{key}: {a!r} vs {b!r}" if not isinstance(a, np.ndarray) else key)
         return diffs
+
+    # ------------------------------------------------------------ report layout
+    @property
+    def packed_reports(self) -> bool:
+        """Whether reports may come packed (:class:`PackedReports`, 8 bits a byte)."""
+        return self.bit_vector_reports
+
+    @property
+    def report_width(self) -> int:
+        """Number of report columns one report takes (one per category for bit vectors)."""
+        return self.n_categories if self.bit_vector_reports else 1
+
+    def report_column_names(self, column: str) -> list[str]:
+        """Names of the report columns of one input column named ``column``.
+
+        ``column`` for a one-value report; ``<column>_<category>`` per bit of a
+        bit vector. What the mechanism's ``get_feature_names_out`` gives, and
+        what the command line writes and reads.
+        """
+        if self.bit_vector_reports:
+            return [f"{column}_{category}" for category in self.categories]
+        return [str(column)]
+
+    def report_dtypes(self, column: str) -> list[np.dtype]:
+        """The dtype of each report column: 0/1 bytes for a bit vector, the
+        categories' dtype otherwise (a channel whose reports are codes or
+        numbers says so)."""
+        if self.bit_vector_reports:
+            return [np.dtype(np.uint8)] * self.report_width
+        return [np.asarray(self.categories).dtype] * self.report_width
+
+    @property
+    def missing_report_dtype(self) -> str:
+        """The pandas dtype of a report column in which some reports are missing.
+
+        Under ``DataFramePrivatizer(strategy="sample")`` a user reports one
+        column and the others are missing: bits as nullable ``"UInt8"`` (the
+        default), output codes as ``"Int64"``, labels as their categories'
+        nullable dtype, numbers as ``"float64"``. Fixed by the channel, so every
+        chunk and partition has the same schema.
+        """
+        return "UInt8"
+
+    # ------------------------------------------- the sampling strategies
+    def sampled_channel(self, n_attributes: int) -> Channel:
+        """The channel of this attribute's column when each user reports one of
+        ``n_attributes`` (``strategy="sample"``: missing for the others)."""
+        from ._attribute_sampling import SampledChannel
+
+        return SampledChannel(self.categories, self, n_attributes)
+
+    def sampled_fake_channel(self, n_attributes: int, fake: str) -> Channel:
+        """The channel of this attribute's column under ``strategy="sample+fake"``
+        (a real report with probability 1 / ``n_attributes``, else a fake)."""
+        from ._attribute_sampling import SampledFakeChannel
+
+        return SampledFakeChannel(self.categories, self, n_attributes, fake)
+
+    def fake_kinds(self) -> tuple[str, ...]:
+        """The laws of fake reports this channel can send (empty: none).
+
+        See :func:`~sklearn_uldp.mechanisms.supported_fakes`.
+        """
+        from ._attribute_sampling import supported_fakes
+
+        return supported_fakes(self)
+
+    def sample_fakes(self, fake: str, n: int, rng: np.random.Generator) -> Any:
+        """``n`` fake reports of law ``fake``, as :meth:`sample` returns reports."""
+        from ._attribute_sampling import sample_fakes
+
+        return sample_fakes(self, fake, n, rng)
+
+    def fake_law(self, fake: str, matrix: Any = None) -> np.ndarray:
+        """F: the law of a fake report of law ``fake`` over the outputs (small
+        output spaces), mixed from ``matrix`` (default: :meth:`matrix`; the
+        realized one for the privacy checks)."""
+        from ._attribute_sampling import _fake_row
+
+        return _fake_row(self, fake, self.matrix() if matrix is None else matrix)
+
+    def fake_ratio_classes(self, fake: str) -> tuple[np.ndarray, np.ndarray]:
+        """(R+, R-): the likelihood-ratio classes of a real report against a fake.
+
+        What the row's guarantee under ``strategy="sample+fake"`` depends on
+        (:func:`~sklearn_uldp.mechanisms.fake_data_guarantees`).
+        """
+        from ._attribute_sampling import _ratio_classes
+
+        return _ratio_classes(self, fake)
 
     # ----------------------------------------------------------------- structure
     @property
@@ -736,10 +776,23 @@ class CategoricalChannel(Channel):
     """
 
     report_format = "categorical"
+    histogram_reports = True
     #: Whether a report is a category label (RR, uRR, identity) rather than an
     #: output code (Hadamard family): labels take the input column's dtype,
     #: codes stay integers.
     reports_are_categories = False
+
+    def report_dtypes(self, column):
+        if not self.reports_are_categories:
+            return [np.dtype(np.int64)]  # output codes
+        return [np.asarray(self.categories).dtype]  # labels
+
+    @property
+    def missing_report_dtype(self):
+        if not self.reports_are_categories:
+            return "Int64"  # output codes
+        kind = np.asarray(self.categories).dtype.kind
+        return {"i": "Int64", "u": "Int64", "b": "boolean"}.get(kind, "object")
 
     @property
     def report_bits(self):
@@ -824,15 +877,6 @@ def histogram_em_gradient(channel, stats, p):
         v[seen] = hist[seen] / m[seen]
         log_lik = float(np.sum(hist[seen] * np.log(m[seen])))
     return channel.adjoint(v) / stats.n, log_lik
-
-
-def _hashable(value):
-    """A parameter value as a hashable key (arrays flattened, lists as tuples)."""
-    if isinstance(value, np.ndarray):
-        return tuple(np.ravel(value).tolist())
-    if isinstance(value, (list, tuple)):
-        return tuple(_hashable(v) for v in value)
-    return value
 
 
 def _jsonable(value):
@@ -975,18 +1019,10 @@ def spec_json_schema() -> dict[str, Any]:
     >>> sorted(schema["$defs"]["rr"]["properties"])
     ['categories', 'epsilon', 'mechanism', 'spec_version']
     """
-    # Every channel module of the package registers its channels on import.
-    import importlib
-    import pkgutil
-
-    package = importlib.import_module("sklearn_uldp.mechanisms")
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"sklearn_uldp.mechanisms.{info.name}")
-    # The package's own channels: a user's registered subclass is readable
-    # by from_dict but not part of the published format.
-    names = sorted(
-        name for name, cls in CHANNEL_REGISTRY.items() if cls.__module__.startswith("sklearn_uldp.")
-    )
+    # The package's own channels, from the registry's table (so the schema is
+    # the same in any process, whatever was imported): a user's registered
+    # channel is readable by from_dict but not part of the published format.
+    names = sorted(name for name in SPEC_CLASSES if issubclass(spec_class(name), Channel))
     defs = {}
     for name in names:
         cls = CHANNEL_REGISTRY[name]

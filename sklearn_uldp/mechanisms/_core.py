@@ -139,6 +139,60 @@ class PrivatizerBase(TransformerMixin, BaseEstimator):
             return frame
         return Reports(data, self.channel_)
 
+    # --------------------------------------------------- the sampling strategies
+    # ``DataFramePrivatizer(strategy="sample" | "sample+fake")`` privatizes a
+    # sampled column per user, and fakes for the others, through these hooks:
+    # each family answers for its own columns (categories or numbers).
+
+    #: Whether the input columns hold categories (so a missing value may be
+    #: mapped to a category); False for numbers.
+    _categorical_input: bool = True
+
+    def _with_domain_of(self, column: Any) -> PrivatizerBase:
+        """A clone whose public domain is fixed, checked on (and, when it is
+        learned, learned from) the whole input ``column``: what a privatizer
+        that fits each mechanism on one row needs."""
+        raise NotImplementedError
+
+    def _check_whole_column(self, column: Any, name: str) -> None:
+        """Check every value of an input column, sampled or not, as ``transform``
+        would (an unknown category, a missing or non-numeric value is an error;
+        numbers outside the bounds are counted in one warning)."""
+        raise NotImplementedError
+
+    def _fake_refusal(self, fake: str, column: str) -> str | None:
+        """Why this fitted mechanism cannot send fake reports of law ``fake``
+        (``"auto"``: of any law) for ``column``; None when it can."""
+        kinds = self.channel_.fake_kinds()
+        if not kinds:
+            return (
+                f"Column {column!r} uses {type(self).__name__}, which cannot send fake "
+                "reports. Use strategy='sample' for it, or another mechanism."
+            )
+        if fake != "auto" and fake not in kinds:
+            return (
+                f"fake={fake!r} is not available for column {column!r} "
+                f"({type(self).__name__}: {list(kinds)}). Pass fake='auto'."
+            )
+        return None
+
+    def _fake_classes_at(self, fake: str) -> tuple[Any, bool]:
+        """``(epsilon -> (R+, R-), closed_form)``: the likelihood-ratio classes of
+        this column's real reports against fakes, as a function of its budget
+        (the calibration of the inner budgets searches over it)."""
+
+        def built(epsilon):
+            trial = copy.copy(self)
+            trial.epsilon = epsilon
+            return trial._make_channel().fake_ratio_classes(fake)
+
+        return built, False
+
+    def _fake_reports(self, fake: str, n: int, rng: Any, X_one: Any) -> np.ndarray:
+        """``n`` fake reports of law ``fake``, as ``transform`` formats reports
+        (a plain (n, width) array); ``X_one`` is one row of the input column."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ public spec
     @property
     def epsilon_spent_(self) -> float:

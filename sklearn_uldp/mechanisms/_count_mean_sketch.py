@@ -435,6 +435,20 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
 
     name = "cms"
     report_format = "sketch"
+    packed_reports = True  # the bucket bits; the hash index stays an integer
+
+    @property
+    def report_width(self):
+        return self.n_buckets + 1
+
+    def report_column_names(self, column):
+        """``<column>_hash`` then one name per bucket bit, ``<column>_b<l>``."""
+        return [f"{column}_hash"] + [f"{column}_b{b}" for b in range(self.n_buckets)]
+
+    def report_dtypes(self, column):
+        """The hash index and the bits, all of ``report_dtype`` (one array)."""
+        return [np.dtype(self.report_dtype)] * self.report_width
+
     _spec_field_schemas = {**Channel._spec_field_schemas, **_SKETCH_SCHEMAS}
     _power_of_two, _short_name = False, "CMS"
 
@@ -790,10 +804,6 @@ class CountMeanSketch(_BudgetMechanism):
             j, bits = outputs
             return PackedReports(bits, self.channel_.n_buckets, self.channel_, j)
         return self._container(outputs, X)
-
-    def _column_feature_names(self, name):
-        # ``<input>_hash`` then one name per bucket bit, ``<input>_b<l>``.
-        return [f"{name}_hash"] + [f"{name}_b{l}" for l in range(self.channel_.n_buckets)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -613,6 +613,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
     """
 
     name = "bhr"
+    guarantee_notion = "context-aware (block-structured) LDP"
     _spec_field_schemas = {
         **CategoricalChannel._spec_field_schemas,
         "blocks": {

@@ -500,7 +500,7 @@ class PersonalizedMechanism(_BudgetMechanism):
         out = self.channel_.sample(z.ravel(), rng)
         del z
         index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-        if self.channel_.report_format == "categorical":
+        if not self.channel_.bit_vector_reports:
             data = self.channel_.decode(out).reshape(n, t)
         else:
             data = out.reshape(n, t * self.channel_.n_categories)
@@ -526,7 +526,7 @@ class PersonalizedMechanism(_BudgetMechanism):
         return self.fit(X).transform(X)
 
     def _feature_names(self, names):
-        if self.channel_.report_format == "categorical":
+        if not self.channel_.bit_vector_reports:
             return np.asarray(names, dtype=object)
         return np.asarray(
             [f"{name}_{z}" for name in names for z in self.intermediate_categories_],

@@ -383,6 +383,7 @@ class UnaryEncodingChannel(SensitiveSetMixin, Channel):
 
     name = "urap"
     report_format = "bits"
+    bit_vector_reports = True
     _spec_field_schemas = {
         **Channel._spec_field_schemas,
         "theta": {
@@ -982,8 +983,8 @@ class _UnaryEncodingMechanism(BaseMechanism):
         if self.packed_output:
             # One column of bytes per input column, named after it.
             return [name]
-        # One name per report bit, ``<input>_<category>``.
-        return [f"{name}_{c}" for c in self.categories_]
+        # One name per report bit, ``<input>_<category>`` (the channel's).
+        return super()._column_feature_names(name)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -515,7 +515,10 @@ def attach_channel(reports: Any, channel: Channel | None) -> Any:
     ('Reports', True)
     """
     if hasattr(reports, "attrs"):  # pandas
-        reports.attrs[CHANNEL_ATTR] = None if channel is None else channel.to_dict()
+        if channel is None:
+            reports.attrs[CHANNEL_ATTR] = None
+        else:  # a channel's key, or an open-domain protocol's
+            reports.attrs[getattr(channel, "reports_attr", CHANNEL_ATTR)] = channel.to_dict()
         return reports
     if sp.issparse(reports):
         sparse = SparseReports(reports.tocsr())

@@ -152,6 +152,7 @@ class SubsetSelectionChannel(Channel):
 
     name = "ss"
     report_format = "bits"
+    bit_vector_reports = True
     _spec_field_schemas = {
         **Channel._spec_field_schemas,
         "subset_size": {

@@ -46,10 +46,15 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
     """(name, unfitted mechanism) pairs; ULDP ones only with a sensitive set."""
     from ..mechanisms import (
         HadamardResponse,
+        TransformedSubsetSelection,
         UtilityOptimizedBlockDesign,
+        UtilityOptimizedBlockedHadamardResponse,
+        UtilityOptimizedHadamardCountMeanSketch,
+        UtilityOptimizedLocalHashing,
         UtilityOptimizedOUE,
         UtilityOptimizedRAPPOR,
         UtilityOptimizedRR,
+        UtilityOptimizedUnaryEncoding,
     )
     from ..mechanisms._hadamard import UtilityOptimizedHadamardResponse
     from ..mechanisms._utility_optimized_subset import UtilityOptimizedSubsetSelection
@@ -81,6 +86,13 @@ def _candidates(epsilon, categories, sensitive_mask, sensitive=None):
             ("uHR", UtilityOptimizedHadamardResponse(epsilon, **sens)),
             ("uSS", UtilityOptimizedSubsetSelection(epsilon, **sens)),
             ("uBD", UtilityOptimizedBlockDesign(epsilon, subset_size="optimal", **sens)),
+            # He et al.'s transformations (USENIX Security 2025): OUE's, subset
+            # selection's (uBD with one subset size), OLH's, HCMS's, blocked HR's
+            ("uUE", UtilityOptimizedUnaryEncoding(epsilon, **sens)),
+            ("uSS (He)", TransformedSubsetSelection(epsilon, **sens)),
+            ("uLH", UtilityOptimizedLocalHashing(epsilon, **sens)),
+            ("uHCMS", UtilityOptimizedHadamardCountMeanSketch(epsilon, **sens)),
+            ("uHR (blocked)", UtilityOptimizedBlockedHadamardResponse(epsilon, **sens)),
         ]
     return out
 
@@ -141,7 +153,10 @@ def choose_mechanism(
     RAPPOR, OUE, Hadamard response with the best block size, and OLH, BLH,
     subset selection, CMS and HCMS) and, given a sensitive set, the
     utility-optimized ones (uRR, uRAP with the optimal theta, uOUE, uHR, uSS
-    and uBD with the optimal design). An LDP mechanism also satisfies ULDP
+    and uBD with the optimal design, and He et al.'s transformations of OUE,
+    subset selection, OLH, HCMS and blocked HR: uUE, "uSS (He)" (uBD with
+    subset selection's size over X_S), uLH, uHCMS and "uHR (blocked)"; see
+    :func:`~sklearn_uldp.mechanisms.to_utility_optimized`). An LDP mechanism also satisfies ULDP
     (every output protected), so it stays a candidate when some values are
     not sensitive. Each is scored by the exact expected loss of its channel's
     unbiased estimator (``Channel.estimator_variance``):
@@ -178,7 +193,7 @@ def choose_mechanism(
         Candidates whose loss is within this relative tolerance of the
         smallest are ties; a tie goes to the smaller report, then to the
         simpler mechanism (the order of the table's construction: RR,
-        RAPPOR, OUE, HR, ..., uRR, uRAP, uOUE, uHR, uSS, uBD). E.g. at
+        RAPPOR, OUE, HR, ..., uRR, uRAP, uOUE, uHR, uSS, uBD, uUE, ...). E.g. at
         epsilon = ln k with few sensitive values the optimal uBD design is
         almost uRR and uRR is chosen.
 

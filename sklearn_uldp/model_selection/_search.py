@@ -621,9 +621,10 @@ class PrivacyUtilitySearchCV(BaseEstimator):
             if len(y) != len(X):  # type: ignore[arg-type]
                 raise ValueError(f"X has {len(X)} rows but y has {len(y)}.")  # type: ignore[arg-type]
             supervised = (y, float(self.test_size))
-            loss, self.scoring_name_ = _check_learner_loss(self.scoring, model)
+            loss, scoring_name = _check_learner_loss(self.scoring, model)
         else:
-            loss, self.scoring_name_ = _check_loss(self.scoring)
+            loss, scoring_name = _check_loss(self.scoring)
+        self.scoring_name_: str = scoring_name
         routed = [self._route(p, bare) for p in grid]
         R = int(self.n_repeats)
         if is_secure(self.random_state):

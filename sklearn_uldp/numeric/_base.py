@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
@@ -204,9 +205,16 @@ class NumericChannel(Channel):
     """
 
     report_format = "numeric"
+    has_categories = False
+    estimator_base_path = None  # its default estimator's class
     #: Whether every report is an unbiased estimate of its user's value
     #: (E[report | x] = x), so that the mean of the reports estimates the mean.
     unbiased_reports = False
+    #: Why the channel cannot send fake reports under
+    #: ``DataFramePrivatizer(strategy="sample+fake")``; None for the channels
+    #: whose fake law (:meth:`fake_law`) and likelihood-ratio classes
+    #: (:meth:`fake_ratio_classes_at`) are exact.
+    fake_refusal: str | None = "its fake law and likelihood ratios are not known exactly"
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **Channel._spec_field_schemas,
@@ -256,6 +264,67 @@ class NumericChannel(Channel):
     def _check_budget(self, what=None):
         what = what or f"{type(self).__name__}"
         check_realizable(self.epsilon, self._draw_probabilities, what=what)
+
+    # ------------------------------------------------------------- collector
+    @property
+    def default_estimator_path(self):
+        """The mean of unbiased reports, Square Wave's distribution otherwise."""
+        if self.unbiased_reports:
+            return "sklearn_uldp.numeric:MeanEstimator"
+        return "sklearn_uldp.numeric:SquareWaveEstimator"
+
+    @property
+    def missing_report_dtype(self):
+        return "float64"  # numbers in the column's units, NaN when missing
+
+    def report_dtypes(self, column):
+        return [np.dtype(np.float64)]  # numbers in the column's units
+
+    # ------------------------------------------- the sampling strategies
+    def sampled_channel(self, n_attributes):
+        from ._sampled import SampledNumericChannel
+
+        return SampledNumericChannel(self, n_attributes)
+
+    def sampled_fake_channel(self, n_attributes, fake="random"):
+        from ._sampled import SampledFakeNumericChannel
+
+        return SampledFakeNumericChannel(self, n_attributes, fake)
+
+    def fake_kinds(self):
+        """``("random",)``, the report of a uniformly random input, when the
+        fake law is known (:attr:`fake_refusal` is None); else none."""
+        return () if self.fake_refusal is not None else ("random",)
+
+    def fake_law(self, fake: str = "random", matrix: Any = None) -> np.ndarray:
+        """F: the exact law of a fake report over the outputs (a uniform input's report).
+
+        The law over the continuum of inputs, in closed form: ``matrix`` (a
+        channel matrix on a grid of inputs) is not needed and ignored.
+        """
+        raise ValueError(self.fake_refusal)
+
+    @classmethod
+    def fake_ratio_classes_at(cls, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+        """(R+, R-) of a real report against a fake one, at budget ``epsilon``.
+
+        ``r(y | x) = Q(y | x) / F(y)``; ``R+ = sup_x r`` and ``R- = inf_x r``
+        over the continuum of inputs (closed forms), reduced to the classes
+        that set the guarantees of
+        :func:`~sklearn_uldp.mechanisms.fake_data_guarantees`.
+        """
+        raise ValueError(f"No fake reports for the numeric channel {cls.name!r}.")
+
+    def fake_ratio_classes(self, fake="random"):
+        return type(self).fake_ratio_classes_at(float(self.epsilon))
+
+    def sample_fakes(self, fake, n, rng):
+        """``n`` fake reports in column units: the reports of uniformly random inputs."""
+        low, high = self.bounds
+        values = np.minimum(low + (high - low) * rng.random(n), high)
+        out = np.empty(n, dtype=np.float64)
+        self.report(values, rng, out)
+        return out
 
     # ----------------------------------------------------------- the domain
     @property
@@ -769,11 +838,53 @@ class BaseNumericMechanism(PrivatizerBase):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
+    _categorical_input = False
+
     def _make_channel(self):
         raise NotImplementedError
 
     def _check_params(self):
         check_epsilon(self.epsilon)
+
+    # --------------------------------------------------- the sampling strategies
+    def _with_domain_of(self, column):
+        if not isinstance(self.bounds, str):
+            return self
+        # bounds="auto" learns the range from the whole column (with its own
+        # PrivacyLeakWarning), not from the one row a privatizer fits on.
+        bounds = clone(self).fit(column).bounds_
+        return clone(self).set_params(bounds=[float(b) for b in bounds])
+
+    def _check_whole_column(self, column, name):
+        values = _numeric_values(column, self, reset=False, copy=False)
+        low, high = self.bounds_
+        counts = [(int(np.count_nonzero(values < low)), int(np.count_nonzero(values > high)))]
+        warn_clipped(counts, self.bounds_, [name], values.shape[0])
+
+    def _fake_refusal(self, fake, column):
+        refusal = self.channel_.fake_refusal
+        if refusal is not None:
+            return (
+                f"Column {column!r} uses {type(self).__name__}, which cannot send fake "
+                f"reports under strategy='sample+fake': {refusal}. Fake numeric "
+                "reports exist for the mean mechanisms DuchiMechanism, "
+                "PiecewiseMechanism and HybridMechanism; use one of them, or "
+                "strategy='sample'."
+            )
+        if fake not in ("auto", *self.channel_.fake_kinds()):
+            return (
+                f"fake={fake!r} is not available for the numeric column {column!r}: "
+                "its fakes are the reports of a uniformly random input ('random'). "
+                "Pass fake='auto' or 'random' for it."
+            )
+        return None
+
+    def _fake_classes_at(self, fake):
+        # closed forms over the continuum of inputs, at any budget
+        return type(self.channel_).fake_ratio_classes_at, True
+
+    def _fake_reports(self, fake, n, rng, X_one):
+        return self.channel_.sample_fakes(fake, n, rng)[:, None]
 
     def fit(self: _MechanismT, X: ArrayLike | None = None, y: object = None) -> _MechanismT:
         """Fix the public range and build the channel.

@@ -54,10 +54,19 @@ class DuchiChannel(NumericChannel):
 
     name = "duchi"
     unbiased_reports = True
+    fake_refusal = None
 
     def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
         self._check_budget(f"Duchi's mechanism at epsilon={self.epsilon!r}")
+
+    def fake_law(self, fake="random", matrix=None):
+        return np.array([0.5, 0.5])  # P(+ | t) is linear in t, t uniform on [-1, 1]
+
+    @classmethod
+    def fake_ratio_classes_at(cls, epsilon):
+        keep = 1.0 / (1.0 + math.exp(-epsilon))  # e^eps / (e^eps + 1)
+        return np.array([2.0 * keep]), np.array([2.0 * (1.0 - keep)])
 
     @staticmethod
     def _draw_probabilities(epsilon):

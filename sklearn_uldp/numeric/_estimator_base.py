@@ -22,7 +22,7 @@ from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import get_channel
 from ..utils._typing import ReportsLike
-from ._base import BaseNumericMechanism
+from ._base import BaseNumericMechanism, NumericChannel
 
 __all__ = ["NumericEstimatorBase", "as_numeric_channel"]
 
@@ -100,7 +100,9 @@ class NumericEstimatorBase(BaseEstimator):
 
     # ------------------------------------------------------------------ hooks
     def _check_channel(self, channel):
-        if getattr(channel, "report_format", None) not in ("numeric", "numeric_rows"):
+        from ._multi import MultiNumericChannel
+
+        if not isinstance(channel, (NumericChannel, MultiNumericChannel)):
             raise ReportMismatchError(
                 f"{type(self).__name__} estimates from the reports of a numeric "
                 f"mechanism; got reports of {channel!r}. Use a categorical "

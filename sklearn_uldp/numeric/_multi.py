@@ -89,7 +89,13 @@ class MultiNumericChannel(Channel):
 
     name = "multi_numeric"
     report_format = "numeric_rows"
+    has_categories = False
     unbiased_reports = True
+    default_estimator_path = "sklearn_uldp.numeric:MeanEstimator"
+    estimator_base_path = None
+    missing_report_dtype = "float64"
+    #: Attributes each user reports (set by the constructor).
+    n_sampled: int
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {
         **Channel._spec_field_schemas,
@@ -154,6 +160,17 @@ class MultiNumericChannel(Channel):
     def n_attributes(self) -> int:
         return len(self.bounds)
 
+    @property
+    def report_width(self) -> int:
+        return self.n_attributes  # a row: one number per attribute, NaN if not sampled
+
+    def report_column_names(self, column):
+        """``<column>_<j>`` for attribute j (the mechanism names them after its inputs)."""
+        return [f"{column}_{j}" for j in range(self.n_attributes)]
+
+    def report_dtypes(self, column):
+        return [np.dtype(np.float64)] * self.n_attributes
+
     def attribute_channel(self, j: int) -> Channel:
         """The channel of attribute j (its mechanism at epsilon / n_sampled)."""
         return self._attributes[j]
@@ -161,6 +178,23 @@ class MultiNumericChannel(Channel):
     # ------------------------------------------------------------- collector
     def row_statistics(self, reports):
         """Per-attribute histograms of output codes of the reported attributes."""
+        return self.statistics(self.encode_reports(reports))
+
+    def sampled_channel(self, n_attributes):
+        raise ValueError(
+            "MultiNumericChannel reports a row of several attributes and samples them "
+            "itself (its n_sampled); it is not one attribute's column of a sampling "
+            "strategy: use one numeric mechanism per column."
+        )
+
+    def sampled_fake_channel(self, n_attributes, fake="random"):
+        return self.sampled_channel(n_attributes)
+
+    def fake_kinds(self):
+        return ()  # see sampled_channel
+
+    def encode_reports(self, reports):
+        """The rows of reports, checked: one number per attribute, NaN where not sampled."""
         arr = reports.to_numpy() if hasattr(reports, "to_numpy") else np.asarray(reports)
         arr = np.asarray(arr, dtype=float)
         if arr.ndim != 2 or arr.shape[1] != self.n_attributes:
@@ -174,6 +208,11 @@ class MultiNumericChannel(Channel):
                 f"Each row reports {self.n_sampled} attribute(s) (the others NaN); some "
                 f"rows report {sorted(set(reported.tolist()) - {self.n_sampled})[:5]}."
             )
+        return arr
+
+    def statistics(self, codes, *, keep_reports=False):
+        """Per-attribute histograms of the output codes of checked rows (additive)."""
+        arr = codes
         counts = []
         for j, channel in enumerate(self._attributes):
             column = arr[:, j]

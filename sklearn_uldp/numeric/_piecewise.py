@@ -130,8 +130,44 @@ class PiecewiseChannel(BandChannel):
 
     name = "piecewise"
     unbiased_reports = True
+    fake_refusal = None
     _mechanism_title = "the Piecewise mechanism"
     _band_length = staticmethod(piecewise_band_length)
+
+    @staticmethod
+    def _fake_band(epsilon):
+        """(qc, pc, L) of the band at ``epsilon``: a fake report's law is
+        F(j) = qc + (pc - qc) g(j) / (M - L).
+
+        With a uniform input the band start s is uniform on [0, M - L], and the
+        mean overlap of cell j with the band [s, s + L] is g(j) / (M - L),
+        ``g(j) = min(M - L, y) - max(0, y - L)`` at the cell's midpoint y (g is
+        linear within each cell: its kinks L and M - L are whole cells).
+        """
+        length = piecewise_band_length(epsilon, GRID_CELLS)
+        qc, pc = band_masses(epsilon, length, GRID_CELLS)
+        return qc, pc, length
+
+    def fake_law(self, fake="random", matrix=None):
+        qc, pc, length = self._fake_band(self.epsilon)
+        y = np.arange(GRID_CELLS) + 0.5
+        g = np.minimum(GRID_CELLS - length, y) - np.maximum(0.0, y - length)
+        return qc + (pc - qc) * g / (GRID_CELLS - length)
+
+    @classmethod
+    def fake_ratio_classes_at(cls, epsilon):
+        """(R+, R-) at the two extreme cells: the edge (g = 1/2) and the middle (g = L).
+
+        Every cell's probability ranges over [qc, pc] as the input moves (the
+        band covers it or not: L <= M / 2), so every class lies on R+ = e^eps R-
+        with R- = qc / F(j): the attribute's budget grows with R- and
+        Dinkelbach's choice is an extreme, so the two extreme cells give the
+        guarantees exactly.
+        """
+        qc, pc, length = cls._fake_band(epsilon)
+        free = GRID_CELLS - length
+        fake = qc + (pc - qc) * np.array([0.5, float(length)]) / free
+        return pc / fake, qc / fake
 
     def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
@@ -215,6 +251,7 @@ class HybridChannel(NumericChannel):
 
     name = "hybrid"
     unbiased_reports = True
+    fake_refusal = None
 
     def __init__(self, bounds: Any, epsilon: float) -> None:
         super().__init__(bounds, epsilon)
@@ -222,6 +259,22 @@ class HybridChannel(NumericChannel):
         self.alpha = hybrid_alpha(self.epsilon)
         self.piecewise = PiecewiseChannel(self.bounds, self.epsilon)
         self.duchi = DuchiChannel(self.bounds, self.epsilon)
+
+    def fake_law(self, fake="random", matrix=None):
+        # Piecewise's cells weighted by alpha, then Duchi's two symbols
+        return np.concatenate(
+            [self.alpha * self.piecewise.fake_law(), (1.0 - self.alpha) * self.duchi.fake_law()]
+        )
+
+    @classmethod
+    def fake_ratio_classes_at(cls, epsilon):
+        # Hybrid's cells are alpha times Piecewise's (in Q and in F alike), its
+        # two symbols 1 - alpha times Duchi's: the ratios are theirs.
+        duchi = DuchiChannel.fake_ratio_classes_at(epsilon)
+        if hybrid_alpha(epsilon) == 0.0:
+            return duchi
+        band = PiecewiseChannel.fake_ratio_classes_at(epsilon)
+        return np.concatenate([band[0], duchi[0]]), np.concatenate([band[1], duchi[1]])
 
     def _draw_probabilities(self, epsilon):
         alpha = hybrid_alpha(epsilon)

@@ -23,7 +23,6 @@ numeric base channel: a domain that is a range, not a list of categories.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,10 +32,9 @@ import pandas as pd
 from ..exceptions import ReportMismatchError
 from ..mechanisms._attribute_sampling import _check_n_attributes
 from ..mechanisms._channel import Channel, ReportStatistics
+from ..mechanisms._registry import spec_class
 from ..utils._validation import describe_values
-from ._band import band_masses
-from ._base import GRID_CELLS, NumericChannel, _one_dimensional, _one_report_column
-from ._piecewise import hybrid_alpha, piecewise_band_length
+from ._base import NumericChannel, _one_dimensional, _one_report_column
 
 __all__ = [
     "SampledNumericChannel",
@@ -67,7 +65,7 @@ def _as_numeric_base(base, cls_name):
             f"applied to the sampled attribute, got {type(base).__name__}. A "
             "categorical attribute's channel is a SampledChannel."
         )
-    if isinstance(base, SampledNumericChannel) or base.report_format != "numeric":
+    if isinstance(base, (SampledNumericChannel, SampledFakeNumericChannel)):
         raise ValueError(
             f"The base of a {cls_name} is one numeric attribute's channel (Duchi, "
             f"Piecewise, Hybrid, Square Wave, one-bit ULDP), not {type(base).__name__}."
@@ -268,59 +266,14 @@ class SampledNumericChannel(NumericChannel):
 
 # ===================================================== sampling + fake data
 #: The numeric channels that can send fake reports (RS+FD): the LDP mean
-#: mechanisms, whose fake law and likelihood-ratio classes are exact.
+#: mechanisms, whose fake law and likelihood-ratio classes are exact (each
+#: channel class says so: ``fake_refusal`` is None).
 FAKE_NUMERIC = ("duchi", "piecewise", "hybrid")
-
-_NO_FAKES = {
-    "square_wave": (
-        "its estimate is a distribution over bins, which the fakes would mix "
-        "with the distribution of a uniform input; de-mixing it is not implemented"
-    ),
-    "uobm": (
-        "its disclosed values are invertible outputs, and the row's guarantee with "
-        "numeric disclosures among fakes is not derived"
-    ),
-}
 
 
 def numeric_fake_refusal(channel: Channel) -> str | None:
     """Why a numeric channel cannot send fake reports (None: it can)."""
-    name = getattr(report_law(channel), "name", None)
-    if name in FAKE_NUMERIC:
-        return None
-    return _NO_FAKES.get(str(name), "its fake law and likelihood ratios are not known exactly")
-
-
-def _duchi_classes(epsilon):
-    keep = 1.0 / (1.0 + math.exp(-epsilon))  # e^eps / (e^eps + 1)
-    return np.array([2.0 * keep]), np.array([2.0 * (1.0 - keep)])
-
-
-def _band_fake_law(epsilon, cells=GRID_CELLS):
-    """(qc, pc, L, g) of Piecewise: F(j) = qc + (pc - qc) g(j) / (M - L).
-
-    With a uniform input the band start s is uniform on [0, M - L], and the
-    mean overlap of cell j with the band [s, s + L] is g(j) / (M - L),
-    ``g(j) = min(M - L, y) - max(0, y - L)`` at the cell's midpoint y (g is
-    linear within each cell: its kinks L and M - L are whole cells).
-    """
-    length = piecewise_band_length(epsilon, cells)
-    qc, pc = band_masses(epsilon, length, cells)
-    return qc, pc, length
-
-
-def _piecewise_classes(epsilon):
-    """(R+, R-) at the two extreme cells: the edge (g = 1/2) and the middle (g = L).
-
-    Every cell's probability ranges over [qc, pc] as the input moves (the band
-    covers it or not: L <= M / 2), so every class lies on R+ = e^eps R- with
-    R- = qc / F(j): the attribute's budget grows with R- and Dinkelbach's
-    choice is an extreme, so the two extreme cells give the guarantees exactly.
-    """
-    qc, pc, length = _band_fake_law(epsilon)
-    free = GRID_CELLS - length
-    fake = qc + (pc - qc) * np.array([0.5, float(length)]) / free
-    return pc / fake, qc / fake
+    return getattr(report_law(channel), "fake_refusal", "it is not a numeric channel")
 
 
 def numeric_fake_classes(name: str, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -329,7 +282,8 @@ def numeric_fake_classes(name: str, epsilon: float) -> tuple[np.ndarray, np.ndar
     ``r(y | x) = Q(y | x) / F(y)`` with F the report law of a uniformly random
     input; ``R+ = sup_x r`` and ``R- = inf_x r`` over the **continuum** of
     inputs (closed forms), reduced to the classes that set the guarantees of
-    :func:`~sklearn_uldp.mechanisms.fake_data_guarantees`.
+    :func:`~sklearn_uldp.mechanisms.fake_data_guarantees`: the channel class's
+    :meth:`~NumericChannel.fake_ratio_classes_at`.
 
     Parameters
     ----------
@@ -341,19 +295,10 @@ def numeric_fake_classes(name: str, epsilon: float) -> tuple[np.ndarray, np.ndar
     -------
     (R_plus, R_minus) : ndarrays
     """
-    if name == "duchi":
-        return _duchi_classes(epsilon)
-    if name == "piecewise":
-        return _piecewise_classes(epsilon)
-    if name == "hybrid":
-        # Hybrid's cells are alpha times Piecewise's (in Q and in F alike), its
-        # two symbols 1 - alpha times Duchi's: the ratios are theirs.
-        duchi = _duchi_classes(epsilon)
-        if hybrid_alpha(epsilon) == 0.0:
-            return duchi
-        band = _piecewise_classes(epsilon)
-        return np.concatenate([band[0], duchi[0]]), np.concatenate([band[1], duchi[1]])
-    raise ValueError(f"No fake reports for the numeric channel {name!r}.")
+    cls = spec_class(name)
+    if cls is None or not issubclass(cls, NumericChannel) or cls.fake_refusal is not None:
+        raise ValueError(f"No fake reports for the numeric channel {name!r}.")
+    return cls.fake_ratio_classes_at(epsilon)
 
 
 def numeric_fake_law(channel: Channel) -> np.ndarray:
@@ -367,31 +312,12 @@ def numeric_fake_law(channel: Channel) -> np.ndarray:
     -------
     F : ndarray of shape (n_outputs,)
     """
-    law: Any = report_law(channel)
-    name = getattr(law, "name", None)
-    if name == "duchi":
-        return np.array([0.5, 0.5])  # P(+ | t) is linear in t, t uniform on [-1, 1]
-    if name == "piecewise":
-        qc, pc, length = _band_fake_law(law.epsilon)
-        y = np.arange(GRID_CELLS) + 0.5
-        g = np.minimum(GRID_CELLS - length, y) - np.maximum(0.0, y - length)
-        return qc + (pc - qc) * g / (GRID_CELLS - length)
-    if name == "hybrid":
-        alpha = law.alpha
-        return np.concatenate(
-            [alpha * numeric_fake_law(law.piecewise), (1.0 - alpha) * np.array([0.5, 0.5])]
-        )
-    raise ValueError(numeric_fake_refusal(law))
+    return report_law(channel).fake_law("random")
 
 
 def sample_numeric_fakes(channel: Channel, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` fake reports (column units): the reports of uniformly random inputs."""
-    law: Any = report_law(channel)
-    low, high = law.bounds
-    values = np.minimum(low + (high - low) * rng.random(n), high)
-    out = np.empty(n, dtype=np.float64)
-    law.report(values, rng, out)
-    return out
+    return report_law(channel).sample_fakes("random", n, rng)
 
 
 class SampledFakeNumericChannel(NumericChannel):
@@ -473,7 +399,7 @@ class SampledFakeNumericChannel(NumericChannel):
         self.bounds = self.base.bounds
         self.unbiased_reports = True
         lam = 1.0 / self.n_attributes
-        plus, minus = numeric_fake_classes(self.base.name, self.base.epsilon)
+        plus, minus = self.base.fake_ratio_classes()
         self.epsilon = float(np.max(np.log((lam * plus + 1 - lam) / (lam * minus + 1 - lam))))
 
     __getattr__ = SampledNumericChannel.__getattr__

@@ -105,6 +105,10 @@ class SquareWaveChannel(BandChannel):
     """
 
     name = "square_wave"
+    fake_refusal = (
+        "its estimate is a distribution over bins, which the fakes would mix "
+        "with the distribution of a uniform input; de-mixing it is not implemented"
+    )
     _mechanism_title = "the Square Wave mechanism"
     _band_length = staticmethod(_band_length)
 

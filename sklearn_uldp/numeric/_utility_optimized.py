@@ -156,6 +156,10 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
     """
 
     name = "uobm"
+    fake_refusal = (
+        "its disclosed values are invertible outputs, and the row's guarantee with "
+        "numeric disclosures among fakes is not derived"
+    )
     unbiased_reports = True
 
     _spec_field_schemas: dict[str, dict[str, Any]] = {

@@ -199,8 +199,8 @@ SAMPLED_COLUMN_ATTR = "_sampled_column_of"
 def spec_of(mechanism):
     """The channel (or open-domain protocol) whose reports ``mechanism`` stands for.
 
-    A fitted mechanism of any family (its ``channel_``, or the heavy
-    hitters' ``protocol_``), a channel or protocol, or a spec dict. A
+    A fitted mechanism of any family (its ``channel_``: a channel, or the
+    heavy hitters' protocol), a channel or protocol, or a spec dict. A
     mechanism fitted inside a ``DataFramePrivatizer`` under a sampling
     strategy is refused: its column's reports mix its own with missing or
     fake ones, whose channel is the privatizer's ``channels_[name]``.
@@ -220,17 +220,15 @@ def spec_of(mechanism):
             f"channel instead: mechanism=priv.channels_[{name!r}] (or its spec, "
             f"priv.specs()[{name!r}], as saved by priv.save_spec)."
         )
-    from ..heavy_hitters._protocol import _Protocol, protocol_from_dict
-    from ..mechanisms._channel import Channel
+    from ..mechanisms._spec import PublicSpec
 
-    if isinstance(mechanism, (Channel, _Protocol)):
+    if isinstance(mechanism, PublicSpec):  # a channel or an open-domain protocol
         return mechanism
     if isinstance(mechanism, dict) and "protocol" in mechanism:
-        return protocol_from_dict(mechanism)
-    for attr in ("channel_", "protocol_"):  # a fitted mechanism of any family
-        spec = getattr(mechanism, attr, None)
-        if isinstance(spec, (Channel, _Protocol)):
-            return spec
+        return PublicSpec.from_dict(mechanism)
+    spec = getattr(mechanism, "channel_", None)  # a fitted mechanism of any family
+    if isinstance(spec, PublicSpec):
+        return spec
     try:
         return as_channel(mechanism)
     except TypeError:
@@ -274,7 +272,7 @@ def _check_report_columns(collection, mechanism, channel):
     columns = getattr(collection, "columns", None)
     if columns is None:
         return
-    if getattr(channel, "report_format", None) == "bits":
+    if channel.report_width > 1:  # bit vectors, sketches, Bloom filters, ...
         names = (
             mechanism.get_feature_names_out()
             if hasattr(mechanism, "get_feature_names_out")
@@ -282,7 +280,9 @@ def _check_report_columns(collection, mechanism, channel):
         )
         if names is None or len(names) == len(columns):
             return
-        if all("binary" in str(getattr(dtype, "pyarrow_dtype", "")) for dtype in collection.dtypes):
+        if getattr(channel, "packed_reports", False) and all(
+            "binary" in str(getattr(dtype, "pyarrow_dtype", "")) for dtype in collection.dtypes
+        ):
             return  # packed reports: one binary column per input column
         expected = len(names)
     else:
@@ -618,27 +618,14 @@ def _dask_meta(mechanism, names=None):
         meta = PackedReports(np.zeros((0, len(names) * -(-k // 8)), np.uint8), k).to_frame(names)
         meta.attrs = {}
         return meta
-    if _is_open_domain(channel):  # heavy hitters: one integer code per user
-        return pd.DataFrame({n: pd.Series(dtype=np.int64) for n in names})
-    if channel.report_format == "bits":
-        return pd.DataFrame({n: pd.Series(dtype=np.uint8) for n in names})
-    if str(channel.report_format).startswith("numeric"):  # numbers, column units
-        return pd.DataFrame({n: pd.Series(dtype=np.float64) for n in names})
-    return pd.DataFrame({n: pd.Series(dtype=channel.categories.dtype) for n in names})
-
-
-def _is_open_domain(spec):
-    """Whether ``spec`` is a heavy-hitter protocol (reports: integer codes)."""
-    from ..heavy_hitters._protocol import _Protocol
-
-    return isinstance(spec, _Protocol)
+    # The dtypes the spec declares for one input column's report columns,
+    # repeated for each input column (a mechanism fitted on several).
+    dtypes = channel.report_dtypes("x")
+    return pd.DataFrame({n: pd.Series(dtype=dtypes[j % len(dtypes)]) for j, n in enumerate(names)})
 
 
 def _fitted_spec(mechanism):
-    """The public spec of a fitted mechanism of any family, or NotFittedError."""
-    for attr in ("channel_", "protocol_"):  # heavy hitters: protocol_
-        spec = getattr(mechanism, attr, None)
-        if spec is not None:
-            return spec
+    """The public spec (``channel_``) of a fitted mechanism of any family, or
+    NotFittedError."""
     check_is_fitted(mechanism, "channel_")  # raises, naming the mechanism
-    return None
+    return mechanism.channel_

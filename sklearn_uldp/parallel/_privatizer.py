@@ -47,7 +47,7 @@ def fit_from_schema(priv, ddf):
     for name, mech, _ in transformers:
         if isinstance(mech, str):
             continue
-        if isinstance(mech, BaseNumericMechanism):
+        if not mech._categorical_input:  # a numeric column: its public range
             if isinstance(mech.bounds, str):
                 raise ValueError(
                     f"Mechanism {name!r} has bounds='auto', which would read the "

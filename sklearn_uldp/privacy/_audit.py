@@ -17,30 +17,36 @@ Kifer, "Detecting Violations of Differential Privacy", CCS 2018).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.stats import beta
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._typing import ArrayLike, RandomStateLike
+from ._audit_events import (
+    _CHUNK,
+    _custom_events,
+    _custom_tests,
+    _describe_report,
+    _factorize,
+    _key,
+    _likelihood_columns,
+    _likelihood_tests,
+    _log_likelihoods,
+    _log_ratio_bound,
+    _pair_tests,
+    _presumed_violations,
+    _row_values,
+    _split,
+)
 from ._context_aware import PrivacyMatrix, block_structured
 
 __all__ = ["AuditResult", "audit_mechanism"]
-
-#: Bits whose joint patterns are tested per ordered pair of inputs.
-_PATTERN_BITS = 3
-#: Thresholds tried per pair by the likelihood-ratio events.
-_MAX_THRESHOLDS = 16
-#: Rows per chunk when the channel classifies reports (bounds the memory of
-#: its (rows, k) likelihood block).
-_CHUNK = 8192
 
 
 @dataclass(frozen=True, repr=False)
@@ -105,8 +111,7 @@ class AuditResult:
             return None
         finite = self.tests[np.isfinite(self.tests["claimed"])]
         frame = finite if not finite.empty else self.tests
-        # pandas-stubs type idxmax() as any Hashable, which .loc does not take
-        return frame.loc[frame["lower_bound"].idxmax()]  # type: ignore[index]
+        return frame.loc[cast(Any, frame["lower_bound"].idxmax())]
 
     def summary(self) -> str:
         """A readable multi-line summary.
@@ -153,46 +158,10 @@ class AuditResult:
         )
 
 
-# --------------------------------------------------------------- statistics
-def _cp_lower(count, n, a):
-    """One-sided Clopper-Pearson lower bound at level a (vectorized)."""
-    count = np.asarray(count, dtype=float)
-    n = np.broadcast_to(np.asarray(n, dtype=float), count.shape)
-    out = np.zeros_like(count)
-    pos = count > 0
-    out[pos] = beta.ppf(a, count[pos], n[pos] - count[pos] + 1)
-    return out
-
-
-def _cp_upper(count, n, a):
-    """One-sided Clopper-Pearson upper bound at level a (vectorized)."""
-    count = np.asarray(count, dtype=float)
-    n = np.broadcast_to(np.asarray(n, dtype=float), count.shape)
-    out = np.ones_like(count)
-    below = count < n
-    out[below] = beta.ppf(1 - a, count[below] + 1, n[below] - count[below])
-    return out
-
-
-def _log_ratio_bound(c1, n1, c2, n2, a):
-    """Lower bound on ln(p1 / p2): CP lower of p1 over CP upper of p2."""
-    lo = _cp_lower(c1, n1, a)
-    hi = _cp_upper(c2, n2, a)
-    with np.errstate(divide="ignore"):
-        return np.log(lo) - np.log(hi), lo, hi
-
-
 # ------------------------------------------------------------------ inputs
 def _plain(value):
     """numpy scalars as Python ones (for readable labels)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _key(value):
-    """A hashable identity of an input (numpy scalars compare as Python ones)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
 
 
 def _domain_of(mechanism):
@@ -279,52 +248,12 @@ def _is_binary(arr):
     return arr.dtype.kind == "f" and bool(np.isin(arr, (0, 1)).all())
 
 
-def _row_values(arr):
-    """One hashable value per row (a tuple-like bytes key)."""
-    arr = np.ascontiguousarray(arr)
-    if arr.dtype == object:
-        return pd.Series(list(map(tuple, arr))).to_numpy()  # rare: object rows
-    return arr.view(np.dtype((np.void, arr.dtype.itemsize * arr.shape[1])))[:, 0]
-
-
 def _stack(kind, parts):
     if kind == "outputs":
         return np.concatenate(parts)
     if any(sp.issparse(p) for p in parts):
         return sp.vstack([sp.csr_array(p) for p in parts], format="csr")
     return np.concatenate(parts)
-
-
-def _bit_sums(X):
-    return np.asarray(X.sum(axis=0)).ravel().astype(np.int64)
-
-
-def _columns_dense(X, cols):
-    if sp.issparse(X):
-        return X[:, cols].toarray().astype(np.int64)
-    return X[:, cols].astype(np.int64)
-
-
-def _row_keys(kind, X):
-    """A 1-D array identifying each report (for outputs: the value itself)."""
-    if kind == "outputs":
-        return X
-    if kind == "sketch":
-        return _row_values(X)
-    if sp.issparse(X):
-        X = X.toarray()
-    packed = np.packbits(np.asarray(X, dtype=np.uint8), axis=1)
-    return _row_values(packed)
-
-
-def _describe_report(kind, value):
-    if kind == "bits":
-        dense = value.toarray().ravel() if sp.issparse(value) else np.asarray(value).ravel()
-        return "bits set " + str(np.flatnonzero(dense).tolist())
-    if kind == "sketch":
-        row = np.asarray(value).ravel()
-        return f"index {int(row[0])}, bits set " + str(np.flatnonzero(row[1:]).tolist())
-    return repr(value.item() if hasattr(value, "item") else value)
 
 
 # -------------------------------------------------- the protected outputs
@@ -353,15 +282,6 @@ def _channel_classifier(channel):
         return out
 
     return classify
-
-
-def _factorize(values):
-    """(distinct values, code of each value): np.unique, or pandas for objects."""
-    if values.dtype == object:
-        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-        return np.asarray(uniques, dtype=object), np.asarray(codes)
-    uniques, codes = np.unique(values, return_inverse=True)
-    return uniques, np.asarray(codes).ravel()
 
 
 # ----------------------------------------------------------------- claims
@@ -606,6 +526,60 @@ def audit_mechanism(
     >>> result.passed, result.epsilon_lower_bound > 1.0
     (False, True)
     """
+    _check_audit_arguments(n_samples, alpha, events, max_events, batch_size)
+    if hasattr(mechanism, "transform") and hasattr(mechanism, "get_params"):
+        check_is_fitted(mechanism)
+    pair_seed, sample_seed = _audit_seed(random_state).spawn(2)
+    channel = getattr(mechanism, "channel_", None)
+    domain = _domain_of(mechanism)
+    notes: list[str] = []
+
+    inputs, idx_pairs = _inputs_and_pairs(
+        mechanism, channel, pairs, epsilon, sensitive, domain, pair_seed
+    )
+    E, sens, mode = _claims(mechanism, channel, epsilon, sensitive, inputs, domain)
+    kind, reports = _draw_reports(mechanism, inputs, n_samples, batch_size, sample_seed)
+    half = n_samples // 2
+    lik_cols = _likelihood_columns(channel, inputs)
+    kind_ev = _event_kind(events, kind, channel, lik_cols, half)
+    # Fixed events need no selection: every report tests them.
+    n_B = n_samples if kind_ev == "custom" else n_samples - half
+    classify, prot, violations = _uldp_violations(
+        mode, protected, channel, kind, reports, inputs, sens, half, E, alpha, notes
+    )
+    rows = _event_tests(
+        kind_ev,
+        events,
+        channel,
+        kind,
+        reports,
+        lik_cols,
+        idx_pairs,
+        mode,
+        sens,
+        classify,
+        prot,
+        half,
+        alpha,
+        max_events,
+    )
+    tests = _tests_table(rows, inputs, E, n_B, alpha)
+    bound, claimed, passed = _verdict(tests, violations, E, idx_pairs, notes)
+    return AuditResult(
+        bound,
+        claimed,
+        passed,
+        tests.reset_index(drop=True),
+        violations,
+        int(n_samples),
+        float(alpha),
+        notes,
+    )
+
+
+# ------------------------------------------------------------ the audit's steps
+def _check_audit_arguments(n_samples, alpha, events, max_events, batch_size):
+    """Refuse arguments of ``audit_mechanism`` outside their ranges."""
     if not (isinstance(n_samples, Integral) and n_samples >= 4):
         raise ValueError(f"n_samples must be an integer >= 4, got {n_samples!r}.")
     if not (isinstance(alpha, Real) and 0 < alpha < 1):
@@ -618,25 +592,29 @@ def audit_mechanism(
         raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}.")
     if not (isinstance(batch_size, Integral) and batch_size >= 1):
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}.")
-    if hasattr(mechanism, "transform") and hasattr(mechanism, "get_params"):
-        check_is_fitted(mechanism)
-    if isinstance(random_state, np.random.SeedSequence):
-        seed = random_state
-    elif isinstance(random_state, np.random.Generator):
-        seed = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif random_state is None or (isinstance(random_state, Integral) and random_state >= 0):
-        seed = np.random.SeedSequence(random_state)
-    else:
-        raise ValueError(
-            f"random_state must be None, a non-negative int, a SeedSequence or a "
-            f"Generator, got {random_state!r}."
-        )
-    pair_seed, sample_seed = seed.spawn(2)
-    channel = getattr(mechanism, "channel_", None)
-    domain = _domain_of(mechanism)
-    notes = []
 
-    # ---- inputs and pairs
+
+def _audit_seed(random_state):
+    """The audit's root SeedSequence (pairs and samples are spawned from it)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if random_state is None or (isinstance(random_state, Integral) and random_state >= 0):
+        return np.random.SeedSequence(random_state)
+    raise ValueError(
+        f"random_state must be None, a non-negative int, a SeedSequence or a "
+        f"Generator, got {type(random_state).__name__}."
+    )
+
+
+def _inputs_and_pairs(mechanism, channel, pairs, epsilon, sensitive, domain, pair_seed):
+    """The inputs to sample and the pairs of their positions to compare.
+
+    ``pairs=None``: a few informative pairs of the domain (every pair up to 5
+    categories), drawn with ``pair_seed``; ``"all"``: every pair; a list:
+    the pairs given, each input sampled once.
+    """
     if pairs is None or (isinstance(pairs, str) and pairs == "all"):
         if domain is None:
             raise ValueError(
@@ -664,7 +642,7 @@ def audit_mechanism(
         inputs, keys, idx_pairs = [], {}, []
         for pair in pairs:
             if len(pair) != 2:
-                raise ValueError(f"pairs holds (x, x_prime) tuples; got {pair!r}.")
+                raise ValueError(f"pairs holds (x, x_prime) tuples; got one of length {len(pair)}.")
             ij = []
             for value in pair:
                 if _key(value) not in keys:
@@ -672,13 +650,15 @@ def audit_mechanism(
                     inputs.append(value)
                 ij.append(keys[_key(value)])
             if ij[0] == ij[1]:
-                raise ValueError(f"A pair compares two different inputs; got {pair!r}.")
+                raise ValueError("A pair compares two different inputs; got an input twice.")
             idx_pairs.append(tuple(ij))
     if not idx_pairs:
         raise ValueError("No pair of inputs to test.")
-    E, sens, mode = _claims(mechanism, channel, epsilon, sensitive, inputs, domain)
+    return inputs, idx_pairs
 
-    # ---- sampling (each input: n_samples reports in batches)
+
+def _draw_reports(mechanism, inputs, n_samples, batch_size, sample_seed):
+    """``n_samples`` reports of each input, in batches: (their kind, one array per input)."""
     sampler = _make_sampler(mechanism, sample_seed)
     kind, reports = None, []
     for value in inputs:
@@ -695,14 +675,18 @@ def audit_mechanism(
             parts.append(part)
             drawn += n
         reports.append(_stack(kind, parts))
+    return kind, reports
+
+
+def _event_kind(events, kind, channel, lik_cols, half):
+    """Which events the tests use: "custom", "likelihood", "rows", "sketch rows",
+    or the reports' own kind (single outputs, bits, sketch cells)."""
     if events == "bits" and kind != "bits":
         raise ValueError(
             "events='bits' needs bit-vector reports (0/1 arrays); these are "
             f"{'sketch rows [index, bits]' if kind == 'sketch' else 'one value per user'}"
             ": use events='auto' or 'outputs'."
         )
-    half = n_samples // 2
-    lik_cols = _likelihood_columns(channel, inputs)
     if events == "likelihood" and lik_cols is None:
         raise ValueError(
             "events='likelihood' needs the mechanism's channel (channel_ with "
@@ -710,12 +694,12 @@ def audit_mechanism(
             "events='auto' for a black box."
         )
     if callable(events):
-        kind_ev = "custom"
-    elif events == "likelihood":
-        kind_ev = "likelihood"
-    elif events == "outputs" and kind in ("bits", "sketch"):
-        kind_ev = "rows" if kind == "bits" else "sketch rows"
-    elif (
+        return "custom"
+    if events == "likelihood":
+        return "likelihood"
+    if events == "outputs" and kind in ("bits", "sketch"):
+        return "rows" if kind == "bits" else "sketch rows"
+    if (
         events == "auto"
         and lik_cols is not None
         and (kind == "sketch" or (kind == "outputs" and getattr(channel, "n_outputs", 0) > half))
@@ -723,13 +707,18 @@ def audit_mechanism(
         # A report shows the input only jointly with a public index (the hash
         # of a sketch), or there are more outputs than reports: single outputs
         # have no power, the likelihood ratio pools them (Neyman-Pearson).
-        kind_ev = "likelihood"
-    else:
-        kind_ev = kind
-    # Fixed events need no selection: every report tests them.
-    n_B = n_samples if kind_ev == "custom" else n_samples - half
+        return "likelihood"
+    return kind
 
-    # ---- protected outputs (ULDP) and ULDP violations
+
+def _uldp_violations(mode, protected, channel, kind, reports, inputs, sens, half, E, alpha, notes):
+    """Under a ULDP claim: which reports are protected, and the invertible
+    outputs that sensitive inputs produced.
+
+    Returns ``(classify, prot, violations)``: the classifier of protected
+    outputs (None when they are only presumed from the samples), the mask of
+    protected reports of each input, and the violations' table.
+    """
     classify = None
     basis = None
     if protected is not None:
@@ -767,8 +756,27 @@ def audit_mechanism(
             "no channel or protected=: tests with a non-sensitive x were skipped "
             "and invertible outputs were presumed from the samples"
         )
+    return classify, prot, pd.DataFrame(violations, columns=["x", "count", "example", "basis"])
 
-    # ---- events: chosen on the first half, tested on the second
+
+def _event_tests(
+    kind_ev,
+    events,
+    channel,
+    kind,
+    reports,
+    lik_cols,
+    idx_pairs,
+    mode,
+    sens,
+    classify,
+    prot,
+    half,
+    alpha,
+    max_events,
+):
+    """The tests of every ordered pair: events chosen on the first half of the
+    reports, counted on the second (fixed events on all of them)."""
     rows = []
     if kind_ev == "custom":
         split = [_custom_events(events, R) for R in reports]
@@ -797,6 +805,30 @@ def audit_mechanism(
                 )
                 continue
             rows += _pair_tests(kind_ev, split[x], split[xp], masks, half, alpha, max_events, x, xp)
+    return rows
+
+
+_TEST_COLUMNS = [
+    "x",
+    "x_prime",
+    "event",
+    "count",
+    "n",
+    "rate",
+    "count_prime",
+    "n_prime",
+    "rate_prime",
+    "p_lower",
+    "p_prime_upper",
+    "lower_bound",
+    "claimed",
+    "exceeds",
+]
+
+
+def _tests_table(rows, inputs, E, n_B, alpha):
+    """The table of tests: counts, Clopper-Pearson bounds (Bonferroni over all
+    of them) and the lower bound on each ordered pair's loss."""
     m = max(len(rows), 1)
     a = alpha / (2 * m)
     if rows:
@@ -821,24 +853,12 @@ def audit_mechanism(
     tests["rate"] = tests["count"] / n_B
     tests["rate_prime"] = tests["count_prime"] / n_B
     tests["exceeds"] = tests["lower_bound"] > tests["claimed"]
-    tests = tests[
-        [
-            "x",
-            "x_prime",
-            "event",
-            "count",
-            "n",
-            "rate",
-            "count_prime",
-            "n_prime",
-            "rate_prime",
-            "p_lower",
-            "p_prime_upper",
-            "lower_bound",
-            "claimed",
-            "exceeds",
-        ]
-    ]
+    return tests[_TEST_COLUMNS]
+
+
+def _verdict(tests, violations, E, idx_pairs, notes):
+    """(the largest lower bound, the largest finite claim tested, passed or
+    None when there is no verdict, with a note saying why)."""
     finite = np.isfinite(tests["claimed"].to_numpy(dtype=float))
     scope = tests["lower_bound"][finite] if finite.any() else tests["lower_bound"]
     bound = max(0.0, float(scope.max())) if len(scope) else 0.0
@@ -850,7 +870,6 @@ def audit_mechanism(
         claimed = float("nan")
     else:
         claimed = float("inf")
-    violations = pd.DataFrame(violations, columns=["x", "count", "example", "basis"])
     if np.isnan(claimed):
         passed = None
         notes.append("no claimed epsilon: pass epsilon= to get a verdict")
@@ -859,305 +878,4 @@ def audit_mechanism(
         notes.append("no test could run: pass pairs= with a sensitive input")
     else:
         passed = bool(not tests["exceeds"].any() and violations.empty)
-    return AuditResult(
-        bound,
-        claimed,
-        passed,
-        tests.reset_index(drop=True),
-        violations,
-        int(n_samples),
-        float(alpha),
-        notes,
-    )
-
-
-def _custom_events(events, R):
-    """(n, m) boolean matrix of a user's events, and their labels."""
-    matrix = np.asarray(events(R))
-    if matrix.ndim == 1:
-        matrix = matrix[:, None]
-    if matrix.ndim != 2 or matrix.shape[0] != R.shape[0]:
-        raise ValueError(
-            f"events(reports) must return one boolean per report (shape (n,)) or "
-            f"per report and event (shape (n, m)); got shape {matrix.shape}."
-        )
-    return matrix.astype(bool)
-
-
-def _custom_tests(E1, E2, masks, x, xp):
-    if masks[0] is not None:
-        E1, E2 = E1 & masks[0][:, None], E2 & masks[1][:, None]
-    c1, c2 = E1.sum(axis=0), E2.sum(axis=0)
-    return [
-        {"x": x, "xp": xp, "event": f"events[{e}]", "count": int(c1[e]), "count_prime": int(c2[e])}
-        for e in range(E1.shape[1])
-    ]
-
-
-def _split(kind, R, half):
-    """(first half, second half, bit sums of the first) of one input's reports,
-    in the layout the event counts read fastest."""
-    A, B = R[:half], R[half:]
-    if kind == "bits":
-        if sp.issparse(A):  # events read a few columns: CSC slices them fast
-            A, B = sp.csc_array(A), sp.csc_array(B)
-        return A, B, _bit_sums(A)
-    if kind == "rows":
-        return _row_keys("bits", A), _row_keys("bits", B), None
-    if kind == "sketch rows":
-        return _row_values(A), _row_values(B), None
-    return A, B, None
-
-
-def _pair_tests(kind, S1, S2, masks, half, alpha, max_events, x, xp):
-    """Select events for x -> x' on the first half, count them on the second."""
-    (A1, B1, sums1), (A2, B2, sums2) = S1, S2
-    m1A = m1B = m2A = m2B = None
-    if masks[0] is not None:
-        m1A, m1B = masks[0][:half], masks[0][half:]
-        m2A, m2B = masks[1][:half], masks[1][half:]
-    n_A = half
-    if kind == "sketch":
-        return _sketch_tests(A1, B1, A2, B2, (m1A, m1B, m2A, m2B), alpha, max_events, x, xp)
-    if kind == "bits":
-        # The bits that differ most between x and x' carry the likelihood
-        # ratio of unary encodings; their joint patterns reach the full ε
-        # where single bits only reach part of it (e.g. OUE).
-        diff = np.abs(sums1 - sums2)
-        d = diff.size
-        bits = np.argsort(-diff, kind="stable")[: min(_PATTERN_BITS, d)]
-        nb = bits.size
-        weights = 1 << np.arange(nb)
-
-        def patterns(X, mask):
-            codes = _columns_dense(X, bits) @ weights
-            if mask is not None:
-                codes = codes[mask]
-            return np.bincount(codes, minlength=1 << nb)
-
-        # candidate events as sets of pattern codes
-        all_codes = np.arange(1 << nb)
-        sets, labels = [], []
-        for code in all_codes:
-            sets.append(all_codes == code)
-            vals = [int((code >> t) & 1) for t in range(nb)]
-            labels.append(f"bits {[int(b) for b in bits]} == {tuple(vals)}")
-        for t, b in enumerate(bits):
-            for v in (1, 0):
-                sets.append(((all_codes >> t) & 1) == v)
-                labels.append(f"bit {int(b)} {'set' if v else 'unset'}")
-        S = np.array(sets, dtype=np.int64)
-        cA1, cA2 = S @ patterns(A1, m1A), S @ patterns(A2, m2A)
-        score, _, _ = _log_ratio_bound(cA1, n_A, cA2, n_A, alpha)
-        order = [e for e in np.argsort(-score, kind="stable")[:max_events] if cA1[e] > 0]
-        cB1, cB2 = S @ patterns(B1, m1B), S @ patterns(B2, m2B)
-        return [
-            {"x": x, "xp": xp, "event": labels[e], "count": int(cB1[e]), "count_prime": int(cB2[e])}
-            for e in order
-        ]
-
-    # one value per report (or whole bit vectors): events are single outputs
-    if m1A is not None:
-        A1, B1, A2, B2 = A1[m1A], B1[m1B], A2[m2A], B2[m2B]
-    uniques, codes = _factorize(np.concatenate([A1, A2, B1, B2]))
-    M = len(uniques)
-    sizes = np.cumsum([0, A1.size, A2.size, B1.size, B2.size])
-    cA1, cA2, cB1, cB2 = (
-        np.bincount(codes[sizes[t] : sizes[t + 1]], minlength=M) for t in range(4)
-    )
-    cand = np.flatnonzero(cA1 > 0)
-    if not cand.size:
-        return []
-    score, _, _ = _log_ratio_bound(cA1[cand], n_A, cA2[cand], n_A, alpha)
-    chosen = cand[np.argsort(-score, kind="stable")[:max_events]]
-    out = []
-    for e in chosen:
-        value = uniques[e]
-        if kind == "rows":
-            shown = _describe_report(
-                "bits", np.unpackbits(np.frombuffer(value.tobytes(), dtype=np.uint8))
-            )
-        elif kind == "sketch rows":
-            shown = _describe_report("sketch", np.frombuffer(value.tobytes(), dtype=np.int64))
-        else:
-            shown = _describe_report("outputs", value)
-        label = "output == " + shown
-        out.append(
-            {"x": x, "xp": xp, "event": label, "count": int(cB1[e]), "count_prime": int(cB2[e])}
-        )
-    return out
-
-
-def _sketch_counts(X, mask, n_index):
-    """Counts of the events "index == j and bit b set/unset" (2 h m of them)."""
-    if mask is not None:
-        X = X[mask]
-    j = X[:, 0]
-    one_hot = sp.csr_array(
-        (np.ones(j.size, dtype=np.int64), (j, np.arange(j.size))), shape=(n_index, j.size)
-    )
-    set_ = np.asarray(one_hot @ X[:, 1:], dtype=np.int64)
-    total = np.bincount(j, minlength=n_index)[:, None]
-    return np.concatenate([set_.ravel(), (total - set_).ravel()])
-
-
-def _sketch_tests(A1, B1, A2, B2, masks, alpha, max_events, x, xp):
-    """Sketch rows [index j, bits]: the input shows in bit b only jointly with
-    j (the b-th bucket of the j-th hash), so the events are "index == j and
-    bit b set" (or unset), and the joint "bit b1(j) set and bit b0(j) unset"
-    of the most telling set and unset bits of each index (the two bits in
-    which the vectors of x and x' differ), per index and pooled over all
-    indices; chosen on the first half, counted on the second."""
-    m1A, m1B, m2A, m2B = masks
-    if m1A is not None:
-        A1, B1, A2, B2 = A1[m1A], B1[m1B], A2[m2A], B2[m2B]
-    n_index = int(max(X[:, 0].max(initial=0) for X in (A1, B1, A2, B2))) + 1
-    n_bits = A1.shape[1] - 1
-    n_A = max(A1.shape[0], 1)
-    sA1, sA2 = _sketch_counts(A1, None, n_index), _sketch_counts(A2, None, n_index)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        single, _, _ = _log_ratio_bound(sA1, n_A, sA2, n_A, alpha)
-    single = np.where(sA1 > 0, single, -np.inf).reshape(2, n_index, n_bits)
-    b1, b0 = single[0].argmax(axis=1), single[1].argmax(axis=1)
-
-    def joint(X):
-        j = X[:, 0]
-        rows = np.arange(j.size)
-        hit = (X[rows, 1 + b1[j]] == 1) & (X[rows, 1 + b0[j]] == 0) & (b1[j] != b0[j])
-        per_index = np.bincount(j[hit], minlength=n_index)
-        return np.concatenate([per_index, [per_index.sum()]])
-
-    def counts(X):
-        return np.concatenate([_sketch_counts(X, None, n_index), joint(X)])
-
-    cA1, cA2 = np.concatenate([sA1, joint(A1)]), np.concatenate([sA2, joint(A2)])
-    cand = np.flatnonzero(cA1 > 0)
-    if not cand.size:
-        return []
-    score, _, _ = _log_ratio_bound(cA1[cand], n_A, cA2[cand], n_A, alpha)
-    chosen = cand[np.argsort(-score, kind="stable")[:max_events]]
-    cB1, cB2 = counts(B1), counts(B2)
-    n_single = 2 * n_index * n_bits
-    out = []
-    for e in chosen:
-        if e < n_single:
-            unset, rest = divmod(int(e), n_index * n_bits)
-            j, b = divmod(rest, n_bits)
-            label = f"index == {j} and bit {b} {'unset' if unset else 'set'}"
-        elif e < n_single + n_index:
-            j = int(e) - n_single
-            label = f"index == {j} and bit {int(b1[j])} set and bit {int(b0[j])} unset"
-        else:
-            label = "bit b1(index) set and bit b0(index) unset (pooled over indices)"
-        out.append(
-            {"x": x, "xp": xp, "event": label, "count": int(cB1[e]), "count_prime": int(cB2[e])}
-        )
-    return out
-
-
-def _likelihood_columns(channel, inputs):
-    """Positions of the inputs among the channel's categories (None: unusable)."""
-    if channel is None or not all(
-        hasattr(channel, name) for name in ("encode_reports", "likelihood", "categories")
-    ):
-        return None
-    position = {_key(v): t for t, v in enumerate(np.asarray(channel.categories).tolist())}
-    cols = [position.get(_key(v)) for v in inputs]
-    return None if any(c is None for c in cols) else np.asarray(cols)
-
-
-def _log_likelihoods(channel, kind, R, cols):
-    """(n, len(cols)) log Q(y | x) of each report y for each tested input x
-    (up to a factor of y alone, which cancels in the ratios)."""
-    with np.errstate(divide="ignore"):
-        if kind == "outputs":
-            uniques, inverse = _factorize(R)
-            codes = channel.encode_reports(np.asarray(uniques).reshape(-1, 1))
-            return np.log(np.asarray(channel.likelihood(codes), dtype=float)[:, cols])[inverse]
-        out = np.empty((R.shape[0], cols.size))
-        for start in range(0, R.shape[0], _CHUNK):
-            L = channel.likelihood(channel.encode_reports(R[start : start + _CHUNK]))
-            out[start : start + _CHUNK] = np.log(np.asarray(L, dtype=float)[:, cols])
-        return out
-
-
-def _likelihood_tests(L1, L2, masks, half, alpha, max_events, x, xp):
-    """Events "log Q(y|x)/Q(y|x') >= t": the Neyman-Pearson tests of x vs x',
-    thresholds t chosen on the first half from the values x's reports take."""
-    with np.errstate(invalid="ignore"):
-        s1, s2 = L1[:, x] - L1[:, xp], L2[:, x] - L2[:, xp]
-    # A report neither input can produce (nan) is in no event; ULDP tests
-    # with a non-sensitive x keep the protected outputs only.
-    s1, s2 = np.where(np.isnan(s1), -np.inf, s1), np.where(np.isnan(s2), -np.inf, s2)
-    if masks[0] is not None:
-        s1, s2 = np.where(masks[0], s1, -np.inf), np.where(masks[1], s2, -np.inf)
-    A1, B1, A2, B2 = (np.sort(v) for v in (s1[:half], s1[half:], s2[:half], s2[half:]))
-    cand = np.unique(A1[A1 > -np.inf])
-    if not cand.size:
-        return []
-    if cand.size > _MAX_THRESHOLDS:
-        cand = np.unique(np.quantile(cand, np.linspace(0, 1, _MAX_THRESHOLDS)))
-    # Rounding: ratios equal in exact arithmetic may differ in the last bits.
-    t = cand - 1e-9 * np.maximum(1.0, np.abs(np.where(np.isfinite(cand), cand, 0.0)))
-
-    def count(v):
-        return v.size - np.searchsorted(v, t, side="left")
-
-    cA1, cA2 = count(A1), count(A2)
-    score, _, _ = _log_ratio_bound(cA1, half, cA2, half, alpha)
-    chosen = np.argsort(-score, kind="stable")[:max_events]
-    cB1, cB2 = count(B1), count(B2)
-    return [
-        {
-            "x": x,
-            "xp": xp,
-            "event": f"log Q(y|x)/Q(y|x') >= {cand[e]:.4g}",
-            "count": int(cB1[e]),
-            "count_prime": int(cB2[e]),
-        }
-        for e in chosen
-    ]
-
-
-def _presumed_violations(kind, reports, inputs, sens, half, E, alpha):
-    """Black-box ULDP check: sensitive inputs hitting presumed-invertible outputs.
-
-    Only the first half of the *non-sensitive* inputs' reports decides which
-    outputs are presumed invertible, so every report of the sensitive inputs
-    is an independent check.
-    """
-    finite = np.isfinite(E) & ~np.eye(len(inputs), dtype=bool)
-    non_sensitive = np.flatnonzero(~sens)
-    if not finite.any() or non_sensitive.size < 2:
-        return []
-    eps = float(E[finite].max())
-    sensitive = np.flatnonzero(sens)
-    keys = [_row_keys(kind, reports[t][:half]) for t in non_sensitive] + [
-        _row_keys(kind, reports[t]) for t in sensitive
-    ]
-    uniques, codes = _factorize(np.concatenate(keys))
-    M = len(uniques)
-    sizes = np.cumsum([0] + [k.size for k in keys])
-    counts = [np.bincount(codes[sizes[t] : sizes[t + 1]], minlength=M) for t in range(len(keys))]
-    countsN = np.array(counts[: non_sensitive.size])
-    # A protected output that one non-sensitive input produced c times is
-    # produced by each other one at a rate at least e^-eps as large: none of
-    # them showing it has probability below alpha / M once c passes this.
-    threshold = math.exp(eps) * math.log(max(M, 2) / alpha)
-    presumed = ((countsN > 0).sum(axis=0) == 1) & (countsN.max(axis=0) >= threshold)
-    owner = non_sensitive[np.argmax(countsN, axis=0)]
-    out = []
-    for t, c in zip(sensitive, counts[non_sensitive.size :], strict=True):
-        hit = np.flatnonzero(presumed & (c > 0))
-        if hit.size:
-            value = uniques[hit[0]]
-            out.append(
-                {
-                    "x": inputs[t],
-                    "count": int(c[hit].sum()),
-                    "example": repr(value) if kind == "outputs" else "a bit vector",
-                    "basis": f"presumed invertible (among the non-sensitive "
-                    f"inputs only {inputs[owner[hit[0]]]!r} produced it)",
-                }
-            )
-    return out
+    return bound, claimed, passed

@@ -343,7 +343,7 @@ def _default_pairs(mechanism, channel, domain, *, every):
 def _protected_summaries(channel, mask) -> Callable[[Any], np.ndarray] | None:
     """Which summaries are protected: no non-sensitive value (or bit) in them."""
     categories = np.asarray(channel.categories, dtype=object)
-    if channel.report_format == "bits":
+    if channel.bit_vector_reports:
 
         def no_invertible_bit(S: Any) -> np.ndarray:
             return np.asarray(~np.asarray(S)[:, ~mask].astype(bool).any(axis=1))

@@ -93,7 +93,7 @@ class _PairLikelihood:
 
     def __init__(self, channel_a, codes_a, channel_b, codes_b):
         self.ka, self.kb = channel_a.n_categories, channel_b.n_categories
-        if channel_a.report_format == "categorical" and channel_b.report_format == "categorical":
+        if channel_a.histogram_reports and channel_b.histogram_reports:
             # One-symbol reports: the histogram of output pairs is sufficient.
             pairs = np.column_stack([np.asarray(codes_a, np.int64), np.asarray(codes_b, np.int64)])
             uniq, counts = np.unique(pairs, axis=0, return_counts=True)
@@ -309,4 +309,4 @@ def association_test(
 def _sampled_codes(channel, out):
     # one-symbol samplers return output codes already; bit vectors go
     # through the channel's own encoding (dense or sparse)
-    return channel.encode_reports(out) if channel.report_format == "bits" else out
+    return channel.encode_reports(out) if channel.bit_vector_reports else out

@@ -130,7 +130,7 @@ def two_sample_test(a: ReportStatistics | Any, b: ReportStatistics | Any) -> Two
     na, nb = int(sa.n), int(sb.n)
     if na == 0 or nb == 0:
         raise ValueError("Both uploads need at least one report.")
-    if channel.report_format == "categorical":
+    if channel.histogram_reports:
         return _homogeneity(np.asarray(sa.counts, float), np.asarray(sb.counts, float))
     if isinstance(channel, UnaryEncodingChannel) and not isinstance(
         channel, UtilityOptimizedBlockDesignChannel

@@ -288,7 +288,7 @@ def bernoulli_or_coin(cells, q, rng, buffer=None):
 #: dtype=np.uint8)`` is the top bit of each byte of those 32-bit draws, in
 #: order (numpy's buffered Lemire draw of a uint8 below 2), which
 #: :func:`_fair_coins` reads from ``random_raw`` directly.
-#: tests/test_oue_round.py checks each against ``Generator.integers``.
+#: tests/longitudinal/test_oue_round.py checks each against ``Generator.integers``.
 _HALVES_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "SFC64", "Philox", "AESCounter")
 
 

@@ -1,0 +1,400 @@
+#!/usr/bin/env python
+"""2-D range queries on a real table: HDG and TDG against the alternatives.
+
+On two numeric columns of ``sklearn_uldp.datasets.load_flights`` (the
+327,346 flights with an air time: ``distance`` in miles, public range
+[0, 5000], and ``air_time`` in minutes, [0, 700]), 200 random boxes (each
+side between two uniform points of the column's range), side by side in one
+run, for each budget and repeat (fresh noise each repeat, the methods in
+turn). The error is the mean absolute error of the fractions (MAE).
+
+``independence``
+    The product of the *exact* 1-D fractions (no noise: the error of
+    ignoring the dependence between the columns).
+``16x16 OUE + EM``
+    Every user reports the cell of a 16 x 16 grid with OUE, estimated by EM
+    (the package's default estimate); a box counts each cell in proportion
+    to the part it covers.
+``HDG`` / ``TDG``
+    ``RangeQueryPrivatizer`` (the oracle of least variance per grid) and
+    ``RangeQueryEstimator`` (the unbiased grids, made consistent and
+    non-negative; HDG's response matrices), at the paper's guideline
+    (``granularity="auto"``) and at fixed granularities; HDG also with EM
+    per grid.
+``utility-optimized``
+    ``sensitive_ranges={"distance": [(2500, 5000)], "air_time": [(360, 700)]}``
+    (the transcontinental flights) against LDP at the same granularity.
+
+Two sets of 200 boxes: over the whole ranges, and within the part nobody
+declared sensitive (distance below 2,500 miles and air time below 360
+minutes: boxes whose answer the utility-optimized release may improve).
+
+Two more modes serve the comparison with the authors' research code
+(github YangJianyu-bupt/privmdr, run from a scratch directory outside the
+repository, never committed; see ``docs/marginals.md``):
+
+``--export DIR``
+    Writes the table discretized to 256 codes per column (what that code
+    reads: integers in [0, 256)), 200 random integer boxes and their true
+    answers, as ``DIR/flights_discrete.npz`` (the data only).
+``--discrete DIR``
+    Runs ours on that file (each code as the center of its unit interval,
+    each box [l, r] as [l, r + 1)), for the same queries.
+``--time N``
+    Times ours (privatize + estimate + answer the 200 boxes) at N users
+    drawn from the table with replacement (seeded), in this process, and
+    prints one JSON line; a driver alternates it with the other code's run
+    in fresh processes.
+
+Usage::
+
+    python benchmarks/bench_range_queries.py --repeats 5 --json benchmarks/range_queries.json
+    python benchmarks/bench_range_queries.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+import warnings
+
+import numpy as np
+
+from sklearn_uldp import RAPPOR, EMEstimator
+from sklearn_uldp.datasets import load_flights
+from sklearn_uldp.exceptions import UninformativeEstimateWarning
+from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+
+BOUNDS = {"distance": (0.0, 5000.0), "air_time": (0.0, 700.0)}
+SENSITIVE = {"distance": [(2500.0, 5000.0)], "air_time": [(360.0, 700.0)]}
+DISCRETE = 256
+
+
+def _cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _table():
+    frame = load_flights().numeric.dropna().reset_index(drop=True)
+    return frame[list(BOUNDS)]
+
+
+def _boxes(n_queries, seed, high=None):
+    rng = np.random.default_rng(seed)
+    low = np.array([b[0] for b in BOUNDS.values()])
+    if high is None:
+        high = np.array([b[1] for b in BOUNDS.values()])
+    ends = np.sort(rng.uniform(low, high, size=(n_queries, 2, 2)), axis=1)
+    return [
+        {c: (float(ends[q, 0, j]), float(ends[q, 1, j])) for j, c in enumerate(BOUNDS)}
+        for q in range(n_queries)
+    ]
+
+
+def _truth(values, queries):
+    out = np.empty(len(queries))
+    for i, query in enumerate(queries):
+        inside = np.ones(len(values), dtype=bool)
+        for j, (low, high) in enumerate(query.values()):
+            inside &= (values[:, j] >= low) & (values[:, j] <= high)
+        out[i] = inside.mean()
+    return out
+
+
+def _overlap(low, high, n_bins, lows, highs):
+    edges = low + (high - low) * np.arange(n_bins + 1) / n_bins
+    left = np.maximum(edges[:-1], np.asarray(lows)[:, None])
+    right = np.minimum(edges[1:], np.asarray(highs)[:, None])
+    return np.clip(right - left, 0, None) / np.diff(edges)
+
+
+def _grid_answers(table, queries):
+    g = table.shape[0]
+    weights = [
+        _overlap(*BOUNDS[c], g, [q[c][0] for q in queries], [q[c][1] for q in queries])
+        for c in BOUNDS
+    ]
+    return np.einsum("qi,ij,qj->q", weights[0], table, weights[1])
+
+
+def _independence(values, queries):
+    out = np.empty(len(queries))
+    for i, query in enumerate(queries):
+        product = 1.0
+        for j, (low, high) in enumerate(query.values()):
+            product *= np.mean((values[:, j] >= low) & (values[:, j] <= high))
+        out[i] = product
+    return out
+
+
+def _oue_grid(values, queries, eps, seed, g=16):
+    codes = np.empty((len(values), 2), dtype=np.int64)
+    for j, (low, high) in enumerate(BOUNDS.values()):
+        codes[:, j] = np.clip(np.floor((values[:, j] - low) / (high - low) * g), 0, g - 1)
+    cells = codes[:, 0] * g + codes[:, 1]
+    mech = RAPPOR(eps, theta=0.5, categories=np.arange(g * g), random_state=seed)
+    mech.set_params(packed_output=True).fit()
+    est = EMEstimator(mechanism=mech).fit(mech.transform(cells.reshape(-1, 1)))
+    return _grid_answers(np.asarray(est.distribution_).reshape(g, g), queries)
+
+
+def _ours(frame, queries, eps, seed, **params):
+    estimator = params.pop("estimator", None)
+    priv = RangeQueryPrivatizer(eps, bounds=BOUNDS, random_state=seed, **params)
+    reports = priv.fit_transform(frame)
+    est = RangeQueryEstimator(estimator=estimator).fit(reports)
+    return est.query_many(queries), priv
+
+
+def run(repeats, epsilons, n_queries, seed):
+    frame = _table()
+    values = frame.to_numpy()
+    everywhere = _boxes(n_queries, seed)
+    public = np.array([SENSITIVE[c][0][0] for c in BOUNDS])
+    inside = _boxes(n_queries, seed + 1, high=public)
+    queries = everywhere + inside
+    truth = _truth(values, queries)
+    avoid = list(range(n_queries, 2 * n_queries))
+    methods = {
+        "independence (exact 1-D)": lambda eps, s: _independence(values, queries),
+        "16x16 OUE + EM": lambda eps, s: _oue_grid(values, queries, eps, s),
+        "HDG auto": lambda eps, s: _ours(frame, queries, eps, s),
+        "HDG auto, EM per grid": lambda eps, s: _ours(
+            frame, queries, eps, s, estimator=EMEstimator()
+        ),
+        "HDG (48, 8)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(48, 8)),
+        "HDG (64, 16)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(64, 16)),
+        "TDG auto": lambda eps, s: _ours(frame, queries, eps, s, method="tdg"),
+        "TDG 16": lambda eps, s: _ours(frame, queries, eps, s, method="tdg", granularity=16),
+        "HDG auto, utility-optimized": lambda eps, s: _ours(
+            frame, queries, eps, s, sensitive_ranges=SENSITIVE
+        ),
+        "HDG (64, 16), utility-optimized": lambda eps, s: _ours(
+            frame, queries, eps, s, granularity=(64, 16), sensitive_ranges=SENSITIVE
+        ),
+    }
+    records = []
+    for eps in epsilons:
+        for rep in range(repeats):
+            for name, method in methods.items():
+                t0, c0 = time.perf_counter(), _cpu()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                    out = method(eps, 1000 * rep + 17)
+                wall, cpu = time.perf_counter() - t0, _cpu() - c0
+                answers, priv = out if isinstance(out, tuple) else (out, None)
+                errors = np.abs(answers - truth)
+                record = {
+                    "epsilon": eps,
+                    "repeat": rep,
+                    "method": name,
+                    "mae": float(errors[:n_queries].mean()),
+                    "mae_non_sensitive_boxes": float(errors[avoid].mean()),
+                    "wall": wall,
+                    "cpu": cpu,
+                }
+                if priv is not None:
+                    record["granularity"] = list(priv.granularity_)
+                    record["oracles"] = sorted(set(priv.oracles_))
+                records.append(record)
+                print(
+                    f"eps={eps} rep={rep} {name:30s} MAE {record['mae']:.4f} "
+                    f"(non-sensitive boxes {record['mae_non_sensitive_boxes']:.4f}) "
+                    f"{wall:.1f}s wall {cpu:.1f}s cpu "
+                    + (f"g={record.get('granularity')}" if priv is not None else ""),
+                    flush=True,
+                )
+    return records
+
+
+def summarize(records):
+    import pandas as pd
+
+    frame = pd.DataFrame(records)
+    return (
+        frame.groupby(["epsilon", "method"], sort=False)[["mae", "mae_non_sensitive_boxes"]]
+        .agg(["mean", "std"])
+        .round(4)
+    )
+
+
+# ------------------------------------------------------------------ the anchor's data
+def _discretize(values):
+    codes = np.empty(values.shape, dtype=np.int64)
+    for j, (low, high) in enumerate(BOUNDS.values()):
+        codes[:, j] = np.clip(np.floor((values[:, j] - low) / (high - low) * DISCRETE), 0, 255)
+    return codes
+
+
+def export(directory, n_queries, seed):
+    """The discretized table, integer boxes and their answers (data only)."""
+    codes = _discretize(_table().to_numpy())
+    rng = np.random.default_rng(seed)
+    boxes = np.sort(rng.integers(0, DISCRETE, size=(n_queries, 2, 2)), axis=1)
+    truth = np.array(
+        [
+            np.mean(
+                (codes[:, 0] >= b[0, 0])
+                & (codes[:, 0] <= b[1, 0])
+                & (codes[:, 1] >= b[0, 1])
+                & (codes[:, 1] <= b[1, 1])
+            )
+            for b in boxes
+        ]
+    )
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "flights_discrete.npz")
+    if os.path.exists(path):
+        raise SystemExit(f"{path} exists; remove it or choose another directory.")
+    np.savez(path, codes=codes, boxes=boxes, truth=truth, domain=DISCRETE)
+    print(f"wrote {path}: {len(codes)} rows, {n_queries} boxes")
+
+
+def _discrete_queries(boxes):
+    names = list(BOUNDS)
+    return [{names[j]: (float(b[0, j]), float(b[1, j]) + 1.0) for j in range(2)} for b in boxes]
+
+
+def discrete(directory, repeats, eps, method, granularity="auto"):
+    data = np.load(os.path.join(directory, "flights_discrete.npz"))
+    codes, boxes, truth = data["codes"], data["boxes"], data["truth"]
+    import pandas as pd
+
+    frame = pd.DataFrame(codes + 0.5, columns=list(BOUNDS))
+    queries = _discrete_queries(boxes)
+    bounds = {c: (0.0, float(DISCRETE)) for c in BOUNDS}
+    for rep in range(repeats):
+        priv = RangeQueryPrivatizer(
+            eps, bounds=bounds, method=method, granularity=granularity, random_state=rep
+        )
+        answers = RangeQueryEstimator().fit(priv.fit_transform(frame)).query_many(queries)
+        print(
+            json.dumps(
+                {
+                    "who": "sklearn-uldp",
+                    "method": method,
+                    "epsilon": eps,
+                    "repeat": rep,
+                    "granularity": list(priv.granularity_),
+                    "mae": float(np.abs(answers - truth).mean()),
+                }
+            ),
+            flush=True,
+        )
+
+
+def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False):
+    """Privatize + estimate + answer at n users drawn from the table (one JSON line).
+
+    ``warm``: first privatize and answer 1,000 users (compiles or loads the
+    samplers' compiled kernels), then time the n users.
+    """
+    import pandas as pd
+
+    if directory is None:
+        values = _table().to_numpy()
+        bounds = BOUNDS
+        queries = _boxes(200, seed)
+    else:
+        data = np.load(os.path.join(directory, "flights_discrete.npz"))
+        values = data["codes"] + 0.5
+        bounds = {c: (0.0, float(DISCRETE)) for c in BOUNDS}
+        queries = _discrete_queries(data["boxes"])
+    rows = np.random.default_rng(seed).integers(0, len(values), n)
+    frame = pd.DataFrame(values[rows], columns=list(BOUNDS))
+    if warm:
+        small = RangeQueryPrivatizer(
+            eps, bounds=bounds, method=method, random_state=seed, mechanism=mechanism
+        )
+        RangeQueryEstimator().fit(small.fit_transform(frame.iloc[:1000])).query_many(queries)
+    t0, c0 = time.perf_counter(), _cpu()
+    priv = RangeQueryPrivatizer(
+        eps, bounds=bounds, method=method, random_state=seed, mechanism=mechanism
+    )
+    reports = priv.fit_transform(frame)
+    t1 = time.perf_counter()
+    answers = RangeQueryEstimator().fit(reports).query_many(queries)
+    t2, c2 = time.perf_counter(), _cpu()
+    print(
+        json.dumps(
+            {
+                "who": "sklearn-uldp",
+                "method": method,
+                "oracles": sorted(set(priv.oracles_)),
+                "warm": warm,
+                "n": n,
+                "granularity": list(priv.granularity_),
+                "privatize": t1 - t0,
+                "answer": t2 - t1,
+                "total": t2 - t0,
+                "cpu": c2 - c0,
+                "n_answers": len(answers),
+                "load": os.getloadavg()[0],
+            }
+        ),
+        flush=True,
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", default=None, help="write the records here (not overwritten)")
+    parser.add_argument("--quick", action="store_true", help="one repeat")
+    parser.add_argument("--export", metavar="DIR", default=None)
+    parser.add_argument("--discrete", metavar="DIR", default=None)
+    parser.add_argument("--time", type=int, metavar="N", default=None)
+    parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
+    parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
+    parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
+    parser.add_argument(
+        "--granularity", type=int, nargs="+", default=None, help="g (TDG) or g1 g2 (--discrete)"
+    )
+    args = parser.parse_args()
+    if args.export:
+        export(args.export, args.queries, args.seed)
+        return
+    if args.time:
+        timing(
+            args.time,
+            args.epsilons[0],
+            args.method,
+            args.discrete,
+            args.seed,
+            args.mechanism,
+            args.warm,
+        )
+        return
+    if args.discrete:
+        granularity = "auto"
+        if args.granularity:
+            granularity = (
+                args.granularity[0] if len(args.granularity) == 1 else tuple(args.granularity)
+            )
+        discrete(args.discrete, args.repeats, args.epsilons[0], args.method, granularity)
+        return
+    repeats = 1 if args.quick else args.repeats
+    if args.json and os.path.exists(args.json):
+        raise SystemExit(f"{args.json} exists; remove it or choose another file.")
+    print(f"load average at start: {os.getloadavg()}", flush=True)
+    records = run(repeats, args.epsilons, args.queries, args.seed)
+    print(
+        f"\nMAE, mean and standard deviation over {repeats} repeat(s): {args.queries} boxes "
+        "over the whole ranges, and as many within the non-sensitive part"
+    )
+    print(summarize(records).to_string())
+    print(f"load average at end: {os.getloadavg()}")
+    if args.json:
+        with open(args.json, "x", encoding="utf-8") as fh:
+            json.dump(records, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,619 @@
+"""The users' side of range queries: one grid cell per user (HDG, TDG)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from numbers import Integral, Real
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ..exceptions import PrivacyLeakWarning
+from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
+from ..mechanisms._core import PrivatizerBase, _transform_output
+from ..mechanisms._reports import Reports, attach_channel
+from ..numeric._base import _check_frame_dtypes, check_bounds, warn_clipped
+from ..utils._docstrings import COMMON, fill_doc
+from ..utils._random import transform_generator
+from ..utils._validation import check_epsilon, validate_params_with_hints
+from ._design import MAX_CELLS, choose_oracle
+from ._range_channel import (
+    METHODS,
+    RangeQueryChannel,
+    check_column_ranges,
+    range_grids,
+    sensitive_bins,
+)
+from ._range_design import MAX_G1, choose_granularity
+
+__all__ = ["RangeQueryPrivatizer"]
+
+_PrivT = TypeVar("_PrivT", bound="RangeQueryPrivatizer")
+
+#: epsilon -> the oracles' tables by (cells, sensitive cells) (see
+#: ``choose_oracle``'s ``cache``): deterministic public computations, tens of
+#: milliseconds each, that every fit (searches, repeated collections) would
+#: otherwise redo. Cleared when it grows past _MAX_TABLES.
+_ORACLE_TABLES: dict = {}
+_MAX_TABLES = 512
+
+#: Name keying the seeded stream of the grid assignment (it never reads the
+#: data: no hash of the input enters it).
+ASSIGNMENT_KEY = "(range grid assignment)"
+#: Name keying the seeded stream of the oracles' noise.
+NOISE_KEY = "(range reports)"
+
+_HINTS = {
+    **PARAMETER_HINTS,
+    "bounds": (
+        "Pass {column: (low, high)} (the public range of every numeric column to "
+        "privatize), or 'auto' to learn them from X (which reveals the data's extremes)."
+    ),
+    "method": "Pass 'hdg' (1-D and 2-D grids) or 'tdg' (2-D grids only).",
+    "granularity": (
+        "Pass 'auto' (the paper's guideline), an int g (every grid cuts a column into "
+        "g bins) or a pair (g1, g2): g1 bins for the 1-D grids, g2 per column for "
+        "the 2-D grids, g2 dividing g1."
+    ),
+    "sensitive_ranges": (
+        "Pass None (plain LDP) or {column: [(a, b), ...]} (closed ranges of the "
+        "column's values); columns left out are sensitive in every value."
+    ),
+}
+
+
+@fill_doc(COMMON)
+class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type: ignore[call-arg]
+    """Privatize rows of bounded numbers for range queries: one grid cell per user.
+
+    HDG and TDG (Yang, Wang, Li, Cheng & Su, *Answering Multi-Dimensional
+    Range Queries under Local Differential Privacy*, VLDB 2021). Each column
+    is cut into equal-width bins of its public range. HDG measures a 1-D
+    grid of every column (``g1`` bins) and a 2-D grid of every pair of
+    columns (``g2 x g2`` cells), TDG only the 2-D grids. Each user is
+    assigned one grid uniformly at random, independently of the row, and
+    reports the grid's cell holding the row through the frequency oracle of
+    least variance for the grid's number of cells (k-RR, subset selection,
+    local hashing, ... as :func:`~sklearn_uldp.model_selection.choose_mechanism`
+    ranks them). One report spends ``epsilon``. The collector answers range
+    queries with :class:`~sklearn_uldp.marginals.RangeQueryEstimator`.
+
+    With ``sensitive_ranges``, the release is utility-optimized: a cell is
+    sensitive when, along one of its columns, it meets a sensitive range; a
+    row whose value lies in a sensitive range always falls in a sensitive
+    cell, which keeps epsilon-LDP, and non-sensitive cells may be reported in
+    the clear (uRR, uOUE, uBD, ... over the grid's cells).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        The budget of one report, which is what a user's row spends (> 0).
+    bounds : dict of {str: (float, float)} or "auto", default="auto"
+        Column -> its public range ``(low, high)``; the dict's columns are
+        those privatized (a DataFrame is read by name, an array by position,
+        as ``x0``, ``x1``, ...). Values outside are clipped to the range
+        with a :class:`~sklearn_uldp.exceptions.ClippingWarning`. ``"auto"``
+        privatizes every column of ``X`` within its smallest and largest
+        value, with a :class:`~sklearn_uldp.exceptions.PrivacyLeakWarning`
+        (the bounds are public and should be fixed before collection).
+    method : {"hdg", "tdg"}, default="hdg"
+        ``"hdg"``: 1-D grids of every column and 2-D grids of every pair;
+        ``"tdg"``: 2-D grids only (at least two columns).
+    granularity : "auto", int or (int, int), default="auto"
+        ``"auto"``: the paper's guideline, with the exact variance of each
+        grid's oracle (:func:`~sklearn_uldp.marginals.choose_granularity`);
+        an int g: every grid cuts a column into g bins; ``(g1, g2)``: g1
+        bins for the 1-D grids and g2 per column for the 2-D grids, g2
+        dividing g1 (TDG: ``(None, g2)``).
+    sensitive_ranges : dict of {str: list of (float, float)}, default=None
+        Column -> its sensitive closed ranges ``[(a, b), ...]`` (a single
+        ``(a, b)`` is one range); columns left out are sensitive in every
+        value. None: plain LDP.
+    %(random_state)s
+    mechanism : "auto", str or mechanism, default="auto"
+        The oracle of each grid (see :func:`~sklearn_uldp.marginals.choose_oracle`).
+    n_users : int, default=None
+        The number of users, for ``granularity="auto"`` when fitting without
+        data; by default the number of rows of ``X``.
+
+    Attributes
+    ----------
+    columns_ : list of str
+        The privatized columns, in order.
+    bounds_ : dict of {str: (float, float)}
+    sensitive_ranges_ : dict of {str: tuple of (float, float)} or None
+        Each listed column's ranges, clipped to its bounds.
+    granularity_ : (int or None, int or None)
+        ``(g1, g2)``.
+    grids_ : list of tuple of str
+        The grids, in the order of the reports' ``grid`` index.
+    mechanisms_ : list of BaseMechanism
+        The fitted oracle of each grid (over the codes of its cells).
+    oracles_ : list of str
+    design_ : DataFrame or None
+        With ``granularity="auto"``, the candidates compared and their
+        predicted errors.
+    channel_ : RangeQueryChannel
+        The public spec of the reports.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    See Also
+    --------
+    sklearn_uldp.marginals.RangeQueryEstimator : the collector's side.
+    sklearn_uldp.marginals.MarginalPrivatizer : marginals of categorical columns.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(0, 10, 50_000)
+    >>> df = pd.DataFrame({"x": x, "y": x / 10 + rng.normal(0, 0.05, 50_000)})
+    >>> priv = RangeQueryPrivatizer(2.0, bounds={"x": (0, 10), "y": (-0.5, 1.5)},
+    ...                             random_state=0)
+    >>> reports = priv.fit_transform(df)
+    >>> list(reports.columns), priv.grids_
+    (['grid', 'report'], [('x',), ('y',), ('x', 'y')])
+    >>> est = RangeQueryEstimator().fit(reports)
+    >>> answer = est.query({"x": (2, 5), "y": (0, 0.5)})   # the truth: 0.279
+    >>> bool(abs(answer - 0.279) < 0.03)
+    True
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "bounds": [StrOptions({"auto"}), dict],
+        "method": [StrOptions(set(METHODS))],
+        "granularity": [StrOptions({"auto"}), Interval(Integral, 2, None, closed="left"), tuple],
+        "sensitive_ranges": [dict, None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "mechanism": [StrOptions({"auto"}), str, HasMethods(["fit", "transform"])],
+        "n_users": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        bounds: Any = "auto",
+        method: str = "hdg",
+        granularity: Any = "auto",
+        sensitive_ranges: Mapping[str, Any] | None = None,
+        random_state: Any = None,
+        *,
+        mechanism: Any = "auto",
+        n_users: int | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.method = method
+        self.granularity = granularity
+        self.sensitive_ranges = sensitive_ranges
+        self.random_state = random_state
+        self.mechanism = mechanism
+        self.n_users = n_users
+
+    # ------------------------------------------------------------ fitting
+    def fit(self: _PrivT, X: Any = None, y: object = None) -> _PrivT:
+        """Fix the columns and ranges, choose the granularities and the oracles.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like of shape (n_samples, n_features) or None
+            The table (read for its number of rows with
+            ``granularity="auto"``, and to learn the ranges with
+            ``bounds="auto"``). May be None when ``bounds`` is a dict.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : RangeQueryPrivatizer
+        """
+        validate_params_with_hints(self, _HINTS)
+        epsilon = check_epsilon(self.epsilon)
+        for attr in ("n_features_in_", "feature_names_in_", "design_"):
+            self.__dict__.pop(attr, None)
+        columns, bounds, frame = self._resolve_bounds(X)
+        d = len(columns)
+        if self.method == "tdg" and d < 2:
+            raise ValueError(
+                f"method='tdg' measures pairs of columns; there is {d} column. Use "
+                "method='hdg' for one column."
+            )
+        self.columns_ = columns
+        self.bounds_ = bounds
+        self.sensitive_ranges_ = self._resolve_sensitive(columns, bounds)
+        if frame is not None:
+            self._values(frame, clip=False)  # every value is a finite number
+        n_users = self.n_users
+        if n_users is None and frame is not None:
+            n_users = len(frame)
+        if sum(len(t) for t in _ORACLE_TABLES.values()) > _MAX_TABLES:
+            _ORACLE_TABLES.clear()
+        cache = _ORACLE_TABLES.setdefault(float(epsilon), {})
+        g1, g2 = self._resolve_granularity(d, epsilon, n_users, cache)
+        self.granularity_ = (g1, g2)
+        grids = range_grids(d, self.method)
+        mechanisms, names = [], []
+        for grid in grids:
+            n_bins = g1 if len(grid) == 1 else g2
+            cells = n_bins ** len(grid)
+            if cells > MAX_CELLS:
+                raise ValueError(
+                    f"A grid of {cells} cells is more than {MAX_CELLS}: pass a smaller granularity."
+                )
+            name, mech = choose_oracle(
+                cells, epsilon, self._cell_mask(grid, n_bins), self.mechanism, cache=cache
+            )
+            mechanisms.append(mech)
+            names.append(name)
+        self.grids_ = [tuple(columns[p] for p in grid) for grid in grids]
+        self.mechanisms_ = mechanisms
+        self.oracles_ = names
+        self.channel_ = RangeQueryChannel(
+            columns,
+            [bounds[c] for c in columns],
+            self.method,
+            g1,
+            g2,
+            [m.channel_ for m in mechanisms],
+            None
+            if self.sensitive_ranges_ is None
+            else [self.sensitive_ranges_.get(c) for c in columns],
+        )
+        self._start_random_stream()
+        return self
+
+    def _resolve_granularity(self, d, epsilon, n_users, cache):
+        method, value = self.method, self.granularity
+        if isinstance(value, str):
+            if n_users is None:
+                raise ValueError(
+                    "granularity='auto' chooses the grids from the number of users: "
+                    "fit on the data, or pass n_users (or an explicit granularity)."
+                )
+            g1, g2, self.design_ = choose_granularity(
+                int(n_users), epsilon, d, method, mechanism=self.mechanism, cache=cache
+            )
+            return g1, g2
+        self.design_ = None
+        if isinstance(value, tuple):
+            if len(value) != 2:
+                raise ValueError(
+                    f"granularity must be a pair (g1, g2), got {len(value)} values. "
+                    + _HINTS["granularity"]
+                )
+            g1, g2 = value
+        else:
+            g1 = g2 = value
+        for name, g in (("g1", g1), ("g2", g2)):
+            if g is not None and (
+                isinstance(g, bool) or not isinstance(g, (Integral, np.integer)) or g < 2
+            ):
+                raise ValueError(f"granularity's {name} must be an integer >= 2, got {g!r}.")
+        g1 = None if g1 is None else int(g1)
+        g2 = None if g2 is None else int(g2)
+        if method == "tdg":
+            if isinstance(value, tuple) and g1 is not None:
+                raise ValueError(
+                    "method='tdg' has no 1-D grids: pass granularity=g2 or (None, g2)."
+                )
+            g1 = None
+            if g2 is None:
+                raise ValueError("method='tdg' needs g2, the bins per column of a 2-D grid.")
+            return None, g2
+        if g1 is None:
+            raise ValueError("method='hdg' needs g1, the bins of a 1-D grid.")
+        if g1 > MAX_G1:
+            raise ValueError(
+                f"g1 = {g1} is more than {MAX_G1}: a pair's queries are answered from a "
+                "g1 x g1 matrix. Pass a smaller granularity."
+            )
+        if d < 2:
+            return g1, None
+        if g2 is None:
+            raise ValueError("method='hdg' over several columns needs g2 as well.")
+        if g1 % g2:
+            raise ValueError(
+                f"granularity=({g1}, {g2}): g2 must divide g1 (a 2-D bin is the union of "
+                "g1 / g2 consecutive 1-D bins)."
+            )
+        return g1, g2
+
+    def _cell_mask(self, grid, n_bins):
+        if self.sensitive_ranges_ is None:
+            return None
+        shape = (n_bins,) * len(grid)
+        out = np.zeros(shape, dtype=bool)
+        for axis, p in enumerate(grid):
+            column = self.columns_[p]
+            ranges = self.sensitive_ranges_.get(column)
+            if ranges is None:
+                mask = np.ones(n_bins, dtype=bool)
+            else:
+                low, high = self.bounds_[column]
+                mask = sensitive_bins(ranges, low, high, n_bins)
+            view = [1] * len(shape)
+            view[axis] = n_bins
+            out = out | mask.reshape(view)
+        return out.ravel()
+
+    def _resolve_bounds(self, X):
+        """(columns, {column: (low, high)}, the input as a named frame or None)."""
+        frame = None if X is None else self._frame(X, reset=True)
+        if isinstance(self.bounds, dict):
+            if not self.bounds:
+                raise ValueError("bounds must name at least one column.")
+            bad = [c for c in self.bounds if not isinstance(c, str) or not c]
+            if bad:
+                raise ValueError(
+                    "The columns named by bounds must be non-empty strings (name the "
+                    "columns of an array x0, x1, ...)."
+                )
+            columns = list(self.bounds)
+            bounds = {c: check_bounds(self.bounds[c], name=f"bounds[{c!r}]") for c in columns}
+            if frame is not None:
+                frame = self._by_position(frame, X, columns)
+                absent = [c for c in columns if c not in frame.columns]
+                if absent:
+                    raise KeyError(
+                        f"Columns {absent} of bounds are not in X (its columns: "
+                        f"{list(map(str, frame.columns))[:20]}); an array's columns are "
+                        "named x0, x1, ..."
+                    )
+            else:
+                self.n_features_in_ = len(columns)
+                self.feature_names_in_ = np.asarray(columns, dtype=object)
+            self._fitted_without_data = frame is None
+            return columns, bounds, frame
+        self._fitted_without_data = False
+        if frame is None:
+            raise ValueError(
+                "bounds='auto' learns the ranges from X, so X is required; pass "
+                "bounds={column: (low, high)} to fit without data."
+            )
+        columns = [str(c) for c in frame.columns]
+        if len(set(columns)) != len(columns):
+            raise ValueError("X has two columns with the same name.")
+        self.columns_ = columns
+        values = self._values(frame, clip=False)
+        bounds = {}
+        for j, c in enumerate(columns):
+            low, high = float(values[:, j].min()), float(values[:, j].max())
+            if not low < high:
+                raise ValueError(
+                    f"Column {c!r} holds a single distinct value (n_samples = "
+                    f"{len(frame)}); a range needs two. Pass bounds={{column: (low, high)}}."
+                )
+            bounds[c] = (low, high)
+        warnings.warn(
+            f"bounds='auto' learns the ranges of {columns[:20]} from the private data, "
+            "which reveals their smallest and largest values. Pass the public ranges as "
+            "bounds={column: (low, high)} in a deployment.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return columns, bounds, frame
+
+    def _resolve_sensitive(self, columns, bounds):
+        if self.sensitive_ranges is None:
+            return None
+        unknown = [c for c in self.sensitive_ranges if c not in bounds]
+        if unknown:
+            raise ValueError(
+                f"sensitive_ranges names {len(unknown)} column(s) that are not privatized: "
+                f"{[str(c) for c in unknown][:10]}; its keys must be among {columns[:20]}."
+            )
+        if not self.sensitive_ranges:
+            raise ValueError(
+                "sensitive_ranges is empty, which makes every value of every column "
+                "sensitive: that is plain LDP; pass sensitive_ranges=None."
+            )
+        out = {}
+        for c in columns:
+            if c in self.sensitive_ranges:
+                low, high = bounds[c]
+                out[c] = check_column_ranges(self.sensitive_ranges[c], low, high, c)
+        return out
+
+    # ------------------------------------------------------------ input
+    def _frame(self, X, *, reset):
+        """``X`` as a DataFrame with string column names."""
+        name = type(self).__name__
+        if sp.issparse(X):
+            raise TypeError(
+                f"Sparse input is not supported: {name} privatizes columns of numbers. "
+                "Pass a DataFrame or a dense array."
+            )
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
+        if isinstance(X, pd.DataFrame):
+            if reset:
+                validate_data(self, X, skip_check_array=True, reset=True)
+            for axis, what in ((0, "sample"), (1, "feature")):
+                if X.shape[axis] == 0:
+                    raise ValueError(
+                        f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum "
+                        f"of 1 is required by {name}."
+                    )
+            if not all(isinstance(c, str) for c in X.columns):
+                X = X.set_axis([str(c) for c in X.columns], axis=1)
+            return X
+        options = dict(
+            dtype="numeric",
+            accept_sparse=False,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            ensure_min_features=1,
+        )
+        if not reset and self.__dict__.get("_fitted_without_data", False):
+            arr = check_array(X, input_name="X", estimator=self, **options)
+            if arr.shape[1] != len(self.columns_):
+                raise ValueError(
+                    f"X has {arr.shape[1]} features, but {name} is expecting "
+                    f"{len(self.columns_)} features as input (the declared columns "
+                    f"{self.columns_[:20]}, by position)."
+                )
+        else:
+            arr = validate_data(self, X, reset=reset, **options)
+        return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
+
+    @staticmethod
+    def _by_position(frame, X, columns):
+        """An array's columns named as ``columns`` when it has exactly as many."""
+        if isinstance(X, (pd.DataFrame, pd.Series)) or frame.shape[1] != len(columns):
+            return frame
+        if set(columns) <= set(frame.columns):
+            return frame
+        return frame.set_axis(list(columns), axis=1)
+
+    def _values(self, frame, *, clip=True):
+        """The privatized columns as floats (n, d): finite, clipped to the bounds."""
+        missing = [c for c in self.columns_ if c not in frame.columns]
+        if missing:
+            raise KeyError(
+                f"Columns {missing[:10]} are not in X (its columns: "
+                f"{list(map(str, frame.columns))[:20]}); an array's columns are named "
+                "x0, x1, ..."
+            )
+        sub = frame[self.columns_]
+        if sub.shape[1] != len(self.columns_):
+            raise ValueError("X has several columns with the same name.")
+        _check_frame_dtypes(sub)
+        try:
+            values = sub.to_numpy(dtype=float, copy=True)
+        except (TypeError, ValueError):
+            raise TypeError(
+                "X must hold numbers in the privatized columns; convert them "
+                "(pd.to_numeric) or privatize categories with MarginalPrivatizer."
+            ) from None
+        nan = np.isnan(values)
+        if nan.any():
+            worst = [c for c, k in zip(self.columns_, nan.sum(axis=0), strict=True) if k]
+            raise ValueError(
+                f"X has {int(nan.sum())} missing values (NaN) in the columns {worst[:10]}; "
+                "impute or drop them: a range query counts the users of every row."
+            )
+        inf = np.isinf(values)
+        if inf.any():
+            raise ValueError(
+                f"X contains {int(inf.sum())} infinite values. Replace them (e.g. by the "
+                "bounds) or drop them."
+            )
+        if clip:
+            for j, c in enumerate(self.columns_):
+                low, high = self.bounds_[c]
+                column = values[:, j]
+                below, above = int((column < low).sum()), int((column > high).sum())
+                if below or above:
+                    warn_clipped([(below, above)], (low, high), [c], len(column))
+                    np.clip(column, low, high, out=column)
+        return values
+
+    # ------------------------------------------------------------ transform
+    def transform(self, X: Any) -> Any:
+        """Privatize each row: draw its grid, report the grid's cell holding it.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The table (its privatized columns are read by name, or by
+            position for an array).
+
+        Returns
+        -------
+        reports : DataFrame or Reports of shape (n_samples, 1 + n_words)
+            Integers: the grid's index, then the oracle's report
+            (``get_feature_names_out``); a DataFrame for DataFrame input (or
+            with ``set_output(transform="pandas")``) carrying the spec in
+            ``attrs``, else a :class:`~sklearn_uldp.mechanisms.Reports`
+            array carrying the channel.
+        """
+        check_is_fitted(self, "channel_")
+        frame = self._by_position(self._frame(X, reset=False), X, self.columns_)
+        values = self._values(frame)
+        fine = self.channel_.fine_codes(values)
+        call = self._next_call()
+        # The assignment never reads the data (no hash of the input keys its
+        # seeded stream); the oracles' noise is drawn from a stream of its own.
+        assign_rng = transform_generator(self.random_state, column=ASSIGNMENT_KEY, call=call)
+        assignment = assign_rng.integers(0, self.channel_.n_grids, size=fine.shape[0])
+        # (fine.T: the bins are column-major, hashed without a copy)
+        noise_rng = self._transform_rng(
+            fine.T, self.channel_.fine_bins, column=NOISE_KEY, call=call
+        )
+        reports = self.channel_.sample(fine, noise_rng, assignment=assignment)
+        return self._output(reports, X)
+
+    def _output(self, reports, X):
+        config = self.__dict__.get("_sklearn_output_config", {}).get("transform")
+        if config is None:
+            config = "pandas" if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            if config is None and _transform_output(self) == "pandas":
+                config = "pandas"
+        if config == "pandas":
+            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            frame = pd.DataFrame(
+                reports, columns=self.get_feature_names_out(), index=index, copy=False
+            )
+            return attach_channel(frame, self.channel_)
+        return Reports(reports, self.channel_)
+
+    def set_output(self: _PrivT, *, transform: str | None = None) -> _PrivT:
+        """Set the output container of ``transform``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"}, default=None
+            ``"default"``: :class:`~sklearn_uldp.mechanisms.Reports` (an
+            int64 array carrying the channel); ``"pandas"``: a DataFrame
+            carrying the spec in ``attrs``; None: unchanged (a DataFrame for
+            DataFrame input).
+
+        Returns
+        -------
+        self : RangeQueryPrivatizer
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(
+                "RangeQueryPrivatizer returns numpy or pandas reports, which carry their "
+                f"spec: set_output(transform='default' or 'pandas'), got {transform!r}."
+            )
+        self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the report columns: ``grid``, then ``report`` (or ``report_<w>``).
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self, "channel_")
+        return np.asarray(self.channel_.report_columns(), dtype=object)
+
+    @property
+    def epsilon_spent_(self) -> float:
+        """The budget a user's row spends: ``epsilon``, one report per row."""
+        check_is_fitted(self, "channel_")
+        return float(self.channel_.epsilon)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        tags.transformer_tags.preserves_dtype = []
+        tags.requires_fit = True
+        return tags
