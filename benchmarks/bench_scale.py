@@ -64,6 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _measure import (  # noqa: E402
     RESULT_PREFIX,
     cell_result,
+    compiled_warmup,
     peak_rss_mb,
     run_cell_process,
     timed,
@@ -92,9 +93,10 @@ def cell_memory(k, n, eps, form, estimators):
         "em": su.EMEstimator,
     }
     # compiled loops loaded (or compiled) at their first call: not timed
-    warm = mech.fit(X[:2000]).transform(X[:2000])
-    for name in estimators:
-        makers[name]().fit(warm)
+    with compiled_warmup():
+        warm = mech.fit(X[:2000]).transform(X[:2000])
+        for name in estimators:
+            makers[name]().fit(warm)
     del warm
     base = peak_rss_mb()
     reports, wall, cpu = timed(lambda: mech.fit(X).transform(X))
@@ -116,7 +118,8 @@ def cell_estimation(library, k, n, eps, form):
     mech = su.RAPPOR(eps, theta=0.5, categories=np.arange(k), random_state=0, **kwargs)
     reports = mech.fit_transform(X.reshape(-1, 1))
     if library == "sklearn_uldp":
-        su.EmpiricalEstimator().fit(reports[:1000])  # loaded, not timed
+        with compiled_warmup():
+            su.EmpiricalEstimator().fit(reports[:1000])  # loaded, not timed
         best = None
         for _ in range(3):
             est, wall, cpu = timed(lambda r=reports: su.EmpiricalEstimator().fit(r).distribution_)
@@ -163,7 +166,8 @@ def cell_default(case, ibu=True):
     if case == "rappor-paper":
         mech.set_params(sparse_output=True)
     reports = mech.fit_transform(X.reshape(-1, 1))
-    su.EMEstimator().fit(reports[:2000])  # compiled loops loaded, not timed
+    with compiled_warmup():
+        su.EMEstimator().fit(reports[:2000])  # compiled loops loaded, not timed
     out = {}
     for name, kwargs in (("mle", {"shrinkage": None}), ("default", {})):
         em, wall, cpu = timed(lambda kwargs=kwargs: su.EMEstimator(**kwargs).fit(reports))
@@ -188,7 +192,8 @@ def cell_k_growth(mechanism, k, n):
             return su.RandomizedResponse(1.0, categories=np.arange(k), random_state=0)
         return su.OptimizedLocalHashing(1.0, categories=np.arange(k), random_state=0)
 
-    make().fit(X[:1000]).transform(X[:1000])
+    with compiled_warmup():
+        make().fit(X[:1000]).transform(X[:1000])
     # CPU time of this (one-threaded) process, best of 5: the machine's load
     # inflates it far less than the wall time
     runs = [timed(lambda: make().fit(X).transform(X)) for _ in range(5)]

@@ -87,6 +87,7 @@ from sklearn_uldp import (  # noqa: E402
 )
 from sklearn_uldp.datasets import location_distribution  # noqa: E402
 from sklearn_uldp.estimators import maximize_likelihood  # noqa: E402
+from sklearn_uldp.estimators._em import auto_tol, noisy_df  # noqa: E402
 from sklearn_uldp.estimators._projection import project_to_simplex  # noqa: E402
 from sklearn_uldp.mechanisms import CategoricalChannel, ReportStatistics  # noqa: E402
 
@@ -243,8 +244,21 @@ def est_thr(channel, stats, parts):
     return p
 
 
-def _auto_tol(k, n):
-    return float(np.clip(0.01 * (k - 1) / (2.0 * n), 1e-8, 1e-3))
+#: EM's tolerance: the fraction of the statistical scale df / (2 n) it stops
+#: at (--tol-fraction; None: the package's), and what df counts (--tol-df:
+#: "noisy", the categories of positive null variance minus one, as
+#: EMEstimator(tol="auto") does; "all", k - 1, as it did until 2026-12).
+TOL_FRACTION = [None]
+TOL_DF = ["noisy"]
+
+
+def _auto_tol(k, n, channel=None, stats=None):
+    df = k - 1
+    if TOL_DF[0] == "noisy" and channel is not None:
+        df = noisy_df(channel, stats)
+    if TOL_FRACTION[0] is None:
+        return auto_tol(df, n)
+    return float(np.clip(TOL_FRACTION[0] * max(df, 1) / (2.0 * n), 1e-8, 1e-3))
 
 
 def _mix(p, w=1e-2):
@@ -256,7 +270,7 @@ def est_mle(channel, stats, p_thr):
     p, info = maximize_likelihood(
         lambda q: channel.em_gradient(stats, q),
         _mix(p_thr),
-        tol=_auto_tol(k, stats.n),
+        tol=_auto_tol(k, stats.n, channel, stats),
         restrict=lambda a: channel.restricted_em_gradient(stats, a),
     )
     return p, info
@@ -608,6 +622,20 @@ def main(argv=None):
     ap.add_argument("--estimators", default="emp,thr,proj,mle,sj4,pool4")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
+        "--tol-df",
+        choices=["noisy", "all"],
+        default="noisy",
+        help="what EM's tolerance counts as the statistical scale: the noisy "
+        "categories (the package's rule) or all k - 1 (the rule until 2026-12)",
+    )
+    ap.add_argument(
+        "--tol-fraction",
+        type=float,
+        default=None,
+        help="EM's duality-gap tolerance as a fraction of (k - 1) / (2 n) "
+        "(default: the package's, that of EMEstimator(tol='auto'))",
+    )
+    ap.add_argument(
         "--dump",
         default=None,
         help="directory for per-cell .npz files (emp+thr, MLE, the truth "
@@ -617,6 +645,8 @@ def main(argv=None):
         "--recommended", default="pool4", help="the candidate compared with the best baseline first"
     )
     args = ap.parse_args(argv)
+    TOL_FRACTION[0] = args.tol_fraction
+    TOL_DF[0] = args.tol_df
     if args.quick:
         args.runs = min(args.runs, 5)
         args.mechanisms = "RR,uRR,HR,uRAP"

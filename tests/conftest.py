@@ -3,12 +3,23 @@
 Plain helper functions live in importable modules beside this file
 (``_chisquare``, ``_cli``, ``_channels``, ``_repo``; tests/README.md), so that
 they can be called at import time (parametrization) as well as in tests.
+
+The package runs small inputs through its numpy paths and compiles a numba
+loop only for large ones (``sklearn_uldp.utils._numba.COMPILE_MIN_WORK``).
+The tests use small inputs and are written to exercise the compiled loops
+(the numpy twins are tested by setting each module's ``_KERNEL`` to
+"numpy"), so the threshold is 0 here; tests of the threshold itself set it
+back with ``monkeypatch``.
 """
 
 import os
 
 import pytest
 from hypothesis import settings
+
+from sklearn_uldp.utils import _numba
+
+_numba.COMPILE_MIN_WORK = 0
 
 # CI (CI=true, as .ci/run and most CI services set it) runs the property
 # tests with a fixed seed and no example database: the same inputs on every

@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import StrOptions
 from ..mechanisms._memo import check_rounds
 from ..mechanisms._rappor import RAPPORChannel, _byte_realized
 from ..utils._docstrings import fill_doc
-from ..utils._sampling import bernoulli_matrix, bernoulli_xor
+from ..utils._sampling import bernoulli_or_coin, bernoulli_xor
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import check_channel_categories, check_realizable
 from ._base import (
@@ -235,25 +235,23 @@ def _ue_instantaneous_bits(permanent, kind, q2, rng, columns=None, *, copy=True)
     n = out.shape[0]
     width = out.shape[1] if columns is None else len(columns)
     step = max(1, (1 << 22) // max(width, 1))
-    if kind == "SUE" and columns is None and out.flags.c_contiguous:
-        # Flip in place, one compiled pass per block: the same draws as the
-        # chunks below make (bernoulli_xor draws as bernoulli_matrix does).
-        for lo in range(0, n, step):
-            bernoulli_xor(out[lo : min(n, lo + step)], q2, rng)
-        return out
-    buf = np.empty((min(step, n), width), dtype=np.uint8)
+    # Compiled passes per chunk, in place: bernoulli_xor draws what
+    # bernoulli_matrix draws; bernoulli_or_coin draws that, then the coins.
+    # Both need C-contiguous cells: a chunk of some columns (or of a
+    # non-contiguous array) is copied and written back.
+    buf = np.empty(min(step, n) * width, dtype=np.uint8) if kind == "OUE" else None
     for lo in range(0, n, step):
         hi = min(n, lo + step)
-        flips = bernoulli_matrix((hi - lo, width), q2, rng, out=buf[: hi - lo]).view(np.uint8)
-        block = out[lo:hi] if columns is None else out[lo:hi][:, columns]
+        rows = out[lo:hi] if columns is None else out[lo:hi][:, columns]
+        block = rows if rows.flags.c_contiguous else np.ascontiguousarray(rows)
         if kind == "SUE":
-            np.bitwise_xor(block, flips, out=block)
+            bernoulli_xor(block, q2, rng)
         else:
-            ones = np.flatnonzero(block.reshape(-1))
-            block[...] = flips
-            block.reshape(-1)[ones] = rng.integers(0, 2, size=ones.size, dtype=np.uint8)
+            bernoulli_or_coin(block, q2, rng, buf)
         if columns is not None:
             out[lo:hi, columns] = block
+        elif block is not rows:
+            out[lo:hi] = block
     return out
 
 

@@ -1021,6 +1021,10 @@ def _missing_entries(reports):
     if isinstance(reports, pd.Series):
         reports = reports.to_frame()
     if isinstance(reports, pd.DataFrame):
+        if all(isinstance(t, np.dtype) and t.kind in "biu" for t in reports.dtypes):
+            # numpy integer columns hold no missing value (the sampled rows
+            # of a report table, as sampled_block returns them)
+            return np.zeros((len(reports), reports.shape[1]), dtype=bool), reports
         # Column by column: a frame of nullable columns interleaves slowly.
         columns = [reports.iloc[:, j] for j in range(reports.shape[1])]
         missing = np.column_stack([c.isna().to_numpy() for c in columns])

@@ -78,6 +78,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..utils._bits import pack_rows, packed_to_csr, unpack_rows
+from ..utils._numba import use_compiled
 from ..utils._threads import imap_threads, map_threads, n_threads
 
 try:  # optional: compiled products (several times faster per EM step)
@@ -376,11 +377,11 @@ class _SparseBlock:
     def nbytes(self):
         return self.indptr.nbytes + self.indices.nbytes
 
-    def row_sizes(self):
+    def row_sizes(self, compiled=True):
         return np.diff(self.indptr)
 
-    def em_terms(self, A, b, ones, weights=None, out=None):
-        if _KERNEL == "numba":
+    def em_terms(self, A, b, ones, weights=None, out=None, compiled=True):
+        if compiled and _KERNEL == "numba":
             t = np.zeros(self.n_cols)
             sum_inv, sum_log = _sparse_loop(
                 self.indptr,
@@ -410,8 +411,8 @@ class _SparseBlock:
             log_d *= weights
         return float(inv.sum()), float(log_d.sum()), M.T @ inv
 
-    def row_sums(self, A, b, shared):
-        if _KERNEL == "numba":
+    def row_sums(self, A, b, shared, compiled=True):
+        if compiled and _KERNEL == "numba":
             out = np.empty(self.n_rows)
             _sparse_row_sums(self.indptr, self.indices, b, float(A), out)
             return out
@@ -422,12 +423,12 @@ class _SparseBlock:
         )
         return A + M @ b
 
-    def restrict(self, new_index, columns, scratch=None):
+    def restrict(self, new_index, columns, scratch=None, compiled=True):
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1).
 
         ``scratch``: a ``threading.local`` for the compiled selection's buffer.
         """
-        if _KERNEL == "numba" and scratch is not None:
+        if compiled and _KERNEL == "numba" and scratch is not None:
             # Written to a scratch buffer of the thread (reused from block to
             # block: a new one per block would cost as many page faults as
             # the kernel's work), then copied at its size.
@@ -485,17 +486,17 @@ class _PackedBlock:
     def arrays(self):
         return (self.packed,)
 
-    def row_sizes(self):
-        if _KERNEL == "numba":
+    def row_sizes(self, compiled=True):
+        if compiled and _KERNEL == "numba":
             out = np.empty(self.n_rows, dtype=np.int64)
             _packed_row_sizes(self.packed, _POPCOUNT_BYTES, out)
             return out
         return _POPCOUNT[self.packed].sum(axis=1)
 
-    def em_terms(self, A, b, tables, weights=None, out=None):
+    def em_terms(self, A, b, tables, weights=None, out=None, compiled=True):
         table, offsets = tables
         n_bytes = self.packed.shape[1]
-        if _KERNEL == "numba":
+        if compiled and _KERNEL == "numba":
             acc = np.zeros((n_bytes, 256))
             sum_inv, sum_log = _packed_loop(
                 self.packed,
@@ -530,10 +531,10 @@ class _PackedBlock:
         t = (weight.reshape(n_bytes, 256) @ _BYTE_BITS).ravel()[: self.n_cols]
         return sum_inv, sum_log, t
 
-    def row_sums(self, A, b, tables):
+    def row_sums(self, A, b, tables, compiled=True):
         table, offsets = tables
         out = np.empty(self.n_rows)
-        if _KERNEL == "numba":
+        if compiled and _KERNEL == "numba":
             _packed_row_sums(self.packed, table, float(A), out)
             return out
         flat = table.ravel()
@@ -542,9 +543,9 @@ class _PackedBlock:
             out[lo : lo + step] = A + flat.take(self.packed[lo : lo + step] + offsets).sum(axis=1)
         return out
 
-    def restrict(self, new_index, columns, scratch=None):
+    def restrict(self, new_index, columns, scratch=None, compiled=True):
         """The block on ``columns``; ``new_index`` maps old to new columns (or -1)."""
-        if _KERNEL == "numba":
+        if compiled and _KERNEL == "numba":
             packed = np.zeros((self.n_rows, -(-columns.size // 8)), dtype=np.uint8)
             _packed_select(np.ascontiguousarray(self.packed), columns.astype(np.int64), packed)
             return _PackedBlock(packed, columns.size)
@@ -723,17 +724,18 @@ class _SpilledBlock:
             return _PackedBlock(*arrays, self.n_cols)
         return _SparseBlock(*arrays, self.n_cols, copy=False)
 
-    def row_sizes(self):
-        return self.load().row_sizes()
+    def row_sizes(self, compiled=True):
+        return self.load().row_sizes(compiled)
 
-    def em_terms(self, A, b, shared, weights=None, out=None):
-        return self.load().em_terms(A, b, shared, weights, out)
+    def em_terms(self, A, b, shared, weights=None, out=None, compiled=True):
+        return self.load().em_terms(A, b, shared, weights, out, compiled)
 
-    def row_sums(self, A, b, shared):
-        return self.load().row_sums(A, b, shared)
+    def row_sums(self, A, b, shared, compiled=True):
+        return self.load().row_sums(A, b, shared, compiled)
 
-    def restrict(self, new_index, columns, scratch=None):
-        return _SpilledBlock(self.load().restrict(new_index, columns, scratch), self.directory)
+    def restrict(self, new_index, columns, scratch=None, compiled=True):
+        block = self.load().restrict(new_index, columns, scratch, compiled)
+        return _SpilledBlock(block, self.directory)
 
     def __reduce__(self):
         # Pickles carry the data, and the copy spills again when loaded.
@@ -1086,7 +1088,8 @@ class BitRows:
         blocks = self._all_blocks()
         if not blocks:
             return np.zeros(0, dtype=np.int64)
-        return np.concatenate([block.row_sizes() for block in blocks])
+        compiled = self._compiled()
+        return np.concatenate([block.row_sizes(compiled) for block in blocks])
 
     def row_size_counts(self) -> np.ndarray:
         """How many rows have each number of set bits (index = set bits)."""
@@ -1120,8 +1123,11 @@ class BitRows:
         new_index = np.full(self.n_cols, -1, dtype=np.int32)
         new_index[columns] = np.arange(columns.size, dtype=np.int32)
         scratch = threading.local()  # one buffer per thread, for this call only
+        compiled = self._compiled()
         blocks = _map_blocks(
-            lambda block: block.restrict(new_index, columns, scratch), self._all_blocks(), n_jobs
+            lambda block: block.restrict(new_index, columns, scratch, compiled),
+            self._all_blocks(),
+            n_jobs,
         )
         restricted = BitRows(columns.size, self.density)
         restricted.packed, restricted.block_rows = self.packed, self.block_rows
@@ -1161,7 +1167,8 @@ class BitRows:
             return n / A, n * float(np.log(A)), np.zeros(0)
         store = self.distinct_rows()
         blocks = store._all_blocks()
-        shared = _shared_tables(store, blocks, b)
+        compiled = store._compiled()
+        shared = _shared_tables(store, blocks, b, compiled)
         weights = store._weights
         rows = store.block_rows
         record = self._row_sums_record
@@ -1177,7 +1184,7 @@ class BitRows:
         ]
         n_jobs = _serial_if_small(store, n_jobs)
         terms = _imap_blocks(
-            lambda item: item[0].em_terms(A, b, shared, item[1], item[2]), items, n_jobs
+            lambda item: item[0].em_terms(A, b, shared, item[1], item[2], compiled), items, n_jobs
         )
         result = add_em_terms(terms, self.n_cols)
         if record is not None and D is not None:
@@ -1263,9 +1270,12 @@ class BitRows:
             # symmetric channel): D_i = A + b_0 |y_i|, from the row sizes.
             return float(A) + float(b[0]) * store.row_sizes(), store._weights
         blocks = store._all_blocks()
-        shared = _shared_tables(store, blocks, b)
+        compiled = store._compiled()
+        shared = _shared_tables(store, blocks, b, compiled)
         n_jobs = _serial_if_small(store, n_jobs)
-        parts = list(_imap_blocks(lambda block: block.row_sums(A, b, shared), blocks, n_jobs))
+        parts = list(
+            _imap_blocks(lambda block: block.row_sums(A, b, shared, compiled), blocks, n_jobs)
+        )
         D = np.concatenate(parts) if parts else np.zeros(0)
         return D, store._weights
 
@@ -1278,6 +1288,15 @@ class BitRows:
         state = self.__dict__.copy()
         state["_distinct"] = None  # rebuilt at the first product
         return state
+
+    def _compiled(self) -> bool:
+        """Whether this store's products run the compiled loops: numba is
+        installed and the store holds at least ``COMPILE_MIN_WORK`` words of
+        8 bytes of packed rows (2 MB), below which the numpy products of an
+        EM fit cost less than compiling the loops (see ``utils._numba``).
+        The choice depends on the store's size alone, so its products are
+        the same whatever was compiled before."""
+        return _KERNEL == "numba" and use_compiled(self.n_rows * -(-self.n_cols // 64))
 
     def distinct_rows(self) -> BitRows:
         """The store of the distinct rows, each with its multiplicity.
@@ -1414,13 +1433,13 @@ def _distinct_rows(store):
 _UNIT_DATA = np.ones(0)
 
 
-def _shared_tables(store, blocks, b):
+def _shared_tables(store, blocks, b, compiled=True):
     """What every block's product with ``b`` reads: byte tables for packed
     blocks, else the numpy loop's unit data (None for the compiled loop,
     which needs none: 32 MB allocated and faulted in for nothing)."""
     if store.packed:
         return _byte_tables(b)
-    if _KERNEL == "numba":
+    if compiled and _KERNEL == "numba":
         return None
     return _unit_data(max((blk.nnz for blk in blocks), default=0))
 
@@ -1452,7 +1471,7 @@ def add_em_terms(terms, n_cols):
 
 def _select_packed(rows, columns):
     """Packed rows of the bits ``columns`` of packed ``rows``, in that order."""
-    if _KERNEL == "numba":
+    if _KERNEL == "numba" and use_compiled(rows.shape[0] * -(-columns.size // 64)):
         out = np.zeros((rows.shape[0], -(-columns.size // 8)), dtype=np.uint8)
         _packed_select(np.ascontiguousarray(rows), columns, out)
         return out
@@ -1527,7 +1546,7 @@ class _SegmentRows:
             return 0.0, 0.0, np.zeros(self.n_cols)
         d0, d1, w = self.ends[0], self.ends[-1], self.w
         weights = _NO_WEIGHTS if self._weights is None else self._weights
-        if _KERNEL == "numba":
+        if self._store.distinct_rows()._compiled():
             sum_log = _segment_sum_log(d0, d1, float(w), weights)
         else:
             log_d = np.log((1.0 - w) * d0 + w * d1)

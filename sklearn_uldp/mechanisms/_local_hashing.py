@@ -38,6 +38,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..utils._hashing import _digits, is_prime, linear_hash, linear_hash_table, n_digits
+from ..utils._numba import use_compiled
 from ..utils._sampling import randomized_response_codes
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ._base import BaseMechanism, _BudgetMechanism
@@ -247,7 +248,12 @@ class LocalHashingChannel(CategoricalChannel):
         """``h_seed(code)`` elementwise (the users' hash evaluation)."""
         seeds = np.asarray(seeds, dtype=np.int64)
         codes = np.asarray(codes, dtype=np.int64)
-        if HAVE_NUMBA and self.hash_range > 2 and seeds.ndim == codes.ndim == 1:
+        if (
+            HAVE_NUMBA
+            and use_compiled(seeds.size)  # the same hashes either way
+            and self.hash_range > 2
+            and seeds.ndim == codes.ndim == 1
+        ):
             # One compiled pass over the users, several digits per lookup: a
             # cost per user of a few operations per block of digits, where
             # the (seed, code) table lookup missed the cache (and took its

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..exceptions import ReportMismatchError
 from ..utils._sampling import (
+    narrow_code_dtype,
     randomized_response_codes,
     randomized_response_move_counts,
 )
@@ -40,6 +41,7 @@ from ._channel import (
     sensitive_mask_schema,
 )
 from ._docs import fill_mechanism_doc
+from ._oracle_kernels import report_array
 
 __all__ = [
     "UtilityOptimizedRRChannel",
@@ -82,9 +84,11 @@ class _LabelledOutputsChannel(CategoricalChannel):
             # A run of integers lo..lo+k-1: an addition (or nothing, for
             # 0..k-1: the codes themselves, no copy), not a gather from a
             # table of k labels (which misses the cache from k ~ 10^5 on).
-            if not start:
-                return np.asarray(codes).astype(self.categories.dtype, copy=False)
-            return np.add(codes, start, dtype=self.categories.dtype, casting="unsafe")
+            codes = np.asarray(codes)
+            if not start and codes.dtype == self.categories.dtype:
+                return codes
+            out = report_array(codes.shape, self.categories.dtype)
+            return np.add(codes, start, out=out, dtype=self.categories.dtype, casting="unsafe")
         return self.categories[codes]
 
     def _range_start(self):
@@ -324,13 +328,19 @@ class UtilityOptimizedRRChannel(SensitiveSetMixin, _LabelledOutputsChannel):
         ``np.where`` rather than by boolean-mask gathers, which keeps the hot
         path at a few vectorized passes over n. The two draws are independent.
         """
-        codes = np.asarray(codes, dtype=np.intp)
+        codes = np.asarray(codes)
         n = codes.size
         k = self.n_categories
         S_codes = self._sensitive_codes
         s = S_codes.size
         if s == k:  # k-RR: move to one of the k - 1 other values
-            return randomized_response_codes(codes, k, self.c1, rng)
+            # Output codes of the narrowest type that holds them (a uint8
+            # code a user for k <= 256 instead of 8 bytes), in a report
+            # array mapped without huge-page requests: at 2e7 users the
+            # intp codes were 160 MB a column of fresh memory.
+            out = report_array(n, narrow_code_dtype(k))
+            return randomized_response_codes(codes, k, self.c1, rng, out=out)
+        codes = codes.astype(np.intp, copy=False)
         rank = np.full(k, -1, dtype=np.intp)
         rank[S_codes] = np.arange(s)
         is_s = self._sensitive[codes]
@@ -496,6 +506,29 @@ class RandomizedResponse(_BudgetMechanism):
 
     def _make_channel(self):
         return RandomizedResponseChannel(self.categories_, self.epsilon)
+
+    def _encode(self, column):
+        """Codes of the narrowest unsigned type that holds k (k-RR's sampler
+        takes them as they are): an integer column of a run of integer
+        categories ``lo .. lo + k - 1`` is checked and shifted in one go, as
+        the generic encoder does, without its 8-byte codes."""
+        k = len(self.categories_)
+        cats = self.categories_
+        if (
+            column.dtype.kind in "iu"
+            and cats.dtype.kind in "iu"
+            and 2 <= k <= 1 << 16
+            and column.size
+            and int(cats[-1]) - int(cats[0]) == k - 1
+            and bool((np.diff(cats) == 1).all())
+        ):
+            lo = int(cats[0])
+            if int(column.min()) >= lo and int(column.max()) < lo + k:
+                if lo == 0:
+                    return column.astype(narrow_code_dtype(k))
+                out = np.empty(column.shape, dtype=narrow_code_dtype(k))
+                return np.subtract(column, lo, out=out, casting="unsafe")
+        return super()._encode(column)
 
 
 @fill_mechanism_doc

@@ -31,6 +31,7 @@ from ..utils._bits import (
     unpack_rows,
     write_own_bits,
 )
+from ..utils._numba import use_compiled
 from ..utils._sampling import (
     bernoulli_matrix,
     bernoulli_position_chunks,
@@ -228,7 +229,7 @@ def _count_columns(indices, k):
     Compiled, one pass and no copy (bincount widens int32 input to int64, 8
     bytes a set bit); else bincount in chunks, which bounds that copy.
     """
-    if numba is not None:
+    if use_compiled(indices.size):
         # Halves on two threads (the loop releases the GIL), added after.
         parts = [indices] if indices.size < 1 << 22 else np.array_split(indices, 2)
         counts = [np.zeros(k, dtype=np.int64) for _ in parts]
@@ -248,8 +249,9 @@ def _count_columns(indices, k):
 def _checked_column_sums(bits, n_jobs=None):
     """Column sums of a C-contiguous uint8 matrix and the OR of its bytes, in
     one compiled pass (halves on two threads from 32 MB on); None without
-    numba."""
-    if numba is None or not bits.flags.c_contiguous or bits.dtype != np.uint8:
+    numba or below ``COMPILE_MIN_WORK`` words of 8 bytes (the caller's numpy
+    passes)."""
+    if not use_compiled(bits.size // 8) or not bits.flags.c_contiguous or bits.dtype != np.uint8:
         return None
     n, k = bits.shape
     split = bits.nbytes >= _SPLIT_BYTES and _n_threads(n_jobs) > 1 and n > 1
@@ -285,7 +287,7 @@ def _column_sums(bits):
     into int64 (with numba, one vectorized loop into uint16: faster still).
     """
     n, k = bits.shape
-    if numba is not None and bits.flags.c_contiguous:
+    if use_compiled(bits.size // 8) and bits.flags.c_contiguous:
         sums = np.zeros(k, dtype=np.int64)
         _column_sums_loop(bits, sums)
         return sums
@@ -318,7 +320,7 @@ if numba is not None:
 def _dense_bits_to_csr(bits):
     """CSR array of a dense 0/1 uint8 matrix (faster than scipy's generic path)."""
     n, k = bits.shape
-    if numba is not None:
+    if use_compiled(bits.size // 8):
         # Row sums (uint16 slabs: k < 65536 bits a row fit), then one
         # compiled pass writing the indices: no int64 position per set bit.
         sizes = (
@@ -344,6 +346,8 @@ def _dense_bits_to_csr(bits):
         indptr[lo + 1 : lo + step + 1] += indptr[lo]
         indices.append((flat % k).astype(np.int32))
     indices = np.concatenate(indices) if indices else np.zeros(0, np.int32)
+    if indices.size < np.iinfo(np.int32).max:  # the compiled path's int32 index arrays
+        indptr = indptr.astype(np.int32)
     return sp.csr_array((np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, k))
 
 

@@ -33,6 +33,7 @@ from ..utils._bits import (
     write_own_bits,
 )
 from ..utils._fixes import bitwise_count
+from ..utils._numba import use_compiled
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
@@ -340,6 +341,7 @@ class SubsetSelectionChannel(Channel):
         n_groups = block.shape[0] // 8
         if (
             _KERNEL != "numba"
+            or not use_compiled(block.size // 8)  # small: numpy's passes, no compilation
             or k < 8  # a row within one word: the kernel assumes one boundary a word
             or n_groups == 0
             or block.dtype != np.uint8

@@ -156,6 +156,9 @@ class BandChannel(NumericChannel):
     def n_outputs(self):
         return self.law.cells
 
+    def _grid_run(self):
+        return 0, self.law.cells
+
     @property
     def output_grid(self) -> tuple[float, float]:
         """``(first, step)``: report j is ``first + (j + 0.5) * step`` (column units)."""

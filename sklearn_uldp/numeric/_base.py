@@ -40,6 +40,7 @@ from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hin
 from ..mechanisms._core import PrivatizerBase
 from ..mechanisms._registry import spec_class
 from ..mechanisms._reports import attach_channel
+from ..utils._numba import use_compiled
 from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
 from ..utils._validation import (
     check_epsilon,
@@ -50,6 +51,7 @@ from ..utils._validation import (
     positions,
     validate_params_with_hints,
 )
+from ._kernels import grid_encode
 
 __all__ = [
     "NumericChannel",
@@ -447,10 +449,15 @@ class NumericChannel(Channel):
         # stays in cache (the stream is the one a single draw of n gives).
         buffer = np.empty(min(n, _CHUNK), dtype=np.float64)
         below = above = 0
+        # The compiled pass from COMPILE_MIN_WORK values on (the numpy path
+        # gives the same reports, without compiling a loop for a small column).
+        compiled = use_compiled(n)
         for start in range(0, n, _CHUNK):
             stop = min(n, start + _CHUNK)
             uniforms = rng.random(out=buffer[: stop - start])
-            counts = self._fused(values[start:stop], uniforms, out[start:stop])
+            counts = (
+                self._fused(values[start:stop], uniforms, out[start:stop]) if compiled else None
+            )
             if counts is None:
                 counts = self._numpy_report(values[start:stop], uniforms, out[start:stop])
             below += counts[0]
@@ -467,12 +474,47 @@ class NumericChannel(Channel):
 
     # ------------------------------------------------------------ collector
     def _encode_tolerance(self):
+        cached = self.__dict__.get("_tolerance")
+        if cached is not None:
+            return cached
         values = np.sort(self.output_values())
         gaps = np.diff(values)
         gaps = gaps[gaps > 0]
         span = float(values[-1] - values[0])
         tol = min(0.25 * float(gaps.min()) if gaps.size else span, 1e-6 * span)
-        return max(tol, 8 * np.spacing(max(abs(values[0]), abs(values[-1]))))
+        tol = max(tol, 8 * np.spacing(max(abs(values[0]), abs(values[-1]))))
+        self.__dict__["_tolerance"] = tol
+        return tol
+
+    def _grid_run(self) -> tuple[int, int] | None:
+        """``(offset, count)``: the run of output codes whose reports are
+        evenly spaced (the other codes, at most two, are isolated values), or
+        None (the reports are then looked up in the sorted table).
+
+        The collector computes a report's code on the run by arithmetic and
+        checks it against :meth:`output_values` (``_grid_codes``).
+        """
+        return None
+
+    def _grid_codes(self, values, histogram=False):
+        """The codes (or their histogram) of float reports by the grid
+        arithmetic, or None: no grid run, or some report is not an output
+        (:meth:`encode_reports` then says which)."""
+        run = self._grid_run()
+        if run is None:
+            return None
+        offset, count = run
+        count = count if count >= 2 else 0
+        table = self.output_values()
+        points = self.__dict__.get("_grid_points_codes")
+        if points is None:
+            points = np.setdiff1d(np.arange(table.shape[0]), np.arange(offset, offset + count))
+            self.__dict__["_grid_points_codes"] = points
+        if points.shape[0] > 2:  # the kernel keeps two points' counts in registers
+            return None
+        return grid_encode(
+            values, table, offset, count, points, self._encode_tolerance(), histogram=histogram
+        )
 
     def encode_reports(self, reports):
         """Validate reports and return their output codes.
@@ -482,7 +524,15 @@ class NumericChannel(Channel):
         reads back exactly). Anything else raises
         :class:`~sklearn_uldp.exceptions.ReportMismatchError`.
         """
-        values = _as_float_reports(reports, self)
+        values = _as_float_reports(reports, self, check_finite=False)
+        codes = self._grid_codes(values)
+        if codes is not None:
+            return codes
+        return self._searched_codes(values)
+
+    def _searched_codes(self, values):
+        """The codes of ``values`` through the sorted table, with the errors."""
+        _check_finite_reports(values, self)
         codes = self._nearest_codes(values)
         table = self.output_values()
         bad = ~(np.abs(table[codes] - values) <= self._encode_tolerance())
@@ -496,6 +546,23 @@ class NumericChannel(Channel):
                 "precision), or produced by another mechanism?"
             )
         return codes
+
+    def _statistics_of(self, reports):
+        """``statistics(encode_reports(reports))`` in one pass where it can:
+        the histogram is counted as each code is found, without the array of
+        codes (the same integers, and the same errors)."""
+        cls = type(self)
+        if (
+            self._grid_run() is None
+            or cls.encode_reports is not NumericChannel.encode_reports
+            or cls.statistics is not NumericChannel.statistics
+        ):
+            return self.statistics(self.encode_reports(reports))
+        values = _as_float_reports(reports, self, check_finite=False)
+        counts = self._grid_codes(values, histogram=True)
+        if counts is None:
+            return self.statistics(self._searched_codes(values))
+        return ReportStatistics(self, int(values.shape[0]), counts)
 
     def _nearest_codes(self, values):
         table = self.output_values()
@@ -575,8 +642,9 @@ def _one_dimensional(arr, hint=False):
     return arr
 
 
-def _as_float_reports(reports, channel):
-    """Reports of one column as a 1-D float64 array, with clear errors."""
+def _as_float_reports(reports, channel, check_finite=True):
+    """Reports of one column as a 1-D float64 array, with clear errors
+    (``check_finite=False``: NaN and infinity left to the caller)."""
     reports = _one_report_column(reports)
     if hasattr(reports, "to_numpy"):
         reports = reports.to_numpy()
@@ -589,12 +657,17 @@ def _as_float_reports(reports, channel):
                 f"({describe_values(arr)}). Pass the reports the mechanism returned."
             )
     arr = arr.astype(np.float64, copy=False)
+    if check_finite:
+        _check_finite_reports(arr, channel)
+    return arr
+
+
+def _check_finite_reports(arr, channel):
     if not np.isfinite(arr).all():
         raise ReportMismatchError(
             f"Reports contain NaN or infinity, which {channel!r} cannot produce. "
             "Drop the corrupted reports, or estimate with the mechanism that made them."
         )
-    return arr
 
 
 # ===================================================================== users

@@ -224,6 +224,9 @@ class NumericEstimatorBase(BaseEstimator):
         if rows is not None:  # several attributes per row, reported together
             return rows(X)
         values = pooled_reports(X)
+        one_pass = getattr(channel, "_statistics_of", None)
+        if one_pass is not None:  # the numeric channels: no array of codes
+            return one_pass(values)
         return channel.statistics(channel.encode_reports(values))
 
     def _add(self, stats):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils._numba import HAVE_NUMBA, numba
+from ..utils._numba import HAVE_NUMBA, numba, use_compiled
 
 __all__ = [
     "HAVE_NUMBA",
@@ -32,6 +32,7 @@ __all__ = [
     "one_bit_codes",
     "band_em",
     "fused_reports",
+    "grid_encode",
 ]
 
 
@@ -93,7 +94,7 @@ def band_codes(starts, uniforms, m, length, qc, pc, *, use_numba=True):
     """Output cells of a band sampler (see :func:`_band_code`), as int64."""
     starts = np.ascontiguousarray(starts, dtype=np.float64)
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(starts.shape[0]):
         out = np.empty(starts.shape[0], dtype=np.int64)
         _band_codes_jit(starts, uniforms, float(m), float(length), float(qc), float(pc), out)
         return out
@@ -110,7 +111,7 @@ def two_point_codes(probabilities, uniforms, *, use_numba=True):
     """1 where ``u < p`` (the "+" symbol), else 0, as int64."""
     probabilities = np.ascontiguousarray(probabilities, dtype=np.float64)
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(probabilities.shape[0]):
         out = np.empty(probabilities.shape[0], dtype=np.int64)
         _two_point_jit(probabilities, uniforms, out)
         return out
@@ -136,7 +137,7 @@ def hybrid_codes(starts, plus, uniforms, alpha, m, length, qc, pc, *, use_numba=
     plus = np.ascontiguousarray(plus, dtype=np.float64)
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
     args = (float(alpha), float(m), float(length), float(qc), float(pc))
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(starts.shape[0]):
         out = np.empty(starts.shape[0], dtype=np.int64)
         _hybrid_jit(starts, plus, uniforms, *args, out)
         return out
@@ -182,7 +183,7 @@ def one_bit_codes(grid, plus, sensitive, uniforms, lam, *, use_numba=True):
     uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
     lam = float(lam)
     half_other = (1.0 - lam) / 2.0
-    if HAVE_NUMBA and use_numba:
+    if use_numba and use_compiled(grid.shape[0]):
         out = np.empty(grid.shape[0], dtype=np.int64)
         _one_bit_jit(grid, plus, sensitive, uniforms, lam, half_other, out)
         return out
@@ -297,7 +298,8 @@ def fused_reports(kind, values, uniforms, out, **params):
     """Reports of one column written into ``out``; returns (below, above) counts.
 
     ``kind`` is "band", "duchi" or "hybrid" (see the channels' ``report``);
-    None when numba is not installed (the channel then takes its numpy path).
+    None when numba is not installed (the channel then takes its numpy path,
+    as it does for a column of fewer than ``COMPILE_MIN_WORK`` values).
     """
     if not HAVE_NUMBA:
         return None
@@ -305,6 +307,194 @@ def fused_reports(kind, values, uniforms, out, **params):
     params = {**_FUSED_UNUSED, **params}
     below, above = _fused_jit(_FUSED_KINDS[kind], values, uniforms, **params, out=out)
     return int(below), int(above)
+
+
+# ------------------------------------------ collector: reports -> codes
+# A report is a float in column units; the collector needs its output code.
+# The channels know their alphabet: a run of codes whose reports lie on an
+# evenly spaced grid (the cells of Piecewise and Square Wave, the disclosed
+# grid points of the one-bit channel) and at most two isolated codes
+# (Duchi's two values). The grid code of a report is its offset from the
+# grid's first report over the step, rounded; the table then checks that
+# the report is that code's value to within the tolerance. So the result is
+# the code a search of the sorted table finds (the nearest value) for every
+# report within the tolerance of some code (the tolerance is below a
+# quarter of the smallest gap), and None where a report is within the
+# tolerance of no code. Where two codes' values are that close (the one-bit
+# channel's "-" and its first grid point when the sensitive range starts at
+# the low bound lie a few units in the last place apart), the search takes
+# the nearer; at equal distance the one below the report; of equal values
+# below it the higher code, at or above it the lower code: so does the
+# arithmetic (:func:`_nearer`).
+_BIG = 1e18  # the distance of a code that does not match (codes < 2**53)
+
+
+def _nearer(v, code, t, tol, best, best_d, best_tie):  # pragma: no cover - numba
+    """``(code, distance, tie)`` of the better of ``code`` (report ``t``) and
+    the best so far, for report ``v``, as the search of the sorted table
+    ranks them: the smaller distance (``_BIG`` beyond ``tol``), then the
+    smaller tie key (below ``v``: ``-code - 2**40``, the higher code first;
+    at or above: ``code``)."""
+    d = abs(t - v)
+    d = d if d <= tol else _BIG
+    above = 1.0 * (t >= v)
+    tie = code * (2.0 * above - 1.0) - 1099511627776.0 * (1.0 - above)
+    if d < best_d or (d == best_d and tie < best_tie):
+        return code, d, tie
+    return best, best_d, best_tie
+
+
+def _mixed_code(
+    v, table, origin, inv_step, offset, last, grid, c0, c1, t0, t1, tol
+):  # pragma: no cover - numba
+    """The code of report ``v`` among the grid's candidate (its offset over
+    the step, rounded) and the points ``c0``, ``c1`` (-1 for none), as a
+    float; -1.0 if none is within ``tol``.
+
+    Branch-free where one candidate matches (whether it is the grid's or a
+    point's is random from report to report, and a mispredicted branch per
+    report costs more than this arithmetic); where several do (values a few
+    units in the last place apart), they are ranked as the search would."""
+    j = offset + np.floor(min(max((v - origin) * inv_step, 0.0), last) + 0.5)
+    tg = table[np.int64(j)]
+    mg = grid * (abs(tg - v) <= tol)
+    m0 = (c0 >= 0) * 1.0 * (abs(t0 - v) <= tol)
+    m1 = (c1 >= 0) * 1.0 * (abs(t1 - v) <= tol)
+    matches = mg + m0 + m1
+    if matches > 1.0:
+        code, d, tie = _nearer(v, j, tg, tol, -1.0, _BIG, 0.0)
+        code, d, tie = _nearer(v, 1.0 * c0, t0, tol, code, d, tie)
+        code, d, tie = _nearer(v, 1.0 * c1, t1, tol, code, d, tie)
+        return code
+    return mg * j + m0 * c0 + m1 * c1 + (matches - 1.0)  # -1.0 if none
+
+
+def _grid_codes_loop(
+    values, table, origin, inv_step, offset, count, c0, c1, tol, codes
+):  # pragma: no cover - numba
+    last = max(count - 1.0, 0.0)
+    grid = 1.0 if count > 0 else 0.0
+    t0 = table[max(c0, 0)]
+    t1 = table[max(c1, 0)]
+    bad = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        if not abs(v) <= 1.7976931348623157e308:  # NaN or infinite
+            return i + 1
+        code = _mixed_code(v, table, origin, inv_step, offset, last, grid, c0, c1, t0, t1, tol)
+        bad += code < 0.0
+        codes[i] = np.int64(code)
+    return bad
+
+
+def _grid_histogram_loop(
+    values, table, origin, inv_step, offset, count, c0, c1, tol, counts
+):  # pragma: no cover - numba
+    # Three loops, one per alphabet: two points apart alone (Duchi: the
+    # counts kept in registers; one memory cell incremented report after
+    # report waits for its previous increment), a grid alone (Piecewise,
+    # Square Wave), both (Hybrid, the one-bit channel). ``counts`` has one
+    # spare cell after the codes, for the reports that match none.
+    bad = 0
+    t0 = table[max(c0, 0)]
+    t1 = table[max(c1, 0)]
+    if count == 0 and c0 >= 0 and c1 >= 0 and abs(t0 - t1) > 2.0 * tol:
+        n0 = 0
+        n1 = 0
+        for i in range(values.shape[0]):
+            v = values[i]
+            i0 = np.int64(abs(t0 - v) <= tol)
+            i1 = np.int64(abs(t1 - v) <= tol)
+            n0 += i0
+            n1 += i1
+            bad += 1 - i0 - i1
+        counts[c0] += n0
+        counts[c1] += n1
+        return bad
+    last = max(count - 1.0, 0.0)
+    if count > 0 and c0 < 0 and c1 < 0:
+        for i in range(values.shape[0]):
+            v = values[i]
+            if not abs(v) <= 1.7976931348623157e308:  # NaN or infinite
+                return i + 1
+            j = offset + np.int64(np.floor(min(max((v - origin) * inv_step, 0.0), last) + 0.5))
+            ok = np.int64(abs(table[j] - v) <= tol)
+            bad += 1 - ok
+            counts[j] += ok
+        return bad
+    grid = 1.0 if count > 0 else 0.0
+    spare = 0.0 + table.shape[0]
+    for i in range(values.shape[0]):
+        v = values[i]
+        if not abs(v) <= 1.7976931348623157e308:  # NaN or infinite
+            return i + 1
+        code = _mixed_code(v, table, origin, inv_step, offset, last, grid, c0, c1, t0, t1, tol)
+        bad += code < 0.0
+        counts[np.int64(code if code >= 0.0 else spare)] += 1
+    return bad
+
+
+def _grid_codes_numpy(values, table, origin, inv_step, offset, count, points, tol):
+    """:func:`_mixed_code` over an array (-1 where no code matches)."""
+    code = np.full(values.shape[0], -1.0)
+    best_d = np.full(values.shape[0], _BIG)
+    best_tie = np.zeros(values.shape[0])
+    candidates = []
+    with np.errstate(invalid="ignore"):
+        if count > 0:
+            x = np.minimum(np.maximum((values - origin) * inv_step, 0.0), count - 1.0)
+            j = offset + np.floor(np.nan_to_num(x, nan=0.0) + 0.5)
+            candidates.append((j, table[j.astype(np.int64)]))
+        candidates += [(np.float64(c), table[c]) for c in points]
+        for c, t in candidates:
+            d = np.abs(t - values)
+            d = np.where(d <= tol, d, _BIG)
+            above = 1.0 * (t >= values)
+            tie = c * (2.0 * above - 1.0) - 1099511627776.0 * (1.0 - above)
+            better = (d < best_d) | ((d == best_d) & (tie < best_tie))
+            code = np.where(better, c, code)
+            best_d = np.where(better, d, best_d)
+            best_tie = np.where(better, tie, best_tie)
+    return np.where(best_d < _BIG, code, -1.0)
+
+
+def grid_encode(values, table, offset, count, points, tol, *, histogram=False, use_numba=True):
+    """The output codes of float reports on a grid-plus-points alphabet, or None.
+
+    ``table`` holds every code's report; codes ``offset .. offset + count -
+    1`` are evenly spaced (``count`` 0 or at least 2), ``points`` are the
+    other codes (at most two). Returns the codes (int64), or with
+    ``histogram`` their counts over ``table``'s codes; None if some report
+    is within ``tol`` of no code's (or is not finite): the caller then says
+    which, with its own message.
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    points = np.asarray(points, dtype=np.int64)
+    if points.shape[0] > 2 or count == 1:
+        raise ValueError("grid_encode takes a grid of 0 or >= 2 codes and at most two points.")
+    origin, inv_step = 0.0, 0.0
+    if count >= 2:
+        origin = float(table[offset])
+        inv_step = (count - 1.0) / float(table[offset + count - 1] - table[offset])
+    if use_numba and use_compiled(values.shape[0]):
+        c0, c1 = (points.tolist() + [-1, -1])[:2]
+        args = (origin, inv_step, int(offset), int(count), int(c0), int(c1), float(tol))
+        if histogram:  # one spare cell after the codes (reports that match none)
+            out = np.zeros(table.shape[0] + 1, dtype=np.int64)
+            bad = _grid_histogram_jit(values, table, *args, out)
+            out = out[: table.shape[0]]
+        else:
+            out = np.empty(values.shape[0], dtype=np.int64)
+            bad = _grid_codes_jit(values, table, *args, out)
+        return None if bad else out
+    codes = _grid_codes_numpy(values, table, origin, inv_step, offset, count, points, tol)
+    if (codes < 0).any():
+        return None
+    codes = codes.astype(np.int64)
+    if histogram:
+        return np.bincount(codes, minlength=table.shape[0]).astype(np.int64)
+    return codes
 
 
 # -------------------------------------------- EM through the band transition
@@ -428,10 +618,14 @@ def _band_em_loop(
 
 
 def band_em(operator, counts, theta, *, smoothing, tol, max_iter):
-    """EM / EMS through a ``BandTransition`` with the compiled loop (numba), or None."""
-    if not HAVE_NUMBA:
-        return None
+    """EM / EMS through a ``BandTransition`` with the compiled loop (numba), or None.
+
+    None also below ``COMPILE_MIN_WORK`` reports: the numpy EM then costs
+    less than compiling the loop (whatever n, a fraction of a second).
+    """
     h = np.ascontiguousarray(counts, dtype=np.float64)
+    if not use_compiled(h.sum()):
+        return None
     theta = np.array(theta, dtype=np.float64)
     it, converged, ll = _band_em_jit(
         h,
@@ -483,3 +677,11 @@ if numba is not None:
     _two_point_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_two_point_loop)
     _hybrid_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_hybrid_loop)
     _one_bit_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_one_bit_loop)
+    _nearer = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(_nearer)
+    _mixed_code = numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")(
+        _mixed_code
+    )
+    _grid_codes_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(_grid_codes_loop)
+    _grid_histogram_jit = numba.njit(nogil=True, cache=True, error_model="numpy")(
+        _grid_histogram_loop
+    )

@@ -360,9 +360,10 @@ def _moments(values, counts, n):
         return {"mean": float(v[0]), "std": 0.0, "n": int(n), "skewness": np.inf}
     mean = float(np.dot(c, v) / n)
     dev = v - mean
-    m2 = float(np.dot(c, dev**2))
+    dev2 = dev * dev
+    m2 = float(np.dot(c, dev2))
     var = m2 / (n - 1) if n > 1 else 0.0
-    m3 = float(np.dot(c, dev**3)) / n
+    m3 = float(np.dot(c, dev2 * dev)) / n  # (dev**3 calls pow: 100x slower)
     pop_var = m2 / n
     skew = m3 / pop_var**1.5 if pop_var > 0 else np.inf
     out = {"mean": mean, "std": math.sqrt(var), "n": int(n), "skewness": skew}

@@ -288,6 +288,9 @@ class HybridChannel(NumericChannel):
     def n_outputs(self):
         return self.piecewise.n_outputs + 2
 
+    def _grid_run(self):
+        return 0, self.piecewise.n_outputs  # then Duchi's two values
+
     def _output_values(self):
         return np.concatenate([self.piecewise.output_values(), self.duchi.output_values()])
 

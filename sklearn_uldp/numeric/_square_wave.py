@@ -219,6 +219,9 @@ class BandTransition:
             self._locate(in_edges, self.group, self.n_output_bins, cells),
             self._locate(in_edges + length, self.group, self.n_output_bins, cells),
         ]
+        # The numpy path's plans: both point sets of a product in one gather.
+        self._fwd_plan = self._gather_plan(self._fwd, self.n_bins)
+        self._adj_plan = self._gather_plan(self._adj, self.n_output_bins)
 
     @staticmethod
     def _locate(points, step, n, end):
@@ -231,31 +234,47 @@ class BandTransition:
         return index, offset, below, beyond, excess
 
     @staticmethod
-    def _antiderivative(values, step, located):
+    def _gather_plan(located, n):
+        """Two located point sets as one gather (index, offset, offset^2 / 2)
+        into the antiderivatives extended by one piece: a point beyond the
+        end reads piece ``n`` (the end values, a zero value) at its excess,
+        a point below 0 reads piece 0 at offset 0 (zeros). The same floats as
+        evaluating the two sets apart, cases and all (+ 0.0 changes none)."""
+        index, offset = [], []
+        for at, off, below, beyond, excess in located:
+            index.append(np.where(beyond, n, at))
+            offset.append(np.where(beyond, excess, np.where(below, 0.0, off)))
+        index, offset = np.concatenate(index), np.concatenate(offset)
+        return index, offset, 0.5 * offset * offset, located[0][0].shape[0]
+
+    @staticmethod
+    def _antiderivative(values, step, plan):
         """The second antiderivative of a piecewise-constant function (pieces of
-        width ``step`` holding ``values``, 0 before the first) at located points."""
-        index, offset, below, beyond, excess = located
-        first = np.concatenate([[0.0], np.cumsum(values)]) * step  # at piece starts
-        second = np.concatenate(
-            [[0.0], np.cumsum(first[:-1] * step + values * (0.5 * step * step))]
-        )
-        out = second[index] + first[index] * offset + values[index] * (0.5 * offset * offset)
-        out = np.where(beyond, second[-1] + first[-1] * excess, out)
-        return np.where(below, 0.0, out)
+        width ``step`` holding ``values``, 0 before the first) at the planned
+        points (see ``_gather_plan``): two arrays, one per point set."""
+        index, offset, half_square, split = plan
+        n = values.shape[0]
+        first = np.zeros(n + 1)  # at piece starts
+        np.cumsum(values, out=first[1:])
+        first *= step
+        second = np.zeros(n + 1)
+        np.cumsum(first[:-1] * step + values * (0.5 * step * step), out=second[1:])
+        padded = np.zeros(n + 1)
+        padded[:n] = values
+        out = second[index] + first[index] * offset + padded[index] * half_square
+        return out[:split], out[split:]
 
     def forward(self, theta):
         """Probabilities of the output bins, ``Q @ theta``."""
         density = np.asarray(theta, dtype=float) / self.width
-        top = self._antiderivative(density, self.width, self._fwd[0])
-        low = self._antiderivative(density, self.width, self._fwd[1])
+        top, low = self._antiderivative(density, self.width, self._fwd_plan)
         band = np.diff(top) - np.diff(low)
         return self.qc * self.group * float(np.sum(theta)) + (self.pc - self.qc) * band
 
     def adjoint(self, v):
         """``Q.T @ v``."""
         v = np.asarray(v, dtype=float)
-        upper = self._antiderivative(v, self.group, self._adj[1])
-        lower = self._antiderivative(v, self.group, self._adj[0])
+        lower, upper = self._antiderivative(v, self.group, self._adj_plan)
         band = (np.diff(upper) - np.diff(lower)) / self.width
         return self.qc * self.group * float(np.sum(v)) + (self.pc - self.qc) * band
 

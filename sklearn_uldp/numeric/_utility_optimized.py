@@ -254,6 +254,9 @@ class UtilityOptimizedOneBitChannel(NumericChannel):
     def n_outputs(self):
         return GRID_CELLS + 3
 
+    def _grid_run(self):
+        return 2, GRID_CELLS + 1  # after "-" and "+": the disclosure grid
+
     def _grid_points(self):
         return -1.0 + np.arange(GRID_CELLS + 1) * (2.0 / GRID_CELLS)
 

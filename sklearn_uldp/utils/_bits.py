@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import numba
+from ._numba import numba, use_compiled
 from ._threads import map_threads
 
 __all__ = [
@@ -196,7 +196,7 @@ def column_counts(rows: np.ndarray, n_jobs: int | None = None) -> np.ndarray:
     counts = np.zeros(8 * n_bytes, dtype=np.int64)
     if n == 0 or n_bytes == 0:
         return counts
-    if _KERNEL != "numba":
+    if _KERNEL != "numba" or not use_compiled(rows.size // 8):
         step = max(1, _NUMPY_CELLS // (8 * n_bytes))
         for lo in range(0, n, step):
             bits = np.unpackbits(rows[lo : lo + step], axis=1, bitorder="little")
@@ -256,7 +256,7 @@ def masked_row_counts(rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     out = np.zeros(rows.shape[0], dtype=np.int64)
     if not positions.size or not rows.shape[0]:
         return out
-    if _KERNEL == "numba":
+    if _KERNEL == "numba" and use_compiled(rows.shape[0] * positions.size // 64):
         _masked_row_counts(rows, positions.astype(np.int64), mask[positions], out)
         return out
     step = max(1, _NUMPY_CELLS // max(1, positions.size))
@@ -273,7 +273,7 @@ def packed_to_csr(rows: np.ndarray, n_bits: int) -> tuple[np.ndarray, np.ndarray
     sizes = masked_row_counts(rows, full)
     indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])
-    if _KERNEL == "numba":
+    if _KERNEL == "numba" and use_compiled(rows.size // 8):
         indices = np.empty(int(indptr[-1]), dtype=np.int64)
         _fill_csr(rows, indptr, indices)
         return indptr, indices
@@ -402,6 +402,9 @@ def bernoulli_packed(out, q, rng, *, mask=None, codes=None, own=None):
     mask = _NO_MASK if mask is None else np.asarray(mask, dtype=np.uint8)
     if m == 0:
         return out
+    # (Not by size, as the other loops here: the compiled sampler draws other
+    # random words than the numpy one, and the path must not change a seeded
+    # output.)
     if q <= 0.0 or q >= 1.0 or _KERNEL != "numba":
         step = max(1, _NUMPY_CELLS // (8 * n_bytes))
         for lo in range(0, m, step):
@@ -455,7 +458,7 @@ def set_packed_bits(out, positions, s, s_codes=None):
     """
     positions = np.asarray(positions, dtype=np.int64)
     mapped = _NO_CODES if s_codes is None else np.asarray(s_codes, dtype=np.int64)
-    if _KERNEL == "numba":
+    if _KERNEL == "numba" and use_compiled(positions.size):
         _set_positions(out, positions, int(s), mapped)
         return
     rows, cols = np.divmod(positions, int(s))

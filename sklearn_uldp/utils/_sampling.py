@@ -5,14 +5,16 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-from ._numba import numba  # compiled passes (k-RR codes, bernoulli_xor); same output in numpy
+from ._numba import numba, use_compiled  # compiled passes; the same output in numpy
 
 __all__ = [
     "bernoulli_matrix",
     "bernoulli_xor",
+    "bernoulli_or_coin",
     "bernoulli_positions",
     "bernoulli_position_chunks",
     "randomized_response_codes",
+    "narrow_code_dtype",
     "unary_sparse_rows",
 ]
 
@@ -144,7 +146,8 @@ def bernoulli_xor(cells, q, rng):
         return cells
     scaled = q * 256.0
     threshold = int(np.floor(scaled))
-    ties = np.empty(_TIE_CAPACITY, dtype=np.int64) if numba is not None else None
+    compiled = numba is not None and use_compiled(size // 8)  # the same draws either way
+    ties = np.empty(_TIE_CAPACITY, dtype=np.int64) if compiled else None
     for lo in range(0, size, _BYTE_BLOCK):
         hi = min(size, lo + _BYTE_BLOCK)
         raw = rng.bit_generator.random_raw((hi - lo + 7) // 8)
@@ -200,6 +203,174 @@ def _xor_below_kernel(block, raw, threshold, ties):  # pragma: no cover - compil
 
 if numba is not None:
     _xor_below_kernel = numba.njit(nogil=True, cache=True)(_xor_below_kernel)
+
+
+def bernoulli_or_coin(cells, q, rng, buffer=None):
+    """The optimized-unary round, in place: a 1 cell becomes a fair coin, a 0
+    cell a Bernoulli(q) draw.
+
+    The draws are exactly those of ``flips = bernoulli_matrix(cells.shape,
+    q, rng)`` followed by ``coins = rng.integers(0, 2, size=ones,
+    dtype=np.uint8)`` (``ones`` the number of 1 cells), and the result is
+    ``flips`` with the 1 cells' positions, in row-major order, replaced by
+    ``coins``: what ``cells[...] = flips; cells.reshape(-1)[ones_at] = coins``
+    gives, without the list of positions (one compiled pass after the
+    draws, numpy's passes without numba).
+
+    Parameters
+    ----------
+    cells : C-contiguous ndarray of uint8 (0/1)
+    q : float in [0, 1]
+    rng : numpy.random.Generator
+    buffer : C-contiguous ndarray of uint8 of at least ``cells.size``, default=None
+        Scratch space (reused across calls) for the flips where they are
+        drawn as a matrix (without numba, or q below 1/256).
+
+    Returns
+    -------
+    cells : the same array
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.utils._sampling import bernoulli_matrix, bernoulli_or_coin
+    >>> cells = np.array([[1, 0, 0, 1, 0]], dtype=np.uint8)
+    >>> rng = np.random.default_rng(0)
+    >>> flips = bernoulli_matrix(cells.shape, 0.2, rng).view(np.uint8)
+    >>> flips[cells == 1] = rng.integers(0, 2, size=2, dtype=np.uint8)
+    >>> bool((bernoulli_or_coin(cells, 0.2, np.random.default_rng(0)) == flips).all())
+    True
+    """
+    if not cells.flags.c_contiguous or cells.dtype != np.uint8:
+        raise ValueError("bernoulli_or_coin needs a C-contiguous uint8 array of cells.")
+    flat = cells.reshape(-1)
+    size = flat.size
+    scaled = q * 256.0
+    threshold = int(np.floor(scaled)) if 0.0 < q < 1.0 else 0
+    if numba is None or threshold < 1 or not use_compiled(size // 8):
+        if buffer is None:
+            buffer = np.empty(size, dtype=np.uint8)
+        draws = buffer.reshape(-1)[:size]
+        # numpy, or q outside [1/256, 1): the flips drawn as bernoulli_matrix
+        # draws them, then the coins at the 1 cells' positions
+        ones = np.flatnonzero(flat)
+        bernoulli_matrix(flat.shape, q, rng, out=draws)
+        flat[:] = draws
+        flat[ones] = rng.integers(0, 2, size=ones.size, dtype=np.uint8)
+        return cells
+    # The random bytes block by block, as bernoulli_matrix draws them; each
+    # tie (byte == threshold) is decided by its uniform at once (the next
+    # draws of the stream) and its byte replaced by threshold - 1 (a one) or
+    # 255 (a zero), so that afterwards ``byte < threshold`` is the draw.
+    # The blocks' bytes are kept as drawn (no copy) until the coins are.
+    ties = np.empty(_TIE_CAPACITY, dtype=np.int64)
+    blocks = []
+    for lo in range(0, size, _BYTE_BLOCK):
+        hi = min(size, lo + _BYTE_BLOCK)
+        raw = rng.bit_generator.random_raw((hi - lo + 7) // 8)
+        byte = raw.view(np.uint8)[: hi - lo]
+        count = _tie_kernel(raw, hi - lo, threshold, ties)
+        where = ties[:count] if count <= _TIE_CAPACITY else np.flatnonzero(byte == threshold)
+        if where.size:
+            ones = rng.random(where.size) < (scaled - threshold)
+            byte[where] = np.where(ones, threshold - 1, 255)
+        blocks.append((lo, hi, byte))
+    coins = _fair_coins(rng, int(np.count_nonzero(flat)))
+    used = 0
+    for lo, hi, byte in blocks:
+        used = _or_coin_kernel(flat[lo:hi], byte, threshold, coins, used)
+    return cells
+
+
+#: Bit generators whose 32-bit draws are the halves of their 64-bit words,
+#: the low half first and the high half kept in the state for the next
+#: ("has_uint32", "uinteger"): for them ``Generator.integers(0, 2, size=n,
+#: dtype=np.uint8)`` is the top bit of each byte of those 32-bit draws, in
+#: order (numpy's buffered Lemire draw of a uint8 below 2), which
+#: :func:`_fair_coins` reads from ``random_raw`` directly.
+#: tests/longitudinal/test_oue_round.py checks each against ``Generator.integers``.
+_HALVES_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "SFC64", "Philox", "AESCounter")
+
+
+def _fair_coins(rng, n):
+    """The ``n`` fair coins ``rng.integers(0, 2, size=n, dtype=np.uint8)``
+    draws (0/1 bytes), and one spare 0 after them (a compiled loop may read
+    one past the last)."""
+    bit_generator = rng.bit_generator
+    cls = type(bit_generator)
+    known = cls.__name__ in _HALVES_BIT_GENERATORS and cls.__module__.split(".")[0] in (
+        "numpy",
+        "randomgen",
+    )
+    coins = np.zeros(n + 1, dtype=np.uint8)
+    if not known or n == 0:
+        coins[:n] = rng.integers(0, 2, size=n, dtype=np.uint8)
+        return coins
+    state = bit_generator.state
+    need = (n + 3) // 4  # 32-bit draws
+    words = np.empty(need, dtype="<u4")
+    start = 0
+    if state["has_uint32"]:
+        words[0] = state["uinteger"]
+        start, need = 1, need - 1
+    n64 = (need + 1) // 2
+    if n64:
+        raw = bit_generator.random_raw(n64)
+        halves = np.empty(2 * n64, dtype="<u4")
+        halves[0::2] = raw & np.uint64(0xFFFFFFFF)
+        halves[1::2] = raw >> np.uint64(32)
+        words[start:] = halves[:need]
+    if start or n64:  # the state as n 8-bit draws leave it
+        state = bit_generator.state  # after random_raw
+        state["has_uint32"] = int(need % 2)
+        if n64:
+            state["uinteger"] = int(raw[-1] >> np.uint64(32))
+        bit_generator.state = state
+    np.right_shift(words.view(np.uint8)[:n], 7, out=coins[:n])
+    return coins
+
+
+def _tie_kernel(raw, n, threshold, ties):  # pragma: no cover - compiled by numba
+    """The indices of the bytes equal to ``threshold`` among the first ``n``
+    bytes of ``raw`` (64-bit words), in order, up to the capacity of
+    ``ties``; returns their number (see :func:`_xor_below_kernel`)."""
+    byte = raw.view(np.uint8)
+    t = np.uint8(threshold)
+    ones = np.uint64(0x0101010101010101)
+    highs = np.uint64(0x8080808080808080)
+    pattern = np.uint64(threshold) * ones
+    capacity = ties.size
+    count = 0
+    for w in range((n + 7) // 8):
+        x = raw[w] ^ pattern
+        if (x - ones) & ~x & highs:
+            for i in range(8 * w, min(n, 8 * w + 8)):
+                if byte[i] == t:
+                    if count < capacity:
+                        ties[count] = i
+                    count += 1
+    return count
+
+
+def _or_coin_kernel(cells, draws, threshold, coins, used):  # pragma: no cover - numba
+    """``cells[i] = coins[c] if cells[i] else draws[i] < threshold``, c
+    counting the 1 cells from ``used`` on; returns the coins used after
+    these cells (numba; integer arithmetic, not a select, which numba
+    compiles to a branch here: the 1 cells fall at random, and a
+    mispredicted branch per cell costs more)."""
+    c = used
+    t = np.uint8(threshold)
+    for i in range(cells.size):
+        one = np.int64(cells[i])
+        below = np.int64(draws[i] < t)
+        cells[i] = np.uint8(below + one * (np.int64(coins[c]) - below))
+        c += one
+    return c
+
+
+if numba is not None:
+    _tie_kernel = numba.njit(nogil=True, cache=True)(_tie_kernel)
+    _or_coin_kernel = numba.njit(nogil=True, cache=True)(_or_coin_kernel)
 
 
 def bernoulli_positions(length, q, rng):
@@ -362,7 +533,24 @@ def _gap_table(q):
     return table
 
 
-def randomized_response_codes(codes, k, keep_prob, rng):
+def narrow_code_dtype(k):
+    """The narrowest unsigned type that holds the codes ``0 .. k - 1`` (uint8
+    up to k = 256, uint16 up to 65,536), else intp.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._sampling import narrow_code_dtype
+    >>> [narrow_code_dtype(k).__name__ for k in (2, 256, 257, 70_000)]
+    ['uint8', 'uint8', 'uint16', 'int64']
+    """
+    if k <= 1 << 8:
+        return np.uint8
+    if k <= 1 << 16:
+        return np.uint16
+    return np.intp
+
+
+def randomized_response_codes(codes, k, keep_prob, rng, *, out=None):
     """k-ary randomized response of codes in 0..k-1, from one uniform per user.
 
     Each code is kept with probability ``keep_prob`` and otherwise replaced by
@@ -390,24 +578,31 @@ def randomized_response_codes(codes, k, keep_prob, rng):
 
     Parameters
     ----------
-    codes : ndarray of intp of shape (n,)
-        Codes in 0..k-1.
+    codes : ndarray of integers of shape (n,)
+        Codes in 0..k-1 (intp, or a narrower unsigned type that holds k).
     k : int
     keep_prob : float in [0, 1]
     rng : numpy.random.Generator
+    out : ndarray of integers of shape (n,), default=None
+        Where to write the codes (any integer type that holds k - 1, e.g.
+        uint8 for k <= 256: an eighth of the memory of intp codes); a new
+        intp array by default. The codes are the same whatever the types.
 
     Returns
     -------
-    out : ndarray of intp of shape (n,)
+    out : ndarray of shape (n,)
     """
-    codes = np.asarray(codes, dtype=np.intp)
+    codes = np.asarray(codes)
+    if codes.dtype.kind not in "iu":
+        codes = codes.astype(np.intp)
     n = codes.size
-    out = np.empty(n, dtype=np.intp)
+    if out is None:
+        out = np.empty(n, dtype=np.intp)
     if k < 2 or keep_prob >= 1.0:
         out[:] = codes
         return out
     scale = (k - 1) / (1.0 - keep_prob)
-    if _KERNEL == "numba":
+    if _KERNEL == "numba" and use_compiled(n):  # the same codes either way
         u = np.empty(min(_USER_CHUNK, n))
         for lo in range(0, n, _USER_CHUNK):
             hi = min(n, lo + _USER_CHUNK)
@@ -427,10 +622,14 @@ def randomized_response_codes(codes, k, keep_prob, rng):
     keep = np.empty(m, dtype=bool)
     skip = np.empty(m, dtype=bool)
     diff = np.empty(m, dtype=np.intp) if blend else None
+    # The arithmetic below runs on intp (the kept users' truncated values are
+    # negative): into ``out`` directly when it is intp, else through a buffer.
+    wide = None if out.dtype == np.intp else np.empty(m, dtype=np.intp)
     for lo in range(0, n, _USER_CHUNK):
         hi = min(n, lo + _USER_CHUNK)
         uu, kk, ss = u[: hi - lo], keep[: hi - lo], skip[: hi - lo]
-        o, c = out[lo:hi], codes[lo:hi]
+        o = out[lo:hi] if wide is None else wide[: hi - lo]
+        c = codes[lo:hi]
         rng.random(out=uu)
         np.less(uu, keep_prob, out=kk)
         uu -= keep_prob
@@ -450,6 +649,8 @@ def randomized_response_codes(codes, k, keep_prob, rng):
             o += d
         else:
             np.copyto(o, c, where=kk)
+        if wide is not None:
+            out[lo:hi] = o
     return out
 
 

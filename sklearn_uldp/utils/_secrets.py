@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._numba import numba  # the compiled kernel (same output as the numpy rounds)
+from ._numba import numba, use_compiled  # compiled kernels (same output as the numpy rounds)
 from ._threads import map_threads
 
 __all__ = [
@@ -376,12 +376,22 @@ if numba is not None:
     _cells_kernel = numba.njit(nogil=True, cache=True)(_cells_kernel)
 
 
+def _stream_work(n, n_blocks):
+    """The work of ``n`` users' keystreams for ``use_compiled``: 4 a block
+    (and the subkey's block). The numpy rounds take about 1.2 us a user and
+    block; below ``COMPILE_MIN_WORK`` (32,768 users of one block) they cost
+    less than compiling the kernels (several seconds), and give the same
+    words."""
+    return 4 * n * (n_blocks + 1)
+
+
 def _keystream(keys, ctx, values, first_blocks, n_blocks, *, compiled=None):
-    """(n, 16 * n_blocks) uint32 keystream words (compiled when available)."""
+    """(n, 16 * n_blocks) uint32 keystream words (compiled when available and
+    the batch is large enough: :func:`_stream_work`)."""
     n = keys.shape[0]
     first_blocks = np.ascontiguousarray(first_blocks, dtype=np.uint32)
     if compiled is None:
-        compiled = numba is not None
+        compiled = numba is not None and use_compiled(_stream_work(n, n_blocks))
     if not n or not n_blocks:
         return np.zeros((n, 16 * n_blocks), dtype=np.uint32)
     if compiled:
@@ -1101,14 +1111,17 @@ _CELL_CHUNK = 1 << 15
 def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
     """The cells of a chunk of users (see :func:`prf_bernoulli`)."""
     n, m = out.shape
-    if n and m and numba is not None and _LITTLE_ENDIAN:
+    compiled = numba is not None and use_compiled(_stream_work(n, -(-m // 64)))
+    if n and m and compiled and _LITTLE_ENDIAN:
         if _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
             return
-    stream = _keystream(keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64))
+    stream = _keystream(
+        keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64), compiled=compiled
+    )
     raw = stream.astype("<u4", copy=False).view(np.uint8)[:, :m]
     row_index = np.arange(n)[:, None]
     marked_bytes = raw[row_index, marked]
-    if n and m and numba is not None:
+    if n and m and compiled:
         # Ties: one cell in 256 of those with live ties; the capacity holds
         # many standard deviations more (else the numpy pass below).
         expected = float(live.mean()) * n * m / 256.0
