@@ -45,7 +45,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..utils._typing import ArrayLike
-from ..utils._validation import check_epsilon
+from ..utils._validation import check_epsilon, check_list_shape
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, require_items
 from ._oracle import KeyedLocalHashing, check_hash_range
@@ -109,6 +109,14 @@ class UtilityOptimizedProtocol(_Protocol):
             )
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
+        if isinstance(sensitive, (str, bytes)) or not hasattr(sensitive, "__iter__"):
+            # list("abc") would be the items a, b, c (a spec read from a file
+            # may hold a string where the list belongs).
+            raise ValueError(
+                f"sensitive must be a list of items, got a {type(sensitive).__name__}; "
+                "e.g. sensitive=['flu', 'hiv']."
+            )
+        check_list_shape(sensitive, name="sensitive", what="items", example="['flu', 'hiv']")
         items = list(sensitive)
         if not items:
             raise ValueError(

@@ -31,6 +31,7 @@ from ..utils._validation import (
     as_label_array,
     bool_mismatch_hint,
     check_categories,
+    check_list_shape,
     check_sensitive,
     check_theta,
     encode_labels,
@@ -385,6 +386,14 @@ class PersonalizedMechanism(_BudgetMechanism):
             raise ValueError(
                 f"Categories {reserved[:5]} start with {BOT_PREFIX!r}, which is "
                 "reserved for the bot labels of the semantic tags. Rename them."
+            )
+        if self.sensitive is not None:
+            # before np.size, which flattens [[]] and fails on ragged lists
+            check_list_shape(
+                self.sensitive,
+                name="sensitive",
+                what="categories (or a boolean mask over them)",
+                example="['a', 'b']",
             )
         if self.sensitive is None or (
             not callable(self.sensitive) and np.size(self.sensitive) == 0

@@ -22,6 +22,7 @@ __all__ = [
     "check_theta",
     "check_categories",
     "check_sensitive",
+    "check_list_shape",
     "check_sensitive_mask",
     "check_channel_categories",
     "check_realizable",
@@ -529,6 +530,90 @@ def _check_hashable(values: np.ndarray, name: str) -> None:
         )
 
 
+def check_list_shape(values: Any, *, name: str, what: str, example: str, max_ndim: int = 1) -> None:
+    """Refuse a list nested deeper than ``max_ndim`` (e.g. ``[["a"]]`` for a list of values).
+
+    numpy would flatten ``[["a"]]`` silently (``ravel``) or fail with its own
+    "inhomogeneous shape" on a ragged list; every parameter that holds a list of
+    values (the sensitive categories, items, ranges) is checked by this one rule
+    so that all mechanisms refuse the same shapes with the same message. The
+    message gives the shape, never the values.
+
+    Parameters
+    ----------
+    values : object
+        The parameter as the user gave it (strings and bytes are scalars).
+    name : str
+        The parameter's name, for the message.
+    what : str
+        What one entry is, plural (``"categories"``, ``"items"``).
+    example : str
+        A valid value of the parameter, for the message.
+    max_ndim : int, default=1
+        1 for a list of values, 2 for a list of pairs (ranges).
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is nested deeper than ``max_ndim``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import check_list_shape
+    >>> check_list_shape(["a", "b"], name="sensitive", what="categories", example="['a']")
+    >>> check_list_shape([["a"]], name="sensitive", what="categories", example="['a']")
+    Traceback (most recent call last):
+    ...
+    ValueError: sensitive must be a flat list of categories (one-dimensional), ...
+    """
+    if isinstance(values, (str, bytes)) or callable(values):
+        return
+    if isinstance(values, (set, frozenset)):
+        values = list(values)
+    depth = _nesting_depth(values, max_ndim + 1)
+    if depth <= max_ndim:
+        return
+    try:
+        shape = f"shape {np.shape(values)}"
+    except (ValueError, TypeError, UnicodeError):
+        shape = "a ragged nesting (lists of different lengths)"
+    flat = "one-dimensional" if max_ndim == 1 else f"at most {_DIMS[max_ndim]}-dimensional"
+    kind = "a flat list of" if max_ndim == 1 else "a list of"
+    raise ValueError(
+        f"{name} must be {kind} {what} ({flat}), got {shape}: it nests lists "
+        f"{'in lists' if max_ndim == 1 else 'one level too deep'}. Remove the extra "
+        f"level of brackets, e.g. {name}={example}."
+    )
+
+
+_DIMS = {2: "two", 3: "three"}
+# Sets and dicts inside a list are not a dimension: _check_hashable refuses
+# them as values that cannot be categories.
+_SEQUENCES = (list, tuple, np.ndarray, pd.Series, pd.Index)
+
+
+def _nesting_depth(values: Any, limit: int) -> int:
+    """How deep ``values`` nests sequences (0: a scalar), counted up to ``limit``.
+
+    Unlike ``np.ndim`` it also measures ragged lists (``[1, [2, 3]]``: 2),
+    which numpy refuses, and does not read strings as sequences.
+    """
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        return values.ndim
+    if not isinstance(values, _SEQUENCES):
+        return 0
+    # An object array nests its own dimensions, then whatever its entries hold.
+    outer = values.ndim if isinstance(values, np.ndarray) else 1
+    if limit <= outer:
+        return outer
+    inner = 0
+    for v in values.ravel() if isinstance(values, np.ndarray) else values:
+        inner = max(inner, _nesting_depth(v, limit - outer))
+        if inner >= limit - outer:
+            break
+    return outer + inner
+
+
 def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive") -> np.ndarray:
     """Resolve ``sensitive`` into a boolean mask over ``categories``.
 
@@ -557,6 +642,12 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
         elif isinstance(sensitive, (set, frozenset)):
             # A set of values (the order of X_S does not matter).
             sensitive = list(sensitive)
+        check_list_shape(
+            sensitive,
+            name=name,
+            what="categories (or a boolean mask over them)",
+            example="['a', 'b']",
+        )
         values = np.asarray(sensitive, dtype=object).ravel()
         _check_hashable(values, name)
         if values.size == k and all(isinstance(v, (bool, np.bool_)) for v in values):
@@ -565,15 +656,17 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
             positions = encode_labels(values, np.asarray(categories), strict_bools=True)
             unknown = values[positions < 0]
             if unknown.size:
+                # Counts only: a sensitive value may itself be private.
                 raise ValueError(
-                    f"{name} holds values that are not categories: "
-                    f"{unknown.tolist()[:10]}. Sensitive values must be part of "
-                    "the domain; add them to `categories` or fix their spelling."
+                    f"{name} holds {unknown.size} value(s) that are not categories "
+                    f"(of {len(values)}). Sensitive values must be part of the "
+                    "domain; add them to `categories` or fix their spelling."
                 )
             if len(set(positions.tolist())) != len(positions):
+                n_repeated = len(positions) - len(set(positions.tolist()))
                 raise ValueError(
-                    f"{name} lists a category more than once: "
-                    f"{values.tolist()[:10]}. List each sensitive category once."
+                    f"{name} lists a category more than once ({n_repeated} "
+                    "repetition(s)). List each sensitive category once."
                 )
             mask = np.zeros(k, dtype=bool)
             mask[positions] = True
@@ -630,7 +723,8 @@ def check_sensitive_mask(
     if isinstance(sensitive, (str, bytes)) or np.ndim(sensitive) != 1:
         raise ValueError(
             f"{name} must be a one-dimensional boolean mask over the "
-            f"{n_categories} categories, got {sensitive!r:.80}."
+            f"{n_categories} categories, got a {type(sensitive).__name__} of shape "
+            f"{_ndim_shape(sensitive)[1]}."
         )
     arr = np.asarray(sensitive)
     if arr.dtype != bool:
@@ -639,7 +733,8 @@ def check_sensitive_mask(
         if bad:
             raise TypeError(
                 f"{name} must hold booleans (true/false), one per category; got "
-                f"{bad[:5]!r}. A spec stores the mask, aligned with categories."
+                f"{len(bad)} other value(s) (e.g. a {type(bad[0]).__name__}). A spec "
+                "stores the mask, aligned with categories."
             )
         arr = values.astype(bool)
     if arr.shape != (n_categories,):
