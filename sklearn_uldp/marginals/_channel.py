@@ -713,7 +713,7 @@ def _check_marginals(marginals, columns):
     for j, m in enumerate(marginals):
         if isinstance(m, (str, bytes)) or not isinstance(m, (list, tuple)) or not m:
             raise ValueError(f"Marginal {j} must be a non-empty list of column names.")
-        unknown = [c for c in m if c not in position]
+        unknown = [c for c in m if not isinstance(c, str) or c not in position]
         if unknown:
             raise ValueError(f"Marginal {j} names {len(unknown)} column(s) that are not columns.")
         pos = [position[c] for c in m]

@@ -23,6 +23,7 @@ __all__ = [
     "check_categories",
     "check_sensitive",
     "check_list_shape",
+    "real_to_float",
     "check_sensitive_mask",
     "check_channel_categories",
     "check_realizable",
@@ -209,6 +210,19 @@ def validate_params_with_hints(estimator, hints):
             raise InvalidParameterError(f"{exc} {hints[name]}") from None
 
 
+def real_to_float(value: numbers.Real) -> float:
+    """``float(value)``, with an integer too large for a float read as +-inf.
+
+    ``float(10**400)`` raises OverflowError; a budget, a probability or a
+    bound that large is refused (or capped) by the caller's own check of an
+    infinite value, with its own message.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = False) -> float:
     """Validate a privacy budget and return it as a float.
 
@@ -222,7 +236,7 @@ def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = Fals
             f"{name} must be a positive real number (the privacy budget), "
             f"got {epsilon!r} of type {type(epsilon).__name__}."
         )
-    epsilon = float(epsilon)
+    epsilon = real_to_float(epsilon)
     if math.isnan(epsilon):
         raise ValueError(f"{name} is NaN; pass a positive privacy budget such as 1.0.")
     if math.isinf(epsilon) and not allow_inf:
@@ -245,7 +259,7 @@ def check_theta(theta, name="theta"):
             f"{name} must be a real number in (0, 1), got {theta!r} of type "
             f"{type(theta).__name__}. Pass e.g. theta=0.5 (OUE)."
         )
-    theta = float(theta)
+    theta = real_to_float(theta)
     if not (0.0 < theta < 1.0):  # also False for NaN
         raise ValueError(
             f"{name} must lie strictly between 0 and 1, got {theta}. It is the "
@@ -720,11 +734,14 @@ def check_sensitive_mask(
     ValueError
         If the mask has the wrong length or marks no category sensitive.
     """
-    if isinstance(sensitive, (str, bytes)) or np.ndim(sensitive) != 1:
+    # _nesting_depth, not np.ndim: a ragged list (a tampered spec) is refused
+    # here, not by numpy's "inhomogeneous shape".
+    if isinstance(sensitive, (str, bytes)) or _nesting_depth(sensitive, 2) != 1:
         raise ValueError(
             f"{name} must be a one-dimensional boolean mask over the "
             f"{n_categories} categories, got a {type(sensitive).__name__} of shape "
-            f"{_ndim_shape(sensitive)[1]}."
+            f"{_ndim_shape(sensitive)[1]}. Give one true/false per category, e.g. "
+            "[true, false, false]."
         )
     arr = np.asarray(sensitive)
     if arr.dtype != bool:
