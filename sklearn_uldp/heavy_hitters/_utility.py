@@ -270,14 +270,16 @@ class UtilityOptimizedProtocol(_Protocol):
         )
         se_s = np.sqrt(var_s + collisions)
         null_s = np.sqrt(share / g * (1 - share / g) / n) / self.oracle.gap
+        # No protected report (share 0, e.g. no sensitive item among few users
+        # at a large epsilon): every sensitive estimate is exactly 0 and
+        # carries no evidence, so its z-score is 0, not 0 / 0.
+        score_s = p_s / null_s if null_s > 0 else np.zeros_like(p_s)
         frame = pd.DataFrame(
             {
                 "item": list(clear.index) + list(self.normalized(self.sensitive)),
                 "frequency": np.concatenate([p_ns, p_s]),
                 "std_error": np.concatenate([se_ns, se_s]),
-                "score": np.concatenate(
-                    [np.full(p_ns.size, np.inf), p_s / null_s if null_s > 0 else p_s * np.nan]
-                ),
+                "score": np.concatenate([np.full(p_ns.size, np.inf), score_s]),
                 "sensitive": np.r_[np.zeros(p_ns.size, bool), np.ones(p_s.size, bool)],
             }
         )
