@@ -606,6 +606,16 @@ def _numeric_values(X, estimator, *, reset, copy=True):
     if X is None:
         raise ValueError("X is required.")
     check_in_memory(X, type(estimator).__name__)
+    # scikit-learn's own errors for a scalar or a 1-D container it does not
+    # reshape quote the values ("array=[...]"): these are handled here.
+    if np.isscalar(X) or (isinstance(X, np.ndarray) and X.ndim == 0):
+        raise ValueError(
+            f"X must be a column of numbers (one row per user), got a single value "
+            f"({type(X).__name__}). Pass a list or 1-D array of values, or a 2-D array "
+            "with one column per attribute."
+        )
+    if isinstance(X, (pd.Index, pd.api.extensions.ExtensionArray)):
+        X = X.to_numpy()  # one column of values, as a Series is
     if isinstance(X, (list, tuple)) and not any(
         isinstance(v, (list, tuple, np.ndarray)) for v in X
     ):
