@@ -118,6 +118,13 @@ class UtilityOptimizedProtocol(_Protocol):
             )
         check_list_shape(sensitive, name="sensitive", what="items", example="['flu', 'hiv']")
         items = list(sensitive)
+        # dicts and sets are not items (nested lists were refused above)
+        odd = [type(v).__name__ for v in items if isinstance(v, (dict, set, frozenset))]
+        if odd:
+            raise TypeError(
+                f"sensitive holds {len(odd)} entries that are not items (a {odd[0]}): an "
+                "item is one string, bytes or integer."
+            )
         if not items:
             raise ValueError(
                 "sensitive is empty: pass the list of sensitive items (with none, use "

@@ -45,7 +45,7 @@ from ..mechanisms._channel import (
     _hashable,
 )
 from ..mechanisms._reports import PackedReports
-from ..utils._validation import check_channel_categories
+from ..utils._validation import check_channel_categories, safe_ndim
 
 __all__ = ["MarginalChannel", "MarginalStatistics", "MAX_MATRIX_CELLS"]
 
@@ -694,7 +694,7 @@ def _check_domains(domains, columns):
         )
     out = []
     for name, domain in zip(columns, domains, strict=True):
-        if isinstance(domain, (str, bytes, Mapping)) or np.ndim(domain) != 1:
+        if isinstance(domain, (str, bytes, Mapping)) or safe_ndim(domain) != 1:
             raise ValueError(f"The domain of column {name!r} must be a flat list of values.")
         try:
             out.append(check_channel_categories(domain))
@@ -741,7 +741,7 @@ def _check_column_masks(sensitive, columns, sizes):
         )
     out = []
     for name, mask, k in zip(columns, sensitive, sizes, strict=True):
-        values = np.asarray(mask, dtype=object).ravel() if np.ndim(mask) == 1 else None
+        values = np.asarray(mask, dtype=object).ravel() if safe_ndim(mask) == 1 else None
         if values is None or values.size != k:
             raise ValueError(
                 f"The sensitive mask of column {name!r} must have one entry per value ({k})."

@@ -47,6 +47,7 @@ from ..utils._validation import (
     describe_values,
     non_numeric_error,
     positions,
+    safe_ndim,
     validate_params_with_hints,
 )
 
@@ -121,8 +122,9 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
             f"{name} must be a pair (low, high) of real numbers, got {bounds!r}. "
             f"{NUMERIC_PARAMETER_HINTS['bounds']}"
         )
-    values = list(np.asarray(bounds, dtype=object).ravel()) if np.ndim(bounds) else []
-    if len(values) != 2 or np.ndim(bounds) != 1:
+    ndim = safe_ndim(bounds)  # a ragged pair ([[0], 10], a tampered spec) is 2-D
+    values = list(np.asarray(bounds, dtype=object).ravel()) if ndim == 1 else []
+    if len(values) != 2 or ndim != 1:
         raise ValueError(
             f"{name} must be a pair (low, high), got {bounds!r}. "
             f"{NUMERIC_PARAMETER_HINTS['bounds']}"

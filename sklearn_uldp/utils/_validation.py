@@ -24,6 +24,7 @@ __all__ = [
     "check_sensitive",
     "check_list_shape",
     "real_to_float",
+    "safe_ndim",
     "check_sensitive_mask",
     "check_channel_categories",
     "check_realizable",
@@ -477,6 +478,21 @@ def check_categories(categories: Any) -> np.ndarray:
             "once (remove the repeated values)."
         )
     return cats
+
+
+def safe_ndim(values: Any) -> int:
+    """``np.ndim(values)``, also for a ragged list (2: nested), which numpy refuses.
+
+    For checks of parameters and specs: ``np.ndim([[0], 0])`` raises numpy's
+    "inhomogeneous shape" before the caller can say what is wrong.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import safe_ndim
+    >>> safe_ndim([0, 1]), safe_ndim([[0], 1]), safe_ndim(3.0)
+    (1, 2, 0)
+    """
+    return int(_ndim_shape(values)[0])
 
 
 def _ndim_shape(values):
