@@ -831,6 +831,19 @@ def realized_probability(p):
     return float(out) if out.ndim == 0 else out
 
 
+def _probabilities_at(probabilities_at, epsilon):
+    """The sampler's probabilities at ``epsilon``; NaN where its formula fails.
+
+    At an extreme budget (epsilon = 1e-300) a formula may divide by a value
+    that underflowed to 0: that budget is not realizable, which
+    :func:`check_realizable` says in its own words.
+    """
+    try:
+        return probabilities_at(epsilon)
+    except (ZeroDivisionError, OverflowError):
+        return [math.nan]
+
+
 def _realizable(epsilon, probabilities):
     p = np.asarray(probabilities, dtype=float)
     if not np.isfinite(p).all():
@@ -854,7 +867,7 @@ def usable_epsilon_range(probabilities_at):
     (low, high) : tuple of float, or None if no budget is usable.
     """
     grid = np.geomspace(1e-14, 1e4, 361)
-    ok = np.array([_realizable(e, probabilities_at(e))[0] for e in grid])
+    ok = np.array([_realizable(e, _probabilities_at(probabilities_at, e))[0] for e in grid])
     if not ok.any():
         return None
     first, last = np.flatnonzero(ok)[[0, -1]]
@@ -862,7 +875,7 @@ def usable_epsilon_range(probabilities_at):
     def edge(good, bad):
         for _ in range(60):  # bisection on a log scale
             mid = math.sqrt(good * bad)
-            if _realizable(mid, probabilities_at(mid))[0]:
+            if _realizable(mid, _probabilities_at(probabilities_at, mid))[0]:
                 good = mid
             else:
                 bad = mid
@@ -908,7 +921,7 @@ def check_realizable(epsilon, probabilities_at, *, what):
     ValueError
         Saying which budgets this channel can realize, and why.
     """
-    ok, p_min = _realizable(epsilon, probabilities_at(epsilon))
+    ok, p_min = _realizable(epsilon, _probabilities_at(probabilities_at, epsilon))
     if ok:
         return
     span = usable_epsilon_range(probabilities_at)

@@ -278,3 +278,17 @@ def test_fuzz_tampered_specs_give_package_errors(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_fuzz_tampered_specs_give_package_errors_full_budget(name):
     _fuzz(name, 600)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("budget", [1e-300, 10**400, -(10**400)])
+def test_extreme_budgets_give_package_errors(name, budget):
+    # found by the fuzz: 1e-300 divided by an underflowed tanh (numeric
+    # channels), 10**400 escaped as OverflowError
+    spec = valid_spec(name)
+    fields = [k for k in spec if k.startswith("epsilon")] or ["epsilon"]
+    for field in fields:
+        tampered = {**spec, field: budget}
+        if field not in spec:
+            tampered.pop(field)
+        check_outcome(tampered, "dict")
