@@ -838,8 +838,11 @@ def _probabilities_at(probabilities_at, epsilon):
     that underflowed to 0: that budget is not realizable, which
     :func:`check_realizable` says in its own words.
     """
+    # Overflowing exponentials at the large budgets of the search grid give
+    # non-finite probabilities, which are unrealizable: no numpy warning.
     try:
-        return probabilities_at(epsilon)
+        with np.errstate(all="ignore"):
+            return probabilities_at(epsilon)
     except (ZeroDivisionError, OverflowError):
         return [math.nan]
 

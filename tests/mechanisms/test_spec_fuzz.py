@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -233,7 +234,9 @@ def _load(spec, via):
 
 def check_outcome(spec, via):
     try:
-        with np.errstate(all="ignore"):
+        # numpy's floating-point warnings must not reach a user either
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
             loaded = _load(spec, via)
     except InvalidSpecError as exc:
         message = str(exc)
