@@ -631,7 +631,9 @@ def _nesting_depth(values: Any, limit: int) -> int:
     if isinstance(values, np.ndarray) and values.dtype != object:
         return values.ndim
     if not isinstance(values, _SEQUENCES):
-        return 0
+        # a DataFrame or a sparse matrix: its own dimensions
+        ndim = getattr(values, "ndim", 0)
+        return ndim if isinstance(ndim, int) else 0
     # An object array nests its own dimensions, then whatever its entries hold.
     outer = values.ndim if isinstance(values, np.ndarray) else 1
     if limit <= outer:
