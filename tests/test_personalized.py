@@ -77,7 +77,7 @@ def test_input_errors():
     # counted, never quoted (issue 30)
     with pytest.raises(ValueError, match=r"Tag column 'home' holds 1 value \(text\)"):
         mech.transform(ok.assign(home=["zz"]))
-    with pytest.raises(ValueError, match=r"Tag column 'work'.*\['q'\]"):
+    with pytest.raises(ValueError, match=r"Tag column 'work' holds 1 value \(text\)"):
         mech.transform(ok.assign(work=[["a", "q"]]))
     with pytest.raises(ValueError, match="not categories"):
         mech.transform(ok.assign(cell=["zz"]))
