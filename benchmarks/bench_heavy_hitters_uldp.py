@@ -78,7 +78,8 @@ def main(argv=None):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     if kind == "plain":
-                        mech = PrefixExtendingMethod(eps, top_k=TOP, random_state=r)
+                        # 8-byte names, as in the documented runs
+                        mech = PrefixExtendingMethod(eps, top_k=TOP, max_bytes=8, random_state=r)
                     else:
                         mech = UtilityOptimizedHeavyHitters(
                             eps, sensitive=sorted(sensitive), top_k=TOP, random_state=r

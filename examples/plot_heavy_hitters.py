@@ -61,8 +61,10 @@ print(f"{names.size} distinct names, {len(sensitive)} sensitive; top 10 others: 
 # PEM: eps-LDP for every name
 # ---------------------------
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # names longer than 8 bytes are cut
-    pem = PrefixExtendingMethod(epsilon=4.0, top_k=20, random_state=0)
+    warnings.simplefilter("ignore")  # the 8 % of names longer than 8 bytes are cut
+    # pet names are short: 8 bytes find more of them than the default 24
+    # (fewer prefix levels; see "Choosing max_bytes" on the Heavy hitters page)
+    pem = PrefixExtendingMethod(epsilon=4.0, top_k=20, max_bytes=8, random_state=0)
     est = HeavyHitterEstimator().fit(pem.fit_transform(X))
 print(est.heavy_hitters_frame_.head(10).round(4))
 

@@ -125,8 +125,8 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
 # ``from sklearn_uldp import RandomizedResponse`` loads the mechanisms only
 # (not pandas-heavy composition, plotting, Dask or the search). The names are
 # those imported under TYPE_CHECKING above; add a new one to both places
-# (tests/test_scale.py checks that they agree with __all__). The other names
-# of __all__ are the subpackages (``_SUBPACKAGES``, below it).
+# (tests/package/test_scale.py checks that they agree with __all__). The other
+# names of __all__ are the subpackages (``_SUBPACKAGES``, below it).
 _LAZY_NAMES = {
     "__version__": "_version",
     "show_versions": "_show_versions",

@@ -13,6 +13,7 @@ __all__ = [
     "ClippingWarning",
     "UninformativeEstimateWarning",
     "LargeReportsWarning",
+    "ItemTruncationWarning",
 ]
 
 from sklearn.exceptions import ConvergenceWarning
@@ -163,4 +164,32 @@ class LargeReportsWarning(UserWarning):
     >>> from sklearn_uldp.utils._validation import dense_reports_warning
     >>> print(dense_reports_warning(10**6, 10_000, owner="RAPPOR")[:70])
     RAPPOR is about to allocate 10.0 GB of dense reports (1,000,000 rows x
+    """
+
+
+class ItemTruncationWarning(UserWarning):
+    """Items longer than a heavy-hitter protocol's ``max_bytes`` were cut.
+
+    The prefix protocols (:class:`~sklearn_uldp.heavy_hitters.PrefixExtendingMethod`,
+    :class:`~sklearn_uldp.heavy_hitters.TreeHist`) work on items of
+    ``max_bytes`` bytes; with ``on_long="truncate"`` a longer item is
+    reported as its longest prefix of whole characters that fits. The
+    message counts the items cut (never quoting one) and names the
+    ``max_bytes`` that would keep them whole; ``transform`` issues it once
+    per call.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_uldp.heavy_hitters import PrefixExtendingMethod
+    >>> from sklearn_uldp.exceptions import ItemTruncationWarning
+    >>> mech = PrefixExtendingMethod(epsilon=2.0, max_bytes=4, random_state=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = mech.fit_transform(["nurse", "nurse", "cook"])
+    >>> [message] = [str(w.message) for w in caught if w.category is ItemTruncationWarning]
+    >>> message[:61]
+    '2 of 3 items (1 distinct item) are longer than max_bytes=4 by'
+    >>> message[message.index(";") + 2 : message.index("whole") + 5]
+    'set max_bytes=5 to keep them whole'
     """

@@ -35,7 +35,7 @@ __all__ = [
 def __getattr__(name):
     # A deprecated alias: ``longitudinal`` sits beside ``estimators`` and
     # imports it, so this import is the one exemption of the layering test
-    # (tests/test_layering.py, ``DEPRECATED_ALIASES``).
+    # (tests/package/test_layering.py, ``DEPRECATED_ALIASES``).
     if name == "LongitudinalEstimator":
         from .. import longitudinal
         from ..utils._deprecation import moved_alias

@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import (
@@ -27,6 +26,7 @@ from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
 from ._default_score import warn_if_default_score_compares_mechanisms
 from ._projection import project_to_simplex
+from ._significance import significance_threshold
 from ._uncertainty import (
     bootstrap_replicates,
     check_interval_args,
@@ -477,14 +477,8 @@ class DistributionEstimator(BaseEstimator):
         """Categories whose unbiased estimate is significantly above zero."""
         info = self._fitted_result()[1]
         if "significant_categories" not in info:
-            from ._empirical import _exact_categories, _null_variance
-
-            channel, stats = self.channel_, self.statistics_
-            p_hat = np.asarray(channel.unbiased_estimate(stats), dtype=float)
             alpha = getattr(self, "alpha", self._significance_alpha)
-            var0 = _null_variance(channel, stats)
-            threshold = norm.ppf(1.0 - alpha / p_hat.size) * np.sqrt(var0)
-            exact = _exact_categories(channel, var0)
+            p_hat, threshold, exact = significance_threshold(self.channel_, self.statistics_, alpha)
             # An exact category is proven by any report of it; the others
             # must clear the noise threshold of the emp+thr estimate.
             info["significant_categories"] = np.where(exact, p_hat > 0, p_hat > threshold)

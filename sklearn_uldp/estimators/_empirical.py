@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 from numbers import Real
 from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import norm
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..mechanisms._base import BaseMechanism
@@ -15,6 +13,7 @@ from ..mechanisms._channel import Channel
 from ..utils._docstrings import fill_doc
 from ._base import ESTIMATOR_DOCS, DistributionEstimator
 from ._projection import clip_and_normalize, project_to_simplex
+from ._significance import significance_threshold
 
 __all__ = ["EmpiricalEstimator", "ThresholdEstimator"]
 
@@ -86,40 +85,6 @@ class EmpiricalEstimator(DistributionEstimator):
         return self._fitted_result()[1]["unbiased"].copy()
 
 
-def _null_variance(channel, stats):
-    """Var0(x) of the channel's unbiased estimate, given the statistics.
-
-    Channels whose null variance depends on unknown masses (blocked Hadamard
-    variants) can use the statistics to estimate them; older channels that
-    only take ``n`` get ``n``.
-    """
-    method = channel.null_variance
-    try:
-        takes_stats = "stats" in inspect.signature(method).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        takes_stats = False
-    var0 = method(stats.n, stats=stats) if takes_stats else method(stats.n)
-    return np.broadcast_to(np.asarray(var0, dtype=float), (channel.n_categories,)).copy()
-
-
-def _exact_categories(channel, var0=None, stats=None):
-    """Mask of the categories whose unbiased estimate is exact.
-
-    A category reported only through invertible outputs (a non-sensitive
-    value under uRR, uRAP, uOUE, uBD or high-low Hadamard response) has an
-    estimate with no noise at p(x) = 0: a report of it is proof. Such an
-    estimate is never "insignificant", and no mass is ever moved onto it.
-    Uses the channel's ``exact_categories`` when it has one, otherwise the
-    categories that are not sensitive and have zero null variance.
-    """
-    mask = getattr(channel, "exact_categories", None)
-    if mask is not None:
-        return np.asarray(mask, dtype=bool).copy()
-    if var0 is None:
-        var0 = _null_variance(channel, stats)
-    return (np.asarray(var0) == 0.0) & ~np.asarray(channel.sensitive_mask, bool)
-
-
 def threshold_estimate(channel, stats, alpha):
     """Significance-threshold estimate and its threshold.
 
@@ -144,11 +109,8 @@ def threshold_estimate(channel, stats, alpha):
     kept : ndarray of bool of shape (k,)
         Categories whose estimate was kept (significant or exact).
     """
-    p_hat = channel.unbiased_estimate(stats)
+    p_hat, threshold, exact = significance_threshold(channel, stats, alpha)
     k = p_hat.size
-    var0 = _null_variance(channel, stats)
-    threshold = norm.ppf(1.0 - alpha / k) * np.sqrt(var0)
-    exact = _exact_categories(channel, var0)
     kept = exact | (p_hat > threshold)
     p = np.where(kept, np.maximum(p_hat, 0.0), 0.0)
     total = float(p.sum())

@@ -21,7 +21,7 @@ and Dask (:func:`reduce_reports`) reduce millions of reports in a memory
 that does not grow with their number.
 """
 
-from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, benjamini_hochberg
+from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, benjamini_hochberg, rappor_parameters
 from ._estimator import HeavyHitterEstimator, reduce_reports
 from ._mechanism import get_protocol
 from ._prefix import PrefixExtendingMethod, TreeHist
@@ -38,6 +38,7 @@ __all__ = [
     "UtilityOptimizedHeavyHitters",
     "UtilityOptimizedLocalHashingHeavyHitters",
     "benjamini_hochberg",
+    "rappor_parameters",
     "get_protocol",
     "protocol_from_dict",
     "reduce_reports",

@@ -40,11 +40,13 @@ from __future__ import annotations
 
 import json
 from numbers import Integral, Real
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
+import scipy.linalg
+import scipy.sparse
+from scipy.optimize import brentq
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
@@ -53,7 +55,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..exceptions import ReportMismatchError
-from ..longitudinal._unary import _ue_bit_log_ratio
+from ..longitudinal._unary import _ue_bit_log_ratio, _ue_compose, _ue_loss
 from ..mechanisms._base import _transform_output
 from ..mechanisms._channel import ReportStatistics
 from ..mechanisms._memo import (
@@ -68,12 +70,18 @@ from ..utils._hashing import hash_parameters, mersenne_hash
 from ..utils._sampling import bernoulli_matrix
 from ..utils._secrets import repeated_in_rows, resolve_user_keys
 from ..utils._typing import ArrayLike, RandomStateLike, ReportsLike, TransformOutput
-from ..utils._validation import validate_params_with_hints
+from ..utils._validation import check_epsilon, validate_params_with_hints
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, get_protocol, require_items
 from ._protocol import _int_param, _Protocol
 
-__all__ = ["BloomRAPPOR", "BloomRAPPORProtocol", "BloomRAPPORDecoder", "benjamini_hochberg"]
+__all__ = [
+    "BloomRAPPOR",
+    "BloomRAPPORProtocol",
+    "BloomRAPPORDecoder",
+    "benjamini_hochberg",
+    "rappor_parameters",
+]
 
 #: Cells (users x bits) per sampling chunk: bounds the temporaries.
 _CHUNK_CELLS = 1 << 21
@@ -105,6 +113,168 @@ def benjamini_hochberg(p_values: ArrayLike, alpha: float) -> np.ndarray:
     if passed.any():
         reject[order[: np.flatnonzero(passed)[-1] + 1]] = True
     return reject
+
+
+#: google/rappor's demo parameters: the defaults of p, q and f.
+DEFAULT_P, DEFAULT_Q, DEFAULT_F = 0.5, 0.75, 0.5
+
+
+def rappor_epsilon_1(n_hashes, p, q, f):
+    """eps_1 of one Bloom-RAPPOR report: ``h (logit q* - logit p*)``.
+
+    ``q* = q (1 - f/2) + p f/2`` and ``p* = p (1 - f/2) + q f/2`` are the
+    probabilities that a reported bit is 1 when the Bloom bit is set or not
+    (the PRR's ``P(B' = 1 | B) = 1 - f/2, f/2`` composed with the IRR's q, p).
+    """
+    ps, qs = _ue_compose(1.0 - f / 2, f / 2, q, p)
+    return float(abs(n_hashes * _ue_loss(ps, qs)))
+
+
+def rappor_epsilon_perm(n_hashes, f):
+    """eps_inf of the permanent round: ``2 h ln((1 - f/2) / (f/2))``."""
+    if f == 0:
+        return np.inf
+    return float(2 * n_hashes * np.log((1 - f / 2) / (f / 2)))
+
+
+def rappor_parameters(
+    n_hashes: int,
+    p: float | None = None,
+    q: float | None = None,
+    f: float | None = None,
+    epsilon_perm: float | None = None,
+    epsilon_1: float | None = None,
+) -> tuple[float, float, float]:
+    """RAPPOR's (p, q, f) from its parameters or its budgets (eps_perm, eps_1).
+
+    The map of Erlingsson, Pihur & Korolova (CCS 2014), both ways. Two
+    items' Bloom filters differ in at most 2h bits, so
+
+    * the permanent round (PRR, f) costs ``eps_perm = 2 h ln((1 - f/2) /
+      (f/2))`` over all the reports of one item, hence
+      ``f = 2 / (1 + e^(eps_perm / (2h)))``;
+    * one report costs ``eps_1 = h (logit q* - logit p*)``, which for fixed
+      f and p grows strictly with q on (p, 1] (and for fixed q falls with p
+      on [0, q): with ``a = 1 - f/2 > b = f/2``, ``dL/dq = (a - b) (p / (q* p*) +
+      (1 - p) / ((1 - p*) (1 - q*))) > 0``): q (or p) is its unique root,
+      found by Brent's method.
+
+    Each budget replaces one parameter: ``epsilon_perm`` replaces f,
+    ``epsilon_1`` replaces q (or p, if q is given). Parameters left out take
+    google/rappor's demo values (p = 0.5, q = 0.75, f = 0.5).
+
+    Parameters
+    ----------
+    n_hashes : int
+        h, the hash functions per cohort.
+    p, q, f : float or None
+    epsilon_perm, epsilon_1 : float or None
+
+    Returns
+    -------
+    p, q, f : float
+
+    Raises
+    ------
+    ValueError
+        If a budget and the parameter it replaces are both given, if
+        ``epsilon_1 > epsilon_perm`` (one report is post-processing of the
+        PRR), or if ``epsilon_1`` cannot be reached with the other
+        parameters.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.heavy_hitters import rappor_parameters
+    >>> p, q, f = rappor_parameters(2, epsilon_perm=4.0, epsilon_1=2.0)
+    >>> round(p, 3), round(q, 4), round(f, 4)
+    (0.5, 0.928, 0.5379)
+    """
+    h = int(n_hashes)
+    if epsilon_perm is not None:
+        epsilon_perm = check_epsilon(epsilon_perm, "epsilon_perm")
+        if f is not None:
+            raise ValueError(
+                f"Pass f or epsilon_perm, not both: f={f!r} gives epsilon_perm="
+                f"{rappor_epsilon_perm(h, f):.6g}, and epsilon_perm={epsilon_perm!r} "
+                f"gives f={2 / (1 + np.exp(epsilon_perm / (2 * h))):.6g} (with n_hashes={h})."
+            )
+        f = float(2.0 / (1.0 + np.exp(epsilon_perm / (2 * h))))
+    f = DEFAULT_F if f is None else float(f)
+    if epsilon_1 is None:
+        p = DEFAULT_P if p is None else float(p)
+        q = DEFAULT_Q if q is None else float(q)
+        return p, q, f
+    epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
+    if p is not None and q is not None:
+        raise ValueError(
+            f"Pass at most one of p and q with epsilon_1 (the other is derived): p={p!r} "
+            f"and q={q!r} give epsilon_1={rappor_epsilon_1(h, p, q, f):.6g} (with f={f:.6g})."
+        )
+    top_perm = rappor_epsilon_perm(h, f)
+    if epsilon_1 > top_perm:
+        raise ValueError(
+            f"epsilon_1={epsilon_1!r} exceeds the permanent round's epsilon_perm="
+            f"{top_perm:.6g} (f={f:.6g}): every report is post-processing of the "
+            "memoized answer, so one report never costs more. Lower epsilon_1, or raise "
+            "epsilon_perm (a smaller f)."
+        )
+
+    # eps_1 at the end where p = q: 0, except at p = q = 0 (solving q with
+    # p = 0) or p = q = 1 (solving p with q = 1), where the formula is 0/0
+    # and its limit is h ln((1 - f/2) / (f/2)) = epsilon_perm / 2: reports
+    # that are almost always 0 (or 1), but whose rare 1 (or 0) carries the
+    # PRR's whole ratio.
+    if q is None:
+        p = DEFAULT_P if p is None else float(p)
+        lo, hi, solve_for, other = p, 1.0, "q", p
+
+        def eps(x):
+            return rappor_epsilon_1(h, p, x, f)
+
+    else:
+        q = float(q)
+        lo, hi, solve_for, other = 0.0, q, "p", q
+
+        def eps(x):
+            return rappor_epsilon_1(h, x, q, f)
+
+    bottom = top_perm / 2 if other in (0.0, 1.0) else 0.0
+
+    def loss(x):
+        return (eps(x) if x != other else bottom) - epsilon_1
+
+    end = hi if solve_for == "q" else lo
+    top = eps(end)
+    given = f"p={p!r}" if solve_for == "q" else f"q={q!r}"
+    # (a budget computed from this very end, e.g. a round trip of the map,
+    # may exceed it by rounding)
+    if not epsilon_1 <= top * (1 + 1e-12):
+        raise ValueError(
+            f"With f={f:.6g} and {given}, one report costs at most epsilon_1={top:.6g} "
+            f"({solve_for}={end:g}); got epsilon_1={epsilon_1!r}. Lower epsilon_1, raise "
+            "epsilon_perm (a smaller f), or move the given one of p, q away from the "
+            "other (p=0, q=1 reach epsilon_perm)."
+        )
+    if not epsilon_1 > bottom:
+        raise ValueError(
+            f"With f={f:.6g} and {given}, one report costs more than epsilon_1="
+            f"{bottom:.6g} whatever {solve_for} (a rare report bit carries the permanent "
+            f"round's whole ratio); got epsilon_1={epsilon_1!r}. Pass p and q strictly "
+            "between 0 and 1 (e.g. the default p=0.5)."
+        )
+    if epsilon_1 >= top:
+        return (cast(float, p), end, f) if solve_for == "q" else (end, cast(float, q), f)
+    root = float(brentq(loss, lo, hi, xtol=2.0**-60, rtol=4 * np.finfo(float).eps, maxiter=500))
+    if not abs(eps(root) - epsilon_1) <= 1e-9 * epsilon_1:
+        # Only near p = 0 (or q = 1), where eps_1 climbs from 0 to eps_perm / 2
+        # over a width of about p: no float q gives epsilon_1 there.
+        raise ValueError(
+            f"With f={f:.6g} and {given}, no float {solve_for} gives one report "
+            f"epsilon_1={epsilon_1!r} (the nearest gives {eps(root):.6g}): move the "
+            "given one of p, q away from 0 and 1 (e.g. the default p=0.5)."
+        )
+    # the given one of p, q is a float here (the other is being solved for)
+    return (cast(float, p), root, f) if solve_for == "q" else (root, cast(float, q), f)
 
 
 class BloomRAPPORProtocol(_Protocol):
@@ -189,15 +359,12 @@ class BloomRAPPORProtocol(_Protocol):
     @property
     def epsilon(self):
         """eps_1: the budget of one report (google/rappor's ``e_1``)."""
-        qs, ps = self.q_star, self.p_star
-        return float(abs(self.n_hashes * np.log(qs * (1 - ps) / (ps * (1 - qs)))))
+        return rappor_epsilon_1(self.n_hashes, self.p, self.q, self.f)
 
     @property
     def epsilon_permanent(self):
         """eps_inf: the bound of the permanent round over any number of reports."""
-        if self.f == 0:
-            return np.inf
-        return float(2 * self.n_hashes * np.log((1 - self.f / 2) / (self.f / 2)))
+        return rappor_epsilon_perm(self.n_hashes, self.f)
 
     def exposure(self, n_rounds):
         """Privacy loss of ``n_rounds`` reports of one item by one user (memoized).
@@ -419,15 +586,35 @@ class BloomRAPPORProtocol(_Protocol):
         return keys[codes]
 
     # ------------------------------------------------------------ decoding
-    def design(self, candidate_keys):
-        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s."""
+    def design(self, candidate_keys, cohorts=None, *, sparse=False):
+        """The (m k, S) 0/1 matrix: bit i of cohort c is set by candidate s.
+
+        ``cohorts`` (default: all, in order) selects the cohorts whose k rows
+        are built. ``sparse=True`` returns a :class:`scipy.sparse.csc_array`
+        (at most h nonzeros per cohort and column) instead of a dense array:
+        the decoder works on it, since the dense matrix of 5,000 candidates
+        over 64 cohorts of 128 bits already takes 330 MB.
+        """
         m, k = self.n_cohorts, self.n_bits
-        S = candidate_keys.size
-        X = np.zeros((m, k, S), dtype=float)
-        for c in range(m):
-            pos = self.bloom_positions(candidate_keys, np.full(S, c))  # (S, h)
-            X[c, pos.T, np.arange(S)[None, :]] = 1.0
-        return X.reshape(m * k, S)
+        cohorts = np.arange(m) if cohorts is None else np.asarray(cohorts, dtype=np.int64)
+        candidate_keys = np.asarray(candidate_keys, dtype=np.int64)
+        S, M = candidate_keys.size, cohorts.size
+        # positions[r, s, j]: the j-th hash of candidate s in the r-th cohort asked for
+        positions = np.empty((M, S, self.n_hashes), dtype=np.int64)
+        for r, c in enumerate(cohorts):
+            positions[r] = self.bloom_positions(candidate_keys, np.full(S, c))
+        rows = (np.arange(M)[:, None, None] * k + positions).ravel()
+        cols = np.broadcast_to(np.arange(S)[None, :, None], positions.shape).ravel()
+        if not sparse:
+            X = np.zeros((M * k, S), dtype=float)
+            X[rows, cols] = 1.0
+            return X
+        # int32 indices (M k <= 2^28): what scikit-learn's sparse solvers take.
+        ij = (rows.astype(np.int32), cols.astype(np.int32))
+        X = scipy.sparse.coo_array((np.ones(rows.size), ij), shape=(M * k, S)).tocsc()
+        X.sum_duplicates()
+        X.data[:] = 1.0  # two hashes of one item on one bit set it once
+        return X
 
 
 def _permanent_round(draws, bloom, positions, keys, f, rng):
@@ -496,9 +683,11 @@ _BLOOM_CONSTRAINTS: dict[str, list[Any]] = {
     "n_bits": [Interval(Integral, 2, 4096, closed="both")],
     "n_hashes": [Interval(Integral, 1, 64, closed="both")],
     "n_cohorts": [Interval(Integral, 1, 65536, closed="both")],
-    "p": [Interval(Real, 0, 1, closed="both")],
-    "q": [Interval(Real, 0, 1, closed="both")],
-    "f": [Interval(Real, 0, 1, closed="left")],
+    "p": [Interval(Real, 0, 1, closed="both"), None],
+    "q": [Interval(Real, 0, 1, closed="both"), None],
+    "f": [Interval(Real, 0, 1, closed="left"), None],
+    "epsilon_perm": [Interval(Real, 0, None, closed="neither"), None],
+    "epsilon_1": [Interval(Real, 0, None, closed="neither"), None],
     "item_type": [StrOptions({"str", "bytes", "int"})],
     "normalization": [StrOptions({"NFC", "NFKC"}), None],
     "hash_seed": ORACLE_CONSTRAINTS["hash_seed"],
@@ -521,6 +710,10 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
     defaults are google/rappor's demo parameters (k = 16, h = 2, m = 64,
     p = 0.5, q = 0.75, f = 0.5).
 
+    The randomization is set by (p, q, f) or by the budgets: ``epsilon_perm``
+    sets f and ``epsilon_1`` sets q (or p, when q is given); see
+    :func:`rappor_parameters` for the map both ways.
+
     Items are hashed whole (no length limit); text is NFC-normalized.
 
     Parameters
@@ -531,10 +724,21 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         h, hash functions per cohort.
     n_cohorts : int, default=64
         m.
-    p, q : float, default=0.5, 0.75
-        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1).
-    f : float in [0, 1), default=0.5
-        PRR: the probability that a bit is replaced by a fair coin.
+    p, q : float or None, default=None
+        IRR: P(report 1 | B' = 0), P(report 1 | B' = 1). None: 0.5 and 0.75,
+        or, with ``epsilon_1``, the one derived from it (q, unless q is
+        given: then p).
+    f : float in [0, 1) or None, default=None
+        PRR: the probability that a bit is replaced by a fair coin. None: 0.5,
+        or the f of ``epsilon_perm``.
+    epsilon_perm : float > 0 or None, default=None
+        The permanent round's budget eps_inf, which bounds all the reports
+        of one item by one user: sets ``f = 2 / (1 + e^(epsilon_perm / (2
+        n_hashes)))``. Refused together with f.
+    epsilon_1 : float > 0 or None, default=None
+        The budget of one report: sets q (p given or 0.5), or p if q is
+        given. Refused together with both p and q, above ``epsilon_perm``,
+        or when the other parameters cannot reach it.
     item_type : {"str", "bytes", "int"}, default="str"
     normalization : {"NFC", "NFKC"} or None, default="NFC"
     hash_seed : int, default=0
@@ -603,9 +807,11 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         n_bits: int = 16,
         n_hashes: int = 2,
         n_cohorts: int = 64,
-        p: float = 0.5,
-        q: float = 0.75,
-        f: float = 0.5,
+        p: float | None = None,
+        q: float | None = None,
+        f: float | None = None,
+        epsilon_perm: float | None = None,
+        epsilon_1: float | None = None,
         item_type: str = "str",
         normalization: str | None = "NFC",
         hash_seed: int = 0,
@@ -618,6 +824,8 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         self.p = p
         self.q = q
         self.f = f
+        self.epsilon_perm = epsilon_perm
+        self.epsilon_1 = epsilon_1
         self.item_type = item_type
         self.normalization = normalization
         self.hash_seed = hash_seed
@@ -625,13 +833,16 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         self.random_state = random_state
 
     def _make_channel(self):
+        p, q, f = rappor_parameters(
+            self.n_hashes, self.p, self.q, self.f, self.epsilon_perm, self.epsilon_1
+        )
         return BloomRAPPORProtocol(
             self.n_bits,
             self.n_hashes,
             self.n_cohorts,
-            self.p,
-            self.q,
-            self.f,
+            p,
+            q,
+            f,
             self.item_type,
             self.normalization,
             self.hash_seed,
@@ -745,7 +956,7 @@ class BloomRAPPOR(OpenDomainMechanism, MemoizedMechanism):
         return float(self.channel_.epsilon)
 
 
-def _check_identifiable(X, n_cohorts_seen, protocol):
+def _check_identifiable(gram, n_rows, n_cohorts_seen, protocol):
     """Refuse candidates that the (cohort, bit) rows cannot tell apart.
 
     The expected reports are linear in the candidates' proportions through
@@ -754,9 +965,24 @@ def _check_identifiable(X, n_cohorts_seen, protocol):
     give the same expected reports: every method then picks one solution
     among many, and the detection's false-discovery control does not hold
     (65 candidates against 16 rows detected 7, 6 of them false).
+
+    The rank is that of the Gram matrix ``X' W X`` (``gram``, W > 0 the
+    rows' weights), read off its pivoted Cholesky factorization (LAPACK
+    ``dpstrf``) after scaling it to a unit diagonal: the factorization
+    stops when the largest remaining pivot falls below S times the machine
+    epsilon, so candidates that are linearly dependent, or so nearly that
+    the design's condition number exceeds about ``1 / sqrt(S eps)`` (10^6 at
+    S = 5,000; their standard errors would be that many times the best
+    ones), are refused. It costs S^3 / 3 operations, against the
+    ``4 (m k) S^2`` of the singular values of X.
     """
-    rows, n_cand = X.shape
-    rank = rows if n_cand > rows else int(np.linalg.matrix_rank(X))
+    n_cand = gram.shape[0]
+    if n_cand > n_rows:
+        rank = n_rows
+    else:
+        d = np.sqrt(np.diag(gram))
+        scaled = gram / d[:, None] / d[None, :]
+        rank = int(scipy.linalg.lapack.dpstrf(scaled, lower=0)[2])
     if n_cand > rank:
         raise ValueError(
             f"The {n_cand} candidates outnumber the rank ({rank}) of the decoding's "
@@ -766,6 +992,93 @@ def _check_identifiable(X, n_cohorts_seen, protocol):
             f"false discoveries. Pass at most {rank} candidates, or collect with more "
             "cohorts (n_cohorts) or bits (n_bits)."
         )
+
+
+def nnls_gram(gram, c, *, maxiter=None):
+    """Non-negative least squares from the normal equations: min x'Gx - 2c'x, x >= 0.
+
+    The Lawson-Hanson active-set algorithm in the form of Bro & De Jong
+    ("A fast non-negativity-constrained least squares algorithm", J.
+    Chemometrics 1997): with ``G = A'A`` and ``c = A'b`` it has the solution
+    of ``min ||Ax - b||, x >= 0`` (unique when A has full column rank), and
+    each step solves a system of the passive set only, ``G_PP x_P = c_P``,
+    instead of a least-squares problem with A's m rows: at 5,000
+    candidates and 8,192 rows, 1.5 s against scipy's ``nnls`` 34 s on A.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_uldp.heavy_hitters._bloom import nnls_gram
+    >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> b = np.array([2.0, -1.0, 1.0])
+    >>> nnls_gram(A.T @ A, A.T @ b).round(6).tolist()
+    [1.5, 0.0]
+    """
+    G = np.asarray(gram, dtype=float)
+    c = np.asarray(c, dtype=float)
+    S = c.size
+    maxiter = 3 * S if maxiter is None else int(maxiter)
+    x = np.zeros(S)
+    passive = np.zeros(S, dtype=bool)
+    # KKT: the gradient c - G x is 0 on the passive set and <= 0 elsewhere,
+    # up to a tolerance on the scale of the problem (as scipy's nnls).
+    scale = max(float(np.max(np.abs(G), initial=0.0)), float(np.max(np.abs(c), initial=0.0)))
+    tol = 10 * np.finfo(float).eps * max(S, 1) * max(scale, 1.0)
+    grad = c.copy()
+    steps = 0
+    while steps < maxiter:
+        free = np.where(passive, -np.inf, grad)
+        j = int(np.argmax(free)) if S else 0
+        if not S or not free[j] > tol:
+            return x
+        passive[j] = True
+        entering = True
+        while passive.any():
+            steps += 1
+            idx = np.flatnonzero(passive)
+            s = _solve_spd(G[np.ix_(idx, idx)], c[idx])
+            if np.all(s > 0):
+                x[idx] = s
+                break
+            if entering and s[np.searchsorted(idx, j)] <= 0:
+                # The entering variable cannot grow (its gradient was within
+                # rounding of the tolerance): x is optimal.
+                passive[j] = False
+                return x
+            entering = False
+            xi = x[idx]
+            neg = s <= 0
+            # Step from x towards s until the first passive coordinate hits 0.
+            ratio = xi[neg] / (xi[neg] - s[neg])
+            first = int(np.argmin(ratio))
+            xi = xi + ratio[first] * (s - xi)
+            xi[np.flatnonzero(neg)[first]] = 0.0
+            xi[xi < 0] = 0.0
+            x[idx] = xi
+            passive[idx[xi <= 0]] = False
+        idx = np.flatnonzero(passive)
+        grad = c - x[idx] @ G[idx]  # rows of the symmetric G: a contiguous gather
+    raise RuntimeError(
+        f"Non-negative least squares did not converge in {maxiter} steps; the candidates' "
+        "design is too ill-conditioned (pass fewer or more distinct candidates)."
+    )
+
+
+def _solve_spd(A, b):
+    """``A^-1 b`` for a symmetric positive (semi)definite A: Cholesky, else least squares."""
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, check_finite=False), b)
+    except np.linalg.LinAlgError:
+        return scipy.linalg.lstsq(A, b, check_finite=False)[0]
+
+
+def _inverse_diagonal(A):
+    """The diagonal of ``A^-1`` (symmetric positive definite A; pseudo-inverse otherwise)."""
+    try:
+        factor = scipy.linalg.cho_factor(A, check_finite=False)
+        return np.diag(scipy.linalg.cho_solve(factor, np.eye(A.shape[0])))
+    except np.linalg.LinAlgError:
+        return np.diag(scipy.linalg.pinvh(A))
 
 
 _DecoderT = TypeVar("_DecoderT", bound="BloomRAPPORDecoder")
@@ -933,10 +1246,18 @@ class BloomRAPPORDecoder(BaseEstimator):
         y = ((rate - pr.p_star) / gap).ravel()
         r = np.clip(rate, 1.0 / (N[keep, None] + 1), 1 - 1.0 / (N[keep, None] + 1))
         var = (r * (1 - r) / N[keep, None] / gap**2).ravel()
-        X = pr.design(cand_keys).reshape(pr.n_cohorts, pr.n_bits, -1)[keep].reshape(y.size, -1)
-        _check_identifiable(X, int(keep.sum()), pr)
+        # The design is sparse (h ones per cohort and candidate): the Gram
+        # matrix X'WX and X'Wy are all the least-squares steps need, and the
+        # LASSO path runs on the sparse matrix itself.
+        X = pr.design(cand_keys, np.flatnonzero(keep), sparse=True)
         w = 1.0 / np.sqrt(var)
-        Xw, yw = X * w[:, None], y * w
+        Xw = (scipy.sparse.dia_array((w, 0), shape=(w.size, w.size)) @ X).tocsc()
+        yw = y * w
+        if Xw.shape[1] > Xw.shape[0]:
+            gram = np.empty((Xw.shape[1], 0))  # refused below without the product
+        else:
+            gram = (Xw.T @ Xw).toarray()
+        _check_identifiable(gram, Xw.shape[0], int(keep.sum()), pr)
         if self.method == "em":
             pi = self._em(cand_keys)
         else:
@@ -945,13 +1266,19 @@ class BloomRAPPORDecoder(BaseEstimator):
                 support = self._lasso_support(Xw, yw)
             pi = np.zeros(X.shape[1])
             if support.size:
-                pi[support] = nnls(Xw[:, support], yw, maxiter=50 * Xw.shape[1])[0]
+                # Hundreds of small factorizations: one BLAS thread is the
+                # fastest (threads cost more than they bring at this size).
+                with threadpool_limits(1):
+                    pi[support] = nnls_gram(
+                        gram[np.ix_(support, support)],
+                        Xw[:, support].T @ yw,
+                        maxiter=50 * X.shape[1],
+                    )
         se = np.full(pi.size, np.nan)
         on = np.flatnonzero(pi > 0)
         if on.size:
-            fisher = Xw[:, on].T @ Xw[:, on]
-            cov = np.linalg.pinv(fisher)
-            se[on] = np.sqrt(np.clip(np.diag(cov), 0, None))
+            fisher = gram[np.ix_(on, on)]
+            se[on] = np.sqrt(np.clip(_inverse_diagonal(fisher), 0, None))
         with np.errstate(divide="ignore", invalid="ignore"):
             z = np.where(pi > 0, pi / se, 0.0)
         p_value = np.where(pi > 0, norm.sf(z), 1.0)

@@ -41,6 +41,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
+from ..exceptions import ItemTruncationWarning
 from ..utils._hashing import MERSENNE_61, _splitmix64
 from ..utils._validation import check_in_memory
 
@@ -53,6 +54,32 @@ ITEM_TYPES = ("str", "bytes", "int")
 NORMALIZATIONS = ("NFC", "NFKC")
 #: Largest item length (bytes) a protocol accepts: 512 bits.
 MAX_ITEM_BYTES = 64
+#: Length of text and bytes items by default: the best mean recall over
+#: three real text columns (job titles, pet names, breeds), measured in
+#: benchmarks/bench_heavy_hitters_defaults.py (see "Choosing max_bytes").
+DEFAULT_MAX_BYTES = 24
+
+
+def _long_items_message(max_bytes, users, lengths, long):
+    """Counts of the items longer than ``max_bytes`` and the max_bytes that fits them.
+
+    Counts and lengths only: the items themselves are never quoted (a
+    warning or an error must not carry a user's value into a log).
+    """
+    n_long, n_all = int(np.sum(users[long])), int(np.sum(users))
+    longest = int(lengths.max())
+    fix = (
+        f"set max_bytes={longest} to keep them whole"
+        if longest <= MAX_ITEM_BYTES
+        else f"max_bytes={MAX_ITEM_BYTES} keeps all but the items longer than "
+        f"{MAX_ITEM_BYTES} bytes (the longest has {longest}), which are cut"
+    )
+    distinct = int(long.sum())
+    return (
+        f"{n_long:,} of {n_all:,} items ({distinct:,} distinct "
+        f"item{'s' if distinct > 1 else ''}) {'are' if n_long > 1 else 'is'} longer than "
+        f"max_bytes={max_bytes} bytes (UTF-8); {fix}."
+    )
 
 
 def _column(values):
@@ -74,7 +101,7 @@ def _column(values):
     if isinstance(values, (str, bytes)) or np.ndim(values) == 0:
         raise ValueError(
             "Expected a column of items (a 1-D array, list or Series), got a single "
-            f"value {values!r}. Wrap it in a list: [value]."
+            f"value (a {type(values).__name__}). Wrap it in a list: [value]."
         )
     if isinstance(values, np.ndarray):
         arr = values
@@ -106,7 +133,9 @@ class ItemEncoding:
     Parameters
     ----------
     item_type : {"str", "bytes", "int"}
-    max_bytes : int
+    max_bytes : int or None
+        None: :data:`DEFAULT_MAX_BYTES` (24) for text and bytes, 8 (64 bits)
+        for integers.
     normalization : {"NFC", "NFKC"} or None
     on_long : {"truncate", "error"}
 
@@ -121,12 +150,14 @@ class ItemEncoding:
     True
     """
 
-    def __init__(self, item_type="str", max_bytes=8, normalization="NFC", on_long="truncate"):
+    def __init__(self, item_type="str", max_bytes=None, normalization="NFC", on_long="truncate"):
         if item_type not in ITEM_TYPES:
             raise ValueError(
                 f"item_type must be one of {list(ITEM_TYPES)}, got {item_type!r}: 'str' "
                 "for text, 'bytes' for byte strings, 'int' for non-negative integers."
             )
+        if max_bytes is None:
+            max_bytes = 8 if item_type == "int" else DEFAULT_MAX_BYTES
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, Integral):
             raise TypeError(f"max_bytes must be an integer, got {max_bytes!r}.")
         if not 1 <= int(max_bytes) <= MAX_ITEM_BYTES:
@@ -186,7 +217,7 @@ class ItemEncoding:
                 f"value(s) ({len(bad)} distinct): a column holds items of one type.{hint}"
             )
         raw = [self._to_bytes(v) for v in uniques]
-        rows, merged = self._rows(raw)
+        rows, merged = self._rows(raw, np.bincount(codes, minlength=len(raw)))
         if merged is not None:
             codes = merged[codes]
         return codes.astype(np.intp), rows
@@ -214,8 +245,8 @@ class ItemEncoding:
         """A text item as users report it: checked, then normalized."""
         if "\x00" in value:
             raise ValueError(
-                f"The item {value!r} contains the NUL character (U+0000), which the "
-                "encoding uses as padding. Remove or replace it."
+                "An item contains the NUL character (U+0000), which the encoding uses "
+                "as padding. Remove or replace it (pandas: X.str.replace('\\x00', ''))."
             )
         if self.normalization is not None:
             value = unicodedata.normalize(self.normalization, value)
@@ -223,41 +254,42 @@ class ItemEncoding:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError(
-                f"The item {value!r} holds a lone surrogate code point (U+D800..U+DFFF), "
+                "An item holds a lone surrogate code point (U+D800..U+DFFF), "
                 "which is not text and has no UTF-8 encoding (it comes from decoding "
                 "bytes with errors='surrogateescape'). Decode the bytes with "
                 "errors='replace', or pass item_type='bytes'."
             ) from None
         return value
 
-    def _rows(self, raw):
-        """Pad (or cut) byte strings to ``max_bytes``; merge items that became equal."""
+    def _rows(self, raw, users):
+        """Pad (or cut) byte strings to ``max_bytes``; merge items that became equal.
+
+        ``users[i]`` is the number of rows holding ``raw[i]`` (for the counts
+        of the truncation warning; no item is ever quoted in a message).
+        """
         L = self.max_bytes
         lengths = np.fromiter((len(b) for b in raw), dtype=np.int64, count=len(raw))
         long = lengths > L
         if self.item_type == "bytes":
-            nul = [b for b in raw if b.endswith(b"\x00")]
+            nul = sum(1 for b in raw if b.endswith(b"\x00"))
             if nul:
                 raise ValueError(
-                    f"The item {nul[0]!r} ends with a zero byte, which the encoding "
-                    "uses as padding (it would equal the item without it). Strip or "
-                    "escape trailing zero bytes."
+                    f"An item ends with a zero byte ({nul} distinct item(s) do), which the "
+                    "encoding uses as padding (it would equal the item without it). Strip "
+                    "or escape trailing zero bytes."
                 )
         if long.any():
-            distinct_long = list(dict.fromkeys(raw[i] for i in np.flatnonzero(long)))
-            examples = distinct_long[:3]
+            message = _long_items_message(L, users, lengths, long)
             if self.on_long == "error":
                 raise ValueError(
-                    f"{len(distinct_long)} distinct item(s) are longer than max_bytes={L} "
-                    f"bytes, e.g. {examples}. Pass a larger max_bytes (up to "
-                    f"{MAX_ITEM_BYTES}), or on_long='truncate' to report their first "
-                    f"{L} bytes."
+                    f"{message} Pass a larger max_bytes (up to {MAX_ITEM_BYTES}), or "
+                    f"on_long='truncate' to report their first {L} bytes."
                 )
             warnings.warn(
-                f"{len(distinct_long)} distinct item(s) are longer than max_bytes={L} bytes "
-                f"(e.g. {examples}); each is reported as its longest prefix of whole "
-                f"characters that fits. Pass a larger max_bytes to keep them whole.",
-                UserWarning,
+                f"{message} Each is reported as its longest prefix of whole characters "
+                "that fits. (Longer items cost prefix levels, hence accuracy: see "
+                "'Choosing max_bytes' on the Heavy hitters page.)",
+                ItemTruncationWarning,
                 stacklevel=4,
             )
             raw = [self._cut(b) if len(b) > L else b for b in raw]
@@ -309,8 +341,8 @@ class ItemEncoding:
         elif arr.dtype.kind == "i":
             if arr.size and int(arr.min()) < 0:
                 raise ValueError(
-                    f"Integer items must be >= 0, found {int(arr.min())}. Shift them "
-                    "(x - min) or map them to non-negative codes."
+                    f"Integer items must be >= 0; {int(np.sum(arr < 0))} of {arr.size} are "
+                    "negative. Shift them (x - min) or map them to non-negative codes."
                 )
             arr = arr.astype(np.uint64)
         elif arr.dtype.kind != "u":
@@ -322,9 +354,10 @@ class ItemEncoding:
         uniques = np.asarray(uniques, dtype=np.uint64)
         L = self.max_bytes
         if L < 8 and uniques.size and int(uniques.max()) >= 1 << (8 * L):
+            large = int(np.sum(uniques >= np.uint64(1 << (8 * L))))
             raise ValueError(
-                f"Integer items must be below 2**{8 * L} (max_bytes={L}); found "
-                f"{int(uniques.max())}. Pass a larger max_bytes (up to 8)."
+                f"Integer items must be below 2**{8 * L} (max_bytes={L}); {large} distinct "
+                "item(s) are not. Pass a larger max_bytes (up to 8)."
             )
         rows = uniques.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - L :]
         return codes.astype(np.intp), np.ascontiguousarray(rows)
@@ -376,8 +409,8 @@ class ItemEncoding:
             for v in uniques:
                 if not isinstance(v, kind):
                     raise TypeError(
-                        f"Expected {self.item_type} items, found {type(v).__name__} value "
-                        f"{v!r}: a column holds items of one type."
+                        f"Expected {self.item_type} items, found {type(v).__name__} "
+                        "value(s): a column holds items of one type."
                     )
             if self.item_type == "str":
                 items = [self._normalized(v) for v in uniques]

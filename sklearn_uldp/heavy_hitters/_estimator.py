@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
@@ -10,16 +11,16 @@ import pandas as pd
 from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import ReportMismatchError
+from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
 from ..mechanisms._channel import ReportStatistics
 from ..utils._docstrings import fill_doc
 from ..utils._typing import ReportsLike
 from ..utils._validation import validate_params_with_hints
 from ._mechanism import OpenDomainMechanism, get_protocol
-from ._protocol import _Protocol, protocol_from_dict
+from ._protocol import PrefixProtocol, _Protocol, protocol_from_dict
 
 __all__ = ["HeavyHitterEstimator", "as_protocol", "reduce_reports"]
 
@@ -123,6 +124,21 @@ def reduce_reports(batches: Any, mechanism: Any = None) -> ReportStatistics:
 _EstimatorT = TypeVar("_EstimatorT", bound="HeavyHitterEstimator")
 
 
+def _groups_without_reports(protocol, stats):
+    """``(empty, groups)``: how many of a prefix protocol's groups have no report.
+
+    PEM and TreeHist estimate each prefix length from its own group of users
+    (drawn at random) and the kept items from the held-out group: a group
+    without reports has no estimate (0 / 0), and its level could only rank
+    at random. With few reports and many groups (long items: one group per
+    ``step_bits`` bits of ``8 max_bytes``) that happens.
+    """
+    if not isinstance(protocol, PrefixProtocol):
+        return 0, 0
+    per_group = protocol.group_tables(stats).sum(axis=(1, 2))
+    return int(np.sum(per_group == 0)), int(per_group.size)
+
+
 class HeavyHitterEstimator(BaseEstimator):
     """Discover the most frequent items from open-domain reports.
 
@@ -144,6 +160,16 @@ class HeavyHitterEstimator(BaseEstimator):
         Candidates kept per level while decoding (None: the protocol's).
     alpha : float in (0, 1), default=0.05
         Level of the confidence intervals of ``heavy_hitters_frame_``.
+    report : {"significant", "positive", "top_k"}, default="significant"
+        Which of the ``top_k`` best candidates ``heavy_hitters_`` and
+        ``heavy_hitters_frame_`` list. "significant": those whose confidence
+        interval lies above 0 (a one-sided test of "frequency > 0" at level
+        ``alpha / 2`` per item), so few reports give a short list rather
+        than noise; "positive": those with a positive estimate; "top_k":
+        all of them, whatever their estimate (unbiased, so some are
+        negative where the true frequency is near 0). ``candidates_`` always
+        holds every candidate. See the "Few reports" section of the Heavy
+        hitters page for the measurements behind the default.
 
     Attributes
     ----------
@@ -158,7 +184,8 @@ class HeavyHitterEstimator(BaseEstimator):
         its null standard error: a z-statistic of "frequency > 0"), largest
         first.
     heavy_hitters_ : Series
-        The ``top_k`` items and their estimated frequencies, largest first.
+        At most ``top_k`` items (those ``report`` keeps) and their estimated
+        frequencies, largest first.
     heavy_hitters_frame_ : DataFrame
         The same with ``std_error``, ``score``, ``lower`` and ``upper``
         (normal confidence interval at level ``1 - alpha``).
@@ -182,6 +209,7 @@ class HeavyHitterEstimator(BaseEstimator):
         "mechanism": [None, OpenDomainMechanism, _Protocol, dict],
         "width": [Interval(Integral, 1, None, closed="left"), None],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "report": [StrOptions({"significant", "positive", "top_k"})],
     }
 
     def __init__(
@@ -191,11 +219,13 @@ class HeavyHitterEstimator(BaseEstimator):
         mechanism: Any = None,
         width: int | None = None,
         alpha: float = 0.05,
+        report: str = "significant",
     ) -> None:
         self.top_k = top_k
         self.mechanism = mechanism
         self.width = width
         self.alpha = alpha
+        self.report = report
 
     # ------------------------------------------------------------------ fit
     @fill_doc(_DOCS)
@@ -297,17 +327,55 @@ class HeavyHitterEstimator(BaseEstimator):
             )
         decoded = self.__dict__.get("_decoded")
         if decoded is None:
+            empty, groups = _groups_without_reports(self.protocol_, self.statistics_)
+            if empty:
+                # Nothing can be estimated: say why, list nothing (never NaN).
+                name = {"pem": "PEM", "treehist": "TreeHist"}[self.protocol_.name]
+                warnings.warn(
+                    f"{name} estimates each prefix length from its own group of users, "
+                    f"and {empty} of its {groups} groups received no report "
+                    f"({int(self.statistics_.n):,} reports in all): no item can be "
+                    "estimated, so heavy_hitters_ and candidates_ are empty. Collect "
+                    "more reports (thousands per group for useful estimates), or use "
+                    "fewer groups: a smaller max_bytes or a larger step_bits.",
+                    UninformativeEstimateWarning,
+                    stacklevel=3,
+                )
+                decoded = self._decoded = pd.DataFrame(
+                    {
+                        "item": pd.Series([], dtype=object),
+                        "frequency": pd.Series([], dtype=float),
+                        "std_error": pd.Series([], dtype=float),
+                        "score": pd.Series([], dtype=float),
+                    }
+                )
+                return decoded
             decoded = self._decoded = self.protocol_.decode(self.statistics_, width=self.width)
+            if self.report == "significant" and self.heavy_hitters_frame_.empty:
+                warnings.warn(
+                    f"No candidate's frequency is significantly above 0 in these "
+                    f"{int(self.statistics_.n):,} reports (no {1 - self.alpha:.0%} "
+                    "confidence interval lies above 0): heavy_hitters_ is empty. The "
+                    "estimates of every candidate are in candidates_; collect more "
+                    "reports or spend a larger budget, or pass report='top_k' to list "
+                    "the best candidates anyway.",
+                    UninformativeEstimateWarning,
+                    stacklevel=3,
+                )
         return decoded
 
     @property
     def heavy_hitters_frame_(self) -> pd.DataFrame:
         k = self.protocol_.top_k if self.top_k is None else int(self.top_k)
-        frame = self.candidates_.head(k).set_index("item")
+        frame = self.candidates_.set_index("item")
         z = norm.isf(self.alpha / 2)
         frame["lower"] = frame["frequency"] - z * frame["std_error"]
         frame["upper"] = frame["frequency"] + z * frame["std_error"]
-        return frame
+        if self.report == "significant":
+            frame = frame[frame["lower"] > 0]
+        elif self.report == "positive":
+            frame = frame[frame["frequency"] > 0]
+        return frame.head(k)
 
     @property
     def heavy_hitters_(self) -> pd.Series:

@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import ItemTruncationWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
 from ..mechanisms._core import PrivatizerBase
 from ..utils._typing import ArrayLike, TransformOutput
@@ -152,7 +153,11 @@ class OpenDomainMechanism(PrivatizerBase):
         self.__dict__.pop("feature_names_in_", None)
         if X is not None:
             self._set_names(X)
-            self._encode(X)
+            with warnings.catch_warnings():
+                # Cutting long items is transform's to report (once per call:
+                # fit_transform would otherwise say it twice).
+                warnings.simplefilter("ignore", ItemTruncationWarning)
+                self._encode(X)
         self._start_random_stream()
         return self
 

@@ -20,6 +20,11 @@ from ._protocol import PEMProtocol, TreeHistProtocol
 
 __all__ = ["PrefixExtendingMethod", "TreeHist"]
 
+#: max_bytes=None: the encoding's default length (24 bytes of text, 8 of an integer).
+MAX_BYTES_OR_DEFAULT: dict[str, list[Any]] = {
+    "max_bytes": [*ENCODING_CONSTRAINTS["max_bytes"], None],
+}
+
 
 class PrefixExtendingMethod(OpenDomainMechanism):
     """Prefix Extending Method (PEM): heavy hitters of an open domain, eps-LDP.
@@ -50,8 +55,14 @@ class PrefixExtendingMethod(OpenDomainMechanism):
         Share of the users in the held-out estimation group. None: an equal
         share with the g ranking groups, ``1 / (g + 1)``.
     item_type : {"str", "bytes", "int"}, default="str"
-    max_bytes : int, default=8
-        Item length in bytes (the protocol works on ``8 max_bytes`` bits).
+    max_bytes : int or None, default=None
+        Item length in bytes (the protocol works on ``8 max_bytes`` bits);
+        None: 24 for text and bytes, 8 (64 bits) for integers. Longer items
+        are cut (``on_long``), shorter ones padded; each byte adds prefix
+        levels, hence fewer users per level. 24 bytes keep 89 % of real job
+        titles and 93 % of pet breeds whole; for short items (names: 8 bytes
+        keep 92 % of pet names) a smaller value finds more (see "Choosing
+        max_bytes" on the Heavy hitters page).
     normalization : {"NFC", "NFKC"} or None, default="NFC"
         Unicode normalization of text items.
     on_long : {"truncate", "error"}, default="truncate"
@@ -92,6 +103,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
     _parameter_constraints = {
         **OpenDomainMechanism._parameter_constraints,
         **ENCODING_CONSTRAINTS,
+        **MAX_BYTES_OR_DEFAULT,
         **ORACLE_CONSTRAINTS,
         "top_k": [Interval(Integral, 1, 1 << 16, closed="both")],
         "step_bits": [Interval(Integral, 1, 16, closed="both"), None],
@@ -106,7 +118,7 @@ class PrefixExtendingMethod(OpenDomainMechanism):
         step_bits: int | None = None,
         final_fraction: float | None = None,
         item_type: str = "str",
-        max_bytes: int = 8,
+        max_bytes: int | None = None,
         normalization: str | None = "NFC",
         on_long: str = "truncate",
         hash_range: Any = "optimal",
@@ -183,6 +195,7 @@ class TreeHist(OpenDomainMechanism):
     _parameter_constraints = {
         **OpenDomainMechanism._parameter_constraints,
         **ENCODING_CONSTRAINTS,
+        **MAX_BYTES_OR_DEFAULT,
         **ORACLE_CONSTRAINTS,
         "top_k": [Interval(Integral, 1, 1 << 16, closed="both")],
         "step_bits": [Interval(Integral, 1, 16, closed="both")],
@@ -201,7 +214,7 @@ class TreeHist(OpenDomainMechanism):
         width: int | None = None,
         beta: float = 0.05,
         item_type: str = "str",
-        max_bytes: int = 8,
+        max_bytes: int | None = None,
         normalization: str | None = "NFC",
         on_long: str = "truncate",
         hash_range: Any = "optimal",

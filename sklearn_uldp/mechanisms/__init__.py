@@ -163,7 +163,7 @@ __all__ = [
 #: time), resolved on first use with a FutureWarning naming the new import.
 #: ``mechanisms`` sits below ``longitudinal`` in the layers and imports
 #: nothing of it: the alias's import is the one exemption
-#: (tests/test_layering.py, ``DEPRECATED_ALIASES``).
+#: (tests/package/test_layering.py, ``DEPRECATED_ALIASES``).
 _MOVED_TO_LONGITUDINAL = frozenset(
     {
         "LongitudinalGRR",

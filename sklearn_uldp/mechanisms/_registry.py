@@ -12,7 +12,7 @@ imports nothing of the layers above it (numeric, longitudinal, marginals,
 heavy hitters): the strings are resolved at run time, never at import.
 
 Adding a mechanism to the package is one line here (its spec name and the
-public path of its channel or protocol class); ``tests/test_registry.py``
+public path of its channel or protocol class); ``tests/mechanisms/test_registry.py``
 checks that the table and the classes agree (docs/architecture.md, "How to
 add a mechanism").
 
@@ -131,7 +131,7 @@ def register_spec_class(cls: type) -> None:
 
     The package's classes are found through :data:`SPEC_CLASSES` (a class of
     the package missing from it is still registered here, and
-    ``tests/test_registry.py`` fails until it is added). A class outside the
+    ``tests/mechanisms/test_registry.py`` fails until it is added). A class outside the
     package may not take a name of the package's: a spec would then mean two
     things.
     """

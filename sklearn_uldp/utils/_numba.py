@@ -2,8 +2,8 @@
 
 The package's hot loops are plain Python over numpy arrays that numba
 compiles; every caller keeps a numpy path with the same output for when
-numba cannot be imported (tests/test_default_install.py runs the package in
-an interpreter that cannot import it), and reads
+numba cannot be imported (tests/package/test_default_install.py runs the
+package in an interpreter that cannot import it), and reads
 ``numba`` (the module, or None) and ``HAVE_NUMBA`` from here.
 """
 
