@@ -9,7 +9,8 @@ lists, NaN, infinities, huge numbers, missing and unknown keys. Only the
 package's :class:`~sklearn_uldp.exceptions.InvalidSpecError` may come out,
 with a message of its own; an accepted spec must round-trip.
 
-The budget is small in the default run; ``-m slow`` runs the full one.
+As for every fuzz test (tests/README.md): ``test_fuzz_tampered_specs_quick``
+runs a small budget by default, ``test_fuzz_tampered_specs`` (slow) the full one.
 """
 
 from __future__ import annotations
@@ -273,13 +274,13 @@ def _fuzz(name, budget):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_fuzz_tampered_specs_give_package_errors(name):
+def test_fuzz_tampered_specs_quick(name):
     _fuzz(name, 40)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_fuzz_tampered_specs_give_package_errors_full_budget(name):
+def test_fuzz_tampered_specs(name):
     _fuzz(name, 600)
 
 
