@@ -12,7 +12,9 @@ answers range queries over numeric columns and synthesizes tables;
 :mod:`sklearn_uldp.compose`, :mod:`sklearn_uldp.model_selection`,
 :mod:`sklearn_uldp.plotting` and :mod:`sklearn_uldp.parallel` carry the
 data-science workflow; :mod:`sklearn_uldp.learning` trains models on
-privatized labels, pairs, gradients and rows.
+privatized labels, pairs, gradients and rows;
+:mod:`sklearn_uldp.robustness` simulates fake users' poisoning attacks and
+estimates robustly against them.
 """
 
 import importlib
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         parallel,
         plotting,
         privacy,
+        robustness,
         stats,
     )
     from ._show_versions import show_versions
@@ -119,6 +122,7 @@ if TYPE_CHECKING:  # the names, for type checkers and IDEs (imported lazily belo
         UtilityOptimizedOneBitMechanism,
     )
     from .privacy import BudgetAccountant
+    from .robustness import RobustFrequencyEstimator
 
 # Every public name is imported from its module at its first use (PEP 562
 # module __getattr__): ``import sklearn_uldp`` loads none of them, and
@@ -202,6 +206,7 @@ _LAZY_NAMES = {
     "SquareWaveEstimator": "numeric",
     "UtilityOptimizedOneBitMechanism": "numeric",
     "BudgetAccountant": "privacy",
+    "RobustFrequencyEstimator": "robustness",
 }
 
 
@@ -306,6 +311,8 @@ __all__ = [
     "LDPLinearSVC",
     "LDPLinearRegression",
     "PrivatizedGroupReweighter",
+    # robustness to fake users (poisoning attacks and recovery)
+    "RobustFrequencyEstimator",
     # subpackages
     "compose",
     "datasets",
@@ -321,6 +328,7 @@ __all__ = [
     "parallel",
     "plotting",
     "privacy",
+    "robustness",
     "stats",
 ]
 

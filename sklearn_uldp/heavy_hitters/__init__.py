@@ -21,7 +21,8 @@ and Dask (:func:`reduce_reports`) reduce millions of reports in a memory
 that does not grow with their number.
 """
 
-from ._bloom import BloomRAPPOR, BloomRAPPORDecoder, benjamini_hochberg, rappor_parameters
+from ._bloom import BloomRAPPOR, rappor_parameters
+from ._bloom_decoder import BloomRAPPORDecoder, benjamini_hochberg
 from ._estimator import HeavyHitterEstimator, reduce_reports
 from ._mechanism import get_protocol
 from ._prefix import PrefixExtendingMethod, TreeHist

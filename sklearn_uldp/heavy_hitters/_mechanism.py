@@ -16,11 +16,9 @@ from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
 from ..mechanisms._core import PrivatizerBase
 from ..utils._typing import ArrayLike, TransformOutput
 from ..utils._validation import validate_params_with_hints
+from ._protocol import PROTOCOL_ATTR, _Protocol, protocol_from_dict
 
 __all__ = ["OpenDomainMechanism", "PROTOCOL_ATTR", "get_protocol"]
-
-#: Key of ``DataFrame.attrs`` under which pandas reports carry their spec.
-PROTOCOL_ATTR = "sklearn_uldp_protocol"
 
 HINTS = {
     **PARAMETER_HINTS,
@@ -83,8 +81,6 @@ def get_protocol(reports: Any) -> Any:
     >>> get_protocol(reports) == mech.channel_
     True
     """
-    from ._protocol import _Protocol, protocol_from_dict
-
     channel = getattr(reports, "channel", None)
     if isinstance(channel, _Protocol):
         return channel

@@ -35,10 +35,13 @@ from ._encoding import (
     prefix_keys,
     valid_prefixes,
 )
-from ._mechanism import PROTOCOL_ATTR
 from ._oracle import KeyedLocalHashing
 
 __all__ = ["PrefixProtocol", "PROTOCOL_REGISTRY", "protocol_from_dict", "SPEC_VERSION"]
+
+#: Key of ``DataFrame.attrs`` under which pandas reports carry their spec
+#: (here, below the mechanisms that write it and the estimators that read it).
+PROTOCOL_ATTR = "sklearn_uldp_protocol"
 
 #: Version of the protocols' spec format (the channels' is 1: the versions
 #: are per kind of spec, under one policy, see ``PublicSpec``).

@@ -60,6 +60,7 @@ from ..exceptions import ReportMismatchError
 from ..utils._validation import check_channel_categories, is_missing
 from ._channel import (
     _MISSING,
+    FAKE_REPORT_LAWS,
     CategoricalChannel,
     Channel,
     ReportStatistics,
@@ -1088,3 +1089,14 @@ def _present_rows(reports, base):
         if np.all(as_float == np.round(as_float)):
             return as_float.astype(np.int64)
     return values
+
+
+# The channels' methods and the mechanisms reach the fake-report laws through
+# the table the channel module owns (it sits below this module).
+FAKE_REPORT_LAWS.update(
+    supported_fakes=supported_fakes,
+    sample_fakes=sample_fakes,
+    fake_row=_fake_row,
+    ratio_classes=_ratio_classes,
+    fake_classes_at=fake_classes_at,
+)

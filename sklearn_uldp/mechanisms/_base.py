@@ -37,7 +37,7 @@ from ..utils._validation import (
     positions,
     validate_params_with_hints,
 )
-from ._channel import Channel
+from ._channel import FAKE_REPORT_LAWS, Channel
 from ._core import PrivatizerBase, _transform_output  # noqa: F401 (re-exported)
 from ._docs import fill_mechanism_doc
 from ._reports import PackedReports, Reports, attach_channel
@@ -590,9 +590,7 @@ class BaseMechanism(PrivatizerBase):
         return None
 
     def _fake_classes_at(self, fake):
-        from ._attribute_sampling import fake_classes_at
-
-        return fake_classes_at(self, fake)
+        return FAKE_REPORT_LAWS["fake_classes_at"](self, fake)
 
     def _fake_reports(self, fake, n, rng, X_one):
         outputs = self.channel_.sample_fakes(fake, n, rng)

@@ -96,6 +96,15 @@ class _ChannelRegistry(Mapping):
 #: name -> Channel subclass, so that a spec can be rebuilt from JSON.
 CHANNEL_REGISTRY: Mapping[str, type[Channel]] = _ChannelRegistry()
 
+#: The laws of RS+FD's fake reports (``_attribute_sampling``) are built on the
+#: channels of this module and of the modules above it, so the channel's methods
+#: that use them (``fake_kinds``, ``sample_fakes``, ``fake_law``,
+#: ``fake_ratio_classes``) and ``BaseMechanism._fake_classes_at`` reach them
+#: through this table, which ``_attribute_sampling`` fills when it is imported
+#: (``sklearn_uldp.mechanisms`` imports it), and the sampled channels through the
+#: registry: the imports inside the subpackage point one way.
+FAKE_REPORT_LAWS: dict[str, Any] = {}
+
 _MISSING = ("sklearn_uldp", "missing category")
 
 
@@ -461,39 +470,29 @@ class Channel(PublicSpec):
     def sampled_channel(self, n_attributes: int) -> Channel:
         """The channel of this attribute's column when each user reports one of
         ``n_attributes`` (``strategy="sample"``: missing for the others)."""
-        from ._attribute_sampling import SampledChannel
-
-        return SampledChannel(self.categories, self, n_attributes)
+        return spec_class("smp")(self.categories, self, n_attributes)
 
     def sampled_fake_channel(self, n_attributes: int, fake: str) -> Channel:
         """The channel of this attribute's column under ``strategy="sample+fake"``
         (a real report with probability 1 / ``n_attributes``, else a fake)."""
-        from ._attribute_sampling import SampledFakeChannel
-
-        return SampledFakeChannel(self.categories, self, n_attributes, fake)
+        return spec_class("rsfd")(self.categories, self, n_attributes, fake)
 
     def fake_kinds(self) -> tuple[str, ...]:
         """The laws of fake reports this channel can send (empty: none).
 
         See :func:`~sklearn_uldp.mechanisms.supported_fakes`.
         """
-        from ._attribute_sampling import supported_fakes
-
-        return supported_fakes(self)
+        return FAKE_REPORT_LAWS["supported_fakes"](self)
 
     def sample_fakes(self, fake: str, n: int, rng: np.random.Generator) -> Any:
         """``n`` fake reports of law ``fake``, as :meth:`sample` returns reports."""
-        from ._attribute_sampling import sample_fakes
-
-        return sample_fakes(self, fake, n, rng)
+        return FAKE_REPORT_LAWS["sample_fakes"](self, fake, n, rng)
 
     def fake_law(self, fake: str, matrix: Any = None) -> np.ndarray:
         """F: the law of a fake report of law ``fake`` over the outputs (small
         output spaces), mixed from ``matrix`` (default: :meth:`matrix`; the
         realized one for the privacy checks)."""
-        from ._attribute_sampling import _fake_row
-
-        return _fake_row(self, fake, self.matrix() if matrix is None else matrix)
+        return FAKE_REPORT_LAWS["fake_row"](self, fake, self.matrix() if matrix is None else matrix)
 
     def fake_ratio_classes(self, fake: str) -> tuple[np.ndarray, np.ndarray]:
         """(R+, R-): the likelihood-ratio classes of a real report against a fake.
@@ -501,9 +500,7 @@ class Channel(PublicSpec):
         What the row's guarantee under ``strategy="sample+fake"`` depends on
         (:func:`~sklearn_uldp.mechanisms.fake_data_guarantees`).
         """
-        from ._attribute_sampling import _ratio_classes
-
-        return _ratio_classes(self, fake)
+        return FAKE_REPORT_LAWS["ratio_classes"](self, fake)
 
     # ----------------------------------------------------------------- structure
     @property

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._spec import CHANNEL_ATTR
+
 if TYPE_CHECKING:
     from ._channel import Channel
 
@@ -33,8 +35,6 @@ __all__ = [
     "get_channel",
     "CHANNEL_ATTR",
 ]
-
-CHANNEL_ATTR = "sklearn_uldp_channel"
 
 
 class Reports(np.ndarray):

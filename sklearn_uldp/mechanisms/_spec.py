@@ -24,9 +24,12 @@ import numpy as np
 
 from ..exceptions import InvalidSpecError
 from ._registry import known_spec_names, register_spec_class, resolve_path, spec_class
-from ._reports import CHANNEL_ATTR
 
 __all__ = ["PublicSpec", "read_spec", "check_spec_version"]
+
+#: Key of ``DataFrame.attrs`` under which pandas reports carry a channel's spec
+#: (a spec class may name another: :attr:`PublicSpec.reports_attr`).
+CHANNEL_ATTR = "sklearn_uldp_channel"
 
 #: The field naming the class, by kind of spec (and the word errors use).
 SPEC_KEYS = ("mechanism", "protocol")

@@ -38,6 +38,7 @@ from ..mechanisms._base import PARAMETER_HINTS as _MECHANISM_HINTS
 from ..mechanisms._base import RANDOM_STATE_CONSTRAINT
 from ..mechanisms._channel import Channel, ReportStatistics, several_columns_hint
 from ..mechanisms._core import PrivatizerBase
+from ..mechanisms._registry import spec_class
 from ..mechanisms._reports import attach_channel
 from ..utils._typing import ArrayLike, RandomStateLike, TransformOutput
 from ..utils._validation import (
@@ -282,14 +283,12 @@ class NumericChannel(Channel):
 
     # ------------------------------------------- the sampling strategies
     def sampled_channel(self, n_attributes):
-        from ._sampled import SampledNumericChannel
-
-        return SampledNumericChannel(self, n_attributes)
+        # SampledNumericChannel (``_sampled``, built on this module): through the
+        # registry, so that the imports inside the subpackage point one way.
+        return spec_class("smp_numeric")(self, n_attributes)
 
     def sampled_fake_channel(self, n_attributes, fake="random"):
-        from ._sampled import SampledFakeNumericChannel
-
-        return SampledFakeNumericChannel(self, n_attributes, fake)
+        return spec_class("rsfd_numeric")(self, n_attributes, fake)  # SampledFakeNumericChannel
 
     def fake_kinds(self):
         """``("random",)``, the report of a uniformly random input, when the

@@ -21,6 +21,7 @@ from sklearn.utils.validation import _check_feature_names, check_array, check_is
 from ..exceptions import ReportMismatchError
 from ..mechanisms._base import check_not_sampled_column
 from ..mechanisms._channel import Channel, ReportStatistics
+from ..mechanisms._registry import spec_class
 from ..mechanisms._reports import get_channel
 from ..utils._typing import ReportsLike
 from ._base import BaseNumericMechanism, NumericChannel
@@ -102,9 +103,9 @@ class NumericEstimatorBase(BaseEstimator):
 
     # ------------------------------------------------------------------ hooks
     def _check_channel(self, channel):
-        from ._multi import MultiNumericChannel
-
-        if not isinstance(channel, (NumericChannel, MultiNumericChannel)):
+        # MultiNumericChannel (``_multi``, built on the estimators' helpers of
+        # ``_mean``): through the registry, so that the imports point one way.
+        if not isinstance(channel, (NumericChannel, spec_class("multi_numeric"))):
             raise ReportMismatchError(
                 f"{type(self).__name__} estimates from the reports of a numeric "
                 f"mechanism; got reports of {channel!r}. Use a categorical "

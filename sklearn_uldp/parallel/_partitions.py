@@ -17,6 +17,7 @@ from ..mechanisms._base import SAMPLED_COLUMN_ATTR, check_not_sampled_column  # 
 from ..mechanisms._reports import PackedReports
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, ReportsLike
+from ._templates import _dask_meta, _fitted_spec, _partition_template
 
 if TYPE_CHECKING:
     from ..mechanisms._base import BaseMechanism
@@ -322,23 +323,6 @@ def _reduce_dask_on_workers(collection, mechanism):
     return ReportStatistics(channel, int(n), counts, extra)
 
 
-def _partition_template(mechanism):
-    """A shallow copy of ``mechanism`` without its random state.
-
-    The copy shares the public fitted state (domain, channel) and is what
-    travels to the workers (and into a Dask task graph): the mechanism's own
-    ``random_state`` (a seed, a Generator) stays behind.
-    """
-    template = copy.copy(mechanism)
-    # "secure" names a generator, not a seed: keeping it lets the worker draw
-    # from the secure generator for this mechanism even when its neighbours
-    # in a DataFramePrivatizer use plain fresh entropy.
-    template.random_state = "secure" if is_secure(mechanism.random_state) else None
-    template.__dict__.pop("_transform_calls", None)
-    template.__dict__.pop("_seed_sequence", None)  # state of older versions
-    return template
-
-
 def _privatize_partition(frame, template, seed, user_secrets=None):
     """Privatize one partition with its own random stream.
 
@@ -589,27 +573,3 @@ def _map_dask(ddf, template, seeds, composite=False, secrets=None):
         # Rows of different partitions with one secret: refused as in memory.
         return ddf.map_partitions(run, secrets, repeated_secrets(secrets), meta=meta)
     return ddf.map_partitions(run, meta=meta)
-
-
-def _dask_meta(mechanism, names=None):
-    import pandas as pd
-
-    names = mechanism.get_feature_names_out() if names is None else names
-    channel = _fitted_spec(mechanism)
-    if getattr(mechanism, "packed_output", False):
-        # Packed reports: one binary column per input column (their bytes).
-        k = channel.n_categories
-        meta = PackedReports(np.zeros((0, len(names) * -(-k // 8)), np.uint8), k).to_frame(names)
-        meta.attrs = {}
-        return meta
-    # The dtypes the spec declares for one input column's report columns,
-    # repeated for each input column (a mechanism fitted on several).
-    dtypes = channel.report_dtypes("x")
-    return pd.DataFrame({n: pd.Series(dtype=dtypes[j % len(dtypes)]) for j, n in enumerate(names)})
-
-
-def _fitted_spec(mechanism):
-    """The public spec (``channel_``) of a fitted mechanism of any family, or
-    NotFittedError."""
-    check_is_fitted(mechanism, "channel_")  # raises, naming the mechanism
-    return mechanism.channel_

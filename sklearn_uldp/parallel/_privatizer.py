@@ -22,7 +22,7 @@ from ..estimators._table import missing_kind
 from ..mechanisms._base import BaseMechanism
 from ..numeric._base import BaseNumericMechanism
 from ..utils._random import check_seed_sequence, is_fresh, is_secure
-from ._partitions import _dask_meta, _partition_template
+from ._templates import _dask_meta, _partition_template
 
 __all__ = [
     "fit_from_schema",

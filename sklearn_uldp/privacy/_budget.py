@@ -137,8 +137,32 @@ class BudgetAccountant:
 
     @property
     def ledger(self) -> pd.DataFrame:
-        """The spends so far as a DataFrame."""
-        return pd.DataFrame(self._entries, columns=["label", "epsilon", "count", "total"])
+        """The spends so far as a DataFrame.
+
+        After a :meth:`spend_shuffled`, two more columns give each spend's
+        central guarantee: ``central_epsilon`` and ``central_delta`` (for a
+        report sent without a shuffler, its local budget and 0).
+        """
+        columns = ["label", "epsilon", "count", "total"]
+        if any("central_epsilon" in e for e in self._entries):
+            columns += ["central_epsilon", "central_delta"]
+            rows = [
+                {"central_epsilon": e["total"], "central_delta": 0.0, **e} for e in self._entries
+            ]
+            return pd.DataFrame(rows, columns=columns)
+        return pd.DataFrame(self._entries, columns=columns)
+
+    @property
+    def central_spent(self) -> tuple[float, float]:
+        """The collector's (epsilon, delta) so far, by basic composition.
+
+        Shuffled collections (:meth:`spend_shuffled`) count with their central
+        (epsilon, delta); every other spend with its local budget and delta 0
+        (a report the collector sees unshuffled is epsilon-DP for it).
+        """
+        eps = math.fsum(e.get("central_epsilon", e["total"]) for e in self._entries)
+        delta = math.fsum(e.get("central_delta", 0.0) for e in self._entries)
+        return float(eps), float(delta)
 
     def __repr__(self):
         return (
@@ -305,6 +329,71 @@ class BudgetAccountant:
             rounds = "any number of" if n_rounds is None else f"{n_rounds}"
             label = f"{type(mechanism).__name__} ({rounds} rounds per value)"
         return self.spend(per_value, count=n_values * columns, label=label)
+
+    @fill_doc(_DOCS)
+    def spend_shuffled(
+        self,
+        mechanism: Any,
+        n_users: int,
+        delta: float,
+        *,
+        method: str = "numerical",
+        label: str | None = None,
+    ) -> float:
+        """Record one report sent through a shuffler with ``n_users - 1`` others.
+
+        The person's local budget (the mechanism's ``epsilon_spent_``, one
+        report per input column) is charged against ``total`` as
+        :meth:`spend` does: it is what the person keeps against anyone who
+        sees the reports before the shuffle. Beside it the ledger keeps the
+        central guarantee the shuffle gives the collector,
+        (``central_epsilon``, ``central_delta``) from
+        :func:`~sklearn_uldp.privacy.shuffle_amplification` (per column, added
+        up over the columns), and :attr:`central_spent` adds those up over
+        every spend. For a utility-optimized mechanism the central guarantee
+        covers changes between sensitive values only (see
+        :func:`~sklearn_uldp.privacy.shuffle_amplification`).
+
+        Parameters
+        ----------
+        mechanism : fitted mechanism
+            The mechanism every user of the collection privatizes with.
+        n_users : int
+            Number of reports the shuffler permutes together.
+        delta : float
+            The central delta, in (0, 1).
+        method : str, default="numerical"
+            The bound (see :func:`~sklearn_uldp.privacy.shuffle_amplification`).
+        label : str, default=None
+            Free text kept in the ledger.
+
+        %(spent_or_raise)s
+
+        Examples
+        --------
+        >>> from sklearn_uldp import RandomizedResponse
+        >>> from sklearn_uldp.privacy import BudgetAccountant
+        >>> mech = RandomizedResponse(1.0, categories=[0, 1]).fit()
+        >>> acc = BudgetAccountant(total=3.0)
+        >>> acc.spend_shuffled(mech, n_users=100_000, delta=1e-6, label="round 1")
+        1.0
+        >>> eps, delta = acc.central_spent
+        >>> round(eps, 4), delta
+        (0.0124, 1e-06)
+        """
+        from ._shuffle import shuffle_amplification
+
+        local = _as_epsilon(mechanism)
+        columns = int(getattr(mechanism, "n_features_in_", 1))
+        amplification = shuffle_amplification(mechanism, n_users, delta, method=method)
+        if label is None:
+            label = f"{type(mechanism).__name__} (shuffled among {n_users})"
+        before = len(self._entries)
+        spent = self.spend(local, label=label)
+        if len(self._entries) > before:
+            self._entries[-1]["central_epsilon"] = columns * float(amplification.epsilon)
+            self._entries[-1]["central_delta"] = columns * float(amplification.delta)
+        return spent
 
     @staticmethod
     def split(epsilon: float, n_reports: int) -> float:

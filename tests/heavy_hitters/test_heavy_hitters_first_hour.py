@@ -320,7 +320,7 @@ def test_bloom_rappor_refuses_conflicting_or_unreachable_budgets():
 @settings(max_examples=60, deadline=None)
 @given(rows=st.integers(1, 40), cols=st.integers(1, 25), seed=st.integers(0, 2**16))
 def test_nnls_from_the_normal_equations_matches_scipy(rows, cols, seed):
-    from sklearn_uldp.heavy_hitters._bloom import nnls_gram
+    from sklearn_uldp.heavy_hitters._bloom_decoder import nnls_gram
 
     rng = np.random.default_rng(seed)
     A = rng.random((max(rows, cols), cols)) * (rng.random((max(rows, cols), cols)) < 0.5)

@@ -74,6 +74,7 @@ from sklearn_uldp import (
     PrivacyUtilitySearchCV,
     RandomizedResponse,
     ReportMismatchError,
+    RobustFrequencyEstimator,
     ThresholdEstimator,
     UtilityOptimizedBlockDesign,
     UtilityOptimizedOUE,
@@ -248,6 +249,8 @@ CHECKED = {
     EmpiricalEstimator: _estimator,
     ThresholdEstimator: _estimator,
     EMEstimator: _estimator,
+    # detection and recovery from fake users (tests/robustness/)
+    RobustFrequencyEstimator: _estimator,
     PersonalizedEstimator: lambda cls: [
         cls(mechanism=PersonalizedMechanism(**PUM_20, random_state=0).fit())
     ],

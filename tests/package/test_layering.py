@@ -55,6 +55,7 @@ LAYERS = {
     "stats": 4,
     "heavy_hitters": 4,
     "learning": 4,
+    "robustness": 4,
     "compose": 5,
     "model_selection": 5,
     "parallel": 5,
