@@ -27,7 +27,9 @@ def test_no_protected_report_gives_finite_scores(cls):
     reports = mech.transform(ITEMS)
     # the case: every report in clear (code -1)
     assert np.all(np.asarray(reports)[:, 0] == -1)
-    est = HeavyHitterEstimator(top_k=10).fit(reports)
+    # report="top_k" lists every candidate; by default ("significant") the
+    # sensitive items, with a score of 0, are rightly left out
+    est = HeavyHitterEstimator(top_k=10, report="top_k").fit(reports)
     frame = est.heavy_hitters_frame_
     sensitive = frame[frame["sensitive"]]
     assert set(sensitive.index) == {"fig", "plum"}
@@ -37,6 +39,8 @@ def test_no_protected_report_gives_finite_scores(cls):
     assert np.all(np.isfinite(numbers))
     assert not frame["score"].isna().any()
     assert not est.candidates_["score"].isna().any()
+    default = HeavyHitterEstimator(top_k=10).fit(reports).heavy_hitters_frame_
+    assert set(default.index) == {"apple", "pear", "kiwi"}
 
 
 def test_a_protected_report_still_scores_against_the_null():
