@@ -734,7 +734,9 @@ class DistributionEstimator(BaseEstimator):
             Row i is the posterior of report i; invertible reports are
             one-hot. Columns follow ``categories_``. For the reports of a
             mechanism on c columns, block j (columns ``j*k`` to ``(j+1)*k``)
-            is the posterior of column j's report.
+            is the posterior of column j's report; so is a user's j-th value
+            when each user reports c values (``PersonalizedMechanism(n_reports=c)``,
+            whose ``categories_`` are its intermediate domain, bots included).
         """
         codes, blocks = self._codes(X)
         L = self.channel_.likelihood(codes)

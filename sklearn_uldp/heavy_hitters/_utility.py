@@ -45,7 +45,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import ReportStatistics
 from ..utils._typing import ArrayLike
-from ..utils._validation import check_epsilon
+from ..utils._validation import check_epsilon, check_list_shape
 from ._encoding import ItemEncoding
 from ._mechanism import ORACLE_CONSTRAINTS, OpenDomainMechanism, require_items
 from ._oracle import KeyedLocalHashing, check_hash_range
@@ -109,7 +109,22 @@ class UtilityOptimizedProtocol(_Protocol):
             )
         max_bytes = 8 if item_type == "int" else 64
         self.encoding = ItemEncoding(item_type, max_bytes, normalization, "error")
+        if isinstance(sensitive, (str, bytes)) or not hasattr(sensitive, "__iter__"):
+            # list("abc") would be the items a, b, c (a spec read from a file
+            # may hold a string where the list belongs).
+            raise ValueError(
+                f"sensitive must be a list of items, got a {type(sensitive).__name__}; "
+                "e.g. sensitive=['flu', 'hiv']."
+            )
+        check_list_shape(sensitive, name="sensitive", what="items", example="['flu', 'hiv']")
         items = list(sensitive)
+        # dicts and sets are not items (nested lists were refused above)
+        odd = [type(v).__name__ for v in items if isinstance(v, (dict, set, frozenset))]
+        if odd:
+            raise TypeError(
+                f"sensitive holds {len(odd)} entries that are not items (a {odd[0]}): an "
+                "item is one string, bytes or integer."
+            )
         if not items:
             raise ValueError(
                 "sensitive is empty: pass the list of sensitive items (with none, use "
@@ -262,14 +277,16 @@ class UtilityOptimizedProtocol(_Protocol):
         )
         se_s = np.sqrt(var_s + collisions)
         null_s = np.sqrt(share / g * (1 - share / g) / n) / self.oracle.gap
+        # No protected report (share 0, e.g. no sensitive item among few users
+        # at a large epsilon): every sensitive estimate is exactly 0 and
+        # carries no evidence, so its z-score is 0, not 0 / 0.
+        score_s = p_s / null_s if null_s > 0 else np.zeros_like(p_s)
         frame = pd.DataFrame(
             {
                 "item": list(clear.index) + list(self.normalized(self.sensitive)),
                 "frequency": np.concatenate([p_ns, p_s]),
                 "std_error": np.concatenate([se_ns, se_s]),
-                "score": np.concatenate(
-                    [np.full(p_ns.size, np.inf), p_s / null_s if null_s > 0 else p_s * np.nan]
-                ),
+                "score": np.concatenate([np.full(p_ns.size, np.inf), score_s]),
                 "sensitive": np.r_[np.zeros(p_ns.size, bool), np.ones(p_s.size, bool)],
             }
         )

@@ -37,10 +37,26 @@ __all__ = ["LongitudinalUE", "LongitudinalUEChannel"]
 
 def _ue_round(kind, epsilon):
     """(p, q) of one unary-encoding round: OUE (1/2, 1/(e^eps+1)) or SUE."""
-    if kind == "OUE":
-        return 0.5, 1.0 / (1.0 + np.exp(epsilon))
-    q = 1.0 / (1.0 + np.exp(epsilon / 2.0))
-    return 1.0 - q, q
+    # e^eps may overflow to inf (epsilon > ~709): q is then exactly 0, its
+    # limit (the realizability checks refuse such budgets).
+    with np.errstate(over="ignore"):
+        q = 1.0 / (1.0 + np.exp(epsilon if kind == "OUE" else epsilon / 2.0))
+    return (0.5, q) if kind == "OUE" else (1.0 - q, q)
+
+
+def _ue_permanent_round(kind, epsilon):
+    """:func:`_ue_round` of the permanent round, refusing a round that keeps every bit.
+
+    Refused before the logarithms of the composed rounds (log 0) run.
+    """
+    p, q = _ue_round(kind, epsilon)
+    if q == 0.0:
+        raise ValueError(
+            f"epsilon_perm={epsilon!r} is too large for a float64 channel: the "
+            f"permanent {kind} round would keep every bit (probability 1), which "
+            "releases the raw value. Pass a budget below about 36."
+        )
+    return p, q
 
 
 def _ue_compose(p1, q1, p2, q2):
@@ -160,7 +176,7 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
         cats = check_channel_categories(categories)
         self.epsilon_perm, self.epsilon_1 = _check_budgets(epsilon_perm, epsilon_1)
         self.permanent, self.instantaneous = _check_ue_kinds(permanent, instantaneous)
-        self.p1, self.q1 = _ue_round(self.permanent, self.epsilon_perm)
+        self.p1, self.q1 = _ue_permanent_round(self.permanent, self.epsilon_perm)
         self.p2, self.q2 = _ue_instantaneous(
             self.p1, self.q1, self.epsilon_1, self.instantaneous, self.epsilon_perm
         )

@@ -55,6 +55,7 @@ from ._unary import (
     _ue_instantaneous,
     _ue_instantaneous_bits,
     _ue_loss,
+    _ue_permanent_round,
     _ue_round,
 )
 
@@ -292,7 +293,7 @@ class PermanentURAPChannel(_TwoBudgetsMixin, UnaryEncodingChannel):
     ) -> None:
         self.epsilon_perm, self.epsilon_1 = _check_budgets(epsilon_perm, epsilon_1)
         self.permanent, self.instantaneous = _check_ue_kinds(permanent, instantaneous)
-        self.p1, self.q1 = _ue_round(self.permanent, self.epsilon_perm)
+        self.p1, self.q1 = _ue_permanent_round(self.permanent, self.epsilon_perm)
         self.p2, self.q2 = _ue_instantaneous(
             self.p1, self.q1, self.epsilon_1, self.instantaneous, self.epsilon_perm, "uRAP"
         )

@@ -45,7 +45,7 @@ from ..mechanisms._channel import (
     _hashable,
 )
 from ..mechanisms._reports import PackedReports
-from ..utils._validation import check_channel_categories
+from ..utils._validation import check_channel_categories, safe_ndim
 
 __all__ = ["MarginalChannel", "MarginalStatistics", "MAX_MATRIX_CELLS"]
 
@@ -690,7 +690,7 @@ def _check_domains(domains, columns):
         )
     out = []
     for name, domain in zip(columns, domains, strict=True):
-        if isinstance(domain, (str, bytes, Mapping)) or np.ndim(domain) != 1:
+        if isinstance(domain, (str, bytes, Mapping)) or safe_ndim(domain) != 1:
             raise ValueError(f"The domain of column {name!r} must be a flat list of values.")
         try:
             out.append(check_channel_categories(domain))
@@ -709,7 +709,7 @@ def _check_marginals(marginals, columns):
     for j, m in enumerate(marginals):
         if isinstance(m, (str, bytes)) or not isinstance(m, (list, tuple)) or not m:
             raise ValueError(f"Marginal {j} must be a non-empty list of column names.")
-        unknown = [c for c in m if c not in position]
+        unknown = [c for c in m if not isinstance(c, str) or c not in position]
         if unknown:
             raise ValueError(f"Marginal {j} names {len(unknown)} column(s) that are not columns.")
         pos = [position[c] for c in m]
@@ -737,7 +737,7 @@ def _check_column_masks(sensitive, columns, sizes):
         )
     out = []
     for name, mask, k in zip(columns, sensitive, sizes, strict=True):
-        values = np.asarray(mask, dtype=object).ravel() if np.ndim(mask) == 1 else None
+        values = np.asarray(mask, dtype=object).ravel() if safe_ndim(mask) == 1 else None
         if values is None or values.size != k:
             raise ValueError(
                 f"The sensitive mask of column {name!r} must have one entry per value ({k})."

@@ -45,6 +45,7 @@ import pandas as pd
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..numeric._base import check_bounds
+from ..utils._validation import safe_ndim
 from ._channel import MAX_MATRIX_CELLS, MarginalChannel, _check_columns
 
 __all__ = [
@@ -748,7 +749,7 @@ def check_column_ranges(entry: Any, low: float, high: float, name: str) -> tuple
         )
     out = []
     for i, pair in enumerate(items):
-        if isinstance(pair, (str, bytes)) or np.ndim(pair) != 1 or len(pair) != 2:
+        if isinstance(pair, (str, bytes)) or safe_ndim(pair) != 1 or len(pair) != 2:
             raise ValueError(f"Sensitive range {i} of column {name!r} must be a pair (a, b).")
         a, b = pair
         for v in (a, b):

@@ -794,6 +794,44 @@ def _labels_frame(X):
     return X
 
 
+#: Attribute a DataFramePrivatizer sets, under a sampling strategy, on each
+#: fitted mechanism: ``(column name, strategy)`` (see :func:`check_not_sampled_column`).
+SAMPLED_COLUMN_ATTR = "_sampled_column_of"
+
+
+def check_not_sampled_column(mechanism: Any) -> None:
+    """Refuse a mechanism fitted for a column of a sampling ``DataFramePrivatizer``.
+
+    Under ``strategy="sample"`` or ``"sample+fake"`` a column's reports mix the
+    mechanism's own with missing or fake ones: the mechanism's channel would
+    give a wrong estimate without an error. Every place that turns a
+    ``mechanism=`` argument into a channel (:func:`as_channel`, the numeric
+    estimators, ``parallel``'s reductions) calls this one check, whose message
+    points to the column's real channel, ``priv.channels_[name]``.
+
+    Raises
+    ------
+    ValueError
+        If ``mechanism`` privatizes a column of such a privatizer.
+    """
+    column = getattr(mechanism, SAMPLED_COLUMN_ATTR, None)
+    if column is None:
+        return
+    name, strategy = column
+    mixed = (
+        "the users who sampled another column have no report of it"
+        if strategy == "sample"
+        else "most of its reports are fakes, and the real ones use the amplified budget"
+    )
+    raise ValueError(
+        f"This {type(mechanism).__name__} privatizes the column {name!r} of a "
+        f"DataFramePrivatizer with strategy={strategy!r}: {mixed}, so its own "
+        "channel would give a wrong estimate of that column. Pass the column's "
+        f"channel instead: mechanism=priv.channels_[{name!r}] (or its spec, "
+        f"priv.specs()[{name!r}], as saved by priv.save_spec)."
+    )
+
+
 def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
     """Return the channel (public spec) described by ``mechanism``.
 
@@ -821,6 +859,7 @@ def as_channel(mechanism: BaseMechanism | Channel | dict[str, Any]) -> Channel:
         return mechanism
     if isinstance(mechanism, dict):
         return Channel.from_dict(mechanism)
+    check_not_sampled_column(mechanism)
     if isinstance(mechanism, BaseMechanism):
         if hasattr(mechanism, "channel_"):
             return mechanism.channel_

@@ -287,8 +287,9 @@ class Channel(PublicSpec):
 
     def _check_budget(self, what=None):
         """Refuse a budget the float64 sampler could not realize (see Notes)."""
-        if self._draw_probabilities(self.epsilon) is None:
-            return
+        with np.errstate(over="ignore"):  # e^eps overflows at a budget check_realizable refuses
+            if self._draw_probabilities(self.epsilon) is None:
+                return
         what = what or f"{type(self).__name__} with k={self.n_categories}"
         check_realizable(self.epsilon, self._draw_probabilities, what=what)
 

@@ -39,6 +39,7 @@ from ..utils._validation import (
     check_sensitive_mask,
     realized_probability,
     resolve_blocks,
+    safe_ndim,
 )
 from ._base import BaseMechanism, SensitiveSetMechanism, _BudgetMechanism
 from ._channel import (
@@ -628,7 +629,7 @@ class BlockHadamardChannel(_CenteredStatistic, CategoricalChannel):
 
     def __init__(self, categories: ArrayLike, epsilon: float, blocks: ArrayLike) -> None:
         super().__init__(categories, epsilon)
-        if isinstance(blocks, (str, bytes)) or np.ndim(blocks) != 1:
+        if isinstance(blocks, (str, bytes)) or safe_ndim(blocks) != 1:
             raise ValueError(
                 "blocks must be a one-dimensional list of integer block ids, one "
                 f"per category, got {blocks!r:.80}."

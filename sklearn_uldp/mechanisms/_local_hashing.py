@@ -88,7 +88,10 @@ def _grr_gap(epsilon, g):
 
 def _null_variance_factor(epsilon, g):
     """n Var0 of local hashing with range g: (1/g)(1 - 1/g) / (c1 - 1/g)^2."""
-    return (1.0 / g) * (1.0 - 1.0 / g) / _grr_gap(epsilon, g) ** 2
+    # At a budget so small that the gap's square underflows (1e-300) the
+    # variance is infinite, its limit; the budget check refuses that epsilon.
+    with np.errstate(divide="ignore"):
+        return (1.0 / g) * (1.0 - 1.0 / g) / _grr_gap(epsilon, g) ** 2
 
 
 def optimal_hash_range(epsilon: float, k: int, *, max_outputs: int = MAX_HASH_OUTPUTS) -> int:

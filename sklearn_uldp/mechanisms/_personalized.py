@@ -31,10 +31,13 @@ from ..utils._validation import (
     as_label_array,
     bool_mismatch_hint,
     check_categories,
+    check_list_shape,
     check_sensitive,
     check_theta,
+    describe_values,
     encode_labels,
     is_missing,
+    positions,
 )
 from ._base import RANDOM_STATE_CONSTRAINT, _BudgetMechanism, _transform_output
 from ._docs import fill_mechanism_doc
@@ -141,10 +144,10 @@ def _value_codes(values, index, name):
                 f"Value column {name!r} has {int(missing.sum())} missing values "
                 "(NaN/None); every report needs a value from the domain."
             )
+        # counts and kinds, never the values (a user's data)
         raise ValueError(
-            f"Value column {name!r} holds values "
-            f"{np.asarray(pd.unique(values[bad])[:10], dtype=object).tolist()} "
-            f"that are not categories. The domain is fixed to {len(index)} "
+            f"Value column {name!r} holds {describe_values(values[bad])} that are "
+            f"not categories, at {positions(bad)}. The domain is fixed to {len(index)} "
             "categories." + bool_mismatch_hint(pd.unique(values[bad]), index)
         )
     return codes.astype(np.intp)
@@ -179,9 +182,9 @@ def _tag_pairs(column, index, tag):
         return rows.astype(np.int64), np.zeros(0, dtype=np.int64)
     codes = encode_labels(vals, np.asarray(index), index, strict_bools=True)
     if (codes < 0).any():
+        unknown = np.asarray(vals, dtype=object)[codes < 0]
         raise ValueError(
-            f"Tag column {tag!r} holds values "
-            f"{list(pd.unique(np.asarray(vals, dtype=object)[codes < 0])[:10])} "
+            f"Tag column {tag!r} holds {describe_values(unknown)} "
             "that are not categories. A user's sensitive values must belong to "
             "the public domain: fix their spelling or add them to `categories`."
         )
@@ -385,6 +388,14 @@ class PersonalizedMechanism(_BudgetMechanism):
             raise ValueError(
                 f"Categories {reserved[:5]} start with {BOT_PREFIX!r}, which is "
                 "reserved for the bot labels of the semantic tags. Rename them."
+            )
+        if self.sensitive is not None:
+            # before np.size, which flattens [[]] and fails on ragged lists
+            check_list_shape(
+                self.sensitive,
+                name="sensitive",
+                what="categories (or a boolean mask over them)",
+                example="['a', 'b']",
             )
         if self.sensitive is None or (
             not callable(self.sensitive) and np.size(self.sensitive) == 0

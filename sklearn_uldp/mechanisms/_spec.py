@@ -346,6 +346,13 @@ def read_spec(spec: object, base: type[PublicSpec] = PublicSpec) -> Any:
         return cls._from_spec(fields)
     except (TypeError, ValueError) as exc:
         raise InvalidSpecError(f"Invalid spec of {key} {name!r}: {exc}") from None
+    except OverflowError:
+        # An integer beyond a float (JSON allows any) reached arithmetic
+        # before a check refused it.
+        raise InvalidSpecError(
+            f"Invalid spec of {key} {name!r}: a number in it is too large for a float "
+            "(beyond 1.8e308); the spec is damaged or was not written by to_json()."
+        ) from None
 
 
 def _loads(text: str | bytes) -> Any:

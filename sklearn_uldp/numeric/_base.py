@@ -49,6 +49,7 @@ from ..utils._validation import (
     describe_values,
     non_numeric_error,
     positions,
+    safe_ndim,
     validate_params_with_hints,
 )
 from ._kernels import grid_encode
@@ -124,8 +125,9 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
             f"{name} must be a pair (low, high) of real numbers, got {bounds!r}. "
             f"{NUMERIC_PARAMETER_HINTS['bounds']}"
         )
-    values = list(np.asarray(bounds, dtype=object).ravel()) if np.ndim(bounds) else []
-    if len(values) != 2 or np.ndim(bounds) != 1:
+    ndim = safe_ndim(bounds)  # a ragged pair ([[0], 10], a tampered spec) is 2-D
+    values = list(np.asarray(bounds, dtype=object).ravel()) if ndim == 1 else []
+    if len(values) != 2 or ndim != 1:
         raise ValueError(
             f"{name} must be a pair (low, high), got {bounds!r}. "
             f"{NUMERIC_PARAMETER_HINTS['bounds']}"
@@ -678,6 +680,16 @@ def _numeric_values(X, estimator, *, reset, copy=True):
     if X is None:
         raise ValueError("X is required.")
     check_in_memory(X, type(estimator).__name__)
+    # scikit-learn's own errors for a scalar or a 1-D container it does not
+    # reshape quote the values ("array=[...]"): these are handled here.
+    if np.isscalar(X) or (isinstance(X, np.ndarray) and X.ndim == 0):
+        raise ValueError(
+            f"X must be a column of numbers (one row per user), got a single value "
+            f"({type(X).__name__}). Pass a list or 1-D array of values, or a 2-D array "
+            "with one column per attribute."
+        )
+    if isinstance(X, (pd.Index, pd.api.extensions.ExtensionArray)):
+        X = X.to_numpy()  # one column of values, as a Series is
     if isinstance(X, (list, tuple)) and not any(
         isinstance(v, (list, tuple, np.ndarray)) for v in X
     ):

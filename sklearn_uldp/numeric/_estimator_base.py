@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import _check_feature_names, check_array, check_is_fitted
 
 from ..exceptions import ReportMismatchError
+from ..mechanisms._base import check_not_sampled_column
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._registry import spec_class
 from ..mechanisms._reports import get_channel
@@ -57,6 +58,7 @@ def as_numeric_channel(mechanism: Any) -> Channel:
         return mechanism
     if isinstance(mechanism, dict):
         return Channel.from_dict(mechanism)
+    check_not_sampled_column(mechanism)
     if hasattr(mechanism, "channel_"):
         return mechanism.channel_
     if isinstance(mechanism, BaseNumericMechanism) or hasattr(mechanism, "bounds"):

@@ -118,7 +118,7 @@ class MultiNumericChannel(Channel):
         if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or not len(bounds):
             raise ValueError(f"bounds must be a list of (low, high) pairs, got {bounds!r}.")
         self.bounds = [check_bounds(b, name=f"bounds[{j}]") for j, b in enumerate(bounds)]
-        if attribute_mechanism not in _BASES:
+        if not isinstance(attribute_mechanism, str) or attribute_mechanism not in _BASES:
             raise ValueError(
                 f"attribute_mechanism must be one of {sorted(_BASES)}, got {attribute_mechanism!r}."
             )

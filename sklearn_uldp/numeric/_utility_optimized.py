@@ -44,6 +44,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..utils._typing import ArrayLike, RandomStateLike
+from ..utils._validation import check_list_shape
 from ._base import GRID_CELLS, BaseNumericMechanism, NumericChannel, _ranges_schema, check_bounds
 from ._docs import fill_numeric_doc
 from ._kernels import one_bit_codes
@@ -83,33 +84,40 @@ def check_sensitive_ranges(sensitive: Any, bounds: tuple[float, float]) -> list[
         "of such ranges, e.g. sensitive=(0, 18) or sensitive=(100_000, float('inf'))."
     )
     if isinstance(sensitive, (str, bytes)) or not hasattr(sensitive, "__len__"):
-        raise TypeError(f"sensitive must be a range (low, high), got {sensitive!r}. {hint}")
+        raise TypeError(
+            f"sensitive must be a range (low, high), got a {type(sensitive).__name__}. {hint}"
+        )
+    check_list_shape(
+        sensitive, name="sensitive", what="ranges (low, high)", example="[(0, 18)]", max_ndim=2
+    )
     items = list(sensitive)
     if len(items) == 2 and all(isinstance(v, numbers.Real) for v in items):
         items = [items]
     ranges = []
-    for item in items:
+    # Messages give a range's position, not its values (as for categories).
+    for i, item in enumerate(items):
         if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
-            raise ValueError(f"Each sensitive range is a pair (low, high); got {item!r}. {hint}")
+            raise ValueError(
+                f"Each sensitive range is a pair (low, high); range {i} is not. {hint}"
+            )
         lo, hi = item
         for v in (lo, hi):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or v != v:
-                raise TypeError(f"Sensitive range ends must be real numbers, got {v!r}. {hint}")
+                raise TypeError(
+                    f"Sensitive range ends must be real numbers; range {i} has a "
+                    f"{'NaN' if v != v else type(v).__name__}. {hint}"
+                )
         lo, hi = float(lo), float(hi)
         if not lo < hi:
-            raise ValueError(
-                f"The sensitive range ({lo!r}, {hi!r}) is empty: low must be < high. {hint}"
-            )
+            raise ValueError(f"Sensitive range {i} is empty: low must be < high. {hint}")
         lo, hi = max(lo, float(bounds[0])), min(hi, float(bounds[1]))
         if lo < hi:
             ranges.append([lo, hi])
         elif lo == hi:
-            raise ValueError(
-                f"The sensitive range {item!r} meets the bounds {bounds} in a single point. {hint}"
-            )
+            raise ValueError(f"Sensitive range {i} meets the bounds in a single point. {hint}")
     if not ranges:
         raise ValueError(
-            f"No sensitive range {sensitive!r} overlaps the bounds {bounds}: every "
+            f"No sensitive range overlaps the bounds {bounds}: every "
             "value would be disclosed. Pass a sensitive range within the bounds."
         )
     ranges.sort()

@@ -11,6 +11,9 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..estimators._base import as_channel
+
+# SAMPLED_COLUMN_ATTR is re-exported: compose._dataframe imports it from here.
+from ..mechanisms._base import SAMPLED_COLUMN_ATTR, check_not_sampled_column  # noqa: F401
 from ..mechanisms._reports import PackedReports
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, ReportsLike
@@ -192,11 +195,6 @@ def _dask_channel(mechanism):
     return spec_of(mechanism)
 
 
-#: Attribute a DataFramePrivatizer sets, under a sampling strategy, on each
-#: fitted mechanism: ``(column name, strategy)`` (see :func:`spec_of`).
-SAMPLED_COLUMN_ATTR = "_sampled_column_of"
-
-
 def spec_of(mechanism):
     """The channel (or open-domain protocol) whose reports ``mechanism`` stands for.
 
@@ -206,21 +204,7 @@ def spec_of(mechanism):
     strategy is refused: its column's reports mix its own with missing or
     fake ones, whose channel is the privatizer's ``channels_[name]``.
     """
-    column = getattr(mechanism, SAMPLED_COLUMN_ATTR, None)
-    if column is not None:
-        name, strategy = column
-        mixed = (
-            "the users who sampled another column have no report of it"
-            if strategy == "sample"
-            else "most of its reports are fakes, and the real ones use the amplified budget"
-        )
-        raise ValueError(
-            f"This {type(mechanism).__name__} privatizes the column {name!r} of a "
-            f"DataFramePrivatizer with strategy={strategy!r}: {mixed}, so its own "
-            "channel would give a wrong estimate of that column. Pass the column's "
-            f"channel instead: mechanism=priv.channels_[{name!r}] (or its spec, "
-            f"priv.specs()[{name!r}], as saved by priv.save_spec)."
-        )
+    check_not_sampled_column(mechanism)
     from ..mechanisms._spec import PublicSpec
 
     if isinstance(mechanism, PublicSpec):  # a channel or an open-domain protocol

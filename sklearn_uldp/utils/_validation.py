@@ -22,6 +22,9 @@ __all__ = [
     "check_theta",
     "check_categories",
     "check_sensitive",
+    "check_list_shape",
+    "real_to_float",
+    "safe_ndim",
     "check_sensitive_mask",
     "check_channel_categories",
     "check_realizable",
@@ -208,6 +211,19 @@ def validate_params_with_hints(estimator, hints):
             raise InvalidParameterError(f"{exc} {hints[name]}") from None
 
 
+def real_to_float(value: numbers.Real) -> float:
+    """``float(value)``, with an integer too large for a float read as +-inf.
+
+    ``float(10**400)`` raises OverflowError; a budget, a probability or a
+    bound that large is refused (or capped) by the caller's own check of an
+    infinite value, with its own message.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = False) -> float:
     """Validate a privacy budget and return it as a float.
 
@@ -221,7 +237,7 @@ def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = Fals
             f"{name} must be a positive real number (the privacy budget), "
             f"got {epsilon!r} of type {type(epsilon).__name__}."
         )
-    epsilon = float(epsilon)
+    epsilon = real_to_float(epsilon)
     if math.isnan(epsilon):
         raise ValueError(f"{name} is NaN; pass a positive privacy budget such as 1.0.")
     if math.isinf(epsilon) and not allow_inf:
@@ -244,7 +260,7 @@ def check_theta(theta, name="theta"):
             f"{name} must be a real number in (0, 1), got {theta!r} of type "
             f"{type(theta).__name__}. Pass e.g. theta=0.5 (OUE)."
         )
-    theta = float(theta)
+    theta = real_to_float(theta)
     if not (0.0 < theta < 1.0):  # also False for NaN
         raise ValueError(
             f"{name} must lie strictly between 0 and 1, got {theta}. It is the "
@@ -464,6 +480,21 @@ def check_categories(categories: Any) -> np.ndarray:
     return cats
 
 
+def safe_ndim(values: Any) -> int:
+    """``np.ndim(values)``, also for a ragged list (2: nested), which numpy refuses.
+
+    For checks of parameters and specs: ``np.ndim([[0], 0])`` raises numpy's
+    "inhomogeneous shape" before the caller can say what is wrong.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import safe_ndim
+    >>> safe_ndim([0, 1]), safe_ndim([[0], 1]), safe_ndim(3.0)
+    (1, 2, 0)
+    """
+    return int(_ndim_shape(values)[0])
+
+
 def _ndim_shape(values):
     """``np.ndim`` and ``np.shape`` of ``values``, also for lists numpy cannot type.
 
@@ -529,6 +560,92 @@ def _check_hashable(values: np.ndarray, name: str) -> None:
         )
 
 
+def check_list_shape(values: Any, *, name: str, what: str, example: str, max_ndim: int = 1) -> None:
+    """Refuse a list nested deeper than ``max_ndim`` (e.g. ``[["a"]]`` for a list of values).
+
+    numpy would flatten ``[["a"]]`` silently (``ravel``) or fail with its own
+    "inhomogeneous shape" on a ragged list; every parameter that holds a list of
+    values (the sensitive categories, items, ranges) is checked by this one rule
+    so that all mechanisms refuse the same shapes with the same message. The
+    message gives the shape, never the values.
+
+    Parameters
+    ----------
+    values : object
+        The parameter as the user gave it (strings and bytes are scalars).
+    name : str
+        The parameter's name, for the message.
+    what : str
+        What one entry is, plural (``"categories"``, ``"items"``).
+    example : str
+        A valid value of the parameter, for the message.
+    max_ndim : int, default=1
+        1 for a list of values, 2 for a list of pairs (ranges).
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is nested deeper than ``max_ndim``.
+
+    Examples
+    --------
+    >>> from sklearn_uldp.utils._validation import check_list_shape
+    >>> check_list_shape(["a", "b"], name="sensitive", what="categories", example="['a']")
+    >>> check_list_shape([["a"]], name="sensitive", what="categories", example="['a']")
+    Traceback (most recent call last):
+    ...
+    ValueError: sensitive must be a flat list of categories (one-dimensional), ...
+    """
+    if isinstance(values, (str, bytes)) or callable(values):
+        return
+    if isinstance(values, (set, frozenset)):
+        values = list(values)
+    depth = _nesting_depth(values, max_ndim + 1)
+    if depth <= max_ndim:
+        return
+    try:
+        shape = f"shape {np.shape(values)}"
+    except (ValueError, TypeError, UnicodeError):
+        shape = "a ragged nesting (lists of different lengths)"
+    flat = "one-dimensional" if max_ndim == 1 else f"at most {_DIMS[max_ndim]}-dimensional"
+    kind = "a flat list of" if max_ndim == 1 else "a list of"
+    raise ValueError(
+        f"{name} must be {kind} {what} ({flat}), got {shape}: it nests lists "
+        f"{'in lists' if max_ndim == 1 else 'one level too deep'}. Remove the extra "
+        f"level of brackets, e.g. {name}={example}."
+    )
+
+
+_DIMS = {2: "two", 3: "three"}
+# Sets and dicts inside a list are not a dimension: _check_hashable refuses
+# them as values that cannot be categories.
+_SEQUENCES = (list, tuple, np.ndarray, pd.Series, pd.Index)
+
+
+def _nesting_depth(values: Any, limit: int) -> int:
+    """How deep ``values`` nests sequences (0: a scalar), counted up to ``limit``.
+
+    Unlike ``np.ndim`` it also measures ragged lists (``[1, [2, 3]]``: 2),
+    which numpy refuses, and does not read strings as sequences.
+    """
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        return values.ndim
+    if not isinstance(values, _SEQUENCES):
+        # a DataFrame or a sparse matrix: its own dimensions
+        ndim = getattr(values, "ndim", 0)
+        return ndim if isinstance(ndim, int) else 0
+    # An object array nests its own dimensions, then whatever its entries hold.
+    outer = values.ndim if isinstance(values, np.ndarray) else 1
+    if limit <= outer:
+        return outer
+    inner = 0
+    for v in values.ravel() if isinstance(values, np.ndarray) else values:
+        inner = max(inner, _nesting_depth(v, limit - outer))
+        if inner >= limit - outer:
+            break
+    return outer + inner
+
+
 def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive") -> np.ndarray:
     """Resolve ``sensitive`` into a boolean mask over ``categories``.
 
@@ -557,6 +674,12 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
         elif isinstance(sensitive, (set, frozenset)):
             # A set of values (the order of X_S does not matter).
             sensitive = list(sensitive)
+        check_list_shape(
+            sensitive,
+            name=name,
+            what="categories (or a boolean mask over them)",
+            example="['a', 'b']",
+        )
         values = np.asarray(sensitive, dtype=object).ravel()
         _check_hashable(values, name)
         if values.size == k and all(isinstance(v, (bool, np.bool_)) for v in values):
@@ -565,15 +688,17 @@ def check_sensitive(sensitive: Any, categories: Any, *, name: str = "sensitive")
             positions = encode_labels(values, np.asarray(categories), strict_bools=True)
             unknown = values[positions < 0]
             if unknown.size:
+                # Counts only: a sensitive value may itself be private.
                 raise ValueError(
-                    f"{name} holds values that are not categories: "
-                    f"{unknown.tolist()[:10]}. Sensitive values must be part of "
-                    "the domain; add them to `categories` or fix their spelling."
+                    f"{name} holds {unknown.size} value(s) that are not categories "
+                    f"(of {len(values)}). Sensitive values must be part of the "
+                    "domain; add them to `categories` or fix their spelling."
                 )
             if len(set(positions.tolist())) != len(positions):
+                n_repeated = len(positions) - len(set(positions.tolist()))
                 raise ValueError(
-                    f"{name} lists a category more than once: "
-                    f"{values.tolist()[:10]}. List each sensitive category once."
+                    f"{name} lists a category more than once ({n_repeated} "
+                    "repetition(s)). List each sensitive category once."
                 )
             mask = np.zeros(k, dtype=bool)
             mask[positions] = True
@@ -627,10 +752,14 @@ def check_sensitive_mask(
     ValueError
         If the mask has the wrong length or marks no category sensitive.
     """
-    if isinstance(sensitive, (str, bytes)) or np.ndim(sensitive) != 1:
+    # _nesting_depth, not np.ndim: a ragged list (a tampered spec) is refused
+    # here, not by numpy's "inhomogeneous shape".
+    if isinstance(sensitive, (str, bytes)) or _nesting_depth(sensitive, 2) != 1:
         raise ValueError(
             f"{name} must be a one-dimensional boolean mask over the "
-            f"{n_categories} categories, got {sensitive!r:.80}."
+            f"{n_categories} categories, got a {type(sensitive).__name__} of shape "
+            f"{_ndim_shape(sensitive)[1]}. Give one true/false per category, e.g. "
+            "[true, false, false]."
         )
     arr = np.asarray(sensitive)
     if arr.dtype != bool:
@@ -639,7 +768,8 @@ def check_sensitive_mask(
         if bad:
             raise TypeError(
                 f"{name} must hold booleans (true/false), one per category; got "
-                f"{bad[:5]!r}. A spec stores the mask, aligned with categories."
+                f"{len(bad)} other value(s) (e.g. a {type(bad[0]).__name__}). A spec "
+                "stores the mask, aligned with categories."
             )
         arr = values.astype(bool)
     if arr.shape != (n_categories,):
@@ -703,6 +833,22 @@ def realized_probability(p):
     return float(out) if out.ndim == 0 else out
 
 
+def _probabilities_at(probabilities_at, epsilon):
+    """The sampler's probabilities at ``epsilon``; NaN where its formula fails.
+
+    At an extreme budget (epsilon = 1e-300) a formula may divide by a value
+    that underflowed to 0: that budget is not realizable, which
+    :func:`check_realizable` says in its own words.
+    """
+    # Overflowing exponentials at the large budgets of the search grid give
+    # non-finite probabilities, which are unrealizable: no numpy warning.
+    try:
+        with np.errstate(all="ignore"):
+            return probabilities_at(epsilon)
+    except (ZeroDivisionError, OverflowError):
+        return [math.nan]
+
+
 def _realizable(epsilon, probabilities):
     p = np.asarray(probabilities, dtype=float)
     if not np.isfinite(p).all():
@@ -726,7 +872,7 @@ def usable_epsilon_range(probabilities_at):
     (low, high) : tuple of float, or None if no budget is usable.
     """
     grid = np.geomspace(1e-14, 1e4, 361)
-    ok = np.array([_realizable(e, probabilities_at(e))[0] for e in grid])
+    ok = np.array([_realizable(e, _probabilities_at(probabilities_at, e))[0] for e in grid])
     if not ok.any():
         return None
     first, last = np.flatnonzero(ok)[[0, -1]]
@@ -734,7 +880,7 @@ def usable_epsilon_range(probabilities_at):
     def edge(good, bad):
         for _ in range(60):  # bisection on a log scale
             mid = math.sqrt(good * bad)
-            if _realizable(mid, probabilities_at(mid))[0]:
+            if _realizable(mid, _probabilities_at(probabilities_at, mid))[0]:
                 good = mid
             else:
                 bad = mid
@@ -780,7 +926,7 @@ def check_realizable(epsilon, probabilities_at, *, what):
     ValueError
         Saying which budgets this channel can realize, and why.
     """
-    ok, p_min = _realizable(epsilon, probabilities_at(epsilon))
+    ok, p_min = _realizable(epsilon, _probabilities_at(probabilities_at, epsilon))
     if ok:
         return
     span = usable_epsilon_range(probabilities_at)
