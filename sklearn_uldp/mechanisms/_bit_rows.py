@@ -60,17 +60,8 @@ user and host whose process no longer exists (never one of a live process).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import itertools
-import math
 import os
-import re
-import shutil
-import socket
-import stat
-import tempfile
 import threading
-import weakref
 from collections.abc import Iterator
 
 import numpy as np
@@ -80,6 +71,17 @@ from numpy.typing import ArrayLike
 from ..utils._bits import pack_rows, packed_to_csr, unpack_rows
 from ..utils._numba import use_compiled
 from ..utils._threads import imap_threads, map_threads, n_threads
+from ._bit_rows_kernels import (
+    _index_dtype,
+    _packed_loop,
+    _packed_row_sizes,
+    _packed_row_sums,
+    _packed_select,
+    _sparse_loop,
+    _sparse_row_sums,
+    _sparse_select,
+)
+from ._spill import _SpillDirectory, _SpilledBlock
 
 try:  # optional: compiled products (several times faster per EM step)
     import numba
@@ -111,240 +113,15 @@ _DISTINCT_MAX_ROW_BYTES = 64
 _DISTINCT_MAX_FRACTION = 0.5
 _DISTINCT_MAX_BYTES = 1 << 26
 
-# Rows per chunk of the compiled packed loop: the chunk's bytes stay in cache
-# while each byte position is read twice (gather, then scatter). 128 rows (16
-# kB at k = 1000) took 25-30 % less time per EM pass than 1024 at k = 10,000
-# (1.25 kB rows: 1024 of them overflow the second-level cache), the same at
-# k <= 1000. A multiple of 16 (the logarithms' groups of rows), so the sums
-# do not depend on it: every row and byte is added in the same order.
-_LOOP_ROWS = 128
-
 # "numba" (compiled loops) or "numpy"; tests compare the two.
 _KERNEL = "numba" if numba is not None else "numpy"
 
 
-def _packed_loop(packed, table, A, weights, acc, out):
-    """One packed block's terms (compiled by numba).
-
-    ``D_i = A + sum_j table[j, packed[i, j]]``; ``acc[j, v]`` accumulates
-    ``w_i / D_i`` over the rows whose byte j is v. Returns ``sum w_i / D_i``
-    and ``sum w_i log D_i`` (``w_i = 1`` when ``weights`` is empty). When
-    ``out`` is not empty, ``out[i] = D_i`` (as :func:`_packed_row_sums`).
-    """
-    n_rows, n_bytes = packed.shape
-    weighted = weights.size > 0
-    record = out.size > 0
-    sum_inv = 0.0
-    sum_log = 0.0
-    # Byte position by byte position over a chunk of rows (that stays in
-    # cache): the table row and the accumulator row of one position (2 kB
-    # each) stay in the first-level cache, where row by row every byte
-    # would touch another part of 256 n_bytes doubles.
-    chunk = _LOOP_ROWS
-    d = np.empty(chunk)
-    for lo in range(0, n_rows, chunk):
-        hi = min(n_rows, lo + chunk)
-        m = hi - lo
-        d[:m] = A
-        for j in range(n_bytes):
-            table_j = table[j]
-            for i in range(m):
-                d[i] += table_j[packed[lo + i, j]]
-        if record:
-            for i in range(m):
-                out[lo + i] = d[i]
-        if weighted:
-            for i in range(m):
-                sum_log += weights[lo + i] * math.log(d[i])
-        else:
-            # One logarithm per 16 rows (of their product, when it is a
-            # normal number): with few bytes a row the logarithms were
-            # about a third of the loop.
-            for start in range(0, m, 16):
-                stop = min(m, start + 16)
-                product = 1.0
-                for i in range(start, stop):
-                    product *= d[i]
-                if 1e-300 < product < 1e300:
-                    sum_log += math.log(product)
-                else:
-                    for i in range(start, stop):
-                        sum_log += math.log(d[i])
-        for i in range(m):
-            inv = 1.0 / d[i]
-            if weighted:
-                inv *= weights[lo + i]
-            sum_inv += inv
-            d[i] = inv
-        for j in range(n_bytes):
-            acc_j = acc[j]
-            for i in range(m):
-                acc_j[packed[lo + i, j]] += d[i]
-    return sum_inv, sum_log
-
-
-def _sparse_loop(indptr, indices, b, A, weights, t, out):
-    """One CSR block's terms in one pass (compiled by numba); see _packed_loop."""
-    n_rows = indptr.size - 1
-    weighted = weights.size > 0
-    record = out.size > 0
-    sum_inv = 0.0
-    sum_log = 0.0
-    for i in range(n_rows):
-        lo = indptr[i]
-        hi = indptr[i + 1]
-        # Four partial sums: one running sum is a chain of dependent
-        # additions (a floating-point addition's latency per set bit); four
-        # let the gathers overlap. The scatter below is unrolled alike.
-        # (About 20 % less time per set bit; one logarithm per row costs
-        # nothing measurable here, unlike in the packed loop.)
-        d0 = 0.0
-        d1 = 0.0
-        d2 = 0.0
-        d3 = 0.0
-        at = lo
-        while at + 4 <= hi:
-            d0 += b[indices[at]]
-            d1 += b[indices[at + 1]]
-            d2 += b[indices[at + 2]]
-            d3 += b[indices[at + 3]]
-            at += 4
-        while at < hi:
-            d0 += b[indices[at]]
-            at += 1
-        d = A + ((d0 + d1) + (d2 + d3))
-        if record:
-            out[i] = d
-        inv = 1.0 / d
-        log_d = math.log(d)
-        if weighted:
-            inv *= weights[i]
-            log_d *= weights[i]
-        sum_inv += inv
-        sum_log += log_d
-        # A row's columns are distinct: the four updates are independent.
-        at = lo
-        while at + 4 <= hi:
-            j0 = indices[at]
-            j1 = indices[at + 1]
-            j2 = indices[at + 2]
-            j3 = indices[at + 3]
-            t[j0] += inv
-            t[j1] += inv
-            t[j2] += inv
-            t[j3] += inv
-            at += 4
-        while at < hi:
-            t[indices[at]] += inv
-            at += 1
-    return sum_inv, sum_log
-
-
-def _index_dtype(n_cols):
-    """Column indices of a sparse block: unsigned (see the module docstring)."""
-    return np.uint16 if n_cols <= 1 << 16 else np.uint32
-
-
-def _sparse_select(indptr, indices, new_index, out_indptr, out):
-    """The block on the columns ``new_index`` keeps (>= 0), renumbered:
-    writes its CSR arrays to ``out_indptr`` and ``out`` (of at least as many
-    entries as ``indices``) and returns its number of set bits (compiled by
-    numba).
-
-    One pass, branch-free: about half of the bits of a working set are
-    kept, at random, so a branch on each would be mispredicted half of the
-    time.
-    """
-    n_rows = indptr.size - 1
-    pos = 0
-    for i in range(n_rows):
-        out_indptr[i] = pos
-        for at in range(indptr[i], indptr[i + 1]):
-            j = new_index[indices[at]]
-            out[pos] = j
-            pos += j >= 0
-    out_indptr[n_rows] = pos
-    return pos
-
-
-def _packed_select(packed, columns, out):
-    """``out`` = the bits of ``columns`` of every packed row, packed again."""
-    n_rows = packed.shape[0]
-    for i in range(n_rows):
-        for c in range(columns.size):
-            old = columns[c]
-            bit = (packed[i, old >> 3] >> (old & 7)) & 1
-            out[i, c >> 3] |= bit << (c & 7)
-
-
-def _packed_row_sums(packed, table, A, out):
-    """``out[i] = A + sum_j table[j, packed[i, j]]`` (compiled by numba)."""
-    n_rows, n_bytes = packed.shape
-    for lo in range(0, n_rows, _LOOP_ROWS):
-        hi = min(n_rows, lo + _LOOP_ROWS)
-        for i in range(lo, hi):
-            out[i] = A
-        # byte position by byte position, as in _packed_loop
-        for j in range(n_bytes):
-            table_j = table[j]
-            for i in range(lo, hi):
-                out[i] += table_j[packed[i, j]]
-
-
-def _packed_row_sizes(packed, popcount, out):
-    """``out[i]`` = set bits of packed row i (compiled by numba)."""
-    n_rows, n_bytes = packed.shape
-    for i in range(n_rows):
-        size = 0
-        for j in range(n_bytes):
-            size += popcount[packed[i, j]]
-        out[i] = size
-
-
-def _sparse_row_sums(indptr, indices, b, A, out):
-    """``out[i] = A + sum_{j in row i} b[j]`` (compiled by numba)."""
-    for i in range(indptr.size - 1):
-        d = 0.0
-        for at in range(indptr[i], indptr[i + 1]):
-            d += b[indices[at]]
-        out[i] = A + d
-
-
-def _segment_sum_log(d0, d1, w, weights):
-    """``sum_i weights_i log((1 - w) d0_i + w d1_i)`` (compiled by numba;
-    ``weights`` empty: all ones), one logarithm per 16 rows when unweighted."""
-    n = d0.size
-    v = 1.0 - w
-    total = 0.0
-    if weights.size:
-        for i in range(n):
-            total += weights[i] * math.log(v * d0[i] + w * d1[i])
-        return total
-    for start in range(0, n, 16):
-        stop = min(n, start + 16)
-        product = 1.0
-        for i in range(start, stop):
-            product *= v * d0[i] + w * d1[i]
-        if 1e-300 < product < 1e300:
-            total += math.log(product)
-        else:
-            for i in range(start, stop):
-                total += math.log(v * d0[i] + w * d1[i])
-    return total
-
-
-if numba is not None:
-    # nogil: threads run blocks concurrently; cache: compiled once per install.
-    _packed_loop = numba.njit(nogil=True, cache=True)(_packed_loop)
-    _sparse_loop = numba.njit(nogil=True, cache=True)(_sparse_loop)
-    _sparse_select = numba.njit(nogil=True, cache=True)(_sparse_select)
-    _packed_select = numba.njit(nogil=True, cache=True)(_packed_select)
-    _packed_row_sums = numba.njit(nogil=True, cache=True)(_packed_row_sums)
-    _sparse_row_sums = numba.njit(nogil=True, cache=True)(_sparse_row_sums)
-    _packed_row_sizes = numba.njit(nogil=True, cache=True)(_packed_row_sizes)
-    _segment_sum_log = numba.njit(nogil=True, cache=True)(_segment_sum_log)
-
 _NO_WEIGHTS = np.zeros(0)
+# A store's D_i are held for the default estimate's segment's two ends (16
+# bytes a distinct row; _bit_rows_segment.py): beyond this many rows the
+# segment is evaluated through em_gradient.
+_SEGMENT_MAX_ROWS = 1 << 26
 _NO_OUTPUT = np.zeros(0)  # em_terms records no row sums
 
 
@@ -352,6 +129,12 @@ class _SparseBlock:
     """CSR rows without a data array (the data are all ones)."""
 
     __slots__ = ("indptr", "indices", "n_cols")
+
+    @classmethod
+    def from_arrays(cls, arrays, n_cols):
+        """The block of the arrays ``arrays()`` gave (read back from a file)."""
+        indptr, indices = arrays
+        return cls(indptr, indices, n_cols, copy=False)
 
     def __init__(self, indptr, indices, n_cols, copy=True):
         # Copies: a block never shares memory with the caller's arrays (a
@@ -469,6 +252,12 @@ class _PackedBlock:
 
     __slots__ = ("packed", "n_cols")
 
+    @classmethod
+    def from_arrays(cls, arrays, n_cols):
+        """The block of the arrays ``arrays()`` gave (read back from a file)."""
+        (packed,) = arrays
+        return cls(packed, n_cols)
+
     def __init__(self, packed, n_cols):
         self.packed = packed
         self.n_cols = n_cols
@@ -568,185 +357,6 @@ class _PackedBlock:
             else np.zeros((0, -(-columns.size // 8)), dtype=np.uint8)
         )
         return _PackedBlock(packed, columns.size)
-
-
-_SPILL_PREFIX = "sklearn_uldp-reports-"
-# <prefix><host key>-<pid>-<random suffix of mkdtemp>
-_SPILL_NAME = re.compile(re.escape(_SPILL_PREFIX) + r"([0-9a-f]{8})-([0-9]+)-")
-
-
-def _host_key():
-    """A short stable key of this machine's name (directories may be shared)."""
-    return hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:8]
-
-
-def _process_exists(pid):
-    """Whether a process ``pid`` exists on this machine (True when unsure)."""
-    if pid == os.getpid():
-        return True
-    if pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)  # signal 0: an existence and permission check only
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. PermissionError: it exists, as another user
-        return True
-    return True
-
-
-def remove_stale_spill_directories(parent=None):
-    """Remove spill directories left by processes of this user that died.
-
-    Only directories named by :class:`_SpillDirectory` for this host, owned
-    by this user, real directories (not symbolic links) and whose process no
-    longer exists are removed; directories of live processes, of other
-    hosts sharing the file system, and of unknown format are kept.
-
-    Parameters
-    ----------
-    parent : str or path-like, default=None
-        The directory to clean (the system's temporary directory by default).
-
-    Returns
-    -------
-    removed : list of str
-        The directories removed.
-    """
-    if os.name == "nt":  # os.kill(pid, 0) terminates processes on Windows
-        return []
-    parent = tempfile.gettempdir() if parent is None else os.fspath(parent)
-    host, uid = _host_key(), os.getuid()
-    removed = []
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _SPILL_NAME.match(entry.name)
-        if match is None or match.group(1) != host:
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
-            continue
-        if _process_exists(int(match.group(2))):
-            continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(entry.path)
-    return removed
-
-
-class _SpillDirectory:
-    """A private directory of block files, removed with the last block in it.
-
-    Every spilled block holds a reference to its directory, so the directory
-    lives exactly as long as some store still reads from it (and is removed
-    at interpreter exit at the latest). Its name holds the host and process
-    id, so that the next spill removes it if this process is killed.
-    """
-
-    def __init__(self, parent=None):
-        self.parent = None if parent is None else os.fspath(parent)
-        remove_stale_spill_directories(self.parent)
-        # mkdtemp creates the directory 0700.
-        self.path = tempfile.mkdtemp(
-            prefix=f"{_SPILL_PREFIX}{_host_key()}-{os.getpid()}-", dir=self.parent
-        )
-        self._names = itertools.count()
-        weakref.finalize(self, shutil.rmtree, self.path, ignore_errors=True)
-
-    def new_file(self):
-        return os.path.join(self.path, f"block-{next(self._names)}.bin")
-
-    def __reduce__(self):
-        # An unpickled store spills again, into a fresh directory under the
-        # same parent when it exists there (else the system's temporary one).
-        parent = self.parent if self.parent and os.path.isdir(self.parent) else None
-        return _SpillDirectory, (parent,)
-
-
-class _SpilledBlock:
-    """A full block kept in a file and read back for each use."""
-
-    __slots__ = (
-        "directory",
-        "path",
-        "kind",
-        "n_rows",
-        "n_cols",
-        "nbytes",
-        "nnz",
-        "layout",
-        "__weakref__",
-    )
-
-    def __init__(self, block, directory):
-        self.directory = directory
-        self.path = directory.new_file()
-        self.kind = type(block)
-        self.n_rows, self.n_cols = block.n_rows, block.n_cols
-        self.nbytes, self.nnz = block.nbytes, block.nnz
-        arrays = block.arrays()
-        # (dtype, shape) of each array, in file order: the file is raw data.
-        self.layout = tuple((a.dtype, a.shape) for a in arrays)
-        # 0600 whatever the umask; O_EXCL refuses a file planted in advance.
-        fd = os.open(
-            self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600
-        )
-        with os.fdopen(fd, "wb") as file:
-            for array in arrays:
-                np.ascontiguousarray(array).tofile(file)
-        weakref.finalize(self, _remove_file, self.path)
-
-    def load(self):
-        """The block, read into memory (owned arrays, no memory map)."""
-        sizes = [int(np.prod(shape)) for _, shape in self.layout]
-        try:
-            with open(self.path, "rb") as file:
-                arrays = [
-                    np.fromfile(file, dtype=dtype, count=size)
-                    for (dtype, _), size in zip(self.layout, sizes, strict=True)
-                ]
-        except FileNotFoundError:
-            arrays = []
-        if [a.size for a in arrays] != sizes:
-            raise OSError(
-                f"The reports kept on disk in {self.path} are missing or "
-                "truncated (was the temporary directory cleaned while they "
-                "were in use?). Fit the estimator again, or keep the reports "
-                "in a directory of your own: report_store=<directory>."
-            )
-        arrays = [a.reshape(shape) for a, (_, shape) in zip(arrays, self.layout, strict=True)]
-        if self.kind is _PackedBlock:
-            return _PackedBlock(*arrays, self.n_cols)
-        return _SparseBlock(*arrays, self.n_cols, copy=False)
-
-    def row_sizes(self, compiled=True):
-        return self.load().row_sizes(compiled)
-
-    def em_terms(self, A, b, shared, weights=None, out=None, compiled=True):
-        return self.load().em_terms(A, b, shared, weights, out, compiled)
-
-    def row_sums(self, A, b, shared, compiled=True):
-        return self.load().row_sums(A, b, shared, compiled)
-
-    def restrict(self, new_index, columns, scratch=None, compiled=True):
-        block = self.load().restrict(new_index, columns, scratch, compiled)
-        return _SpilledBlock(block, self.directory)
-
-    def __reduce__(self):
-        # Pickles carry the data, and the copy spills again when loaded.
-        return _SpilledBlock, (self.load(), self.directory)
-
-
-def _remove_file(path):
-    try:
-        os.remove(path)
-    except OSError:  # already removed with its directory
-        pass
 
 
 #: A block of a store: in memory (sparse or packed) or in a file.
@@ -1507,110 +1117,3 @@ def _byte_tables(b):
     table = padded.reshape(n_bytes, 8) @ _BYTE_BITS.T  # (n_bytes, 256)
     offsets = (np.arange(n_bytes) * 256).astype(np.intp)
     return table, offsets
-
-
-# A store's D_i are held for the segment's two ends (16 bytes a distinct
-# row): beyond this many rows the segment is evaluated through em_gradient.
-_SEGMENT_MAX_ROWS = 1 << 26
-
-
-class _SegmentRows:
-    """Stands in for a store in a channel's ``em_gradient`` on a segment.
-
-    ``D_i(q) = A(q) + sum_{j in y_i} b_j(q)`` is linear in q, so on the
-    segment ``q_w = (1 - w) p0 + w p1`` it is ``(1 - w) D_i(p0) + w D_i(p1)``:
-    the row sums at the two ends give every point of the segment. The
-    channel's own ``em_gradient`` computes everything else (the constant
-    factors, the invertible reports), so each channel's likelihood is used
-    as it is. While ``w`` is None, ``em_terms`` appends the row sums of the
-    point it is called at to ``ends`` (its terms are then zeros: only those
-    sums are wanted); otherwise it evaluates the segment at ``w`` from
-    ``ends`` (the second end is needed only for ``w != 0``). Its adjoint
-    (``t``) and ``sum 1/D`` are not computed (zeros): only the
-    log-likelihood is read.
-    """
-
-    def __init__(self, store, n_jobs):
-        self._store = store
-        self._n_jobs = n_jobs
-        self.ends = []
-        self._weights = None
-        self._size_counts = None
-        self.w = None
-        self.n_cols = store.n_cols
-
-    def em_terms(self, A, b, n_jobs=None):
-        if self.w is None:
-            D, self._weights = self._store.row_sums(A, b, n_jobs=self._n_jobs)
-            self.ends.append(D)
-            return 0.0, 0.0, np.zeros(self.n_cols)
-        d0, d1, w = self.ends[0], self.ends[-1], self.w
-        weights = _NO_WEIGHTS if self._weights is None else self._weights
-        if self._store.distinct_rows()._compiled():
-            sum_log = _segment_sum_log(d0, d1, float(w), weights)
-        else:
-            log_d = np.log((1.0 - w) * d0 + w * d1)
-            sum_log = float(log_d.sum() if self._weights is None else log_d @ self._weights)
-        return 0.0, float(sum_log), np.zeros(self.n_cols)
-
-    def row_size_counts(self):
-        if self._size_counts is None:
-            self._size_counts = self._store.row_size_counts()
-        return self._size_counts
-
-    @property
-    def n_rows(self):
-        return self._store.n_rows
-
-
-def segment_log_likelihood(channel, stats, p0, p1, n_jobs=None, p0_parts=None):
-    """``w -> log-likelihood at (1 - w) p0 + w p1``, the reports read at most twice.
-
-    For bit-vector channels whose ``em_gradient`` reads the reports through
-    ``stats.extra.em_terms`` (a :class:`BitRows`): the per-report sums are
-    computed at each end once, when first needed (:meth:`BitRows.row_sums`),
-    and each other point of the segment then costs one logarithm per
-    distinct report. ``p0_parts``, pairs ``(lambda, q)`` with ``p0 = sum
-    lambda q``, give ``p0``'s sums from those of the ``q`` (exact up to
-    rounding, the sums being linear in the point): an EM run's recorded
-    starting point and the uniform distribution, whose sums need no pass
-    over the reports (see :meth:`BitRows.recording_row_sums`). Stores that
-    cannot give row sums (kept on Dask workers), that keep their reports in
-    files (16 bytes a report in memory would undo what the files save) or
-    have too many rows fall back to ``em_gradient`` at each point.
-    """
-    p0 = np.asarray(p0, dtype=float)
-    p1 = np.asarray(p1, dtype=float)
-    store = stats.extra
-    if (
-        not hasattr(store, "row_sums")
-        or (store.directory is not None and store.distinct_rows().directory is not None)
-        or store.distinct_rows().n_rows > _SEGMENT_MAX_ROWS
-    ):
-        return lambda w: channel.em_gradient(stats, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
-    from ._channel import ReportStatistics
-
-    segment = _SegmentRows(store, n_jobs)
-    on_segment = ReportStatistics(stats.channel, stats.n, stats.counts, segment)
-    parts = [(1.0, p0)] if p0_parts is None else [(float(lam), q) for lam, q in p0_parts]
-
-    def row_sums_at(q):
-        segment.w = None
-        channel.em_gradient(on_segment, np.asarray(q, dtype=float), n_jobs=n_jobs)
-        return segment.ends.pop()
-
-    def log_likelihood(w):
-        w = float(w)
-        if not segment.ends:
-            d0 = None
-            for lam, q in parts:
-                d = row_sums_at(q)
-                d = d if lam == 1.0 else lam * d
-                d0 = d if d0 is None else d0 + d
-            segment.ends.append(d0)
-        if w != 0.0 and len(segment.ends) == 1:
-            segment.ends.append(row_sums_at(p1))
-        segment.w = w
-        return channel.em_gradient(on_segment, (1.0 - w) * p0 + w * p1, n_jobs=n_jobs)[1]
-
-    return log_likelihood

@@ -48,7 +48,8 @@ from ..utils._validation import (
     warn_dense_reports,
 )
 from ._base import BaseMechanism
-from ._bit_rows import BitRows, _n_threads, numba, segment_log_likelihood
+from ._bit_rows import BitRows, _n_threads, numba
+from ._bit_rows_segment import segment_log_likelihood
 from ._channel import (
     MAX_MATRIX_OUTPUTS,
     Channel,

@@ -37,7 +37,8 @@ from ..utils._numba import use_compiled
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability
 from ._base import BaseMechanism
-from ._bit_rows import BitRows, segment_log_likelihood
+from ._bit_rows import BitRows
+from ._bit_rows_segment import segment_log_likelihood
 from ._channel import MAX_MATRIX_OUTPUTS, Channel, ReportStatistics, kept_reports
 from ._docs import fill_mechanism_doc
 from ._oracle_kernels import bit_matrix_counts, report_array

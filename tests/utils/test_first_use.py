@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import sklearn_uldp as su
-from sklearn_uldp.mechanisms import _bit_rows, _rappor, _subset_selection
+from sklearn_uldp.mechanisms import _bit_rows, _bit_rows_segment, _rappor, _subset_selection
 from sklearn_uldp.numeric import _kernels as numeric_kernels
 from sklearn_uldp.utils import _bits, _numba, _sampling
 
@@ -36,7 +36,7 @@ KERNELS = [
     (_bit_rows, "_packed_row_sums"),
     (_bit_rows, "_sparse_row_sums"),
     (_bit_rows, "_packed_row_sizes"),
-    (_bit_rows, "_segment_sum_log"),
+    (_bit_rows_segment, "_segment_sum_log"),
     (_bits, "_masked_row_counts"),
     (_bits, "_fill_csr"),
     (_subset_selection, "bit_matrix_counts"),

@@ -425,7 +425,7 @@ def _dead_pid():
 @pytest.mark.skipif(os.name == "nt", reason="POSIX processes")
 @pytest.mark.usefixtures("small_blocks")
 def test_directories_of_dead_processes_are_removed_by_the_next_spill(tmp_path):
-    from sklearn_uldp.mechanisms._bit_rows import _host_key
+    from sklearn_uldp.mechanisms._spill import _host_key
 
     host = _host_key()
     dead = tmp_path / f"sklearn_uldp-reports-{host}-{_dead_pid()}-abcd"
