@@ -56,17 +56,6 @@ _FORCE_INT_REMAINDER_COLS = False if _SK_VERSION < (1, 7) else "deprecated"
 _numeric_names = _input.numeric_names
 
 
-def _is_dask_collection(obj):
-    return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions")
-
-
-def _dask_frame(X):
-    """A Dask DataFrame of ``X`` (a Dask Series is its one-column frame)."""
-    if getattr(X, "ndim", 2) == 1 and hasattr(X, "to_frame"):
-        return X.to_frame()
-    return X
-
-
 def _as_transformer_list(mechanisms):
     """The ``(name, mechanism, columns)`` list of either accepted form."""
     if isinstance(mechanisms, dict):
@@ -76,7 +65,9 @@ def _as_transformer_list(mechanisms):
     return mechanisms
 
 
-class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # type: ignore[call-arg]
+class DataFramePrivatizer(  # type: ignore[call-arg]
+    _marginals.MarginalStrategyMixin, ColumnTransformer, auto_wrap_output_keys=None
+):
     """Privatize the columns of a table, one mechanism per column.
 
     A :class:`~sklearn.compose.ColumnTransformer` whose transformers are
@@ -508,9 +499,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         -------
         self : DataFramePrivatizer
         """
-        if _is_dask_collection(X):
+        if _input.is_dask_collection(X):
             self._refuse_dask_marginals()
-            return _dask.fit_from_schema(self, _dask_frame(X))
+            return _dask.fit_from_schema(self, _input.dask_frame(X))
         self._fit_transform(X, keep=False)
         return self
 
@@ -531,9 +522,9 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         reports : DataFrame, ndarray or Dask DataFrame
             See :meth:`transform`.
         """
-        if _is_dask_collection(X):
+        if _input.is_dask_collection(X):
             self._refuse_dask_marginals()
-            X = _dask_frame(X)
+            X = _input.dask_frame(X)
             return _dask.fit_from_schema(self, X).transform(X, user_secrets=user_secrets)
         if user_secrets is not None:
             self._fit_transform(X, keep=False)
@@ -629,79 +620,6 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
         return self._finish(out, X) if keep else None
 
     # ----------------------------------------------------------- strategies
-    def _refuse_dask_marginals(self):
-        if self.strategy == _marginals.MARGINALS:
-            raise ValueError(
-                "strategy='marginals' privatizes in-memory tables: privatize each "
-                "partition with sklearn_uldp.marginals.MarginalPrivatizer (its "
-                "statistics add up: reduce_marginal_statistics), or compute the "
-                "Dask DataFrame's partitions one at a time."
-            )
-
-    def _transform_marginals(self, X):
-        """Privatize under ``strategy="marginals"``: one marginal per person."""
-        X = self._check_input(X)
-        positions = self._fitted_positions(X)
-        X = self._prepared(X, positions)
-        frame = _marginals.marginal_frame(self, X, positions)
-        marginal_privatizer = self.marginal_privatizer_
-        pandas = self._output_config() == "pandas" or (
-            self._output_config() is None and isinstance(X, pd.DataFrame)
-        )
-        marginal_privatizer.set_output(transform="pandas" if pandas else "default")
-        reports = marginal_privatizer.transform(frame)
-        if pandas and not isinstance(X, pd.DataFrame):
-            reports.index = pd.RangeIndex(len(reports))
-        return reports
-
-    def _check_marginals(self, what):
-        if self._fitted_strategy_name() != _marginals.MARGINALS:
-            raise ValueError(
-                f"{what} reads the reports of strategy='marginals'; this privatizer "
-                f"was fitted with strategy={self._fitted_strategy!r}."
-            )
-
-    def marginal_estimator(self, reports: Any, estimator: Any = None, **params: Any) -> Any:
-        """The collector's estimate of every marginal, under ``strategy="marginals"``.
-
-        Parameters
-        ----------
-        reports : DataFrame or array-like
-            Output of :meth:`transform` (its ``marginal`` and ``report``
-            columns; other columns are ignored).
-        estimator : DistributionEstimator, default=None
-            Template estimator of each marginal (``EMEstimator()`` by default).
-        **params
-            Other parameters of :class:`~sklearn_uldp.marginals.MarginalEstimator`
-            (``consistency``, ``interaction_shrinkage``).
-
-        Returns
-        -------
-        estimator : MarginalEstimator
-            Fitted: ``marginal(columns)`` for any set of columns (named by
-            the mechanisms), ``marginal_confidence_intervals``, ``synthesize``.
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd
-        >>> from sklearn_uldp import RandomizedResponse
-        >>> from sklearn_uldp.compose import DataFramePrivatizer
-        >>> rng = np.random.default_rng(0)
-        >>> df = pd.DataFrame({"a": rng.choice(["x", "y"], 20_000),
-        ...                    "b": rng.choice(["u", "v", "w"], 20_000)})
-        >>> priv = DataFramePrivatizer(
-        ...     {c: RandomizedResponse(2.0, categories=sorted(set(df[c]))) for c in df},
-        ...     strategy="marginals", random_state=0)
-        >>> reports = priv.fit_transform(df)
-        >>> list(reports.columns), priv.epsilon_spent_
-        (['marginal', 'report'], 2.0)
-        >>> est = priv.marginal_estimator(reports)
-        >>> est.marginal(["a", "b"]).shape
-        (6,)
-        """
-        self._check_marginals("marginal_estimator")
-        return _marginals.marginal_estimator(self, reports, estimator, **params)
-
     def _fit_strategy(self):
         names = set(ColumnTransformer.get_feature_names_out(self))
         if self.strategy == "sample" and self.sampled_column in names:
@@ -869,13 +787,13 @@ class DataFramePrivatizer(ColumnTransformer, auto_wrap_output_keys=None):  # typ
             computation privatizes again, spending the budget again).
         """
         check_is_fitted(self, "transformers_")
-        if _is_dask_collection(X):
+        if _input.is_dask_collection(X):
             from ..parallel import privatize_partitions
 
             self._refuse_dask_marginals()
             if user_secrets is None:
                 self._check_memo_secrets()
-            return privatize_partitions(_dask_frame(X), self, user_secrets=user_secrets)
+            return privatize_partitions(_input.dask_frame(X), self, user_secrets=user_secrets)
         return self._transform_table(X, user_secrets)
 
     def _transform_table(self, X, user_secrets=None, partition_sampling_seed=_OWN_STREAM):

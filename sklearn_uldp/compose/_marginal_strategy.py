@@ -132,3 +132,82 @@ def one_way(est, columns):
     from ..marginals import one_way_estimates
 
     return one_way_estimates(est, columns)
+
+
+class MarginalStrategyMixin:
+    """The methods of :class:`DataFramePrivatizer` under ``strategy="marginals"``
+    (kept here with the strategy's other pieces; they read the privatizer's
+    own helpers through ``self``)."""
+
+    def _refuse_dask_marginals(self):
+        if self.strategy == MARGINALS:
+            raise ValueError(
+                "strategy='marginals' privatizes in-memory tables: privatize each "
+                "partition with sklearn_uldp.marginals.MarginalPrivatizer (its "
+                "statistics add up: reduce_marginal_statistics), or compute the "
+                "Dask DataFrame's partitions one at a time."
+            )
+
+    def _transform_marginals(self, X):
+        """Privatize under ``strategy="marginals"``: one marginal per person."""
+        X = self._check_input(X)
+        positions = self._fitted_positions(X)
+        X = self._prepared(X, positions)
+        frame = marginal_frame(self, X, positions)
+        marginal_privatizer = self.marginal_privatizer_
+        pandas = self._output_config() == "pandas" or (
+            self._output_config() is None and isinstance(X, pd.DataFrame)
+        )
+        marginal_privatizer.set_output(transform="pandas" if pandas else "default")
+        reports = marginal_privatizer.transform(frame)
+        if pandas and not isinstance(X, pd.DataFrame):
+            reports.index = pd.RangeIndex(len(reports))
+        return reports
+
+    def _check_marginals(self, what):
+        if self._fitted_strategy_name() != MARGINALS:
+            raise ValueError(
+                f"{what} reads the reports of strategy='marginals'; this privatizer "
+                f"was fitted with strategy={self._fitted_strategy!r}."
+            )
+
+    def marginal_estimator(self, reports: Any, estimator: Any = None, **params: Any) -> Any:
+        """The collector's estimate of every marginal, under ``strategy="marginals"``.
+
+        Parameters
+        ----------
+        reports : DataFrame or array-like
+            Output of :meth:`transform` (its ``marginal`` and ``report``
+            columns; other columns are ignored).
+        estimator : DistributionEstimator, default=None
+            Template estimator of each marginal (``EMEstimator()`` by default).
+        **params
+            Other parameters of :class:`~sklearn_uldp.marginals.MarginalEstimator`
+            (``consistency``, ``interaction_shrinkage``).
+
+        Returns
+        -------
+        estimator : MarginalEstimator
+            Fitted: ``marginal(columns)`` for any set of columns (named by
+            the mechanisms), ``marginal_confidence_intervals``, ``synthesize``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn_uldp import RandomizedResponse
+        >>> from sklearn_uldp.compose import DataFramePrivatizer
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"a": rng.choice(["x", "y"], 20_000),
+        ...                    "b": rng.choice(["u", "v", "w"], 20_000)})
+        >>> priv = DataFramePrivatizer(
+        ...     {c: RandomizedResponse(2.0, categories=sorted(set(df[c]))) for c in df},
+        ...     strategy="marginals", random_state=0)
+        >>> reports = priv.fit_transform(df)
+        >>> list(reports.columns), priv.epsilon_spent_
+        (['marginal', 'report'], 2.0)
+        >>> est = priv.marginal_estimator(reports)
+        >>> est.marginal(["a", "b"]).shape
+        (6,)
+        """
+        self._check_marginals("marginal_estimator")
+        return marginal_estimator(self, reports, estimator, **params)

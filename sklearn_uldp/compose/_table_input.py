@@ -268,3 +268,14 @@ def fitted_domains(fitting, X, positions):
                 mech = mech._with_domain_of(column)
         out.append((name, mech, columns))
     return out
+
+
+def is_dask_collection(obj):
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "npartitions")
+
+
+def dask_frame(X):
+    """A Dask DataFrame of ``X`` (a Dask Series is its one-column frame)."""
+    if getattr(X, "ndim", 2) == 1 and hasattr(X, "to_frame"):
+        return X.to_frame()
+    return X
