@@ -22,17 +22,15 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _examples import BINARY, CATS, S, categorical_mechanisms
 
-from sklearn_uldp import longitudinal as lg
 from sklearn_uldp import mechanisms as m
 from sklearn_uldp.estimators import EMEstimator, EmpiricalEstimator, ThresholdEstimator
 from sklearn_uldp.mechanisms._registry import SPEC_CLASSES, spec_class
 
-CATS = ["a", "b", "c", "d"]
 N = 60
 RNG = np.random.default_rng(0)
 VALUES = RNG.choice(CATS, size=(N, 1)).astype(object)
-S = {"sensitive": ["a", "b"], "categories": CATS}
 
 
 def _mech(mech, X=VALUES):
@@ -42,6 +40,11 @@ def _mech(mech, X=VALUES):
         return mech, mech.fit(X).transform(X), mech
 
     return build
+
+
+def _inputs(name):
+    """The inputs of an example (two values for the binary one)."""
+    return np.where(VALUES == "a", "a", "b") if name == BINARY else VALUES
 
 
 def _derived(make, derive):
@@ -57,45 +60,8 @@ def _derived(make, derive):
 
 #: name -> () -> (mechanism, reports, what the estimator is given as mechanism)
 EXAMPLES = {
-    "rr": _mech(m.RandomizedResponse(1.0, categories=CATS)),
-    "urr": _mech(m.UtilityOptimizedRR(1.0, **S)),
-    "identity": _mech(m.NonPrivate(categories=CATS)),
-    "rappor": _mech(m.RAPPOR(1.0, theta=0.5, categories=CATS)),
-    "urap": _mech(m.UtilityOptimizedRAPPOR(1.0, **S)),
-    "ubd": _mech(m.UtilityOptimizedBlockDesign(1.0, sensitive=["a", "b", "c"], categories=CATS)),
-    "ss": _mech(m.SubsetSelection(1.0, categories=CATS)),
-    "uss": _mech(m.UtilityOptimizedSubsetSelection(1.0, **S)),
-    "hr": _mech(m.HadamardResponse(1.0, categories=CATS)),
-    "hlhr": _mech(m.HighLowHadamardResponse(1.0, **S)),
-    "bhr": _mech(m.BlockHadamardResponse(1.0, blocks=[["a", "b"], ["c"], ["d"]], categories=CATS)),
-    "binary_optimal": _mech(
-        m.BinaryOptimalResponse(1.0, 2.0, categories=["a", "b"]), np.where(VALUES == "a", "a", "b")
-    ),
-    "olh": _mech(m.OptimizedLocalHashing(1.0, categories=CATS)),
-    "blh": _mech(m.BinaryLocalHashing(1.0, categories=CATS)),
-    "cms": _mech(m.CountMeanSketch(2.0, n_buckets=8, n_hashes=4, categories=CATS)),
-    "hcms": _mech(m.HadamardCountMeanSketch(2.0, n_buckets=8, n_hashes=4, categories=CATS)),
-    "uue": _mech(m.UtilityOptimizedUnaryEncoding(1.0, **S)),
-    "ulh": _mech(m.UtilityOptimizedLocalHashing(1.0, **S)),
-    "uhcms": _mech(m.UtilityOptimizedHadamardCountMeanSketch(2.0, n_buckets=8, n_hashes=4, **S)),
-    "ubhr": _mech(m.UtilityOptimizedBlockedHadamardResponse(1.0, block_size=2, **S)),
-    "lgrr": _mech(lg.LongitudinalGRR(2.0, categories=CATS)),
-    "lue": _mech(lg.LongitudinalUE(2.0, categories=CATS)),
-    "loloha": _mech(lg.LongitudinalLocalHashing(2.0, categories=CATS)),
-    "dbitflip": _mech(lg.DBitFlipPM(2.0, categories=CATS)),
-    "ulrr": _mech(lg.UtilityOptimizedLongitudinalRR(2.0, **S)),
-    "ulrap": _mech(lg.UtilityOptimizedLongitudinalRAPPOR(2.0, **S)),
-    "urr_permanent": _derived(
-        _mech(lg.UtilityOptimizedLongitudinalRR(2.0, **S)), lambda c: c.permanent_channel()
-    ),
-    "urap_permanent": _derived(
-        _mech(lg.UtilityOptimizedLongitudinalRAPPOR(2.0, **S)), lambda c: c.permanent_channel()
-    ),
-    "smp": _derived(_mech(m.UtilityOptimizedRR(1.0, **S)), lambda c: c.sampled_channel(3)),
-    "rsfd": _derived(
-        _mech(m.RAPPOR(1.0, theta=0.5, categories=CATS)),
-        lambda c: c.sampled_fake_channel(3, "zero"),
-    ),
+    name: _derived(_mech(mech, _inputs(name)), derive) if derive else _mech(mech, _inputs(name))
+    for name, (mech, derive) in categorical_mechanisms().items()
 }
 
 #: Beyond the registry: several report columns per row.

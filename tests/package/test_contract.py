@@ -13,23 +13,20 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from _examples import BINARY, CATS, categorical_mechanisms
 
 from sklearn_uldp import heavy_hitters as hh
-from sklearn_uldp import longitudinal as lg
 from sklearn_uldp import marginals as mg
-from sklearn_uldp import mechanisms as m
 from sklearn_uldp import numeric as nm
 from sklearn_uldp.mechanisms import Channel
 from sklearn_uldp.mechanisms._registry import SPEC_CLASSES
 from sklearn_uldp.mechanisms._spec import PublicSpec
 
-CATS = ["a", "b", "c", "d"]
 N = 400
 RNG = np.random.default_rng(0)
 VALUES = RNG.choice(CATS, size=(N, 1)).astype(object)
 NUMBERS = RNG.uniform(0, 10, size=(N, 1))
 ITEMS = np.array(["apple", "pear", "fig", "apple", "kiwi"] * (N // 5), dtype=object)
-S = {"sensitive": ["a", "b"], "categories": CATS}
 ROWS = pd.DataFrame(
     {
         "x": RNG.choice(CATS, size=N),
@@ -45,6 +42,11 @@ def _mech(mech, X=VALUES):
     return lambda: (mech.fit(X), X)
 
 
+def _inputs(name):
+    """The inputs of a categorical example (two values for the binary one)."""
+    return np.where(VALUES == "a", "a", "b") if name == BINARY else VALUES
+
+
 def _spec_of(make, transform):
     """A channel with no mechanism of its own, built from a fitted mechanism's."""
 
@@ -58,45 +60,10 @@ def _spec_of(make, transform):
 #: name -> factory of (spec, fitted mechanism or None, its inputs or None).
 #: A new entry of SPEC_CLASSES needs one line here.
 EXAMPLES = {
-    "rr": _mech(m.RandomizedResponse(1.0, categories=CATS)),
-    "urr": _mech(m.UtilityOptimizedRR(1.0, **S)),
-    "identity": _mech(m.NonPrivate(categories=CATS)),
-    "rappor": _mech(m.RAPPOR(1.0, theta=0.5, categories=CATS)),
-    "urap": _mech(m.UtilityOptimizedRAPPOR(1.0, **S)),
-    "ubd": _mech(m.UtilityOptimizedBlockDesign(1.0, sensitive=["a", "b", "c"], categories=CATS)),
-    "ss": _mech(m.SubsetSelection(1.0, categories=CATS)),
-    "uss": _mech(m.UtilityOptimizedSubsetSelection(1.0, **S)),
-    "hr": _mech(m.HadamardResponse(1.0, categories=CATS)),
-    "hlhr": _mech(m.HighLowHadamardResponse(1.0, **S)),
-    "bhr": _mech(m.BlockHadamardResponse(1.0, blocks=[["a", "b"], ["c"], ["d"]], categories=CATS)),
-    "binary_optimal": _mech(
-        m.BinaryOptimalResponse(1.0, 2.0, categories=["a", "b"]), np.where(VALUES == "a", "a", "b")
-    ),
-    "olh": _mech(m.OptimizedLocalHashing(1.0, categories=CATS)),
-    "blh": _mech(m.BinaryLocalHashing(1.0, categories=CATS)),
-    "cms": _mech(m.CountMeanSketch(2.0, n_buckets=8, n_hashes=4, categories=CATS)),
-    "hcms": _mech(m.HadamardCountMeanSketch(2.0, n_buckets=8, n_hashes=4, categories=CATS)),
-    "uue": _mech(m.UtilityOptimizedUnaryEncoding(1.0, **S)),
-    "ulh": _mech(m.UtilityOptimizedLocalHashing(1.0, **S)),
-    "uhcms": _mech(m.UtilityOptimizedHadamardCountMeanSketch(2.0, n_buckets=8, n_hashes=4, **S)),
-    "ubhr": _mech(m.UtilityOptimizedBlockedHadamardResponse(1.0, block_size=2, **S)),
-    "lgrr": _mech(lg.LongitudinalGRR(2.0, categories=CATS)),
-    "lue": _mech(lg.LongitudinalUE(2.0, categories=CATS)),
-    "loloha": _mech(lg.LongitudinalLocalHashing(2.0, categories=CATS)),
-    "dbitflip": _mech(lg.DBitFlipPM(2.0, categories=CATS)),
-    "ulrr": _mech(lg.UtilityOptimizedLongitudinalRR(2.0, **S)),
-    "ulrap": _mech(lg.UtilityOptimizedLongitudinalRAPPOR(2.0, **S)),
-    "urr_permanent": _spec_of(
-        _mech(lg.UtilityOptimizedLongitudinalRR(2.0, **S)), lambda c: c.permanent_channel()
-    ),
-    "urap_permanent": _spec_of(
-        _mech(lg.UtilityOptimizedLongitudinalRAPPOR(2.0, **S)), lambda c: c.permanent_channel()
-    ),
-    "smp": _spec_of(_mech(m.UtilityOptimizedRR(1.0, **S)), lambda c: c.sampled_channel(3)),
-    "rsfd": _spec_of(
-        _mech(m.RAPPOR(1.0, theta=0.5, categories=CATS)),
-        lambda c: c.sampled_fake_channel(3, "zero"),
-    ),
+    **{
+        name: _spec_of(_mech(mech, _inputs(name)), derive) if derive else _mech(mech, _inputs(name))
+        for name, (mech, derive) in categorical_mechanisms().items()
+    },
     "duchi": _mech(nm.DuchiMechanism(1.0, bounds=(0, 10)), NUMBERS),
     "piecewise": _mech(nm.PiecewiseMechanism(1.0, bounds=(0, 10)), NUMBERS),
     "hybrid": _mech(nm.HybridMechanism(1.0, bounds=(0, 10)), NUMBERS),
@@ -147,7 +114,8 @@ def example(name):
 
 def test_every_registered_name_has_an_example():
     assert set(EXAMPLES) == set(SPEC_CLASSES), (
-        "Give each new entry of SPEC_CLASSES an example in tests/package/test_contract.py: "
+        "Give each new entry of SPEC_CLASSES an example in tests/_examples.py "
+        "(categorical) or tests/package/test_contract.py (other families): "
         f"{sorted(set(SPEC_CLASSES) - set(EXAMPLES))}"
     )
 
