@@ -211,7 +211,7 @@ def validate_params_with_hints(estimator, hints):
             raise InvalidParameterError(f"{exc} {hints[name]}") from None
 
 
-def real_to_float(value: numbers.Real) -> float:
+def real_to_float(value: Any) -> float:
     """``float(value)``, with an integer too large for a float read as +-inf.
 
     ``float(10**400)`` raises OverflowError; a budget, a probability or a

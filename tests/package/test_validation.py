@@ -221,7 +221,7 @@ def test_bad_theta(cls, theta):
 def test_sensitive_values_outside_the_domain(cls):
     with pytest.raises(
         ValueError,
-        match=r"sensitive holds values that are not categories: \['z'\].*"
+        match=r"sensitive holds 1 value\(s\) that are not categories \(of 2\).*"
         r"add them to `categories` or fix their spelling",
     ):
         cls(sensitive=["a", "z"], categories=CATS).fit()
