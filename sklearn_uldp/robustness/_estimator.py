@@ -285,7 +285,9 @@ def co_occurrence_targets(engine, candidates, alpha, f=None):
     rows = sp.csr_array(rows, dtype=float)
     n = float(weights.sum())
     c = np.asarray(rows.T @ weights, dtype=float).ravel()
-    weighted = sp.csr_array(sp.diags_array(weights) @ rows)
+    # dia_array, not diags_array: the oldest supported scipy (1.10) lacks it
+    size = weights.size
+    weighted = sp.csr_array(sp.dia_array((weights, 0), shape=(size, size)) @ rows)
     C = (rows.T @ weighted).toarray()
     if pairs is None:  # independence of the observed supports
         expect = np.outer(c, c) / n
