@@ -13,17 +13,17 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _check_feature_names, check_array
 
 from ..estimators import DistributionEstimator, EMEstimator
 from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import get_channel
 from ..utils._random import check_random_generator
-from ..utils._validation import is_missing, validate_params_with_hints
+from ..utils._validation import is_missing
 from ._channel import MarginalChannel
 from ._consistency import make_consistent, shrink_interactions
 from ._maxent import MaxEntModel
+from ._one_report import _OneReportEstimatorMixin
 from ._privatizer import MarginalPrivatizer
 
 __all__ = ["MarginalEstimator", "as_marginal_channel", "reduce_marginal_statistics"]
@@ -170,7 +170,7 @@ def _add(a, b):
     return a + b
 
 
-class MarginalEstimator(BaseEstimator):
+class MarginalEstimator(_OneReportEstimatorMixin, BaseEstimator):
     """Estimate marginals of a table from marginal reports, and synthesize rows.
 
     Each measured marginal is estimated from its users' reports by a
@@ -289,165 +289,20 @@ class MarginalEstimator(BaseEstimator):
         self.interaction_shrinkage = interaction_shrinkage
         self.mechanism = mechanism
 
-    def __sklearn_clone__(self):
-        mechanism = self.mechanism
-        if not isinstance(mechanism, Channel):
-            return super().__sklearn_clone__()
-        # A channel is an immutable public spec: the clone shares it.
-        self.mechanism = None
-        try:
-            new = super().__sklearn_clone__()
-        finally:
-            self.mechanism = mechanism
-        new.mechanism = mechanism
-        return new
-
-    def set_params(self, **params):
-        """Set parameters; the estimates are recomputed at next use.
-
-        Parameters
-        ----------
-        **params : dict
-
-        Returns
-        -------
-        self : MarginalEstimator
-        """
-        super().set_params(**params)
-        self.__dict__.pop("_cache", None)
-        return self
+    # What the shared fitting (_OneReportEstimatorMixin) needs to know.
+    _hints = _HINTS
+    _channel_class = MarginalChannel
+    _report_kind = "marginal"
+    _reduce_name = "reduce_marginal_statistics"
+    _privatizer_name = "MarginalPrivatizer"
+    _as_channel = staticmethod(as_marginal_channel)
 
     # ------------------------------------------------------------ fitting
-    _fitted_attributes = (
-        "channel_",
-        "statistics_",
-        "n_reports_",
-        "_cache",
-        "n_features_in_",
-        "feature_names_in_",
-    )
-
     def _template(self):
         return EMEstimator() if self.estimator is None else self.estimator
 
     def _keep_reports(self):
         return bool(getattr(self._template(), "_needs_reports", False))
-
-    def fit(self: _EstT, X: Any, y: object = None) -> _EstT:
-        """Estimate every measured marginal from marginal reports.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_reports, 1 + n_words)
-            Reports as a MarginalPrivatizer returned them.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : MarginalEstimator
-        """
-        for attr in self._fitted_attributes:
-            self.__dict__.pop(attr, None)
-        self.partial_fit(X)
-        self._result()
-        return self
-
-    def partial_fit(self: _EstT, X: Any, y: object = None) -> _EstT:
-        """Add a batch of reports to the statistics (the estimates wait for first use).
-
-        Parameters
-        ----------
-        X : DataFrame or array-like
-            A batch of reports of the same privatizer as earlier batches.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : MarginalEstimator
-        """
-        validate_params_with_hints(self, _HINTS)
-        channel = self._resolve_channel(X)
-        if not isinstance(X, pd.DataFrame):
-            # scikit-learn's messages for what is never a report table: sparse
-            # input, NaN or infinity, no rows, complex numbers, 1-D or 3-D arrays.
-            check_array(
-                X,
-                accept_sparse=False,
-                dtype=None,
-                ensure_all_finite=True,
-                ensure_min_samples=1,
-                input_name="reports",
-                estimator=self,
-            )
-        first = not hasattr(self, "statistics_")
-        stats = channel.statistics(channel.encode_reports(X), keep_reports=self._keep_reports())
-        if first:
-            self.channel_ = channel
-            self.statistics_ = stats
-            self.n_features_in_ = len(channel.report_columns())
-            _check_feature_names(self, X, reset=True)
-        else:
-            _check_feature_names(self, X, reset=False)
-            self.statistics_ = self.statistics_ + stats
-        self.n_reports_ = int(self.statistics_.n)
-        self._cache = None
-        return self
-
-    def fit_statistics(self: _EstT, statistics: ReportStatistics) -> _EstT:
-        """Fit from statistics summed elsewhere (:func:`reduce_marginal_statistics`).
-
-        Parameters
-        ----------
-        statistics : ReportStatistics
-            Statistics of marginal reports (their channel a MarginalChannel).
-
-        Returns
-        -------
-        self : MarginalEstimator
-        """
-        validate_params_with_hints(self, _HINTS)
-        if not isinstance(statistics, ReportStatistics) or not isinstance(
-            statistics.channel, MarginalChannel
-        ):
-            raise TypeError(
-                "statistics must be the ReportStatistics of marginal reports "
-                "(reduce_marginal_statistics, or channel.statistics(...))."
-            )
-        if self.mechanism is not None and as_marginal_channel(self.mechanism) != statistics.channel:
-            raise ReportMismatchError(
-                "The statistics come from another privatizer than `mechanism`."
-            )
-        for attr in self._fitted_attributes:
-            self.__dict__.pop(attr, None)
-        self.channel_ = statistics.channel
-        self.statistics_ = statistics
-        self.n_reports_ = int(statistics.n)
-        self.n_features_in_ = len(statistics.channel.report_columns())
-        self._cache = None
-        self._result()
-        return self
-
-    def _resolve_channel(self, X):
-        carried = get_channel(X)
-        given = None if self.mechanism is None else as_marginal_channel(self.mechanism)
-        fitted = getattr(self, "channel_", None)
-        if carried is None and given is None and fitted is None:
-            raise ValueError(
-                "The reports do not say which privatizer produced them: pass reports "
-                "as MarginalPrivatizer.transform returned them, or give "
-                "MarginalEstimator(mechanism=fitted_privatizer_or_spec)."
-            )
-        channel = carried if carried is not None else given if given is not None else fitted
-        channel = as_marginal_channel(channel)
-        for other, what in ((given, "the `mechanism` parameter"), (fitted, "earlier batches")):
-            if other is not None and other != channel:
-                raise ReportMismatchError(
-                    f"The reports come from {channel!r}, but {what} describes {other!r} "
-                    f"(differences: {', '.join(channel.describe_difference(other))})."
-                )
-        return channel
 
     # ------------------------------------------------------------ estimates
     @property

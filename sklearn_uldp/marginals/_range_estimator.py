@@ -14,15 +14,14 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _check_feature_names, check_array
 
 from ..estimators._projection import project_to_simplex
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import get_channel
-from ..utils._validation import validate_params_with_hints
 from ._consistency import make_consistent
 from ._estimator import _add, _batch_statistics
+from ._one_report import _OneReportEstimatorMixin
 from ._range import RangeQueryPrivatizer
 from ._range_channel import RangeQueryChannel
 
@@ -163,7 +162,7 @@ def reduce_range_statistics(
     return total
 
 
-class RangeQueryEstimator(BaseEstimator):
+class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
     """Answer range queries over numeric columns from HDG or TDG reports.
 
     Each grid is estimated from its users' reports: by default the unbiased
@@ -251,160 +250,17 @@ class RangeQueryEstimator(BaseEstimator):
         self.estimator = estimator
         self.mechanism = mechanism
 
-    def __sklearn_clone__(self):
-        mechanism = self.mechanism
-        if not isinstance(mechanism, Channel):
-            return super().__sklearn_clone__()
-        # A channel is an immutable public spec: the clone shares it.
-        self.mechanism = None
-        try:
-            new = super().__sklearn_clone__()
-        finally:
-            self.mechanism = mechanism
-        new.mechanism = mechanism
-        return new
-
-    def set_params(self, **params):
-        """Set parameters; the estimates are recomputed at next use.
-
-        Parameters
-        ----------
-        **params : dict
-
-        Returns
-        -------
-        self : RangeQueryEstimator
-        """
-        super().set_params(**params)
-        self.__dict__.pop("_cache", None)
-        return self
+    # What the shared fitting (_OneReportEstimatorMixin) needs to know.
+    _hints = _HINTS
+    _channel_class = RangeQueryChannel
+    _report_kind = "range-query"
+    _reduce_name = "reduce_range_statistics"
+    _privatizer_name = "RangeQueryPrivatizer"
+    _as_channel = staticmethod(as_range_channel)
 
     # ------------------------------------------------------------ fitting
-    _fitted_attributes = (
-        "channel_",
-        "statistics_",
-        "n_reports_",
-        "_cache",
-        "n_features_in_",
-        "feature_names_in_",
-    )
-
     def _keep_reports(self):
         return self.estimator is not None and bool(getattr(self.estimator, "_needs_reports", False))
-
-    def fit(self: _EstT, X: Any, y: object = None) -> _EstT:
-        """Estimate every grid from range-query reports.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_reports, 1 + n_words)
-            Reports as a RangeQueryPrivatizer returned them.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RangeQueryEstimator
-        """
-        for attr in self._fitted_attributes:
-            self.__dict__.pop(attr, None)
-        self.partial_fit(X)
-        self._result()
-        return self
-
-    def partial_fit(self: _EstT, X: Any, y: object = None) -> _EstT:
-        """Add a batch of reports to the statistics (the estimates wait for first use).
-
-        Parameters
-        ----------
-        X : DataFrame or array-like
-            A batch of reports of the same privatizer as earlier batches.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RangeQueryEstimator
-        """
-        validate_params_with_hints(self, _HINTS)
-        channel = self._resolve_channel(X)
-        if not isinstance(X, pd.DataFrame):
-            check_array(
-                X,
-                accept_sparse=False,
-                dtype=None,
-                ensure_all_finite=True,
-                ensure_min_samples=1,
-                input_name="reports",
-                estimator=self,
-            )
-        first = not hasattr(self, "statistics_")
-        stats = channel.statistics(channel.encode_reports(X), keep_reports=self._keep_reports())
-        if first:
-            self.channel_ = channel
-            self.statistics_ = stats
-            self.n_features_in_ = len(channel.report_columns())
-            _check_feature_names(self, X, reset=True)
-        else:
-            _check_feature_names(self, X, reset=False)
-            self.statistics_ = self.statistics_ + stats
-        self.n_reports_ = int(self.statistics_.n)
-        self._cache = None
-        return self
-
-    def fit_statistics(self: _EstT, statistics: ReportStatistics) -> _EstT:
-        """Fit from statistics summed elsewhere (:func:`reduce_range_statistics`).
-
-        Parameters
-        ----------
-        statistics : ReportStatistics
-            Statistics of range-query reports.
-
-        Returns
-        -------
-        self : RangeQueryEstimator
-        """
-        validate_params_with_hints(self, _HINTS)
-        if not isinstance(statistics, ReportStatistics) or not isinstance(
-            statistics.channel, RangeQueryChannel
-        ):
-            raise TypeError(
-                "statistics must be the ReportStatistics of range-query reports "
-                "(reduce_range_statistics, or channel.statistics(...))."
-            )
-        if self.mechanism is not None and as_range_channel(self.mechanism) != statistics.channel:
-            raise ReportMismatchError(
-                "The statistics come from another privatizer than `mechanism`."
-            )
-        for attr in self._fitted_attributes:
-            self.__dict__.pop(attr, None)
-        self.channel_ = statistics.channel
-        self.statistics_ = statistics
-        self.n_reports_ = int(statistics.n)
-        self.n_features_in_ = len(statistics.channel.report_columns())
-        self._cache = None
-        self._result()
-        return self
-
-    def _resolve_channel(self, X):
-        carried = get_channel(X)
-        given = None if self.mechanism is None else as_range_channel(self.mechanism)
-        fitted = getattr(self, "channel_", None)
-        if carried is None and given is None and fitted is None:
-            raise ValueError(
-                "The reports do not say which privatizer produced them: pass reports "
-                "as RangeQueryPrivatizer.transform returned them, or give "
-                "RangeQueryEstimator(mechanism=fitted_privatizer_or_spec)."
-            )
-        channel = carried if carried is not None else given if given is not None else fitted
-        channel = as_range_channel(channel)
-        for other, what in ((given, "the `mechanism` parameter"), (fitted, "earlier batches")):
-            if other is not None and other != channel:
-                raise ReportMismatchError(
-                    f"The reports come from {channel!r}, but {what} describes {other!r} "
-                    f"(differences: {', '.join(channel.describe_difference(other))})."
-                )
-        return channel
 
     # ------------------------------------------------------------ estimates
     def _check_fitted(self):

@@ -1,0 +1,203 @@
+"""What the one-report families (marginals, range queries) share.
+
+:class:`MarginalEstimator` and :class:`RangeQueryEstimator` fit the same way:
+each user sends one report of one measured set of columns, the reports carry
+the privatizer's channel, and the statistics are counts that add up across
+batches. This module holds that fitting once; each family says which channel
+class it accepts, how to turn a privatizer or spec into that channel, and the
+names its messages use.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import pandas as pd
+from sklearn.utils.validation import _check_feature_names, check_array
+
+from ..exceptions import ReportMismatchError
+from ..mechanisms._channel import Channel, ReportStatistics
+from ..mechanisms._reports import get_channel
+from ..utils._validation import validate_params_with_hints
+
+_EstT = TypeVar("_EstT", bound="_OneReportEstimatorMixin")
+
+
+class _OneReportEstimatorMixin:
+    """Fitting of an estimator on one-report-per-user reports.
+
+    A subclass sets ``_hints`` (parameter hints for
+    ``validate_params_with_hints``), ``_channel_class`` (the channel class its
+    statistics must carry), ``_report_kind`` (e.g. ``"marginal"``),
+    ``_reduce_name`` (its ``reduce_*_statistics`` function),
+    ``_privatizer_name``, and ``_as_channel`` (privatizer, channel or spec to
+    channel); it defines ``_keep_reports`` and ``_result``.
+    """
+
+    _hints: dict[str, str]
+    _channel_class: type
+    _report_kind: str
+    _reduce_name: str
+    _privatizer_name: str
+
+    _fitted_attributes = (
+        "channel_",
+        "statistics_",
+        "n_reports_",
+        "_cache",
+        "n_features_in_",
+        "feature_names_in_",
+    )
+
+    @staticmethod
+    def _as_channel(mechanism: Any) -> Any:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def __sklearn_clone__(self):
+        mechanism = self.mechanism
+        if not isinstance(mechanism, Channel):
+            return super().__sklearn_clone__()
+        # A channel is an immutable public spec: the clone shares it.
+        self.mechanism = None
+        try:
+            new = super().__sklearn_clone__()
+        finally:
+            self.mechanism = mechanism
+        new.mechanism = mechanism
+        return new
+
+    def set_params(self, **params):
+        """Set parameters; the estimates are recomputed at next use.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        super().set_params(**params)
+        self.__dict__.pop("_cache", None)
+        return self
+
+    def fit(self: _EstT, X: Any, y: object = None) -> _EstT:
+        """Estimate every measured table from the reports.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_reports, 1 + n_words)
+            Reports as the matching privatizer's ``transform`` returned them.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        for attr in self._fitted_attributes:
+            self.__dict__.pop(attr, None)
+        self.partial_fit(X)
+        self._result()
+        return self
+
+    def partial_fit(self: _EstT, X: Any, y: object = None) -> _EstT:
+        """Add a batch of reports to the statistics (the estimates wait for first use).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            A batch of reports of the same privatizer as earlier batches.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        validate_params_with_hints(self, self._hints)
+        channel = self._resolve_channel(X)
+        if not isinstance(X, pd.DataFrame):
+            # scikit-learn's messages for what is never a report table: sparse
+            # input, NaN or infinity, no rows, complex numbers, 1-D or 3-D arrays.
+            check_array(
+                X,
+                accept_sparse=False,
+                dtype=None,
+                ensure_all_finite=True,
+                ensure_min_samples=1,
+                input_name="reports",
+                estimator=self,
+            )
+        first = not hasattr(self, "statistics_")
+        stats = channel.statistics(channel.encode_reports(X), keep_reports=self._keep_reports())
+        if first:
+            self.channel_ = channel
+            self.statistics_ = stats
+            self.n_features_in_ = len(channel.report_columns())
+            _check_feature_names(self, X, reset=True)
+        else:
+            _check_feature_names(self, X, reset=False)
+            self.statistics_ = self.statistics_ + stats
+        self.n_reports_ = int(self.statistics_.n)
+        self._cache = None
+        return self
+
+    def fit_statistics(self: _EstT, statistics: ReportStatistics) -> _EstT:
+        """Fit from statistics summed elsewhere (the family's ``reduce_*_statistics``).
+
+        Parameters
+        ----------
+        statistics : ReportStatistics
+            Statistics of this family's reports (their channel this family's).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        validate_params_with_hints(self, self._hints)
+        if not isinstance(statistics, ReportStatistics) or not isinstance(
+            statistics.channel, self._channel_class
+        ):
+            raise TypeError(
+                f"statistics must be the ReportStatistics of {self._report_kind} reports "
+                f"({self._reduce_name}, or channel.statistics(...))."
+            )
+        if self.mechanism is not None and self._as_channel(self.mechanism) != statistics.channel:
+            raise ReportMismatchError(
+                "The statistics come from another privatizer than `mechanism`."
+            )
+        for attr in self._fitted_attributes:
+            self.__dict__.pop(attr, None)
+        self.channel_ = statistics.channel
+        self.statistics_ = statistics
+        self.n_reports_ = int(statistics.n)
+        self.n_features_in_ = len(statistics.channel.report_columns())
+        self._cache = None
+        self._result()
+        return self
+
+    def _resolve_channel(self, X):
+        carried = get_channel(X)
+        given = None if self.mechanism is None else self._as_channel(self.mechanism)
+        fitted = getattr(self, "channel_", None)
+        if carried is None and given is None and fitted is None:
+            raise ValueError(
+                "The reports do not say which privatizer produced them: pass reports "
+                f"as {self._privatizer_name}.transform returned them, or give "
+                f"{type(self).__name__}(mechanism=fitted_privatizer_or_spec)."
+            )
+        channel = carried if carried is not None else given if given is not None else fitted
+        channel = self._as_channel(channel)
+        for other, what in ((given, "the `mechanism` parameter"), (fitted, "earlier batches")):
+            if other is not None and other != channel:
+                raise ReportMismatchError(
+                    f"The reports come from {channel!r}, but {what} describes {other!r} "
+                    f"(differences: {', '.join(channel.describe_difference(other))})."
+                )
+        return channel
