@@ -1,26 +1,104 @@
 """What the one-report families (marginals, range queries) share.
 
-:class:`MarginalEstimator` and :class:`RangeQueryEstimator` fit the same way:
-each user sends one report of one measured set of columns, the reports carry
-the privatizer's channel, and the statistics are counts that add up across
-batches. This module holds that fitting once; each family says which channel
+:class:`MarginalPrivatizer` and :class:`RangeQueryPrivatizer` emit their
+reports the same way, and :class:`MarginalEstimator` and
+:class:`RangeQueryEstimator` fit the same way: each user sends one report of
+one measured set of columns (a marginal, a grid), the reports carry the
+privatizer's channel, and the statistics are counts that add up across
+batches. This module holds those pieces once; each family says which channel
 class it accepts, how to turn a privatizer or spec into that channel, and the
-names its messages use.
+names its messages use (the class's own name comes from ``type(self)``).
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
-from sklearn.utils.validation import _check_feature_names, check_array
+from sklearn.utils.validation import _check_feature_names, check_array, check_is_fitted
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
-from ..mechanisms._reports import get_channel
+from ..mechanisms._core import _transform_output
+from ..mechanisms._reports import Reports, attach_channel, get_channel
 from ..utils._validation import validate_params_with_hints
 
 _EstT = TypeVar("_EstT", bound="_OneReportEstimatorMixin")
+_PrivT = TypeVar("_PrivT", bound="_OneReportPrivatizerMixin")
+
+
+class _OneReportPrivatizerMixin:
+    """Output of a privatizer whose user sends one report (``channel_`` fitted).
+
+    Reports are a :class:`~sklearn_uldp.mechanisms.Reports` array or a
+    DataFrame carrying the spec; ``set_output`` picks between them. It comes
+    before ``PrivatizerBase`` among the bases, so its methods win.
+    """
+
+    def _output(self, reports, X):
+        config = self.__dict__.get("_sklearn_output_config", {}).get("transform")
+        if config is None:
+            config = "pandas" if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            if config is None and _transform_output(self) == "pandas":
+                config = "pandas"
+        if config == "pandas":
+            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+            frame = pd.DataFrame(
+                reports, columns=self.get_feature_names_out(), index=index, copy=False
+            )
+            return attach_channel(frame, self.channel_)
+        return Reports(reports, self.channel_)
+
+    def set_output(self: _PrivT, *, transform: str | None = None) -> _PrivT:
+        """Set the output container of ``transform``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"}, default=None
+            ``"default"``: :class:`~sklearn_uldp.mechanisms.Reports` (an
+            int64 array carrying the channel); ``"pandas"``: a DataFrame
+            carrying the spec in ``attrs``; None: unchanged (a DataFrame for
+            DataFrame input).
+
+        Returns
+        -------
+        self : object
+            The privatizer.
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(
+                f"{type(self).__name__} returns numpy or pandas reports, which carry their "
+                f"spec: set_output(transform='default' or 'pandas'), got {transform!r}."
+            )
+        self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the report columns: the measured set's, then ``report`` (or ``report_<w>``).
+
+        The first column is ``marginal`` for marginal reports, ``grid`` for
+        range-query reports: the index of the set of columns the user measured.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self, "channel_")
+        return np.asarray(self.channel_.report_columns(), dtype=object)
+
+    @property
+    def epsilon_spent_(self) -> float:
+        """The budget a user's row spends: ``epsilon``, one report per row."""
+        check_is_fitted(self, "channel_")
+        return float(self.channel_.epsilon)
 
 
 class _OneReportEstimatorMixin:

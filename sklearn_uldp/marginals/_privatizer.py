@@ -16,8 +16,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
-from ..mechanisms._core import PrivatizerBase, _transform_output
-from ..mechanisms._reports import Reports, attach_channel
+from ..mechanisms._core import PrivatizerBase
 from ..utils._docstrings import COMMON, fill_doc
 from ..utils._random import transform_generator
 from ..utils._validation import (
@@ -31,6 +30,7 @@ from ..utils._validation import (
 )
 from ._channel import MarginalChannel
 from ._design import MAX_CELLS, choose_marginals, choose_oracle, marginal_sets
+from ._one_report import _OneReportPrivatizerMixin
 
 __all__ = ["MarginalPrivatizer", "ASSIGNMENT_KEY"]
 
@@ -66,7 +66,7 @@ def _is_missing_value(value):
 
 
 @fill_doc(COMMON)
-class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type: ignore[call-arg]
+class MarginalPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_output_keys=None):  # type: ignore[call-arg]
     """Privatize rows for marginal release: each user reports one marginal.
 
     Each user (a row of d categorical columns) is assigned one of the L
@@ -558,66 +558,6 @@ class MarginalPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type: i
         noise_rng = self._transform_rng(codes, n_values, column=NOISE_KEY, call=call)
         reports = self.channel_.sample(codes, noise_rng, assignment=assignment)
         return self._output(reports, X)
-
-    def _output(self, reports, X):
-        config = self.__dict__.get("_sklearn_output_config", {}).get("transform")
-        if config is None:
-            config = "pandas" if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            if config is None and _transform_output(self) == "pandas":
-                config = "pandas"
-        if config == "pandas":
-            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            frame = pd.DataFrame(
-                reports, columns=self.get_feature_names_out(), index=index, copy=False
-            )
-            return attach_channel(frame, self.channel_)
-        return Reports(reports, self.channel_)
-
-    def set_output(self: _PrivT, *, transform: str | None = None) -> _PrivT:
-        """Set the output container of ``transform``.
-
-        Parameters
-        ----------
-        transform : {"default", "pandas"}, default=None
-            ``"default"``: :class:`~sklearn_uldp.mechanisms.Reports` (an
-            int64 array carrying the channel); ``"pandas"``: a DataFrame
-            carrying the spec in ``attrs``; None: unchanged (a DataFrame for
-            DataFrame input).
-
-        Returns
-        -------
-        self : MarginalPrivatizer
-        """
-        if transform is None:
-            return self
-        if transform not in ("default", "pandas"):
-            raise ValueError(
-                "MarginalPrivatizer returns numpy or pandas reports, which carry their "
-                f"spec: set_output(transform='default' or 'pandas'), got {transform!r}."
-            )
-        self._sklearn_output_config = {"transform": transform}
-        return self
-
-    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Names of the report columns: ``marginal``, then ``report`` (or ``report_<w>``).
-
-        Parameters
-        ----------
-        input_features : None
-            Ignored.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "channel_")
-        return np.asarray(self.channel_.report_columns(), dtype=object)
-
-    @property
-    def epsilon_spent_(self) -> float:
-        """The budget a user's row spends: ``epsilon``, one report per row."""
-        check_is_fitted(self, "channel_")
-        return float(self.channel_.epsilon)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

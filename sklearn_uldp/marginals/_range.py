@@ -15,13 +15,13 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
-from ..mechanisms._core import PrivatizerBase, _transform_output
-from ..mechanisms._reports import Reports, attach_channel
+from ..mechanisms._core import PrivatizerBase
 from ..numeric._base import _check_frame_dtypes, check_bounds, warn_clipped
 from ..utils._docstrings import COMMON, fill_doc
 from ..utils._random import transform_generator
 from ..utils._validation import check_epsilon, validate_params_with_hints
 from ._design import MAX_CELLS, choose_oracle
+from ._one_report import _OneReportPrivatizerMixin
 from ._range_channel import (
     METHODS,
     RangeQueryChannel,
@@ -68,7 +68,7 @@ _HINTS = {
 
 
 @fill_doc(COMMON)
-class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type: ignore[call-arg]
+class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_output_keys=None):  # type: ignore[call-arg]
     """Privatize rows of bounded numbers for range queries: one grid cell per user.
 
     HDG and TDG (Yang, Wang, Li, Cheng & Su, *Answering Multi-Dimensional
@@ -557,66 +557,6 @@ class RangeQueryPrivatizer(PrivatizerBase, auto_wrap_output_keys=None):  # type:
         )
         reports = self.channel_.sample(fine, noise_rng, assignment=assignment)
         return self._output(reports, X)
-
-    def _output(self, reports, X):
-        config = self.__dict__.get("_sklearn_output_config", {}).get("transform")
-        if config is None:
-            config = "pandas" if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            if config is None and _transform_output(self) == "pandas":
-                config = "pandas"
-        if config == "pandas":
-            index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
-            frame = pd.DataFrame(
-                reports, columns=self.get_feature_names_out(), index=index, copy=False
-            )
-            return attach_channel(frame, self.channel_)
-        return Reports(reports, self.channel_)
-
-    def set_output(self: _PrivT, *, transform: str | None = None) -> _PrivT:
-        """Set the output container of ``transform``.
-
-        Parameters
-        ----------
-        transform : {"default", "pandas"}, default=None
-            ``"default"``: :class:`~sklearn_uldp.mechanisms.Reports` (an
-            int64 array carrying the channel); ``"pandas"``: a DataFrame
-            carrying the spec in ``attrs``; None: unchanged (a DataFrame for
-            DataFrame input).
-
-        Returns
-        -------
-        self : RangeQueryPrivatizer
-        """
-        if transform is None:
-            return self
-        if transform not in ("default", "pandas"):
-            raise ValueError(
-                "RangeQueryPrivatizer returns numpy or pandas reports, which carry their "
-                f"spec: set_output(transform='default' or 'pandas'), got {transform!r}."
-            )
-        self._sklearn_output_config = {"transform": transform}
-        return self
-
-    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Names of the report columns: ``grid``, then ``report`` (or ``report_<w>``).
-
-        Parameters
-        ----------
-        input_features : None
-            Ignored.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str objects
-        """
-        check_is_fitted(self, "channel_")
-        return np.asarray(self.channel_.report_columns(), dtype=object)
-
-    @property
-    def epsilon_spent_(self) -> float:
-        """The budget a user's row spends: ``epsilon``, one report per row."""
-        check_is_fitted(self, "channel_")
-        return float(self.channel_.epsilon)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
