@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import _check_feature_names, check_array, check_is_fitted
+import scipy.sparse as sp
+from sklearn.utils.validation import (
+    _check_feature_names,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
@@ -35,6 +41,65 @@ class _OneReportPrivatizerMixin:
     DataFrame carrying the spec; ``set_output`` picks between them. It comes
     before ``PrivatizerBase`` among the bases, so its methods win.
     """
+
+    #: The words for what the privatizer reads (in the sparse-input error) and
+    #: the dtype an array input is read with; each family sets them.
+    _input_kind: str
+    _input_dtype: str | None
+
+    def _frame(self, X, *, reset):
+        """``X`` as a DataFrame with string column names."""
+        name = type(self).__name__
+        if sp.issparse(X):
+            raise TypeError(
+                f"Sparse input is not supported: {name} privatizes columns of "
+                f"{self._input_kind}. Pass a DataFrame or a dense array."
+            )
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
+        if isinstance(X, pd.DataFrame):
+            if reset:
+                validate_data(self, X, skip_check_array=True, reset=True)
+            # After fit, a DataFrame is read by name: only the privatized
+            # columns, in any order (the family's reader names absent ones).
+            for axis, what in ((0, "sample"), (1, "feature")):
+                if X.shape[axis] == 0:
+                    raise ValueError(
+                        f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum "
+                        f"of 1 is required by {name}."
+                    )
+            if not all(isinstance(c, str) for c in X.columns):
+                X = X.set_axis([str(c) for c in X.columns], axis=1)
+            return X
+        options = dict(
+            dtype=self._input_dtype,
+            accept_sparse=False,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            ensure_min_features=1,
+        )
+        if not reset and self.__dict__.get("_fitted_without_data", False):
+            # Fitted on the declared domains alone: an array's columns are
+            # the declared columns, by position (no names to compare).
+            arr = check_array(X, input_name="X", estimator=self, **options)
+            if arr.shape[1] != len(self.columns_):
+                raise ValueError(
+                    f"X has {arr.shape[1]} features, but {name} is expecting "
+                    f"{len(self.columns_)} features as input (the declared columns "
+                    f"{self.columns_[:20]}, by position)."
+                )
+        else:
+            arr = validate_data(self, X, reset=reset, **options)
+        return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
+
+    @staticmethod
+    def _by_position(frame, X, columns):
+        """An array's columns named as ``columns`` when it has exactly as many."""
+        if isinstance(X, (pd.DataFrame, pd.Series)) or frame.shape[1] != len(columns):
+            return frame
+        if set(columns) <= set(frame.columns):
+            return frame
+        return frame.set_axis(list(columns), axis=1)
 
     def _output(self, reports, X):
         config = self.__dict__.get("_sklearn_output_config", {}).get("transform")

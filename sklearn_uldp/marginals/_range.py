@@ -8,10 +8,8 @@ from numbers import Integral, Real
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
@@ -430,55 +428,9 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
         return out
 
     # ------------------------------------------------------------ input
-    def _frame(self, X, *, reset):
-        """``X`` as a DataFrame with string column names."""
-        name = type(self).__name__
-        if sp.issparse(X):
-            raise TypeError(
-                f"Sparse input is not supported: {name} privatizes columns of numbers. "
-                "Pass a DataFrame or a dense array."
-            )
-        if isinstance(X, pd.Series):
-            X = X.to_frame()
-        if isinstance(X, pd.DataFrame):
-            if reset:
-                validate_data(self, X, skip_check_array=True, reset=True)
-            for axis, what in ((0, "sample"), (1, "feature")):
-                if X.shape[axis] == 0:
-                    raise ValueError(
-                        f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum "
-                        f"of 1 is required by {name}."
-                    )
-            if not all(isinstance(c, str) for c in X.columns):
-                X = X.set_axis([str(c) for c in X.columns], axis=1)
-            return X
-        options = dict(
-            dtype="numeric",
-            accept_sparse=False,
-            ensure_all_finite=False,
-            ensure_min_samples=1,
-            ensure_min_features=1,
-        )
-        if not reset and self.__dict__.get("_fitted_without_data", False):
-            arr = check_array(X, input_name="X", estimator=self, **options)
-            if arr.shape[1] != len(self.columns_):
-                raise ValueError(
-                    f"X has {arr.shape[1]} features, but {name} is expecting "
-                    f"{len(self.columns_)} features as input (the declared columns "
-                    f"{self.columns_[:20]}, by position)."
-                )
-        else:
-            arr = validate_data(self, X, reset=reset, **options)
-        return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
-
-    @staticmethod
-    def _by_position(frame, X, columns):
-        """An array's columns named as ``columns`` when it has exactly as many."""
-        if isinstance(X, (pd.DataFrame, pd.Series)) or frame.shape[1] != len(columns):
-            return frame
-        if set(columns) <= set(frame.columns):
-            return frame
-        return frame.set_axis(list(columns), axis=1)
+    # What the shared input reading (_OneReportPrivatizerMixin._frame) needs.
+    _input_kind = "numbers"
+    _input_dtype = "numeric"
 
     def _values(self, frame, *, clip=True):
         """The privatized columns as floats (n, d): finite, clipped to the bounds."""
