@@ -17,13 +17,12 @@ from sklearn.utils._param_validation import HasMethods
 from ..estimators import DistributionEstimator, EMEstimator
 from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
 from ..mechanisms._channel import Channel, ReportStatistics
-from ..mechanisms._reports import get_channel
 from ..utils._random import check_random_generator
 from ..utils._validation import is_missing
 from ._channel import MarginalChannel
 from ._consistency import make_consistent, shrink_interactions
 from ._maxent import MaxEntModel
-from ._one_report import _OneReportEstimatorMixin
+from ._one_report import _OneReportEstimatorMixin, _reduce_statistics
 from ._privatizer import MarginalPrivatizer
 
 __all__ = ["MarginalEstimator", "as_marginal_channel", "reduce_marginal_statistics"]
@@ -125,49 +124,9 @@ def reduce_marginal_statistics(
     >>> MarginalEstimator().fit_statistics(stats).n_reports_
     3000
     """
-    given = None if mechanism is None else as_marginal_channel(mechanism)
-    if hasattr(batches, "__dask_graph__") and hasattr(batches, "to_delayed"):
-        if given is None:
-            raise ValueError(
-                "Dask partitions do not carry the spec: pass mechanism= (the fitted "
-                "MarginalPrivatizer or its spec)."
-            )
-        import dask
-
-        parts = [
-            dask.delayed(_batch_statistics)(part, given, keep_reports)
-            for part in np.ravel(batches.to_delayed())
-        ]
-        while len(parts) > 1:
-            parts = [
-                dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                for i in range(0, len(parts), 2)
-            ]
-        return parts[0].compute()
-    total = None
-    for batch in batches:
-        carried = get_channel(batch)
-        channel = carried if carried is not None else given
-        if channel is None:
-            raise ValueError("These reports do not carry their spec; pass mechanism=.")
-        if given is not None and carried is not None and carried != given:
-            raise ReportMismatchError(
-                "A batch comes from another privatizer than `mechanism` (differences: "
-                f"{', '.join(carried.describe_difference(given))})."
-            )
-        part = _batch_statistics(batch, as_marginal_channel(channel), keep_reports)
-        total = part if total is None else total + part
-    if total is None:
-        raise ValueError("No batches of reports were given.")
-    return total
-
-
-def _batch_statistics(batch, channel, keep_reports):
-    return channel.statistics(channel.encode_reports(batch), keep_reports=keep_reports)
-
-
-def _add(a, b):
-    return a + b
+    return _reduce_statistics(
+        batches, mechanism, keep_reports, as_marginal_channel, "MarginalPrivatizer"
+    )
 
 
 class MarginalEstimator(_OneReportEstimatorMixin, BaseEstimator):

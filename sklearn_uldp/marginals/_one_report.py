@@ -30,6 +30,58 @@ from ..mechanisms._core import _transform_output
 from ..mechanisms._reports import Reports, attach_channel, get_channel
 from ..utils._validation import validate_params_with_hints
 
+
+def _reduce_statistics(batches, mechanism, keep_reports, as_channel, privatizer_name):
+    """The body of ``reduce_marginal_statistics`` and ``reduce_range_statistics``.
+
+    ``as_channel`` turns a privatizer, channel or spec into the family's
+    channel; ``privatizer_name`` names the family's privatizer in messages.
+    """
+    given = None if mechanism is None else as_channel(mechanism)
+    if hasattr(batches, "__dask_graph__") and hasattr(batches, "to_delayed"):
+        if given is None:
+            raise ValueError(
+                "Dask partitions do not carry the spec: pass mechanism= (the fitted "
+                f"{privatizer_name} or its spec)."
+            )
+        import dask
+
+        parts = [
+            dask.delayed(_batch_statistics)(part, given, keep_reports)
+            for part in np.ravel(batches.to_delayed())
+        ]
+        while len(parts) > 1:
+            parts = [
+                dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                for i in range(0, len(parts), 2)
+            ]
+        return parts[0].compute()
+    total = None
+    for batch in batches:
+        carried = get_channel(batch)
+        channel = carried if carried is not None else given
+        if channel is None:
+            raise ValueError("These reports do not carry their spec; pass mechanism=.")
+        if given is not None and carried is not None and carried != given:
+            raise ReportMismatchError(
+                "A batch comes from another privatizer than `mechanism` (differences: "
+                f"{', '.join(carried.describe_difference(given))})."
+            )
+        part = _batch_statistics(batch, as_channel(channel), keep_reports)
+        total = part if total is None else total + part
+    if total is None:
+        raise ValueError("No batches of reports were given.")
+    return total
+
+
+def _batch_statistics(batch, channel, keep_reports):
+    return channel.statistics(channel.encode_reports(batch), keep_reports=keep_reports)
+
+
+def _add(a, b):
+    return a + b
+
+
 _EstT = TypeVar("_EstT", bound="_OneReportEstimatorMixin")
 _PrivT = TypeVar("_PrivT", bound="_OneReportPrivatizerMixin")
 

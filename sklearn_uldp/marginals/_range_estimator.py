@@ -18,10 +18,8 @@ from sklearn.utils._param_validation import HasMethods
 from ..estimators._projection import project_to_simplex
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
-from ..mechanisms._reports import get_channel
 from ._consistency import make_consistent
-from ._estimator import _add, _batch_statistics
-from ._one_report import _OneReportEstimatorMixin
+from ._one_report import _OneReportEstimatorMixin, _reduce_statistics
 from ._range import RangeQueryPrivatizer
 from ._range_channel import RangeQueryChannel
 
@@ -125,41 +123,9 @@ def reduce_range_statistics(
     >>> RangeQueryEstimator().fit_statistics(stats).n_reports_
     3000
     """
-    given = None if mechanism is None else as_range_channel(mechanism)
-    if hasattr(batches, "__dask_graph__") and hasattr(batches, "to_delayed"):
-        if given is None:
-            raise ValueError(
-                "Dask partitions do not carry the spec: pass mechanism= (the fitted "
-                "RangeQueryPrivatizer or its spec)."
-            )
-        import dask
-
-        parts = [
-            dask.delayed(_batch_statistics)(part, given, keep_reports)
-            for part in np.ravel(batches.to_delayed())
-        ]
-        while len(parts) > 1:
-            parts = [
-                dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                for i in range(0, len(parts), 2)
-            ]
-        return parts[0].compute()
-    total = None
-    for batch in batches:
-        carried = get_channel(batch)
-        channel = carried if carried is not None else given
-        if channel is None:
-            raise ValueError("These reports do not carry their spec; pass mechanism=.")
-        if given is not None and carried is not None and carried != given:
-            raise ReportMismatchError(
-                "A batch comes from another privatizer than `mechanism` (differences: "
-                f"{', '.join(carried.describe_difference(given))})."
-            )
-        part = _batch_statistics(batch, as_range_channel(channel), keep_reports)
-        total = part if total is None else total + part
-    if total is None:
-        raise ValueError("No batches of reports were given.")
-    return total
+    return _reduce_statistics(
+        batches, mechanism, keep_reports, as_range_channel, "RangeQueryPrivatizer"
+    )
 
 
 class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
