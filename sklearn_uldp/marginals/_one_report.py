@@ -28,9 +28,90 @@ from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._core import _transform_output
 from ..mechanisms._reports import Reports, attach_channel, get_channel
+from ..privacy import PrivacyCheck, check_ldp, check_uldp
+from ..privacy._checks import _within
 from ..utils._validation import validate_params_with_hints
 
+# ---------------------------------------------------------------- privacy
+# check_marginal_uldp and check_range_uldp verify the same three properties
+# on the exact matrix over rows; only (3) (which rows a row's sensitive values
+# may be swapped for) and the name of a measured set differ.
 
+
+def _check_each_set(channel, plain, what):
+    """Each set's channel against its definition; the whole check for plain LDP.
+
+    Returns ``(eps, reasons, Q, check)``: ``check`` is the finished
+    :class:`PrivacyCheck` for plain LDP reports (``plain``), else None.
+    """
+    eps = float(channel.epsilon)
+    reasons = []
+    for j, sub in enumerate(channel.channels):
+        sub_check = check_ldp(sub) if plain else check_uldp(sub)
+        if not sub_check:
+            reasons.append(f"{what} {j}: {'; '.join(sub_check.reasons)}")
+    Q = channel.realized_matrix()
+    if plain:
+        whole = check_ldp(Q, epsilon=eps)
+        check = PrivacyCheck(
+            "LDP",
+            eps,
+            whole.satisfied and not reasons,
+            whole.worst_log_ratio,
+            whole.worst,
+            whole.invertible,
+            reasons + whole.reasons,
+        )
+        return eps, reasons, Q, check
+    return eps, reasons, Q, None
+
+
+def _check_protected_and_unprotected(channel, Q, protected, eps, reasons, cells_of, what):
+    """(1) protected outputs are LDP between rows; (2) an unprotected one reveals one cell.
+
+    ``cells_of(j)`` gives each row's cell code in set ``j``. Appends to
+    ``reasons``; returns ``(worst, where)`` of (1).
+    """
+    worst, where = -np.inf, None
+    # (1) protected outputs: LDP between any two rows.
+    sub = Q[:, protected]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(
+            sub.max(axis=0) > 0, np.log(sub.max(axis=0)) - np.log(sub.min(axis=0)), -np.inf
+        )
+    if ratio.size:
+        top = int(np.argmax(ratio))
+        worst = float(ratio[top])
+        where = (
+            int(np.flatnonzero(protected)[top]),
+            int(np.argmax(sub[:, top])),
+            int(np.argmin(sub[:, top])),
+        )
+        if not _within(worst, eps):
+            reasons.append(f"protected output {where[0]}: log-ratio {worst:.4g} > {eps:.4g}")
+    # (2) unprotected outputs: the rows of one non-sensitive cell, exactly.
+    offsets = np.cumsum([0] + [c.n_outputs for c in channel.channels])
+    for j in range(len(channel.channels)):
+        cells = cells_of(j)
+        sensitive_cells = channel.cell_sensitive(j)
+        for y in np.flatnonzero(~protected[offsets[j] : offsets[j + 1]]):
+            support = Q[:, offsets[j] + y] > 0
+            if not support.any():
+                continue
+            produced = np.unique(cells[support])
+            if produced.size != 1 or not np.array_equal(support, cells == produced[0]):
+                reasons.append(
+                    f"unprotected output {offsets[j] + y} of {what} {j} comes from "
+                    f"{produced.size} cells (it must reveal one cell, and only that)"
+                )
+            elif sensitive_cells[produced[0]]:
+                reasons.append(
+                    f"unprotected output {offsets[j] + y} of {what} {j} reveals a sensitive cell"
+                )
+    return worst, where
+
+
+# ---------------------------------------------------------------- statistics
 def _reduce_statistics(batches, mechanism, keep_reports, as_channel, privatizer_name):
     """The body of ``reduce_marginal_statistics`` and ``reduce_range_statistics``.
 

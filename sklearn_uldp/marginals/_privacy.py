@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from ..privacy import PrivacyCheck, check_ldp, check_uldp
+from ..privacy import PrivacyCheck
 from ..privacy._checks import _within
 from ._channel import MarginalChannel
+from ._one_report import _check_each_set, _check_protected_and_unprotected
 
 __all__ = ["check_marginal_uldp"]
 
@@ -86,62 +87,14 @@ def check_marginal_uldp(mechanism: Any) -> PrivacyCheck:
     ('marginal ULDP', True, 1.0)
     """
     channel = _as_marginal(mechanism)
-    eps = float(channel.epsilon)
-    reasons = []
-    for j, sub in enumerate(channel.channels):
-        sub_check = check_ldp(sub) if channel.sensitive is None else check_uldp(sub)
-        if not sub_check:
-            reasons.append(f"marginal {j}: {'; '.join(sub_check.reasons)}")
-    Q = channel.realized_matrix()
-    if channel.sensitive is None:
-        whole = check_ldp(Q, epsilon=eps)
-        return PrivacyCheck(
-            "LDP",
-            eps,
-            whole.satisfied and not reasons,
-            whole.worst_log_ratio,
-            whole.worst,
-            whole.invertible,
-            reasons + whole.reasons,
-        )
+    eps, reasons, Q, plain = _check_each_set(channel, channel.sensitive is None, "marginal")
+    if plain is not None:
+        return plain
     protected = channel.protected_outputs()
     rows = channel._rows()
-    worst, where = -np.inf, None
-    # (1) protected outputs: LDP between any two rows.
-    sub = Q[:, protected]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(
-            sub.max(axis=0) > 0, np.log(sub.max(axis=0)) - np.log(sub.min(axis=0)), -np.inf
-        )
-    if ratio.size:
-        top = int(np.argmax(ratio))
-        worst = float(ratio[top])
-        where = (
-            int(np.flatnonzero(protected)[top]),
-            int(np.argmax(sub[:, top])),
-            int(np.argmin(sub[:, top])),
-        )
-        if not _within(worst, eps):
-            reasons.append(f"protected output {where[0]}: log-ratio {worst:.4g} > {eps:.4g}")
-    # (2) unprotected outputs: the rows of one non-sensitive cell, exactly.
-    offsets = np.cumsum([0] + [c.n_outputs for c in channel.channels])
-    for j in range(channel.n_marginals):
-        cells = channel.cell_codes(j, rows)
-        sensitive_cells = channel.cell_sensitive(j)
-        for y in np.flatnonzero(~protected[offsets[j] : offsets[j + 1]]):
-            support = Q[:, offsets[j] + y] > 0
-            if not support.any():
-                continue
-            produced = np.unique(cells[support])
-            if produced.size != 1 or not np.array_equal(support, cells == produced[0]):
-                reasons.append(
-                    f"unprotected output {offsets[j] + y} of marginal {j} comes from "
-                    f"{produced.size} cells (it must reveal one cell, and only that)"
-                )
-            elif sensitive_cells[produced[0]]:
-                reasons.append(
-                    f"unprotected output {offsets[j] + y} of marginal {j} reveals a sensitive cell"
-                )
+    worst, where = _check_protected_and_unprotected(
+        channel, Q, protected, eps, reasons, lambda j: channel.cell_codes(j, rows), "marginal"
+    )
     # (3) rows differing only where the first is sensitive.
     d = len(channel.sizes)
     sens_values = [np.asarray(m, dtype=bool) for m in channel.sensitive]
