@@ -30,6 +30,7 @@ from ..mechanisms._core import _transform_output
 from ..mechanisms._reports import Reports, attach_channel, get_channel
 from ..privacy import PrivacyCheck, check_ldp, check_uldp
 from ..privacy._checks import _within
+from ..utils._random import transform_generator
 from ..utils._validation import validate_params_with_hints
 
 # ---------------------------------------------------------------- privacy
@@ -233,6 +234,44 @@ class _OneReportPrivatizerMixin:
         if set(columns) <= set(frame.columns):
             return frame
         return frame.set_axis(list(columns), axis=1)
+
+    #: Keys of the seeded streams of the assignment and of the reports' noise.
+    _assignment_key: str
+    _noise_key: str
+
+    def transform(self, X: Any) -> Any:
+        """Privatize each row: draw its measured set, report the row's cell in it.
+
+        The set is a marginal (:class:`~sklearn_uldp.marginals.MarginalPrivatizer`)
+        or a grid (:class:`~sklearn_uldp.marginals.RangeQueryPrivatizer`), drawn
+        uniformly and independently of the row.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The table (its privatized columns are read by name, or by
+            position for an array).
+
+        Returns
+        -------
+        reports : DataFrame or Reports of shape (n_samples, 1 + n_words)
+            Integers: the set's index, then the oracle's report
+            (``get_feature_names_out``); a DataFrame for DataFrame input (or
+            with ``set_output(transform="pandas")``) carrying the spec in
+            ``attrs``, else a :class:`~sklearn_uldp.mechanisms.Reports`
+            array carrying the channel.
+        """
+        check_is_fitted(self, "channel_")
+        frame = self._by_position(self._frame(X, reset=False), X, self.columns_)
+        codes, hashed, n_values = self._row_codes(frame)
+        call = self._next_call()
+        # The assignment never reads the data (no hash of the input keys its
+        # seeded stream); the oracles' noise is drawn from a stream of its own.
+        assign_rng = transform_generator(self.random_state, column=self._assignment_key, call=call)
+        assignment = assign_rng.integers(0, len(self.channel_.channels), size=codes.shape[0])
+        noise_rng = self._transform_rng(hashed, n_values, column=self._noise_key, call=call)
+        reports = self.channel_.sample(codes, noise_rng, assignment=assignment)
+        return self._output(reports, X)
 
     def _output(self, reports, X):
         config = self.__dict__.get("_sklearn_output_config", {}).get("transform")

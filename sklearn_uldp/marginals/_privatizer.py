@@ -11,13 +11,11 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
 from ..mechanisms._core import PrivatizerBase
 from ..utils._docstrings import COMMON, fill_doc
-from ..utils._random import transform_generator
 from ..utils._validation import (
     as_label_array,
     check_categories,
@@ -433,6 +431,8 @@ class MarginalPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_ou
     # What the shared input reading (_OneReportPrivatizerMixin._frame) needs.
     _input_kind = "categorical values"
     _input_dtype = None
+    _assignment_key = ASSIGNMENT_KEY
+    _noise_key = NOISE_KEY
 
     def _codes(self, frame):
         """Per-column codes (n, d) of the privatized columns, with clear errors."""
@@ -477,36 +477,10 @@ class MarginalPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_ou
         return codes
 
     # ------------------------------------------------------------ transform
-    def transform(self, X: Any) -> Any:
-        """Privatize each row: draw its marginal, report its joint value.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            The table (its privatized columns are read by name, or by
-            position for an array).
-
-        Returns
-        -------
-        reports : DataFrame or Reports of shape (n_samples, 1 + n_words)
-            Integers: the marginal's index, then the oracle's report
-            (``get_feature_names_out``); a DataFrame for DataFrame input (or
-            with ``set_output(transform="pandas")``) carrying the spec in
-            ``attrs``, else a :class:`~sklearn_uldp.mechanisms.Reports`
-            array carrying the channel.
-        """
-        check_is_fitted(self, "channel_")
-        frame = self._by_position(self._frame(X, reset=False), X, self.columns_)
+    def _row_codes(self, frame):
+        """What ``transform`` samples from: per-column codes, their hash input, its range."""
         codes = self._codes(frame)
-        call = self._next_call()
-        # The assignment never reads the data (no hash of the input keys its
-        # seeded stream); the oracles' noise is drawn from a stream of its own.
-        assign_rng = transform_generator(self.random_state, column=ASSIGNMENT_KEY, call=call)
-        assignment = assign_rng.integers(0, self.channel_.n_marginals, size=codes.shape[0])
-        n_values = max(len(d) for d in self.categories_.values())
-        noise_rng = self._transform_rng(codes, n_values, column=NOISE_KEY, call=call)
-        reports = self.channel_.sample(codes, noise_rng, assignment=assignment)
-        return self._output(reports, X)
+        return codes, codes, max(len(d) for d in self.categories_.values())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -9,14 +9,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import PARAMETER_HINTS, RANDOM_STATE_CONSTRAINT
 from ..mechanisms._core import PrivatizerBase
 from ..numeric._base import _check_frame_dtypes, check_bounds, warn_clipped
 from ..utils._docstrings import COMMON, fill_doc
-from ..utils._random import transform_generator
 from ..utils._validation import check_epsilon, validate_params_with_hints
 from ._design import MAX_CELLS, choose_oracle
 from ._one_report import _OneReportPrivatizerMixin
@@ -431,6 +429,8 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
     # What the shared input reading (_OneReportPrivatizerMixin._frame) needs.
     _input_kind = "numbers"
     _input_dtype = "numeric"
+    _assignment_key = ASSIGNMENT_KEY
+    _noise_key = NOISE_KEY
 
     def _values(self, frame, *, clip=True):
         """The privatized columns as floats (n, d): finite, clipped to the bounds."""
@@ -476,39 +476,11 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
         return values
 
     # ------------------------------------------------------------ transform
-    def transform(self, X: Any) -> Any:
-        """Privatize each row: draw its grid, report the grid's cell holding it.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            The table (its privatized columns are read by name, or by
-            position for an array).
-
-        Returns
-        -------
-        reports : DataFrame or Reports of shape (n_samples, 1 + n_words)
-            Integers: the grid's index, then the oracle's report
-            (``get_feature_names_out``); a DataFrame for DataFrame input (or
-            with ``set_output(transform="pandas")``) carrying the spec in
-            ``attrs``, else a :class:`~sklearn_uldp.mechanisms.Reports`
-            array carrying the channel.
-        """
-        check_is_fitted(self, "channel_")
-        frame = self._by_position(self._frame(X, reset=False), X, self.columns_)
-        values = self._values(frame)
-        fine = self.channel_.fine_codes(values)
-        call = self._next_call()
-        # The assignment never reads the data (no hash of the input keys its
-        # seeded stream); the oracles' noise is drawn from a stream of its own.
-        assign_rng = transform_generator(self.random_state, column=ASSIGNMENT_KEY, call=call)
-        assignment = assign_rng.integers(0, self.channel_.n_grids, size=fine.shape[0])
+    def _row_codes(self, frame):
+        """What ``transform`` samples from: the finest bins, their hash input, its range."""
+        fine = self.channel_.fine_codes(self._values(frame))
         # (fine.T: the bins are column-major, hashed without a copy)
-        noise_rng = self._transform_rng(
-            fine.T, self.channel_.fine_bins, column=NOISE_KEY, call=call
-        )
-        reports = self.channel_.sample(fine, noise_rng, assignment=assignment)
-        return self._output(reports, X)
+        return fine, fine.T, self.channel_.fine_bins
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
