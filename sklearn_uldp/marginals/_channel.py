@@ -46,6 +46,7 @@ from ..mechanisms._channel import (
 )
 from ..mechanisms._reports import PackedReports
 from ..utils._validation import check_channel_categories, safe_ndim
+from ._one_report import _OneReportChannelMixin
 
 __all__ = ["MarginalChannel", "MarginalStatistics", "MAX_MATRIX_CELLS"]
 
@@ -128,7 +129,7 @@ class _MarginalCodes:
         return self.n
 
 
-class MarginalChannel(Channel):
+class MarginalChannel(_OneReportChannelMixin, Channel):
     """The spec of marginal reports: the columns, the marginals and their channels.
 
     Each user is assigned one of the L marginals uniformly at random,
@@ -235,6 +236,8 @@ class MarginalChannel(Channel):
             ),
         },
     }
+
+    _estimate_hint = _ESTIMATE_HINT  # for _OneReportChannelMixin
 
     def __init__(
         self,
@@ -397,13 +400,6 @@ class MarginalChannel(Channel):
         """The marginal's index and the report's ``n_words`` words."""
         return 1 + self.n_words
 
-    def report_column_names(self, column: str) -> list[str]:
-        """:meth:`report_columns`: a report covers a row, so no input column names it."""
-        return self.report_columns()
-
-    def report_dtypes(self, column: str) -> list[np.dtype]:
-        return [np.dtype(np.int64)] * self.report_width  # one int64 table
-
     # A row's reports are not one attribute's column of DataFramePrivatizer.
     def sampled_channel(self, n_attributes: int) -> Channel:
         raise ValueError(
@@ -411,12 +407,6 @@ class MarginalChannel(Channel):
             "user); it is not one attribute's column of a sampling strategy: "
             "MarginalPrivatizer itself chooses what each user reports."
         )
-
-    def sampled_fake_channel(self, n_attributes: int, fake: str) -> Channel:
-        return self.sampled_channel(n_attributes)
-
-    def fake_kinds(self) -> tuple[str, ...]:
-        return ()  # see sampled_channel
 
     @property
     def report_bits(self) -> float:
@@ -634,26 +624,6 @@ class MarginalChannel(Channel):
             for channel, part in zip(self.channels, codes.parts, strict=True)
         ]
         return ReportStatistics(self, codes.n, counts, MarginalStatistics(parts))
-
-    def merge_extra(self, a, b):
-        if a is None:
-            return b
-        if b is None:
-            return a
-        return a + b
-
-    # The linear estimator and the likelihood are each marginal's own.
-    def _refuse(self, *args, **kwargs):
-        raise ReportMismatchError(_ESTIMATE_HINT)
-
-    observed_frequency = expected_frequency = em_gradient = likelihood = _refuse
-    unbiased_estimate = estimator_variance = null_variance = _refuse
-
-    @property
-    def coef_a(self):
-        raise ReportMismatchError(_ESTIMATE_HINT)
-
-    coef_b = coef_a
 
 
 # ------------------------------------------------------------------ helpers

@@ -33,6 +33,53 @@ from ..privacy._checks import _within
 from ..utils._random import transform_generator
 from ..utils._validation import validate_params_with_hints
 
+
+# ---------------------------------------------------------------- channels
+class _OneReportChannelMixin:
+    """What a one-report channel answers alike: a report is one int64 row.
+
+    It comes before ``Channel`` among the bases. Such a channel is no
+    column of ``DataFramePrivatizer`` (each family's ``sampled_channel`` says
+    so in its words) and has no linear estimator or likelihood of its own
+    (each measured set's channel has): those raise ``_estimate_hint``.
+    """
+
+    _estimate_hint: str
+
+    def report_column_names(self, column: str) -> list[str]:
+        """:meth:`report_columns`: a report covers a row, so no input column names it."""
+        return self.report_columns()
+
+    def report_dtypes(self, column: str) -> list[np.dtype]:
+        return [np.dtype(np.int64)] * self.report_width  # one int64 table
+
+    def sampled_fake_channel(self, n_attributes: int, fake: str) -> Channel:
+        return self.sampled_channel(n_attributes)
+
+    def fake_kinds(self) -> tuple[str, ...]:
+        return ()  # see sampled_channel
+
+    def merge_extra(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a + b
+
+    # The linear estimator and the likelihood are each measured set's own.
+    def _refuse(self, *args, **kwargs):
+        raise ReportMismatchError(self._estimate_hint)
+
+    observed_frequency = expected_frequency = em_gradient = likelihood = _refuse
+    unbiased_estimate = estimator_variance = null_variance = _refuse
+
+    @property
+    def coef_a(self):
+        raise ReportMismatchError(self._estimate_hint)
+
+    coef_b = coef_a
+
+
 # ---------------------------------------------------------------- privacy
 # check_marginal_uldp and check_range_uldp verify the same three properties
 # on the exact matrix over rows; only (3) (which rows a row's sensitive values

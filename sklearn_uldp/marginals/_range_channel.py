@@ -47,6 +47,7 @@ from ..mechanisms._channel import Channel, ReportStatistics
 from ..numeric._base import check_bounds
 from ..utils._validation import safe_ndim
 from ._channel import MAX_MATRIX_CELLS, MarginalChannel, _check_columns
+from ._one_report import _OneReportChannelMixin
 
 __all__ = [
     "RangeQueryChannel",
@@ -124,7 +125,7 @@ def sensitive_bins(ranges: Any, low: float, high: float, n_bins: int) -> np.ndar
     return mask
 
 
-class RangeQueryChannel(Channel):
+class RangeQueryChannel(_OneReportChannelMixin, Channel):
     """The spec of range-query reports: bounded columns, grids and their oracles.
 
     Each user is assigned one grid uniformly at random, independently of the
@@ -250,6 +251,8 @@ class RangeQueryChannel(Channel):
             ),
         },
     }
+
+    _estimate_hint = _ESTIMATE_HINT  # for _OneReportChannelMixin
 
     def __init__(
         self,
@@ -468,13 +471,6 @@ class RangeQueryChannel(Channel):
         """The grid's index and the report's words."""
         return self.grid_channel.report_width
 
-    def report_column_names(self, column: str) -> list[str]:
-        """:meth:`report_columns`: a report covers a row, so no input column names it."""
-        return self.report_columns()
-
-    def report_dtypes(self, column: str) -> list[np.dtype]:
-        return [np.dtype(np.int64)] * self.report_width  # one int64 table
-
     # A row's reports are not one attribute's column of DataFramePrivatizer.
     def sampled_channel(self, n_attributes: int) -> Channel:
         raise ValueError(
@@ -482,12 +478,6 @@ class RangeQueryChannel(Channel):
             "cell per user); it is not one attribute's column of a sampling "
             "strategy: RangeQueryPrivatizer itself chooses what each user reports."
         )
-
-    def sampled_fake_channel(self, n_attributes: int, fake: str) -> Channel:
-        return self.sampled_channel(n_attributes)
-
-    def fake_kinds(self) -> tuple[str, ...]:
-        return ()  # see sampled_channel
 
     @property
     def report_bits(self) -> float:
@@ -637,25 +627,6 @@ class RangeQueryChannel(Channel):
             codes = self.encode_reports(codes)
         stats = self.grid_channel.statistics(codes, keep_reports=keep_reports)
         return ReportStatistics(self, stats.n, stats.counts, stats.extra)
-
-    def merge_extra(self, a, b):
-        if a is None:
-            return b
-        if b is None:
-            return a
-        return a + b
-
-    def _refuse(self, *args, **kwargs):
-        raise ReportMismatchError(_ESTIMATE_HINT)
-
-    observed_frequency = expected_frequency = em_gradient = likelihood = _refuse
-    unbiased_estimate = estimator_variance = null_variance = _refuse
-
-    @property
-    def coef_a(self):
-        raise ReportMismatchError(_ESTIMATE_HINT)
-
-    coef_b = coef_a
 
 
 # ------------------------------------------------------------------ helpers
