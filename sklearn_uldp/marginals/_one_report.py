@@ -12,7 +12,8 @@ names its messages use (the class's own name comes from ``type(self)``).
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,13 @@ class _OneReportChannelMixin:
     """
 
     _estimate_hint: str
+    # Given by the channel class (annotations only, for the type checker).
+    report_columns: Callable[[], list[str]]
+    sampled_channel: Callable[[int], Channel]
+    if TYPE_CHECKING:
+
+        @property
+        def report_width(self) -> int: ...
 
     def report_column_names(self, column: str) -> list[str]:
         """:meth:`report_columns`: a report covers a row, so no input column names it."""
@@ -227,6 +235,14 @@ class _OneReportPrivatizerMixin:
     #: the dtype an array input is read with; each family sets them.
     _input_kind: str
     _input_dtype: str | None
+    # Given by the privatizer class and PrivatizerBase (annotations only, for
+    # the type checker).
+    channel_: Any
+    columns_: list[str]
+    random_state: Any
+    _row_codes: Callable[[pd.DataFrame], tuple[np.ndarray, np.ndarray, int]]
+    _next_call: Callable[[], int]
+    _transform_rng: Callable[..., np.random.Generator]
 
     def _frame(self, X, *, reset):
         """``X`` as a DataFrame with string column names."""
@@ -401,6 +417,10 @@ class _OneReportEstimatorMixin:
     _report_kind: str
     _reduce_name: str
     _privatizer_name: str
+    # Given by the estimator class (annotations only, for the type checker).
+    mechanism: Any
+    _keep_reports: Callable[[], bool]
+    _result: Callable[[], Any]
 
     _fitted_attributes = (
         "channel_",
@@ -539,7 +559,8 @@ class _OneReportEstimatorMixin:
         self.channel_ = statistics.channel
         self.statistics_ = statistics
         self.n_reports_ = int(statistics.n)
-        self.n_features_in_ = len(statistics.channel.report_columns())
+        channel: Any = statistics.channel  # the family's channel (checked above)
+        self.n_features_in_ = len(channel.report_columns())
         self._cache = None
         self._result()
         return self
