@@ -48,6 +48,11 @@ CASES = {
     "hr-em": ("HadamardResponse(1.0, categories=cats, random_state=0)", "EMEstimator()"),
     "ss-em": ("SubsetSelection(1.0, categories=cats, random_state=0)", "EMEstimator()"),
     "cms-em": ("CountMeanSketch(1.0, categories=cats, random_state=0)", "EMEstimator()"),
+    "cms-emp": ("CountMeanSketch(1.0, categories=cats, random_state=0)", "EmpiricalEstimator()"),
+    "hcms-em": (
+        "HadamardCountMeanSketch(1.0, categories=cats, random_state=0)",
+        "EMEstimator()",
+    ),
     "hybrid-mean": ("HybridMechanism(1.0, bounds=(0, k), random_state=0)", "MeanEstimator()"),
     "sw": ("SquareWave(1.0, bounds=(0, k), random_state=0)", "SquareWaveEstimator()"),
     "lue-em": ("LongitudinalUE(2.0, 1.0, categories=cats, random_state=0)", "EMEstimator()"),

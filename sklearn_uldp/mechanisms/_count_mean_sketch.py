@@ -41,7 +41,7 @@ from sklearn.utils._param_validation import Interval
 from ..exceptions import ReportMismatchError
 from ..utils._bits import bernoulli_packed, column_counts, pack_rows, packed_width, unpack_rows
 from ..utils._hashing import hash_parameters, mersenne_hash, premix
-from ..utils._sampling import bernoulli_matrix
+from ..utils._numba import use_compiled
 from ..utils._typing import ArrayLike, Categories, RandomStateLike
 from ..utils._validation import realized_probability, warn_dense_reports
 from ._base import BaseMechanism, _BudgetMechanism
@@ -57,7 +57,7 @@ from ._channel import (
 )
 from ._docs import fill_mechanism_doc
 from ._hadamard import _parity, fwht
-from ._oracle_kernels import numba, report_array, sketch_fill
+from ._oracle_kernels import numba, report_array, sketch_fill, sketch_fill_numpy
 from ._rappor import _byte_realized, check_packed_reports
 from ._reports import PackedReports
 
@@ -71,13 +71,12 @@ __all__ = [
 #: Largest (hash, category) table kept in memory; beyond it the products
 #: recompute it block by block of categories.
 _MAX_TABLE_CELLS = 1 << 24
-_USER_CHUNK = 1 << 16
-#: Users per call of the compiled CMS sampler (its random bytes, m per user,
+#: Users per call of the CMS sampler's pass (its random bytes, m per user,
 #: stay a few MB and are reused by the allocator from chunk to chunk).
 _KERNEL_CHUNK = 1 << 13
 
-#: "numba" (one compiled pass per chunk of users) or "numpy"; the two draw
-#: the same distribution and the tests run both.
+#: "numba" (the compiled pass for large jobs) or "numpy" (numba is not
+#: importable); the two passes write the same rows and the tests run both.
 _KERNEL = "numba" if numba is not None else "numpy"
 
 
@@ -485,8 +484,10 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
         ``256 f``, a float64 uniform: exact, see
         :func:`~sklearn_uldp.utils._sampling.bernoulli_matrix`), then the bit
         of ``h_j(x)`` is replaced by a draw that keeps it 1 w.p. ``1 - f``.
-        With numba, one compiled pass per chunk of users writes the rows in
-        place; without it, numpy draws the bits chunk by chunk. With
+        One pass per chunk of users writes the rows in place: compiled (numba)
+        from ``COMPILE_MIN_WORK`` words of random bytes on, otherwise its
+        numpy twin, which reads the same bytes and uniforms and writes the
+        same rows (:func:`~._oracle_kernels.sketch_fill_numpy`). With
         ``packed=True`` the result is ``(j, bits)``: the hash indices (in
         ``report_dtype``) and the m bits packed 8 to a byte, written in place
         with the same law (:func:`~sklearn_uldp.utils._bits.bernoulli_packed`).
@@ -503,20 +504,17 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
             )
             return j.astype(self.report_dtype), bits
         out = report_array((n, m + 1), self.report_dtype)
-        if _KERNEL == "numba":
-            self._sample_compiled(out, j, self.hash(j, codes), own, rng)
-            return out
-        bits = np.empty((min(n, _USER_CHUNK), m), dtype=np.uint8)
-        for lo in range(0, n, _USER_CHUNK):
-            hi = min(n, lo + _USER_CHUNK)
-            block = bits[: hi - lo]
-            bernoulli_matrix(block.shape, self._flip, rng, out=block)
-            block[np.arange(hi - lo), self.hash(j[lo:hi], codes[lo:hi])] = own[lo:hi]
-            out[lo:hi, 1:] = block
-        out[:, 0] = j
+        # The compiled pass from COMPILE_MIN_WORK reports on; below, its numpy
+        # twin writes the same rows and compiles nothing. The unit is reports,
+        # not words: the twin costs about 0.6 us more per report of 256
+        # buckets (2.3x the compiled pass), so the 0.5-1.5 s compilation pays
+        # only from some 10^5-10^6 reports.
+        compiled = _KERNEL == "numba" and use_compiled(n)
+        self._sample_bytes(out, j, self.hash(j, codes), own, rng, compiled=compiled)
         return out
 
-    def _sample_compiled(self, out, j, buckets, own, rng):
+    def _sample_bytes(self, out, j, buckets, own, rng, *, compiled):
+        fill = sketch_fill if compiled else sketch_fill_numpy
         m = self.n_buckets
         scaled = self._flip * 256.0
         threshold = int(np.floor(scaled))
@@ -535,7 +533,7 @@ class CountMeanSketchChannel(_SketchHashing, Channel):
                 # so every bit keeps its exact law (no row is redrawn).
                 mean = (rows - done) * m / 256.0
                 ties = rng.random(int(mean + 6.0 * np.sqrt(mean)) + 64)
-                done = sketch_fill(
+                done = fill(
                     out[lo:hi],
                     words,
                     threshold,

@@ -20,6 +20,7 @@ __all__ = [
     "report_array",
     "bit_matrix_counts",
     "sketch_fill",
+    "sketch_fill_numpy",
     "linear_hash_blocks",
 ]
 
@@ -188,6 +189,33 @@ def sketch_fill(out, words, threshold, ties, fraction, hashes, buckets, own, sta
         row[buckets[i] + 1] = own[i]
         row[0] = hashes[i]
     return n_rows
+
+
+def sketch_fill_numpy(out, words, threshold, ties, fraction, hashes, buckets, own, start):
+    """:func:`sketch_fill` in numpy: the same rows from the same bytes and uniforms.
+
+    The compiled loop's numpy twin for small jobs (nothing to compile) and
+    installs without numba. It reads the bytes and the tie uniforms in the
+    loop's order (the ties of row i, by increasing bucket, before those of
+    row i + 1), so it writes the same rows bit for bit and stops at the
+    same row when the uniforms run out: row i is done iff the ties of rows
+    ``start..i`` number at most ``ties.size``. Rows from the returned one on
+    are left to the next call (their contents are overwritten then).
+    """
+    n_rows = out.shape[0]
+    m = out.shape[1] - 1
+    cells = words[start:].view(np.uint8)[:, :m]
+    bits = out[start:, 1:]
+    np.less(cells, threshold, out=bits)
+    tie_rows, tie_cols = np.nonzero(cells == threshold)  # row-major: the loop's order
+    per_row = np.bincount(tie_rows, minlength=n_rows - start)
+    done = int(np.searchsorted(np.cumsum(per_row), ties.size, side="right"))
+    used = int(per_row[:done].sum())
+    bits[tie_rows[:used], tie_cols[:used]] = ties[:used] < fraction
+    rows = np.arange(done)
+    bits[rows, buckets[start : start + done]] = own[start : start + done]
+    out[start : start + done, 0] = hashes[start : start + done]
+    return start + done
 
 
 def linear_hash_blocks(seeds, codes, code_blocks, base, table, g, out):  # pragma: no cover

@@ -195,6 +195,111 @@ def test_sketch_kernel_resolves_ties_and_restarts():
     assert np.array_equal(out[2, 1:], last) and out[2, 0] == 6
 
 
+@needs_numba
+@pytest.mark.parametrize("m", [3, 9, 64, 256])
+@pytest.mark.parametrize("n_ties", [0, 5, 10_000])
+def test_sketch_numpy_twin_writes_the_compiled_rows(m, n_ties):
+    # Same bytes and uniforms: the same rows bit for bit and the same row to
+    # resume from when the uniforms run out (threshold 130 ties often; 0 or 5
+    # uniforms run out in the first rows).
+    rng = np.random.default_rng(m)
+    rows, n_words = 300, -(-m // 8)
+    words = rng.integers(0, 2**63, size=(rows, n_words), dtype=np.uint64)
+    words[::7] = int.from_bytes(bytes([130] * 8), "little")  # rows of ties only
+    ties = rng.random(n_ties)
+    hashes = rng.integers(0, 200, rows)
+    buckets = rng.integers(0, m, rows)
+    own = rng.random(rows) < 0.5
+    results = []
+    for fill in (_oracle_kernels.sketch_fill, _oracle_kernels.sketch_fill_numpy):
+        out = np.full((rows, m + 1), 9, dtype=np.uint8)
+        done = fill(out, words, 130, ties, 0.3, hashes, buckets, own, 2)
+        results.append((done, out[:done].copy()))
+    assert results[0][0] == results[1][0]
+    assert np.array_equal(results[0][1], results[1][1])
+
+
+@needs_numba
+@pytest.mark.parametrize("m,h", [(9, 2), (256, 300)])
+def test_small_cms_jobs_take_the_numpy_twin_with_the_same_reports(m, h, monkeypatch):
+    # Below COMPILE_MIN_WORK reports the sampler compiles nothing (a trap in
+    # place of the compiled pass) and its reports are those of the compiled
+    # pass for the same seed.
+    from sklearn_uldp.utils import _numba
+
+    channel = CountMeanSketchChannel(list(range(30)), 1.0, n_buckets=m, n_hashes=h)
+    codes = np.random.default_rng(1).integers(0, 30, 20_000)
+    compiled = channel.sample(codes, np.random.default_rng(2))  # conftest: threshold 0
+
+    def trap(*args):
+        raise AssertionError("the compiled sketch pass ran on a small job")
+
+    monkeypatch.setattr(_numba, "COMPILE_MIN_WORK", 1 << 18)
+    monkeypatch.setattr(_count_mean_sketch, "sketch_fill", trap)
+    small = channel.sample(codes, np.random.default_rng(2))
+    assert small.dtype == compiled.dtype and np.array_equal(small, compiled)
+
+
+def _wrong_twin(out, words, threshold, ties, fraction, hashes, buckets, own, start):
+    # The own bit written one bucket further: every bit keeps a valid rate,
+    # but the joint law of (j, v) is not the channel's.
+    shifted = (buckets + 1) % (out.shape[1] - 1)
+    return _oracle_kernels.sketch_fill_numpy(
+        out, words, threshold, ties, fraction, hashes, shifted, own, start
+    )
+
+
+def test_a_wrong_numpy_twin_fails_the_cms_sampler_test(monkeypatch):
+    monkeypatch.setattr(_count_mean_sketch, "_KERNEL", "numpy")
+    monkeypatch.setattr(_count_mean_sketch, "sketch_fill_numpy", _wrong_twin)
+    channel = CountMeanSketchChannel(list(range(5)), 1.0, n_buckets=3, n_hashes=2)
+    Q = channel.matrix()
+    reports = channel.sample(np.full(120_000, 3), np.random.default_rng(3))
+    counts = np.bincount(output_index(channel, reports), minlength=Q.shape[1])
+    assert chi_square_pvalue(counts, Q[3]) < 1e-6
+
+
+#: The CMS sampler in an interpreter that cannot import numba, at the
+#: package's default threshold: counts of the channel's outputs for x = 0, 3.
+_WITHOUT_NUMBA = """
+import sys
+sys.modules["numba"] = None
+import numpy as np
+from sklearn_uldp.mechanisms import _count_mean_sketch
+from sklearn_uldp.mechanisms._count_mean_sketch import CountMeanSketchChannel
+assert _count_mean_sketch._KERNEL == "numpy"
+channel = CountMeanSketchChannel(list(range(5)), 1.0, n_buckets=9, n_hashes=2)
+for x in (0, 3):
+    reports = channel.sample(np.full(120_000, x), np.random.default_rng(x))
+    j = reports[:, 0].astype(np.int64)
+    v = (reports[:, 1:].astype(np.int64) << np.arange(9)).sum(axis=1)
+    print(" ".join(map(str, np.bincount(j * 2**9 + v, minlength=2 * 2**9))))
+"""
+
+
+def test_cms_sampler_without_numba_matches_the_exact_channel():
+    import subprocess
+    import sys
+
+    from _repo import subprocess_env
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_NUMBA],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    channel = CountMeanSketchChannel(list(range(5)), 1.0, n_buckets=9, n_hashes=2)
+    Q = channel.matrix()
+    lines = proc.stdout.strip().split("\n")
+    for x, line in zip((0, 3), lines, strict=True):
+        counts = np.array(line.split(), dtype=np.int64)
+        assert counts.sum() == 120_000
+        assert chi_square_pvalue(counts, Q[x]) > 1e-4
+
+
 # ------------------------------------------------------------ allocation
 @pytest.mark.parametrize("zeros", [True, False])
 def test_report_array_is_a_plain_numpy_array(zeros):

@@ -18,7 +18,13 @@ import numpy as np
 import pytest
 
 import sklearn_uldp as su
-from sklearn_uldp.mechanisms import _bit_rows, _bit_rows_segment, _rappor, _subset_selection
+from sklearn_uldp.mechanisms import (
+    _bit_rows,
+    _bit_rows_segment,
+    _count_mean_sketch,
+    _rappor,
+    _subset_selection,
+)
 from sklearn_uldp.numeric import _kernels as numeric_kernels
 from sklearn_uldp.utils import _bits, _numba, _sampling
 
@@ -40,6 +46,7 @@ KERNELS = [
     (_bits, "_masked_row_counts"),
     (_bits, "_fill_csr"),
     (_subset_selection, "bit_matrix_counts"),
+    (_count_mean_sketch, "sketch_fill"),
     (_sampling, "_rr_kernel"),
     (_sampling, "_xor_below_kernel"),
     (_sampling, "_or_coin_kernel"),
@@ -87,6 +94,12 @@ def _cases():
         ),
         "SS + EM": lambda: su.EMEstimator().fit(
             su.SubsetSelection(1.0, categories=cats, random_state=0).fit_transform(X)
+        ),
+        "CMS + EM": lambda: su.EMEstimator().fit(
+            su.CountMeanSketch(1.0, categories=cats, random_state=0).fit_transform(X)
+        ),
+        "HCMS + EM": lambda: su.EMEstimator().fit(
+            su.HadamardCountMeanSketch(1.0, categories=cats, random_state=0).fit_transform(X)
         ),
         "Hybrid + mean": lambda: su.MeanEstimator().fit(
             su.HybridMechanism(1.0, bounds=(0, 20), random_state=0).fit_transform(values)
