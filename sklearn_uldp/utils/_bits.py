@@ -12,11 +12,13 @@ tests run both):
 
 * :func:`column_counts` -- how many rows set each bit. Eight rows of
   ``B`` bytes are exactly ``B`` 64-bit words, so the words of groups of 8
-  rows are added lane-wise, vectorized over the words of a group: bits b
-  and b + 4 of each byte are shifted to the bottom of its nibbles and added
-  as 64-bit integers (each nibble counts one (byte, bit) cell and cannot
-  carry within 15 groups), then the nibbles are spread into byte lanes
-  (255 groups) and those into the counts.
+  rows are added position by position, vectorized over the words of a
+  group: 16 groups at a time through a tree of carry-save adders into
+  bit-sliced counters (about 5 bitwise operations a word, half the cost of
+  shifting every word into nibble lanes), whose carries of 16 are counted
+  in nibble lanes (bits b and b + 4 of each byte at the bottom of its
+  nibbles, added as 64-bit integers), spread into byte lanes and those into
+  the counts.
 * :func:`masked_row_counts` -- set bits of each row within a mask.
 * :func:`packed_to_csr` -- the column indices of the set bits, row by row.
 * :func:`bernoulli_packed` -- rows of i.i.d. Bernoulli(q) bits written in
@@ -71,6 +73,34 @@ def unpack_rows(packed: np.ndarray, n_bits: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- counting
+def _csa(a, b, c):  # pragma: no cover - numba
+    """Carry-save adder of three words, bit by bit: ``(carries, sums)``."""
+    u = a ^ b
+    return (a & b) | (u & c), u ^ c
+
+
+def _spread_lanes(lanes, width, w0, n_bytes, counts, weight):  # pragma: no cover - numba
+    """``counts[8 p + b]`` += ``weight`` x byte t of ``lanes[b, w]`` (p of word w0 + w)."""
+    byte = np.uint64(255)
+    for b in range(8):
+        for w in range(width):
+            x = lanes[b, w]
+            for t in range(8):
+                p = (8 * (w0 + w) + t) % n_bytes
+                counts[8 * p + b] += weight * np.int64((x >> np.uint64(8 * t)) & byte)
+
+
+def _nibbles_to_lanes(nibbles, lanes, width):  # pragma: no cover - numba
+    """Each nibble lane (up to 15) spread into two byte lanes (up to 255)."""
+    low_nibbles = np.uint64(0x0F0F0F0F0F0F0F0F)
+    four = np.uint64(4)
+    for b in range(4):
+        for w in range(width):
+            x = nibbles[b, w]
+            lanes[b, w] += x & low_nibbles
+            lanes[b + 4, w] += (x >> four) & low_nibbles
+
+
 def _word_column_counts(words, n_bytes, n_groups, counts):  # pragma: no cover - numba
     """``counts[8 p + b]`` += rows of the word groups whose byte p has bit b set.
 
@@ -78,51 +108,90 @@ def _word_column_counts(words, n_bytes, n_groups, counts):  # pragma: no cover -
     (group g = words ``[g n_bytes, (g + 1) n_bytes)``; byte t of word w is
     byte position ``(8 w + t) % n_bytes`` of one of the group's rows).
 
-    Counted in two tiers of lanes: ``(x >> b) & 0x1111...`` puts bits b and
-    b + 4 of every byte at the bottom of its two nibbles, so four nibble
-    lanes count all eight bits (12 operations a word), for up to 15 groups;
-    then each nibble lane is spread into two byte lanes (up to 255 groups),
-    which are spread into the counts. The words of a group are taken in
-    tiles of ``_TILE_WORDS``, so that the tile's lanes stay in the
-    first-level cache whatever k.
+    A positional population count per word position w, over the groups: the
+    words of 16 groups go through a Harley-Seal tree of carry-save adders
+    into bit-sliced counters (ones, twos, fours, eights: each bit of the
+    word keeps its count below 16 in four words), about 5 bitwise operations
+    a word, and out of it comes one word of "sixteens". Those are counted in
+    two tiers of lanes: ``(x >> b) & 0x1111...`` puts bits b and b + 4 of
+    every byte at the bottom of its two nibbles (up to 15 sixteens), each
+    nibble lane is then spread into two byte lanes (up to 225), which are
+    spread into the counts. The last groups (fewer than 16) go straight into
+    nibble lanes, and the bit-sliced remainders into the counts. The words
+    of a group are taken in tiles of ``_TILE_WORDS``, so that the tile's
+    counters stay in the first-level cache whatever k.
     """
     nib_mask = np.uint64(0x1111111111111111)
-    low_nibbles = np.uint64(0x0F0F0F0F0F0F0F0F)
-    four = np.uint64(4)
-    byte = np.uint64(255)
+    one = np.uint64(1)
     tile = min(_TILE_WORDS, n_bytes)
+    sliced = np.zeros((4, tile), np.uint64)  # ones, twos, fours, eights
     nibbles = np.zeros((4, tile), np.uint64)
     lanes = np.zeros((8, tile), np.uint64)
+    n_blocks = n_groups // 16
+    s = n_bytes  # stride between the groups of a block
     for w0 in range(0, n_bytes, tile):
         width = min(tile, n_bytes - w0)
-        g0 = 0
-        while g0 < n_groups:
-            g1 = min(n_groups, g0 + 255)  # a byte lane counts up to 255
+        sliced[:, :] = 0
+        b0 = 0
+        while b0 < n_blocks:
+            b1 = min(n_blocks, b0 + 225)  # a byte lane counts up to 225 sixteens
             lanes[:, :] = 0
-            for s0 in range(g0, g1, 15):  # a nibble lane counts up to 15
+            for n0 in range(b0, b1, 15):  # a nibble lane counts up to 15
                 nibbles[:, :] = 0
-                for g in range(s0, min(g1, s0 + 15)):
-                    base = g * n_bytes + w0
-                    group = words[base : base + width]
-                    for b in range(4):
-                        shift = np.uint64(b)
-                        lane = nibbles[b]
-                        for w in range(width):
-                            lane[w] += (group[w] >> shift) & nib_mask
-                for b in range(4):
-                    lane = nibbles[b]
-                    low = lanes[b]
-                    high = lanes[b + 4]
+                for blk in range(n0, min(b1, n0 + 15)):
+                    base = blk * 16 * s + w0
                     for w in range(width):
-                        low[w] += lane[w] & low_nibbles
-                        high[w] += (lane[w] >> four) & low_nibbles
-            for b in range(8):
+                        at = base + w
+                        ones = sliced[0, w]
+                        twos = sliced[1, w]
+                        fours = sliced[2, w]
+                        eights = sliced[3, w]
+                        two_a, ones = _csa(ones, words[at], words[at + s])
+                        two_b, ones = _csa(ones, words[at + 2 * s], words[at + 3 * s])
+                        four_a, twos = _csa(twos, two_a, two_b)
+                        two_a, ones = _csa(ones, words[at + 4 * s], words[at + 5 * s])
+                        two_b, ones = _csa(ones, words[at + 6 * s], words[at + 7 * s])
+                        four_b, twos = _csa(twos, two_a, two_b)
+                        eight_a, fours = _csa(fours, four_a, four_b)
+                        two_a, ones = _csa(ones, words[at + 8 * s], words[at + 9 * s])
+                        two_b, ones = _csa(ones, words[at + 10 * s], words[at + 11 * s])
+                        four_a, twos = _csa(twos, two_a, two_b)
+                        two_a, ones = _csa(ones, words[at + 12 * s], words[at + 13 * s])
+                        two_b, ones = _csa(ones, words[at + 14 * s], words[at + 15 * s])
+                        four_b, twos = _csa(twos, two_a, two_b)
+                        eight_b, fours = _csa(fours, four_a, four_b)
+                        sixteens, eights = _csa(eights, eight_a, eight_b)
+                        sliced[0, w] = ones
+                        sliced[1, w] = twos
+                        sliced[2, w] = fours
+                        sliced[3, w] = eights
+                        nibbles[0, w] += sixteens & nib_mask
+                        nibbles[1, w] += (sixteens >> one) & nib_mask
+                        nibbles[2, w] += (sixteens >> np.uint64(2)) & nib_mask
+                        nibbles[3, w] += (sixteens >> np.uint64(3)) & nib_mask
+                _nibbles_to_lanes(nibbles, lanes, width)
+            _spread_lanes(lanes, width, w0, n_bytes, counts, 16)
+            b0 = b1
+        # the last groups (fewer than 16), one nibble round
+        nibbles[:, :] = 0
+        for g in range(16 * n_blocks, n_groups):
+            base = g * s + w0
+            for b in range(4):
+                shift = np.uint64(b)
                 for w in range(width):
-                    x = lanes[b, w]
-                    for t in range(8):
-                        p = (8 * (w0 + w) + t) % n_bytes
-                        counts[8 * p + b] += np.int64((x >> np.uint64(8 * t)) & byte)
-            g0 = g1
+                    nibbles[b, w] += (words[base + w] >> shift) & nib_mask
+        lanes[:, :] = 0
+        _nibbles_to_lanes(nibbles, lanes, width)
+        _spread_lanes(lanes, width, w0, n_bytes, counts, 1)
+        # the bit-sliced remainders, weights 1, 2, 4, 8
+        for w in range(width):
+            for i in range(64):
+                c = np.int64(0)
+                for level in range(4):
+                    c += np.int64((sliced[level, w] >> np.uint64(i)) & one) << level
+                if c:
+                    p = (8 * (w0 + w) + i // 8) % n_bytes
+                    counts[8 * p + i % 8] += c
 
 
 def _byte_column_counts(rows, counts):  # pragma: no cover - numba
@@ -161,6 +230,9 @@ def _fill_csr(rows, indptr, indices):  # pragma: no cover - numba
 
 
 if numba is not None:
+    _csa = numba.njit(nogil=True, cache=True, inline="always")(_csa)
+    _spread_lanes = numba.njit(nogil=True, cache=True)(_spread_lanes)
+    _nibbles_to_lanes = numba.njit(nogil=True, cache=True)(_nibbles_to_lanes)
     _word_column_counts = numba.njit(nogil=True, cache=True)(_word_column_counts)
     _byte_column_counts = numba.njit(nogil=True, cache=True)(_byte_column_counts)
     _masked_row_counts = numba.njit(nogil=True, cache=True)(_masked_row_counts)

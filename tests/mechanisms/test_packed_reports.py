@@ -311,6 +311,27 @@ def test_kernels_equal_their_numpy_paths(k, monkeypatch):
     np.testing.assert_array_equal(results["numba"][3], matrix.indices)
 
 
+@pytest.mark.parametrize(
+    "n,k,density",
+    [
+        (8 * 16 * 226 + 13, 8, 1.0),  # past 225 blocks of 16 groups: a byte-lane flush
+        (8 * 16 * 15 * 2 + 8 * 15 + 5, 100, 1.0),  # every counter full; 15 groups left over
+        (8 * 16 * 3 + 7, 2100, 0.5),  # two tiles
+        (8 * 15 + 3, 64, 0.7),  # no whole block of 16 groups
+    ],
+)
+def test_column_counts_carry_save_tree_counts_exactly(n, k, density):
+    # The compiled count adds 16 groups of 8 rows at a time through carry-save
+    # adders; dense rows fill every bit-sliced counter and nibble lane.
+    pytest.importorskip("numba")
+    bits = (np.random.default_rng(n).random((n, k)) < density).astype(np.uint8)
+    packed = _bits.pack_rows(bits)
+    for n_jobs in (1, 2):
+        counts = _bits.column_counts(packed, n_jobs=n_jobs)
+        np.testing.assert_array_equal(counts[:k], bits.sum(axis=0))
+        assert not counts[k:].any()
+
+
 @pytest.mark.parametrize("q", [0.3, 1 / 256, 0.5 + 1e-9])
 def test_bernoulli_packed_rates_ties_and_own_bits(q):
     pytest.importorskip("numba")
