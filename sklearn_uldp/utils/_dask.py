@@ -47,4 +47,3 @@ def _pairwise(parts: list[Any], add: Callable[[Any, Any], Any]) -> Any:
             for i in range(0, len(parts), 2)
         ]
     return parts[0]
-
