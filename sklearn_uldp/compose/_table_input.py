@@ -206,9 +206,7 @@ def prepared(X, positions, numeric=(), *, policy="error", missing_label="(missin
                 )
             if values.dtype.kind in "biu":  # numpy integers and booleans: never missing
                 continue
-            # other numbers are checked without a Python object per value
-            # (is_missing): at 10^7 rows that was most of transform
-            missing = is_missing(values.to_numpy())
+            missing = _missing_values(values)
             if not missing.any():
                 continue
             if policy == "error":
@@ -234,6 +232,16 @@ def prepared(X, positions, numeric=(), *, policy="error", missing_label="(missin
     for j, values in changed.items():
         X[:, j] = values
     return X
+
+
+def _missing_values(values):
+    """Mask of the missing values of a column, without a Python object per value
+    where pandas can say (at 10^7 rows the objects were most of transform)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy() < 0  # categories are never missing
+    if isinstance(values.dtype, pd.StringDtype):
+        return values.isna().to_numpy()  # the Arrow or object storage's own mask
+    return is_missing(values.to_numpy())
 
 
 def declared_domain(mech, X, cols, *, policy="error", missing_label="(missing)"):

@@ -21,6 +21,7 @@ from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
 from ..mechanisms._base import BaseMechanism, as_channel
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..mechanisms._reports import PackedReports, get_channel, is_packed_frame
+from ..mechanisms._text_columns import text_series
 from ..utils._docstrings import fill_doc
 from ..utils._typing import RandomStateLike, ReportsLike
 from ..utils._validation import is_missing
@@ -176,6 +177,8 @@ def _check_reports(X, channel, estimator):
             f"{channel.n_categories}), got 1D array instead. Reshape your data "
             "using reports.reshape(1, -1) if it is a single report."
         )
+    if not bits and text_series(X) is not None:
+        return  # one column of text labels: the channel checks each of them
     arr = check_array(
         X,
         accept_sparse="csr" if bits else False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from operator import add
 from typing import Any, TypeVar
 
 import numpy as np
@@ -16,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ReportMismatchError, UninformativeEstimateWarning
 from ..mechanisms._channel import ReportStatistics
+from ..utils._dask import tree_sum_of_partitions
 from ..utils._docstrings import fill_doc
 from ..utils._typing import ReportsLike
 from ..utils._validation import validate_params_with_hints
@@ -61,10 +63,6 @@ def _statistics(batch, protocol):
     return protocol.statistics(protocol.encode_reports(batch))
 
 
-def _add(a, b):
-    return a + b
-
-
 def reduce_reports(batches: Any, mechanism: Any = None) -> ReportStatistics:
     """Sum the sufficient statistics of batches of open-domain reports.
 
@@ -97,15 +95,7 @@ def reduce_reports(batches: Any, mechanism: Any = None) -> ReportStatistics:
                 "Dask partitions do not carry the protocol: pass mechanism= (the fitted "
                 "mechanism or its spec)."
             )
-        import dask
-
-        parts = [dask.delayed(_statistics)(p, protocol) for p in np.ravel(batches.to_delayed())]
-        while len(parts) > 1:
-            parts = [
-                dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                for i in range(0, len(parts), 2)
-            ]
-        return parts[0].compute()
+        return tree_sum_of_partitions(batches, _statistics, add, protocol)
     total = None
     for batch in batches:
         carried = get_protocol(batch)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -497,9 +498,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        jll = self._joint_log_likelihood(X)
-        top = jll.max(axis=1, keepdims=True)
-        return jll - (top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True)))
+        return log_softmax(self._joint_log_likelihood(X), axis=1)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Probabilities of the classes for clean rows.

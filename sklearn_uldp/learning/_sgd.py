@@ -52,6 +52,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -596,8 +597,7 @@ class LDPLogisticRegression(_LDPLinearClassifier):
         z = self.decision_function(X)
         if z.ndim == 1:
             return -np.column_stack([np.logaddexp(0.0, z), np.logaddexp(0.0, -z)])
-        top = z.max(axis=1, keepdims=True)
-        return z - (top + np.log(np.exp(z - top).sum(axis=1, keepdims=True)))
+        return log_softmax(z, axis=1)
 
 
 @fill_doc(SGD_DOCS)

@@ -13,6 +13,7 @@ names its messages use (the class's own name comes from ``type(self)``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import add
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -31,6 +32,7 @@ from ..mechanisms._core import _transform_output
 from ..mechanisms._reports import Reports, attach_channel, get_channel
 from ..privacy import PrivacyCheck, check_ldp, check_uldp
 from ..privacy._checks import _within
+from ..utils._dask import tree_sum_of_partitions
 from ..utils._random import transform_generator
 from ..utils._validation import validate_params_with_hints
 
@@ -181,18 +183,7 @@ def _reduce_statistics(batches, mechanism, keep_reports, as_channel, privatizer_
                 "Dask partitions do not carry the spec: pass mechanism= (the fitted "
                 f"{privatizer_name} or its spec)."
             )
-        import dask
-
-        parts = [
-            dask.delayed(_batch_statistics)(part, given, keep_reports)
-            for part in np.ravel(batches.to_delayed())
-        ]
-        while len(parts) > 1:
-            parts = [
-                dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                for i in range(0, len(parts), 2)
-            ]
-        return parts[0].compute()
+        return tree_sum_of_partitions(batches, _batch_statistics, add, given, keep_reports)
     total = None
     for batch in batches:
         carried = get_channel(batch)
@@ -213,10 +204,6 @@ def _reduce_statistics(batches, mechanism, keep_reports, as_channel, privatizer_
 
 def _batch_statistics(batch, channel, keep_reports):
     return channel.statistics(channel.encode_reports(batch), keep_reports=keep_reports)
-
-
-def _add(a, b):
-    return a + b
 
 
 _EstT = TypeVar("_EstT", bound="_OneReportEstimatorMixin")

@@ -41,6 +41,7 @@ from ._channel import FAKE_REPORT_LAWS, Channel
 from ._core import PrivatizerBase, _transform_output  # noqa: F401 (re-exported)
 from ._docs import fill_mechanism_doc
 from ._reports import PackedReports, Reports, attach_channel
+from ._text_columns import FactorizedColumn, text_columns
 
 __all__ = ["BaseMechanism", "RANDOM_STATE_CONSTRAINT", "PARAMETER_HINTS", "as_channel"]
 
@@ -449,7 +450,12 @@ class BaseMechanism(PrivatizerBase):
 
     # ------------------------------------------------------------- encoding
     def _validate_columns(self, X, *, reset):
-        """``X`` as a 2-D array of labels, one column per input column."""
+        """``X`` as a 2-D array of labels, one column per input column.
+
+        At transform, a DataFrame of text columns gives
+        :class:`FactorizedColumns` instead: the same ``shape`` and ``[:, j]``,
+        its values encoded by pandas without a Python object per value.
+        """
         if X is None:
             raise ValueError("X is required.")
         check_in_memory(X, type(self).__name__)
@@ -467,6 +473,12 @@ class BaseMechanism(PrivatizerBase):
         if isinstance(X, pd.Series):
             X = X.to_frame()
         if isinstance(X, pd.DataFrame):
+            if not reset:
+                factorized = text_columns(X)
+                if factorized is not None:
+                    # names and width checked; the values stay in pandas
+                    validate_data(self, X, skip_check_array=True, reset=False)
+                    return factorized
             X = _labels_frame(X)
         if hasattr(X, "toarray"):
             raise TypeError("Sparse input is not supported: pass one column of category values.")
@@ -495,6 +507,11 @@ class BaseMechanism(PrivatizerBase):
         index = getattr(self, "_category_index", None)
         if index is None:
             index = pd.Index(check_categories(self.categories))
+        if isinstance(column, FactorizedColumn):
+            codes = column.codes_in(index)
+            if codes is not None:
+                return codes
+            column = column.labels()  # the general path explains what is wrong
         codes = _range_codes(column, index)
         if codes is None:
             codes = encode_labels(column, np.asarray(index), index, strict_bools=True)

@@ -42,6 +42,7 @@ from ._channel import (
 )
 from ._docs import fill_mechanism_doc
 from ._oracle_kernels import report_array
+from ._text_columns import text_report_codes
 
 __all__ = [
     "UtilityOptimizedRRChannel",
@@ -66,6 +67,9 @@ class _LabelledOutputsChannel(CategoricalChannel):
         return self.categories
 
     def encode_reports(self, reports):
+        codes = text_report_codes(reports, self.categories)
+        if codes is not None:  # a column of text labels, all categories
+            return codes
         column = _as_report_column(reports)
         _check_label_types(column, self.categories, self)
         codes = encode_labels(column, self.categories)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from functools import partial
 from operator import add
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,6 +16,7 @@ from ..estimators._base import as_channel
 # SAMPLED_COLUMN_ATTR is re-exported: compose._dataframe imports it from here.
 from ..mechanisms._base import SAMPLED_COLUMN_ATTR, check_not_sampled_column  # noqa: F401
 from ..mechanisms._reports import PackedReports
+from ..utils._dask import tree_sum_of_partitions
 from ..utils._random import check_secure_available, check_seed_sequence, is_fresh, is_secure
 from ..utils._typing import RandomStateLike, ReportsLike
 from ._templates import _dask_meta, _fitted_spec, _partition_template
@@ -235,21 +237,11 @@ def _carried_spec(reports):
 
 
 def _reduce_dask(collection, mechanism, keep_reports):
-    import dask
-
     channel = _dask_channel(mechanism)
     _check_report_columns(collection, mechanism, channel)
-    parts = [
-        dask.delayed(statistics_of)(part, channel, keep_reports=keep_reports)
-        for part in np.ravel(collection.to_delayed())
-    ]
-    # A tree reduction: partial sums are added on the workers.
-    while len(parts) > 1:
-        parts = [
-            dask.delayed(add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-            for i in range(0, len(parts), 2)
-        ]
-    return parts[0].compute()
+    return tree_sum_of_partitions(
+        collection, partial(statistics_of, keep_reports=keep_reports), add, channel
+    )
 
 
 def _check_report_columns(collection, mechanism, channel):
