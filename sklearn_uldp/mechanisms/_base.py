@@ -568,6 +568,30 @@ class BaseMechanism(PrivatizerBase):
     def _check_whole_column(self, column, name):
         self._encode(self._validate_columns(column, reset=False)[:, 0])
 
+    def _sampled_reports(self, column, rows, *, checked=False):
+        """Reports of the values of ``column`` on ``rows`` (ascending), as
+        ``transform`` of those rows gives them (the same hooks and stream),
+        every value of the column checked first as :meth:`_check_whole_column`
+        does unless ``checked`` (the caller has just checked them, in ``fit``).
+
+        The column is converted once and encoded once: the check's codes serve
+        the sampled rows (SMP reads d columns and privatizes a 1/d share of
+        each). None when this class privatizes through its own ``transform``
+        (the caller then checks and transforms the rows itself).
+        """
+        if type(self).transform is not BaseMechanism.transform or self.n_features_in_ != 1:
+            return None
+        labels = self._validate_columns(column, reset=False)[:, 0]
+        if checked:
+            labels = labels[rows]
+            codes = self._encode(labels)
+        else:
+            codes = self._encode(labels)[rows]
+            labels = labels[rows]
+        rng = self._transform_rng(codes, len(self.categories_))
+        with config_context(transform_output="default"):
+            return self._wrap_reports(self._sample(codes, rng), labels, None)
+
     def _fake_refusal(self, fake, column):
         kinds = self.channel_.fake_kinds()
         if not kinds:
