@@ -887,9 +887,14 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     def _table_spec(self):
         """The collector's view of the fitted table (:class:`TableSpec`)."""
         names = list(self.mechanisms_)
+        if self._fitted_strategy == _marginals.MARGINALS:
+            columns = {c: self.report_columns(c) for c in names}
+        else:  # the report names once, not once per column
+            out = self.get_feature_names_out()
+            columns = {c: list(out[self.output_indices_[c]]) for c in names}
         return TableSpec(
             self.channels_,
-            {c: self.report_columns(c) for c in names},
+            columns,
             strategy=None if self._fitted_strategy == "split" else self._strategy_document(),
             epsilon_per_person=self.epsilon_spent_,
         )

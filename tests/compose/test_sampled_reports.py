@@ -18,7 +18,7 @@ from _examples import BINARY, categorical_mechanisms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_uldp import RAPPOR, RandomizedResponse, UtilityOptimizedRR
+from sklearn_uldp import RAPPOR, EMEstimator, RandomizedResponse, UtilityOptimizedRR
 from sklearn_uldp.compose import DataFramePrivatizer
 from sklearn_uldp.mechanisms import BaseMechanism
 
@@ -180,3 +180,29 @@ def test_sampled_column_follows_its_channel(via):
         labels = list(mech.categories_)
         counts = np.array([(part.iloc[:, 0] == y).sum() for y in labels])
         assert chi_square_pvalue(counts, Q[row]) > 1e-6
+
+
+def test_estimate_finds_each_columns_rows_in_one_sort():
+    """The rows of every column from one sort of the sampled column's codes
+    are each column's own rows (``== name``), and the estimates equal those of
+    ``column_reports`` one by one; a sampled column read back as text (no
+    categorical dtype) takes the per-column path."""
+    df = _frame(3000, 1)
+    priv = DataFramePrivatizer(_mechs(), strategy="sample", random_state=2)
+    reports = priv.fit_transform(df)
+    table = priv._table_spec()
+    rows = table._sampled_rows_of_all(reports, list(priv.mechanisms_))
+    assert set(rows) == set(priv.mechanisms_)
+    for name, positions in rows.items():
+        expected = np.flatnonzero((reports["sampled_attribute"] == name).to_numpy())
+        np.testing.assert_array_equal(positions, expected)
+    one_by_one = {name: priv.column_reports(reports, name) for name in priv.mechanisms_}
+    together = priv.estimate(reports)
+    for name, part in one_by_one.items():
+        est = EMEstimator().fit(part)
+        np.testing.assert_allclose(together[name].to_numpy(), est.distribution_, rtol=1e-10)
+    text = reports.copy()
+    text["sampled_attribute"] = text["sampled_attribute"].astype(object)
+    assert table._sampled_rows_of_all(text, list(priv.mechanisms_)) == {}
+    for name, estimate in priv.estimate(text).items():
+        np.testing.assert_allclose(estimate.to_numpy(), together[name].to_numpy(), rtol=1e-10)
