@@ -562,7 +562,16 @@ class BaseMechanism(PrivatizerBase):
 
     # --------------------------------------------------- the sampling strategies
     def _with_domain_of(self, column):
-        domain = clone(self).fit(column).categories_
+        if isinstance(self.categories, str):  # learned, or declared by the dtype
+            domain = clone(self).fit(column).categories_
+        else:
+            # The declared domain: only the values need reading (a throwaway
+            # clone reads them as fit would, without building a channel).
+            domain = check_categories(self.categories)
+            probe = clone(self)
+            probe.categories_, probe._category_index = domain, pd.Index(domain)
+            columns = probe._validate_columns(column, reset=True)
+            probe._check_values(columns[:, 0] if columns.shape[1] == 1 else _stack_values(columns))
         return clone(self).set_params(categories=list(domain))
 
     def _check_values(self, column):
