@@ -616,7 +616,8 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             return self._transform_marginals(X) if keep else None
         if self.strategy != "split":
             self._fit_strategy()
-            return self._finish_sampled(X) if keep else None
+            # The fit has just checked every value against its domain.
+            return self._finish_sampled(X, checked=True) if keep else None
         return self._finish(out, X) if keep else None
 
     # ----------------------------------------------------------- strategies
@@ -647,11 +648,12 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             )
         return fitted
 
-    def _finish_sampled(self, X, keys=None, partition_seed=_OWN_STREAM):
+    def _finish_sampled(self, X, keys=None, partition_seed=_OWN_STREAM, *, checked=False):
         """Privatize with the sampling strategy and assemble the output
-        (the sampled indices from ``partition_seed`` for a Dask partition)."""
+        (the sampled indices from ``partition_seed`` for a Dask partition;
+        ``checked``: the categorical columns were checked by the fit)."""
         seed = None if partition_seed is _OWN_STREAM else (partition_seed,)
-        blocks, sampled = _strategies.transform_sampled(self, X, keys, seed)
+        blocks, sampled = _strategies.transform_sampled(self, X, keys, seed, checked=checked)
         X = self._check_input(X)
         pandas = self._output_config() == "pandas" or (
             self._output_config() is None and isinstance(X, pd.DataFrame)
@@ -885,9 +887,14 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     def _table_spec(self):
         """The collector's view of the fitted table (:class:`TableSpec`)."""
         names = list(self.mechanisms_)
+        if self._fitted_strategy == _marginals.MARGINALS:
+            columns = {c: self.report_columns(c) for c in names}
+        else:  # the report names once, not once per column
+            out = self.get_feature_names_out()
+            columns = {c: list(out[self.output_indices_[c]]) for c in names}
         return TableSpec(
             self.channels_,
-            {c: self.report_columns(c) for c in names},
+            columns,
             strategy=None if self._fitted_strategy == "split" else self._strategy_document(),
             epsilon_per_person=self.epsilon_spent_,
         )

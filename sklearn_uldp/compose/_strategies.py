@@ -250,13 +250,16 @@ def _fakes(mech, fake, m, X_one, name):
     return mech._fake_reports(fake, m, rng, X_one)
 
 
-def transform_sampled(priv, X, keys=None, partition_seed=None):
+def transform_sampled(priv, X, keys=None, partition_seed=None, *, checked=False):
     """Privatize a table with ``priv.strategy`` "sample" or "sample+fake".
 
     ``keys`` (the users' keys of one call, see ``DataFramePrivatizer``):
     the memoized columns are privatized with their keys, and the sampled
     column is derived from them (the same in every round).
     ``partition_seed``: see :func:`sampling_generator`.
+    ``checked``: every value of the categorical columns of ``X`` has just
+    been checked against its domain (``fit_transform``: the fit read the
+    whole columns), so only the sampled rows are encoded.
     """
     X = priv._check_input(X)
     positions = priv._fitted_positions(X)
@@ -280,12 +283,21 @@ def transform_sampled(priv, X, keys=None, partition_seed=None):
         # Every value is checked against the domain, sampled or not (an
         # unknown category is an error, as under "split", never ignored).
         whole = X.iloc[:, pos] if isinstance(X, pd.DataFrame) else np.asarray(X)[:, pos]
-        mech._check_whole_column(whole, name)
         rows = sampled_rows[i]
         user_keys = None
         if keys is not None and name in keys.names:
             user_keys = keys.column(name)[rows]
-        real = _privatized(mech, _rows(X, rows, pos), user_keys) if rows.size else None
+        real = None
+        if user_keys is None and rows.size:
+            # One read of the column: its codes check it and give the rows'
+            # (None: the family privatizes through its own transform).
+            real = mech._sampled_reports(whole, rows, checked=checked)
+        if real is not None:
+            real = _as_array(real)
+        else:
+            mech._check_whole_column(whole, name)
+            if rows.size:
+                real = _privatized(mech, _rows(X, rows, pos), user_keys)
         if fakes is None:
             blocks.append(_Block(name, mech, n, rows, real, None, None))
             continue

@@ -217,7 +217,9 @@ class TableSpec:
             )
         return list(self._report_columns.get(name, [name]))
 
-    def column_reports(self, reports: pd.DataFrame, name: str) -> pd.DataFrame:
+    def column_reports(
+        self, reports: pd.DataFrame, name: str, *, _rows: np.ndarray | None = None
+    ) -> pd.DataFrame:
         """The reports of one column, carrying its channel.
 
         Parameters
@@ -246,7 +248,7 @@ class TableSpec:
                 f"The reports lack the columns {absent} of {name!r}; pass the "
                 "output of transform (or at least these columns)."
             )
-        sampled = self._sampled_rows(reports, name)
+        sampled = _rows if _rows is not None else self._sampled_rows(reports, name)
         if sampled is not None:
             part = sampled_block(reports, names, sampled)
         else:
@@ -265,6 +267,28 @@ class TableSpec:
         part.attrs = {}
         attach_channel(part, channel)
         return part
+
+    def _sampled_rows_of_all(self, reports, names):
+        """Under "sample", with a categorical sampled column: name -> the
+        positions of the rows that sampled it (ascending), from one stable
+        sort of the column's codes instead of one comparison and one scan of
+        every row per column. Empty otherwise (each column finds its rows)."""
+        if self.strategy is None or self.strategy.get("name") != "sample":
+            return {}
+        column = self.strategy.get("sampled_column", "sampled_attribute")
+        if column not in reports or not isinstance(reports[column].dtype, pd.CategoricalDtype):
+            return {}
+        labels = reports[column].cat.categories
+        if labels.has_duplicates or len(labels) > 1 << 15:
+            return {}
+        codes = reports[column].cat.codes.to_numpy()  # -1: missing
+        order = np.argsort(codes.astype(np.int16, copy=False), kind="stable")
+        counts = np.bincount(codes + 1, minlength=len(labels) + 1)
+        groups = np.split(order, np.cumsum(counts)[:-1])[1:]
+        wanted = set(names)
+        return {
+            c: g for c, g in zip(labels, groups, strict=True) if isinstance(c, str) and c in wanted
+        }
 
     def _sampled_rows(self, reports, name):
         """Under "sample": the rows whose user sampled ``name`` (None otherwise)."""
@@ -305,7 +329,8 @@ class TableSpec:
             # estimating ten columns went there. The spec is this object's.
             reports = reports.copy(deep=False)
             reports.attrs = {}
-        parts = {name: self.column_reports(reports, name) for name in columns}
+        rows = self._sampled_rows_of_all(reports, columns)
+        parts = {name: self.column_reports(reports, name, _rows=rows.get(name)) for name in columns}
         return estimate_columns(parts, {n: self.channels[n] for n in columns}, estimator)
 
     def present_columns(self, reports: pd.DataFrame) -> list[str]:
@@ -390,14 +415,16 @@ def missing_kind(channel):
 
 
 def sampled_block(reports, names, rows):
-    """Report columns ``names`` on the boolean mask ``rows``, as plain values.
+    """Report columns ``names`` on the boolean mask ``rows`` (or on the
+    ascending positions ``rows``), as plain values.
 
     Under "sample" the other rows are missing; on the sampled rows the
     nullable columns hold no missing value and become numpy columns again
     (cheaper for the estimators than masked arrays).
     """
     out = {}
-    rows = np.flatnonzero(rows)  # one index for every column: takes are faster
+    if rows.dtype == bool:
+        rows = np.flatnonzero(rows)  # one index for every column: takes are faster
     for name in names:
         values = reports[name].array
         if isinstance(values, pd.arrays.IntegerArray | pd.arrays.BooleanArray):

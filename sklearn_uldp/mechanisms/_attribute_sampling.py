@@ -1017,14 +1017,15 @@ def _null_variance_of(channel, n, stats):
 
 
 def _missing_entries(reports):
-    """(mask of missing entries as (n, width), the reports as a frame or array)."""
+    """(mask of missing entries as (n, width), the reports as a frame or
+    array); the mask is None when no entry can be missing."""
     if isinstance(reports, pd.Series):
         reports = reports.to_frame()
     if isinstance(reports, pd.DataFrame):
         if all(isinstance(t, np.dtype) and t.kind in "biu" for t in reports.dtypes):
             # numpy integer columns hold no missing value (the sampled rows
             # of a report table, as sampled_block returns them)
-            return np.zeros((len(reports), reports.shape[1]), dtype=bool), reports
+            return None, reports
         # Column by column: a frame of nullable columns interleaves slowly.
         columns = [reports.iloc[:, j] for j in range(reports.shape[1])]
         missing = np.column_stack([c.isna().to_numpy() for c in columns])
@@ -1037,7 +1038,7 @@ def _missing_entries(reports):
     elif arr.dtype.kind == "O":
         missing = is_missing(arr)
     else:
-        missing = np.zeros(arr.shape, dtype=bool)
+        return None, arr
     return missing.reshape(arr.shape[0], -1), arr
 
 
@@ -1046,6 +1047,10 @@ def _present_rows(reports, base):
     if sp.issparse(reports):
         return reports  # sparse bit vectors cannot hold missing values
     missing, table = _missing_entries(reports)
+    if missing is None:
+        # Integer reports (the sampled rows of a report table): nothing to
+        # drop, and no (n, width) mask to build and reduce twice.
+        return reports
     absent = missing.all(axis=1)
     partial = missing.any(axis=1) & ~absent
     if partial.any():

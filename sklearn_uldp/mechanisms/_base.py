@@ -246,7 +246,7 @@ class BaseMechanism(PrivatizerBase):
                 # values, so no PrivacyLeakWarning).
                 self.categories_ = check_categories(declared)
                 self._category_index = pd.Index(self.categories_)
-                self._encode(column)  # validates values against the domain
+                self._check_values(column)
             elif auto:
                 missing = is_missing(column)
                 if missing.any():
@@ -275,7 +275,7 @@ class BaseMechanism(PrivatizerBase):
                 self.categories_ = check_categories(uniques)
             else:
                 self.categories_ = check_categories(self.categories)
-                self._encode(column)  # validates values against the domain
+                self._check_values(column)
         self._category_index = pd.Index(self.categories_)
         self.channel_ = self._make_channel()
         self._start_random_stream()
@@ -579,11 +579,52 @@ class BaseMechanism(PrivatizerBase):
 
     # --------------------------------------------------- the sampling strategies
     def _with_domain_of(self, column):
-        domain = clone(self).fit(column).categories_
+        if isinstance(self.categories, str):  # learned, or declared by the dtype
+            domain = clone(self).fit(column).categories_
+        else:
+            # The declared domain: only the values need reading (a throwaway
+            # clone reads them as fit would, without building a channel).
+            domain = check_categories(self.categories)
+            probe = clone(self)
+            probe.categories_, probe._category_index = domain, pd.Index(domain)
+            columns = probe._validate_columns(column, reset=True)
+            probe._check_values(columns[:, 0] if columns.shape[1] == 1 else _stack_values(columns))
         return clone(self).set_params(categories=list(domain))
 
+    def _check_values(self, column):
+        """Check every value against the domain, with ``_encode``'s errors
+        (an integer column of a run of integer categories: its range only,
+        without building its codes)."""
+        index = getattr(self, "_category_index", None)
+        if index is None:
+            index = pd.Index(check_categories(self.categories))
+        if not _within_range(column, index):
+            self._encode(column)
+
     def _check_whole_column(self, column, name):
-        self._encode(self._validate_columns(column, reset=False)[:, 0])
+        self._check_values(self._validate_columns(column, reset=False)[:, 0])
+
+    def _sampled_reports(self, column, rows, *, checked=False):
+        """Reports of the values of ``column`` on ``rows`` (ascending), as
+        ``transform`` of those rows gives them (the same hooks and stream),
+        every value of the column checked first as :meth:`_check_whole_column`
+        does unless ``checked`` (the caller has just checked them, in ``fit``).
+
+        The column is converted once and encoded once: the check's codes serve
+        the sampled rows (SMP reads d columns and privatizes a 1/d share of
+        each). None when this class privatizes through its own ``transform``
+        (the caller then checks and transforms the rows itself).
+        """
+        if type(self).transform is not BaseMechanism.transform or self.n_features_in_ != 1:
+            return None
+        labels = self._validate_columns(column, reset=False)
+        if not checked:
+            self._check_values(labels[:, 0])
+        labels = labels[rows, 0]
+        codes = self._encode(labels)
+        rng = self._transform_rng(codes, len(self.categories_))
+        with config_context(transform_output="default"):
+            return self._wrap_reports(self._sample(codes, rng), labels, None)
 
     def _fake_refusal(self, fake, column):
         kinds = self.channel_.fake_kinds()
@@ -728,6 +769,17 @@ def _stack_values(columns):
     if columns.dtype.kind in "biuf":
         return columns.ravel(order="F")
     return as_label_array(np.asarray(columns, dtype=object).ravel(order="F"))
+
+
+def _within_range(column, index):
+    """Whether an integer ``column`` lies in a domain that is a run of
+    consecutive integers (two reductions; False when that does not apply)."""
+    if column.dtype.kind not in "iu" or index.dtype.kind not in "iu" or not column.size:
+        return False
+    if not (index.is_monotonic_increasing and int(index[-1]) - int(index[0]) == len(index) - 1):
+        return False
+    lo = int(index[0])
+    return int(column.min()) >= lo and int(column.max()) < lo + len(index)
 
 
 def _range_codes(column, index):

@@ -493,7 +493,7 @@ class BitRows:
         if bits.shape[0] == 0:
             return
         if self.packed:
-            self._append(np.packbits(bits, axis=1, bitorder="little"))
+            self._append(pack_rows(bits))
             return
         step = max(1, _BLOCK_NNZ // max(1, self.n_cols))
         for lo in range(0, bits.shape[0], step):  # bounds the index temporaries

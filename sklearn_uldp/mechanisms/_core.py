@@ -160,6 +160,12 @@ class PrivatizerBase(TransformerMixin, BaseEstimator):
         numbers outside the bounds are counted in one warning)."""
         raise NotImplementedError
 
+    def _sampled_reports(self, column: Any, rows: Any, *, checked: bool = False) -> Any:
+        """The reports of ``column`` on ``rows`` with one read of the column
+        (see ``BaseMechanism._sampled_reports``); None: the caller checks the
+        column and transforms the rows itself."""
+        return None
+
     def _fake_refusal(self, fake: str, column: str) -> str | None:
         """Why this fitted mechanism cannot send fake reports of law ``fake``
         (``"auto"``: of any law) for ``column``; None when it can."""
