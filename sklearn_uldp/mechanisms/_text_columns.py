@@ -14,6 +14,9 @@ as the general path would, and that path explains the error.
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -56,17 +59,21 @@ def text_columns(frame: pd.DataFrame) -> FactorizedColumns | None:
 
 
 class FactorizedColumns:
-    """Stands in for the 2-D object array of labels: ``shape`` and ``[:, j]``."""
+    """Stands in for the 2-D object array of labels: ``shape`` and
+    ``[rows, j]`` (``rows`` a slice or positions; each column is factorized
+    once, on first use)."""
 
     def __init__(self, series: list[pd.Series]) -> None:
         self._series = series
+        self._columns: dict[int, FactorizedColumn] = {}
         self.shape = (len(series[0]), len(series))
 
-    def __getitem__(self, key: tuple[slice, int]) -> FactorizedColumn:
+    def __getitem__(self, key: tuple[Any, int]) -> FactorizedColumn:
         rows, j = key
-        if rows != slice(None):
-            raise IndexError("FactorizedColumns gives whole columns only ([:, j]).")
-        return FactorizedColumn(self._series[j])
+        column = self._columns.get(j)
+        if column is None:
+            column = self._columns[j] = FactorizedColumn(self._series[j])
+        return column if isinstance(rows, slice) and rows == slice(None) else column.take(rows)
 
 
 class FactorizedColumn:
@@ -91,6 +98,16 @@ class FactorizedColumn:
 
     def __len__(self) -> int:
         return self.size
+
+    def take(self, rows: Any) -> FactorizedColumn:
+        """The column on ``rows`` (a slice, positions or a mask), as
+        ``labels[rows]`` of the labels' array."""
+        part = copy.copy(self)
+        part._codes = self._codes[rows]
+        part._series = self._series.iloc[rows]
+        part.size = part._codes.shape[0]
+        part.shape = (part.size,)
+        return part
 
     def codes_in(self, index: pd.Index) -> np.ndarray | None:
         """Codes into ``index``, or None if a value is missing or not in it."""

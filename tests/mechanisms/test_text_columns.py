@@ -195,3 +195,30 @@ def test_text_reports_are_counted_as_by_the_general_path(values, kind, frame, se
     assert fast[1] == general[1]
     if fast[0] is not None:
         np.testing.assert_array_equal(fast[0], general[0])
+
+
+@pytest.mark.parametrize("kind", ["category", "str", "object"])
+@pytest.mark.parametrize("strategy", ["sample", "sample+fake"])
+def test_sampled_text_columns_match_the_general_path(kind, strategy):
+    # SMP reads each column once and privatizes the rows that sampled it:
+    # the factorized column serves both (a subset of its rows included).
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(
+        {c: _as(list(np.array(DOMAIN, dtype=object)[rng.integers(0, 5, 500)]), kind) for c in "pqr"}
+    )
+
+    def privatize():
+        priv = DataFramePrivatizer(
+            {c: RandomizedResponse(epsilon=1.0, categories=DOMAIN) for c in "pqr"},
+            strategy=strategy,
+            random_state=4,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return priv.fit(frame).transform(frame)
+
+    fast = privatize()
+    with MonkeyPatch.context() as patch:
+        patch.setattr(mechanisms_base, "text_columns", lambda frame: None)
+        general = privatize()
+    pd.testing.assert_frame_equal(fast, general)
