@@ -410,10 +410,9 @@ def _value_words(values, n):
         raise TypeError(f"values must be non-negative integers, got dtype {values.dtype}.")
     if values.size and values.dtype.kind == "i" and values.min() < 0:
         raise ValueError("values must be non-negative integers (codes, hashes).")
-    v = values.astype(np.uint64)
-    return np.column_stack(
-        [(v & _MASK32).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)]
-    )
+    # The low and the high 32 bits of each value: a view of the little-endian
+    # uint64 values (one conversion, no column stack).
+    return values.astype("<u8").view("<u4").reshape(n, 2).astype(np.uint32, copy=False)
 
 
 def _keys_of(user_secrets):
@@ -886,11 +885,7 @@ def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m,
         raw, f_thr, f_live = np.zeros(0, np.uint8), np.zeros(2, np.uint16), np.zeros(2, np.uint8)
     else:
         raw, f_thr, f_live = flip[:3]
-    # The flips' ties: one cell in 256 at most; the list holds ten standard
-    # deviations more, and a chunk that has more is drawn again with room
-    # for them all (the same cells: a function of the inputs alone).
-    expected = n * m * float(f_live.max()) / 256.0
-    capacity = int(expected + 10.0 * np.sqrt(expected) + 1024)
+    capacity = _flip_tie_capacity(n * m, f_live)
     while True:
         ties = np.empty(capacity, dtype=np.int64)
         count = _cells_kernel(
@@ -915,6 +910,15 @@ def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m,
         if count <= capacity:
             return ties[:count] if flip is not None else None
         capacity = count
+
+
+def _flip_tie_capacity(n_cells, live):
+    """Room for the flips' ties of ``n_cells`` cells: one cell in 256 at
+    most, and ten standard deviations more. A chunk that has more is run
+    again with room for them all (the same cells: a function of the inputs
+    alone)."""
+    expected = n_cells * float(np.max(live)) / 256.0
+    return int(expected + 10.0 * np.sqrt(expected) + 1024)
 
 
 def repeated_in_rows(columns):
