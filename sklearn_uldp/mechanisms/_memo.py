@@ -237,9 +237,7 @@ class SecretDraws:
         # Written straight into a new report array (mapped without
         # huge-page stalls): the instantaneous round then works in place.
         out = report_array((np.size(values), np.size(p)), np.uint8)
-        return _prf_cells(
-            self.keys, self.context(purpose), values, p, marked, p_marked, out, flips
-        )
+        return _prf_cells(self.keys, self.context(purpose), values, p, marked, p_marked, out, flips)
 
 
 class GeneratorDraws:

@@ -316,7 +316,6 @@ def _cells_kernel(
     df = np.int32(flip_thr[1]) - f0
     l0 = np.int32(flip_live[0])
     dl = np.int32(flip_live[1]) - l0
-    capacity = flip_ties.size
     count = 0
     st1 = np.empty((16, 1), np.uint32)
     flags = np.zeros(8 * ((lanes * m + 7) // 8), np.uint8)
