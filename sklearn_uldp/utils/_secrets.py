@@ -58,7 +58,7 @@ from ._keystream import (
     _threshold_kernel,
 )
 from ._numba import numba, use_compiled  # compiled kernels (same output as the numpy rounds)
-from ._threads import map_threads, n_threads
+from ._threads import map_threads
 
 __all__ = [
     "UserKeys",
@@ -752,25 +752,17 @@ def _prf_cells(
     # random bytes are drawn here, chunk by chunk in row order, as the
     # threads take the chunks (imap_threads consumes the iterator lazily);
     # a chunk's rows are a multiple of 8, so the bytes are the generator's
-    # words in order whatever the chunks. They go to a ring of buffers, one
-    # per chunk that can be in flight (two a thread, and the one being
-    # drawn), filled in pieces: fresh multi-megabyte arrays would cost their
-    # page faults at every chunk.
+    # words in order whatever the chunks (at most 4 MB of them a chunk).
     step = _CELL_CHUNK
     if flip is not None:
         step = max(8, min(_CELL_CHUNK, _FLIP_BYTES // max(m, 1) // 8 * 8))
-    ring = [np.zeros(0, dtype=np.uint64)] * (2 * n_threads(None) + 2)
 
     def inputs():
-        for index, lo in enumerate(range(0, n, step)):
+        for lo in range(0, n, step):
             hi = min(n, lo + step)
             raw = None
             if flip is not None and m:
-                slot = index % len(ring)
-                n_words = -(-(hi - lo) * m // 8)
-                if ring[slot].size < n_words:
-                    ring[slot] = np.empty(-(-step * m // 8), dtype=np.uint64)
-                raw = _raw_words(rng, ring[slot][:n_words]).view(np.uint8)
+                raw = rng.bit_generator.random_raw(-(-(hi - lo) * m // 8)).view(np.uint8)
             yield lo, raw
 
     def chunk(item):
@@ -820,18 +812,6 @@ def _flip_thresholds(probabilities, rng):
 _CELL_CHUNK = 1 << 15
 #: Random bytes of the flips per chunk at most (fewer users for wide rows).
 _FLIP_BYTES = 1 << 22
-#: Words per call of ``random_raw`` when filling a chunk's buffer (small
-#: arrays come from the allocator's free memory, without page faults).
-_RAW_PIECE = 1 << 13
-
-
-def _raw_words(rng, out):
-    """Fill ``out`` (uint64) with the next raw words of ``rng``, in order."""
-    bit_generator = rng.bit_generator
-    for lo in range(0, out.size, _RAW_PIECE):
-        hi = min(out.size, lo + _RAW_PIECE)
-        out[lo:hi] = bit_generator.random_raw(hi - lo)
-    return out
 
 
 def _bernoulli_rows(

@@ -405,9 +405,9 @@ def test_flips_are_the_bytes_then_the_ties_uniforms(monkeypatch, flips, compiled
 
 def test_flips_do_not_depend_on_threads_or_room_for_ties(monkeypatch):
     """Several chunks (and a partial one) on threads, one thread, with room
-    for one tie (every chunk run again), and in narrow chunks through the
-    ring of byte buffers: the same reports, and the reference's (the bytes
-    are drawn chunk after chunk, in row order)."""
+    for one tie (every chunk run again), and in narrow chunks: the same
+    reports, and the reference's (the bytes are drawn chunk after chunk, in
+    row order)."""
     import joblib
 
     n, m = 3 * (1 << 15) + 17, 9
@@ -420,9 +420,8 @@ def test_flips_do_not_depend_on_threads_or_room_for_ties(monkeypatch):
         serial = _flipped(*args, np.random.default_rng(1))
     monkeypatch.setattr(S, "_flip_tie_capacity", lambda n_cells, live: 1)
     cramped = _flipped(*args, np.random.default_rng(1))
-    # ~950 chunks of 104 rows through the ring of buffers, each filled 5 words a call
+    # ~950 chunks of 104 rows (at most 1000 bytes of flips a chunk)
     monkeypatch.setattr(S, "_FLIP_BYTES", 1000)
-    monkeypatch.setattr(S, "_RAW_PIECE", 5)
     narrow = _flipped(*args, np.random.default_rng(1))
     np.testing.assert_array_equal(threaded, serial)
     np.testing.assert_array_equal(cramped, serial)
