@@ -174,6 +174,11 @@ class _LongitudinalMixin(_TwoBudgetsMixin):
         (a fresh array of the caller's)."""
         return self.sample_instantaneous(permanent, rng)
 
+    def _sample_reports(self, values, draws, rng):
+        """One call's reports: the memoized answers (``draws``), then fresh
+        instantaneous noise from ``rng`` (a channel may do both in one pass)."""
+        return self._instantaneous(self.sample_permanent(values, draws), rng)
+
     def sample(self, codes, rng, **kwargs):
         """One report per coded input, both rounds drawn from ``rng``.
 
@@ -399,8 +404,7 @@ class _LongitudinalMechanism(BaseMechanism, MemoizedMechanism):
         return blocks[0] if len(blocks) == 1 else memo._join_blocks(blocks)
 
     def _privatize(self, values, draws, rng):
-        permanent = self.channel_.sample_permanent(values, draws)
-        return self.channel_._instantaneous(permanent, rng)
+        return self.channel_._sample_reports(values, draws, rng)
 
     @fill_doc(_DOCS)
     def fit_transform(

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import brentq
 from sklearn.utils._param_validation import StrOptions
 
-from ..mechanisms._memo import check_rounds
+from ..mechanisms._memo import SecretDraws, check_rounds
 from ..mechanisms._rappor import RAPPORChannel, _byte_realized
 from ..utils._docstrings import fill_doc
 from ..utils._sampling import bernoulli_or_coin, bernoulli_xor
@@ -199,6 +199,25 @@ class LongitudinalUEChannel(_LongitudinalMixin, RAPPORChannel):
 
     def _instantaneous(self, permanent, rng):
         return _ue_instantaneous_bits(permanent, self.instantaneous, self.q2, rng, copy=False)
+
+    def _sample_reports(self, values, draws, rng):
+        """Both rounds in one compiled pass over the users' keystreams.
+
+        Each permanent bit b (memoized, from the users' secrets) is flipped
+        at once with probability ``f_b`` from ``rng``: SUE ``f_0 = f_1 =
+        q2``; OUE ``f_0 = q2`` (a 0 bit becomes Bernoulli(q2)) and ``f_1 =
+        1/2`` (a 1 bit a fair coin). Realized as the two separate rounds
+        realize them (one random byte a bit, a uniform on ties: the same
+        :meth:`realized_matrix`), without the permanent bits ever stored.
+        """
+        if not isinstance(draws, SecretDraws):  # a simulation: nothing memoized
+            return super()._sample_reports(values, draws, rng)
+        codes = np.asarray(values, dtype=np.intp)
+        k = self.n_categories
+        flip_one = 0.5 if self.instantaneous == "OUE" else self.q2
+        flips = ((self.q2, flip_one), rng)
+        bits = draws.bernoulli("bits", codes, np.full(k, self.q1), codes, self.p1, flips=flips)
+        return bits.view(np.uint8)
 
     def realized_matrix(self):
         """Both rounds as the mechanism realizes them (bytes and ties)."""

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..utils._sampling import bernoulli_matrix
-from ..utils._secrets import prf_bernoulli, prf_integers, prf_uniforms
+from ..utils._secrets import _prf_cells, prf_integers, prf_uniforms
 from ._oracle_kernels import report_array
 
 __all__ = [
@@ -219,21 +219,25 @@ class SecretDraws:
         return prf_integers(self.keys, self.context(purpose), values, high, n_draws)
 
     def bernoulli(
-        self, purpose: str, values: Any, p: Any, marked: Any = None, p_marked: Any = None
+        self,
+        purpose: str,
+        values: Any,
+        p: Any,
+        marked: Any = None,
+        p_marked: Any = None,
+        flips: Any = None,
     ) -> np.ndarray:
-        """(n, len(p)) Bernoulli cells; the ``marked`` cells have ``p_marked``."""
+        """(n, len(p)) Bernoulli cells; the ``marked`` cells have ``p_marked``.
+
+        ``flips=((f0, f1), rng)`` then flips each cell c with probability
+        ``f_c``, fresh noise from the Generator ``rng`` (not memoized), in the
+        same pass: the instantaneous round of a unary report on its permanent
+        bits (see :func:`~sklearn_uldp.utils._secrets._prf_cells`).
+        """
         # Written straight into a new report array (mapped without
         # huge-page stalls): the instantaneous round then works in place.
         out = report_array((np.size(values), np.size(p)), np.uint8)
-        return prf_bernoulli(
-            self.keys,
-            self.context(purpose),
-            values,
-            p,
-            marked=marked,
-            marked_probabilities=p_marked,
-            out=out,
-        )
+        return _prf_cells(self.keys, self.context(purpose), values, p, marked, p_marked, out, flips)
 
 
 class GeneratorDraws:

@@ -95,36 +95,48 @@ def _stream_numpy(keys, ctx, values, first_blocks, n_blocks):
 
 
 def _quarter_kernel(a, b, c, d):  # pragma: no cover - compiled by numba
-    """One ChaCha quarter round on a group of lanes (numba). Every step is
-    cast to uint32 (wrapping arithmetic), which keeps the lanes in 32-bit
-    vector registers."""
-    for lane in range(a.size):
-        a[lane] = np.uint32(a[lane] + b[lane])
-        v = np.uint32(d[lane] ^ a[lane])
-        d[lane] = (v << np.uint32(16)) | (v >> np.uint32(16))
-        c[lane] = np.uint32(c[lane] + d[lane])
-        v = np.uint32(b[lane] ^ c[lane])
-        b[lane] = (v << np.uint32(12)) | (v >> np.uint32(20))
-        a[lane] = np.uint32(a[lane] + b[lane])
-        v = np.uint32(d[lane] ^ a[lane])
-        d[lane] = (v << np.uint32(8)) | (v >> np.uint32(24))
-        c[lane] = np.uint32(c[lane] + d[lane])
-        v = np.uint32(b[lane] ^ c[lane])
-        b[lane] = (v << np.uint32(7)) | (v >> np.uint32(25))
+    """One ChaCha quarter round on four words (numba, inlined). Every step
+    is cast to uint32 (wrapping arithmetic)."""
+    a = np.uint32(a + b)
+    v = np.uint32(d ^ a)
+    d = np.uint32((v << np.uint32(16)) | (v >> np.uint32(16)))
+    c = np.uint32(c + d)
+    v = np.uint32(b ^ c)
+    b = np.uint32((v << np.uint32(12)) | (v >> np.uint32(20)))
+    a = np.uint32(a + b)
+    v = np.uint32(d ^ a)
+    d = np.uint32((v << np.uint32(8)) | (v >> np.uint32(24)))
+    c = np.uint32(c + d)
+    v = np.uint32(b ^ c)
+    b = np.uint32((v << np.uint32(7)) | (v >> np.uint32(25)))
+    return a, b, c, d
 
 
 def _rounds_kernel(x):  # pragma: no cover - compiled by numba
     """20 ChaCha rounds on a (16, lanes) uint32 state (numba): the rows are
-    the state words, so every quarter round is a loop over lanes."""
+    the state words. Each double round is one loop over the lanes whose
+    body holds a lane's 16 words in locals: the compiler keeps them in
+    vector registers (a register a word, several lanes a register) for the
+    8 quarter rounds, which halves the time of a quarter round per loop
+    over the lanes (each loading and storing its four words)."""
     for _ in range(10):
-        _quarter_kernel(x[0], x[4], x[8], x[12])
-        _quarter_kernel(x[1], x[5], x[9], x[13])
-        _quarter_kernel(x[2], x[6], x[10], x[14])
-        _quarter_kernel(x[3], x[7], x[11], x[15])
-        _quarter_kernel(x[0], x[5], x[10], x[15])
-        _quarter_kernel(x[1], x[6], x[11], x[12])
-        _quarter_kernel(x[2], x[7], x[8], x[13])
-        _quarter_kernel(x[3], x[4], x[9], x[14])
+        for lane in range(x.shape[1]):
+            x0, x1, x2, x3 = x[0, lane], x[1, lane], x[2, lane], x[3, lane]
+            x4, x5, x6, x7 = x[4, lane], x[5, lane], x[6, lane], x[7, lane]
+            x8, x9, x10, x11 = x[8, lane], x[9, lane], x[10, lane], x[11, lane]
+            x12, x13, x14, x15 = x[12, lane], x[13, lane], x[14, lane], x[15, lane]
+            x0, x4, x8, x12 = _quarter_kernel(x0, x4, x8, x12)
+            x1, x5, x9, x13 = _quarter_kernel(x1, x5, x9, x13)
+            x2, x6, x10, x14 = _quarter_kernel(x2, x6, x10, x14)
+            x3, x7, x11, x15 = _quarter_kernel(x3, x7, x11, x15)
+            x0, x5, x10, x15 = _quarter_kernel(x0, x5, x10, x15)
+            x1, x6, x11, x12 = _quarter_kernel(x1, x6, x11, x12)
+            x2, x7, x8, x13 = _quarter_kernel(x2, x7, x8, x13)
+            x3, x4, x9, x14 = _quarter_kernel(x3, x4, x9, x14)
+            x[0, lane], x[1, lane], x[2, lane], x[3, lane] = x0, x1, x2, x3
+            x[4, lane], x[5, lane], x[6, lane], x[7, lane] = x4, x5, x6, x7
+            x[8, lane], x[9, lane], x[10, lane], x[11, lane] = x8, x9, x10, x11
+            x[12, lane], x[13, lane], x[14, lane], x[15, lane] = x12, x13, x14, x15
 
 
 def _group_state_kernel(keys, ctx, values, sigma, g, m, rows, x, state):  # pragma: no cover
@@ -209,8 +221,72 @@ def _threshold_kernel(raw, thr, live, out, tie_rows, tie_cols):  # pragma: no co
     return count
 
 
+def _word_beyond(state, lane, pos, st1, x1):  # pragma: no cover - compiled by numba
+    """64-bit word ``pos`` of the stream of one lane of a group's ``state``,
+    from its own block (numba): the words a tie reads past the drawn blocks.
+    ``st1`` and ``x1`` are (16, 1) scratch (the rounds on one lane)."""
+    for w in range(16):
+        st1[w, 0] = state[w, lane]
+    st1[12, 0] = np.uint32(pos // 8)
+    for w in range(16):
+        x1[w, 0] = st1[w, 0]
+    _rounds_kernel(x1)
+    k = 2 * (pos % 8)
+    lo = np.uint32(x1[k, 0] + st1[k, 0])
+    hi = np.uint32(x1[k + 1, 0] + st1[k + 1, 0])
+    return (np.uint64(hi) << np.uint64(32)) | np.uint64(lo)
+
+
+def _flip_cells(
+    cells, flip_bytes, offset, f0, df, l0, dl, flags, flip_ties, count
+):  # pragma: no cover - compiled by numba
+    """Flip each 0/1 cell c when its byte is below ``f0 + df * c`` (numba).
+
+    A byte equal to it, where ``l0 + dl * c`` (a fraction to decide), leaves
+    the cell as it is and is listed in ``flip_ties`` as ``2 * (offset + j)
+    + c`` (in order, up to its capacity); returns ``count`` plus their
+    number. A function of its own, called on a group's contiguous cells:
+    its first loop compiles to one vectorized pass (selects by arithmetic),
+    the ties found from ``flags`` eight at a time.
+    """
+    n = cells.size
+    capacity = flip_ties.size
+    for j in range(n):
+        c = np.int32(cells[j])
+        fb = np.int32(flip_bytes[j])
+        ft = f0 + df * c
+        cells[j] = np.uint8(c ^ np.int32(fb < ft))
+        flags[j] = np.uint8(fb == ft) & np.uint8(l0 + dl * c)
+    words = flags.view(np.uint64)
+    for w in range((n + 7) // 8):
+        if words[w] == 0:
+            continue
+        for j in range(8 * w, min(n, 8 * w + 8)):
+            if flags[j]:
+                if count < capacity:
+                    flip_ties[count] = 2 * (offset + j) + np.int64(cells[j])
+                count += 1
+    return count
+
+
 def _cells_kernel(
-    keys, ctx, values, n_blocks, sigma, thr, live, frac, marked, thr_m, live_m, frac_m, out, pending
+    keys,
+    ctx,
+    values,
+    n_blocks,
+    sigma,
+    thr,
+    live,
+    frac,
+    marked,
+    thr_m,
+    live_m,
+    frac_m,
+    out,
+    flip_bytes,
+    flip_thr,
+    flip_live,
+    flip_ties,
 ):  # pragma: no cover - compiled by numba
     """The cells of :func:`prf_bernoulli` in one pass over the keystream (numba).
 
@@ -220,9 +296,14 @@ def _cells_kernel(
     thresholds, the ties resolved by the words after the cells, the marked
     cells -- so the keystream never goes to memory. Exactly the rules of
     :func:`prf_bernoulli` (and the result of the numpy pass). A tie whose
-    word lies beyond the drawn blocks is listed in ``pending`` as (row,
-    word position, column, probability's fraction) for the caller; returns
-    their number (listed up to the capacity of ``pending``).
+    word lies beyond the drawn blocks reads it from its own block
+    (:func:`_word_beyond`, one tie in many hundreds).
+
+    With ``flip_bytes`` (one random byte per cell, row-major; empty for
+    none), each group's finished cells are then flipped by
+    :func:`_flip_cells` with the thresholds ``flip_thr`` of a 0 and a 1 cell
+    (a tie of a ``flip_live`` threshold listed in ``flip_ties``). Returns the
+    number of those ties (listed up to the capacity of ``flip_ties``).
     """
     n, m = out.shape
     h = marked.shape[1]
@@ -230,8 +311,15 @@ def _cells_kernel(
     per_row = thr.shape[0] > 1
     n_words = 8 * n_blocks  # 64-bit words drawn per user
     w0 = (m + 7) // 8  # the first word after the cells' bytes
-    capacity = pending.shape[0]
+    flipping = flip_bytes.size > 0
+    f0 = np.int32(flip_thr[0])
+    df = np.int32(flip_thr[1]) - f0
+    l0 = np.int32(flip_live[0])
+    dl = np.int32(flip_live[1]) - l0
     count = 0
+    st1 = np.empty((16, 1), np.uint32)
+    flags = np.zeros(8 * ((lanes * m + 7) // 8), np.uint8)
+    x1 = np.empty((16, 1), np.uint32)
     x = np.empty((16, lanes), np.uint32)
     state = np.empty((16, lanes), np.uint32)
     rows = np.empty(lanes, np.int64)
@@ -281,14 +369,9 @@ def _cells_kernel(
                             word = (np.uint64(buf[lane, 2 * pos + 1]) << np.uint64(32)) | np.uint64(
                                 buf[lane, 2 * pos]
                             )
-                            out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac[r, j]
                         else:
-                            if count < capacity:
-                                pending[count, 0] = i
-                                pending[count, 1] = pos
-                                pending[count, 2] = j
-                                pending[count, 3] = -1
-                            count += 1
+                            word = _word_beyond(state, lane, pos, st1, x1)
+                        out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac[r, j]
             for c in range(h):  # the marked cells, the c-th tie reading word w0 + m + c
                 j = marked[i, c]
                 byte = np.uint16(cells[j])
@@ -300,19 +383,27 @@ def _cells_kernel(
                         word = (np.uint64(buf[lane, 2 * pos + 1]) << np.uint64(32)) | np.uint64(
                             buf[lane, 2 * pos]
                         )
-                        out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac_m[i, c]
                     else:
-                        if count < capacity:
-                            pending[count, 0] = i
-                            pending[count, 1] = pos
-                            pending[count, 2] = j
-                            pending[count, 3] = c
-                        count += 1
+                        word = _word_beyond(state, lane, pos, st1, x1)
+                    out[i, j] = np.float64(word >> np.uint64(11)) * scale < frac_m[i, c]
+        if flipping:  # the group's flips, one vectorized pass
+            count = _flip_cells(
+                out[g : g + gm].reshape(-1),
+                flip_bytes[g * m : (g + gm) * m],
+                g * m,
+                f0,
+                df,
+                l0,
+                dl,
+                flags,
+                flip_ties,
+                count,
+            )
     return count
 
 
 if numba is not None:
-    # The quarter rounds are inlined into the rounds (one vector loop each);
+    # The quarter rounds are inlined into the rounds (one vector loop a double round);
     # the rounds (and a group's set-up) are compiled functions that the
     # kernels call once per block of 32 users (inlining them too would
     # double the compile time).
@@ -320,6 +411,8 @@ if numba is not None:
     _rounds_kernel = numba.njit(nogil=True, cache=True)(_rounds_kernel)
     _group_state_kernel = numba.njit(nogil=True, cache=True)(_group_state_kernel)
     _stream_kernel = numba.njit(nogil=True, cache=True)(_stream_kernel)
+    _word_beyond = numba.njit(nogil=True, cache=True)(_word_beyond)
+    _flip_cells = numba.njit(nogil=True, cache=True)(_flip_cells)
     _threshold_kernel = numba.njit(nogil=True, cache=True)(_threshold_kernel)
     _cells_kernel = numba.njit(nogil=True, cache=True)(_cells_kernel)
 

@@ -410,10 +410,9 @@ def _value_words(values, n):
         raise TypeError(f"values must be non-negative integers, got dtype {values.dtype}.")
     if values.size and values.dtype.kind == "i" and values.min() < 0:
         raise ValueError("values must be non-negative integers (codes, hashes).")
-    v = values.astype(np.uint64)
-    return np.column_stack(
-        [(v & _MASK32).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)]
-    )
+    # The low and the high 32 bits of each value: a view of the little-endian
+    # uint64 values (one conversion, no column stack).
+    return values.astype("<u8").view("<u4").reshape(n, 2).astype(np.uint32, copy=False)
 
 
 def _keys_of(user_secrets):
@@ -673,6 +672,28 @@ def prf_bernoulli(
     >>> own.mean(axis=0).round(2).tolist()
     [0.75, 0.1, 0.1]
     """
+    return _prf_cells(
+        user_secrets, context, values, probabilities, marked, marked_probabilities, out
+    )
+
+
+def _prf_cells(
+    user_secrets, context, values, probabilities, marked, marked_probabilities, out, flips=None
+):
+    """:func:`prf_bernoulli`, each cell then flipped with fresh noise if asked.
+
+    ``flips``, a pair ``((f0, f1), rng)``: each cell c (as
+    :func:`prf_bernoulli` draws it) is then XORed with a Bernoulli(``f_c``)
+    draw from the Generator ``rng`` -- the instantaneous round of a
+    memoized unary report on its permanent bits -- in the same compiled
+    pass. The draws are realized as :func:`~sklearn_uldp.utils._sampling.
+    bernoulli_matrix` realizes them: cell ``(i, j)`` reads byte ``i m + j``
+    of ``rng.bit_generator.random_raw`` (little-endian words, drawn chunk by
+    chunk in row order: the same bytes whatever the chunks and threads); a
+    byte equal to ``floor(256 f_c)`` (a tie, for a fraction > 0) is decided
+    afterwards by ``rng.random()``, one per tie in row-major order, after
+    all the bytes. Compiled and numpy passes give the same cells.
+    """
     keys = _keys_of(user_secrets)
     n = keys.shape[0]
     p = np.asarray(probabilities, dtype=np.float64)
@@ -718,15 +739,36 @@ def prf_bernoulli(
         raise ValueError(f"out must be a C-contiguous uint8 or bool array of shape ({n}, {m}).")
     cells = out.view(np.uint8)
     per_row = thr.shape[0] > 1
+    flip, rng = (None, None) if flips is None else _flip_thresholds(*flips)
+    # Compiled or numpy rounds for the whole job (the same cells either way):
+    # a last, partial chunk of a large job is compiled too.
+    compiled = numba is not None and use_compiled(_stream_work(n, -(-m // 64)))
 
     # Users in chunks: a chunk's keystream stays in cache between the
     # threshold pass and the ties that read it. Chunks write disjoint rows
     # and every cell is a function of (key, context, value, position) alone,
     # so the chunks run on threads (the compiled pass releases the GIL) and
-    # the cells are the same whatever the number of threads.
-    def chunk(lo):
-        hi = min(n, lo + _CELL_CHUNK)
-        _bernoulli_rows(
+    # the cells are the same whatever the number of threads. The flips'
+    # random bytes are drawn here, chunk by chunk in row order, as the
+    # threads take the chunks (imap_threads consumes the iterator lazily);
+    # a chunk's rows are a multiple of 8, so the bytes are the generator's
+    # words in order whatever the chunks (at most 4 MB of them a chunk).
+    step = _CELL_CHUNK
+    if flip is not None:
+        step = max(8, min(_CELL_CHUNK, _FLIP_BYTES // max(m, 1) // 8 * 8))
+
+    def inputs():
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            raw = None
+            if flip is not None and m:
+                raw = rng.bit_generator.random_raw(-(-(hi - lo) * m // 8)).view(np.uint8)
+            yield lo, raw
+
+    def chunk(item):
+        lo, raw = item
+        hi = min(n, lo + step)
+        ties = _bernoulli_rows(
             keys[lo:hi],
             ctx,
             vals[lo:hi],
@@ -738,23 +780,51 @@ def prf_bernoulli(
             live_m[lo:hi],
             frac_m[lo:hi],
             cells[lo:hi],
+            compiled,
+            None if raw is None else (raw, *flip),
         )
+        return ties if ties is None else ties + 2 * lo * m
 
-    map_threads(chunk, range(0, n, _CELL_CHUNK), None)
+    tie_lists = map_threads(chunk, inputs(), None)
+    if flip is not None:
+        # The flips' ties, one uniform each, in row-major order after all
+        # the bytes: a tie left its cell c as it was; a uniform below the
+        # fraction of f_c flips it.
+        ties = np.concatenate([np.zeros(0, np.int64), *[t for t in tie_lists if t is not None]])
+        if ties.size:
+            c = (ties & 1).astype(np.uint8)
+            flipped = rng.random(ties.size) < flip[2][c]
+            cells.reshape(-1)[ties >> 1] = c ^ flipped
     return out.view(bool)
+
+
+def _flip_thresholds(probabilities, rng):
+    """(thresholds, live, fractions) of the flips' two probabilities, and ``rng``."""
+    f = np.asarray(probabilities, dtype=np.float64).reshape(-1)
+    if f.shape != (2,):
+        raise ValueError(f"flips needs two probabilities (a 0 cell's, a 1 cell's), got {f.size}.")
+    _check_unit(f, "flip probabilities")
+    thr, live, frac = _byte_thresholds(f)
+    return (thr.astype(np.uint16), live.astype(np.uint8), frac), rng
 
 
 #: Users per chunk of :func:`prf_bernoulli` (a 2-block keystream: 4 MB).
 _CELL_CHUNK = 1 << 15
+#: Random bytes of the flips per chunk at most (fewer users for wide rows).
+_FLIP_BYTES = 1 << 22
 
 
-def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
-    """The cells of a chunk of users (see :func:`prf_bernoulli`)."""
+def _bernoulli_rows(
+    keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out, compiled, flip=None
+):
+    """The cells of a chunk of users (see :func:`prf_bernoulli`), flipped
+    if ``flip`` = (random bytes, thresholds, live, fractions) is given: then
+    returns the flips' ties (see :func:`_cells_kernel`), else None."""
     n, m = out.shape
-    compiled = numba is not None and use_compiled(_stream_work(n, -(-m // 64)))
     if n and m and compiled and _LITTLE_ENDIAN:
-        if _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
-            return
+        return _fused_rows(
+            keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out, flip
+        )
     stream = _keystream(
         keys, ctx, vals, np.zeros(n, dtype=np.uint32), -(-m // 64), compiled=compiled
     )
@@ -797,46 +867,66 @@ def _bernoulli_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, fra
         rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
         u = _unit_floats(_words_from(words, keys, ctx, vals, rows, w0 + rank))
         out[rows, cols] = u < frac[rows if thr.shape[0] > 1 else 0, cols]
+    return None if flip is None else _flip_numpy(out, *flip[:3])
 
 
-def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out):
-    """:func:`_bernoulli_rows` by the one-pass kernel; False if its list of
-    late ties overflowed (beyond ten standard deviations: the caller then
-    takes the two-pass path, which gives the same cells)."""
+def _flip_numpy(out, raw, thr, live):
+    """numpy version of the flips of :func:`_cells_kernel`: flips ``out`` in
+    place and returns the ties as ``2 * (i * m + j) + cell``."""
     n, m = out.shape
-    h = marked.shape[1]
-    # Ties: one cell in 256 of those with live ties; those whose word lies
-    # beyond the drawn blocks are a fraction of them.
-    expected = (float(live.mean()) * m + (float(live_m.mean()) * h if h else 0.0)) * n / 256.0
-    capacity = int(expected + 10.0 * np.sqrt(expected) + 1024)
-    pending = np.empty((capacity, 4), dtype=np.int64)
-    count = _cells_kernel(
-        keys,
-        ctx,
-        vals,
-        -(-m // 64),
-        _SIGMA,
-        thr.astype(np.uint16),
-        live,
-        frac,
-        marked,
-        thr_m.astype(np.uint16),
-        live_m,
-        frac_m,
-        out,
-        pending,
-    )
-    if count > capacity:  # pragma: no cover - beyond ten standard deviations
-        return False
-    if count:
-        rows, positions, cols, c = pending[:count].T
-        u = _unit_floats(_words_at(keys, ctx, vals, rows, positions))
-        at = c >= 0
-        limit = np.empty(count)
-        limit[~at] = frac[rows[~at] if thr.shape[0] > 1 else 0, cols[~at]]
-        limit[at] = frac_m[rows[at], c[at]]
-        out[rows, cols] = u < limit
-    return True
+    if not n or not m:
+        return np.zeros(0, dtype=np.int64)
+    byte = raw[: n * m].reshape(n, m)
+    cell = out.view(np.uint8)
+    t = thr[cell]
+    tie = (byte == t) & live[cell].astype(bool)
+    at = np.flatnonzero(tie)
+    classes = cell.reshape(-1)[at].astype(np.int64)
+    cell ^= byte < t
+    return 2 * at + classes
+
+
+def _fused_rows(keys, ctx, vals, thr, live, frac, marked, thr_m, live_m, frac_m, out, flip):
+    """:func:`_bernoulli_rows` by the one-pass kernel (and the flips' ties)."""
+    n, m = out.shape
+    if flip is None:
+        raw, f_thr, f_live = np.zeros(0, np.uint8), np.zeros(2, np.uint16), np.zeros(2, np.uint8)
+    else:
+        raw, f_thr, f_live = flip[:3]
+    capacity = _flip_tie_capacity(n * m, f_live)
+    while True:
+        ties = np.empty(capacity, dtype=np.int64)
+        count = _cells_kernel(
+            keys,
+            ctx,
+            vals,
+            -(-m // 64),
+            _SIGMA,
+            thr.astype(np.uint16),
+            live,
+            frac,
+            marked,
+            thr_m.astype(np.uint16),
+            live_m,
+            frac_m,
+            out,
+            raw,
+            f_thr,
+            f_live,
+            ties,
+        )
+        if count <= capacity:
+            return ties[:count] if flip is not None else None
+        capacity = count
+
+
+def _flip_tie_capacity(n_cells, live):
+    """Room for the flips' ties of ``n_cells`` cells: one cell in 256 at
+    most, and ten standard deviations more. A chunk that has more is run
+    again with room for them all (the same cells: a function of the inputs
+    alone)."""
+    expected = n_cells * float(np.max(live)) / 256.0
+    return int(expected + 10.0 * np.sqrt(expected) + 1024)
 
 
 def repeated_in_rows(columns):

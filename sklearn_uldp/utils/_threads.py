@@ -35,10 +35,15 @@ def imap_threads(
 
     Consumed as they come, per-item results are not all held at once; at
     most two items per thread are in flight (items read from files are
-    read only as the threads get to them).
+    read only as the threads get to them). An iterator's items are taken
+    in order, in the calling thread, as the threads get to them: an item
+    that draws random numbers draws them in the same order whatever the
+    number of threads.
     """
-    items = list(items)
-    count = min(len(items), n_threads(n_jobs))
+    if not hasattr(items, "__len__"):
+        count = n_threads(n_jobs)
+    else:
+        count = min(len(items), n_threads(n_jobs))
     if count <= 1:
         for item in items:
             yield function(item)

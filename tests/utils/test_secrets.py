@@ -349,3 +349,101 @@ def test_prf_bernoulli_cells_do_not_depend_on_the_number_of_threads():
     mark[np.arange(n), values % 70] = True
     assert abs(serial[~mark].mean() - 0.3) < 0.005
     assert abs(serial[mark].mean() - 0.9) < 0.01
+
+
+# ------------------------- the flips of an instantaneous round (issue 36)
+FLIPS = [(0.2, 0.2), (100.5 / 256, 0.5), (0.0, 1.0), (1 / 256, 255 / 256), (0.3, 0.7)]
+
+
+def _flipped_reference(secrets, values, p, marked, p_marked, flips, rng):
+    """What ``_prf_cells`` with flips defines, written out in numpy: the
+    memoized cells of prf_bernoulli; then cell (i, j) reads byte i m + j of
+    the generator's raw words and is flipped below floor(256 f_c); a byte
+    equal to it (a fraction > 0) is decided by one rng.random() per tie, in
+    row-major order, after all the bytes."""
+    cells = np.asarray(
+        prf_bernoulli(secrets, "k", values, p, marked=marked, marked_probabilities=p_marked),
+        dtype=np.uint8,
+    )
+    n, m = cells.shape
+    f = np.asarray(flips, dtype=float)
+    byte = rng.bit_generator.random_raw(-(-n * m // 8)).view(np.uint8)[: n * m].reshape(n, m)
+    threshold, fraction = np.floor(256 * f), 256 * f - np.floor(256 * f)
+    t = threshold[cells]
+    flip = byte < t
+    tie = (byte == t) & (fraction[cells] > 0)
+    flip[tie] = rng.random(int(tie.sum())) < fraction[cells][tie]
+    return cells ^ flip
+
+
+def _flipped(secrets, values, p, marked, p_marked, flips, rng):
+    out = np.empty((len(values), np.size(p)), dtype=np.uint8)
+    return S._prf_cells(secrets, "k", values, p, marked, p_marked, out, (flips, rng)).view(np.uint8)
+
+
+@pytest.mark.parametrize("flips", FLIPS)
+@pytest.mark.parametrize("compiled", COMPILED)
+@pytest.mark.parametrize("n, m", [(1, 1), (999, 100), (2_000, 13)])
+def test_flips_are_the_bytes_then_the_ties_uniforms(monkeypatch, flips, compiled, n, m):
+    """The compiled pass and the numpy pass both give the reference's cells
+    and leave the generator where it leaves it."""
+    rng = np.random.default_rng(m)
+    secrets = generate_user_secrets(n, random_state=n)
+    values = rng.integers(0, 50, n)
+    p = (rng.integers(0, 256, m) + 0.5) / 256  # live ties in the memoized cells too
+    marked = values % m
+    if not compiled:
+        monkeypatch.setattr(S, "numba", None)
+    expected = _flipped_reference(secrets, values, p, marked, 0.7, flips, np.random.default_rng(5))
+    gen = np.random.default_rng(5)
+    got = _flipped(secrets, values, p, marked, 0.7, flips, gen)
+    np.testing.assert_array_equal(got, expected)
+    after = np.random.default_rng(5)
+    _flipped_reference(secrets, values, p, marked, 0.7, flips, after)
+    assert gen.random() == after.random()
+
+
+def test_flips_do_not_depend_on_threads_or_room_for_ties(monkeypatch):
+    """Several chunks (and a partial one) on threads, one thread, with room
+    for one tie (every chunk run again), and in narrow chunks: the same
+    reports, and the reference's (the bytes are drawn chunk after chunk, in
+    row order)."""
+    import joblib
+
+    n, m = 3 * (1 << 15) + 17, 9
+    secrets = generate_user_secrets(n, random_state=3)
+    values = np.arange(n) % 7
+    p = np.full(m, 0.3)
+    args = (secrets, values, p, values, 0.8, (0.25, 0.5))
+    threaded = _flipped(*args, np.random.default_rng(1))
+    with joblib.parallel_config(n_jobs=1):
+        serial = _flipped(*args, np.random.default_rng(1))
+    monkeypatch.setattr(S, "_flip_tie_capacity", lambda n_cells, live: 1)
+    cramped = _flipped(*args, np.random.default_rng(1))
+    # ~950 chunks of 104 rows (at most 1000 bytes of flips a chunk)
+    monkeypatch.setattr(S, "_FLIP_BYTES", 1000)
+    narrow = _flipped(*args, np.random.default_rng(1))
+    np.testing.assert_array_equal(threaded, serial)
+    np.testing.assert_array_equal(cramped, serial)
+    np.testing.assert_array_equal(narrow, serial)
+    np.testing.assert_array_equal(serial, _flipped_reference(*args, np.random.default_rng(1)))
+
+
+def test_flips_from_the_secure_generator():
+    """randomgen's bit generators give their raw words and uniforms as numpy's do."""
+    from sklearn_uldp.utils._random import _secure_bit_generator_class
+
+    make = _secure_bit_generator_class()
+    n, m = 5_000, 20
+    secrets = generate_user_secrets(n, random_state=4)
+    values = np.arange(n) % m
+    args = (secrets, values, np.full(m, 0.1), values, 0.9, (0.3, 0.5))
+    got = _flipped(*args, np.random.Generator(make(7)))
+    np.testing.assert_array_equal(got, _flipped_reference(*args, np.random.Generator(make(7))))
+
+
+def test_flips_refuse_bad_probabilities():
+    secrets = generate_user_secrets(3, random_state=0)
+    for flips in [(0.2,), (0.1, 1.5), (np.nan, 0.5)]:
+        with pytest.raises(ValueError, match="flip"):
+            _flipped(secrets, [0, 1, 2], [0.5, 0.5], None, None, flips, np.random.default_rng(0))
