@@ -50,8 +50,10 @@ __all__ = [
     "optimal_subset_size",
 ]
 
-#: Users per sampling chunk (bounds the temporaries of the sampler).
+#: Users per sampling chunk (bounds the temporaries of the sampler): numpy's
+#: steps (a dense buffer of the chunk), the compiled loop (its words).
 _CHUNK_USERS = 1 << 13
+_CHUNK_USERS_COMPILED = 1 << 15
 
 #: "numba" (one compiled pass per chunk) or "numpy" (one vectorized step per
 #: element of the subset); the two draw the same distribution and the tests
@@ -233,9 +235,11 @@ class SubsetSelectionChannel(Channel):
         return np.ones(self.n_outputs, dtype=bool)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False, packed=False):
+    def sample(self, codes, rng, *, sparse=False, packed=False, out=None):
         """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
-        packed rows (``packed=True``, ceil(k / 8) bytes a user).
+        packed rows (``packed=True``, ceil(k / 8) bytes a user; written into
+        ``out``, a uint8 array of that shape, a strided view allowed, when
+        given).
 
         Each user includes its value w.p. ``keep`` and completes the set with
         a uniform subset of ``r = d - 1`` or ``d`` of the other k - 1
@@ -265,10 +269,17 @@ class SubsetSelectionChannel(Channel):
         # small job compiles nothing), numpy's steps below.
         compiled = _KERNEL == "numba" and use_compiled(n * min(d, k - d))
         if packed:
-            out = report_array((n, packed_width(k)), np.uint8, zeros=not compiled)
-            buffer = None if compiled else np.zeros((_CHUNK_USERS, k), np.uint8)
-            for lo in range(0, n, _CHUNK_USERS):
-                hi = min(n, lo + _CHUNK_USERS)
+            if out is None:
+                out = report_array((n, packed_width(k)), np.uint8, zeros=not compiled)
+            elif out.shape != (n, packed_width(k)) or out.dtype != np.uint8:
+                raise ValueError(
+                    f"out must be a uint8 array of shape {(n, packed_width(k))}, got "
+                    f"{out.dtype} of shape {out.shape}."
+                )
+            step = _CHUNK_USERS_COMPILED if compiled else _CHUNK_USERS
+            buffer = None if compiled else np.zeros((step, k), np.uint8)
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
                 if buffer is None:
                     _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
                 else:
@@ -279,8 +290,9 @@ class SubsetSelectionChannel(Channel):
             return out
         out = report_array((n, k), np.uint8, zeros=True)
         fill = _fill_subsets_numba if compiled else _fill_subsets_numpy
-        for lo in range(0, n, _CHUNK_USERS):
-            hi = min(n, lo + _CHUNK_USERS)
+        step = _CHUNK_USERS_COMPILED if compiled else _CHUNK_USERS
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
             fill(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng)
         return _dense_bits_to_csr(out) if sparse else out
 
