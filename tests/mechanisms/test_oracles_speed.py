@@ -341,3 +341,22 @@ def test_a_small_subset_job_compiles_nothing(monkeypatch):
     assert calls == []
     channel.sample(np.arange(30_000) % 48, np.random.default_rng(0), packed=True)
     assert sum(calls) == 30_000
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_packed_subset_rows_written_into_a_strided_out(kernel, monkeypatch):
+    # The range-query privatizer has the sampler write packed rows into its
+    # report words (a strided view): the same rows as a fresh array, from
+    # the same stream; a wrong shape or dtype is refused.
+    monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+    k, n = 144, 5_000
+    channel = SubsetSelectionChannel(list(range(k)), 1.0, 39)
+    codes = np.arange(n) % k
+    fresh = channel.sample(codes, np.random.default_rng(3), packed=True)
+    words = np.zeros((n, 3), dtype="<i8")
+    out = words.view(np.uint8)[:, :18]
+    assert channel.sample(codes, np.random.default_rng(3), packed=True, out=out) is out
+    assert np.array_equal(out, fresh) and not words.view(np.uint8)[:, 18:].any()
+    for bad in (np.zeros((n, 17), np.uint8), np.zeros((n, 18), np.int8)):
+        with pytest.raises(ValueError, match="out must be"):
+            channel.sample(codes, np.random.default_rng(3), packed=True, out=bad)
