@@ -50,10 +50,9 @@ __all__ = [
     "optimal_subset_size",
 ]
 
-#: Users per sampling chunk (bounds the temporaries of the sampler): numpy's
-#: steps (a dense buffer of the chunk), the compiled loop (its words).
+#: Users per sampling chunk (bounds the temporaries of the sampler; the
+#: same for both paths, which read the same words).
 _CHUNK_USERS = 1 << 13
-_CHUNK_USERS_COMPILED = 1 << 15
 
 #: "numba" (one compiled pass per chunk) or "numpy" (one vectorized step per
 #: element of the subset); the two draw the same distribution and the tests
@@ -276,7 +275,7 @@ class SubsetSelectionChannel(Channel):
                     f"out must be a uint8 array of shape {(n, packed_width(k))}, got "
                     f"{out.dtype} of shape {out.shape}."
                 )
-            step = _CHUNK_USERS_COMPILED if compiled else _CHUNK_USERS
+            step = _CHUNK_USERS
             buffer = None if compiled else np.zeros((step, k), np.uint8)
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
@@ -290,7 +289,7 @@ class SubsetSelectionChannel(Channel):
             return out
         out = report_array((n, k), np.uint8, zeros=True)
         fill = _fill_subsets_numba if compiled else _fill_subsets_numpy
-        step = _CHUNK_USERS_COMPILED if compiled else _CHUNK_USERS
+        step = _CHUNK_USERS
         for lo in range(0, n, step):
             hi = min(n, lo + step)
             fill(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng)
@@ -460,6 +459,25 @@ class SubsetSelectionChannel(Channel):
         return L
 
 
+def _draw_layout(codes, include, d, k):
+    """Each row's number of draws, the most of a row, the word size and the spares.
+
+    Both samplers read the same words: a row of ``top`` words per user (a
+    row with fewer draws skips its first ones), then batches of spare words
+    for the rejections (see :func:`_floyd_rows`).
+    """
+    K = k - 1
+    need = d - include.astype(np.intp)  # others in the report, per row
+    flip = 2 * need > K
+    draws = np.where(flip, K - need, need)
+    top = int(draws.max(initial=0))
+    # 16-bit words while the rejection rate (under k / 2^16) stays small.
+    bits = 16 if k <= 4096 else 32
+    # Spares: about twice the expected number of rejections.
+    n_spare = _SPARE_WORDS + int(2 * codes.size * top * k / 2.0**bits)
+    return need, flip, draws, top, bits, n_spare
+
+
 def _fill_subsets_numpy(out, codes, include, d, rng):
     """Floyd's algorithm, one vectorized step per element for all the rows.
 
@@ -469,28 +487,61 @@ def _fill_subsets_numpy(out, codes, include, d, rng):
     needs more than K / 2 draws. Step s (j = K - top + s) concerns the rows
     that still draw top - s or more; the others' index t maps to the
     category t + (t >= code).
+
+    The integers come from the same words as in the compiled loop
+    (:func:`_floyd_rows`), each by Lemire's multiply-shift with rejection:
+    the rejected words (rare), row by row, take the spare words in turn,
+    and a row that runs out of spares is redone with a fresh batch, as
+    there. So the two paths give the same reports.
     """
     m, k = out.shape
     K = k - 1
-    need = d - include.astype(np.intp)  # others in the report, per row
-    flip = 2 * need > K
-    draws = np.where(flip, K - need, need)
+    need, flip, draws, top, bits, n_spare = _draw_layout(codes, include, d, k)
+    words = _words(rng, m * top, bits).reshape(m, top).astype(np.uint64)
+    spare = _words(rng, n_spare, bits).astype(np.uint64)
+    bound = (K - top + np.arange(top) + 1).astype(np.uint64)  # j + 1 per step
+    low = np.uint64((1 << bits) - 1)
+    limit = np.uint64(1 << bits) % bound
+    prod = words * bound
+    active = np.arange(top) >= (top - draws)[:, None]
+    rejected_rows, rejected_steps = np.nonzero(active & ((prod & low) < limit))
+    at, used = 0, 0
+    while at < rejected_rows.size:  # row by row, in order
+        row = rejected_rows[at]
+        first = at
+        while at < rejected_rows.size and rejected_rows[at] == row:
+            step = rejected_steps[at]
+            p = words[row, step] * bound[step]  # (again from its word after a restart)
+            while (p & low) < limit[step]:
+                if used == n_spare:
+                    break
+                p = spare[used] * bound[step]
+                used += 1
+            else:
+                prod[row, step] = p
+                at += 1
+                continue
+            # Out of spares: a fresh batch, and the row again from its words.
+            spare = _words(rng, n_spare, bits).astype(np.uint64)
+            used = 0
+            at = first
+            break
+    t = (prod >> np.uint64(bits)).astype(np.intp)
     mark = (~flip).astype(np.uint8)  # the value a drawn element gets
     out[flip] = 1
-    top = int(draws.max(initial=0))
     rows = np.arange(m)
     for s in range(top):
         j = K - top + s
         act = rows[draws >= top - s]
         code = codes[act]
-        t = rng.integers(0, j + 1, size=act.size)
-        cat = t + (t >= code)
+        ts = t[act, s]
+        cat = ts + (ts >= code)
         cat = np.where(out[act, cat] == mark[act], j + (j >= code), cat)
         out[act, cat] = mark[act]
     out[rows, codes] = include
 
 
-def _floyd_rows(out, codes, include, d, k, words, bits, start, mask):  # pragma: no cover
+def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, mask):  # pragma: no cover
     """Floyd's algorithm row by row from row ``start`` (compiled by numba).
 
     A row's others are the K = k - 1 categories but its own, numbered
@@ -510,21 +561,23 @@ def _floyd_rows(out, codes, include, d, k, words, bits, start, mask):  # pragma:
     A row with r > K / 2 others draws the K - r it leaves out and takes
     the complement (as in :func:`_fill_subsets_numpy`).
 
-    ``words`` is one stream of uniform words of ``bits`` bits, read in
-    order: step j's integer in {0, ..., j} is Lemire's multiply-shift of
-    the next word ("Fast random integer generation in an interval", ACM
-    TOMACS 2019), exact with the rejection of the low bits under
-    2^bits mod (j + 1) (a rejected word is replaced by the next one).
-    Returns ``(rows done, words used)``: a row that runs out of words is
-    not written (its words are discarded) and is left for a new call with
-    fresh words.
+    ``words[i, s]`` (uniform, ``bits`` bits; a row of words per user, as
+    many as the most draws of a row: a row with r draws reads its last r)
+    gives step s's integer in {0, ..., j} by Lemire's multiply-shift ("Fast
+    random integer generation in an interval", ACM TOMACS 2019), exact with
+    the rejection of the low bits under 2^bits mod (j + 1); a rejected word
+    is replaced by the next spare one. Returns the number of rows done: a
+    row that runs out of spare words is not written and is left for a new
+    call with fresh spares (:func:`_fill_subsets_numpy` reads the same
+    words the same way).
     """
     m = out.shape[0]
     K = k - 1
     packed = out.shape[1] != k
     n_bytes = out.shape[1]
     n_mask = mask.shape[0]
-    n_words = words.shape[0]
+    top = words.shape[1]
+    n_spare = spare.shape[0]
     shift = np.uint64(bits)
     one = np.uint64(1)
     zero = np.uint64(0)
@@ -541,44 +594,37 @@ def _floyd_rows(out, codes, include, d, k, words, bits, start, mask):  # pragma:
         flip = 2 * r > K
         if flip:
             r = K - r
-        if used + r > n_words:
-            return i, used
+        row_words = words[i]
         if n_mask == 1:  # k <= 64: S in a register
             x = zero
-            for jj in range(K - r, K):
-                j = np.uint64(jj)
+            for s in range(top - r, top):
+                j = np.uint64(K - top + s)
                 bound = j + one
-                prod = np.uint64(words[used]) * bound
-                used += 1
+                prod = np.uint64(row_words[s]) * bound
                 if (prod & low) < bound:  # rarely: maybe a rejection
                     limit = span % bound
                     while (prod & low) < limit:
-                        if used == n_words:
-                            return i, used
-                        prod = np.uint64(words[used]) * bound
+                        if used == n_spare:
+                            return i
+                        prod = np.uint64(spare[used]) * bound
                         used += 1
-                    if n_words - used < K - 1 - jj:  # the row's other steps
-                        return i, used
                 t = prod >> shift
                 x = x | (one << t) | (((x >> t) & one) << j)
             mask[0] = x
         else:
             for w in range(n_mask):
                 mask[w] = zero
-            for jj in range(K - r, K):
-                j = np.uint64(jj)
+            for s in range(top - r, top):
+                j = np.uint64(K - top + s)
                 bound = j + one
-                prod = np.uint64(words[used]) * bound
-                used += 1
+                prod = np.uint64(row_words[s]) * bound
                 if (prod & low) < bound:
                     limit = span % bound
                     while (prod & low) < limit:
-                        if used == n_words:
-                            return i, used
-                        prod = np.uint64(words[used]) * bound
+                        if used == n_spare:
+                            return i
+                        prod = np.uint64(spare[used]) * bound
                         used += 1
-                    if n_words - used < K - 1 - jj:
-                        return i, used
                 t = prod >> shift
                 b = t & low6
                 y = mask[t >> six]
@@ -611,7 +657,7 @@ def _floyd_rows(out, codes, include, d, k, words, bits, start, mask):  # pragma:
                         out[i, c] = 1
                     x >>= one
                     c += 1
-    return m, used
+    return m
 
 
 if numba is not None:
@@ -668,20 +714,13 @@ def _fill_subsets_numba(out, codes, include, d, rng, k=None):
     k = out.shape[1] if k is None else k  # k bits packed in fewer bytes
     codes = np.asarray(codes, dtype=np.intp)
     include = np.asarray(include, dtype=np.bool_)
-    # Integers each row draws: r others (d - 1 or d), or the k - 1 - r
-    # others a complement row leaves out.
-    own, other = min(d - 1, k - d), min(d, k - 1 - d)
-    draws = np.where(include, own, other)
-    # 16-bit words while the rejection rate (under k / 2^16) stays small.
-    bits = 16 if k <= 4096 else 32
+    _, _, _, top, bits, n_spare = _draw_layout(codes, include, d, k)
+    words = _words(rng, m * top, bits).reshape(m, top)
     mask = np.empty(-(-k // 64), dtype=np.uint64)
     done = 0
     while done < m:
-        needed = int(draws[done:].sum())
-        # Spares: about twice the expected number of rejections.
-        n_words = needed + _SPARE_WORDS + int(2 * needed * k / 2.0**bits)
-        words = _words(rng, n_words, bits)
-        done, _ = _floyd_rows(out, codes, include, d, k, words, bits, done, mask)
+        spare = _words(rng, n_spare, bits)
+        done = _floyd_rows(out, codes, include, d, k, words, spare, bits, done, mask)
 
 
 @fill_mechanism_doc

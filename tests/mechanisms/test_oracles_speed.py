@@ -204,28 +204,45 @@ def test_a_wrong_seam_fails_the_multiword_sampler_test(monkeypatch):
 @pytest.mark.parametrize("k", [20, 150])
 @pytest.mark.parametrize("packed", [False, True])
 def test_floyd_kernel_restarts_a_row_that_runs_out_of_words(k, packed):
-    # Words for two rows and a half, the third row's first word rejected:
-    # the rows before it complete, the third is left unwritten and its
-    # index returned; a call from there with fresh words completes it.
+    # No spare words and a word that is always rejected: the rows before it
+    # complete, its row is left unwritten and its index returned; a call
+    # from there with spares completes it.
     top = 3
     out = np.zeros((4, -(-k // 8) if packed else k), dtype=np.uint8)
     codes = np.array([0, 5, k - 1, 7], dtype=np.intp)
-    include = np.array([True, False, True, False])
-    words = np.full(2 * top + 1, 1 << 10, dtype=np.uint16)
-    words[2 * top - 1] = 1  # (row 1 draws d = 3 words, row 0 d - 1 = 2)
-    words[2 * top - 1 + 1] = 0  # low product 0 < 2^16 mod (j + 1): rejected
+    include = np.array([False, False, False, False])
+    words = np.full((4, top), 1 << 10, dtype=np.uint16)
+    words[2, 0] = 0  # low product 0 < 2^16 mod (j + 1): rejected
     mask = np.empty(-(-k // 64), dtype=np.uint64)
-    args = (out, codes, include, top, k)
-    done, used = _subset_selection._floyd_rows(*args, words, 16, 0, mask)
-    assert done == 2 and used <= words.size
+    args = (out, codes, include, top, k, words)
+    done = _subset_selection._floyd_rows(*args, np.zeros(0, np.uint16), 16, 0, mask)
+    assert done == 2
     bits = np.unpackbits(out, axis=1, count=k, bitorder="little") if packed else out
     assert (bits[:2].sum(axis=1) == top).all() and not bits[2:].any()
-    assert bits[0, 0] == 1 and bits[1, 5] == 0
-    fresh = np.random.default_rng(0).integers(0, 1 << 16, 50).astype(np.uint16)
-    done, _ = _subset_selection._floyd_rows(*args, fresh, 16, 2, mask)
-    assert done == 4
+    assert bits[0, 0] == 0 and bits[1, 5] == 0
+    spare = np.full(5, 1 << 12, dtype=np.uint16)
+    assert _subset_selection._floyd_rows(*args, spare, 16, 2, mask) == 4
     bits = np.unpackbits(out, axis=1, count=k, bitorder="little") if packed else out
-    assert (bits.sum(axis=1) == top).all() and bits[2, k - 1] == 1 and bits[3, 7] == 0
+    assert (bits.sum(axis=1) == top).all() and bits[2, k - 1] == 0 and bits[3, 7] == 0
+
+
+@pytest.mark.parametrize("k,d", [(48, 13), (7, 3), (144, 39), (70, 68), (5000, 2)])
+@pytest.mark.parametrize("packed", [False, True])
+def test_both_subset_paths_give_the_same_reports(k, d, packed, monkeypatch):
+    # numpy's steps (small jobs, or no numba) and the compiled loop read the
+    # same words the same way, rejections and fresh spare batches included
+    # (few spares here, so that rows run out of them): the same reports.
+    if not _oracle_kernels.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    layout = _subset_selection._draw_layout
+    monkeypatch.setattr(_subset_selection, "_draw_layout", lambda *args: (*layout(*args)[:5], 2))
+    channel = SubsetSelectionChannel(list(range(k)), 1.0, d)
+    codes = np.arange(20_011) % k
+    reports = {}
+    for kernel in ("numpy", "numba"):
+        monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+        reports[kernel] = channel.sample(codes, np.random.default_rng(k), packed=packed)
+    assert np.array_equal(reports["numpy"], reports["numba"])
 
 
 # ---------------------------------------------------- count-mean sketch
