@@ -51,8 +51,17 @@ __all__ = [
 ]
 
 #: Users per sampling chunk (bounds the temporaries of the sampler; the
-#: same for both paths, which read the same words).
+#: same for both paths, which read the same words): 2^13 to 2^15, as many
+#: as keep a chunk's words within _CHUNK_WORDS.
 _CHUNK_USERS = 1 << 13
+_CHUNK_WORDS = 1 << 22
+
+
+def _chunk_users(k, d):
+    """Users per chunk for subset size d of k: fewer for the longer rows of words."""
+    top = max(min(d - 1, k - d), min(d, k - 1 - d), 1)
+    return int(min(1 << 15, max(_CHUNK_USERS, _CHUNK_WORDS // top)))
+
 
 #: "numba" (one compiled pass per chunk) or "numpy" (one vectorized step per
 #: element of the subset); the two draw the same distribution and the tests
@@ -248,12 +257,13 @@ class SubsetSelectionChannel(Channel):
         That is r exactly uniform integers per user, O(n d) work and random
         bits rather than O(n k). With numba (from ``COMPILE_MIN_WORK``
         integers: a small job compiles nothing), one compiled pass per chunk
-        of users turns a stream of 16-bit words (32-bit for k > 4096) into
-        the integers (Lemire's multiply-shift with rejection, exact), keeps
-        each row's set in 64-bit words and writes the row once, own
-        category included (:func:`_floyd_rows`); without it, one vectorized
-        step per element of the subset (``Generator.integers``, exact); same
-        distribution, different streams. A user with r > (k - 1) / 2 draws
+        of users turns 16-bit words (32-bit for k > 4096; a row of words per
+        user, spare words for the rejections) into the integers (Lemire's
+        multiply-shift with rejection, exact), keeps each row's set in
+        64-bit words and writes the row once, own category included
+        (:func:`_floyd_rows`); without it, one vectorized step per element
+        of the subset from the same words (:func:`_fill_subsets_numpy`):
+        the same reports. A user with r > (k - 1) / 2 draws
         the k - 1 - r others left out instead (a uniform subset's complement
         is uniform). The (n, k) report array is mapped without huge pages
         (see :func:`~sklearn_uldp.mechanisms._oracle_kernels.report_array`).
@@ -275,7 +285,7 @@ class SubsetSelectionChannel(Channel):
                     f"out must be a uint8 array of shape {(n, packed_width(k))}, got "
                     f"{out.dtype} of shape {out.shape}."
                 )
-            step = _CHUNK_USERS
+            step = _chunk_users(k, d)
             buffer = None if compiled else np.zeros((step, k), np.uint8)
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
@@ -289,7 +299,7 @@ class SubsetSelectionChannel(Channel):
             return out
         out = report_array((n, k), np.uint8, zeros=True)
         fill = _fill_subsets_numba if compiled else _fill_subsets_numpy
-        step = _CHUNK_USERS
+        step = _chunk_users(k, d)
         for lo in range(0, n, step):
             hi = min(n, lo + step)
             fill(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng)
