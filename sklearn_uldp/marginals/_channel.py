@@ -44,6 +44,7 @@ from ..mechanisms._channel import (
     ReportStatistics,
     _hashable,
 )
+from ..mechanisms._oracle_kernels import report_array
 from ..mechanisms._reports import PackedReports
 from ..mechanisms._subset_selection import SubsetSelectionChannel
 from ..utils._validation import check_channel_categories, safe_ndim
@@ -509,7 +510,8 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
         if assignment is None:
             assignment = rng.integers(0, self.n_marginals, size=n)
         assignment = np.asarray(assignment, dtype=np.intp)
-        out = np.zeros((n, 1 + self.n_words), dtype=np.int64)
+        # (mapped without a huge-page request: see report_array)
+        out = report_array((n, 1 + self.n_words), np.int64, zeros=True)
         out[:, 0] = assignment
         for j, (channel, rows) in enumerate(
             zip(self.channels, _group_rows(assignment, self.n_marginals), strict=True)
@@ -818,7 +820,7 @@ def _sample_words(channel, cells, rng, width):
     copied in.
     """
     if isinstance(channel, SubsetSelectionChannel):
-        words = np.zeros((len(cells), width), dtype="<i8")
+        words = report_array((len(cells), width), np.dtype("<i8"), zeros=True)
         n_bytes = -(-channel.n_categories // 8)
         channel.sample(cells, rng, packed=True, out=words.view(np.uint8)[:, :n_bytes])
         return words.astype(np.int64, copy=False)
