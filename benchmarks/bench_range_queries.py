@@ -50,11 +50,13 @@ Usage::
 
     python benchmarks/bench_range_queries.py --repeats 5 --json benchmarks/range_queries.json
     python benchmarks/bench_range_queries.py --quick
+    python benchmarks/bench_range_queries.py --epsilons 1 2 --methods "16x16 OUE + EM" "HDG auto"
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -150,7 +152,7 @@ def _ours(frame, queries, eps, seed, **params):
     return est.query_many(queries), priv
 
 
-def run(repeats, epsilons, n_queries, seed):
+def run(repeats, epsilons, n_queries, seed, only=None):
     frame = _table()
     values = frame.to_numpy()
     everywhere = _boxes(n_queries, seed)
@@ -177,6 +179,11 @@ def run(repeats, epsilons, n_queries, seed):
             frame, queries, eps, s, granularity=(64, 16), sensitive_ranges=SENSITIVE
         ),
     }
+    if only:
+        unknown = sorted(set(only) - set(methods))
+        if unknown:
+            raise SystemExit(f"unknown methods {unknown}; choose among {list(methods)}")
+        methods = {name: methods[name] for name in only}
     records = []
     for eps in epsilons:
         for rep in range(repeats):
@@ -292,9 +299,10 @@ def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False)
 
     ``warm``: first privatize and answer 1,000 users with the privatizer of
     the n users' configuration (``n_users=n``: the same granularity and
-    grids, so the samplers' compiled kernels are loaded and the oracles'
-    rankings for these grid sizes are made, as in a collector that served a
-    batch before), then time the n users (fit included).
+    grids, with the compiled loops whatever the size, so the samplers'
+    compiled kernels are loaded and the oracles' rankings for these grid
+    sizes are made, as in a collector that served a batch before), then time
+    the n users (fit included).
     """
     import pandas as pd
 
@@ -310,10 +318,18 @@ def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False)
     rows = np.random.default_rng(seed).integers(0, len(values), n)
     frame = pd.DataFrame(values[rows], columns=list(BOUNDS))
     if warm:
+        from _measure import compiled_warmup
+
         small = RangeQueryPrivatizer(
             eps, bounds=bounds, method=method, random_state=seed, mechanism=mechanism, n_users=n
         )
-        RangeQueryEstimator().fit(small.fit_transform(frame.iloc[:1000])).query_many(queries)
+        # (the compiled loops too, which a job of 1,000 users would not take)
+        with compiled_warmup():
+            RangeQueryEstimator().fit(small.fit_transform(frame.iloc[:1000])).query_many(queries)
+    # A full collection now rather than inside the timed call (the imports
+    # left a large heap, whose first collection costs 0.05-0.1 s wherever it
+    # falls); the other code's harness does the same.
+    gc.collect()
     t0, c0 = time.perf_counter(), _cpu()
     priv = RangeQueryPrivatizer(
         eps, bounds=bounds, method=method, random_state=seed, mechanism=mechanism
@@ -354,6 +370,9 @@ def main():
     parser.add_argument("--export", metavar="DIR", default=None)
     parser.add_argument("--discrete", metavar="DIR", default=None)
     parser.add_argument("--time", type=int, metavar="N", default=None)
+    parser.add_argument(
+        "--methods", nargs="+", default=None, help="run only these methods (their names)"
+    )
     parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
     parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
     parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
@@ -387,7 +406,7 @@ def main():
     if args.json and os.path.exists(args.json):
         raise SystemExit(f"{args.json} exists; remove it or choose another file.")
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    records = run(repeats, args.epsilons, args.queries, args.seed)
+    records = run(repeats, args.epsilons, args.queries, args.seed, args.methods)
     print(
         f"\nMAE, mean and standard deviation over {repeats} repeat(s): {args.queries} boxes "
         "over the whole ranges, and as many within the non-sensitive part"

@@ -30,7 +30,6 @@ from ..utils._bits import (
     masked_row_counts,
     pack_rows,
     packed_width,
-    write_own_bits,
 )
 from ..utils._fixes import bitwise_count
 from ..utils._numba import use_compiled
@@ -51,16 +50,27 @@ __all__ = [
     "optimal_subset_size",
 ]
 
-#: Users per sampling chunk (bounds the temporaries of the sampler).
+#: Users per sampling chunk (bounds the temporaries of the sampler; the
+#: same for both paths, which read the same words): 2^13 to 2^15, as many
+#: as keep a chunk's words within _CHUNK_WORDS.
 _CHUNK_USERS = 1 << 13
+_CHUNK_WORDS = 1 << 22
+
+
+def _chunk_users(k, d):
+    """Users per chunk for subset size d of k: fewer for the longer rows of words."""
+    top = max(min(d - 1, k - d), min(d, k - 1 - d), 1)
+    return int(min(1 << 15, max(_CHUNK_USERS, _CHUNK_WORDS // top)))
+
 
 #: "numba" (one compiled pass per chunk) or "numpy" (one vectorized step per
 #: element of the subset); the two draw the same distribution and the tests
 #: run both.
 _KERNEL = "numba" if numba is not None else "numpy"
 
-#: Spare 32-bit words per chunk for the compiled sampler's rejections (one
-#: draw in about 2^32 / k is rejected, so a chunk almost never needs any).
+#: Spare words per chunk for the compiled sampler's rejections (a draw is
+#: rejected with probability below k / 2^16, k / 2^32 past k = 4096; a
+#: chunk also gets twice the expected number).
 _SPARE_WORDS = 64
 
 
@@ -233,9 +243,11 @@ class SubsetSelectionChannel(Channel):
         return np.ones(self.n_outputs, dtype=bool)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False, packed=False):
+    def sample(self, codes, rng, *, sparse=False, packed=False, out=None):
         """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
-        packed rows (``packed=True``, ceil(k / 8) bytes a user).
+        packed rows (``packed=True``, ceil(k / 8) bytes a user; written into
+        ``out``, a uint8 array of that shape, a strided view allowed, when
+        given).
 
         Each user includes its value w.p. ``keep`` and completes the set with
         a uniform subset of ``r = d - 1`` or ``d`` of the other k - 1
@@ -243,26 +255,40 @@ class SubsetSelectionChannel(Channel):
         brilliance", CACM 1987): for j = K - r, ..., K - 1 (K = k - 1) draw t
         uniform in {0, ..., j} and add t, or j if t is already in the set.
         That is r exactly uniform integers per user, O(n d) work and random
-        bits rather than O(n k). With numba, one compiled pass per chunk of
-        users turns 16-bit words (32-bit for k > 4096) into the integers
-        (Lemire's multiply-shift with rejection, exact); without it, one
-        vectorized step per element of the subset (``Generator.integers``,
-        exact); same distribution. A user with r > (k - 1) / 2 draws the
-        k - 1 - r others left out instead (a uniform subset's complement is
-        uniform). The (n, k) report array is mapped without huge pages (see
-        :func:`~sklearn_uldp.mechanisms._oracle_kernels.report_array`).
-        Packed rows are written in place by the compiled loop (bit tests and
-        writes instead of bytes); without numba each chunk of users is drawn
-        into a dense buffer of the chunk and packed.
+        bits rather than O(n k). With numba (from ``COMPILE_MIN_WORK``
+        integers: a small job compiles nothing), one compiled pass per chunk
+        of users turns 16-bit words (32-bit for k > 4096; a row of words per
+        user, spare words for the rejections) into the integers (Lemire's
+        multiply-shift with rejection, exact), keeps each row's set in
+        64-bit words and writes the row once, own category included
+        (:func:`_floyd_rows`); without it, one vectorized step per element
+        of the subset from the same words (:func:`_fill_subsets_numpy`):
+        the same reports. A user with r > (k - 1) / 2 draws
+        the k - 1 - r others left out instead (a uniform subset's complement
+        is uniform). The (n, k) report array is mapped without huge pages
+        (see :func:`~sklearn_uldp.mechanisms._oracle_kernels.report_array`).
+        Packed rows are written by the compiled loop directly; without it
+        each chunk of users is drawn into a dense buffer of the chunk and
+        packed.
         """
         codes = np.asarray(codes, dtype=np.intp)
         n, k, d = codes.size, self.n_categories, self.subset_size
         include = rng.random(n) < self.keep
+        # The compiled loop from COMPILE_MIN_WORK random integers on (a
+        # small job compiles nothing), numpy's steps below.
+        compiled = _KERNEL == "numba" and use_compiled(n * min(d, k - d))
         if packed:
-            out = report_array((n, packed_width(k)), np.uint8, zeros=True)
-            buffer = None if _KERNEL == "numba" else np.zeros((_CHUNK_USERS, k), np.uint8)
-            for lo in range(0, n, _CHUNK_USERS):
-                hi = min(n, lo + _CHUNK_USERS)
+            if out is None:
+                out = report_array((n, packed_width(k)), np.uint8, zeros=not compiled)
+            elif out.shape != (n, packed_width(k)) or out.dtype != np.uint8:
+                raise ValueError(
+                    f"out must be a uint8 array of shape {(n, packed_width(k))}, got "
+                    f"{out.dtype} of shape {out.shape}."
+                )
+            step = _chunk_users(k, d)
+            buffer = None if compiled else np.zeros((step, k), np.uint8)
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
                 if buffer is None:
                     _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
                 else:
@@ -272,9 +298,10 @@ class SubsetSelectionChannel(Channel):
                     out[lo:hi] = pack_rows(rows)
             return out
         out = report_array((n, k), np.uint8, zeros=True)
-        fill = _fill_subsets_numba if _KERNEL == "numba" else _fill_subsets_numpy
-        for lo in range(0, n, _CHUNK_USERS):
-            hi = min(n, lo + _CHUNK_USERS)
+        fill = _fill_subsets_numba if compiled else _fill_subsets_numpy
+        step = _chunk_users(k, d)
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
             fill(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng)
         return _dense_bits_to_csr(out) if sparse else out
 
@@ -288,8 +315,17 @@ class SubsetSelectionChannel(Channel):
         store = BitRows(k, d / k) if keep_reports else None
         if isinstance(codes, PackedReports):
             data = codes.data
-            self._check_sizes(masked_row_counts(data, np.full(data.shape[1], 255, np.uint8)))
-            counts += column_counts(data)[:k]
+            every_bit = np.full(data.shape[1], 255, np.uint8)
+            if _KERNEL == "numba" and use_compiled(data.shape[0]):
+                # One pass: each byte position's histogram of byte values
+                # and each row's size (the strided rows read in place).
+                histogram = np.zeros((data.shape[1], 256), dtype=np.int64)
+                if _packed_subset_counts(data, d, histogram):
+                    self._check_sizes(masked_row_counts(data, every_bit))
+                counts += (histogram @ _BYTE_BITS).reshape(-1)[:k]
+            else:
+                self._check_sizes(masked_row_counts(data, every_bit))
+                counts += column_counts(data)[:k]
             if keep_reports:
                 store.append_packed(data)
             return ReportStatistics(self, int(data.shape[0]), counts, store)
@@ -433,6 +469,25 @@ class SubsetSelectionChannel(Channel):
         return L
 
 
+def _draw_layout(codes, include, d, k):
+    """Each row's number of draws, the most of a row, the word size and the spares.
+
+    Both samplers read the same words: a row of ``top`` words per user (a
+    row with fewer draws skips its first ones), then batches of spare words
+    for the rejections (see :func:`_floyd_rows`).
+    """
+    K = k - 1
+    need = d - include.astype(np.intp)  # others in the report, per row
+    flip = 2 * need > K
+    draws = np.where(flip, K - need, need)
+    top = int(draws.max(initial=0))
+    # 16-bit words while the rejection rate (under k / 2^16) stays small.
+    bits = 16 if k <= 4096 else 32
+    # Spares: about twice the expected number of rejections.
+    n_spare = _SPARE_WORDS + int(2 * codes.size * top * k / 2.0**bits)
+    return need, flip, draws, top, bits, n_spare
+
+
 def _fill_subsets_numpy(out, codes, include, d, rng):
     """Floyd's algorithm, one vectorized step per element for all the rows.
 
@@ -442,104 +497,210 @@ def _fill_subsets_numpy(out, codes, include, d, rng):
     needs more than K / 2 draws. Step s (j = K - top + s) concerns the rows
     that still draw top - s or more; the others' index t maps to the
     category t + (t >= code).
+
+    The integers come from the same words as in the compiled loop
+    (:func:`_floyd_rows`), each by Lemire's multiply-shift with rejection:
+    the rejected words (rare), row by row, take the spare words in turn,
+    and a row that runs out of spares is redone with a fresh batch, as
+    there. So the two paths give the same reports.
     """
     m, k = out.shape
     K = k - 1
-    need = d - include.astype(np.intp)  # others in the report, per row
-    flip = 2 * need > K
-    draws = np.where(flip, K - need, need)
+    need, flip, draws, top, bits, n_spare = _draw_layout(codes, include, d, k)
+    words = _words(rng, m * top, bits).reshape(m, top).astype(np.uint64)
+    spare = _words(rng, n_spare, bits).astype(np.uint64)
+    bound = (K - top + np.arange(top) + 1).astype(np.uint64)  # j + 1 per step
+    low = np.uint64((1 << bits) - 1)
+    limit = np.uint64(1 << bits) % bound
+    prod = words * bound
+    active = np.arange(top) >= (top - draws)[:, None]
+    rejected_rows, rejected_steps = np.nonzero(active & ((prod & low) < limit))
+    at, used = 0, 0
+    while at < rejected_rows.size:  # row by row, in order
+        row = rejected_rows[at]
+        first = at
+        while at < rejected_rows.size and rejected_rows[at] == row:
+            step = rejected_steps[at]
+            p = words[row, step] * bound[step]  # (again from its word after a restart)
+            while (p & low) < limit[step]:
+                if used == n_spare:
+                    break
+                p = spare[used] * bound[step]
+                used += 1
+            else:
+                prod[row, step] = p
+                at += 1
+                continue
+            # Out of spares: a fresh batch, and the row again from its words.
+            spare = _words(rng, n_spare, bits).astype(np.uint64)
+            used = 0
+            at = first
+            break
+    t = (prod >> np.uint64(bits)).astype(np.intp)
     mark = (~flip).astype(np.uint8)  # the value a drawn element gets
     out[flip] = 1
-    top = int(draws.max(initial=0))
     rows = np.arange(m)
     for s in range(top):
         j = K - top + s
         act = rows[draws >= top - s]
         code = codes[act]
-        t = rng.integers(0, j + 1, size=act.size)
-        cat = t + (t >= code)
+        ts = t[act, s]
+        cat = ts + (ts >= code)
         cat = np.where(out[act, cat] == mark[act], j + (j >= code), cat)
         out[act, cat] = mark[act]
     out[rows, codes] = include
 
 
-def _floyd_loop(out, codes, need, words, spare, bits, start, k):  # pragma: no cover
+def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, mask):  # pragma: no cover
     """Floyd's algorithm row by row from row ``start`` (compiled by numba).
 
-    ``out`` holds a byte per category (``k == out.shape[1]``) or the packed
-    layout (``k`` bits in ``ceil(k / 8)`` bytes, see
-    :class:`~sklearn_uldp.mechanisms.PackedReports`): the membership tests
-    and writes then touch bits.
+    A row's others are the K = k - 1 categories but its own, numbered
+    0..K-1 (other t is category t + (t >= code)). Its set S of others is
+    built in 64-bit words (a register for k <= 64, else the scratch buffer
+    ``mask`` of ``ceil(k / 64)`` words reused for every row). Floyd's step
+    j adds t, or j when t is in S already; since S holds only integers
+    below j then, that is ``S | {t} | ({j} if t in S)``: bit operations
+    without a branch on the data, and a short chain of dependent ones from
+    one step to the next. Then the row's own bit is inserted at its
+    category (the bits above it move up by one) and the row written to
+    ``out`` in one pass: ``k`` bits in ``ceil(k / 8)`` bytes when ``out``
+    is packed (``out.shape[1] != k``, see
+    :class:`~sklearn_uldp.mechanisms.PackedReports`), else a byte per
+    category (a row of zeros beforehand: only its set bytes are written).
 
-    Rows with more than K / 2 others draw the ones they leave out, as in
-    :func:`_fill_subsets_numpy`.
+    A row with r > K / 2 others draws the K - r it leaves out and takes
+    the complement (as in :func:`_fill_subsets_numpy`).
 
     ``words[i, s]`` (uniform, ``bits`` bits; a row of words per user, as
-    many as the most draws of a row) gives step s's integer in
-    {0, ..., j} by Lemire's multiply-shift ("Fast random integer generation
-    in an interval", ACM TOMACS 2019), exact with the rejection of the low
-    words under 2^bits mod (j + 1); a rejected word is replaced by the next
-    spare one. Returns the number of rows done: a row that runs out of spare words
-    is cleared and left for a new call with fresh spares.
+    many as the most draws of a row: a row with r draws reads its last r)
+    gives step s's integer in {0, ..., j} by Lemire's multiply-shift ("Fast
+    random integer generation in an interval", ACM TOMACS 2019), exact with
+    the rejection of the low bits under 2^bits mod (j + 1); a rejected word
+    is replaced by the next spare one. Returns the number of rows done: a
+    row that runs out of spare words is not written and is left for a new
+    call with fresh spares (:func:`_fill_subsets_numpy` reads the same
+    words the same way).
     """
     m = out.shape[0]
     K = k - 1
     packed = out.shape[1] != k
-    last = np.uint8((1 << (k - 8 * (out.shape[1] - 1))) - 1)  # a packed row's last byte
+    n_bytes = out.shape[1]
+    n_mask = mask.shape[0]
+    top = words.shape[1]
+    n_spare = spare.shape[0]
     shift = np.uint64(bits)
     one = np.uint64(1)
+    zero = np.uint64(0)
+    six = np.uint64(6)
+    low6 = np.uint64(63)
     span = one << shift
-    mask = span - one
-    top = words.shape[1]  # the most draws of a row
+    low = span - one
+    full = ~zero
     used = 0
-    # Unsigned indices: numba checks a signed index for wrap-around at every
-    # access, which costs a sixth of the loop's time here.
     for i in range(start, m):
-        row = out[i]
-        draws = words[i]
         code = np.uint64(codes[i])
-        r = need[i]
-        mark = np.uint8(1)
-        if 2 * r > K:
-            # Draw the K - r others left out (see _fill_subsets_numpy).
+        own = include[i]
+        r = d - 1 if own else d
+        flip = 2 * r > K
+        if flip:
             r = K - r
-            if packed:
-                row[:] = 255
-                row[row.size - 1] = last
-            else:
-                row[:] = 1
-            mark = np.uint8(0)
-        for s in range(top - r, top):
-            j = np.uint64(K - top + s)
-            bound = j + one
-            prod = np.uint64(draws[np.uint64(s)]) * bound
-            if (prod & mask) < bound:
-                limit = span % bound
-                while (prod & mask) < limit:
-                    if used == spare.size:
-                        row[:] = 0
-                        return i
-                    prod = np.uint64(spare[used]) * bound
-                    used += 1
-            t = prod >> shift
-            cat = t + one if t >= code else t
-            if packed:
-                if (row[cat >> np.uint64(3)] >> (cat & np.uint64(7))) & np.uint8(1) == mark:
-                    cat = j + one if j >= code else j
-                bit = np.uint8(1) << np.uint8(cat & np.uint64(7))
-                if mark:
-                    row[cat >> np.uint64(3)] |= bit
-                else:
-                    row[cat >> np.uint64(3)] &= ~bit
-            else:
-                if row[cat] == mark:
-                    cat = j + one if j >= code else j
-                row[cat] = mark
+        row_words = words[i]
+        if n_mask == 1:  # k <= 64: S in a register
+            x = zero
+            for s in range(top - r, top):
+                j = np.uint64(K - top + s)
+                bound = j + one
+                prod = np.uint64(row_words[s]) * bound
+                if (prod & low) < bound:  # rarely: maybe a rejection
+                    limit = span % bound
+                    while (prod & low) < limit:
+                        if used == n_spare:
+                            return i
+                        prod = np.uint64(spare[used]) * bound
+                        used += 1
+                t = prod >> shift
+                x = x | (one << t) | (((x >> t) & one) << j)
+            mask[0] = x
+        else:
+            for w in range(n_mask):
+                mask[w] = zero
+            for s in range(top - r, top):
+                j = np.uint64(K - top + s)
+                bound = j + one
+                prod = np.uint64(row_words[s]) * bound
+                if (prod & low) < bound:
+                    limit = span % bound
+                    while (prod & low) < limit:
+                        if used == n_spare:
+                            return i
+                        prod = np.uint64(spare[used]) * bound
+                        used += 1
+                t = prod >> shift
+                b = t & low6
+                y = mask[t >> six]
+                mask[t >> six] = y | (one << b)
+                mask[j >> six] |= ((y >> b) & one) << (j & low6)
+        if flip:
+            for w in range(n_mask):
+                left = K - 64 * w  # others in words w, w + 1, ...
+                valid = full if left >= 64 else (one << np.uint64(max(left, 0))) - one
+                mask[w] = ~mask[w] & valid
+        # Insert the own bit at its category: the bits above move up.
+        cw = code >> six
+        for w in range(n_mask - 1, cw, -1):
+            mask[w] = (mask[w] << one) | (mask[w - 1] >> low6)
+        below = (one << (code & low6)) - one
+        x = mask[cw]
+        x = (x & below) | ((x & ~below) << one)
+        if own:
+            x |= one << (code & low6)
+        mask[cw] = x
+        if packed:
+            for b in range(n_bytes):
+                out[i, b] = np.uint8((mask[b >> 3] >> np.uint64(8 * (b & 7))) & np.uint64(255))
+        else:
+            for w in range(n_mask):
+                x = mask[w]
+                c = 64 * w
+                while x:
+                    if x & one:
+                        out[i, c] = 1
+                    x >>= one
+                    c += 1
     return m
 
 
 if numba is not None:
-    _floyd_loop = numba.njit(nogil=True, cache=True)(_floyd_loop)
+    _floyd_rows = numba.njit(nogil=True, cache=True)(_floyd_rows)
+
+
+#: Bit b of each byte value (little-endian, the packed layout's order).
+_BYTE_BITS = np.unpackbits(
+    np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
+).astype(np.int64)
+_BYTE_SIZES = _BYTE_BITS.sum(axis=1)
+
+
+def _packed_subset_counts(data, d, histogram):  # pragma: no cover - numba
+    """Counts of packed subset reports in one pass (compiled by numba).
+
+    ``histogram[b, v]`` += the rows whose byte b is v (the column counts
+    are ``histogram @ _BYTE_BITS``); returns the number of rows that do not
+    hold exactly ``d`` set bits (padding bits included).
+    """
+    bad = 0
+    for i in range(data.shape[0]):
+        size = 0
+        for b in range(data.shape[1]):
+            v = data[i, b]
+            histogram[b, v] += 1
+            size += _BYTE_SIZES[v]
+        bad += size != d
+    return bad
+
+
+if numba is not None:
+    _packed_subset_counts = numba.njit(nogil=True, cache=True)(_packed_subset_counts)
 
 
 def _words(rng, size, bits):
@@ -561,21 +722,15 @@ def _words(rng, size, bits):
 def _fill_subsets_numba(out, codes, include, d, rng, k=None):
     m = out.shape[0]
     k = out.shape[1] if k is None else k  # k bits packed in fewer bytes
-    need = d - include.astype(np.intp)
-    # Words for the most draws a row makes (r, or k - 1 - r for a complement).
-    top = int(np.minimum(need, k - 1 - need).max(initial=0))
-    # 16-bit words while the rejection rate (under k / 2^16) stays small.
-    bits = 16 if k <= 4096 else 32
+    codes = np.asarray(codes, dtype=np.intp)
+    include = np.asarray(include, dtype=np.bool_)
+    _, _, _, top, bits, n_spare = _draw_layout(codes, include, d, k)
     words = _words(rng, m * top, bits).reshape(m, top)
-    # Spares: about twice the expected number of rejections.
-    n_spare = _SPARE_WORDS + int(2 * m * top * k / 2.0**bits)
+    mask = np.empty(-(-k // 64), dtype=np.uint64)
     done = 0
     while done < m:
-        done = _floyd_loop(out, codes, need, words, _words(rng, n_spare, bits), bits, done, k)
-    if out.shape[1] == k:
-        out[np.arange(m), codes] = include
-    else:
-        write_own_bits(out, codes, include)
+        spare = _words(rng, n_spare, bits)
+        done = _floyd_rows(out, codes, include, d, k, words, spare, bits, done, mask)
 
 
 @fill_mechanism_doc

@@ -342,6 +342,23 @@ def test_reports_of_another_privatizer_are_refused():
         RangeQueryEstimator(mechanism=a).fit(plain[:, :1])
 
 
+def test_reports_with_bits_past_their_grid_are_refused():
+    # 1-D grids of 16 cells report one word, the 2-D grids of 256 cells
+    # four: a 1-D grid's report with a word past its own, or a bit past its
+    # 16 cells, comes from another privatizer (or was altered).
+    table = _table(3_000, seed=3)
+    priv = RangeQueryPrivatizer(1.0, bounds=BOUNDS, granularity=(16, 16), random_state=0)
+    plain = np.asarray(priv.fit_transform(table))
+    assert plain.shape[1] == 5
+    assert RangeQueryEstimator(mechanism=priv).fit(plain).n_reports_ == 3_000
+    row = int(np.flatnonzero(plain[:, 0] == 0)[0])
+    for column, value, message in ((3, 1, "report words past its 1"), (1, 1 << 20, "past its 16")):
+        altered = plain.copy()
+        altered[row, column] |= value
+        with pytest.raises(ReportMismatchError, match=message):
+            RangeQueryEstimator(mechanism=priv).fit(altered)
+
+
 def test_an_estimator_template_per_grid():
     table = _table(20_000, seed=9)
     priv = RangeQueryPrivatizer(2.0, bounds=BOUNDS, granularity=(8, 4), random_state=0)

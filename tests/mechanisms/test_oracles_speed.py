@@ -7,6 +7,8 @@ the counting kernel against numpy, and the kernels' corner cases (ties of
 the random bytes, exhausted random buffers, complements of large subsets).
 """
 
+from math import comb
+
 import numpy as np
 import pytest
 from _channels import CountingGenerator, output_index
@@ -70,6 +72,32 @@ def test_subset_statistics_agree_on_both_paths(kernel, k, d, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("k,d", [(48, 13), (37, 5), (144, 39), (5, 2)])
+def test_packed_subset_statistics_agree_on_both_paths(kernel, k, d, monkeypatch):
+    # Packed rows, contiguous or a strided view (as the range-query
+    # reports give them): the one-pass kernel and numpy's passes count the
+    # same, and both refuse a row with a bit too many or too few.
+    from sklearn_uldp.mechanisms._reports import PackedReports
+
+    monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+    channel = SubsetSelectionChannel(list(range(k)), 1.0, d)
+    packed = channel.sample(np.arange(5_003) % k, np.random.default_rng(0), packed=True)
+    wide = np.zeros((packed.shape[0], packed.shape[1] + 3), dtype=np.uint8)
+    wide[:, : packed.shape[1]] = packed
+    expected = np.unpackbits(packed, axis=1, count=k, bitorder="little").sum(axis=0)
+    for data in (packed, wide[:, : packed.shape[1]]):
+        stats = channel.statistics(PackedReports(data, k, channel))
+        assert np.array_equal(stats.counts, expected) and stats.n == data.shape[0]
+    for change in (1, -1):
+        bad = packed.copy()
+        row = np.unpackbits(bad[17], count=k, bitorder="little")
+        row[np.flatnonzero(row == (0 if change > 0 else 1))[0]] = 1 if change > 0 else 0
+        bad[17] = np.packbits(row, bitorder="little")
+        with pytest.raises(ReportMismatchError, match="1 reports do not hold"):
+            channel.statistics(PackedReports(bad, k, channel))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
 def test_subset_reports_must_be_bits_on_both_paths(kernel, monkeypatch):
     # A 2 with one 1 fewer keeps the row's sum: the bytes themselves are checked.
     monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
@@ -114,20 +142,107 @@ def test_large_subsets_draw_only_the_complement(kernel, monkeypatch):
     assert rng.bits <= 64 * n * (k - d + 2)
 
 
+def _pair_law(channel, x):
+    """P(report) of subset selection with d = 2 or k - 2, by its 2-set.
+
+    The 2-set is the report's set bits (d = 2) or its clear bits (d = k - 2);
+    pairs (a, b), a < b, in ``np.triu_indices(k, 1)`` order.
+    """
+    k, d = channel.n_categories, channel.subset_size
+    a, b = np.triu_indices(k, 1)
+    in_pair = (a == x) | (b == x)
+    contains = in_pair if d == 2 else ~in_pair  # whether x is in the report
+    return np.where(
+        contains, channel.keep / comb(k - 1, d - 1), (1 - channel.keep) / comb(k - 1, d)
+    )
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("k,d", [(70, 2), (70, 68), (129, 2), (64, 2), (64, 62)])
+def test_subset_sampler_joint_distribution_across_words(kernel, packed, k, d, monkeypatch):
+    # Past 64 categories the compiled sampler keeps a row's set in several
+    # 64-bit words and moves the bits above the row's own category up by
+    # one: the whole report (which pair is set, or clear), for own values
+    # at and around the words' seams, follows the channel's row.
+    monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+    channel = SubsetSelectionChannel(list(range(k)), 1.0, d)
+    index = -np.ones((k, k), dtype=np.int64)
+    a, b = np.triu_indices(k, 1)
+    index[a, b] = np.arange(a.size)
+    n = 150_000
+    for x in sorted({0, 62, 63, 64, k - 1} & set(range(k))):
+        reports = channel.sample(np.full(n, x), np.random.default_rng(x), packed=packed)
+        if packed:
+            assert not np.unpackbits(reports, axis=1, bitorder="little")[:, k:].any()
+            reports = np.unpackbits(reports, axis=1, count=k, bitorder="little")
+        assert (reports.sum(axis=1) == d).all()
+        rows, cols = np.nonzero(reports if d == 2 else 1 - reports)
+        pairs = cols.reshape(n, 2)
+        counts = np.bincount(index[pairs[:, 0], pairs[:, 1]], minlength=a.size)
+        assert chi_square_pvalue(counts, _pair_law(channel, x)) > 1e-4
+
+
+def test_a_wrong_seam_fails_the_multiword_sampler_test(monkeypatch):
+    # A sampler that draws the others correctly but puts the own bit one
+    # place off past the first word (an off-by-one of the insertion) keeps
+    # the sizes; the joint test across words rejects it.
+    real = _subset_selection.SubsetSelectionChannel.sample
+
+    def wrong(self, codes, rng, **kwargs):
+        out = np.asarray(real(self, codes, rng, **kwargs)).copy()
+        rows = np.flatnonzero(np.asarray(codes) == 64)
+        out[rows, 64], out[rows, 65] = out[rows, 65].copy(), out[rows, 64].copy()
+        return out
+
+    monkeypatch.setattr(_subset_selection.SubsetSelectionChannel, "sample", wrong)
+    with pytest.raises(AssertionError):
+        test_subset_sampler_joint_distribution_across_words(KERNELS[-1], False, 70, 2, monkeypatch)
+
+
 @needs_numba
-def test_floyd_kernel_restarts_a_row_that_runs_out_of_words():
-    # No spare words and a word that is always rejected: the row is left
-    # cleared and its index returned, the rows before it complete.
-    k, top = 20, 3
-    out = np.zeros((4, k), dtype=np.uint8)
-    codes = np.zeros(4, dtype=np.intp)
-    need = np.full(4, top)
+@pytest.mark.parametrize("k", [20, 150])
+@pytest.mark.parametrize("packed", [False, True])
+def test_floyd_kernel_restarts_a_row_that_runs_out_of_words(k, packed):
+    # No spare words and a word that is always rejected: the rows before it
+    # complete, its row is left unwritten and its index returned; a call
+    # from there with spares completes it.
+    top = 3
+    out = np.zeros((4, -(-k // 8) if packed else k), dtype=np.uint8)
+    codes = np.array([0, 5, k - 1, 7], dtype=np.intp)
+    include = np.array([False, False, False, False])
     words = np.full((4, top), 1 << 10, dtype=np.uint16)
     words[2, 0] = 0  # low product 0 < 2^16 mod (j + 1): rejected
-    spare = np.zeros(0, dtype=np.uint16)
-    done = _subset_selection._floyd_loop(out, codes, need, words, spare, 16, 0, k)
+    mask = np.empty(-(-k // 64), dtype=np.uint64)
+    args = (out, codes, include, top, k, words)
+    done = _subset_selection._floyd_rows(*args, np.zeros(0, np.uint16), 16, 0, mask)
     assert done == 2
-    assert (out[:2].sum(axis=1) == top).all() and not out[2:].any()
+    bits = np.unpackbits(out, axis=1, count=k, bitorder="little") if packed else out
+    assert (bits[:2].sum(axis=1) == top).all() and not bits[2:].any()
+    assert bits[0, 0] == 0 and bits[1, 5] == 0
+    spare = np.full(5, 1 << 12, dtype=np.uint16)
+    assert _subset_selection._floyd_rows(*args, spare, 16, 2, mask) == 4
+    bits = np.unpackbits(out, axis=1, count=k, bitorder="little") if packed else out
+    assert (bits.sum(axis=1) == top).all() and bits[2, k - 1] == 0 and bits[3, 7] == 0
+
+
+@pytest.mark.parametrize("k,d", [(48, 13), (7, 3), (144, 39), (70, 68), (5000, 2)])
+@pytest.mark.parametrize("packed", [False, True])
+def test_both_subset_paths_give_the_same_reports(k, d, packed, monkeypatch):
+    # numpy's steps (small jobs, or no numba) and the compiled loop read the
+    # same words the same way, rejections and fresh spare batches included
+    # (few spares here, so that rows run out of them): the same reports.
+    if not _oracle_kernels.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    layout = _subset_selection._draw_layout
+    monkeypatch.setattr(_subset_selection, "_draw_layout", lambda *args: (*layout(*args)[:5], 2))
+    channel = SubsetSelectionChannel(list(range(k)), 1.0, d)
+    codes = np.arange(20_011) % k
+    reports = {}
+    for kernel in ("numpy", "numba"):
+        monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+        reports[kernel] = channel.sample(codes, np.random.default_rng(k), packed=packed)
+    assert np.array_equal(reports["numpy"], reports["numba"])
 
 
 # ---------------------------------------------------- count-mean sketch
@@ -324,3 +439,46 @@ def test_report_array_is_a_plain_numpy_array(zeros):
     assert view[-1] == 1
     small = _oracle_kernels.report_array((10, 3), np.int64, zeros=True)
     assert small.flags.owndata and not small.any()
+
+
+@needs_numba
+def test_a_small_subset_job_compiles_nothing(monkeypatch):
+    # Below COMPILE_MIN_WORK random integers the sampler takes numpy's
+    # steps (a first privatize of a few users loads no compiled loop); from
+    # there on, the compiled one.
+    from sklearn_uldp.utils import _numba
+
+    monkeypatch.setattr(_numba, "COMPILE_MIN_WORK", 1 << 18)
+    calls = []
+    real = _subset_selection._fill_subsets_numba
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].shape[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_subset_selection, "_fill_subsets_numba", spy)
+    channel = SubsetSelectionChannel(list(range(48)), 1.0, 13)
+    for packed in (False, True):
+        channel.sample(np.arange(1000) % 48, np.random.default_rng(0), packed=packed)
+    assert calls == []
+    channel.sample(np.arange(30_000) % 48, np.random.default_rng(0), packed=True)
+    assert sum(calls) == 30_000
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_packed_subset_rows_written_into_a_strided_out(kernel, monkeypatch):
+    # The range-query privatizer has the sampler write packed rows into its
+    # report words (a strided view): the same rows as a fresh array, from
+    # the same stream; a wrong shape or dtype is refused.
+    monkeypatch.setattr(_subset_selection, "_KERNEL", kernel)
+    k, n = 144, 5_000
+    channel = SubsetSelectionChannel(list(range(k)), 1.0, 39)
+    codes = np.arange(n) % k
+    fresh = channel.sample(codes, np.random.default_rng(3), packed=True)
+    words = np.zeros((n, 3), dtype="<i8")
+    out = words.view(np.uint8)[:, :18]
+    assert channel.sample(codes, np.random.default_rng(3), packed=True, out=out) is out
+    assert np.array_equal(out, fresh) and not words.view(np.uint8)[:, 18:].any()
+    for bad in (np.zeros((n, 17), np.uint8), np.zeros((n, 18), np.int8)):
+        with pytest.raises(ValueError, match="out must be"):
+            channel.sample(codes, np.random.default_rng(3), packed=True, out=bad)
