@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -40,10 +40,10 @@ def imap_threads(
     that draws random numbers draws them in the same order whatever the
     number of threads.
     """
-    if not hasattr(items, "__len__"):
-        count = n_threads(n_jobs)
-    else:
+    if isinstance(items, Sized):
         count = min(len(items), n_threads(n_jobs))
+    else:  # an iterator: its length is not known
+        count = n_threads(n_jobs)
     if count <= 1:
         for item in items:
             yield function(item)
