@@ -314,14 +314,6 @@ def _key_words(items):
             array = items
         items = items.tolist()
     n = len(items)
-    if array is not None:
-        fixed = _key_sized(array, items)
-        if fixed is not None:  # every secret is a key as it is
-            words = fixed.view("<u4").reshape(n, 8)
-            if not _LITTLE_ENDIAN:  # pragma: no cover
-                words = words.astype(np.uint32)
-            _check_distinct(words, np.full(n, KEY_BYTES))
-            return words
     if array is None and not set(map(type, items)) <= {bytes}:  # one C-level pass
         items = [_checked_bytes(i, item) for i, item in enumerate(items)]
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
@@ -349,29 +341,6 @@ def _key_words(items):
         words[other] = _hashed_keys([items[i] for i in other])
     _check_distinct(words, lengths)
     return words
-
-
-def _key_sized(array, items):
-    """The secrets as fixed-width ``S32`` when every one is exactly 32 bytes
-    long, else None (the general path then measures, hashes or refuses them).
-
-    Exact without a Python call per secret: ``astype("S32")`` keeps a secret
-    of 32 bytes as it is, pads a shorter one with zero bytes and cuts a
-    longer one. A row whose last byte is not zero therefore held at least 32
-    bytes; the rows whose last byte is zero (1 in 256 random secrets) are
-    measured one by one. When those are 32 bytes long and the secrets' total
-    length is 32 n, no other row can hold more than 32 bytes either. Per user
-    this is a copy and a concatenation, against a length call per secret.
-    """
-    n = array.shape[0]
-    fixed = array.astype("S32")
-    last = fixed.view(np.uint8).reshape(n, KEY_BYTES)[:, -1]
-    for i in np.flatnonzero(last == 0).tolist():
-        if len(items[i]) != KEY_BYTES:
-            return None
-    if len(b"".join(items)) != KEY_BYTES * n:
-        return None
-    return fixed
 
 
 def _checked_bytes(i, item):

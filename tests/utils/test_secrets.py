@@ -12,8 +12,6 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy import stats
 
 from sklearn_uldp.utils import (
@@ -449,51 +447,3 @@ def test_flips_refuse_bad_probabilities():
     for flips in [(0.2,), (0.1, 1.5), (np.nan, 0.5)]:
         with pytest.raises(ValueError, match="flip"):
             _flipped(secrets, [0, 1, 2], [0.5, 0.5], None, None, flips, np.random.default_rng(0))
-
-
-def _keys_or_error(secrets, *, general):
-    with pytest.MonkeyPatch.context() as patch:
-        if general:  # every secret measured one by one
-            patch.setattr(S, "_key_sized", lambda array, items: None)
-        try:
-            return np.asarray(S.check_user_secrets(secrets)._words).copy(), None
-        except ValueError as exc:
-            return None, str(exc)
-
-
-_SECRET = st.one_of(
-    st.binary(min_size=32, max_size=32),
-    st.binary(min_size=31, max_size=31).map(lambda b: b + b"\x00"),  # ends in zero
-    st.binary(min_size=0, max_size=40),
-    st.integers(1, 40).map(lambda m: b"\x00" * m),
-)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_SECRET, min_size=1, max_size=12))
-def test_key_sized_secrets_are_those_the_general_path_finds(secrets):
-    # The fixed-width shortcut must accept exactly the arrays whose secrets
-    # are all 32 bytes long, and give the same keys or the same refusal.
-    array = np.empty(len(secrets), dtype=object)
-    array[:] = secrets
-    fast = _keys_or_error(array, general=False)
-    general = _keys_or_error(array, general=True)
-    assert fast[1] == general[1]
-    if fast[0] is not None:
-        np.testing.assert_array_equal(fast[0], general[0])
-
-
-def test_key_sized_shortcut_sees_lengths_hidden_by_zero_bytes():
-    # 31 bytes then 33 zero bytes: the same 64 bytes as two 32-byte secrets
-    # once padded and cut, and the same total length.
-    a = bytes(range(1, 32))
-    array = np.empty(2, dtype=object)
-    array[:] = [a, b"\x00" * 33]
-    assert S._key_sized(array, array.tolist()) is None
-    array[:] = [bytes(range(32)), bytes(range(1, 33))]
-    assert S._key_sized(array, array.tolist()) is not None
-    # a longer secret whose 32nd byte is not zero: only the total length says so
-    array[:] = [bytes(range(32)), bytes(range(1, 34))]
-    assert S._key_sized(array, array.tolist()) is None
-    longer = _keys_or_error(array, general=False)[0]
-    np.testing.assert_array_equal(longer, _keys_or_error(array, general=True)[0])
