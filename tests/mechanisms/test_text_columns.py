@@ -52,6 +52,13 @@ def _outcome(make, frame, general):
             return None, str(exc)
 
 
+#: A column as an outsider may hand it over: labels of the domain, others, missing ones.
+VALUES = st.lists(
+    st.one_of(st.sampled_from(DOMAIN), st.sampled_from(OUTSIDE), st.none()),
+    min_size=1,
+    max_size=30,
+)
+
 MECHANISMS = [
     lambda: RandomizedResponse(epsilon=1.0, categories=DOMAIN, random_state=3),
     lambda: UtilityOptimizedRR(
@@ -63,11 +70,7 @@ MECHANISMS = [
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    values=st.lists(
-        st.one_of(st.sampled_from(DOMAIN), st.sampled_from(OUTSIDE), st.none()),
-        min_size=1,
-        max_size=30,
-    ),
+    values=VALUES,
     kind=st.sampled_from(["category", "str", "object"]),
     which=st.integers(0, len(MECHANISMS) - 1),
 )
@@ -170,11 +173,7 @@ def _estimate(reports, mechanism, general):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    values=st.lists(
-        st.one_of(st.sampled_from(DOMAIN), st.sampled_from(OUTSIDE), st.none()),
-        min_size=1,
-        max_size=30,
-    ),
+    values=VALUES,
     kind=st.sampled_from(["category", "str", "object"]),
     frame=st.booleans(),
     sensitive=st.booleans(),
