@@ -20,7 +20,8 @@ turn). The error is the mean absolute error of the fractions (MAE).
     ``RangeQueryEstimator`` (the unbiased grids, made consistent and
     non-negative; HDG's response matrices), at the paper's guideline
     (``granularity="auto"``) and at fixed granularities; HDG also with EM
-    per grid.
+    per grid, and with local hashing for every grid (``mechanism="OLH"``:
+    the faster oracle) with either estimate.
 ``utility-optimized``
     ``sensitive_ranges={"distance": [(2500, 5000)], "air_time": [(360, 700)]}``
     (the transcontinental flights) against LDP at the same granularity.
@@ -44,7 +45,8 @@ repository, never committed; see ``docs/marginals.md``):
     Times ours (privatize + estimate + answer the 200 boxes) at N users
     drawn from the table with replacement (seeded), in this process, and
     prints one JSON line; a driver alternates it with the other code's run
-    in fresh processes.
+    in fresh processes. ``--mechanism OLH`` times local hashing, ``--em``
+    EM per grid (its cost counted in the answer).
 
 Usage::
 
@@ -168,6 +170,10 @@ def run(repeats, epsilons, n_queries, seed, only=None):
         "HDG auto, EM per grid": lambda eps, s: _ours(
             frame, queries, eps, s, estimator=EMEstimator()
         ),
+        "HDG auto, OLH": lambda eps, s: _ours(frame, queries, eps, s, mechanism="OLH"),
+        "HDG auto, OLH, EM per grid": lambda eps, s: _ours(
+            frame, queries, eps, s, mechanism="OLH", estimator=EMEstimator()
+        ),
         "HDG (48, 8)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(48, 8)),
         "HDG (64, 16)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(64, 16)),
         "TDG auto": lambda eps, s: _ours(frame, queries, eps, s, method="tdg"),
@@ -227,6 +233,36 @@ def summarize(records):
         .agg(["mean", "std"])
         .round(4)
     )
+
+
+def summarize_paired(records, reference="16x16 OUE + EM"):
+    """Each method's MAE minus the reference's in the same repeat (same boxes, same seed).
+
+    The mean difference, its standard error over the repeats and the number
+    of repeats where the method is lower; None without the reference.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(records)
+    if reference not in set(frame["method"]):
+        return None
+    rows = []
+    for eps, part in frame.groupby("epsilon", sort=False):
+        table = part.pivot(index="repeat", columns="method", values="mae")
+        for name in table.columns.drop(reference):
+            diff = table[name] - table[reference]
+            rows.append(
+                {
+                    "epsilon": eps,
+                    "method": name,
+                    "difference": round(float(diff.mean()), 5),
+                    "standard error": round(float(diff.std(ddof=1) / np.sqrt(len(diff))), 5)
+                    if len(diff) > 1
+                    else float("nan"),
+                    "lower in": f"{int((diff < 0).sum())} of {len(diff)}",
+                }
+            )
+    return pd.DataFrame(rows).set_index(["epsilon", "method"])
 
 
 # ------------------------------------------------------------------ the anchor's data
@@ -294,8 +330,11 @@ def discrete(directory, repeats, eps, method, granularity="auto"):
         )
 
 
-def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False):
+def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False, em=False):
     """Privatize + estimate + answer at n users drawn from the table (one JSON line).
+
+    ``em``: estimate each grid by EM (``RangeQueryEstimator(estimator=EMEstimator())``,
+    its cost counted in "answer") rather than the unbiased estimate.
 
     ``warm``: first privatize and answer 1,000 users with the privatizer of
     the n users' configuration (``n_users=n``: the same granularity and
@@ -325,7 +364,9 @@ def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False)
         )
         # (the compiled loops too, which a job of 1,000 users would not take)
         with compiled_warmup():
-            RangeQueryEstimator().fit(small.fit_transform(frame.iloc[:1000])).query_many(queries)
+            RangeQueryEstimator(estimator=EMEstimator() if em else None).fit(
+                small.fit_transform(frame.iloc[:1000])
+            ).query_many(queries)
     # A full collection now rather than inside the timed call (the imports
     # left a large heap, whose first collection costs 0.05-0.1 s wherever it
     # falls); the other code's harness does the same.
@@ -336,7 +377,8 @@ def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False)
     )
     reports = priv.fit_transform(frame)
     t1 = time.perf_counter()
-    answers = RangeQueryEstimator().fit(reports).query_many(queries)
+    estimator = EMEstimator() if em else None
+    answers = RangeQueryEstimator(estimator=estimator).fit(reports).query_many(queries)
     t2, c2 = time.perf_counter(), _cpu()
     print(
         json.dumps(
@@ -344,6 +386,7 @@ def timing(n, eps, method, directory=None, seed=0, mechanism="auto", warm=False)
                 "who": "sklearn-uldp",
                 "method": method,
                 "oracles": sorted(set(priv.oracles_)),
+                "estimator": "EM per grid" if em else "unbiased",
                 "warm": warm,
                 "n": n,
                 "granularity": list(priv.granularity_),
@@ -376,6 +419,7 @@ def main():
     parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
     parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
     parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
+    parser.add_argument("--em", action="store_true", help="--time with EM per grid")
     parser.add_argument(
         "--granularity", type=int, nargs="+", default=None, help="g (TDG) or g1 g2 (--discrete)"
     )
@@ -392,6 +436,7 @@ def main():
             args.seed,
             args.mechanism,
             args.warm,
+            args.em,
         )
         return
     if args.discrete:
@@ -412,6 +457,10 @@ def main():
         "over the whole ranges, and as many within the non-sensitive part"
     )
     print(summarize(records).to_string())
+    paired = summarize_paired(records)
+    if paired is not None:
+        print("\nMAE minus the 16x16 grid's in the same repeat (whole ranges):")
+        print(paired.to_string())
     print(f"load average at end: {os.getloadavg()}")
     if args.json:
         with open(args.json, "x", encoding="utf-8") as fh:
