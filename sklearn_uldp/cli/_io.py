@@ -38,6 +38,7 @@ __all__ = [
     "check_input_format",
     "check_outputs",
     "read_chunks",
+    "integer_reports",
     "TableWriter",
     "OutputFiles",
     "recover_outputs",
@@ -789,3 +790,16 @@ def check_plot_output(path):
             f"Cannot write the plot {os.fspath(path)!r}: give a file name ending in "
             f"one of {', '.join('.' + f for f in sorted(formats))}."
         )
+
+
+def integer_reports(chunk: pd.DataFrame, what: str) -> pd.DataFrame:
+    """A chunk of report columns read as text, as int64 (what privatize
+    wrote), or a ValueError naming the rows (never their values)."""
+    try:
+        return chunk.apply(pd.to_numeric, errors="raise").astype("int64")
+    except (ValueError, TypeError, OverflowError):
+        rows = f"rows {int(chunk.index[0]) + 1}-{int(chunk.index[-1]) + 1}"
+        raise ValueError(
+            f"{what} reports are integers; some of {rows} are not (or are "
+            "missing): give the reports file privatize wrote."
+        ) from None

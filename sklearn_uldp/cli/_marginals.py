@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import plural, progress, warn
-from ._io import CSV_QUOTING, OutputFiles, read_chunks
+from ._io import CSV_QUOTING, OutputFiles, integer_reports, read_chunks
 from ._names import spec_from_dict
 
 __all__ = ["is_marginal_spec", "estimate_marginals"]
@@ -86,14 +86,7 @@ def _read(args, channel, estimator):
     for chunk in progress(chunks, not args.no_progress, "estimate"):
         if len(chunk) == 0:
             continue
-        try:
-            values = chunk.apply(pd.to_numeric, errors="raise").astype(np.int64)
-        except (ValueError, TypeError, OverflowError):
-            rows = f"rows {int(chunk.index[0]) + 1}-{int(chunk.index[-1]) + 1}"
-            raise ValueError(
-                f"Marginal reports are integers; some of {rows} are not (or are "
-                "missing): give the reports file privatize wrote."
-            ) from None
+        values = integer_reports(chunk, "Marginal")
         try:
             estimator.partial_fit(values)
         except ValueError as exc:

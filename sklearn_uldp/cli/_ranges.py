@@ -32,6 +32,7 @@ from ._io import (
     TableWriter,
     canonical_digest,
     file_digest,
+    integer_reports,
     read_chunks,
 )
 from ._names import spec_from_dict
@@ -259,14 +260,7 @@ def estimate_ranges(args, document, binding):
     for chunk in progress(chunks, not args.no_progress, "estimate"):
         if len(chunk) == 0:
             continue
-        try:
-            values = chunk.apply(pd.to_numeric, errors="raise").astype(np.int64)
-        except (ValueError, TypeError, OverflowError):
-            rows = f"rows {int(chunk.index[0]) + 1}-{int(chunk.index[-1]) + 1}"
-            raise ValueError(
-                f"Range-query reports are integers; some of {rows} are not (or are "
-                "missing): give the reports file privatize wrote."
-            ) from None
+        values = integer_reports(chunk, "Range-query")
         est.partial_fit(values)
         n += len(chunk)
     if n == 0:

@@ -185,24 +185,7 @@ def _xor_below_kernel(block, raw, threshold, ties):  # pragma: no cover - compil
     t = np.uint8(threshold)
     for i in range(n):
         block[i] ^= np.uint8(byte[i] < t)
-    ones = np.uint64(0x0101010101010101)
-    highs = np.uint64(0x8080808080808080)
-    pattern = np.uint64(threshold) * ones
-    capacity = ties.size
-    count = 0
-    for w in range((n + 7) // 8):
-        x = raw[w] ^ pattern
-        if (x - ones) & ~x & highs:
-            for i in range(8 * w, min(n, 8 * w + 8)):
-                if byte[i] == t:
-                    if count < capacity:
-                        ties[count] = i
-                    count += 1
-    return count
-
-
-if numba is not None:
-    _xor_below_kernel = numba.njit(nogil=True, cache=True)(_xor_below_kernel)
+    return _tie_kernel(raw, n, threshold, ties)
 
 
 def bernoulli_or_coin(cells, q, rng, buffer=None):
@@ -370,6 +353,8 @@ def _or_coin_kernel(cells, draws, threshold, coins, used):  # pragma: no cover -
 
 if numba is not None:
     _tie_kernel = numba.njit(nogil=True, cache=True)(_tie_kernel)
+    # after _tie_kernel: numba compiles the call to the compiled scan
+    _xor_below_kernel = numba.njit(nogil=True, cache=True)(_xor_below_kernel)
     _or_coin_kernel = numba.njit(nogil=True, cache=True)(_or_coin_kernel)
 
 
