@@ -745,7 +745,10 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         codes = _strategies.narrow_attribute_codes(sampled, len(labels))
         if not pandas:
             if rest is None:
-                dtype = np.promote_types(block.dtype, codes.dtype)
+                # the attribute indices in the block's dtype where they fit
+                fits = block.dtype.kind == "f" or len(labels) - 1 <= np.iinfo(block.dtype).max
+                dtype = block.dtype if fits else np.min_scalar_type(len(labels) - 1)
+                dtype = np.promote_types(block.dtype, dtype)
                 return np.column_stack([block.astype(dtype, copy=False), codes.astype(dtype)])
             return np.hstack(
                 [block.astype(object), np.asarray(rest, dtype=object), codes[:, None].astype(object)]

@@ -151,7 +151,7 @@ def attribute_codes(column: pd.Series, names: Sequence[str], sampled_column: str
     elif column.dtype.kind in "iu":
         codes = column.to_numpy().astype(np.int64, copy=False)
     else:
-        codes = pd.Categorical(column, categories=names).codes
+        codes = pd.Index(names, dtype=object).get_indexer(column.astype(object))
     codes = np.asarray(codes, dtype=np.int64)
     bad = (codes < 0) | (codes >= d)
     if bad.any():
