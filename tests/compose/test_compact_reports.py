@@ -363,3 +363,60 @@ def test_tampered_specs_are_refused():
         edit(edited["strategy"])
         with pytest.raises(ValueError, match=match):
             TableSpec.from_dict(edited)
+
+
+# ---------------------------------------------------------- command line
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_command_line_compact_reports(tmp_path, capsys, suffix):
+    from sklearn_uldp.cli import main
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    pd.DataFrame(
+        {
+            "vote": rng.choice(["a", "b", "none"], n),
+            "income": rng.integers(0, 5, n),
+            "age": rng.uniform(20, 60, n),
+        }
+    ).to_csv(tmp_path / "d.csv", index=False)
+    config = {
+        "random_state": 0,
+        "columns": {
+            "vote": {
+                "mechanism": "urr",
+                "epsilon": 1.0,
+                "categories": ["a", "b", "none"],
+                "sensitive": ["a", "b"],
+            },
+            "income": {"mechanism": "oue", "epsilon": 1.0, "categories": ["0..4"]},
+            "age": {"mechanism": "hybrid", "epsilon": 1.0, "bounds": [20, 60]},
+        },
+    }
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    estimates = {}
+    for fmt in ("wide", "compact"):
+        rep, dist = tmp_path / f"r_{fmt}.{suffix}", tmp_path / f"dist_{fmt}.csv"
+        argv = ["privatize", tmp_path / "d.csv", "-o", rep, "--config", tmp_path / "c.json"]
+        argv += ["--strategy", "sample", "--report-format", fmt, "--no-progress"]
+        assert main([str(a) for a in argv]) == 0
+        spec = f"{rep}.spec.json"
+        argv = ["estimate", rep, "--spec", spec, "-o", dist, "--no-progress"]
+        assert main([str(a) for a in argv]) == 0
+        estimates[fmt] = pd.read_csv(dist)
+    columns = pd.read_csv(tmp_path / "r_compact.csv").columns if suffix == "csv" else None
+    if columns is not None:
+        assert list(columns) == ["report_0", "report_1", "report_2", "report_3", "report_4",
+                                 "sampled_attribute"]
+    pd.testing.assert_frame_equal(estimates["wide"], estimates["compact"])
+    # the compact file with the wide spec: refused, naming the format
+    argv = ["estimate", tmp_path / f"r_compact.{suffix}", "--spec",
+            f"{tmp_path / f'r_wide.{suffix}'}.spec.json", "-o", tmp_path / "x.csv",
+            "--no-progress", "--skip-report-check"]
+    capsys.readouterr()
+    assert main([str(a) for a in argv]) != 0
+    err = capsys.readouterr().err  # CSV: the columns; Parquet: the spec's digest
+    assert "report_0" in err or "belongs to other reports" in err
+    argv = ["privatize", tmp_path / "d.csv", "-o", tmp_path / "z.csv", "--config",
+            tmp_path / "c.json", "--report-format", "compact"]
+    assert main([str(a) for a in argv]) != 0
+    assert "goes with --strategy sample" in capsys.readouterr().err
