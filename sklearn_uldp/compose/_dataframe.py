@@ -291,6 +291,17 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     >>> reports = smp.fit_transform(df)
     >>> list(reports.columns), smp.epsilon_spent_
     (['marital', 'region', 'sampled_attribute'], 1.0)
+
+    The same reports in the compact table (one report block, as wide as the
+    widest column's report, whatever the number of columns; each report in
+    its column's codes):
+
+    >>> compact = smp.set_params(report_format="compact").fit(df)
+    >>> reports = compact.transform(df)
+    >>> list(reports.columns), reports["report_0"].dtype
+    (['report_0', 'sampled_attribute'], dtype('uint8'))
+    >>> compact.column_reports(reports, "region").columns.tolist()
+    ['region']
     """
 
     _parameter_constraints = {
@@ -751,7 +762,11 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                 dtype = np.promote_types(block.dtype, dtype)
                 return np.column_stack([block.astype(dtype, copy=False), codes.astype(dtype)])
             return np.hstack(
-                [block.astype(object), np.asarray(rest, dtype=object), codes[:, None].astype(object)]
+                [
+                    block.astype(object),
+                    np.asarray(rest, dtype=object),
+                    codes[:, None].astype(object),
+                ]
             )
         index = X.index if isinstance(X, pd.DataFrame) else None
         width = block.shape[1]
@@ -997,6 +1012,11 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
 
     def report_columns(self, name):
         """Names of the report columns produced by mechanism ``name``.
+
+        Under ``report_format="compact"``: the block's cells its reports
+        take, then the sampled column (a row holds the column's report only
+        where that column names it); :meth:`column_reports` gives the
+        reports under the wide table's names.
 
         Parameters
         ----------

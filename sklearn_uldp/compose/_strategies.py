@@ -61,8 +61,7 @@ def check_report_format(priv):
             ),
         }.get(
             priv.strategy,
-            "every user reports every column (or one marginal, which has its own "
-            "two-column table)",
+            "every user reports every column (or one marginal, which has its own two-column table)",
         )
         raise ValueError(
             f"report_format='compact' writes one report per row (the sampled "

@@ -21,8 +21,8 @@ from sklearn.base import clone
 
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel
-from . import _compact
 from ..mechanisms._reports import attach_channel, is_packed_frame
+from . import _compact
 
 __all__ = ["TableSpec", "SPEC_FORMAT", "load_spec", "estimate_columns"]
 
@@ -54,7 +54,11 @@ class TableSpec:
         column's reports are the one column of its name.
     strategy : dict, default=None
         The strategy entry of a spec file (``{"name": "sample",
-        "sampled_column": ...}``); ``None`` for ``"split"``.
+        "sampled_column": ...}``); ``None`` for ``"split"``. SMP's compact
+        table (``DataFramePrivatizer(report_format="compact")``) adds
+        ``"report_format": "compact"`` and ``"report_block"`` (its block's
+        column names): :meth:`column_reports` and :meth:`estimate` then read
+        the compact table, and give the wide table's reports and estimates.
     epsilon_per_person : float, default=None
         The budget one person's row of reports spends (recorded, not used).
 
@@ -562,7 +566,9 @@ def _block_array(reports, block):
     if any(isinstance(a, pd.arrays.IntegerArray | pd.arrays.FloatingArray) for a in arrays):
         # nullable columns (Parquet or CSV read back with a schema): a
         # missing cell becomes NaN, refused with the attribute's name
-        return np.column_stack([np.asarray(a.to_numpy(dtype=np.float64, na_value=np.nan)) for a in arrays])
+        return np.column_stack(
+            [np.asarray(a.to_numpy(dtype=np.float64, na_value=np.nan)) for a in arrays]
+        )
     return frame.to_numpy()
 
 

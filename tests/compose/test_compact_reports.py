@@ -71,8 +71,12 @@ columns = st.lists(
 def test_compact_holds_the_wide_reports(spec, n, seed):
     rng = np.random.default_rng(seed)
     names = [f"col{i}" for i in range(len(spec))]
-    df = pd.DataFrame({c: _column(kind, k, n, rng) for c, (kind, k, _) in zip(names, spec)})
-    mechanisms = {c: _mechanism(kind, k, eps) for c, (kind, k, eps) in zip(names, spec)}
+    df = pd.DataFrame(
+        {c: _column(kind, k, n, rng) for c, (kind, k, _) in zip(names, spec, strict=True)}
+    )
+    mechanisms = {
+        c: _mechanism(kind, k, eps) for c, (kind, k, eps) in zip(names, spec, strict=True)
+    }
     wide, compact = _pair(mechanisms, random_state=seed)
     w = wide.fit_transform(df)
     c = compact.fit_transform(df)
@@ -96,9 +100,7 @@ def test_compact_holds_the_wide_reports(spec, n, seed):
             codes = present.to_numpy(dtype=np.float64)
         assert np.array_equal(cells[rows, : widths[i]], codes)
         assert not cells[rows, widths[i] :].any()
-        pd.testing.assert_frame_equal(
-            compact.column_reports(c, name), present, check_dtype=False
-        )
+        pd.testing.assert_frame_equal(compact.column_reports(c, name), present, check_dtype=False)
     # the same estimates, column by column
     if n >= 20:
         with warnings.catch_warnings():
@@ -326,18 +328,46 @@ def test_format_mismatch_is_a_clear_error():
 @pytest.mark.parametrize(
     "tamper, match",
     [
-        (lambda c: c.assign(sampled_attribute=c["sampled_attribute"].astype(str)
-                            .replace("pet", "other")), "name no attribute"),
-        (lambda c: c.assign(sampled_attribute=np.where(
-            c["sampled_attribute"] == "pet", 7, 0)), "indices outside 0..1"),
-        (lambda c: c.assign(report_2=np.where(c["sampled_attribute"] == "pet", 1, c["report_2"])
-                            .astype(np.uint8)), "'pet' are wider than its reports"),
-        (lambda c: c.assign(report_0=np.where(c["sampled_attribute"] == "pet", 2, c["report_0"])
-                            .astype(np.uint8)), "'pet' .*codes outside 0..1"),
-        (lambda c: c.assign(report_1=np.where(c["sampled_attribute"] == "job", 3, c["report_1"])
-                            .astype(np.uint8)), "'job' .*bits other than 0 and 1"),
-        (lambda c: c.assign(report_0=np.where(c["sampled_attribute"] == "job", np.nan,
-                                              c["report_0"])), "'job' .*missing"),
+        (
+            lambda c: c.assign(
+                sampled_attribute=c["sampled_attribute"].astype(str).replace("pet", "other")
+            ),
+            "name no attribute",
+        ),
+        (
+            lambda c: c.assign(sampled_attribute=np.where(c["sampled_attribute"] == "pet", 7, 0)),
+            "indices outside 0..1",
+        ),
+        (
+            lambda c: c.assign(
+                report_2=np.where(c["sampled_attribute"] == "pet", 1, c["report_2"]).astype(
+                    np.uint8
+                )
+            ),
+            "'pet' are wider than its reports",
+        ),
+        (
+            lambda c: c.assign(
+                report_0=np.where(c["sampled_attribute"] == "pet", 2, c["report_0"]).astype(
+                    np.uint8
+                )
+            ),
+            "'pet' .*codes outside 0..1",
+        ),
+        (
+            lambda c: c.assign(
+                report_1=np.where(c["sampled_attribute"] == "job", 3, c["report_1"]).astype(
+                    np.uint8
+                )
+            ),
+            "'job' .*bits other than 0 and 1",
+        ),
+        (
+            lambda c: c.assign(
+                report_0=np.where(c["sampled_attribute"] == "job", np.nan, c["report_0"])
+            ),
+            "'job' .*missing",
+        ),
         (lambda c: c.drop(columns="report_2"), "lack its columns \\['report_2'\\]"),
     ],
 )
@@ -405,18 +435,39 @@ def test_command_line_compact_reports(tmp_path, capsys, suffix):
         estimates[fmt] = pd.read_csv(dist)
     columns = pd.read_csv(tmp_path / "r_compact.csv").columns if suffix == "csv" else None
     if columns is not None:
-        assert list(columns) == ["report_0", "report_1", "report_2", "report_3", "report_4",
-                                 "sampled_attribute"]
+        assert list(columns) == [
+            "report_0",
+            "report_1",
+            "report_2",
+            "report_3",
+            "report_4",
+            "sampled_attribute",
+        ]
     pd.testing.assert_frame_equal(estimates["wide"], estimates["compact"])
     # the compact file with the wide spec: refused, naming the format
-    argv = ["estimate", tmp_path / f"r_compact.{suffix}", "--spec",
-            f"{tmp_path / f'r_wide.{suffix}'}.spec.json", "-o", tmp_path / "x.csv",
-            "--no-progress", "--skip-report-check"]
+    argv = [
+        "estimate",
+        tmp_path / f"r_compact.{suffix}",
+        "--spec",
+        f"{tmp_path / f'r_wide.{suffix}'}.spec.json",
+        "-o",
+        tmp_path / "x.csv",
+        "--no-progress",
+        "--skip-report-check",
+    ]
     capsys.readouterr()
     assert main([str(a) for a in argv]) != 0
     err = capsys.readouterr().err  # CSV: the columns; Parquet: the spec's digest
     assert "report_0" in err or "belongs to other reports" in err
-    argv = ["privatize", tmp_path / "d.csv", "-o", tmp_path / "z.csv", "--config",
-            tmp_path / "c.json", "--report-format", "compact"]
+    argv = [
+        "privatize",
+        tmp_path / "d.csv",
+        "-o",
+        tmp_path / "z.csv",
+        "--config",
+        tmp_path / "c.json",
+        "--report-format",
+        "compact",
+    ]
     assert main([str(a) for a in argv]) != 0
     assert "goes with --strategy sample" in capsys.readouterr().err
