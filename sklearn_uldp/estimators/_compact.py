@@ -29,6 +29,7 @@ tampered table with a message naming the attribute, never a user's value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -204,8 +205,8 @@ def decoded_reports(
         )
     own = cells[:, :width]
     if kind == "values":
-        data = {c: own[:, j].astype(np.float64, copy=False) for j, c in enumerate(report_names)}
-        return pd.DataFrame(data, index=index)
+        numbers = {c: own[:, j].astype(np.float64, copy=False) for j, c in enumerate(report_names)}
+        return pd.DataFrame(numbers, index=index)
     bound = _code_bound(channel)
     if own.size and (own.max() >= bound or (own.dtype.kind != "u" and own.min() < 0)):
         out_of_range = ((own < 0) | (own >= bound)).any(axis=1)
@@ -215,9 +216,10 @@ def decoded_reports(
             f"hold {what}: the table was tampered with or comes from another spec."
         )
     if kind == "bits":
-        data = own.astype(np.uint8, copy=False)
-        return pd.DataFrame(data, columns=list(report_names), index=index, copy=False)
-    reports = base.decode(own[:, 0].astype(np.intp, copy=False))
+        bits = own.astype(np.uint8, copy=False)
+        return pd.DataFrame(bits, columns=list(report_names), index=index, copy=False)
+    # kind "codes": a one-symbol channel
+    reports = cast(CategoricalChannel, base).decode(own[:, 0].astype(np.intp, copy=False))
     return pd.DataFrame({report_names[0]: reports}, index=index)
 
 
