@@ -778,6 +778,18 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         out.attrs = {CHANNELS_ATTR: self.specs()}
         return out
 
+    def _compact_frame(self, reports):
+        """An array of compact reports as the frame ``transform`` would give."""
+        arr = np.asarray(reports)
+        width = len(self.get_feature_names_out())
+        if arr.ndim != 2 or arr.shape[1] != width:
+            raise ValueError(
+                f"Array reports must have the {width} columns of transform's "
+                f"output, got shape {arr.shape}; pass a DataFrame to select "
+                "columns by name."
+            )
+        return pd.DataFrame(arr, columns=self.get_feature_names_out()).infer_objects()
+
     def _remainder_names(self):
         """The names of the passthrough columns in the output."""
         indices = getattr(self, "output_indices_", {}).get("remainder")
@@ -1089,9 +1101,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                 "columns by name."
             )
         if self._compact():
-            frame = pd.DataFrame(arr, columns=self.get_feature_names_out())
-            frame = frame.infer_objects()
-            return table.column_reports(frame, name)
+            return table.column_reports(self._compact_frame(arr), name)
         part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
         if self._fitted_strategy == "sample":
             part = part.loc[arr[:, -1] == name]
@@ -1133,6 +1143,9 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             return _marginals.one_way(est, columns)
         if isinstance(reports, pd.DataFrame):
             return self._table_spec().estimate(reports, estimator, columns=columns)
+        if self._compact():  # one frame of the array, its rows grouped once
+            frame = self._compact_frame(reports)
+            return self._table_spec().estimate(frame, estimator, columns=columns)
         if columns is None:
             columns = list(self.mechanisms_)
         parts = {name: self.column_reports(reports, name) for name in columns}

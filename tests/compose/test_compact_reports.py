@@ -471,3 +471,30 @@ def test_command_line_compact_reports(tmp_path, capsys, suffix):
     ]
     assert main([str(a) for a in argv]) != 0
     assert "goes with --strategy sample" in capsys.readouterr().err
+
+
+def test_array_estimate_and_memoized_columns():
+    from sklearn_uldp.longitudinal import LongitudinalGRR
+    from sklearn_uldp.utils import generate_user_secrets
+
+    df = _table(3, k=4, n=1500)
+    mechanisms = {
+        "a0": LongitudinalGRR(2.0, 1.0, categories=list(range(4))),
+        "a1": RAPPOR(1.0, categories=list(range(4))),
+        "a2": RandomizedResponse(1.0, categories=list(range(4))),
+    }
+    secrets = generate_user_secrets(len(df))
+    wide, compact = _pair(mechanisms, random_state=2)
+    w = wide.fit(df).transform(df, user_secrets=secrets)
+    c = compact.fit(df).transform(df, user_secrets=secrets)
+    assert c["sampled_attribute"].equals(w["sampled_attribute"])
+    for name in mechanisms:
+        pd.testing.assert_frame_equal(
+            compact.column_reports(c, name), wide.column_reports(w, name), check_dtype=False
+        )
+    # the same first call of a twin, as an array
+    twin = _pair(mechanisms, random_state=2)[1].set_output(transform="default").fit(df)
+    arr = twin.transform(df, user_secrets=secrets)
+    got, expected = twin.estimate(arr), wide.estimate(w)
+    for name in mechanisms:
+        np.testing.assert_array_equal(got[name].to_numpy(), expected[name].to_numpy())
