@@ -620,6 +620,11 @@ def _checked_strategy(strategy):
         raise ValueError(
             f"The strategy's report_format must be one of {list(_compact.REPORT_FORMATS)}."
         )
+    if report_format == "compact" and strategy["name"] != "sample":
+        raise ValueError(
+            "The strategy entry says report_format 'compact', which only "
+            f"strategy 'sample' writes; got {strategy['name']!r}."
+        )
     return None if strategy["name"] == "split" else dict(strategy)
 
 

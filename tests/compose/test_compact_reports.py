@@ -387,6 +387,7 @@ def test_tampered_specs_are_refused():
         (lambda s: s.update(report_block=["report_0"]), "report block has 1 column"),
         (lambda s: s.update(report_format="narrow"), "report_format must be one of"),
         (lambda s: s.update(name="sample+fake"), "strategy 'sample' writes"),
+        (lambda s: s.update(name="split"), "strategy 'sample' writes"),
         (lambda s: s.pop("report_block"), "needs 'report_block'"),
     ]:
         edited = json.loads(json.dumps(document))
