@@ -23,7 +23,13 @@ from sklearn_uldp import RAPPOR, EMEstimator, RandomizedResponse, UtilityOptimiz
 from sklearn_uldp.compose import DataFramePrivatizer
 from sklearn_uldp.estimators import TableSpec
 from sklearn_uldp.exceptions import ReportMismatchError
-from sklearn_uldp.numeric import HybridMechanism, PiecewiseMechanism
+from sklearn_uldp.numeric import (
+    DuchiMechanism,
+    HybridMechanism,
+    PiecewiseMechanism,
+    SquareWave,
+    UtilityOptimizedOneBitMechanism,
+)
 from sklearn_uldp.parallel import reduce_statistics, statistics_of
 
 SECRET = "Zyx-secret-label"  # a user's value that no message may quote
@@ -499,3 +505,29 @@ def test_array_estimate_and_memoized_columns():
     got, expected = twin.estimate(arr), wide.estimate(w)
     for name in mechanisms:
         np.testing.assert_array_equal(got[name].to_numpy(), expected[name].to_numpy())
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: SquareWave(1.0, bounds=(0, 1)),
+        lambda: DuchiMechanism(1.0, bounds=(0, 1)),
+        lambda: UtilityOptimizedOneBitMechanism(1.0, bounds=(0, 1), sensitive=(0, 0.5)),
+    ],
+    ids=["square_wave", "duchi", "one_bit_uldp"],
+)
+def test_numeric_families(make):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 2000), "y": rng.integers(0, 3, 2000)})
+    mechanisms = {"x": make(), "y": RandomizedResponse(1.0, categories=[0, 1, 2])}
+    wide, compact = _pair(mechanisms, random_state=1)
+    w, c = wide.fit_transform(df), compact.fit_transform(df)
+    assert list(c.columns) == ["report_0", "sampled_attribute"]
+    assert c["report_0"].dtype == np.float64
+    for name in mechanisms:
+        pd.testing.assert_frame_equal(
+            compact.column_reports(c, name), wide.column_reports(w, name), check_dtype=False
+        )
+    got, expected = compact.estimate(c), wide.estimate(w)
+    for name in mechanisms:
+        pd.testing.assert_series_equal(got[name], expected[name])
