@@ -23,6 +23,9 @@ aggregators (``multi_freq_ldpy.mdim_freq_est``) in one run:
     k = 10, epsilon = 1: ``DataFramePrivatizer.fit_transform`` +
     ``estimate`` against the anchors' client loop + aggregator, wall and
     CPU seconds (``--speed-repeats``: best of, ours and the anchor in turn).
+    ``--report-formats wide compact`` also times the SMP cells with
+    ``report_format="compact"`` (one report block instead of d k columns),
+    in the same turns (wide, compact, anchor), with the reports' size.
 ``real``
     The CCES 2016 survey (``load_election_survey``: 64,600 people, 12
     categorical attributes, k = 2..51) at a row budget epsilon = 1: mean TV
@@ -77,7 +80,7 @@ def load():
 
 
 # ---------------------------------------------------------------- ours
-def privatizer(protocol, d, k, eps):
+def privatizer(protocol, d, k, eps, report_format="wide"):
     strategy, _, mech = protocol.partition("-")
     cats = list(range(k))
     col_eps = eps / d if strategy == "SPL" else eps
@@ -87,7 +90,9 @@ def privatizer(protocol, d, k, eps):
             return RandomizedResponse(col_eps, categories=cats)
         return RAPPOR(col_eps, theta=0.5, categories=cats)
 
-    params = {"SPL": {}, "SMP": {"strategy": "sample"}}.get(strategy)
+    params = {"SPL": {}, "SMP": {"strategy": "sample", "report_format": report_format}}.get(
+        strategy
+    )
     if params is None:
         params = {
             "strategy": "sample+fake",
@@ -288,32 +293,39 @@ def speed_cell(args, protocol, d):
         best[key] = min(best.get(key, np.inf), value)
 
     row = {"section": "speed", "protocol": protocol, "n": n, "d": d, "k": k, "epsilon": eps}
+    formats = [
+        f for f in getattr(args, "report_formats", ["wide"]) if f == "wide" or protocol[:3] == "SMP"
+    ]
     # Warm-up, untimed: both sides' compiled loops are loaded (or compiled)
     # at their first call; a timed call must not pay for it.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        warm = privatizer(protocol, d, k, eps)
-        warm.estimate(warm.fit_transform(X))
+        for fmt in formats:
+            warm = privatizer(protocol, d, k, eps, fmt)
+            warm.estimate(warm.fit_transform(X))
     if not args.no_anchors:
         anchor_reports(protocol, X.to_numpy()[:200], k, eps)
     row["load_before"] = load()
     for _ in range(args.speed_repeats):
-        priv = privatizer(protocol, d, k, eps)
-        start, c0 = time.perf_counter(), cpu()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            reports = priv.fit_transform(X)
-        mid, c1 = time.perf_counter(), cpu()
-        est = priv.estimate(reports)
-        end, c2 = time.perf_counter(), cpu()
-        reports = None  # free it before the anchor runs
-        keep("ours_privatize", mid - start)
-        keep("ours_privatize_cpu", c1 - c0)
-        keep("ours_estimate", end - mid)
-        keep("ours_estimate_cpu", c2 - c1)
-        row["ours_tv"] = float(
-            np.mean([total_variation(p[j], est[f"a{j}"].to_numpy()) for j in range(d)])
-        )
+        for fmt in formats:
+            key = "ours" if fmt == "wide" else f"ours_{fmt}"
+            priv = privatizer(protocol, d, k, eps, fmt)
+            start, c0 = time.perf_counter(), cpu()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reports = priv.fit_transform(X)
+            mid, c1 = time.perf_counter(), cpu()
+            est = priv.estimate(reports)
+            end, c2 = time.perf_counter(), cpu()
+            row[f"{key}_bytes"] = int(reports.memory_usage(index=False).sum())
+            reports = None  # free it before the next run
+            keep(f"{key}_privatize", mid - start)
+            keep(f"{key}_privatize_cpu", c1 - c0)
+            keep(f"{key}_estimate", end - mid)
+            keep(f"{key}_estimate_cpu", c2 - c1)
+            row[f"{key}_tv"] = float(
+                np.mean([total_variation(p[j], est[f"a{j}"].to_numpy()) for j in range(d)])
+            )
         if args.no_anchors:
             continue
         _, clipped, t_client, t_agg = anchor_reports(protocol, X.to_numpy()[:m], k, eps)
@@ -334,6 +346,15 @@ def speed_cell(args, protocol, d):
             * (best["anchor_privatize_cpu"] + best["anchor_estimate_cpu"])
             / (best["ours_privatize_cpu"] + best["ours_estimate_cpu"])
         )
+        if "ours_compact_privatize_cpu" in best:
+            row["compact_speedup_privatize_cpu"] = (
+                scale * best["anchor_privatize_cpu"] / best["ours_compact_privatize_cpu"]
+            )
+            row["compact_speedup_total_cpu"] = (
+                scale
+                * (best["anchor_privatize_cpu"] + best["anchor_estimate_cpu"])
+                / (best["ours_compact_privatize_cpu"] + best["ours_compact_estimate_cpu"])
+            )
     row["load_after"] = load()
     return row
 
@@ -563,6 +584,7 @@ def render(rows):
             "TV ours / theirs | load |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
+        compact = [r for r in speed if "ours_compact_privatize" in r]
         for r in speed:
             nan = float("nan")
             scale = r["n"] / r.get("anchor_n", r["n"])
@@ -583,6 +605,28 @@ def render(rows):
                 f"{r.get('speedup_total_cpu', nan):.1f}× | {tv} | {r['load_before']:.1f} |"
             )
         out.append("")
+        if compact:
+            out += [
+                "**SMP's report formats** (the same runs: wide, compact and the "
+                "anchor in turn; CPU seconds, best of the runs; reports' size in MB):",
+                "",
+                "| protocol | d | wide: privatize | wide: total | wide MB | compact: "
+                "privatize | compact: total | compact MB | compact CPU ratio privatize | "
+                "compact CPU ratio total | load |",
+                "|---|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            for r in compact:
+                nan = float("nan")
+                out.append(
+                    f"| {r['protocol']} | {r['d']} | {r['ours_privatize_cpu']:.3f} | "
+                    f"{r['ours_privatize_cpu'] + r['ours_estimate_cpu']:.3f} | "
+                    f"{r['ours_bytes'] / 1e6:.0f} | {r['ours_compact_privatize_cpu']:.3f} | "
+                    f"{r['ours_compact_privatize_cpu'] + r['ours_compact_estimate_cpu']:.3f} | "
+                    f"{r['ours_compact_bytes'] / 1e6:.0f} | "
+                    f"{r.get('compact_speedup_privatize_cpu', nan):.1f}× | "
+                    f"{r.get('compact_speedup_total_cpu', nan):.1f}× | {r['load_before']:.1f} |"
+                )
+            out.append("")
     real = [r for r in rows if r["section"] == "real" and "tv_em" in r]
     if real:
         out += [
@@ -630,6 +674,13 @@ def main(argv=None):
     )
     parser.add_argument("--speed-d", type=int, nargs="+", default=[3, 6, 10])
     parser.add_argument("--speed-k", type=int, default=10)
+    parser.add_argument(
+        "--report-formats",
+        nargs="+",
+        choices=["wide", "compact"],
+        default=["wide"],
+        help="SMP's report formats to time (wide, compact or both, in turn)",
+    )
     parser.add_argument(
         "--speed-repeats", type=int, default=1, help="best of; ours and the anchor in turn"
     )

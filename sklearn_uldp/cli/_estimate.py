@@ -493,6 +493,35 @@ def _read_reports(args, specs, estimators):
     return n
 
 
+def _read_compact_reports(args, document, specs, estimators):
+    """The reports of ``privatize --strategy sample --report-format compact``:
+    each chunk's rows grouped by their sampled column once, each column's
+    rows decoded to its reports (the spec's TableSpec checks every cell)."""
+    from ..estimators import TableSpec
+
+    try:
+        table = TableSpec.from_dict(document)
+    except ValueError as exc:
+        raise ValueError(f"Spec file {str(args.spec)!r}: {exc}") from None
+    sampled = table.strategy.get("sampled_column", "sampled_attribute")
+    names = [*table.strategy["report_block"], sampled]
+    n = 0
+    chunks = read_chunks(args.reports, names, args.chunksize, dtype=str, exact=True)
+    for chunk in progress(chunks, not args.no_progress, "estimate"):
+        if len(chunk) == 0:
+            continue
+        try:
+            prepared = table._compact_groups(chunk)
+            for c in specs:
+                if prepared[0][c].size:
+                    estimators[c].partial_fit(table._compact_column_reports(chunk, c, prepared))
+        except ValueError as exc:
+            rows = f"rows {int(chunk.index[0]) + 1}-{int(chunk.index[-1]) + 1}"
+            raise type(exc)(f"{exc} (in {rows})") from None
+        n += len(chunk)
+    return n
+
+
 def _estimate_rows(c, est, alpha):
     """The CSV rows of one column: estimate, standard error, interval."""
     from ..estimators import linear_standard_errors
@@ -558,7 +587,10 @@ def _cmd_estimate(args):
         for c, (ch, _) in specs.items()
     }
     _warn_imputed(document, specs)
-    n = _read_reports(args, specs, estimators)
+    if document.get("strategy", {}).get("report_format") == "compact":
+        n = _read_compact_reports(args, document, specs, estimators)
+    else:
+        n = _read_reports(args, specs, estimators)
     if n == 0:
         raise ValueError(f"Reports file {str(args.reports)!r} has no rows.")
     of_file = "not bound to a reports file"

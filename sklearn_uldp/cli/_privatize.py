@@ -409,7 +409,9 @@ def _build(column, conf, categories=None, sensitive=None, *, noise, packed):
     return mechanism
 
 
-def _make_privatizer(columns, numeric, kinds, noise, strategy, packed=False, marginal_size=2):
+def _make_privatizer(
+    columns, numeric, kinds, noise, strategy, packed=False, marginal_size=2, report_format="wide"
+):
     """The DataFramePrivatizer of the categorical and numeric columns (None if none)."""
     if not columns and not numeric:
         return None
@@ -433,7 +435,11 @@ def _make_privatizer(columns, numeric, kinds, noise, strategy, packed=False, mar
         mechanisms[c] = _build(c, conf, noise=mech_noise, packed=False)
     # Missing values are labelled, imputed or refused by the command already.
     return DataFramePrivatizer(
-        mechanisms, random_state=noise, strategy=strategy, marginal_size=marginal_size
+        mechanisms,
+        random_state=noise,
+        strategy=strategy,
+        marginal_size=marginal_size,
+        report_format=report_format,
     )
 
 
@@ -506,8 +512,15 @@ def _cmd_privatize(args):
     if args.marginal_size is not None and strategy != "marginals":
         raise ValueError("--marginal-size goes with --strategy marginals.")
     marginal_size = 2 if args.marginal_size is None else args.marginal_size
+    report_format = getattr(args, "report_format", "wide")
+    if report_format == "compact" and strategy != "sample":
+        raise ValueError(
+            "--report-format compact goes with --strategy sample (one report per "
+            f"person); got --strategy {strategy}. Drop --report-format, or use "
+            "--strategy sample."
+        )
     priv = _make_privatizer(
-        categorical, numeric, kinds, noise, strategy, args.packed, marginal_size
+        categorical, numeric, kinds, noise, strategy, args.packed, marginal_size, report_format
     )
     heavy_mechs = _heavy_mechanisms(heavy, noise)
     typed = {c: categorical[c]["categories"] for c, k in kinds.items() if k[0]}
@@ -538,7 +551,9 @@ def _cmd_privatize(args):
                     args.output, files[args.output], metadata={PARQUET_SPEC_KEY: digest}
                 )
             reports = _transform(priv, table, heavy_mechs, items, row_secrets, columns)
-            writer.write(_columns.report_types(reports, _fitted(priv), kinds))
+            if report_format != "compact":  # the compact block has one fixed dtype
+                reports = _columns.report_types(reports, _fitted(priv), kinds)
+            writer.write(reports)
         if writer is None:
             raise ValueError(f"Input file {str(args.input)!r} has no rows.")
         document["reports"] = {
@@ -590,7 +605,8 @@ def _transform(priv, table, heavy_mechs, items, row_secrets, columns):
         if priv is not None:
             params = {} if row_secrets is None else {"user_secrets": row_secrets}
             reports = priv.transform(table, **params)
-            if priv.strategy == "marginals":  # one marginal per person: its own columns
+            if priv.strategy == "marginals" or priv.report_format == "compact":
+                # one marginal, or one report block, per person: its own columns
                 reports.attrs = {}
                 return reports
             for c in priv.mechanisms_:
@@ -962,6 +978,17 @@ def register(subparsers):
         "spends; reports are two integer columns, marginal and report; "
         "'estimate --marginal A,B' reads any pair) (default: split, "
         'or "strategy" in the config)',
+    )
+    p.add_argument(
+        "--report-format",
+        choices=("wide", "compact"),
+        default="wide",
+        help="with --strategy sample: wide (every column's report columns, "
+        "empty but for the sampled column's; the default) or compact (the "
+        "column 'sampled_attribute' and one block report_0, report_1, ... "
+        "holding each person's report in its column's codes, as wide as the "
+        "widest column's report: the file's size does not grow with the "
+        "number of columns); 'estimate' reads either with the spec",
     )
     p.add_argument(
         "--range-queries",

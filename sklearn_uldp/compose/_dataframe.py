@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.validation import check_is_fitted
 
+from ..estimators import _compact
 from ..estimators._table import SPEC_FORMAT, TableSpec, estimate_columns, load_spec
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._base import RANDOM_STATE_CONSTRAINT, BaseMechanism
@@ -170,6 +171,21 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     sampled_column : str, default="sampled_attribute"
         Name of the report column that holds, under ``"sample"``, the name
         of each person's sampled column.
+    report_format : {"wide", "compact"}, default="wide"
+        The layout of the reports under ``strategy="sample"``. ``"wide"``:
+        every column's report columns, missing except the sampled column's
+        (their number, the table's size and the time to write it grow with
+        the number of columns d). ``"compact"``: the sampled column
+        (``sampled_column``) and one report block ``report_0 ..
+        report_{w-1}`` (w: the widest column's report), each row's report in
+        its column's channel's codes, the cells past its width zero; its
+        size does not depend on d (at d = 10 columns of 10 categories with
+        OUE, 11 one-byte columns instead of 100 nullable ones). The same
+        reports as ``"wide"`` for the same ``random_state``;
+        :meth:`column_reports`, :meth:`estimate`, the spec
+        (:class:`~sklearn_uldp.estimators.TableSpec`) and the command line
+        read either (see the "Many attributes" page). Other strategies take
+        ``"wide"`` only.
     marginal_size : int or "auto", default=2
         Under ``"marginals"``: the number of columns of each marginal (every
         set of that many columns is measured), or ``"auto"`` to choose it
@@ -275,6 +291,17 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     >>> reports = smp.fit_transform(df)
     >>> list(reports.columns), smp.epsilon_spent_
     (['marital', 'region', 'sampled_attribute'], 1.0)
+
+    The same reports in the compact table (one report block, as wide as the
+    widest column's report, whatever the number of columns; each report in
+    its column's codes):
+
+    >>> compact = smp.set_params(report_format="compact").fit(df)
+    >>> reports = compact.transform(df)
+    >>> list(reports.columns), reports["report_0"].dtype
+    (['report_0', 'sampled_attribute'], dtype('uint8'))
+    >>> compact.column_reports(reports, "region").columns.tolist()
+    ['region']
     """
 
     _parameter_constraints = {
@@ -283,6 +310,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         "fake": [StrOptions({"auto", "random", "zero"}), dict],
         "amplification": [StrOptions({"exact", "paper"})],
         "sampled_column": [str],
+        "report_format": [StrOptions({*_compact.REPORT_FORMATS})],
         "marginal_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "remainder": [
             StrOptions({"drop", "passthrough"}),
@@ -308,6 +336,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     # values stand for "not fitted yet".
     _fitting_transformers: list[Any] | None = None
     _fitted_strategy: str = "split"
+    _fitted_report_format: str = "wide"
     _strategy_channels: dict[str, Any] | None = None
     _strategy_guarantees: dict[str, Any] | None = None
     _sampling_calls: list[int] | None = None
@@ -320,6 +349,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         fake: Literal["auto", "random", "zero"] | dict[str, str] = "auto",
         amplification: Literal["exact", "paper"] = "exact",
         sampled_column: str = "sampled_attribute",
+        report_format: Literal["wide", "compact"] = "wide",
         marginal_size: int | Literal["auto"] = 2,
         remainder: Literal["drop", "passthrough"] | BaseMechanism = "drop",
         missing: Literal["error", "category"] = "error",
@@ -334,6 +364,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         self.fake = fake
         self.amplification = amplification
         self.sampled_column = sampled_column
+        self.report_format = report_format
         self.marginal_size = marginal_size
         self.remainder = remainder
         self.missing = missing
@@ -534,6 +565,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
 
     def _fit_transform(self, X, keep):
         self._check_params()
+        _strategies.check_report_format(self)
         X = self._check_input(X)
         transformers = list(self.transformers)
         positions = self._mechanism_columns(X, transformers)
@@ -609,6 +641,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             )
         self._strategy_channels = self._strategy_guarantees = self._sampling_calls = None
         self._fitted_strategy = self.strategy
+        self._fitted_report_format = self.report_format
         self.__dict__.pop("marginal_privatizer_", None)
         if marginals:
             frame = _marginals.marginal_frame(self, X, positions)
@@ -629,6 +662,17 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                 "column: pass another name for the column of sampled attributes."
             )
         channels, guarantees = _strategies.fit_strategy(self)
+        if self.report_format == "compact":
+            widths, _ = _compact.compact_layout(channels)
+            rest = self._remainder_names()
+            taken = sorted(set(_compact.block_names(max(widths.values()))) & set(rest))
+            if taken or self.sampled_column in rest:
+                raise ValueError(
+                    f"The passthrough columns {taken or [self.sampled_column]} have the "
+                    "names of the compact table's own columns (the report block "
+                    f"{_compact.BLOCK_PREFIX}0, {_compact.BLOCK_PREFIX}1, ... and "
+                    "sampled_column): rename them, or use report_format='wide'."
+                )
         self._strategy_channels = channels
         self._strategy_guarantees = guarantees
         for name, mech in self.mechanisms_.items():
@@ -646,7 +690,22 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                 f"This DataFramePrivatizer was fitted with strategy={fitted!r} and "
                 f"strategy is now {self.strategy!r}: fit it again."
             )
+        if self._fitted_report_format != self.report_format:
+            raise ValueError(
+                "This DataFramePrivatizer was fitted with "
+                f"report_format={self._fitted_report_format!r} and report_format is "
+                f"now {self.report_format!r}: fit it again."
+            )
         return fitted
+
+    def _compact(self):
+        """Whether the fitted privatizer writes compact SMP reports."""
+        return self._fitted_strategy == "sample" and self._fitted_report_format == "compact"
+
+    def _block_names(self):
+        """The compact table's report block columns (``report_0``, ...)."""
+        widths, _ = _compact.compact_layout(self._strategy_channels)
+        return _compact.block_names(max(widths.values()))
 
     def _finish_sampled(self, X, keys=None, partition_seed=_OWN_STREAM, *, checked=False):
         """Privatize with the sampling strategy and assemble the output
@@ -661,6 +720,8 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         names = self.get_feature_names_out()
         rest = self._passthrough(X)
         labels = np.asarray(list(self.mechanisms_), dtype=object)
+        if self._compact():
+            return self._compact_output(X, blocks, sampled, rest, names, labels, pandas)
         if not pandas:
             parts = [b.dense() for b in blocks]
             if rest is not None:
@@ -685,6 +746,56 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         out.columns = names
         out.attrs = {CHANNELS_ATTR: self.specs()}
         return out
+
+    def _compact_output(self, X, blocks, sampled, rest, names, labels, pandas):
+        """The compact table: the report block, the passthrough columns, then
+        the sampled column (the names under pandas output, the indices in an
+        array)."""
+        n = len(sampled)
+        block = _strategies.compact_block(self._strategy_channels, blocks, n)
+        codes = _strategies.narrow_attribute_codes(sampled, len(labels))
+        if not pandas:
+            if rest is None:
+                # the attribute indices in the block's dtype where they fit
+                fits = block.dtype.kind == "f" or len(labels) - 1 <= np.iinfo(block.dtype).max
+                dtype = block.dtype if fits else np.min_scalar_type(len(labels) - 1)
+                dtype = np.promote_types(block.dtype, dtype)
+                return np.column_stack([block.astype(dtype, copy=False), codes.astype(dtype)])
+            return np.hstack(
+                [
+                    block.astype(object),
+                    np.asarray(rest, dtype=object),
+                    codes[:, None].astype(object),
+                ]
+            )
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        width = block.shape[1]
+        out = pd.DataFrame(block, columns=list(names[:width]), index=index, copy=False)
+        if rest is not None:
+            for j, c in enumerate(names[width:-1]):
+                out[c] = rest.iloc[:, j].to_numpy() if hasattr(rest, "iloc") else rest[:, j]
+        out[self.sampled_column] = pd.Categorical.from_codes(codes, categories=labels)
+        out.attrs = {CHANNELS_ATTR: self.specs()}
+        return out
+
+    def _compact_frame(self, reports):
+        """An array of compact reports as the frame ``transform`` would give."""
+        arr = np.asarray(reports)
+        width = len(self.get_feature_names_out())
+        if arr.ndim != 2 or arr.shape[1] != width:
+            raise ValueError(
+                f"Array reports must have the {width} columns of transform's "
+                f"output, got shape {arr.shape}; pass a DataFrame to select "
+                "columns by name."
+            )
+        return pd.DataFrame(arr, columns=self.get_feature_names_out()).infer_objects()
+
+    def _remainder_names(self):
+        """The names of the passthrough columns in the output."""
+        indices = getattr(self, "output_indices_", {}).get("remainder")
+        if indices is None or indices.stop == indices.start:
+            return []
+        return list(ColumnTransformer.get_feature_names_out(self)[indices])
 
     def _passthrough(self, X):
         """The remainder columns copied unprivatized (None without them)."""
@@ -855,6 +966,9 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             check_is_fitted(self, "marginal_privatizer_")
             return self.marginal_privatizer_.get_feature_names_out()
         names = super().get_feature_names_out(input_features)
+        if self._fitted_strategy == "sample" and self._fitted_report_format == "compact":
+            rest = names[self.output_indices_["remainder"]]
+            names = np.asarray(self._block_names() + list(rest), dtype=object)
         if self._fitted_strategy == "sample":
             names = np.append(names, np.asarray([self.sampled_column], dtype=object))
         return names
@@ -890,7 +1004,9 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         if self._fitted_strategy == _marginals.MARGINALS:
             columns = {c: self.report_columns(c) for c in names}
         else:  # the report names once, not once per column
-            out = self.get_feature_names_out()
+            # (the names of a column's reports, which column_reports gives
+            # under either report format)
+            out = ColumnTransformer.get_feature_names_out(self)
             columns = {c: list(out[self.output_indices_[c]]) for c in names}
         return TableSpec(
             self.channels_,
@@ -909,6 +1025,11 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
     def report_columns(self, name):
         """Names of the report columns produced by mechanism ``name``.
 
+        Under ``report_format="compact"``: the block's cells its reports
+        take, then the sampled column (a row holds the column's report only
+        where that column names it); :meth:`column_reports` gives the
+        reports under the wide table's names.
+
         Parameters
         ----------
         name : str
@@ -921,6 +1042,9 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         self._check_name(name)
         if self._fitted_strategy == _marginals.MARGINALS:
             return list(self.get_feature_names_out())  # every column's, together
+        if self._compact():  # the block's first cells (and who reported)
+            widths, _ = _compact.compact_layout(self._strategy_channels)
+            return self._block_names()[: widths[name]] + [self.sampled_column]
         return list(self.get_feature_names_out()[self.output_indices_[name]])
 
     def column_reports(self, reports, name):
@@ -976,6 +1100,8 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                 f"output, got shape {arr.shape}; pass a DataFrame to select "
                 "columns by name."
             )
+        if self._compact():
+            return table.column_reports(self._compact_frame(arr), name)
         part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
         if self._fitted_strategy == "sample":
             part = part.loc[arr[:, -1] == name]
@@ -1017,6 +1143,9 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             return _marginals.one_way(est, columns)
         if isinstance(reports, pd.DataFrame):
             return self._table_spec().estimate(reports, estimator, columns=columns)
+        if self._compact():  # one frame of the array, its rows grouped once
+            frame = self._compact_frame(reports)
+            return self._table_spec().estimate(frame, estimator, columns=columns)
         if columns is None:
             columns = list(self.mechanisms_)
         parts = {name: self.column_reports(reports, name) for name in columns}
@@ -1180,6 +1309,9 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         }
         if entry["name"] == "sample":
             entry["sampled_column"] = self.sampled_column
+            if self._fitted_report_format == "compact":
+                entry["report_format"] = "compact"
+                entry["report_block"] = self._block_names()
         else:
             entry["amplification"] = self.amplification
             entry["inner_epsilons"] = {

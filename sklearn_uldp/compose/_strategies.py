@@ -32,6 +32,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn import config_context
 
+from ..estimators._compact import compact_layout, compact_refusal, encode_cells
 from ..estimators._table import missing_kind
 from ..exceptions import ClippingWarning, PrivacyLeakWarning
 from ..mechanisms._attribute_sampling import _guarantees_of, calibrate_fake_epsilons
@@ -48,6 +49,27 @@ SAMPLING_KEY = "(sampled attribute)"
 
 
 # ------------------------------------------------------------------ fitting
+def check_report_format(priv):
+    """``report_format="compact"`` is SMP's (checked before anything is fitted)."""
+    if priv.report_format == "compact" and priv.strategy != "sample":
+        why = {
+            "sample+fake": (
+                "every user sends a report of every column (the real one among "
+                "fakes, so that the table does not show which is real): there is "
+                "no missing report to leave out, and naming the sampled column "
+                "would undo the fakes"
+            ),
+        }.get(
+            priv.strategy,
+            "every user reports every column (or one marginal, which has its own two-column table)",
+        )
+        raise ValueError(
+            f"report_format='compact' writes one report per row (the sampled "
+            f"column's) and is for strategy='sample' only; under "
+            f"strategy={priv.strategy!r} {why}. Use report_format='wide' (the default)."
+        )
+
+
 def check_strategy(priv):
     """Validate the strategy parameters against the fitted mechanisms."""
     names = list(priv.mechanisms_)
@@ -155,6 +177,11 @@ def fit_strategy(priv):
                 channels[name] = mech.channel_.sampled_channel(d)
             except ValueError as exc:
                 raise ValueError(f"Column {name!r}: {exc}") from None
+        if priv.report_format == "compact":
+            for name, channel in channels.items():
+                refusal = compact_refusal(name, channel)
+                if refusal is not None:
+                    raise ValueError(refusal)
         return channels, {"attribute": targets, "row": float(targets.max())}
     fakes = _choose_fakes(priv)
     kinds = [fakes[n] for n in names]
@@ -309,6 +336,28 @@ def transform_sampled(priv, X, keys=None, partition_seed=None, *, checked=False)
         )
         blocks.append(_Block(name, mech, n, rows, real, others, fake))
     return blocks, sampled
+
+
+def compact_block(channels, blocks, n):
+    """The report block of a compact table: row i holds the report of its
+    sampled column in that column's channel's codes, in the first cells (the
+    others zero). One (n, w) array, w the widest column's report: its size
+    and the time to fill it do not grow with the number of columns."""
+    widths, dtype = compact_layout(channels)
+    out = np.zeros((n, max(widths.values())), dtype=dtype)
+    for block in blocks:
+        if block.real is None or not block.rows.size:
+            continue
+        cells = encode_cells(channels[block.name], block.real, dtype)
+        out[block.rows, : cells.shape[1]] = cells
+    return out
+
+
+def narrow_attribute_codes(sampled, d):
+    """The sampled columns' indices in the narrowest signed integer (the
+    codes of the sampled column's ``category`` dtype)."""
+    dtype = np.int8 if d <= 127 else np.int16 if d <= 32767 else np.int32
+    return np.asarray(sampled).astype(dtype, copy=False)
 
 
 def _rows_by_column(sampled, d):

@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel
 from ..mechanisms._reports import attach_channel, is_packed_frame
+from . import _compact
 
 __all__ = ["TableSpec", "SPEC_FORMAT", "load_spec", "estimate_columns"]
 
@@ -52,7 +54,11 @@ class TableSpec:
         column's reports are the one column of its name.
     strategy : dict, default=None
         The strategy entry of a spec file (``{"name": "sample",
-        "sampled_column": ...}``); ``None`` for ``"split"``.
+        "sampled_column": ...}``); ``None`` for ``"split"``. SMP's compact
+        table (``DataFramePrivatizer(report_format="compact")``) adds
+        ``"report_format": "compact"`` and ``"report_block"`` (its block's
+        column names): :meth:`column_reports` and :meth:`estimate` then read
+        the compact table, and give the wide table's reports and estimates.
     epsilon_per_person : float, default=None
         The budget one person's row of reports spends (recorded, not used).
 
@@ -125,6 +131,8 @@ class TableSpec:
         self._report_columns = _checked_report_columns(report_columns, self.channels)
         self.strategy = _checked_strategy(strategy)
         self.epsilon_per_person = epsilon_per_person
+        if self.compact:
+            _check_compact_spec(self.channels, self.strategy)
 
     # ------------------------------------------------------------- the file
     @classmethod
@@ -198,6 +206,16 @@ class TableSpec:
         strategy = "split" if self.strategy is None else self.strategy.get("name")
         return f"TableSpec(columns={list(self.channels)}, strategy={strategy!r})"
 
+    @property
+    def compact(self) -> bool:
+        """Whether the reports are SMP's compact table (``report_format="compact"``)."""
+        return self.strategy is not None and self.strategy.get("report_format") == "compact"
+
+    @property
+    def report_format(self) -> str:
+        """``"compact"`` or ``"wide"``: the layout of the report table."""
+        return "compact" if self.compact else "wide"
+
     # -------------------------------------------------------------- reports
     def report_columns(self, name: str) -> list[str]:
         """Names of the report columns of column ``name``.
@@ -242,8 +260,18 @@ class TableSpec:
                 f"got {type(reports).__name__}."
             )
         names = self.report_columns(name)
+        if self.compact:
+            return self._compact_column_reports(reports, name, _rows)
         absent = [n for n in names if n not in reports.columns]
         if absent:
+            if _looks_compact(reports):
+                raise ReportMismatchError(
+                    "These reports are a compact table (a report block "
+                    f"{_compact.BLOCK_PREFIX}0, ... and the sampled column), but the "
+                    "spec records the wide format (one set of report columns per "
+                    "column): read them with the spec written with them "
+                    "(report_format='compact')."
+                )
             raise KeyError(
                 f"The reports lack the columns {absent} of {name!r}; pass the "
                 "output of transform (or at least these columns)."
@@ -253,6 +281,55 @@ class TableSpec:
             part = sampled_block(reports, names, sampled)
         else:
             part = reports[names].copy()
+        return self.with_channel(part, name)
+
+    def _compact_columns(self, reports):
+        """The compact table's sampled column and block names (or an error)."""
+        column = self.strategy.get("sampled_column", "sampled_attribute")
+        block = list(self.strategy["report_block"])
+        absent = [c for c in [*block, column] if c not in reports.columns]
+        if absent:
+            wide = any(c in reports.columns for n in self.channels for c in self.report_columns(n))
+            hint = (
+                " They look like a wide table (one set of report columns per "
+                "column): read them with the spec written with them "
+                "(report_format='wide')."
+                if wide
+                else " Pass the output of transform (the whole compact table)."
+            )
+            raise ReportMismatchError(
+                f"The spec records a compact table, and the reports lack its columns "
+                f"{absent}.{hint}"
+            )
+        return column, block
+
+    def _compact_groups(self, reports):
+        """Name -> the ascending positions of the rows that report it, and the
+        report block as one array (one pass over the sampled column)."""
+        column, block = self._compact_columns(reports)
+        names = list(self.channels)
+        codes = _compact.attribute_codes(reports[column], names, column)
+        narrow = np.int8 if len(names) <= 127 else np.int32
+        order = np.argsort(codes.astype(narrow, copy=False), kind="stable")
+        ends = np.cumsum(np.bincount(codes, minlength=len(names)))
+        groups = dict(zip(names, np.split(order, ends[:-1]), strict=True))
+        return groups, _block_array(reports, block)
+
+    def _compact_column_reports(self, reports, name, prepared=None):
+        """One column's reports from a compact table, as the wide table's."""
+        if prepared is None:
+            groups, cells = self._compact_groups(reports)
+        else:
+            groups, cells = prepared
+        rows = groups[name]
+        part = _compact.decoded_reports(
+            self.channels[name],
+            name,
+            cells[rows],
+            cells.shape[1],
+            self.report_columns(name),
+            reports.index.take(rows),
+        )
         return self.with_channel(part, name)
 
     def with_channel(self, part: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -329,14 +406,28 @@ class TableSpec:
             # estimating ten columns went there. The spec is this object's.
             reports = reports.copy(deep=False)
             reports.attrs = {}
+        if self.compact:
+            prepared = self._compact_groups(reports)
+            parts = {n: self._compact_column_reports(reports, n, prepared) for n in columns}
+            return estimate_columns(parts, {n: self.channels[n] for n in columns}, estimator)
         rows = self._sampled_rows_of_all(reports, columns)
         parts = {name: self.column_reports(reports, name, _rows=rows.get(name)) for name in columns}
         return estimate_columns(parts, {n: self.channels[n] for n in columns}, estimator)
 
     def present_columns(self, reports: pd.DataFrame) -> list[str]:
         """The columns whose report columns are all in ``reports`` (or a KeyError)."""
+        if self.compact:
+            self._compact_columns(reports)
+            return list(self.channels)
         have = set(reports.columns)
         columns = [n for n in self.channels if set(self.report_columns(n)) <= have]
+        if not columns and _looks_compact(reports):
+            raise ReportMismatchError(
+                "These reports are a compact table (a report block "
+                f"{_compact.BLOCK_PREFIX}0, ... and the sampled column), but the spec "
+                "records the wide format: read them with the spec written with them "
+                "(report_format='compact')."
+            )
         if not columns:
             raise KeyError(
                 "The reports hold no mechanism's report columns (they have "
@@ -463,6 +554,55 @@ def _checked_report_columns(report_columns, channels):
     return out
 
 
+def _looks_compact(reports):
+    return f"{_compact.BLOCK_PREFIX}0" in reports.columns
+
+
+def _block_array(reports, block):
+    """The report block of a compact frame as one (n, w) array (no copy when
+    the frame holds it as one block)."""
+    frame = reports[block]
+    arrays = [frame[c].array for c in block]
+    if any(isinstance(a, pd.arrays.IntegerArray | pd.arrays.FloatingArray) for a in arrays):
+        # nullable columns (Parquet or CSV read back with a schema): a
+        # missing cell becomes NaN, refused with the attribute's name
+        return np.column_stack(
+            [np.asarray(a.to_numpy(dtype=np.float64, na_value=np.nan)) for a in arrays]
+        )
+    return frame.to_numpy()
+
+
+def _check_compact_spec(channels, strategy):
+    """A spec of the compact format: SMP, a block as wide as its widest column."""
+    if strategy.get("name") != "sample":
+        raise ValueError(
+            "The strategy entry says report_format 'compact', which only "
+            f"strategy 'sample' writes; got {strategy.get('name')!r}."
+        )
+    block = strategy.get("report_block")
+    if (
+        isinstance(block, str)
+        or not isinstance(block, Sequence)
+        or not block
+        or not all(isinstance(c, str) for c in block)
+    ):
+        raise ValueError(
+            "A compact spec's strategy entry needs 'report_block', the list of the "
+            "report block's column names."
+        )
+    for name, channel in channels.items():
+        refusal = _compact.compact_refusal(name, channel)
+        if refusal is not None:
+            raise ValueError(refusal)
+    widths, _ = _compact.compact_layout(channels)
+    if len(block) != max(widths.values()):
+        raise ValueError(
+            f"The spec's report block has {len(block)} column(s), but its widest "
+            f"column's reports take {max(widths.values())}: the spec was edited or "
+            "belongs to other columns."
+        )
+
+
 def _checked_strategy(strategy):
     if strategy is None:
         return None
@@ -474,6 +614,16 @@ def _checked_strategy(strategy):
     if not isinstance(column, str):
         raise ValueError(
             f"The strategy's sampled_column must be a column name, got {type(column).__name__}."
+        )
+    report_format = strategy.get("report_format", "wide")
+    if report_format not in _compact.REPORT_FORMATS:
+        raise ValueError(
+            f"The strategy's report_format must be one of {list(_compact.REPORT_FORMATS)}."
+        )
+    if report_format == "compact" and strategy["name"] != "sample":
+        raise ValueError(
+            "The strategy entry says report_format 'compact', which only "
+            f"strategy 'sample' writes; got {strategy['name']!r}."
         )
     return None if strategy["name"] == "split" else dict(strategy)
 

@@ -18,6 +18,7 @@ import copy
 import numpy as np
 import pandas as pd
 
+from ..estimators._compact import compact_layout
 from ..estimators._table import missing_kind
 from ..mechanisms._base import BaseMechanism
 from ..numeric._base import BaseNumericMechanism
@@ -183,6 +184,20 @@ def report_meta(priv, ddf):
     """The empty frame of the reports' schema (names and dtypes)."""
     pieces = []
     sampled = priv._fitted_strategy_name() == "sample"
+    if sampled and priv._compact():
+        # the compact table: the report block, the passthrough columns, the
+        # sampled column (DataFramePrivatizer._compact_output)
+        _, dtype = compact_layout(priv._strategy_channels)
+        block = priv._block_names()
+        pieces.append(pd.DataFrame({c: pd.Series(dtype=dtype) for c in block}))
+        if priv.remainder == "passthrough" and priv._remainder_names():
+            cols = priv._transformer_to_input_indices["remainder"]
+            pieces.append(ddf._meta.iloc[:, cols])
+        dtype = pd.CategoricalDtype(list(priv.mechanisms_))
+        pieces.append(pd.DataFrame({priv.sampled_column: pd.Series(dtype=dtype)}))
+        meta = pd.concat(pieces, axis=1)
+        meta.columns = priv.get_feature_names_out()
+        return meta
     for name, trans, _ in priv.transformers_:
         if isinstance(trans, _MECHANISMS) and sampled:
             kind = missing_kind(trans.channel_)
