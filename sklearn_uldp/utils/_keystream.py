@@ -346,14 +346,21 @@ def _cells_kernel(
             i = g + lane
             r = i if per_row else 0
             cells = buf8[lane]
-            hit = np.uint8(0)
-            for j in range(m):  # one vectorized pass: the cells and where ties are
+            out_row, thr_row, live_row = out[i], thr[r], live[r]
+            # One vectorized pass in 16-bit lanes: the cells and where ties
+            # are. Rows as 1-D views and no reduction in the loop (an OR of
+            # the ties there was widened to 64-bit lanes): the ties' words
+            # are checked after, 8 columns at a time.
+            for j in range(m):
                 byte = np.uint16(cells[j])
-                t = thr[r, j]
-                out[i, j] = byte < t
-                tie = np.uint8(byte == t) & np.uint8(live[r, j])
-                ties[j] = tie
-                hit |= tie
+                t = thr_row[j]
+                out_row[j] = byte < t
+                ties[j] = np.uint8(byte == t) & np.uint8(live_row[j])
+            hit = False
+            for block in range(ties64.size):
+                if ties64[block] != 0:
+                    hit = True
+                    break
             if hit:  # ties (one cell in 256): the t-th unmarked one reads word w0 + t
                 for c in range(h):
                     ties[marked[i, c]] = 0
