@@ -728,7 +728,7 @@ def _prf_cells(
             raise ValueError(f"marked must hold column indices of shape ({n},) or ({n}, h).")
         if marked.size and (marked.min() < 0 or marked.max() >= m):
             raise ValueError(f"marked columns must lie in [0, {m}).")
-        marked = marked.astype(np.int64)
+        marked = np.ascontiguousarray(marked, dtype=np.int64)  # read only: no copy needed
         if repeated_in_rows(marked).any():
             raise ValueError(
                 "marked columns must be distinct within a row (a cell has one "
@@ -744,11 +744,10 @@ def _prf_cells(
             else np.asarray(marked_probabilities, dtype=np.float64),
             marked.shape,
         )
-        _check_unit(p_marked, "marked_probabilities")
     ctx = _context_words(context)
     vals = _value_words(values, n)
     thr, live, frac = _byte_thresholds(p.reshape(-1, m))
-    thr_m, live_m, frac_m = _byte_thresholds(p_marked)
+    thr_m, live_m, frac_m = _broadcast_thresholds(p_marked, "marked_probabilities")
     if out is None:
         out = np.empty((n, m), dtype=np.uint8)
     elif out.shape != (n, m) or out.dtype not in (np.uint8, np.bool_) or not out.flags.c_contiguous:
@@ -1012,6 +1011,23 @@ def _byte_thresholds(p):
         np.ascontiguousarray(frac > 0.0),
         frac,
     )
+
+
+def _broadcast_thresholds(p, name):
+    """:func:`_byte_thresholds` of ``p`` (checked in [0, 1]), computed on
+    one row or column where ``p`` is broadcast along it (a marked
+    probability shared by every user: not a million times), then laid out
+    in full (C order)."""
+    compact = p[
+        tuple(
+            slice(None, 1) if stride == 0 else slice(None)
+            for stride, size in zip(p.strides, p.shape)
+        )
+    ]
+    _check_unit(compact, name)
+    if compact.size == p.size:
+        return _byte_thresholds(p)
+    return tuple(np.ascontiguousarray(np.broadcast_to(a, p.shape)) for a in _byte_thresholds(compact))
 
 
 def _threshold_numpy(raw, thr, live, out):
