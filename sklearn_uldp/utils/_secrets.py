@@ -744,10 +744,10 @@ def _prf_cells(
             else np.asarray(marked_probabilities, dtype=np.float64),
             marked.shape,
         )
+    thr_m, live_m, frac_m = _broadcast_thresholds(p_marked, "marked_probabilities")
     ctx = _context_words(context)
     vals = _value_words(values, n)
     thr, live, frac = _byte_thresholds(p.reshape(-1, m))
-    thr_m, live_m, frac_m = _broadcast_thresholds(p_marked, "marked_probabilities")
     if out is None:
         out = np.empty((n, m), dtype=np.uint8)
     elif out.shape != (n, m) or out.dtype not in (np.uint8, np.bool_) or not out.flags.c_contiguous:
@@ -1018,16 +1018,13 @@ def _broadcast_thresholds(p, name):
     one row or column where ``p`` is broadcast along it (a marked
     probability shared by every user: not a million times), then laid out
     in full (C order)."""
-    compact = p[
-        tuple(
-            slice(None, 1) if stride == 0 else slice(None)
-            for stride, size in zip(p.strides, p.shape)
-        )
-    ]
+    compact = p[tuple(slice(None, 1) if stride == 0 else slice(None) for stride in p.strides)]
     _check_unit(compact, name)
     if compact.size == p.size:
         return _byte_thresholds(p)
-    return tuple(np.ascontiguousarray(np.broadcast_to(a, p.shape)) for a in _byte_thresholds(compact))
+    return tuple(
+        np.ascontiguousarray(np.broadcast_to(a, p.shape)) for a in _byte_thresholds(compact)
+    )
 
 
 def _threshold_numpy(raw, thr, live, out):
