@@ -398,7 +398,7 @@ def test_prf_bernoulli_cells_do_not_depend_on_the_number_of_threads():
 
 
 # ------------------------- the flips of an instantaneous round (issue 36)
-FLIPS = [(0.2, 0.2), (100.5 / 256, 0.5), (0.0, 1.0), (1 / 256, 255 / 256), (0.3, 0.7)]
+FLIPS = [(0.2, 0.2), (100.5 / 256, 0.5), (0.0, 1.0), (1.0, 0.0), (1 / 256, 255 / 256), (0.3, 0.7)]
 
 
 def _flipped_reference(secrets, values, p, marked, p_marked, flips, rng):
