@@ -312,10 +312,22 @@ def _key_words(items):
         # type(); an array of bytes alone is then copied in one go below.
         if pd.api.types.infer_dtype(items, skipna=False) == "bytes":
             array = items
-        items = items.tolist()
+        else:
+            items = items.tolist()
     n = len(items)
     if array is None and not set(map(type, items)) <= {bytes}:  # one C-level pass
         items = [_checked_bytes(i, item) for i, item in enumerate(items)]
+    if set(map(len, items)) <= {KEY_BYTES}:
+        # The common case, every secret 32 bytes long: one pass of len()
+        # into a set (no list, no array of lengths), then one copy to
+        # fixed-width bytes, which holds each secret as it is (no padding,
+        # nothing dropped).
+        fixed = array.astype("S32") if array is not None else np.fromiter(items, "S32", count=n)
+        words = _fixed_words(fixed, n)
+        _check_distinct(words)
+        return words
+    if array is not None:
+        items = items.tolist()
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
     short = np.flatnonzero(lengths < MIN_SECRET_BYTES)
     if short.size:
@@ -323,23 +335,24 @@ def _key_words(items):
             f"{short.size} user secret(s) are shorter than {MIN_SECRET_BYTES} bytes "
             f"(the first at row {int(short[0])}, {int(lengths[short[0]])} bytes). " + _HINT
         )
+    # Some secrets of other lengths (hashed); the 32-byte ones as they are.
     exact = lengths == KEY_BYTES
-    # Fixed-width bytes of exactly 32 bytes hold each secret as it is (no
-    # padding, nothing dropped): one copy, no Python loop.
-    if exact.all():
-        fixed = array.astype("S32") if array is not None else np.fromiter(items, "S32", count=n)
-        words = fixed.view("<u4").reshape(n, 8)
-        if not _LITTLE_ENDIAN:  # pragma: no cover
-            words = words.astype(np.uint32)
-    else:
-        words = np.empty((n, 8), dtype=np.uint32)
-        idx = np.flatnonzero(exact)
-        if idx.size:
-            chosen = [items[i] for i in idx]
-            words[idx] = np.fromiter(chosen, dtype="S32", count=idx.size).view("<u4").reshape(-1, 8)
-        other = np.flatnonzero(~exact)
-        words[other] = _hashed_keys([items[i] for i in other])
+    words = np.empty((n, 8), dtype=np.uint32)
+    idx = np.flatnonzero(exact)
+    if idx.size:
+        chosen = [items[i] for i in idx]
+        words[idx] = _fixed_words(np.fromiter(chosen, dtype="S32", count=idx.size), idx.size)
+    other = np.flatnonzero(~exact)
+    words[other] = _hashed_keys([items[i] for i in other])
     _check_distinct(words, lengths)
+    return words
+
+
+def _fixed_words(fixed, n):
+    """(n, 8) uint32 key words of an (n,) "S32" array of 32-byte secrets."""
+    words = fixed.view("<u4").reshape(n, 8)
+    if not _LITTLE_ENDIAN:  # pragma: no cover
+        words = words.astype(np.uint32)
     return words
 
 
@@ -370,10 +383,13 @@ def _check_distinct(words, lengths=None):
         return
     # Sorted first 64 bits, then (only if two agree) a full comparison of
     # the candidates (random secrets almost never share 64 bits).
-    head = np.ascontiguousarray(words[:, :2]).view(np.uint64).ravel()
-    ordered = np.sort(head)
+    # One copy of the first 64 bits, sorted in place (np.sort would copy
+    # them again).
+    ordered = words[:, :2].copy().view(np.uint64).ravel()
+    ordered.sort()
     if not (ordered[1:] == ordered[:-1]).any():  # the common case: one sort
         return
+    head = words[:, :2].copy().view(np.uint64).ravel()
     candidates = np.flatnonzero(pd.Index(head).duplicated(keep=False))
     if not candidates.size:
         return
@@ -712,7 +728,7 @@ def _prf_cells(
             raise ValueError(f"marked must hold column indices of shape ({n},) or ({n}, h).")
         if marked.size and (marked.min() < 0 or marked.max() >= m):
             raise ValueError(f"marked columns must lie in [0, {m}).")
-        marked = marked.astype(np.int64)
+        marked = np.ascontiguousarray(marked, dtype=np.int64)  # read only: no copy needed
         if repeated_in_rows(marked).any():
             raise ValueError(
                 "marked columns must be distinct within a row (a cell has one "
@@ -728,11 +744,10 @@ def _prf_cells(
             else np.asarray(marked_probabilities, dtype=np.float64),
             marked.shape,
         )
-        _check_unit(p_marked, "marked_probabilities")
+    thr_m, live_m, frac_m = _broadcast_thresholds(p_marked, "marked_probabilities")
     ctx = _context_words(context)
     vals = _value_words(values, n)
     thr, live, frac = _byte_thresholds(p.reshape(-1, m))
-    thr_m, live_m, frac_m = _byte_thresholds(p_marked)
     if out is None:
         out = np.empty((n, m), dtype=np.uint8)
     elif out.shape != (n, m) or out.dtype not in (np.uint8, np.bool_) or not out.flags.c_contiguous:
@@ -995,6 +1010,20 @@ def _byte_thresholds(p):
         np.ascontiguousarray(floor, dtype=np.int16),
         np.ascontiguousarray(frac > 0.0),
         frac,
+    )
+
+
+def _broadcast_thresholds(p, name):
+    """:func:`_byte_thresholds` of ``p`` (checked in [0, 1]), computed on
+    one row or column where ``p`` is broadcast along it (a marked
+    probability shared by every user: not a million times), then laid out
+    in full (C order)."""
+    compact = p[tuple(slice(None, 1) if stride == 0 else slice(None) for stride in p.strides)]
+    _check_unit(compact, name)
+    if compact.size == p.size:
+        return _byte_thresholds(p)
+    return tuple(
+        np.ascontiguousarray(np.broadcast_to(a, p.shape)) for a in _byte_thresholds(compact)
     )
 
 

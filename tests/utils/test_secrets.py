@@ -7,11 +7,14 @@ against each other, and the derived draws statistically (uniforms, exact
 integers, Bernoulli cells with their ties).
 """
 
+import hashlib
 import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from sklearn_uldp.utils import (
@@ -219,6 +222,49 @@ def test_check_user_secrets_forms_and_hashing():
     assert len(keys[1:3]) == 2
 
 
+def _reference_key(secret):
+    """A secret's key as documented: itself if 32 bytes long, else SHA-256."""
+    if len(secret) != 32:
+        secret = hashlib.sha256(b"sklearn_uldp.secret-key.v1\x00" + secret).digest()
+    return np.frombuffer(secret, dtype="<u4")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.binary(min_size=31, max_size=33), st.binary(min_size=16, max_size=40)),
+        min_size=1,
+        max_size=12,
+        unique=True,
+    ),
+    st.sampled_from(["list", "object array", "series"]),
+)
+def test_check_user_secrets_keys_every_length_exactly(secrets, form):
+    # The 32-byte fast path (a set of lengths, one fixed-width copy) and the
+    # mixed path give the documented key of every secret: a trailing zero
+    # byte is kept, a 33-byte secret is not cut to 32, a 31-byte one not
+    # padded.
+    given_secrets = {
+        "list": secrets,
+        "object array": np.array(secrets + [b""], dtype=object)[:-1],
+        "series": pd.Series(secrets, dtype=object),
+    }[form]
+    expected = np.array([_reference_key(s) for s in secrets])
+    np.testing.assert_array_equal(check_user_secrets(given_secrets)._words, expected)
+
+
+def test_check_user_secrets_length_edges():
+    base = bytes(range(1, 33))
+    edges = [base, base[:31] + b"\x00", base + b"\x00", base[:31], base[:31] + b"\x00\x00"]
+    for form in (edges, np.array(edges + [b""], dtype=object)[:-1]):
+        keys = check_user_secrets(form)._words
+        np.testing.assert_array_equal(keys, np.array([_reference_key(s) for s in edges]))
+        assert len({k.tobytes() for k in keys}) == len(edges)
+    # All 32 bytes long, two equal: refused by the fast path too.
+    with pytest.raises(ValueError, match="share a user secret"):
+        check_user_secrets(np.array([base, edges[1], base], dtype=object))
+
+
 @pytest.mark.parametrize(
     ("secrets", "error", "match"),
     [
@@ -352,7 +398,7 @@ def test_prf_bernoulli_cells_do_not_depend_on_the_number_of_threads():
 
 
 # ------------------------- the flips of an instantaneous round (issue 36)
-FLIPS = [(0.2, 0.2), (100.5 / 256, 0.5), (0.0, 1.0), (1 / 256, 255 / 256), (0.3, 0.7)]
+FLIPS = [(0.2, 0.2), (100.5 / 256, 0.5), (0.0, 1.0), (1.0, 0.0), (1 / 256, 255 / 256), (0.3, 0.7)]
 
 
 def _flipped_reference(secrets, values, p, marked, p_marked, flips, rng):
