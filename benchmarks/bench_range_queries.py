@@ -238,10 +238,13 @@ def summarize(records):
 def summarize_paired(records, reference="16x16 OUE + EM"):
     """Each method's MAE minus the reference's in the same repeat (same boxes, same seed).
 
-    The mean difference, its standard error over the repeats and the number
-    of repeats where the method is lower; None without the reference.
+    The mean difference, its standard error over the repeats, its 95 %
+    t-interval (the method is shown below the reference when the interval's
+    upper end is below 0) and the number of repeats where the method is
+    lower; None without the reference.
     """
     import pandas as pd
+    from scipy.stats import t as student
 
     frame = pd.DataFrame(records)
     if reference not in set(frame["method"]):
@@ -250,15 +253,17 @@ def summarize_paired(records, reference="16x16 OUE + EM"):
     for eps, part in frame.groupby("epsilon", sort=False):
         table = part.pivot(index="repeat", columns="method", values="mae")
         for name in table.columns.drop(reference):
-            diff = table[name] - table[reference]
+            diff = (table[name] - table[reference]).dropna()
+            se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
+            half = float(student.ppf(0.975, len(diff) - 1)) * se if len(diff) > 1 else float("nan")
             rows.append(
                 {
                     "epsilon": eps,
                     "method": name,
                     "difference": round(float(diff.mean()), 5),
-                    "standard error": round(float(diff.std(ddof=1) / np.sqrt(len(diff))), 5)
-                    if len(diff) > 1
-                    else float("nan"),
+                    "standard error": round(se, 5),
+                    "95% low": round(float(diff.mean()) - half, 5),
+                    "95% high": round(float(diff.mean()) + half, 5),
                     "lower in": f"{int((diff < 0).sum())} of {len(diff)}",
                 }
             )
