@@ -21,7 +21,9 @@ turn). The error is the mean absolute error of the fractions (MAE).
     non-negative; HDG's response matrices), at the paper's guideline
     (``granularity="auto"``) and at fixed granularities; HDG also with EM
     per grid, and with local hashing for every grid (``mechanism="OLH"``:
-    the faster oracle) with either estimate.
+    the faster oracle) with either estimate; ``HDG, exponent-3 rule`` at
+    ``choose_granularity(n, eps, 2, exponent=3)``; ``--granularities 48,8
+    40,8`` adds HDG at those fixed granularities.
 ``utility-optimized``
     ``sensitive_ranges={"distance": [(2500, 5000)], "air_time": [(360, 700)]}``
     (the transcontinental flights) against LDP at the same granularity.
@@ -53,6 +55,8 @@ Usage::
     python benchmarks/bench_range_queries.py --repeats 5 --json benchmarks/range_queries.json
     python benchmarks/bench_range_queries.py --quick
     python benchmarks/bench_range_queries.py --epsilons 1 2 --methods "16x16 OUE + EM" "HDG auto"
+    python benchmarks/bench_range_queries.py --repeats 20 --methods "16x16 OUE + EM" \
+        --granularities 48,8 40,8
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ import numpy as np
 from sklearn_uldp import RAPPOR, EMEstimator
 from sklearn_uldp.datasets import load_flights
 from sklearn_uldp.exceptions import UninformativeEstimateWarning
-from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer, choose_granularity
 
 BOUNDS = {"distance": (0.0, 5000.0), "air_time": (0.0, 700.0)}
 SENSITIVE = {"distance": [(2500.0, 5000.0)], "air_time": [(360.0, 700.0)]}
@@ -154,7 +158,12 @@ def _ours(frame, queries, eps, seed, **params):
     return est.query_many(queries), priv
 
 
-def run(repeats, epsilons, n_queries, seed, only=None):
+def _exponent_3_rule(n, eps):
+    """HDG's granularity with the alternative model of issue 32 (exponent 3, fitted constants)."""
+    return tuple(choose_granularity(n, eps, 2, exponent=3)[:2])
+
+
+def run(repeats, epsilons, n_queries, seed, only=None, granularities=()):
     frame = _table()
     values = frame.to_numpy()
     everywhere = _boxes(n_queries, seed)
@@ -174,6 +183,9 @@ def run(repeats, epsilons, n_queries, seed, only=None):
         "HDG auto, OLH, EM per grid": lambda eps, s: _ours(
             frame, queries, eps, s, mechanism="OLH", estimator=EMEstimator()
         ),
+        "HDG, exponent-3 rule": lambda eps, s: _ours(
+            frame, queries, eps, s, granularity=_exponent_3_rule(len(frame), eps)
+        ),
         "HDG (48, 8)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(48, 8)),
         "HDG (64, 16)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(64, 16)),
         "TDG auto": lambda eps, s: _ours(frame, queries, eps, s, method="tdg"),
@@ -185,7 +197,12 @@ def run(repeats, epsilons, n_queries, seed, only=None):
             frame, queries, eps, s, granularity=(64, 16), sensitive_ranges=SENSITIVE
         ),
     }
+    for g1, g2 in granularities:
+        methods[f"HDG ({g1}, {g2})"] = lambda eps, s, g=(g1, g2): _ours(
+            frame, queries, eps, s, granularity=g
+        )
     if only:
+        only = list(only) + [f"HDG ({g1}, {g2})" for g1, g2 in granularities]
         unknown = sorted(set(only) - set(methods))
         if unknown:
             raise SystemExit(f"unknown methods {unknown}; choose among {list(methods)}")
@@ -421,6 +438,13 @@ def main():
     parser.add_argument(
         "--methods", nargs="+", default=None, help="run only these methods (their names)"
     )
+    parser.add_argument(
+        "--granularities",
+        nargs="+",
+        default=(),
+        metavar="G1,G2",
+        help="also run HDG at these fixed granularities (with --methods: added to them)",
+    )
     parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
     parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
     parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
@@ -456,7 +480,8 @@ def main():
     if args.json and os.path.exists(args.json):
         raise SystemExit(f"{args.json} exists; remove it or choose another file.")
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    records = run(repeats, args.epsilons, args.queries, args.seed, args.methods)
+    granularities = [tuple(int(g) for g in text.split(",")) for text in args.granularities]
+    records = run(repeats, args.epsilons, args.queries, args.seed, args.methods, granularities)
     print(
         f"\nMAE, mean and standard deviation over {repeats} repeat(s): {args.queries} boxes "
         "over the whole ranges, and as many within the non-sensitive part"
