@@ -71,7 +71,7 @@ import warnings
 
 import numpy as np
 
-from sklearn_uldp import RAPPOR, EMEstimator
+from sklearn_uldp import RAPPOR, EMEstimator, ThresholdEstimator
 from sklearn_uldp.datasets import load_flights
 from sklearn_uldp.exceptions import UninformativeEstimateWarning
 from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer, choose_granularity
@@ -182,6 +182,12 @@ def run(repeats, epsilons, n_queries, seed, only=None, granularities=()):
         "HDG auto, OLH": lambda eps, s: _ours(frame, queries, eps, s, mechanism="OLH"),
         "HDG auto, OLH, EM per grid": lambda eps, s: _ours(
             frame, queries, eps, s, mechanism="OLH", estimator=EMEstimator()
+        ),
+        "HDG auto, threshold 0.5": lambda eps, s: _ours(
+            frame, queries, eps, s, estimator=ThresholdEstimator(alpha=0.5)
+        ),
+        "HDG auto, threshold 0.8": lambda eps, s: _ours(
+            frame, queries, eps, s, estimator=ThresholdEstimator(alpha=0.8)
         ),
         "HDG, exponent-3 rule": lambda eps, s: _ours(
             frame, queries, eps, s, granularity=_exponent_3_rule(len(frame), eps)
