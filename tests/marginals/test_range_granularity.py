@@ -173,3 +173,89 @@ def test_range_query_benchmark_runs_quick():
         check=True,
     ).stdout
     assert "HDG (40, 8)" in out and "HDG, exponent-3 rule" in out and "95% high" in out
+
+
+# ---------------------------------------------------------------- the threshold
+def _diagonal(n, seed):
+    # two nearly collinear columns: most 2-D cells are empty (as on the
+    # flights' distance x air time)
+    rng = np.random.default_rng(seed)
+    x = rng.beta(2, 5, size=n)
+    return np.column_stack([x, np.clip(x + rng.normal(0, 0.05, size=n), 0, 1)])
+
+
+def test_threshold_is_the_default_and_none_is_the_unbiased_estimate():
+    from sklearn_uldp import ThresholdEstimator
+    from sklearn_uldp.estimators._projection import project_to_simplex
+    from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+    from sklearn_uldp.marginals._range_estimator import DEFAULT_THRESHOLD
+
+    assert RangeQueryEstimator().threshold == DEFAULT_THRESHOLD == 0.8
+    X = _diagonal(20_000, 0)
+    bounds = {"x0": (0.0, 1.0), "x1": (0.0, 1.0)}
+    reports = RangeQueryPrivatizer(2.0, bounds=bounds, random_state=0).fit_transform(X)
+    kept = RangeQueryEstimator(consistency=False).fit(reports)
+    plain = RangeQueryEstimator(consistency=False, threshold=None).fit(reports)
+    j = kept.channel_._positions.index((0, 1))
+    sub, part = kept.channel_.channels[j], kept.statistics_.extra.parts[j]
+    # the linear estimates are the same; each grid starts from emp+thr at
+    # level 0.8 (already on the simplex), the plain one from its projection
+    np.testing.assert_array_equal(kept._result()["linear"][j], plain._result()["linear"][j])
+    expected = ThresholdEstimator(alpha=0.8).fit_statistics(part).distribution_
+    np.testing.assert_allclose(kept._result()["tables"][j], expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        plain._result()["tables"][j],
+        project_to_simplex(np.asarray(sub.unbiased_estimate(part), dtype=float)),
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    assert not np.allclose(kept._result()["tables"][j], plain._result()["tables"][j])
+    # an explicit estimator ignores the threshold
+    from sklearn_uldp import EmpiricalEstimator
+
+    a = RangeQueryEstimator(estimator=EmpiricalEstimator(), threshold=0.8).fit(reports)
+    b = RangeQueryEstimator(estimator=EmpiricalEstimator(), threshold=None).fit(reports)
+    np.testing.assert_array_equal(a._result()["tables"][j], b._result()["tables"][j])
+
+
+@pytest.mark.slow
+def test_threshold_lowers_the_error_on_sparse_pairs():
+    # Paired over 6 seeds on nearly collinear columns (n = 100,000, epsilon
+    # = 2, grids (40, 10)): the thresholded estimate's MAE over 100 random
+    # boxes is lower on average and in at least 5 seeds (measured: 6 of 6,
+    # -0.0022 on average); threshold=None (the old default) is the reference.
+    from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+
+    bounds = {"x0": (0.0, 1.0), "x1": (0.0, 1.0)}
+    rng = np.random.default_rng(1)
+    ends = np.sort(rng.uniform(0, 1, size=(100, 2, 2)), axis=1)
+    boxes = [{"x0": tuple(e[:, 0]), "x1": tuple(e[:, 1])} for e in ends]
+    diffs = []
+    for seed in range(6):
+        X = _diagonal(100_000, seed)
+        truth = np.array(
+            [
+                np.mean((X[:, 0] >= a) & (X[:, 0] <= b) & (X[:, 1] >= c) & (X[:, 1] <= d))
+                for (a, c), (b, d) in ends
+            ]
+        )
+        reports = RangeQueryPrivatizer(2.0, bounds=bounds, random_state=seed).fit_transform(X)
+        mae = [
+            np.abs(RangeQueryEstimator(threshold=t).fit(reports).query_many(boxes) - truth).mean()
+            for t in (0.8, None)
+        ]
+        diffs.append(mae[0] - mae[1])
+    diffs = np.asarray(diffs)
+    assert diffs.mean() < 0 and (diffs < 0).sum() >= 5
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 1.5, -0.1, "0.8"])
+def test_bad_thresholds_are_refused(threshold):
+    from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+
+    X = _diagonal(500, 0)
+    reports = RangeQueryPrivatizer(
+        1.0, bounds={"x0": (0.0, 1.0), "x1": (0.0, 1.0)}, granularity=(4, 2), random_state=0
+    ).fit_transform(X)
+    with pytest.raises(ValueError, match="threshold"):
+        RangeQueryEstimator(threshold=threshold).fit(reports)
