@@ -35,9 +35,15 @@ it, paired (same seeds and boxes), and prints each setting's 95 % interval.
 and 4/3 of it, g1 = 2 to 8 times g2) with paired repeats and fits a power
 law to the best ones (how the exponent-3 model's constants were chosen).
 
+``--thresholds 0.5 0.8`` runs ``RangeQueryEstimator(threshold=...)``
+against ``threshold=None`` on the same reports (2-D boxes and 1-D
+intervals), how the estimate's default level was chosen and checked.
+
 Usage::
 
     python benchmarks/bench_range_granularity.py --repeats 3 --json /tmp/granularity.json
+    python benchmarks/bench_range_granularity.py --thresholds 0.5 0.8 --epsilons 0.5 1 2 4 \
+        --repeats 4 --sizes 0
     python benchmarks/bench_range_granularity.py --sweep --epsilons 0.5 1 2 4 --repeats 10 \
         --pairs "flights distance x air_time" "cps1988 wage x experience"
     python benchmarks/bench_range_granularity.py --compare --epsilons 0.5 1 2 4 --repeats 6
@@ -413,9 +419,84 @@ def analyse_sweep(records):
     for j, name in ((1, "g2"), (0, "g1")):
         y = np.log([b[j] for b in table["best"]])
         slope, intercept = np.polyfit(x, y, 1)
-        print(f"best {name} ~ {np.exp(intercept):.3f} S^{slope:.3f} (the default's model: S^"
-              + ("1/4)" if name == "g2" else "1/3)"))
+        print(
+            f"best {name} ~ {np.exp(intercept):.3f} S^{slope:.3f} (the default's model: S^"
+            + ("1/4)" if name == "g2" else "1/3)")
+        )
     return table
+
+
+def _intervals(data, bounds, n_queries, seed=5):
+    """Random 1-D intervals on each column (half each), and their true fractions."""
+    rng = np.random.default_rng(seed)
+    values = data.to_numpy()
+    queries, truth = [], []
+    for j, c in enumerate(bounds):
+        lo, hi = bounds[c]
+        for a, b in np.sort(rng.uniform(lo, hi, size=(n_queries // 2, 2)), axis=1):
+            queries.append({c: (float(a), float(b))})
+            truth.append(np.mean((values[:, j] >= a) & (values[:, j] <= b)))
+    return queries, np.asarray(truth)
+
+
+def thresholds(epsilons, repeats, n_queries, sizes, only, levels):
+    """RangeQueryEstimator(threshold=level) for each level, and None, on the same reports."""
+    records = []
+    for name, (frame, bounds) in pairs().items():
+        if only and name not in only:
+            continue
+        for size in sizes:
+            data = _sample(frame, size)
+            n = len(data)
+            boxes, ends = _boxes(bounds, n_queries, seed=len(name))
+            box_truth = np.concatenate(
+                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
+            )
+            intervals, interval_truth = _intervals(data, bounds, n_queries)
+            for eps in epsilons:
+                for rep in range(repeats):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                        warnings.simplefilter("ignore", ClippingWarning)
+                        reports = RangeQueryPrivatizer(
+                            eps, bounds=bounds, random_state=97 * rep + 5
+                        ).fit_transform(data)
+                        for level in [None, *levels]:
+                            est = RangeQueryEstimator(threshold=level).fit(reports)
+                            records.append(
+                                {
+                                    "pair": name,
+                                    "n": n,
+                                    "epsilon": eps,
+                                    "repeat": rep,
+                                    "threshold": str(level),
+                                    "mae": float(np.abs(est.query_many(boxes) - box_truth).mean()),
+                                    "mae_1d": float(
+                                        np.abs(est.query_many(intervals) - interval_truth).mean()
+                                    ),
+                                }
+                            )
+                print(f"{name:32s} n={n:>7d} eps={eps:<4g}", flush=True)
+    return records
+
+
+def analyse_thresholds(records):
+    """MAE / MAE(threshold=None), geometric means; settings lower / higher by 2 standard errors."""
+    frame = pd.DataFrame(records)
+    for column, label in (("mae", "2-D boxes"), ("mae_1d", "1-D intervals")):
+        table = frame.pivot_table(
+            index=["pair", "n", "epsilon", "repeat"], columns="threshold", values=column
+        )
+        means = table.groupby(level=[0, 1, 2]).mean()
+        ratio = np.log(means.div(means["None"], axis=0)).drop(columns="None")
+        diff = table.sub(table["None"], axis=0).drop(columns="None").groupby(level=[0, 1, 2])
+        z = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.count()))
+        print(f"\n{label}: MAE / MAE(threshold=None), geometric mean")
+        print(np.exp(ratio.groupby(level=2).mean()).round(3).to_string())
+        print("all settings:", np.exp(ratio.mean()).round(3).to_dict())
+        print("worst setting:", np.exp(ratio.max()).round(3).to_dict())
+        print("lower by 2 se:", (z < -2).sum().to_dict(), "higher:", (z > 2).sum().to_dict())
+    return frame
 
 
 def analyse_compare(records):
@@ -462,7 +543,9 @@ def main():
     parser.add_argument("--json", help="write the records here (not overwritten)")
     parser.add_argument("--analyse", metavar="JSON", help="analyse records written before")
     parser.add_argument(
-        "--compare", action="store_true", help="the exponent-3 model against the default, held-out pairs"
+        "--compare",
+        action="store_true",
+        help="the exponent-3 model against the default, held-out pairs",
     )
     parser.add_argument(
         "--sizes", nargs="+", type=int, default=[0, 100_000], help="--compare's n (0: the table's)"
@@ -471,7 +554,28 @@ def main():
     parser.add_argument(
         "--sweep", action="store_true", help="HDG at granularities around the default's"
     )
+    parser.add_argument(
+        "--thresholds",
+        nargs="+",
+        type=float,
+        default=None,
+        metavar="ALPHA",
+        help="RangeQueryEstimator(threshold=ALPHA) against threshold=None",
+    )
     args = parser.parse_args()
+    if args.thresholds:
+        if args.json and os.path.exists(args.json):
+            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
+        print(f"load average at start: {os.getloadavg()}", flush=True)
+        records = thresholds(
+            args.epsilons, args.repeats, args.queries, args.sizes, args.pairs, args.thresholds
+        )
+        if args.json:
+            with open(args.json, "x", encoding="utf-8") as fh:
+                json.dump(records, fh, indent=1)
+        analyse_thresholds(records)
+        print(f"load average at end: {os.getloadavg()}")
+        return
     if args.sweep:
         if args.json and os.path.exists(args.json):
             raise SystemExit(f"{args.json} exists; remove it or choose another file.")

@@ -17,7 +17,7 @@ turn). The error is the mean absolute error of the fractions (MAE).
     to the part it covers.
 ``HDG`` / ``TDG``
     ``RangeQueryPrivatizer`` (the oracle of least variance per grid) and
-    ``RangeQueryEstimator`` (the unbiased grids, made consistent and
+    ``RangeQueryEstimator`` (the grids' thresholded estimates, made consistent and
     non-negative; HDG's response matrices), at the paper's guideline
     (``granularity="auto"``) and at fixed granularities; HDG also with EM
     per grid, and with local hashing for every grid (``mechanism="OLH"``:
@@ -71,10 +71,11 @@ import warnings
 
 import numpy as np
 
-from sklearn_uldp import RAPPOR, EMEstimator, ThresholdEstimator
+from sklearn_uldp import RAPPOR, EMEstimator
 from sklearn_uldp.datasets import load_flights
 from sklearn_uldp.exceptions import UninformativeEstimateWarning
 from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer, choose_granularity
+from sklearn_uldp.marginals._range_estimator import DEFAULT_THRESHOLD
 
 BOUNDS = {"distance": (0.0, 5000.0), "air_time": (0.0, 700.0)}
 SENSITIVE = {"distance": [(2500.0, 5000.0)], "air_time": [(360.0, 700.0)]}
@@ -152,9 +153,10 @@ def _oue_grid(values, queries, eps, seed, g=16):
 
 def _ours(frame, queries, eps, seed, **params):
     estimator = params.pop("estimator", None)
+    threshold = params.pop("threshold", DEFAULT_THRESHOLD)
     priv = RangeQueryPrivatizer(eps, bounds=BOUNDS, random_state=seed, **params)
     reports = priv.fit_transform(frame)
-    est = RangeQueryEstimator(estimator=estimator).fit(reports)
+    est = RangeQueryEstimator(estimator=estimator, threshold=threshold).fit(reports)
     return est.query_many(queries), priv
 
 
@@ -183,12 +185,8 @@ def run(repeats, epsilons, n_queries, seed, only=None, granularities=()):
         "HDG auto, OLH, EM per grid": lambda eps, s: _ours(
             frame, queries, eps, s, mechanism="OLH", estimator=EMEstimator()
         ),
-        "HDG auto, threshold 0.5": lambda eps, s: _ours(
-            frame, queries, eps, s, estimator=ThresholdEstimator(alpha=0.5)
-        ),
-        "HDG auto, threshold 0.8": lambda eps, s: _ours(
-            frame, queries, eps, s, estimator=ThresholdEstimator(alpha=0.8)
-        ),
+        "HDG auto, threshold None": lambda eps, s: _ours(frame, queries, eps, s, threshold=None),
+        "HDG auto, threshold 0.5": lambda eps, s: _ours(frame, queries, eps, s, threshold=0.5),
         "HDG, exponent-3 rule": lambda eps, s: _ours(
             frame, queries, eps, s, granularity=_exponent_3_rule(len(frame), eps)
         ),
