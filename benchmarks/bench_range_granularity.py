@@ -27,9 +27,26 @@ candidate constants choose is run ``--repeats`` times (privatize, estimate,
 the settings (pair, n, epsilon), of its MAE relative to the best granularity
 evaluated in that setting.
 
+``--compare`` runs the exponent-3 model (``choose_granularity(...,
+exponent=3)``, issue 32) against the default on the pairs not used to fit
+it, paired (same seeds and boxes), and prints each setting's 95 % interval.
+
+``--sweep`` runs HDG at granularities around the default's (g2 at 2/3, 1
+and 4/3 of it, g1 = 2 to 8 times g2) with paired repeats and fits a power
+law to the best ones (how the exponent-3 model's constants were chosen).
+
+``--thresholds 0.5 0.8`` runs ``RangeQueryEstimator(threshold=...)``
+against ``threshold=None`` on the same reports (2-D boxes and 1-D
+intervals), how the estimate's default level was chosen and checked.
+
 Usage::
 
     python benchmarks/bench_range_granularity.py --repeats 3 --json /tmp/granularity.json
+    python benchmarks/bench_range_granularity.py --thresholds 0.5 0.8 --epsilons 0.5 1 2 4 \
+        --repeats 4 --sizes 0
+    python benchmarks/bench_range_granularity.py --sweep --epsilons 0.5 1 2 4 --repeats 10 \
+        --pairs "flights distance x air_time" "cps1988 wage x experience"
+    python benchmarks/bench_range_granularity.py --compare --epsilons 0.5 1 2 4 --repeats 6
     python benchmarks/bench_range_granularity.py --analyse /tmp/granularity.json
 """
 
@@ -250,6 +267,273 @@ def analyse(records):
     return score
 
 
+#: The pairs whose sweep of (g1, g2) fitted the exponent-3 model's constants
+#: (issue 32); the others are held out for ``--compare``.
+FITTED = (BENCHMARK, "cps1988 wage x experience")
+
+
+def compare(epsilons, repeats, n_queries, sizes, only=None):
+    """HDG's exponent-3 model against the default (exponent 2), paired.
+
+    For each held-out pair (not in ``FITTED``), number of users (``0``: the
+    table's; fewer: a sample without replacement; more: drawn with
+    replacement) and budget, both rules' granularities run with the same
+    seeds and boxes; the record holds both MAEs.
+    """
+    records = []
+    for name, (frame, bounds) in pairs().items():
+        if name in FITTED or (only and name not in only):
+            continue
+        for size in sizes:
+            data = _sample(frame, size)
+            n = len(data)
+            queries, ends = _boxes(bounds, n_queries, seed=len(name))
+            truth = np.concatenate(
+                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
+            )
+            for eps in epsilons:
+                rules = {
+                    "exponent 3": tuple(choose_granularity(n, eps, 2, exponent=3)[:2]),
+                    "exponent 2": tuple(choose_granularity(n, eps, 2)[:2]),
+                }
+                for rep in range(repeats):
+                    record = {"pair": name, "n": n, "epsilon": eps, "repeat": rep}
+                    for rule, g in rules.items():
+                        if g == rules["exponent 3"] and rule != "exponent 3":
+                            record[rule] = record["exponent 3"]
+                            record[f"g {rule}"] = list(g)
+                            continue
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                            warnings.simplefilter("ignore", ClippingWarning)
+                            priv = RangeQueryPrivatizer(
+                                eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
+                            )
+                            est = RangeQueryEstimator().fit(priv.fit_transform(data))
+                            answers = est.query_many(queries)
+                        record[rule] = float(np.abs(answers - truth).mean())
+                        record[f"g {rule}"] = list(g)
+                    records.append(record)
+                print(f"{name:32s} n={n:>7d} eps={eps:<4g} {rules}", flush=True)
+    return records
+
+
+def _sample(frame, n):
+    """The table (n = 0 or its size), a sample without replacement, or a resample."""
+    n = len(frame) if n == 0 else n
+    rng = np.random.default_rng(n)
+    if n == len(frame):
+        data = frame
+    elif n < len(frame):
+        data = frame.iloc[rng.choice(len(frame), n, replace=False)]
+    else:
+        data = frame.iloc[rng.integers(0, len(frame), n)]
+    return data.reset_index(drop=True)
+
+
+def sweep_candidates(g1, g2):
+    """(g1, g2) around a rule's: g2 at 2/3, 1 and 4/3 of its, g1 = 2 .. 8 times g2."""
+    out = {(g1, g2)}
+    for h in sorted({max(2, round(g2 * 2 / 3)), g2, round(g2 * 4 / 3)}):
+        for r in (2, 3, 4, 6, 8):
+            if h * r <= 1024:
+                out.add((h * r, h))
+    return sorted(out)
+
+
+def sweep(epsilons, repeats, n_queries, sizes, only):
+    """HDG at every granularity of ``sweep_candidates`` around the default's, paired."""
+    records = []
+    for name, (frame, bounds) in pairs().items():
+        if only and name not in only:
+            continue
+        for size in sizes:
+            data = _sample(frame, size)
+            n = len(data)
+            queries, ends = _boxes(bounds, n_queries, seed=len(name))
+            truth = np.concatenate(
+                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
+            )
+            for eps in epsilons:
+                rule = tuple(choose_granularity(n, eps, 2)[:2])
+                for rep in range(repeats):
+                    for g in sweep_candidates(*rule):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                            warnings.simplefilter("ignore", ClippingWarning)
+                            priv = RangeQueryPrivatizer(
+                                eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
+                            )
+                            answers = (
+                                RangeQueryEstimator()
+                                .fit(priv.fit_transform(data))
+                                .query_many(queries)
+                            )
+                        records.append(
+                            {
+                                "pair": name,
+                                "n": n,
+                                "epsilon": eps,
+                                "g1": g[0],
+                                "g2": g[1],
+                                "rule": g == rule,
+                                "repeat": rep,
+                                "mae": float(np.abs(answers - truth).mean()),
+                            }
+                        )
+                print(f"{name:32s} n={n:>7d} eps={eps:<4g} default {rule}", flush=True)
+    return records
+
+
+def analyse_sweep(records):
+    """Per setting the best (g1, g2) against the default's; a power law of the best g."""
+    frame = pd.DataFrame(records)
+    rows = []
+    for (pair, n, eps), sub in frame.groupby(["pair", "n", "epsilon"], sort=False):
+        mae = sub.groupby(["g1", "g2"])["mae"].mean()
+        rule = sub[sub["rule"]].iloc[0]
+        best = mae.idxmin()
+        at_rule = sub[sub["rule"]].set_index("repeat")["mae"]
+        at_best = sub[(sub["g1"] == best[0]) & (sub["g2"] == best[1])].set_index("repeat")["mae"]
+        diff = at_best - at_rule
+        rows.append(
+            {
+                "pair": pair,
+                "n": n,
+                "epsilon": eps,
+                # the signal of one grid's users: 1 / (local hashing's variance of 3 grids)
+                "S": n * np.expm1(eps) ** 2 / np.exp(eps),
+                "default": (int(rule["g1"]), int(rule["g2"])),
+                "best": best,
+                "MAE default": mae.loc[(rule["g1"], rule["g2"])],
+                "MAE best": mae.min(),
+                "best - default": float(diff.mean()),
+                "standard error": float(diff.std(ddof=1) / np.sqrt(len(diff)))
+                if len(diff) > 1
+                else float("nan"),
+            }
+        )
+    table = pd.DataFrame(rows)
+    print(table.drop(columns="S").round(5).to_string(index=False))
+    x = np.log(table["S"])
+    for j, name in ((1, "g2"), (0, "g1")):
+        y = np.log([b[j] for b in table["best"]])
+        slope, intercept = np.polyfit(x, y, 1)
+        print(
+            f"best {name} ~ {np.exp(intercept):.3f} S^{slope:.3f} (the default's model: S^"
+            + ("1/4)" if name == "g2" else "1/3)")
+        )
+    return table
+
+
+def _intervals(data, bounds, n_queries, seed=5):
+    """Random 1-D intervals on each column (half each), and their true fractions."""
+    rng = np.random.default_rng(seed)
+    values = data.to_numpy()
+    queries, truth = [], []
+    for j, c in enumerate(bounds):
+        lo, hi = bounds[c]
+        for a, b in np.sort(rng.uniform(lo, hi, size=(n_queries // 2, 2)), axis=1):
+            queries.append({c: (float(a), float(b))})
+            truth.append(np.mean((values[:, j] >= a) & (values[:, j] <= b)))
+    return queries, np.asarray(truth)
+
+
+def thresholds(epsilons, repeats, n_queries, sizes, only, levels):
+    """RangeQueryEstimator(threshold=level) for each level, and None, on the same reports."""
+    records = []
+    for name, (frame, bounds) in pairs().items():
+        if only and name not in only:
+            continue
+        for size in sizes:
+            data = _sample(frame, size)
+            n = len(data)
+            boxes, ends = _boxes(bounds, n_queries, seed=len(name))
+            box_truth = np.concatenate(
+                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
+            )
+            intervals, interval_truth = _intervals(data, bounds, n_queries)
+            for eps in epsilons:
+                for rep in range(repeats):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                        warnings.simplefilter("ignore", ClippingWarning)
+                        reports = RangeQueryPrivatizer(
+                            eps, bounds=bounds, random_state=97 * rep + 5
+                        ).fit_transform(data)
+                        for level in [None, *levels]:
+                            est = RangeQueryEstimator(threshold=level).fit(reports)
+                            records.append(
+                                {
+                                    "pair": name,
+                                    "n": n,
+                                    "epsilon": eps,
+                                    "repeat": rep,
+                                    "threshold": str(level),
+                                    "mae": float(np.abs(est.query_many(boxes) - box_truth).mean()),
+                                    "mae_1d": float(
+                                        np.abs(est.query_many(intervals) - interval_truth).mean()
+                                    ),
+                                }
+                            )
+                print(f"{name:32s} n={n:>7d} eps={eps:<4g}", flush=True)
+    return records
+
+
+def analyse_thresholds(records):
+    """MAE / MAE(threshold=None), geometric means; settings lower / higher by 2 standard errors."""
+    frame = pd.DataFrame(records)
+    for column, label in (("mae", "2-D boxes"), ("mae_1d", "1-D intervals")):
+        table = frame.pivot_table(
+            index=["pair", "n", "epsilon", "repeat"], columns="threshold", values=column
+        )
+        means = table.groupby(level=[0, 1, 2]).mean()
+        ratio = np.log(means.div(means["None"], axis=0)).drop(columns="None")
+        diff = table.sub(table["None"], axis=0).drop(columns="None").groupby(level=[0, 1, 2])
+        z = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.count()))
+        print(f"\n{label}: MAE / MAE(threshold=None), geometric mean")
+        print(np.exp(ratio.groupby(level=2).mean()).round(3).to_string())
+        print("all settings:", np.exp(ratio.mean()).round(3).to_dict())
+        print("worst setting:", np.exp(ratio.max()).round(3).to_dict())
+        print("lower by 2 se:", (z < -2).sum().to_dict(), "higher:", (z > 2).sum().to_dict())
+    return frame
+
+
+def analyse_compare(records):
+    """Per setting: both rules' MAE, the paired difference and its 95 % t-interval."""
+    from scipy.stats import t as student
+
+    frame = pd.DataFrame(records)
+    rows = []
+    for (pair, n, eps), sub in frame.groupby(["pair", "n", "epsilon"], sort=False):
+        diff = sub["exponent 3"] - sub["exponent 2"]
+        se = float(diff.std(ddof=1) / np.sqrt(len(diff)))
+        half = float(student.ppf(0.975, len(diff) - 1)) * se
+        rows.append(
+            {
+                "pair": pair,
+                "n": n,
+                "epsilon": eps,
+                "g (e = 2)": tuple(sub["g exponent 2"].iloc[0]),
+                "g (e = 3)": tuple(sub["g exponent 3"].iloc[0]),
+                "MAE e = 2": sub["exponent 2"].mean(),
+                "MAE e = 3": sub["exponent 3"].mean(),
+                "ratio": sub["exponent 3"].mean() / sub["exponent 2"].mean(),
+                "95% low": float(diff.mean()) - half,
+                "95% high": float(diff.mean()) + half,
+            }
+        )
+    table = pd.DataFrame(rows)
+    print(table.round(5).to_string(index=False))
+    print("geometric mean of the ratio (e = 3 / e = 2):")
+    print(table.groupby("epsilon")["ratio"].apply(lambda r: float(np.exp(np.log(r).mean()))))
+    print(f"all settings: {float(np.exp(np.log(table['ratio']).mean())):.4f}")
+    lower = int((table["95% high"] < 0).sum())
+    higher = int((table["95% low"] > 0).sum())
+    print(f"settings shown lower: {lower}, shown higher: {higher}, of {len(table)}")
+    return table
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 2.0])
@@ -258,7 +542,62 @@ def main():
     parser.add_argument("--resample", type=int, default=300_000)
     parser.add_argument("--json", help="write the records here (not overwritten)")
     parser.add_argument("--analyse", metavar="JSON", help="analyse records written before")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="the exponent-3 model against the default, held-out pairs",
+    )
+    parser.add_argument(
+        "--sizes", nargs="+", type=int, default=[0, 100_000], help="--compare's n (0: the table's)"
+    )
+    parser.add_argument("--pairs", nargs="+", default=None, help="only these pairs")
+    parser.add_argument(
+        "--sweep", action="store_true", help="HDG at granularities around the default's"
+    )
+    parser.add_argument(
+        "--thresholds",
+        nargs="+",
+        type=float,
+        default=None,
+        metavar="ALPHA",
+        help="RangeQueryEstimator(threshold=ALPHA) against threshold=None",
+    )
     args = parser.parse_args()
+    if args.thresholds:
+        if args.json and os.path.exists(args.json):
+            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
+        print(f"load average at start: {os.getloadavg()}", flush=True)
+        records = thresholds(
+            args.epsilons, args.repeats, args.queries, args.sizes, args.pairs, args.thresholds
+        )
+        if args.json:
+            with open(args.json, "x", encoding="utf-8") as fh:
+                json.dump(records, fh, indent=1)
+        analyse_thresholds(records)
+        print(f"load average at end: {os.getloadavg()}")
+        return
+    if args.sweep:
+        if args.json and os.path.exists(args.json):
+            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
+        print(f"load average at start: {os.getloadavg()}", flush=True)
+        records = sweep(args.epsilons, args.repeats, args.queries, args.sizes, args.pairs)
+        if args.json:
+            with open(args.json, "x", encoding="utf-8") as fh:
+                json.dump(records, fh, indent=1)
+        analyse_sweep(records)
+        print(f"load average at end: {os.getloadavg()}")
+        return
+    if args.compare:
+        if args.json and os.path.exists(args.json):
+            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
+        print(f"load average at start: {os.getloadavg()}", flush=True)
+        records = compare(args.epsilons, args.repeats, args.queries, args.sizes, args.pairs)
+        if args.json:
+            with open(args.json, "x", encoding="utf-8") as fh:
+                json.dump(records, fh, indent=1)
+        analyse_compare(records)
+        print(f"load average at end: {os.getloadavg()}")
+        return
     if args.analyse:
         with open(args.analyse, encoding="utf-8") as fh:
             analyse(json.load(fh))

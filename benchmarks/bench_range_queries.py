@@ -17,11 +17,13 @@ turn). The error is the mean absolute error of the fractions (MAE).
     to the part it covers.
 ``HDG`` / ``TDG``
     ``RangeQueryPrivatizer`` (the oracle of least variance per grid) and
-    ``RangeQueryEstimator`` (the unbiased grids, made consistent and
+    ``RangeQueryEstimator`` (the grids' thresholded estimates, made consistent and
     non-negative; HDG's response matrices), at the paper's guideline
     (``granularity="auto"``) and at fixed granularities; HDG also with EM
     per grid, and with local hashing for every grid (``mechanism="OLH"``:
-    the faster oracle) with either estimate.
+    the faster oracle) with either estimate; ``HDG, exponent-3 rule`` at
+    ``choose_granularity(n, eps, 2, exponent=3)``; ``--granularities 48,8
+    40,8`` adds HDG at those fixed granularities.
 ``utility-optimized``
     ``sensitive_ranges={"distance": [(2500, 5000)], "air_time": [(360, 700)]}``
     (the transcontinental flights) against LDP at the same granularity.
@@ -53,6 +55,8 @@ Usage::
     python benchmarks/bench_range_queries.py --repeats 5 --json benchmarks/range_queries.json
     python benchmarks/bench_range_queries.py --quick
     python benchmarks/bench_range_queries.py --epsilons 1 2 --methods "16x16 OUE + EM" "HDG auto"
+    python benchmarks/bench_range_queries.py --repeats 20 --methods "16x16 OUE + EM" \
+        --granularities 48,8 40,8
 """
 
 from __future__ import annotations
@@ -70,7 +74,8 @@ import numpy as np
 from sklearn_uldp import RAPPOR, EMEstimator
 from sklearn_uldp.datasets import load_flights
 from sklearn_uldp.exceptions import UninformativeEstimateWarning
-from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer
+from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer, choose_granularity
+from sklearn_uldp.marginals._range_estimator import DEFAULT_THRESHOLD
 
 BOUNDS = {"distance": (0.0, 5000.0), "air_time": (0.0, 700.0)}
 SENSITIVE = {"distance": [(2500.0, 5000.0)], "air_time": [(360.0, 700.0)]}
@@ -148,13 +153,19 @@ def _oue_grid(values, queries, eps, seed, g=16):
 
 def _ours(frame, queries, eps, seed, **params):
     estimator = params.pop("estimator", None)
+    threshold = params.pop("threshold", DEFAULT_THRESHOLD)
     priv = RangeQueryPrivatizer(eps, bounds=BOUNDS, random_state=seed, **params)
     reports = priv.fit_transform(frame)
-    est = RangeQueryEstimator(estimator=estimator).fit(reports)
+    est = RangeQueryEstimator(estimator=estimator, threshold=threshold).fit(reports)
     return est.query_many(queries), priv
 
 
-def run(repeats, epsilons, n_queries, seed, only=None):
+def _exponent_3_rule(n, eps):
+    """HDG's granularity with the alternative model of issue 32 (exponent 3, fitted constants)."""
+    return tuple(choose_granularity(n, eps, 2, exponent=3)[:2])
+
+
+def run(repeats, epsilons, n_queries, seed, only=None, granularities=()):
     frame = _table()
     values = frame.to_numpy()
     everywhere = _boxes(n_queries, seed)
@@ -174,6 +185,11 @@ def run(repeats, epsilons, n_queries, seed, only=None):
         "HDG auto, OLH, EM per grid": lambda eps, s: _ours(
             frame, queries, eps, s, mechanism="OLH", estimator=EMEstimator()
         ),
+        "HDG auto, threshold None": lambda eps, s: _ours(frame, queries, eps, s, threshold=None),
+        "HDG auto, threshold 0.5": lambda eps, s: _ours(frame, queries, eps, s, threshold=0.5),
+        "HDG, exponent-3 rule": lambda eps, s: _ours(
+            frame, queries, eps, s, granularity=_exponent_3_rule(len(frame), eps)
+        ),
         "HDG (48, 8)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(48, 8)),
         "HDG (64, 16)": lambda eps, s: _ours(frame, queries, eps, s, granularity=(64, 16)),
         "TDG auto": lambda eps, s: _ours(frame, queries, eps, s, method="tdg"),
@@ -185,7 +201,12 @@ def run(repeats, epsilons, n_queries, seed, only=None):
             frame, queries, eps, s, granularity=(64, 16), sensitive_ranges=SENSITIVE
         ),
     }
+    for g1, g2 in granularities:
+        methods[f"HDG ({g1}, {g2})"] = lambda eps, s, g=(g1, g2): _ours(
+            frame, queries, eps, s, granularity=g
+        )
     if only:
+        only = list(only) + [f"HDG ({g1}, {g2})" for g1, g2 in granularities]
         unknown = sorted(set(only) - set(methods))
         if unknown:
             raise SystemExit(f"unknown methods {unknown}; choose among {list(methods)}")
@@ -238,10 +259,13 @@ def summarize(records):
 def summarize_paired(records, reference="16x16 OUE + EM"):
     """Each method's MAE minus the reference's in the same repeat (same boxes, same seed).
 
-    The mean difference, its standard error over the repeats and the number
-    of repeats where the method is lower; None without the reference.
+    The mean difference, its standard error over the repeats, its 95 %
+    t-interval (the method is shown below the reference when the interval's
+    upper end is below 0) and the number of repeats where the method is
+    lower; None without the reference.
     """
     import pandas as pd
+    from scipy.stats import t as student
 
     frame = pd.DataFrame(records)
     if reference not in set(frame["method"]):
@@ -250,15 +274,17 @@ def summarize_paired(records, reference="16x16 OUE + EM"):
     for eps, part in frame.groupby("epsilon", sort=False):
         table = part.pivot(index="repeat", columns="method", values="mae")
         for name in table.columns.drop(reference):
-            diff = table[name] - table[reference]
+            diff = (table[name] - table[reference]).dropna()
+            se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
+            half = float(student.ppf(0.975, len(diff) - 1)) * se if len(diff) > 1 else float("nan")
             rows.append(
                 {
                     "epsilon": eps,
                     "method": name,
                     "difference": round(float(diff.mean()), 5),
-                    "standard error": round(float(diff.std(ddof=1) / np.sqrt(len(diff))), 5)
-                    if len(diff) > 1
-                    else float("nan"),
+                    "standard error": round(se, 5),
+                    "95% low": round(float(diff.mean()) - half, 5),
+                    "95% high": round(float(diff.mean()) + half, 5),
                     "lower in": f"{int((diff < 0).sum())} of {len(diff)}",
                 }
             )
@@ -416,6 +442,13 @@ def main():
     parser.add_argument(
         "--methods", nargs="+", default=None, help="run only these methods (their names)"
     )
+    parser.add_argument(
+        "--granularities",
+        nargs="+",
+        default=(),
+        metavar="G1,G2",
+        help="also run HDG at these fixed granularities (with --methods: added to them)",
+    )
     parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
     parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
     parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
@@ -451,7 +484,8 @@ def main():
     if args.json and os.path.exists(args.json):
         raise SystemExit(f"{args.json} exists; remove it or choose another file.")
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    records = run(repeats, args.epsilons, args.queries, args.seed, args.methods)
+    granularities = [tuple(int(g) for g in text.split(",")) for text in args.granularities]
+    records = run(repeats, args.epsilons, args.queries, args.seed, args.methods, granularities)
     print(
         f"\nMAE, mean and standard deviation over {repeats} repeat(s): {args.queries} boxes "
         "over the whole ranges, and as many within the non-sensitive part"

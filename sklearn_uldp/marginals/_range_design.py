@@ -47,7 +47,17 @@ from ..utils._validation import check_epsilon
 from ._design import MAX_CELLS, choose_oracle
 from ._range_channel import METHODS
 
-__all__ = ["choose_granularity", "ALPHA_1", "ALPHA_2", "PAPER_ALPHA_2", "MAX_G1"]
+__all__ = [
+    "choose_granularity",
+    "ALPHA_1",
+    "ALPHA_2",
+    "EXPONENT",
+    "PAPER_ALPHA_2",
+    "FITTED_ALPHA_1",
+    "FITTED_ALPHA_2",
+    "FITTED_EXPONENT",
+    "MAX_G1",
+]
 
 #: The non-uniformity constant of 1-D grids in the paper's guideline.
 ALPHA_1 = 0.7
@@ -58,6 +68,19 @@ ALPHA_1 = 0.7
 ALPHA_2 = 0.12
 #: The paper's (and its code's) constant of 2-D grids.
 PAPER_ALPHA_2 = 0.03
+#: The paper's non-uniformity exponent: the squared non-uniformity error of
+#: a grid of granularity g falls as g^-2.
+EXPONENT = 2.0
+#: The alternative model measured in issue 32 (``exponent=3``): the squared
+#: non-uniformity error falls as g^-3 (a cut cell's misplaced share itself
+#: shrinks with the cell where the density is smooth at that scale), with
+#: constants fitted on a sweep of (g1, g2) over two pairs of columns
+#: (benchmarks/bench_range_granularity.py; "Marginals" page). Not the
+#: default: on held-out pairs it is 15 % better at epsilon = 4 and level at
+#: epsilon 0.5 to 2, and it does not bring HDG below the 16 x 16 grid at 1.
+FITTED_EXPONENT = 3.0
+FITTED_ALPHA_1 = 2.4
+FITTED_ALPHA_2 = 0.21
 #: Largest 1-D granularity: HDG answers a pair's queries from a g1 x g1
 #: response matrix (8 MB of float64 at 1024).
 MAX_G1 = 1024
@@ -112,21 +135,23 @@ def choose_granularity(
     method: str = "hdg",
     *,
     mechanism: Any = "auto",
-    alpha1: float = ALPHA_1,
-    alpha2: float = ALPHA_2,
+    alpha1: float | None = None,
+    alpha2: float | None = None,
+    exponent: float = EXPONENT,
     max_g1: int = MAX_G1,
     max_g2: int = MAX_G2,
     cache: dict | None = None,
 ) -> tuple[int | None, int | None, pd.DataFrame]:
     """The granularities (g1, g2) of HDG or TDG from n, epsilon and the columns.
 
-    Minimizes the paper's error model of a 1-D grid, ``g V(g) + (alpha1 /
-    g)^2``, and of a 2-D grid, ``(g^2 / 4) V(g^2) + (2 alpha2 / g)^2``, where
+    Minimizes the error model of a 1-D grid, ``g V(g) + alpha1^2 / g^e``,
+    and of a 2-D grid, ``(g^2 / 4) V(g^2) + (2 alpha2)^2 / g^e``, where
     ``V(K)`` is the per-cell variance (at the uniform distribution) of the
     oracle of least variance for K cells with ``n / m`` users, m the number
-    of grids. First g2 over the integers 2 .. ``max_g2``, then g1 over the
-    multiples of g2 up to ``max_g1``. With the variance of local hashing
-    (the same for every K) these are the paper's closed forms.
+    of grids, and ``e`` the non-uniformity exponent (the paper's 2). First
+    g2 over the integers 2 .. ``max_g2``, then g1 over the multiples of g2
+    up to ``max_g1``. With ``e = 2`` and the variance of local hashing (the
+    same for every K) these are the paper's closed forms.
 
     Parameters
     ----------
@@ -138,10 +163,17 @@ def choose_granularity(
     method : {"hdg", "tdg"}, default="hdg"
     mechanism : "auto", str or mechanism, default="auto"
         The oracle of each grid (see :func:`~sklearn_uldp.marginals.choose_oracle`).
-    alpha1, alpha2 : float, default=0.7, 0.12
-        The non-uniformity constants: the paper's 0.7 for 1-D grids, and for
-        2-D grids 0.12, four times the paper's 0.03 (measured on real
-        tables, see the module notes; pass ``alpha2=0.03`` for the paper's).
+    alpha1, alpha2 : float or None, default=None
+        The non-uniformity constants. None: the paper's 0.7 for 1-D grids,
+        and for 2-D grids 0.12, four times the paper's 0.03 (measured on
+        real tables, see the module notes; pass ``alpha2=0.03`` for the
+        paper's); with ``exponent=3``, the constants fitted with it (2.4
+        and 0.21).
+    exponent : float, default=2
+        ``e``, how fast the squared non-uniformity error falls with the
+        granularity (> 0): the paper's 2; ``3`` is the alternative model
+        measured on real tables (better at epsilon = 4, level at 0.5 to 2;
+        "Marginals" page).
     max_g1, max_g2 : int, default=1024, 256
     cache : dict, default=None
         The oracles' tables already computed (shared with
@@ -169,6 +201,8 @@ def choose_granularity(
     (None, 16)
     >>> choose_granularity(1_000_000, 1.0, 2, alpha2=0.03)[1]  # the paper's constant
     6
+    >>> choose_granularity(1_000_000, 4.0, 2, exponent=3)[:2]  # fewer, coarser cells
+    (88, 22)
     """
     epsilon = check_epsilon(epsilon)
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
@@ -180,8 +214,15 @@ def choose_granularity(
     d = int(n_columns)
     if method == "tdg" and d < 2:
         raise ValueError("TDG needs at least two columns (pairs); use method='hdg'.")
-    for name, value in (("alpha1", alpha1), ("alpha2", alpha2)):
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+    fitted = exponent == FITTED_EXPONENT
+    if alpha1 is None:
+        alpha1 = FITTED_ALPHA_1 if fitted else ALPHA_1
+    if alpha2 is None:
+        alpha2 = FITTED_ALPHA_2 if fitted else ALPHA_2
+    for name, value in (("alpha1", alpha1), ("alpha2", alpha2), ("exponent", exponent)):
+        if isinstance(value, bool) or not (
+            isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+        ):
             raise ValueError(f"{name} must be a number > 0, got {value!r}.")
     pairs = d * (d - 1) // 2
     m = pairs if method == "tdg" else d + pairs
@@ -195,9 +236,9 @@ def choose_granularity(
         cells = g if kind == "1-D" else g * g
         oracle, v = _variance(cells, epsilon, users, mechanism, cache)
         if kind == "1-D":
-            noise, bias = g * v, (alpha1 / g) ** 2
+            noise, bias = g * v, alpha1**2 / g**exponent
         else:
-            noise, bias = g * g * v / 4.0, (2.0 * alpha2 / g) ** 2
+            noise, bias = g * g * v / 4.0, (2.0 * alpha2) ** 2 / g**exponent
         rows.append(
             {
                 "grid": kind,
@@ -214,7 +255,8 @@ def choose_granularity(
     g2 = None
     if d >= 2:
         top = max(2, min(int(max_g2), MAX_G2))
-        start = (16.0 * alpha2**2 / v_olh) ** 0.25
+        # (g V / 2 = e (2 alpha2)^2 / g^(e + 1))
+        start = (8.0 * exponent * alpha2**2 / v_olh) ** (1.0 / (exponent + 2.0))
         g2, _ = _local_minimum(list(range(2, top + 1)), start, lambda g: cost("2-D", g))
     g1 = None
     if method == "hdg":
@@ -223,7 +265,8 @@ def choose_granularity(
         candidates = [base * k for k in range(1, top // base + 1)]
         if g2 is None:
             candidates = list(range(2, top + 1))
-        start = (2.0 * alpha1**2 / v_olh) ** (1.0 / 3.0)
+        # (V = e alpha1^2 / g^(e + 1))
+        start = (exponent * alpha1**2 / v_olh) ** (1.0 / (exponent + 1.0))
         g1, _ = _local_minimum(candidates, start, lambda g: cost("1-D", g))
     table = pd.DataFrame(rows).drop_duplicates(["grid", "g"]).reset_index(drop=True)
     table["chosen"] = ((table["grid"] == "1-D") & (table["g"] == g1)) | (

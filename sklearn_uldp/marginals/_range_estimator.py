@@ -13,8 +13,9 @@ import pandas as pd
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import HasMethods
+from sklearn.utils._param_validation import HasMethods, Interval
 
+from ..estimators._empirical import threshold_estimate
 from ..estimators._projection import project_to_simplex
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
@@ -24,6 +25,10 @@ from ._range import RangeQueryPrivatizer
 from ._range_channel import RangeQueryChannel
 
 __all__ = ["RangeQueryEstimator", "as_range_channel", "reduce_range_statistics"]
+
+#: The family-wise level of each grid's significance threshold (issue 32:
+#: measured on eight pairs of columns of three real tables, "Marginals" page).
+DEFAULT_THRESHOLD = 0.8
 
 _EstT = TypeVar("_EstT", bound="RangeQueryEstimator")
 
@@ -132,8 +137,12 @@ class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
     """Answer range queries over numeric columns from HDG or TDG reports.
 
     Each grid is estimated from its users' reports: by default the unbiased
-    (linear) estimate of its cells, as in the paper; with ``estimator``, any
-    distribution estimator of the package (``EMEstimator()``, ...). With
+    (linear) estimate of its cells with a significance threshold (the cells
+    not significantly above zero at family-wise level ``threshold`` share
+    the mass left over, as in :class:`~sklearn_uldp.ThresholdEstimator`);
+    with ``threshold=None`` the paper's unbiased estimate; with
+    ``estimator``, any distribution estimator of the package
+    (``EMEstimator()``, ...). With
     ``consistency``, the grids that share a column are made to agree on it
     (a 1-D grid, summed into the 2-D bins, with the 2-D grids' margins) and
     non-negative: the marginals' projections (see
@@ -165,7 +174,15 @@ class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
         Make the grids agree on shared columns (and non-negative).
     estimator : DistributionEstimator or None, default=None
         The template estimator of each grid (cloned per grid); None is the
-        unbiased estimate (projected onto the simplex).
+        unbiased estimate, thresholded (``threshold``) and projected onto
+        the simplex.
+    threshold : float in (0, 1) or None, default=0.8
+        With ``estimator=None``: the family-wise significance level of each
+        grid's threshold (Bonferroni over its cells; 0.8 measured on real
+        tables, see the "Marginals" page: lower error on sparse pairs of
+        columns, e.g. -10 % at epsilon = 1 on the flights' distance x air
+        time, and 4 % lower on average over held-out pairs, up to 15 %
+        higher on some). None: the unbiased estimate (the paper's).
     mechanism : RangeQueryPrivatizer, RangeQueryChannel, dict or None, default=None
         The spec of the reports, when they do not carry it.
 
@@ -202,6 +219,7 @@ class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict[str, list[Any]] = {
         "consistency": ["boolean"],
         "estimator": [HasMethods(["fit_statistics"]), None],
+        "threshold": [Interval(Real, 0, 1, closed="neither"), None],
         "mechanism": [HasMethods(["transform"]), Channel, dict, None],
     }
 
@@ -209,11 +227,13 @@ class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
         self,
         consistency: bool = True,
         estimator: Any = None,
+        threshold: float | None = DEFAULT_THRESHOLD,
         *,
         mechanism: Any = None,
     ) -> None:
         self.consistency = consistency
         self.estimator = estimator
+        self.threshold = threshold
         self.mechanism = mechanism
 
     # What the shared fitting (_OneReportEstimatorMixin) needs to know.
@@ -292,6 +312,8 @@ class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
             linear[j] = p_lin
             if self.estimator is None:
                 start = p_lin
+                if self.threshold is not None:
+                    start = threshold_estimate(sub, part, self.threshold)[0]
             else:
                 est = clone(self.estimator).fit_statistics(part)
                 start = np.clip(np.asarray(est.distribution_, dtype=float), 0.0, None)
