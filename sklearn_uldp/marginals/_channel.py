@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,6 +55,9 @@ __all__ = ["MarginalChannel", "MarginalStatistics", "MAX_MATRIX_CELLS"]
 
 #: Largest exact matrix (rows x outputs) :meth:`MarginalChannel.matrix` builds.
 MAX_MATRIX_CELLS = 1 << 22
+
+#: The report words' bytes are the int64 table's own (little-endian) bytes.
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 #: Name of the report column holding the index of the user's marginal.
 MARGINAL_COLUMN = "marginal"
@@ -522,6 +526,11 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
             if channel.histogram_reports:  # one output symbol
                 outputs = channel.sample(cells, rng)
                 out[rows, 1] = np.asarray(channel.decode(outputs), dtype=np.int64)
+            elif isinstance(channel, SubsetSelectionChannel) and _LITTLE_ENDIAN:
+                # Each row's packed bits straight into its report words.
+                n_bytes = -(-channel.n_categories // 8)
+                table = out.view(np.uint8)[:, 8 : 8 + n_bytes]
+                channel.sample(cells, rng, packed=True, out=table, rows=rows)
             else:
                 out[rows, 1 : 1 + self.widths[j]] = _sample_words(
                     channel, cells, rng, self.widths[j]

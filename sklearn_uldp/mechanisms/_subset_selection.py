@@ -243,11 +243,14 @@ class SubsetSelectionChannel(Channel):
         return np.ones(self.n_outputs, dtype=bool)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False, packed=False, out=None):
+    def sample(self, codes, rng, *, sparse=False, packed=False, out=None, rows=None):
         """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
         packed rows (``packed=True``, ceil(k / 8) bytes a user; written into
         ``out``, a uint8 array of that shape, a strided view allowed, when
-        given).
+        given; or, with ``rows``, user i's into ``out[rows[i]]``, ``out`` a
+        uint8 array of ceil(k / 8) columns and any number of rows: a
+        caller's table of several oracles' reports is written in place,
+        without a copy of the rows).
 
         Each user includes its value w.p. ``keep`` and completes the set with
         a uniform subset of ``r = d - 1`` or ``d`` of the other k - 1
@@ -277,25 +280,44 @@ class SubsetSelectionChannel(Channel):
         # The compiled loop from COMPILE_MIN_WORK random integers on (a
         # small job compiles nothing), numpy's steps below.
         compiled = _KERNEL == "numba" and use_compiled(n * min(d, k - d))
+        if rows is not None and (not packed or out is None):
+            raise ValueError("rows= places packed rows in out: pass packed=True and out.")
         if packed:
             if out is None:
                 out = report_array((n, packed_width(k)), np.uint8, zeros=not compiled)
-            elif out.shape != (n, packed_width(k)) or out.dtype != np.uint8:
+            elif (
+                out.ndim != 2
+                or out.shape[1] != packed_width(k)
+                or (rows is None and out.shape[0] != n)
+                or out.dtype != np.uint8
+            ):
                 raise ValueError(
                     f"out must be a uint8 array of shape {(n, packed_width(k))}, got "
                     f"{out.dtype} of shape {out.shape}."
                 )
+            if rows is not None:
+                rows = np.asarray(rows, dtype=np.intp)
+                if rows.shape != (n,) or (n and not 0 <= rows.min() <= rows.max() < len(out)):
+                    raise ValueError(f"rows must be {n} row indices of out.")
             step = _chunk_users(k, d)
             buffer = None if compiled else np.zeros((step, k), np.uint8)
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
                 if buffer is None:
-                    _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
+                    if rows is None:
+                        _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
+                    else:
+                        _fill_subsets_numba(
+                            out, codes[lo:hi], include[lo:hi], d, rng, k, rows[lo:hi]
+                        )
                 else:
-                    rows = buffer[: hi - lo]
-                    rows[:] = 0
-                    _fill_subsets_numpy(rows, codes[lo:hi], include[lo:hi], d, rng)
-                    out[lo:hi] = pack_rows(rows)
+                    dense = buffer[: hi - lo]
+                    dense[:] = 0
+                    _fill_subsets_numpy(dense, codes[lo:hi], include[lo:hi], d, rng)
+                    if rows is None:
+                        out[lo:hi] = pack_rows(dense)
+                    else:
+                        out[rows[lo:hi]] = pack_rows(dense)
             return out
         out = report_array((n, k), np.uint8, zeros=True)
         fill = _fill_subsets_numba if compiled else _fill_subsets_numpy
@@ -551,8 +573,13 @@ def _fill_subsets_numpy(out, codes, include, d, rng):
     out[rows, codes] = include
 
 
-def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, scratch):  # pragma: no cover
+def _floyd_rows(
+    out, targets, codes, include, d, k, words, spare, bits, start, scratch
+):  # pragma: no cover
     """Floyd's algorithm row by row from row ``start`` (compiled by numba).
+
+    Row i is written to ``out[i]``, or to ``out[targets[i]]`` when
+    ``targets`` is not empty (a caller's table, in place).
 
     A row's others are the K = k - 1 categories but its own, numbered
     0..K-1 (other t is category t + (t >= code)). Floyd's step j adds t, or
@@ -591,10 +618,11 @@ def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, scratch): 
     call with fresh spares (:func:`_fill_subsets_numpy` reads the same
     words the same way).
     """
-    m = out.shape[0]
+    m = codes.shape[0]
     K = k - 1
     packed = out.shape[1] != k
     n_bytes = out.shape[1]
+    placed = targets.shape[0] != 0
     top = words.shape[1]
     n_spare = spare.shape[0]
     shift = np.uint64(bits)
@@ -619,6 +647,7 @@ def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, scratch): 
         if flip:
             r = K - r
         row_words = words[i]
+        o = targets[i] if placed else i
         if k <= 64:  # S in a register
             x = zero
             for s in range(top - r, top):
@@ -643,12 +672,12 @@ def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, scratch): 
                 x |= one << (code & low6)
             if packed:
                 for b in range(n_bytes):
-                    out[i, b] = np.uint8((x >> np.uint64(8 * b)) & np.uint64(255))
+                    out[o, b] = np.uint8((x >> np.uint64(8 * b)) & np.uint64(255))
             else:
                 c = 0
                 while x:
                     if x & one:
-                        out[i, c] = 1
+                        out[o, c] = 1
                     x >>= one
                     c += 1
             continue
@@ -681,12 +710,12 @@ def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, scratch): 
                     v = ~v & (np.uint8(255) if left >= 8 else np.uint8((1 << left) - 1))
                 if b == own_byte:
                     v = (v & ~own_bit) | (own_bit if own else np.uint8(0))
-                out[i, b] = v
+                out[o, b] = v
         else:
             mark = np.uint8(1) if flip else np.uint8(0)
             for c in range(k):
-                out[i, c] = seen[c] ^ mark
-            out[i, position] = own
+                out[o, c] = seen[c] ^ mark
+            out[o, position] = own
     return m
 
 
@@ -739,9 +768,14 @@ def _words(rng, size, bits):
     return words.astype(dtype.newbyteorder("="), copy=False)
 
 
-def _fill_subsets_numba(out, codes, include, d, rng, k=None):
-    m = out.shape[0]
+#: No targets: row i of a call is written to row i of its ``out``.
+_NO_TARGETS = np.zeros(0, dtype=np.intp)
+
+
+def _fill_subsets_numba(out, codes, include, d, rng, k=None, targets=None):
+    m = codes.shape[0]
     k = out.shape[1] if k is None else k  # k bits packed in fewer bytes
+    targets = _NO_TARGETS if targets is None else targets
     codes = np.asarray(codes, dtype=np.intp)
     include = np.asarray(include, dtype=np.bool_)
     _, _, _, top, bits, n_spare = _draw_layout(codes, include, d, k)
@@ -750,7 +784,7 @@ def _fill_subsets_numba(out, codes, include, d, rng, k=None):
     done = 0
     while done < m:
         spare = _words(rng, n_spare, bits)
-        done = _floyd_rows(out, codes, include, d, k, words, spare, bits, done, scratch)
+        done = _floyd_rows(out, targets, codes, include, d, k, words, spare, bits, done, scratch)
 
 
 @fill_mechanism_doc
