@@ -46,7 +46,7 @@ from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..numeric._base import check_bounds
 from ..utils._validation import safe_ndim
-from ._channel import MAX_MATRIX_CELLS, MarginalChannel, _check_columns
+from ._channel import MAX_MATRIX_CELLS, MarginalChannel, _check_columns, _MarginalCodes
 from ._one_report import _OneReportChannelMixin
 
 __all__ = [
@@ -627,7 +627,7 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         ``counts`` is the number of reports of each grid; ``extra`` a
         :class:`~sklearn_uldp.marginals.MarginalStatistics` (one part per grid).
         """
-        if not hasattr(codes, "parts"):
+        if not isinstance(codes, _MarginalCodes):
             codes = self.encode_reports(codes)
         stats = self.grid_channel.statistics(codes, keep_reports=keep_reports)
         return ReportStatistics(self, stats.n, stats.counts, stats.extra)
