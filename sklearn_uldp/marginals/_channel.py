@@ -564,8 +564,12 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
         table = self._report_table(reports)
         counted = self._count_subsets(table)
         if counted is not None:  # every report valid, counted in one pass
-            return _MarginalCodes(table.shape[0], table[:, 0], lambda: self._split(table), counted)
+            return self._counted_codes(table, counted)
         return _MarginalCodes(table.shape[0], table[:, 0], self._split(table))
+
+    def _counted_codes(self, table, counted):
+        """Codes of reports counted by :meth:`_count_subsets` (split only if asked)."""
+        return _MarginalCodes(table.shape[0], table[:, 0], lambda: self._split(table), counted)
 
     def _count_subsets(self, table):
         """Subset-selection reports counted and checked in one compiled pass, or None.
@@ -886,37 +890,43 @@ def _count_subset_table(
     holds bit p of each byte of a word in that byte, and added to a 64-bit
     word (``lanes[g, w, p]``) counts up to 255 rows in each byte without a
     carry into the next; every 255 rows of a marginal (``in_lanes``) the
-    bytes are added to ``counts`` and cleared. The sum of the eight
-    slices, times 0x0101...01, gives the row's number of bits in its top
-    byte.
+    bytes are added to ``counts`` and cleared. The sum of a word's eight
+    slices, times 0x0101...01, gives its number of bits in its top byte.
+    Every row reads all its words, whatever its marginal's width (a branch
+    on the marginal, random from row to row, would be mispredicted often):
+    a word past the width must be 0 and adds nothing.
     """
     n_groups = n_bits.shape[0]
     n_words = table.shape[1] - 1
     ones = np.uint64(0x0101010101010101)
     byte = np.uint64(255)
     top = np.uint64(56)
+    zero = np.uint64(0)
+    # The bits of each marginal's words past its cells.
+    outside = np.zeros((n_groups, n_words), dtype=np.uint64)
+    for g in range(n_groups):
+        for w in range(n_words):
+            left = n_bits[g] - 64 * w
+            if left <= 0:
+                outside[g, w] = ~zero
+            elif left < 64:
+                outside[g, w] = ~((np.uint64(1) << np.uint64(left)) - np.uint64(1))
     for i in range(table.shape[0]):
         g = table[i, 0]
         if g < 0 or g >= n_groups:
             return 1
-        k = n_bits[g]
+        stray = zero
         size = 0
         for w in range(n_words):
             x = np.uint64(table[i, 1 + w])
-            left = k - 64 * w  # the marginal's bits from this word on
-            if left <= 0:
-                if x != 0:
-                    return 1
-                continue
-            if left < 64 and (x >> np.uint64(left)) != 0:
-                return 1
-            total = np.uint64(0)
+            stray |= x & outside[g, w]
+            total = zero
             for p in range(8):
                 part = (x >> np.uint64(p)) & ones
                 lanes[g, w, p] += part
                 total += part
             size += np.int64((total * ones) >> top)
-        if size != sizes[g]:
+        if stray != zero or size != sizes[g]:
             return 1
         n_rows[g] += 1
         in_lanes[g] += 1

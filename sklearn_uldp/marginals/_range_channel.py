@@ -608,6 +608,9 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
             table = self.grid_channel._report_table(table)
         except ReportMismatchError as exc:
             raise ReportMismatchError(str(exc).replace("Marginal reports", "Reports")) from None
+        counted = self.grid_channel._count_subsets(table)
+        if counted is not None:  # every report valid (checked in the same pass)
+            return self.grid_channel._counted_codes(table, counted)
         grid = table[:, 0]
         if grid.size and (grid.min() < 0 or grid.max() >= self.n_grids):
             bad = int(((grid < 0) | (grid >= self.n_grids)).sum())
