@@ -446,25 +446,28 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
             raise ValueError("X has several columns with the same name.")
         _check_frame_dtypes(sub)
         try:
-            values = sub.to_numpy(dtype=float, copy=True)
+            # A view of a frame of one float block (read only here: copied
+            # before clipping), else a new array.
+            values = sub.to_numpy(dtype=float)
         except (TypeError, ValueError):
             raise TypeError(
                 "X must hold numbers in the privatized columns; convert them "
                 "(pd.to_numeric) or privatize categories with MarginalPrivatizer."
             ) from None
-        nan = np.isnan(values)
-        if nan.any():
-            worst = [c for c, k in zip(self.columns_, nan.sum(axis=0), strict=True) if k]
+        if not np.isfinite(values).all():  # one pass; the details only on failure
+            nan = np.isnan(values)
+            if nan.any():
+                worst = [c for c, k in zip(self.columns_, nan.sum(axis=0), strict=True) if k]
+                raise ValueError(
+                    f"X has {int(nan.sum())} missing values (NaN) in the columns "
+                    f"{worst[:10]}; impute or drop them: a range query counts the users "
+                    "of every row."
+                )
             raise ValueError(
-                f"X has {int(nan.sum())} missing values (NaN) in the columns {worst[:10]}; "
-                "impute or drop them: a range query counts the users of every row."
+                f"X contains {int(np.isinf(values).sum())} infinite values. Replace them "
+                "(e.g. by the bounds) or drop them."
             )
-        inf = np.isinf(values)
-        if inf.any():
-            raise ValueError(
-                f"X contains {int(inf.sum())} infinite values. Replace them (e.g. by the "
-                "bounds) or drop them."
-            )
+        copied = False
         if clip:
             for j, c in enumerate(self.columns_):
                 low, high = self.bounds_[c]
@@ -472,7 +475,12 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
                 below, above = int((column < low).sum()), int((column > high).sum())
                 if below or above:
                     warn_clipped([(below, above)], (low, high), [c], len(column))
-                    np.clip(column, low, high, out=column)
+                    if not copied:  # never the caller's data
+                        values, copied = values.copy(), True
+                    np.clip(values[:, j], low, high, out=values[:, j])
+        if not copied:  # maybe a view of X: read, never written
+            values = values.view()
+            values.flags.writeable = False
         return values
 
     # ------------------------------------------------------------ transform
