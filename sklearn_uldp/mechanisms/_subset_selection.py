@@ -262,11 +262,12 @@ class SubsetSelectionChannel(Channel):
         integers: a small job compiles nothing), one compiled pass per chunk
         of users turns 16-bit words (32-bit for k > 4096; a row of words per
         user, spare words for the rejections) into the integers (Lemire's
-        multiply-shift with rejection, exact), keeps each row's set in
-        64-bit words and writes the row once, own category included
-        (:func:`_floyd_rows`); without it, one vectorized step per element
-        of the subset from the same words (:func:`_fill_subsets_numpy`):
-        the same reports. A user with r > (k - 1) / 2 draws
+        multiply-shift with rejection, exact), keeps each row's set in a
+        64-bit register (k <= 64) or a byte per category, and writes the
+        row once, own category included (:func:`_floyd_rows`); without
+        it, one vectorized step per element of the subset from the same
+        words (:func:`_fill_subsets_numpy`): the same reports. A user with
+        r > (k - 1) / 2 draws
         the k - 1 - r others left out instead (a uniform subset's complement
         is uniform). The (n, k) report array is mapped without huge pages
         (see :func:`~sklearn_uldp.mechanisms._oracle_kernels.report_array`).
