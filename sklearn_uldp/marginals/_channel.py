@@ -951,7 +951,6 @@ def _spill_lanes(lanes, counts, g, byte):  # pragma: no cover - numba
 
 if _HAVE_NUMBA:
     _spill_lanes = numba.njit(nogil=True, cache=True)(_spill_lanes)
-if _HAVE_NUMBA:
     _count_subset_table = numba.njit(nogil=True, cache=True)(_count_subset_table)
 
 

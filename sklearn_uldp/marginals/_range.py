@@ -432,8 +432,13 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
     _assignment_key = ASSIGNMENT_KEY
     _noise_key = NOISE_KEY
 
-    def _values(self, frame, *, clip=True):
-        """The privatized columns as floats (n, d): finite, clipped to the bounds."""
+    def _values(self, frame, *, clip=True, checked=True):
+        """The privatized columns as floats (n, d): finite, clipped to the bounds.
+
+        ``checked=False``: the columns as floats, as they are (for a caller
+        that checks them in its own pass, and calls again if one is not
+        within the bounds).
+        """
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
             raise KeyError(
@@ -454,6 +459,10 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
                 "X must hold numbers in the privatized columns; convert them "
                 "(pd.to_numeric) or privatize categories with MarginalPrivatizer."
             ) from None
+        if not checked:
+            values = values.view()
+            values.flags.writeable = False
+            return values
         if not np.isfinite(values).all():  # one pass; the details only on failure
             nan = np.isnan(values)
             if nan.any():
@@ -486,7 +495,12 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
     # ------------------------------------------------------------ transform
     def _row_codes(self, frame):
         """What ``transform`` samples from: the finest bins, their hash input, its range."""
-        fine = self.channel_.fine_codes(self._values(frame))
+        # Binned in the same pass that checks the values (large jobs), else,
+        # or when one is not a number within its bounds, checked (clipped,
+        # with a warning) first.
+        fine = self.channel_._fine_codes_within(self._values(frame, checked=False))
+        if fine is None:
+            fine = self.channel_.fine_codes(self._values(frame))
         # (fine.T: the bins are column-major, hashed without a copy)
         return fine, fine.T, self.channel_.fine_bins
 

@@ -100,13 +100,20 @@ def _bin_column(values, low, high, n_bins, out):  # pragma: no cover - numba
 
     The same floating-point operations in the same order (no fast-math:
     each rounds as numpy's), so the same bins; ``out`` may be strided.
+    Returns 1 at the first value not within ``[low, high]`` (NaN
+    included: the caller then checks and clips the values and bins them
+    again), else 0.
     """
     width = high - low
     scale = float(n_bins)
     last = n_bins - 1
     for i in range(values.shape[0]):
-        code = np.int64(np.floor((values[i] - low) / width * scale))
+        value = values[i]
+        if not (value >= low and value <= high):
+            return 1
+        code = np.int64(np.floor((value - low) / width * scale))
         out[i] = min(max(code, 0), last)
+    return 0
 
 
 if HAVE_NUMBA:
@@ -476,10 +483,23 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         # same operations in the same order: the same bins), else numpy's.
         compiled = use_compiled(values.size)
         for j, (low, high) in enumerate(self.bounds):
-            if compiled:
-                _bin_column(values[:, j], float(low), float(high), self.fine_bins, out[:, j])
-            else:
+            if not compiled or _bin_column(
+                values[:, j], float(low), float(high), self.fine_bins, out[:, j]
+            ):  # (numpy's codes for values outside the bounds, as before)
                 out[:, j] = bin_codes(values[:, j], low, high, self.fine_bins)
+        return out
+
+    def _fine_codes_within(self, values: np.ndarray) -> np.ndarray | None:
+        """:meth:`fine_codes` of unchecked values in one compiled pass a column,
+        or None when one is not a number within its bounds (or the job is
+        small): the caller checks and clips them then."""
+        values = np.asarray(values, dtype=float)
+        if not use_compiled(values.size):
+            return None
+        out = np.empty(values.shape, dtype=np.int64, order="F")
+        for j, (low, high) in enumerate(self.bounds):
+            if _bin_column(values[:, j], float(low), float(high), self.fine_bins, out[:, j]):
+                return None
         return out
 
     def virtual_codes(self, fine: np.ndarray) -> np.ndarray:
@@ -602,10 +622,12 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         picked = [columns[p] if rows is None else columns[p][rows] for p in grid]
         if len(grid) == 1:
             return picked[0]
+        # Each finest bin's 2-D bin from a table of fine_bins entries (an
+        # integer division per row is several times slower than the lookup).
+        coarse = np.arange(self.fine_bins, dtype=np.int64)
         if self.method == "hdg":
-            r = self.g1 // self.g2
-            picked = [codes // r for codes in picked]
-        return picked[0] * self.g2 + picked[1]
+            coarse //= self.g1 // self.g2
+        return np.take(coarse * self.g2, picked[0]) + np.take(coarse, picked[1])
 
     # ------------------------------------------------------------ collector
     def encode_reports(self, reports: Any):

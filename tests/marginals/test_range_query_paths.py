@@ -15,6 +15,8 @@ refuse:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -251,3 +253,49 @@ def test_privatize_reads_the_input_without_a_copy_and_never_writes_it():
     pd.testing.assert_frame_equal(frame, before)
     values = priv._values(_frame(100))
     assert not values.flags.writeable
+
+
+@pytest.mark.parametrize("case", ["within", "clipped", "nan", "inf"])
+def test_values_binned_and_checked_in_one_pass_as_checked_first(case, monkeypatch):
+    # Large jobs bin the values in the pass that checks them and check them
+    # apart (clip, warn, refuse) only when one is not within its bounds:
+    # the same reports, warnings and errors as the numpy path.
+    clean = _frame(3000)
+    frame = clean.copy()
+    if case == "clipped":
+        frame.iloc[[3, 10], 1] = [-1.0, 11.0]
+    elif case == "nan":
+        frame.iloc[5, 0] = np.nan
+    elif case == "inf":
+        frame.iloc[5, 1] = np.inf
+
+    def run():
+        priv = RangeQueryPrivatizer(
+            1.0, bounds={"x": (0.0, 10.0), "y": (0.0, 10.0)}, granularity=(10, 5), random_state=0
+        ).fit(clean)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = priv.transform(frame).to_numpy()
+            except ValueError as exc:
+                out = str(exc)
+        return out, [str(w.message) for w in caught]
+
+    compiled, compiled_warnings = run()
+    _numpy_paths(monkeypatch)
+    plain, plain_warnings = run()
+    assert compiled_warnings == plain_warnings
+    assert bool(plain_warnings) == (case == "clipped")
+    if isinstance(plain, str):
+        assert compiled == plain and case in ("nan", "inf")
+    else:
+        np.testing.assert_array_equal(compiled, plain)
+
+
+def test_fine_codes_of_values_outside_the_bounds_on_both_paths(monkeypatch):
+    channel, _ = _reports()
+    values = _frame(2000).to_numpy(copy=True)
+    values[[1, 7], [0, 1]] = [-5.0, 20.0]
+    compiled = channel.fine_codes(values)
+    _numpy_paths(monkeypatch)
+    np.testing.assert_array_equal(compiled, channel.fine_codes(values))
