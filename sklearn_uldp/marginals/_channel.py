@@ -518,13 +518,14 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
             codes.shape[0], lambda j, rows: self.cell_codes(j, codes[rows]), rng, assignment
         )
 
-    def sample_cells(self, n, cells_of, rng, assignment=None):
+    def sample_cells(self, n, cells_of, rng, assignment=None, groups=None):
         """Reports of n rows whose cells ``cells_of(j, rows)`` gives, marginal by marginal.
 
         The engine of :meth:`sample`, for callers that compute the cells of
         a marginal's rows themselves (range queries read them from binned
         numbers): ``cells_of(j, rows)`` returns the codes of marginal j's
-        cells for the row indices ``rows``.
+        cells for the row indices ``rows``; ``groups``, when given, holds
+        each marginal's rows (in increasing order) as the caller found them.
         """
         if assignment is None:
             assignment = rng.integers(0, self.n_marginals, size=n)
@@ -532,9 +533,9 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
         # (mapped without a huge-page request: see report_array)
         out = report_array((n, 1 + self.n_words), np.int64, zeros=True)
         out[:, 0] = assignment
-        for j, (channel, rows) in enumerate(
-            zip(self.channels, _group_rows(assignment, self.n_marginals), strict=True)
-        ):
+        if groups is None:
+            groups = _group_rows(assignment, self.n_marginals)
+        for j, (channel, rows) in enumerate(zip(self.channels, groups, strict=True)):
             if rows.size == 0:
                 continue
             cells = cells_of(j, rows)

@@ -120,6 +120,48 @@ if HAVE_NUMBA:
     _bin_column = numba.njit(nogil=True, cache=True)(_bin_column)
 
 
+def _group_cells(
+    assignment, fine, first, second, coarse, g2, n_bins, order, cells, bounds
+):  # pragma: no cover - numba
+    """Each grid's rows (in order) and cells, by a counting sort (compiled by numba).
+
+    Row i of grid g = ``assignment[i]``: its cell is ``fine[i, first[g]]``
+    for a 1-D grid (``second[g] < 0``), else ``coarse[fine[i, first[g]]] *
+    g2 + coarse[fine[i, second[g]]]``. Grid g's rows go to
+    ``order[bounds[g]:bounds[g + 1]]`` and their cells to the same slice of
+    ``cells``. Returns 1 (nothing written) when a grid index or a bin is
+    out of range, else 0.
+    """
+    n = assignment.shape[0]
+    n_grids = first.shape[0]
+    for i in range(n):
+        g = assignment[i]
+        if g < 0 or g >= n_grids:
+            return 1
+        for p in range(fine.shape[1]):
+            if fine[i, p] < 0 or fine[i, p] >= n_bins:
+                return 1
+        bounds[g + 1] += 1
+    for g in range(n_grids):
+        bounds[g + 1] += bounds[g]
+    at = bounds[:-1].copy()
+    for i in range(n):
+        g = assignment[i]
+        k = at[g]
+        at[g] = k + 1
+        order[k] = i
+        a = fine[i, first[g]]
+        if second[g] < 0:
+            cells[k] = a
+        else:
+            cells[k] = coarse[a] * g2 + coarse[fine[i, second[g]]]
+    return 0
+
+
+if HAVE_NUMBA:
+    _group_cells = numba.njit(nogil=True, cache=True)(_group_cells)
+
+
 def range_grids(n_columns: int, method: str) -> list[tuple[int, ...]]:
     """The grids of a design, as tuples of column positions.
 
@@ -603,12 +645,58 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
                 f"fine must have shape (n, {len(self.columns)}), one column per column "
                 f"of the channel; got {fine.shape}."
             )
+        grouped = self._group_cells(fine, assignment)
+        if grouped is not None:  # checked, grouped and binned in one compiled pass
+            groups, cells = grouped
+            return self.grid_channel.sample_cells(
+                fine.shape[0], lambda j, rows: cells[j], rng, assignment, groups
+            )
         if fine.size and (fine.min() < 0 or fine.max() >= self.fine_bins):
             raise ValueError(f"fine bins must lie in 0..{self.fine_bins - 1}.")
         columns = [np.ascontiguousarray(fine[:, j]) for j in range(fine.shape[1])]
         return self.grid_channel.sample_cells(
             fine.shape[0], lambda j, rows: self.grid_cells(j, columns, rows), rng, assignment
         )
+
+    def _group_cells(self, fine, assignment):
+        """Each grid's rows and cells in one compiled pass (large jobs), or None.
+
+        The rows of each grid in increasing order (as ``_group_rows``) and
+        their cells (as :meth:`grid_cells`); None for a small job, without
+        an assignment, or when a grid index or a bin is out of range (the
+        caller's checks then say which).
+        """
+        n = fine.shape[0]
+        if assignment is None or not use_compiled(n * max(1, fine.shape[1])):
+            return None
+        assignment = np.asarray(assignment)
+        if assignment.shape != (n,) or assignment.dtype.kind not in "iu":
+            return None
+        n_grids = len(self._positions)
+        first = np.array([g[0] for g in self._positions], dtype=np.int64)
+        second = np.array([g[1] if len(g) > 1 else -1 for g in self._positions], dtype=np.int64)
+        coarse = np.arange(self.fine_bins, dtype=np.int64)
+        if self.method == "hdg" and self.g2 is not None:
+            coarse //= self.g1 // self.g2
+        order = np.empty(n, dtype=np.intp)
+        cells = np.empty(n, dtype=np.int64)
+        bounds = np.zeros(n_grids + 1, dtype=np.int64)
+        if _group_cells(
+            assignment.astype(np.intp, copy=False),
+            fine,
+            first,
+            second,
+            coarse,
+            int(self.g2 or 0),
+            self.fine_bins,
+            order,
+            cells,
+            bounds,
+        ):
+            return None
+        edges = bounds.tolist()
+        groups = [order[edges[j] : edges[j + 1]] for j in range(n_grids)]
+        return groups, [cells[edges[j] : edges[j + 1]] for j in range(n_grids)]
 
     def grid_cells(self, j: int, columns: Sequence[np.ndarray], rows: Any = None) -> np.ndarray:
         """The codes of grid j's cells holding rows given by their finest bins.

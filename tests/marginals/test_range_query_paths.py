@@ -299,3 +299,42 @@ def test_fine_codes_of_values_outside_the_bounds_on_both_paths(monkeypatch):
     compiled = channel.fine_codes(values)
     _numpy_paths(monkeypatch)
     np.testing.assert_array_equal(compiled, channel.fine_codes(values))
+
+
+@pytest.mark.parametrize("method,granularity", [("hdg", (12, 4)), ("tdg", 6), ("hdg", (9, 9))])
+def test_rows_grouped_and_binned_in_one_pass_as_apart(method, granularity, monkeypatch):
+    # Three columns (HDG: three 1-D and three 2-D grids): each grid's rows
+    # and cells from one counting pass against the comparison passes and
+    # gathers; the same reports from the same seed.
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(rng.uniform(0.0, 1.0, size=(5000, 3)), columns=["a", "b", "c"])
+    priv = RangeQueryPrivatizer(
+        1.0,
+        bounds={c: (0.0, 1.0) for c in frame},
+        method=method,
+        granularity=granularity,
+        random_state=0,
+    ).fit(frame)
+    channel = priv.channel_
+    fine = channel.fine_codes(frame.to_numpy())
+    assignment = rng.integers(0, channel.n_grids, size=len(frame))
+    grouped = channel._group_cells(fine, assignment)
+    if _numba.HAVE_NUMBA:
+        groups, cells = grouped
+        columns = [np.ascontiguousarray(fine[:, j]) for j in range(3)]
+        for j, (rows, got) in enumerate(zip(groups, cells, strict=True)):
+            np.testing.assert_array_equal(rows, np.flatnonzero(assignment == j))
+            np.testing.assert_array_equal(got, channel.grid_cells(j, columns, rows))
+    compiled = channel.sample(fine, np.random.default_rng(5), assignment=assignment)
+    bad = fine.copy()
+    bad[9, 2] = channel.fine_bins
+    with pytest.raises(ValueError, match="fine bins") as compiled_error:
+        channel.sample(bad, np.random.default_rng(5), assignment=assignment)
+    _numpy_paths(monkeypatch)
+    assert channel._group_cells(fine, assignment) is None
+    np.testing.assert_array_equal(
+        compiled, channel.sample(fine, np.random.default_rng(5), assignment=assignment)
+    )
+    with pytest.raises(ValueError, match="fine bins") as plain_error:
+        channel.sample(bad, np.random.default_rng(5), assignment=assignment)
+    assert str(compiled_error.value) == str(plain_error.value)
