@@ -58,6 +58,9 @@ __all__ = [
     "sensitive_bins",
 ]
 
+#: The narrow dtypes of finest bins that :meth:`RangeQueryChannel.sample` takes as they are.
+_NARROW_CODES = (np.dtype(np.uint8), np.dtype(np.uint16))
+
 #: The two designs of the paper.
 METHODS = ("hdg", "tdg")
 
@@ -534,11 +537,19 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
     def _fine_codes_within(self, values: np.ndarray) -> np.ndarray | None:
         """:meth:`fine_codes` of unchecked values in one compiled pass a column,
         or None when one is not a number within its bounds (or the job is
-        small): the caller checks and clips them then."""
+        small): the caller checks and clips them then.
+
+        The codes are of the narrowest of uint8 and uint16 that holds them
+        (int64 past), which :meth:`sample` takes as they are: a fresh array
+        of a byte a value rather than eight (the kernel's first touch of
+        fresh memory is a large part of a large privatize's CPU time).
+        """
         values = np.asarray(values, dtype=float)
         if not use_compiled(values.size):
             return None
-        out = np.empty(values.shape, dtype=np.int64, order="F")
+        narrow = [t for t in _NARROW_CODES if self.fine_bins <= np.iinfo(t).max + 1]
+        dtype = narrow[0] if narrow else np.dtype(np.int64)
+        out = np.empty(values.shape, dtype=dtype, order="F")
         for j, (low, high) in enumerate(self.bounds):
             if _bin_column(values[:, j], float(low), float(high), self.fine_bins, out[:, j]):
                 return None
@@ -639,7 +650,9 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         -------
         reports : ndarray of int64 of shape (n, 1 + n_words)
         """
-        fine = np.asarray(fine, dtype=np.int64)
+        fine = np.asarray(fine)
+        if fine.dtype not in _NARROW_CODES:  # (narrow codes as they are)
+            fine = fine.astype(np.int64, copy=False)
         if fine.ndim != 2 or fine.shape[1] != len(self.columns):
             raise ValueError(
                 f"fine must have shape (n, {len(self.columns)}), one column per column "
@@ -651,6 +664,7 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
             return self.grid_channel.sample_cells(
                 fine.shape[0], lambda j, rows: cells[j], rng, assignment, groups
             )
+        fine = fine.astype(np.int64, copy=False)
         if fine.size and (fine.min() < 0 or fine.max() >= self.fine_bins):
             raise ValueError(f"fine bins must lie in 0..{self.fine_bins - 1}.")
         columns = [np.ascontiguousarray(fine[:, j]) for j in range(fine.shape[1])]
@@ -678,8 +692,13 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         coarse = np.arange(self.fine_bins, dtype=np.int64)
         if self.method == "hdg" and self.g2 is not None:
             coarse //= self.g1 // self.g2
-        order = np.empty(n, dtype=np.intp)
-        cells = np.empty(n, dtype=np.int64)
+        # Narrow rows and cells (the sampler indexes with them as they are):
+        # fresh memory of 5 bytes a row rather than 16.
+        order = np.empty(n, dtype=np.int32 if n < 1 << 31 else np.intp)
+        most = max(c.n_categories for c in self.channels)
+        cells = np.empty(
+            n, dtype=np.uint8 if most <= 256 else np.uint16 if most <= 1 << 16 else np.int64
+        )
         bounds = np.zeros(n_grids + 1, dtype=np.int64)
         if _group_cells(
             assignment.astype(np.intp, copy=False),

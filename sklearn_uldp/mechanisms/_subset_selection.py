@@ -275,7 +275,7 @@ class SubsetSelectionChannel(Channel):
         each chunk of users is drawn into a dense buffer of the chunk and
         packed.
         """
-        codes = np.asarray(codes, dtype=np.intp)
+        codes = _index_array(codes)
         n, k, d = codes.size, self.n_categories, self.subset_size
         include = rng.random(n) < self.keep
         # The compiled loop from COMPILE_MIN_WORK random integers on (a
@@ -297,7 +297,7 @@ class SubsetSelectionChannel(Channel):
                     f"{out.dtype} of shape {out.shape}."
                 )
             if rows is not None:
-                rows = np.asarray(rows, dtype=np.intp)
+                rows = _index_array(rows)
                 if rows.shape != (n,) or (n and not 0 <= rows.min() <= rows.max() < len(out)):
                     raise ValueError(f"rows must be {n} row indices of out.")
             step = _chunk_users(k, d)
@@ -769,6 +769,17 @@ def _words(rng, size, bits):
     return words.astype(dtype.newbyteorder("="), copy=False)
 
 
+#: Integer dtypes the samplers index with as they are (narrow codes and
+#: rows from a caller's counting pass: no wider copy of fresh memory).
+_INDEX_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int32), np.dtype(np.intp))
+
+
+def _index_array(values):
+    """``values`` as an array of one of :data:`_INDEX_DTYPES` (intp unless it is one)."""
+    values = np.asarray(values)
+    return values if values.dtype in _INDEX_DTYPES else values.astype(np.intp)
+
+
 #: No targets: row i of a call is written to row i of its ``out``.
 _NO_TARGETS = np.zeros(0, dtype=np.intp)
 
@@ -777,7 +788,7 @@ def _fill_subsets_numba(out, codes, include, d, rng, k=None, targets=None):
     m = codes.shape[0]
     k = out.shape[1] if k is None else k  # k bits packed in fewer bytes
     targets = _NO_TARGETS if targets is None else targets
-    codes = np.asarray(codes, dtype=np.intp)
+    codes = _index_array(codes)
     include = np.asarray(include, dtype=np.bool_)
     _, _, _, top, bits, n_spare = _draw_layout(codes, include, d, k)
     words = _words(rng, m * top, bits).reshape(m, top)

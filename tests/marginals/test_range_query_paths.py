@@ -338,3 +338,35 @@ def test_rows_grouped_and_binned_in_one_pass_as_apart(method, granularity, monke
     with pytest.raises(ValueError, match="fine bins") as plain_error:
         channel.sample(bad, np.random.default_rng(5), assignment=assignment)
     assert str(compiled_error.value) == str(plain_error.value)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_narrow_codes_and_rows_give_the_same_reports(compiled, monkeypatch):
+    # The privatizer's counting pass hands the sampler uint8/uint16 cells
+    # and int32 rows, the bins are uint8: the same reports as with intp.
+    if not compiled:
+        _numpy_paths(monkeypatch)
+    channel = SubsetSelectionChannel(np.arange(144), 1.0, 39)
+    cells = np.random.default_rng(1).integers(0, 144, 3000)
+    rows = np.sort(np.random.default_rng(2).choice(5000, 3000, replace=False))
+    reports = []
+    for cell_type, row_type in [(np.intp, np.intp), (np.uint8, np.int32), (np.uint16, np.int32)]:
+        table = np.zeros((5000, 18), dtype=np.uint8)
+        channel.sample(
+            cells.astype(cell_type),
+            np.random.default_rng(3),
+            packed=True,
+            out=table,
+            rows=rows.astype(row_type),
+        )
+        reports.append(table)
+    for table in reports[1:]:
+        np.testing.assert_array_equal(table, reports[0])
+    range_channel, _ = _reports()
+    fine = range_channel.fine_codes(_frame(4000).to_numpy())
+    assignment = np.random.default_rng(4).integers(0, 3, len(fine))
+    wide = range_channel.sample(fine, np.random.default_rng(5), assignment=assignment)
+    narrow = range_channel.sample(
+        fine.astype(np.uint8), np.random.default_rng(5), assignment=assignment
+    )
+    np.testing.assert_array_equal(wide, narrow)
