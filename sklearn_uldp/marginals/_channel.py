@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,8 @@ from ..mechanisms._channel import (
 from ..mechanisms._oracle_kernels import report_array
 from ..mechanisms._reports import PackedReports
 from ..mechanisms._subset_selection import SubsetSelectionChannel
+from ..utils._numba import HAVE_NUMBA as _HAVE_NUMBA
+from ..utils._numba import numba, use_compiled
 from ..utils._validation import check_channel_categories, safe_ndim
 from ._one_report import _OneReportChannelMixin
 
@@ -54,6 +57,9 @@ __all__ = ["MarginalChannel", "MarginalStatistics", "MAX_MATRIX_CELLS"]
 
 #: Largest exact matrix (rows x outputs) :meth:`MarginalChannel.matrix` builds.
 MAX_MATRIX_CELLS = 1 << 22
+
+#: The report words' bytes are the int64 table's own (little-endian) bytes.
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 #: Name of the report column holding the index of the user's marginal.
 MARGINAL_COLUMN = "marginal"
@@ -116,12 +122,25 @@ class MarginalStatistics:
 
 
 class _MarginalCodes:
-    """Encoded marginal reports: the assignment and each marginal's codes."""
+    """Encoded marginal reports: the assignment and each marginal's codes.
 
-    def __init__(self, n, assignment, parts):
+    ``parts`` is a list (one entry per marginal), or a function that makes
+    it when first asked: the reports counted in one pass over the table
+    (``counted``: each marginal's number of reports and bit counts) are
+    split by marginal only when their statistics keep the reports (EM).
+    """
+
+    def __init__(self, n, assignment, parts, counted=None):
         self.n = int(n)
         self.assignment = assignment
-        self.parts = parts
+        self._parts = parts
+        self.counted = counted
+
+    @property
+    def parts(self):
+        if callable(self._parts):
+            self._parts = self._parts()
+        return self._parts
 
     @property
     def shape(self):  # for code that asks how many reports a batch holds
@@ -499,13 +518,14 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
             codes.shape[0], lambda j, rows: self.cell_codes(j, codes[rows]), rng, assignment
         )
 
-    def sample_cells(self, n, cells_of, rng, assignment=None):
+    def sample_cells(self, n, cells_of, rng, assignment=None, groups=None):
         """Reports of n rows whose cells ``cells_of(j, rows)`` gives, marginal by marginal.
 
         The engine of :meth:`sample`, for callers that compute the cells of
         a marginal's rows themselves (range queries read them from binned
         numbers): ``cells_of(j, rows)`` returns the codes of marginal j's
-        cells for the row indices ``rows``.
+        cells for the row indices ``rows``; ``groups``, when given, holds
+        each marginal's rows (in increasing order) as the caller found them.
         """
         if assignment is None:
             assignment = rng.integers(0, self.n_marginals, size=n)
@@ -513,15 +533,20 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
         # (mapped without a huge-page request: see report_array)
         out = report_array((n, 1 + self.n_words), np.int64, zeros=True)
         out[:, 0] = assignment
-        for j, (channel, rows) in enumerate(
-            zip(self.channels, _group_rows(assignment, self.n_marginals), strict=True)
-        ):
+        if groups is None:
+            groups = _group_rows(assignment, self.n_marginals)
+        for j, (channel, rows) in enumerate(zip(self.channels, groups, strict=True)):
             if rows.size == 0:
                 continue
             cells = cells_of(j, rows)
             if channel.histogram_reports:  # one output symbol
                 outputs = channel.sample(cells, rng)
                 out[rows, 1] = np.asarray(channel.decode(outputs), dtype=np.int64)
+            elif isinstance(channel, SubsetSelectionChannel) and _LITTLE_ENDIAN:
+                # Each row's packed bits straight into its report words.
+                n_bytes = -(-channel.n_categories // 8)
+                table = out.view(np.uint8)[:, 8 : 8 + n_bytes]
+                channel.sample(cells, rng, packed=True, out=table, rows=rows)
             else:
                 out[rows, 1 : 1 + self.widths[j]] = _sample_words(
                     channel, cells, rng, self.widths[j]
@@ -538,6 +563,45 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
         produce, a set padding bit, ... is refused).
         """
         table = self._report_table(reports)
+        counted = self._count_subsets(table)
+        if counted is not None:  # every report valid, counted in one pass
+            return self._counted_codes(table, counted)
+        return _MarginalCodes(table.shape[0], table[:, 0], self._split(table))
+
+    def _counted_codes(self, table, counted):
+        """Codes of reports counted by :meth:`_count_subsets` (split only if asked)."""
+        return _MarginalCodes(table.shape[0], table[:, 0], lambda: self._split(table), counted)
+
+    def _count_subsets(self, table):
+        """Subset-selection reports counted and checked in one compiled pass, or None.
+
+        For a table of subset-selection reports only (HDG's and TDG's
+        grids by default), from ``COMPILE_MIN_WORK`` words: each row's
+        marginal index, its bits past its marginal's cells (none), its
+        number of set bits (the channel's d) and the bit counts per
+        marginal (see :func:`_count_subset_table`). None when a report is
+        not valid (the split path then names what is wrong) or the table is
+        of other oracles or small.
+        """
+        n = table.shape[0]
+        if not (
+            _HAVE_NUMBA
+            and use_compiled(n * self.n_words)
+            and all(isinstance(c, SubsetSelectionChannel) for c in self.channels)
+        ):
+            return None
+        n_bits = np.array([c.n_categories for c in self.channels], dtype=np.int64)
+        sizes = np.array([c.subset_size for c in self.channels], dtype=np.int64)
+        counts = np.zeros((self.n_marginals, 64 * self.n_words), dtype=np.int64)
+        n_rows = np.zeros(self.n_marginals, dtype=np.int64)
+        lanes = np.zeros((self.n_marginals, self.n_words, 8), dtype=np.uint64)
+        in_lanes = np.zeros(self.n_marginals, dtype=np.int64)
+        if _count_subset_table(table, n_bits, sizes, counts, n_rows, lanes, in_lanes):
+            return None
+        return n_rows, [counts[j, :k].copy() for j, k in enumerate(n_bits.tolist())]
+
+    def _split(self, table):
+        """Each marginal's reports, gathered and encoded by its channel (checked)."""
         n = table.shape[0]
         assignment = table[:, 0]
         if n and (assignment.min() < 0 or assignment.max() >= self.n_marginals):
@@ -577,7 +641,7 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
                     )
                 packed = PackedReports(data[:, :n_bytes], channel.n_categories, channel)
                 parts.append(channel.encode_reports(packed))
-        return _MarginalCodes(n, assignment, parts)
+        return parts
 
     def _report_table(self, reports):
         names = self.report_columns()
@@ -623,6 +687,13 @@ class MarginalChannel(_OneReportChannelMixin, Channel):
         """
         if not isinstance(codes, _MarginalCodes):
             codes = self.encode_reports(codes)
+        if codes.counted is not None and not keep_reports:
+            n_rows, bit_counts = codes.counted
+            parts = [
+                None if m == 0 else ReportStatistics(channel, int(m), bits)
+                for channel, m, bits in zip(self.channels, n_rows.tolist(), bit_counts, strict=True)
+            ]
+            return ReportStatistics(self, codes.n, n_rows.copy(), MarginalStatistics(parts))
         counts = np.bincount(codes.assignment, minlength=self.n_marginals).astype(np.int64)
         parts = [
             None if part is None else channel.statistics(part, keep_reports=keep_reports)
@@ -801,6 +872,87 @@ def _group_rows(assignment, n_groups):
         order = np.argsort(assignment, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(np.bincount(assignment, minlength=n_groups))])
     return [order[bounds[j] : bounds[j + 1]] for j in range(n_groups)]
+
+
+def _count_subset_table(
+    table, n_bits, sizes, counts, n_rows, lanes, in_lanes
+):  # pragma: no cover - numba
+    """Count and check subset-selection reports in one pass (compiled by numba).
+
+    ``table`` is the int64 report table (any layout); row i's marginal g =
+    ``table[i, 0]`` has ``n_bits[g]`` cells and reports ``sizes[g]`` of
+    them. Adds the row's bits to ``counts[g]`` (int64, a column per bit of
+    the report words) and the row to ``n_rows[g]``. Returns 1 at the first
+    row whose marginal index is out of range, which sets a bit past its
+    cells (in its words or past them) or does not hold exactly ``sizes[g]``
+    bits; else 0.
+
+    The bits are counted eight columns at a time: ``(x >> p) & 0x0101...01``
+    holds bit p of each byte of a word in that byte, and added to a 64-bit
+    word (``lanes[g, w, p]``) counts up to 255 rows in each byte without a
+    carry into the next; every 255 rows of a marginal (``in_lanes``) the
+    bytes are added to ``counts`` and cleared. The sum of a word's eight
+    slices, times 0x0101...01, gives its number of bits in its top byte.
+    Every row reads all its words, whatever its marginal's width (a branch
+    on the marginal, random from row to row, would be mispredicted often):
+    a word past the width must be 0 and adds nothing.
+    """
+    n_groups = n_bits.shape[0]
+    n_words = table.shape[1] - 1
+    ones = np.uint64(0x0101010101010101)
+    byte = np.uint64(255)
+    top = np.uint64(56)
+    zero = np.uint64(0)
+    # The bits of each marginal's words past its cells.
+    outside = np.zeros((n_groups, n_words), dtype=np.uint64)
+    for g in range(n_groups):
+        for w in range(n_words):
+            left = n_bits[g] - 64 * w
+            if left <= 0:
+                outside[g, w] = ~zero
+            elif left < 64:
+                outside[g, w] = ~((np.uint64(1) << np.uint64(left)) - np.uint64(1))
+    for i in range(table.shape[0]):
+        g = table[i, 0]
+        if g < 0 or g >= n_groups:
+            return 1
+        stray = zero
+        size = 0
+        for w in range(n_words):
+            x = np.uint64(table[i, 1 + w])
+            stray |= x & outside[g, w]
+            total = zero
+            for p in range(8):
+                part = (x >> np.uint64(p)) & ones
+                lanes[g, w, p] += part
+                total += part
+            size += np.int64((total * ones) >> top)
+        if stray != zero or size != sizes[g]:
+            return 1
+        n_rows[g] += 1
+        in_lanes[g] += 1
+        if in_lanes[g] == 255:
+            _spill_lanes(lanes, counts, g, byte)
+            in_lanes[g] = 0
+    for g in range(n_groups):
+        _spill_lanes(lanes, counts, g, byte)
+    return 0
+
+
+def _spill_lanes(lanes, counts, g, byte):  # pragma: no cover - numba
+    """Add marginal g's byte lanes to its bit counts and clear them."""
+    for w in range(lanes.shape[1]):
+        for p in range(8):
+            x = lanes[g, w, p]
+            if x:
+                for b in range(8):
+                    counts[g, 64 * w + 8 * b + p] += np.int64((x >> np.uint64(8 * b)) & byte)
+                lanes[g, w, p] = 0
+
+
+if _HAVE_NUMBA:
+    _spill_lanes = numba.njit(nogil=True, cache=True)(_spill_lanes)
+    _count_subset_table = numba.njit(nogil=True, cache=True)(_count_subset_table)
 
 
 def _sample_packed(channel, cells, rng):

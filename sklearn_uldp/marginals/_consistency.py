@@ -56,24 +56,33 @@ def shared_subsets(marginals: Sequence[tuple[str, ...]]) -> list[tuple[tuple[str
     return shared
 
 
-def _project(table, columns, subset):
-    axes = tuple(a for a, c in enumerate(columns) if c not in subset)
-    return table.sum(axis=axes), axes
+def _plan(shared, marginals, shapes):
+    """Per shared set, per marginal holding it: the axes summed out and the
+    shape a correction on the set is broadcast with (fixed for the run, so
+    that each step is a few numpy calls)."""
+    plan = []
+    for subset, holders in shared:
+        steps = []
+        for j in holders:
+            axes = tuple(a for a, c in enumerate(marginals[j]) if c not in subset)
+            shape = tuple(1 if a in axes else n for a, n in enumerate(shapes[j]))
+            steps.append((j, axes, shape))
+        plan.append(steps)
+    return plan
 
 
-def _consistency_step(tables, marginals, weights, subset, holders):
+def _consistency_step(tables, weights, steps):
     projections = []
     factors = []
-    for j in holders:
-        proj, _ = _project(tables[j], marginals[j], subset)
+    for j, axes, _ in steps:
+        proj = tables[j].sum(axis=axes)
         projections.append(proj)
         factors.append(tables[j].size / max(proj.size, 1))
-    coef = np.array([weights[j] / f for j, f in zip(holders, factors, strict=True)])
+    coef = np.array([weights[j] / f for (j, _, _), f in zip(steps, factors, strict=True)])
     target = sum(c * p for c, p in zip(coef, projections, strict=True)) / coef.sum()
-    for j, proj, f in zip(holders, projections, factors, strict=True):
+    for (j, _, shape), proj, f in zip(steps, projections, factors, strict=True):
         delta = (target - proj) / f
-        axes = tuple(a for a, c in enumerate(marginals[j]) if c not in subset)
-        tables[j] = tables[j] + np.expand_dims(delta, axes)
+        tables[j] = tables[j] + delta.reshape(shape)
 
 
 def make_consistent(
@@ -128,19 +137,20 @@ def make_consistent(
     if any(not np.isfinite(w) or w <= 0 for w in weights):
         raise ValueError("weights must be finite numbers > 0.")
     shared = shared_subsets(marginals)
+    plan = _plan(shared, marginals, [t.shape for t in tables])
     info = {"n_iter": 0, "gap": 0.0, "negative": 0.0}
     for it in range(1, max_iter + 1):
         info["n_iter"] = it
-        for subset, holders in shared:
-            _consistency_step(tables, marginals, weights, subset, holders)
+        for steps in plan:
+            _consistency_step(tables, weights, steps)
         # One pass makes the tables consistent (each step keeps what the
         # earlier, smaller sets fixed): what is left is round-off.
-        info["gap"] = _largest_gap(tables, marginals, shared)
+        info["gap"] = _largest_gap(tables, plan)
         info["negative"] = min(0.0, min(float(t.min()) for t in tables))
         if not nonnegative or info["negative"] >= -tol:
             break
         tables = [project_to_simplex(t.ravel()).reshape(t.shape) for t in tables]
-        info["gap"] = _largest_gap(tables, marginals, shared)
+        info["gap"] = _largest_gap(tables, plan)
         info["negative"] = 0.0
         if info["gap"] <= tol:
             break
@@ -150,10 +160,10 @@ def make_consistent(
     return tables, info
 
 
-def _largest_gap(tables, marginals, shared):
+def _largest_gap(tables, plan):
     gap = 0.0
-    for subset, holders in shared:
-        projections = [_project(tables[j], marginals[j], subset)[0] for j in holders]
+    for steps in plan:
+        projections = [tables[j].sum(axis=axes) for j, axes, _ in steps]
         for p in projections[1:]:
             gap = max(gap, float(np.abs(p - projections[0]).max(initial=0.0)))
     return gap

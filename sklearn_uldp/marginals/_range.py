@@ -432,8 +432,13 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
     _assignment_key = ASSIGNMENT_KEY
     _noise_key = NOISE_KEY
 
-    def _values(self, frame, *, clip=True):
-        """The privatized columns as floats (n, d): finite, clipped to the bounds."""
+    def _values(self, frame, *, clip=True, checked=True):
+        """The privatized columns as floats (n, d): finite, clipped to the bounds.
+
+        ``checked=False``: the columns as floats, as they are (for a caller
+        that checks them in its own pass, and calls again if one is not
+        within the bounds).
+        """
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
             raise KeyError(
@@ -446,25 +451,32 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
             raise ValueError("X has several columns with the same name.")
         _check_frame_dtypes(sub)
         try:
-            values = sub.to_numpy(dtype=float, copy=True)
+            # A view of a frame of one float block (read only here: copied
+            # before clipping), else a new array.
+            values = sub.to_numpy(dtype=float)
         except (TypeError, ValueError):
             raise TypeError(
                 "X must hold numbers in the privatized columns; convert them "
                 "(pd.to_numeric) or privatize categories with MarginalPrivatizer."
             ) from None
-        nan = np.isnan(values)
-        if nan.any():
-            worst = [c for c, k in zip(self.columns_, nan.sum(axis=0), strict=True) if k]
+        if not checked:
+            values = values.view()
+            values.flags.writeable = False
+            return values
+        if not np.isfinite(values).all():  # one pass; the details only on failure
+            nan = np.isnan(values)
+            if nan.any():
+                worst = [c for c, k in zip(self.columns_, nan.sum(axis=0), strict=True) if k]
+                raise ValueError(
+                    f"X has {int(nan.sum())} missing values (NaN) in the columns "
+                    f"{worst[:10]}; impute or drop them: a range query counts the users "
+                    "of every row."
+                )
             raise ValueError(
-                f"X has {int(nan.sum())} missing values (NaN) in the columns {worst[:10]}; "
-                "impute or drop them: a range query counts the users of every row."
+                f"X contains {int(np.isinf(values).sum())} infinite values. Replace them "
+                "(e.g. by the bounds) or drop them."
             )
-        inf = np.isinf(values)
-        if inf.any():
-            raise ValueError(
-                f"X contains {int(inf.sum())} infinite values. Replace them (e.g. by the "
-                "bounds) or drop them."
-            )
+        copied = False
         if clip:
             for j, c in enumerate(self.columns_):
                 low, high = self.bounds_[c]
@@ -472,13 +484,23 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
                 below, above = int((column < low).sum()), int((column > high).sum())
                 if below or above:
                     warn_clipped([(below, above)], (low, high), [c], len(column))
-                    np.clip(column, low, high, out=column)
+                    if not copied:  # never the caller's data
+                        values, copied = values.copy(), True
+                    np.clip(values[:, j], low, high, out=values[:, j])
+        if not copied:  # maybe a view of X: read, never written
+            values = values.view()
+            values.flags.writeable = False
         return values
 
     # ------------------------------------------------------------ transform
     def _row_codes(self, frame):
         """What ``transform`` samples from: the finest bins, their hash input, its range."""
-        fine = self.channel_.fine_codes(self._values(frame))
+        # Binned in the same pass that checks the values (large jobs), else,
+        # or when one is not a number within its bounds, checked (clipped,
+        # with a warning) first.
+        fine = self.channel_._fine_codes_within(self._values(frame, checked=False))
+        if fine is None:
+            fine = self.channel_.fine_codes(self._values(frame))
         # (fine.T: the bins are column-major, hashed without a copy)
         return fine, fine.T, self.channel_.fine_bins
 

@@ -45,8 +45,9 @@ import pandas as pd
 from ..exceptions import ReportMismatchError
 from ..mechanisms._channel import Channel, ReportStatistics
 from ..numeric._base import check_bounds
+from ..utils._numba import HAVE_NUMBA, numba, use_compiled
 from ..utils._validation import safe_ndim
-from ._channel import MAX_MATRIX_CELLS, MarginalChannel, _check_columns
+from ._channel import MAX_MATRIX_CELLS, MarginalChannel, _check_columns, _MarginalCodes
 from ._one_report import _OneReportChannelMixin
 
 __all__ = [
@@ -56,6 +57,9 @@ __all__ = [
     "range_grids",
     "sensitive_bins",
 ]
+
+#: The narrow dtypes of finest bins that :meth:`RangeQueryChannel.sample` takes as they are.
+_NARROW_CODES = (np.dtype(np.uint8), np.dtype(np.uint16))
 
 #: The two designs of the paper.
 METHODS = ("hdg", "tdg")
@@ -92,6 +96,73 @@ def bin_codes(values: Any, low: float, high: float, n_bins: int) -> np.ndarray:
     np.floor(scaled, out=scaled)
     codes = scaled.astype(np.int64)
     return np.clip(codes, 0, n_bins - 1, out=codes)
+
+
+def _bin_column(values, low, high, n_bins, out):  # pragma: no cover - numba
+    """:func:`bin_codes` of one column in one pass (compiled by numba).
+
+    The same floating-point operations in the same order (no fast-math:
+    each rounds as numpy's), so the same bins; ``out`` may be strided.
+    Returns 1 at the first value not within ``[low, high]`` (NaN
+    included: the caller then checks and clips the values and bins them
+    again), else 0.
+    """
+    width = high - low
+    scale = float(n_bins)
+    last = n_bins - 1
+    for i in range(values.shape[0]):
+        value = values[i]
+        if not (value >= low and value <= high):
+            return 1
+        code = np.int64(np.floor((value - low) / width * scale))
+        out[i] = min(max(code, 0), last)
+    return 0
+
+
+if HAVE_NUMBA:
+    _bin_column = numba.njit(nogil=True, cache=True)(_bin_column)
+
+
+def _group_cells(
+    assignment, fine, first, second, coarse, g2, n_bins, order, cells, bounds
+):  # pragma: no cover - numba
+    """Each grid's rows (in order) and cells, by a counting sort (compiled by numba).
+
+    Row i of grid g = ``assignment[i]``: its cell is ``fine[i, first[g]]``
+    for a 1-D grid (``second[g] < 0``), else ``coarse[fine[i, first[g]]] *
+    g2 + coarse[fine[i, second[g]]]``. Grid g's rows go to
+    ``order[bounds[g]:bounds[g + 1]]`` and their cells to the same slice of
+    ``cells``. Returns 1 (nothing written) when a grid index or a bin is
+    out of range, else 0.
+    """
+    n = assignment.shape[0]
+    n_grids = first.shape[0]
+    for i in range(n):
+        g = assignment[i]
+        if g < 0 or g >= n_grids:
+            return 1
+        for p in range(fine.shape[1]):
+            if fine[i, p] < 0 or fine[i, p] >= n_bins:
+                return 1
+        bounds[g + 1] += 1
+    for g in range(n_grids):
+        bounds[g + 1] += bounds[g]
+    at = bounds[:-1].copy()
+    for i in range(n):
+        g = assignment[i]
+        k = at[g]
+        at[g] = k + 1
+        order[k] = i
+        a = fine[i, first[g]]
+        if second[g] < 0:
+            cells[k] = a
+        else:
+            cells[k] = coarse[a] * g2 + coarse[fine[i, second[g]]]
+    return 0
+
+
+if HAVE_NUMBA:
+    _group_cells = numba.njit(nogil=True, cache=True)(_group_cells)
 
 
 def range_grids(n_columns: int, method: str) -> list[tuple[int, ...]]:
@@ -453,8 +524,35 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         values = np.asarray(values, dtype=float)
         # Column-major: each column's bins are read whole (grid_cells).
         out = np.empty(values.shape, dtype=np.int64, order="F")
+        # One compiled pass per column from COMPILE_MIN_WORK values (the
+        # same operations in the same order: the same bins), else numpy's.
+        compiled = use_compiled(values.size)
         for j, (low, high) in enumerate(self.bounds):
-            out[:, j] = bin_codes(values[:, j], low, high, self.fine_bins)
+            if not compiled or _bin_column(
+                values[:, j], float(low), float(high), self.fine_bins, out[:, j]
+            ):  # (numpy's codes for values outside the bounds, as before)
+                out[:, j] = bin_codes(values[:, j], low, high, self.fine_bins)
+        return out
+
+    def _fine_codes_within(self, values: np.ndarray) -> np.ndarray | None:
+        """:meth:`fine_codes` of unchecked values in one compiled pass a column,
+        or None when one is not a number within its bounds (or the job is
+        small): the caller checks and clips them then.
+
+        The codes are of the narrowest of uint8 and uint16 that holds them
+        (int64 past), which :meth:`sample` takes as they are: a fresh array
+        of a byte a value rather than eight (the kernel's first touch of
+        fresh memory is a large part of a large privatize's CPU time).
+        """
+        values = np.asarray(values, dtype=float)
+        if not use_compiled(values.size):
+            return None
+        narrow = [t for t in _NARROW_CODES if self.fine_bins <= np.iinfo(t).max + 1]
+        dtype = narrow[0] if narrow else np.dtype(np.int64)
+        out = np.empty(values.shape, dtype=dtype, order="F")
+        for j, (low, high) in enumerate(self.bounds):
+            if _bin_column(values[:, j], float(low), float(high), self.fine_bins, out[:, j]):
+                return None
         return out
 
     def virtual_codes(self, fine: np.ndarray) -> np.ndarray:
@@ -552,18 +650,72 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         -------
         reports : ndarray of int64 of shape (n, 1 + n_words)
         """
-        fine = np.asarray(fine, dtype=np.int64)
+        fine = np.asarray(fine)
+        if fine.dtype not in _NARROW_CODES:  # (narrow codes as they are)
+            fine = fine.astype(np.int64, copy=False)
         if fine.ndim != 2 or fine.shape[1] != len(self.columns):
             raise ValueError(
                 f"fine must have shape (n, {len(self.columns)}), one column per column "
                 f"of the channel; got {fine.shape}."
             )
+        grouped = self._group_cells(fine, assignment)
+        if grouped is not None:  # checked, grouped and binned in one compiled pass
+            groups, cells = grouped
+            return self.grid_channel.sample_cells(
+                fine.shape[0], lambda j, rows: cells[j], rng, assignment, groups
+            )
+        fine = fine.astype(np.int64, copy=False)
         if fine.size and (fine.min() < 0 or fine.max() >= self.fine_bins):
             raise ValueError(f"fine bins must lie in 0..{self.fine_bins - 1}.")
         columns = [np.ascontiguousarray(fine[:, j]) for j in range(fine.shape[1])]
         return self.grid_channel.sample_cells(
             fine.shape[0], lambda j, rows: self.grid_cells(j, columns, rows), rng, assignment
         )
+
+    def _group_cells(self, fine, assignment):
+        """Each grid's rows and cells in one compiled pass (large jobs), or None.
+
+        The rows of each grid in increasing order (as ``_group_rows``) and
+        their cells (as :meth:`grid_cells`); None for a small job, without
+        an assignment, or when a grid index or a bin is out of range (the
+        caller's checks then say which).
+        """
+        n = fine.shape[0]
+        if assignment is None or not use_compiled(n * max(1, fine.shape[1])):
+            return None
+        assignment = np.asarray(assignment)
+        if assignment.shape != (n,) or assignment.dtype.kind not in "iu":
+            return None
+        n_grids = len(self._positions)
+        first = np.array([g[0] for g in self._positions], dtype=np.int64)
+        second = np.array([g[1] if len(g) > 1 else -1 for g in self._positions], dtype=np.int64)
+        coarse = np.arange(self.fine_bins, dtype=np.int64)
+        if self.method == "hdg" and self.g2 is not None:
+            coarse //= self.g1 // self.g2
+        # Narrow rows and cells (the sampler indexes with them as they are):
+        # fresh memory of 5 bytes a row rather than 16.
+        order = np.empty(n, dtype=np.int32 if n < 1 << 31 else np.intp)
+        most = max(c.n_categories for c in self.channels)
+        cells = np.empty(
+            n, dtype=np.uint8 if most <= 256 else np.uint16 if most <= 1 << 16 else np.int64
+        )
+        bounds = np.zeros(n_grids + 1, dtype=np.int64)
+        if _group_cells(
+            assignment.astype(np.intp, copy=False),
+            fine,
+            first,
+            second,
+            coarse,
+            int(self.g2 or 0),
+            self.fine_bins,
+            order,
+            cells,
+            bounds,
+        ):
+            return None
+        edges = bounds.tolist()
+        groups = [order[edges[j] : edges[j + 1]] for j in range(n_grids)]
+        return groups, [cells[edges[j] : edges[j + 1]] for j in range(n_grids)]
 
     def grid_cells(self, j: int, columns: Sequence[np.ndarray], rows: Any = None) -> np.ndarray:
         """The codes of grid j's cells holding rows given by their finest bins.
@@ -577,10 +729,12 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         picked = [columns[p] if rows is None else columns[p][rows] for p in grid]
         if len(grid) == 1:
             return picked[0]
+        # Each finest bin's 2-D bin from a table of fine_bins entries (an
+        # integer division per row is several times slower than the lookup).
+        coarse = np.arange(self.fine_bins, dtype=np.int64)
         if self.method == "hdg":
-            r = self.g1 // self.g2
-            picked = [codes // r for codes in picked]
-        return picked[0] * self.g2 + picked[1]
+            coarse //= self.g1 // self.g2
+        return np.take(coarse * self.g2, picked[0]) + np.take(coarse, picked[1])
 
     # ------------------------------------------------------------ collector
     def encode_reports(self, reports: Any):
@@ -608,6 +762,9 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
             table = self.grid_channel._report_table(table)
         except ReportMismatchError as exc:
             raise ReportMismatchError(str(exc).replace("Marginal reports", "Reports")) from None
+        counted = self.grid_channel._count_subsets(table)
+        if counted is not None:  # every report valid (checked in the same pass)
+            return self.grid_channel._counted_codes(table, counted)
         grid = table[:, 0]
         if grid.size and (grid.min() < 0 or grid.max() >= self.n_grids):
             bad = int(((grid < 0) | (grid >= self.n_grids)).sum())
@@ -627,7 +784,7 @@ class RangeQueryChannel(_OneReportChannelMixin, Channel):
         ``counts`` is the number of reports of each grid; ``extra`` a
         :class:`~sklearn_uldp.marginals.MarginalStatistics` (one part per grid).
         """
-        if not hasattr(codes, "parts"):
+        if not isinstance(codes, _MarginalCodes):
             codes = self.encode_reports(codes)
         stats = self.grid_channel.statistics(codes, keep_reports=keep_reports)
         return ReportStatistics(self, stats.n, stats.counts, stats.extra)

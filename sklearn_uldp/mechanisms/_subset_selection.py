@@ -243,11 +243,14 @@ class SubsetSelectionChannel(Channel):
         return np.ones(self.n_outputs, dtype=bool)
 
     # --------------------------------------------------------------- sampling
-    def sample(self, codes, rng, *, sparse=False, packed=False, out=None):
+    def sample(self, codes, rng, *, sparse=False, packed=False, out=None, rows=None):
         """Privatize coded inputs: a dense uint8 (n, k) array, a CSR array or
         packed rows (``packed=True``, ceil(k / 8) bytes a user; written into
         ``out``, a uint8 array of that shape, a strided view allowed, when
-        given).
+        given; or, with ``rows``, user i's into ``out[rows[i]]``, ``out`` a
+        uint8 array of ceil(k / 8) columns and any number of rows: a
+        caller's table of several oracles' reports is written in place,
+        without a copy of the rows).
 
         Each user includes its value w.p. ``keep`` and completes the set with
         a uniform subset of ``r = d - 1`` or ``d`` of the other k - 1
@@ -259,11 +262,12 @@ class SubsetSelectionChannel(Channel):
         integers: a small job compiles nothing), one compiled pass per chunk
         of users turns 16-bit words (32-bit for k > 4096; a row of words per
         user, spare words for the rejections) into the integers (Lemire's
-        multiply-shift with rejection, exact), keeps each row's set in
-        64-bit words and writes the row once, own category included
-        (:func:`_floyd_rows`); without it, one vectorized step per element
-        of the subset from the same words (:func:`_fill_subsets_numpy`):
-        the same reports. A user with r > (k - 1) / 2 draws
+        multiply-shift with rejection, exact), keeps each row's set in a
+        64-bit register (k <= 64) or a byte per category, and writes the
+        row once, own category included (:func:`_floyd_rows`); without
+        it, one vectorized step per element of the subset from the same
+        words (:func:`_fill_subsets_numpy`): the same reports. A user with
+        r > (k - 1) / 2 draws
         the k - 1 - r others left out instead (a uniform subset's complement
         is uniform). The (n, k) report array is mapped without huge pages
         (see :func:`~sklearn_uldp.mechanisms._oracle_kernels.report_array`).
@@ -271,31 +275,50 @@ class SubsetSelectionChannel(Channel):
         each chunk of users is drawn into a dense buffer of the chunk and
         packed.
         """
-        codes = np.asarray(codes, dtype=np.intp)
+        codes = _index_array(codes)
         n, k, d = codes.size, self.n_categories, self.subset_size
         include = rng.random(n) < self.keep
         # The compiled loop from COMPILE_MIN_WORK random integers on (a
         # small job compiles nothing), numpy's steps below.
         compiled = _KERNEL == "numba" and use_compiled(n * min(d, k - d))
+        if rows is not None and (not packed or out is None):
+            raise ValueError("rows= places packed rows in out: pass packed=True and out.")
         if packed:
             if out is None:
                 out = report_array((n, packed_width(k)), np.uint8, zeros=not compiled)
-            elif out.shape != (n, packed_width(k)) or out.dtype != np.uint8:
+            elif (
+                out.ndim != 2
+                or out.shape[1] != packed_width(k)
+                or (rows is None and out.shape[0] != n)
+                or out.dtype != np.uint8
+            ):
                 raise ValueError(
                     f"out must be a uint8 array of shape {(n, packed_width(k))}, got "
                     f"{out.dtype} of shape {out.shape}."
                 )
+            if rows is not None:
+                rows = _index_array(rows)
+                if rows.shape != (n,) or (n and not 0 <= rows.min() <= rows.max() < len(out)):
+                    raise ValueError(f"rows must be {n} row indices of out.")
             step = _chunk_users(k, d)
             buffer = None if compiled else np.zeros((step, k), np.uint8)
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
                 if buffer is None:
-                    _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
+                    if rows is None:
+                        _fill_subsets_numba(out[lo:hi], codes[lo:hi], include[lo:hi], d, rng, k)
+                    else:
+                        _fill_subsets_numba(
+                            out, codes[lo:hi], include[lo:hi], d, rng, k, rows[lo:hi]
+                        )
                 else:
-                    rows = buffer[: hi - lo]
-                    rows[:] = 0
-                    _fill_subsets_numpy(rows, codes[lo:hi], include[lo:hi], d, rng)
-                    out[lo:hi] = pack_rows(rows)
+                    dense = buffer[: hi - lo]
+                    dense[:] = 0
+                    _fill_subsets_numpy(dense, codes[lo:hi], include[lo:hi], d, rng)
+                    if rows is None:
+                        out[lo:hi] = pack_rows(dense)
+                    else:
+                        out[rows[lo:hi]] = pack_rows(dense)
             return out
         out = report_array((n, k), np.uint8, zeros=True)
         fill = _fill_subsets_numba if compiled else _fill_subsets_numpy
@@ -551,22 +574,37 @@ def _fill_subsets_numpy(out, codes, include, d, rng):
     out[rows, codes] = include
 
 
-def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, mask):  # pragma: no cover
+def _floyd_rows(
+    out, targets, codes, include, d, k, words, spare, bits, start, scratch
+):  # pragma: no cover
     """Floyd's algorithm row by row from row ``start`` (compiled by numba).
 
+    Row i is written to ``out[i]``, or to ``out[targets[i]]`` when
+    ``targets`` is not empty (a caller's table, in place).
+
     A row's others are the K = k - 1 categories but its own, numbered
-    0..K-1 (other t is category t + (t >= code)). Its set S of others is
-    built in 64-bit words (a register for k <= 64, else the scratch buffer
-    ``mask`` of ``ceil(k / 64)`` words reused for every row). Floyd's step
-    j adds t, or j when t is in S already; since S holds only integers
-    below j then, that is ``S | {t} | ({j} if t in S)``: bit operations
-    without a branch on the data, and a short chain of dependent ones from
-    one step to the next. Then the row's own bit is inserted at its
-    category (the bits above it move up by one) and the row written to
-    ``out`` in one pass: ``k`` bits in ``ceil(k / 8)`` bytes when ``out``
-    is packed (``out.shape[1] != k``, see
+    0..K-1 (other t is category t + (t >= code)). Floyd's step j adds t, or
+    j when t is in the set S already; since S holds only integers below j
+    then, that is ``S | {t} | ({j} if t in S)``, without a branch on the
+    data:
+
+    * k <= 64: S in a register, bit t of S moved up to j as
+      ``(S << (j - t)) & (1 << j)`` (three dependent operations a step);
+      then the row's own bit is inserted at its category (the bits above
+      it move up by one);
+    * k > 64: S as a byte per category in ``scratch`` (``ceil(k / 8)``
+      64-bit words, cleared for each row), directly at the categories of t
+      and j: ``c = S[t]; S[j] = c; S[t] = 1`` (loads and stores with no
+      chain through the data but the bytes themselves, where the former
+      64-bit words were a read-modify-write chain); each 8 bytes are then
+      gathered into 8 bits by one multiplication
+      (``(v * 0x0102040810204080) >> 56``: byte i lands on bit 56 + i, no
+      two partial products meet).
+
+    The row is written to ``out`` in one pass: ``k`` bits in ``ceil(k / 8)``
+    bytes when ``out`` is packed (``out.shape[1] != k``, see
     :class:`~sklearn_uldp.mechanisms.PackedReports`), else a byte per
-    category (a row of zeros beforehand: only its set bytes are written).
+    category (a row of zeros beforehand).
 
     A row with r > K / 2 others draws the K - r it leaves out and takes
     the complement (as in :func:`_fill_subsets_numpy`).
@@ -581,31 +619,37 @@ def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, mask):  # 
     call with fresh spares (:func:`_fill_subsets_numpy` reads the same
     words the same way).
     """
-    m = out.shape[0]
+    m = codes.shape[0]
     K = k - 1
     packed = out.shape[1] != k
     n_bytes = out.shape[1]
-    n_mask = mask.shape[0]
+    placed = targets.shape[0] != 0
     top = words.shape[1]
     n_spare = spare.shape[0]
     shift = np.uint64(bits)
     one = np.uint64(1)
     zero = np.uint64(0)
-    six = np.uint64(6)
     low6 = np.uint64(63)
     span = one << shift
     low = span - one
     full = ~zero
+    # byte i of v (0 or 1) times 2^(56 - 7 i) lands on bit 56 + i
+    gather = np.uint64(0x0102040810204080)
+    top_byte = np.uint64(56)
+    seen = scratch.view(np.uint8)
+    n_scratch = scratch.shape[0]
     used = 0
     for i in range(start, m):
-        code = np.uint64(codes[i])
+        position = codes[i]
+        code = np.uint64(position)
         own = include[i]
         r = d - 1 if own else d
         flip = 2 * r > K
         if flip:
             r = K - r
         row_words = words[i]
-        if n_mask == 1:  # k <= 64: S in a register
+        o = targets[i] if placed else i
+        if k <= 64:  # S in a register
             x = zero
             for s in range(top - r, top):
                 j = np.uint64(K - top + s)
@@ -619,54 +663,60 @@ def _floyd_rows(out, codes, include, d, k, words, spare, bits, start, mask):  # 
                         prod = np.uint64(spare[used]) * bound
                         used += 1
                 t = prod >> shift
-                x = x | (one << t) | (((x >> t) & one) << j)
-            mask[0] = x
-        else:
-            for w in range(n_mask):
-                mask[w] = zero
-            for s in range(top - r, top):
-                j = np.uint64(K - top + s)
-                bound = j + one
-                prod = np.uint64(row_words[s]) * bound
-                if (prod & low) < bound:
-                    limit = span % bound
-                    while (prod & low) < limit:
-                        if used == n_spare:
-                            return i
-                        prod = np.uint64(spare[used]) * bound
-                        used += 1
-                t = prod >> shift
-                b = t & low6
-                y = mask[t >> six]
-                mask[t >> six] = y | (one << b)
-                mask[j >> six] |= ((y >> b) & one) << (j & low6)
-        if flip:
-            for w in range(n_mask):
-                left = K - 64 * w  # others in words w, w + 1, ...
-                valid = full if left >= 64 else (one << np.uint64(max(left, 0))) - one
-                mask[w] = ~mask[w] & valid
-        # Insert the own bit at its category: the bits above move up.
-        cw = code >> six
-        for w in range(n_mask - 1, cw, -1):
-            mask[w] = (mask[w] << one) | (mask[w - 1] >> low6)
-        below = (one << (code & low6)) - one
-        x = mask[cw]
-        x = (x & below) | ((x & ~below) << one)
-        if own:
-            x |= one << (code & low6)
-        mask[cw] = x
-        if packed:
-            for b in range(n_bytes):
-                out[i, b] = np.uint8((mask[b >> 3] >> np.uint64(8 * (b & 7))) & np.uint64(255))
-        else:
-            for w in range(n_mask):
-                x = mask[w]
-                c = 64 * w
+                x = (x | (one << t)) | ((x << (j - t)) & (one << j))
+            if flip:
+                x = ~x & (full if K == 64 else (one << np.uint64(K)) - one)
+            # Insert the own bit at its category: the bits above move up.
+            below = (one << (code & low6)) - one
+            x = (x & below) | ((x & ~below) << one)
+            if own:
+                x |= one << (code & low6)
+            if packed:
+                for b in range(n_bytes):
+                    out[o, b] = np.uint8((x >> np.uint64(8 * b)) & np.uint64(255))
+            else:
+                c = 0
                 while x:
                     if x & one:
-                        out[i, c] = 1
+                        out[o, c] = 1
                     x >>= one
                     c += 1
+            continue
+        for w in range(n_scratch):
+            scratch[w] = zero
+        for s in range(top - r, top):
+            j = K - top + s
+            bound = np.uint64(j + 1)
+            prod = np.uint64(row_words[s]) * bound
+            if (prod & low) < bound:
+                limit = span % bound
+                while (prod & low) < limit:
+                    if used == n_spare:
+                        return i
+                    prod = np.uint64(spare[used]) * bound
+                    used += 1
+            t = np.intp(prod >> shift)
+            t += t >= position  # the categories of t and j
+            j += j >= position
+            c = seen[t]
+            seen[j] = c
+            seen[t] = 1
+        if packed:
+            own_byte = position >> 3
+            own_bit = np.uint8(1 << (position & 7))
+            for b in range(n_bytes):
+                v = np.uint8((scratch[b] * gather) >> top_byte)
+                if flip:
+                    left = k - 8 * b
+                    v = ~v & (np.uint8(255) if left >= 8 else np.uint8((1 << left) - 1))
+                if b == own_byte:
+                    v = (v & ~own_bit) | (own_bit if own else np.uint8(0))
+                out[o, b] = v
+        else:
+            mark = np.uint8(1) if flip else np.uint8(0)
+            for c in range(k):
+                out[o, c] = seen[c] ^ mark
+            out[o, position] = own
     return m
 
 
@@ -719,18 +769,34 @@ def _words(rng, size, bits):
     return words.astype(dtype.newbyteorder("="), copy=False)
 
 
-def _fill_subsets_numba(out, codes, include, d, rng, k=None):
-    m = out.shape[0]
+#: Integer dtypes the samplers index with as they are (narrow codes and
+#: rows from a caller's counting pass: no wider copy of fresh memory).
+_INDEX_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int32), np.dtype(np.intp))
+
+
+def _index_array(values):
+    """``values`` as an array of one of :data:`_INDEX_DTYPES` (intp unless it is one)."""
+    values = np.asarray(values)
+    return values if values.dtype in _INDEX_DTYPES else values.astype(np.intp)
+
+
+#: No targets: row i of a call is written to row i of its ``out``.
+_NO_TARGETS = np.zeros(0, dtype=np.intp)
+
+
+def _fill_subsets_numba(out, codes, include, d, rng, k=None, targets=None):
+    m = codes.shape[0]
     k = out.shape[1] if k is None else k  # k bits packed in fewer bytes
-    codes = np.asarray(codes, dtype=np.intp)
+    targets = _NO_TARGETS if targets is None else targets
+    codes = _index_array(codes)
     include = np.asarray(include, dtype=np.bool_)
     _, _, _, top, bits, n_spare = _draw_layout(codes, include, d, k)
     words = _words(rng, m * top, bits).reshape(m, top)
-    mask = np.empty(-(-k // 64), dtype=np.uint64)
+    scratch = np.empty(-(-k // 8), dtype=np.uint64)  # a byte per category
     done = 0
     while done < m:
         spare = _words(rng, n_spare, bits)
-        done = _floyd_rows(out, codes, include, d, k, words, spare, bits, done, mask)
+        done = _floyd_rows(out, targets, codes, include, d, k, words, spare, bits, done, scratch)
 
 
 @fill_mechanism_doc

@@ -213,8 +213,8 @@ def test_floyd_kernel_restarts_a_row_that_runs_out_of_words(k, packed):
     include = np.array([False, False, False, False])
     words = np.full((4, top), 1 << 10, dtype=np.uint16)
     words[2, 0] = 0  # low product 0 < 2^16 mod (j + 1): rejected
-    mask = np.empty(-(-k // 64), dtype=np.uint64)
-    args = (out, codes, include, top, k, words)
+    mask = np.empty(-(-k // 8), dtype=np.uint64)  # the kernel's scratch
+    args = (out, _subset_selection._NO_TARGETS, codes, include, top, k, words)
     done = _subset_selection._floyd_rows(*args, np.zeros(0, np.uint16), 16, 0, mask)
     assert done == 2
     bits = np.unpackbits(out, axis=1, count=k, bitorder="little") if packed else out
