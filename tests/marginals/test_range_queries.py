@@ -399,7 +399,10 @@ def _row_sampler(priv):
 
 def test_each_grid_passes_the_audit():
     priv = _privatizer(sensitive=SENSITIVE, mechanism="uRR")
-    for mech in priv.mechanisms_:
+    for seed, mech in enumerate(priv.mechanisms_):
+        # Seeded: the audit's bound is a 95 % statement, so under fresh
+        # noise a correct grid fails it now and then (about 1 % of runs).
+        mech.set_params(random_state=seed)
         result = audit_mechanism(mech, n_samples=20_000, random_state=0)
         assert result.passed, result
 

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import chi2
+from sklearn.base import clone
 
 from sklearn_uldp import (
     EMEstimator,
@@ -211,7 +212,11 @@ def test_uhr_is_high_low_hadamard():
     ],
 )
 def test_audit_passes(mech):
-    result = audit_mechanism(mech.fit(), n_samples=20_000, random_state=0)
+    # Seeded: the audit's bound holds with probability 95 %, so under fresh
+    # noise a correct mechanism would fail it now and then.
+    result = audit_mechanism(
+        clone(mech).set_params(random_state=0).fit(), n_samples=20_000, random_state=0
+    )
     assert result.passed
 
 
