@@ -992,6 +992,27 @@ def _key_rows(keys, n_bytes):
     return np.frombuffer(keys.tobytes(), dtype=np.uint8).reshape(-1, n_bytes).copy()
 
 
+# Rows of at most this many bytes (16 columns) are told apart by a count
+# per possible key (65,536 of them) rather than a sort.
+_DISTINCT_TABLE_BYTES = 2
+
+
+def _distinct_keys(keys, n_bytes, weights):
+    """The sorted distinct ``keys`` (of ``_row_keys``) and their
+    multiplicities (summed ``weights``), as ``np.unique`` and
+    ``np.bincount`` of its inverse give them: for short rows, one pass of
+    counts over every possible key instead of a sort (the same keys, and
+    the same sums in the same order)."""
+    if n_bytes <= _DISTINCT_TABLE_BYTES:
+        codes = keys.astype(np.intp)
+        size = 1 << (8 * n_bytes)
+        present = np.flatnonzero(np.bincount(codes, minlength=size))
+        counts = np.bincount(codes, weights=weights, minlength=size)[present]
+        return present.astype(keys.dtype), counts
+    unique, inverse = np.unique(keys, return_inverse=True)
+    return unique, np.bincount(inverse.ravel(), weights=weights, minlength=unique.size)
+
+
 def _distinct_rows(store):
     """The distinct rows of ``store`` with multiplicities, or None (see
     :meth:`BitRows.distinct_rows`)."""
@@ -1014,11 +1035,12 @@ def _distinct_rows(store):
 
     for i, block in enumerate(store._all_blocks()):
         w = None if weights is None else weights[i * store.block_rows : (i + 1) * store.block_rows]
-        keys, inverse = np.unique(_row_keys(_row_bytes(block)), return_inverse=True)
+        row_keys = _row_keys(_row_bytes(block))
+        keys, counts = _distinct_keys(row_keys, n_bytes, w)
         # One block tells whether rows repeat (a cheap way out for OUE).
-        if i == 0 and keys.size > _DISTINCT_MAX_FRACTION * inverse.size:
+        if i == 0 and keys.size > _DISTINCT_MAX_FRACTION * row_keys.size:
             return None
-        parts.append((keys, np.bincount(inverse.ravel(), weights=w, minlength=keys.size)))
+        parts.append((keys, counts))
         held += keys.size
         if held > 4 * limit:  # merged now and then: bounded memory
             parts = [merge()]

@@ -179,3 +179,26 @@ def test_restricted_store_is_the_store_on_those_columns(density, columns):
     threaded = store.restrict(columns, n_jobs=2).em_terms(0.7, b)
     for x, y in zip(threaded, got, strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("n_bytes", [1, 2, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_distinct_keys_of_short_rows_are_those_of_a_sort(n_bytes, weighted):
+    # Rows of up to 16 columns are told apart by a count per possible key;
+    # longer ones by a sort. Both must give np.unique's keys and the
+    # multiplicities in the same order, bit for bit (zero weights included).
+    rng = np.random.default_rng(n_bytes)
+    rows = rng.integers(0, 256, size=(3000, n_bytes), dtype=np.uint8)
+    rows[:, -1] &= 0x07  # partial last byte: most possible keys never occur
+    keys = _bit_rows._row_keys(rows)
+    weights = None
+    if weighted:
+        weights = rng.random(keys.size)
+        weights[::7] = 0.0
+    got_keys, got_counts = _bit_rows._distinct_keys(keys, n_bytes, weights)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    expected = np.bincount(inverse.ravel(), weights=weights, minlength=unique.size)
+    assert got_keys.dtype == unique.dtype
+    np.testing.assert_array_equal(got_keys, unique)
+    assert got_counts.dtype == expected.dtype
+    np.testing.assert_array_equal(got_counts, expected)
