@@ -563,39 +563,33 @@ def main():
         help="RangeQueryEstimator(threshold=ALPHA) against threshold=None",
     )
     args = parser.parse_args()
-    if args.thresholds:
+    modes = {
+        "thresholds": (
+            lambda: thresholds(
+                args.epsilons, args.repeats, args.queries, args.sizes, args.pairs, args.thresholds
+            ),
+            analyse_thresholds,
+        ),
+        "sweep": (
+            lambda: sweep(args.epsilons, args.repeats, args.queries, args.sizes, args.pairs),
+            analyse_sweep,
+        ),
+        "compare": (
+            lambda: compare(args.epsilons, args.repeats, args.queries, args.sizes, args.pairs),
+            analyse_compare,
+        ),
+    }
+    for mode, (run, analyse_records) in modes.items():
+        if not getattr(args, mode):
+            continue
         if args.json and os.path.exists(args.json):
             raise SystemExit(f"{args.json} exists; remove it or choose another file.")
         print(f"load average at start: {os.getloadavg()}", flush=True)
-        records = thresholds(
-            args.epsilons, args.repeats, args.queries, args.sizes, args.pairs, args.thresholds
-        )
+        records = run()
         if args.json:
             with open(args.json, "x", encoding="utf-8") as fh:
                 json.dump(records, fh, indent=1)
-        analyse_thresholds(records)
-        print(f"load average at end: {os.getloadavg()}")
-        return
-    if args.sweep:
-        if args.json and os.path.exists(args.json):
-            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
-        print(f"load average at start: {os.getloadavg()}", flush=True)
-        records = sweep(args.epsilons, args.repeats, args.queries, args.sizes, args.pairs)
-        if args.json:
-            with open(args.json, "x", encoding="utf-8") as fh:
-                json.dump(records, fh, indent=1)
-        analyse_sweep(records)
-        print(f"load average at end: {os.getloadavg()}")
-        return
-    if args.compare:
-        if args.json and os.path.exists(args.json):
-            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
-        print(f"load average at start: {os.getloadavg()}", flush=True)
-        records = compare(args.epsilons, args.repeats, args.queries, args.sizes, args.pairs)
-        if args.json:
-            with open(args.json, "x", encoding="utf-8") as fh:
-                json.dump(records, fh, indent=1)
-        analyse_compare(records)
+        analyse_records(records)
         print(f"load average at end: {os.getloadavg()}")
         return
     if args.analyse:

@@ -778,8 +778,8 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         out.attrs = {CHANNELS_ATTR: self.specs()}
         return out
 
-    def _compact_frame(self, reports):
-        """An array of compact reports as the frame ``transform`` would give."""
+    def _report_array(self, reports):
+        """Array reports, checked to have the columns of ``transform``'s output."""
         arr = np.asarray(reports)
         width = len(self.get_feature_names_out())
         if arr.ndim != 2 or arr.shape[1] != width:
@@ -788,6 +788,11 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                 f"output, got shape {arr.shape}; pass a DataFrame to select "
                 "columns by name."
             )
+        return arr
+
+    def _compact_frame(self, reports):
+        """An array of compact reports as the frame ``transform`` would give."""
+        arr = self._report_array(reports)
         return pd.DataFrame(arr, columns=self.get_feature_names_out()).infer_objects()
 
     def _remainder_names(self):
@@ -1092,14 +1097,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         if isinstance(reports, pd.DataFrame):
             return table.column_reports(reports, name)
         names = table.report_columns(name)
-        arr = np.asarray(reports)
-        width = len(self.get_feature_names_out())
-        if arr.ndim != 2 or arr.shape[1] != width:
-            raise ValueError(
-                f"Array reports must have the {width} columns of transform's "
-                f"output, got shape {arr.shape}; pass a DataFrame to select "
-                "columns by name."
-            )
+        arr = self._report_array(reports)
         if self._compact():
             return table.column_reports(self._compact_frame(arr), name)
         part = pd.DataFrame(arr[:, self.output_indices_[name]], columns=names)
