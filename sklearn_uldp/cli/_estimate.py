@@ -587,7 +587,14 @@ def _cmd_estimate(args):
         for c, (ch, _) in specs.items()
     }
     _warn_imputed(document, specs)
-    if document.get("strategy", {}).get("report_format") == "compact":
+    strategy = document.get("strategy") or {}
+    if not isinstance(strategy, dict):
+        raise ValueError(
+            f"The spec file's 'strategy' entry must be an object, got "
+            f"{type(strategy).__name__}: the spec was edited; write it again with "
+            "sklearn-uldp privatize."
+        )
+    if strategy.get("report_format") == "compact":
         n = _read_compact_reports(args, document, specs, estimators)
     else:
         n = _read_reports(args, specs, estimators)

@@ -573,8 +573,13 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         if marginals:
             _marginals.check_marginals(self, transformers)
         # Under "marginals", one more independent stream: the marginal
-        # privatizer's (the mechanisms only declare the domains).
-        seeds = iter(self._seeds(len(positions) + marginals))
+        # privatizer's (the mechanisms only declare the domains). A
+        # remainder mechanism takes the last one, so the listed columns'
+        # streams do not depend on it.
+        remainder_mechanism = isinstance(self.remainder, _MECHANISMS)
+        seed_list = self._seeds(len(positions) + marginals + remainder_mechanism)
+        remainder_seed = seed_list.pop() if remainder_mechanism else None
+        seeds = iter(seed_list)
         fitting, auto = [], []
         for name, mech, columns in transformers:
             if isinstance(mech, str):
@@ -620,12 +625,20 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
                     memo[name] = mech.random_state
                     mech.set_params(random_state=np.random.SeedSequence(0))
         self._fitting_transformers = fitting
+        remainder = self.remainder
+        if remainder_seed is not None and "random_state" in remainder.get_params():
+            # The remainder mechanism draws from the privatizer's random_state
+            # too (a seed: its own child stream; "secure": the secure
+            # generator), as every listed mechanism does: ColumnTransformer
+            # fits a clone of this seeded copy; the parameter is restored.
+            self.remainder = clone(remainder).set_params(random_state=remainder_seed)
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=_AUTO_DOMAIN, category=PrivacyLeakWarning)
                 out = self._run(ColumnTransformer.fit_transform, fit_on)
         finally:
             del self._fitting_transformers  # the class value (None) again
+            self.remainder = remainder
         for name, trans, _ in self.transformers_:
             if name in memo:
                 trans.set_params(random_state=memo[name])
@@ -665,7 +678,15 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
         if self.report_format == "compact":
             widths, _ = _compact.compact_layout(channels)
             rest = self._remainder_names()
-            taken = sorted(set(_compact.block_names(max(widths.values()))) & set(rest))
+            block = _compact.block_names(max(widths.values()))
+            if self.sampled_column in block:
+                raise ValueError(
+                    f"sampled_column={self.sampled_column!r} is also the name of a "
+                    f"column of the compact report block ({_compact.BLOCK_PREFIX}0, "
+                    f"{_compact.BLOCK_PREFIX}1, ...): pass another name for the column "
+                    "of sampled attributes."
+                )
+            taken = sorted(set(block) & set(rest))
             if taken or self.sampled_column in rest:
                 raise ValueError(
                     f"The passthrough columns {taken or [self.sampled_column]} have the "
@@ -797,6 +818,10 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
 
     def _remainder_names(self):
         """The names of the passthrough columns in the output."""
+        if not (isinstance(self.remainder, str) and self.remainder == "passthrough"):
+            # A remainder mechanism's reports are one of the sampled
+            # columns' (in the block), not passthrough columns.
+            return []
         indices = getattr(self, "output_indices_", {}).get("remainder")
         if indices is None or indices.stop == indices.start:
             return []
@@ -972,8 +997,7 @@ class DataFramePrivatizer(  # type: ignore[call-arg]
             return self.marginal_privatizer_.get_feature_names_out()
         names = super().get_feature_names_out(input_features)
         if self._fitted_strategy == "sample" and self._fitted_report_format == "compact":
-            rest = names[self.output_indices_["remainder"]]
-            names = np.asarray(self._block_names() + list(rest), dtype=object)
+            names = np.asarray(self._block_names() + self._remainder_names(), dtype=object)
         if self._fitted_strategy == "sample":
             names = np.append(names, np.asarray([self.sampled_column], dtype=object))
         return names

@@ -137,7 +137,8 @@ def attribute_codes(column: pd.Series, names: Sequence[str], sampled_column: str
     """The attribute index of every row of a compact table (int64, -1 never).
 
     Accepts the ``category`` column the privatizer writes, its names read
-    back as text (CSV), or the attribute indices (an array output). Any
+    back as text (CSV), or the attribute indices (an array output: integers,
+    or whole-number floats when the report block is float). Any
     other value is refused with the number of rows, never the value.
     """
     names = list(names)
@@ -151,6 +152,13 @@ def attribute_codes(column: pd.Series, names: Sequence[str], sampled_column: str
             codes = lookup[codes]  # -1 (missing) takes the last entry
     elif column.dtype.kind in "iu":
         codes = column.to_numpy().astype(np.int64, copy=False)
+    elif column.dtype.kind == "f":
+        # An array output whose report block is float (a numeric column)
+        # holds the attribute indices as floats too: whole numbers only.
+        values = column.to_numpy()
+        whole = np.isfinite(values) & (values == np.floor(values))
+        whole &= (values >= 0) & (values < d)
+        codes = np.where(whole, values, -1).astype(np.int64)
     else:
         codes = pd.Index(names, dtype=object).get_indexer(column.astype(object))
     codes = np.asarray(codes, dtype=np.int64)

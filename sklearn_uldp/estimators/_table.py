@@ -590,6 +590,12 @@ def _check_compact_spec(channels, strategy):
             "A compact spec's strategy entry needs 'report_block', the list of the "
             "report block's column names."
         )
+    column = strategy.get("sampled_column", "sampled_attribute")
+    if len(set(block)) != len(block) or column in block:
+        raise ValueError(
+            "A compact spec's 'report_block' must name distinct columns, none of "
+            "them the sampled_column: the spec was edited."
+        )
     for name, channel in channels.items():
         refusal = _compact.compact_refusal(name, channel)
         if refusal is not None:

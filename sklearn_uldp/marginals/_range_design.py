@@ -71,6 +71,8 @@ PAPER_ALPHA_2 = 0.03
 #: The paper's non-uniformity exponent: the squared non-uniformity error of
 #: a grid of granularity g falls as g^-2.
 EXPONENT = 2.0
+#: The largest non-uniformity exponent accepted (``g ** e`` stays a float).
+MAX_EXPONENT = 16
 #: The alternative model measured in issue 32 (``exponent=3``): the squared
 #: non-uniformity error falls as g^-3 (a cut cell's misplaced share itself
 #: shrinks with the cell where the density is smooth at that scale), with
@@ -171,7 +173,7 @@ def choose_granularity(
         and 0.21).
     exponent : float, default=2
         ``e``, how fast the squared non-uniformity error falls with the
-        granularity (> 0): the paper's 2; ``3`` is the alternative model
+        granularity (in (0, 16]): the paper's 2; ``3`` is the alternative model
         measured on real tables (better at epsilon = 4, level at 0.5 to 2;
         "Marginals" page).
     max_g1, max_g2 : int, default=1024, 256
@@ -224,6 +226,12 @@ def choose_granularity(
             isinstance(value, (int, float)) and math.isfinite(value) and value > 0
         ):
             raise ValueError(f"{name} must be a number > 0, got {value!r}.")
+    if exponent > MAX_EXPONENT:
+        # g ** exponent overflows a float for large exponents; and a model
+        # whose error falls that fast says that any grid is fine enough.
+        raise ValueError(
+            f"exponent must be at most {MAX_EXPONENT} (the paper's is 2), got {exponent!r}."
+        )
     pairs = d * (d - 1) // 2
     m = pairs if method == "tdg" else d + pairs
     users = n / m

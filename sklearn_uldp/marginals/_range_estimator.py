@@ -183,6 +183,8 @@ class RangeQueryEstimator(_OneReportEstimatorMixin, BaseEstimator):
         columns, e.g. -10 % at epsilon = 1 on the flights' distance x air
         time, and 4 % lower on average over held-out pairs, up to 15 %
         higher on some). None: the unbiased estimate (the paper's).
+        Ignored when ``estimator`` is given (that estimator is the grids'
+        estimate).
     mechanism : RangeQueryPrivatizer, RangeQueryChannel, dict or None, default=None
         The spec of the reports, when they do not carry it.
 

@@ -18,6 +18,7 @@ import pytest
 from _examples import BINARY, CATS, categorical_mechanisms
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 
 from sklearn_uldp import RAPPOR, EMEstimator, RandomizedResponse, UtilityOptimizedRR
 from sklearn_uldp.compose import DataFramePrivatizer
@@ -478,6 +479,21 @@ def test_command_line_compact_reports(tmp_path, capsys, suffix):
     ]
     assert main([str(a) for a in argv]) != 0
     assert "goes with --strategy sample" in capsys.readouterr().err
+    # a hand-edited spec whose strategy entry is not an object: a clear error
+    document = json.loads(open(f"{tmp_path / f'r_compact.{suffix}'}.spec.json").read())
+    document.pop("reports", None)
+    for strategy in (None, "sample", ["sample"]):
+        document["strategy"] = strategy
+        edited = tmp_path / "edited.spec.json"
+        edited.write_text(json.dumps(document))
+        argv = ["estimate", tmp_path / f"r_compact.{suffix}", "--spec", edited]
+        argv += ["-o", tmp_path / "y.csv", "--no-progress", "--skip-report-check"]
+        capsys.readouterr()
+        assert main([str(a) for a in argv]) != 0
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        # None reads as a spec without a strategy: the wide columns are missing
+        assert ("are not" in err) if strategy is None else ("'strategy' entry" in err)
 
 
 def test_array_estimate_and_memoized_columns():
@@ -531,3 +547,64 @@ def test_numeric_families(make):
     got, expected = compact.estimate(c), wide.estimate(w)
     for name in mechanisms:
         pd.testing.assert_series_equal(got[name], expected[name])
+    # An array output: the block is float, and so are the attribute indices.
+    arr = clone(compact).set_output(transform="default").fit_transform(df)
+    assert arr.dtype == np.float64
+    np.testing.assert_array_equal(arr, c.assign(sampled_attribute=c.iloc[:, -1].cat.codes))
+    for name in mechanisms:
+        pd.testing.assert_frame_equal(
+            compact.column_reports(arr, name), compact.column_reports(c, name)
+        )
+    tampered = arr.copy()
+    tampered[0, -1] = 0.5  # not an attribute index
+    with pytest.raises(ReportMismatchError, match="1 row"):
+        compact.column_reports(tampered, "x")
+
+
+def test_sampled_column_may_not_take_a_block_name():
+    df = _table(2, k=4)
+    mechanisms = {
+        "a0": RandomizedResponse(1.0, categories=list(range(4))),
+        "a1": _oue(1, k=4)["a0"],
+    }
+    compact = DataFramePrivatizer(
+        mechanisms, strategy="sample", report_format="compact", sampled_column="report_1"
+    )
+    with pytest.raises(ValueError, match="compact report block"):
+        compact.fit(df)
+
+
+def test_spec_block_names_are_distinct_and_not_the_sampled_column():
+    _, _, compact, _, _ = _text_pair()
+    document = compact._table_spec().to_dict()
+    block = document["strategy"]["report_block"]
+    column = document["strategy"].get("sampled_column", "sampled_attribute")
+    for edited_block in ([block[0]] * len(block), [column] + block[1:]):
+        edited = json.loads(json.dumps(document))
+        edited["strategy"]["report_block"] = edited_block
+        with pytest.raises(ValueError, match="distinct columns"):
+            TableSpec.from_dict(edited)
+
+
+def test_a_remainder_mechanism_is_one_of_the_sampled_columns():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 3, 3000), "y": rng.integers(0, 3, 3000)})
+    params = dict(
+        mechanisms=[("x", RAPPOR(1.0, categories=[0, 1, 2]), ["x"])],
+        remainder=RandomizedResponse(1.0, categories=[0, 1, 2]),
+        strategy="sample",
+        random_state=2,
+    )
+    wide = DataFramePrivatizer(**params)
+    compact = DataFramePrivatizer(**params, report_format="compact")
+    w, c = wide.fit_transform(df), compact.fit_transform(df)
+    assert list(c.columns) == list(compact.get_feature_names_out())
+    assert list(c.columns) == ["report_0", "report_1", "report_2", "sampled_attribute"]
+    arr = clone(compact).set_output(transform="default").fit_transform(df)
+    assert arr.shape == (3000, 4)
+    got, expected = compact.estimate(arr), wide.estimate(w)
+    for name in ("x", "remainder"):
+        np.testing.assert_array_equal(got[name].to_numpy(), expected[name].to_numpy())
+    dd = pytest.importorskip("dask.dataframe")
+    lazy = compact.fit_transform(dd.from_pandas(df, npartitions=2))
+    assert list(lazy.compute().columns) == list(c.columns)

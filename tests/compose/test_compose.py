@@ -634,3 +634,35 @@ def test_repeated_column_names_are_refused_with_a_fix(form):
     mechs = {0: rr} if form == "dict" else [(str(i), rr, [0]) for i in range(3)]
     with pytest.raises(ValueError, match=r"must be unique; repeated: 0 \(3 times\).*rename"):
         DataFramePrivatizer(mechs).fit(df)
+
+
+@pytest.mark.parametrize("strategy", ["split", "sample", "sample+fake"])
+def test_a_remainder_mechanism_draws_from_the_privatizers_random_state(strategy):
+    # A seed makes the remainder's reports reproducible (its own child
+    # stream, the listed columns' streams unchanged); None keeps them fresh.
+    # The remainder parameter itself is left as given.
+    df = _table()[["age", "sex"]]
+    remainder = RandomizedResponse(1.0, categories=["f", "m"])
+
+    def reports(random_state):
+        priv = DataFramePrivatizer(
+            [("age", RandomizedResponse(1.0, categories=CATS), ["age"])],
+            remainder=remainder,
+            strategy=strategy,
+            random_state=random_state,
+        )
+        out = priv.fit_transform(df)
+        assert priv.remainder is remainder and remainder.random_state is None
+        return out
+
+    first, again = reports(3), reports(3)
+    pd.testing.assert_frame_equal(first, again)
+    alone = DataFramePrivatizer(
+        [("age", RandomizedResponse(1.0, categories=CATS), ["age"])],
+        strategy="split",
+        random_state=3,
+    ).fit_transform(df)
+    if strategy == "split":
+        pd.testing.assert_series_equal(first["age"], alone["age"])
+    fresh = [reports(None)["sex"].astype(object).to_numpy() for _ in range(2)]
+    assert not np.array_equal(fresh[0], fresh[1])

@@ -102,6 +102,13 @@ def test_bad_exponents_are_refused(exponent):
         choose_granularity(100_000, 1.0, 2, exponent=exponent)
 
 
+@pytest.mark.parametrize("exponent", [16.5, 2000])
+def test_exponents_too_large_for_floats_are_refused(exponent):
+    with pytest.raises(ValueError, match="exponent must be at most 16"):
+        choose_granularity(10**6, 1.0, 2, exponent=exponent)
+    choose_granularity(10**6, 1.0, 2, exponent=16)  # the largest accepted
+
+
 def _bench(name):
     spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
