@@ -43,6 +43,19 @@ repository, never committed; see ``docs/marginals.md``):
 ``--discrete DIR``
     Runs ours on that file (each code as the center of its unit interval,
     each box [l, r] as [l, r + 1)), for the same queries.
+``--export DIR --synthetic normal|laplace`` (and ``--discrete DIR --synthetic ...``)
+    Instead of the flights, two dependent columns of ``--n`` users
+    (default 10**6) on ``c = 64`` integer codes, the domain and size of the
+    authors' example data set (their code's example reads a "laplace" file of
+    10**6 users with c = 64, not published): ``normal``, X ~ N(c/2, (c/8)^2)
+    and Y = c/2 + 0.5 (X - c/2) + N(0, (c/8)^2 0.75) (correlation 0.5);
+    ``laplace``, the same with Laplace noise of the same standard deviations;
+    rounded down and clipped to [0, c). The boxes have the authors'
+    "dimensional query volume" ``--volume`` (default 0.5, their default):
+    each side covers int(volume * c) codes, placed uniformly at random.
+    Written as ``DIR/<name>_discrete.npz``; these parameters are ours (the
+    paper's generator and parameters could not be read, see
+    ``docs/marginals.md``).
 ``--time N``
     Times ours (privatize + estimate + answer the 200 boxes) at N users
     drawn from the table with replacement (seeded), in this process, and
@@ -57,6 +70,8 @@ Usage::
     python benchmarks/bench_range_queries.py --epsilons 1 2 --methods "16x16 OUE + EM" "HDG auto"
     python benchmarks/bench_range_queries.py --repeats 20 --methods "16x16 OUE + EM" \
         --granularities 48,8 40,8
+    python benchmarks/bench_range_queries.py --export /tmp/x --synthetic laplace
+    python benchmarks/bench_range_queries.py --discrete /tmp/x --synthetic laplace --epsilons 0.5
 """
 
 from __future__ import annotations
@@ -80,6 +95,7 @@ from sklearn_uldp.marginals._range_estimator import DEFAULT_THRESHOLD
 BOUNDS = {"distance": (0.0, 5000.0), "air_time": (0.0, 700.0)}
 SENSITIVE = {"distance": [(2500.0, 5000.0)], "air_time": [(360.0, 700.0)]}
 DISCRETE = 256
+SYNTHETIC_DOMAIN = 64
 
 
 def _cpu():
@@ -299,11 +315,39 @@ def _discretize(values):
     return codes
 
 
-def export(directory, n_queries, seed):
-    """The discretized table, integer boxes and their answers (data only)."""
-    codes = _discretize(_table().to_numpy())
+def _synthetic_codes(kind, n, rng, c=SYNTHETIC_DOMAIN):
+    """Two dependent columns on c codes (correlation 0.5), see the module docstring."""
+    sd, rho = c / 8, 0.5
+    if kind == "normal":
+        first = rng.normal(0.0, sd, n)
+        noise = rng.normal(0.0, sd * np.sqrt(1 - rho**2), n)
+    else:  # Laplace of standard deviation sd: scale sd / sqrt(2)
+        first = rng.laplace(0.0, sd / np.sqrt(2), n)
+        noise = rng.laplace(0.0, sd * np.sqrt(1 - rho**2) / np.sqrt(2), n)
+    values = np.column_stack([c / 2 + first, c / 2 + rho * first + noise])
+    return np.clip(np.floor(values), 0, c - 1).astype(np.int64)
+
+
+def _volume_boxes(n_queries, rng, c, volume):
+    """Integer boxes whose sides cover int(volume * c) codes each, placed at random."""
+    length = max(1, int(volume * c))
+    low = rng.integers(0, c - length + 1, size=(n_queries, 2))
+    return np.stack([low, low + length - 1], axis=1)
+
+
+def _npz_name(synthetic):
+    return f"{synthetic or 'flights'}_discrete.npz"
+
+
+def export(directory, n_queries, seed, synthetic=None, n=10**6, volume=0.5):
+    """The discretized table (or synthetic data), integer boxes and their answers."""
     rng = np.random.default_rng(seed)
-    boxes = np.sort(rng.integers(0, DISCRETE, size=(n_queries, 2, 2)), axis=1)
+    if synthetic is None:
+        codes, domain = _discretize(_table().to_numpy()), DISCRETE
+        boxes = np.sort(rng.integers(0, DISCRETE, size=(n_queries, 2, 2)), axis=1)
+    else:
+        codes, domain = _synthetic_codes(synthetic, n, rng), SYNTHETIC_DOMAIN
+        boxes = _volume_boxes(n_queries, rng, domain, volume)
     truth = np.array(
         [
             np.mean(
@@ -316,10 +360,12 @@ def export(directory, n_queries, seed):
         ]
     )
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, "flights_discrete.npz")
-    if os.path.exists(path):
-        raise SystemExit(f"{path} exists; remove it or choose another directory.")
-    np.savez(path, codes=codes, boxes=boxes, truth=truth, domain=DISCRETE)
+    path = os.path.join(directory, _npz_name(synthetic))
+    try:  # "x": never overwrite, also when two runs race
+        with open(path, "xb") as fh:
+            np.savez(fh, codes=codes, boxes=boxes, truth=truth, domain=domain)
+    except FileExistsError:
+        raise SystemExit(f"{path} exists; remove it or choose another directory.") from None
     print(f"wrote {path}: {len(codes)} rows, {n_queries} boxes")
 
 
@@ -328,14 +374,14 @@ def _discrete_queries(boxes):
     return [{names[j]: (float(b[0, j]), float(b[1, j]) + 1.0) for j in range(2)} for b in boxes]
 
 
-def discrete(directory, repeats, eps, method, granularity="auto"):
-    data = np.load(os.path.join(directory, "flights_discrete.npz"))
+def discrete(directory, repeats, eps, method, granularity="auto", synthetic=None):
+    data = np.load(os.path.join(directory, _npz_name(synthetic)))
     codes, boxes, truth = data["codes"], data["boxes"], data["truth"]
     import pandas as pd
 
     frame = pd.DataFrame(codes + 0.5, columns=list(BOUNDS))
     queries = _discrete_queries(boxes)
-    bounds = {c: (0.0, float(DISCRETE)) for c in BOUNDS}
+    bounds = {c: (0.0, float(data["domain"])) for c in BOUNDS}
     for rep in range(repeats):
         priv = RangeQueryPrivatizer(
             eps, bounds=bounds, method=method, granularity=granularity, random_state=rep
@@ -346,6 +392,8 @@ def discrete(directory, repeats, eps, method, granularity="auto"):
                 {
                     "who": "sklearn-uldp",
                     "method": method,
+                    "data": synthetic or "flights",
+                    "n": len(codes),
                     "epsilon": eps,
                     "repeat": rep,
                     "granularity": list(priv.granularity_),
@@ -449,6 +497,14 @@ def main():
         metavar="G1,G2",
         help="also run HDG at these fixed granularities (with --methods: added to them)",
     )
+    parser.add_argument(
+        "--synthetic",
+        choices=["normal", "laplace"],
+        default=None,
+        help="--export/--discrete: synthetic data on 64 codes instead of the flights",
+    )
+    parser.add_argument("--n", type=int, default=10**6, help="users (--synthetic)")
+    parser.add_argument("--volume", type=float, default=0.5, help="box side / c (--synthetic)")
     parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
     parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
     parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
@@ -458,7 +514,7 @@ def main():
     )
     args = parser.parse_args()
     if args.export:
-        export(args.export, args.queries, args.seed)
+        export(args.export, args.queries, args.seed, args.synthetic, args.n, args.volume)
         return
     if args.time:
         timing(
@@ -478,7 +534,9 @@ def main():
             granularity = (
                 args.granularity[0] if len(args.granularity) == 1 else tuple(args.granularity)
             )
-        discrete(args.discrete, args.repeats, args.epsilons[0], args.method, granularity)
+        discrete(
+            args.discrete, args.repeats, args.epsilons[0], args.method, granularity, args.synthetic
+        )
         return
     repeats = 1 if args.quick else args.repeats
     if args.json and os.path.exists(args.json):

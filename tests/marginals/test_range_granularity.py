@@ -156,6 +156,31 @@ def test_range_query_benchmark_paired_interval():
     assert row["lower in"] == "5 of 5"
 
 
+def test_range_query_benchmark_synthetic_export(tmp_path):
+    """--export --synthetic: the authors' example domain, boxes of the stated
+    volume, true answers of the written codes, and no overwriting."""
+    bench = _bench("bench_range_queries")
+    for kind in ("normal", "laplace"):
+        bench.export(tmp_path, 30, 0, kind, n=5000, volume=0.5)
+        data = np.load(tmp_path / f"{kind}_discrete.npz")
+        codes, boxes, truth = data["codes"], data["boxes"], data["truth"]
+        assert int(data["domain"]) == 64 and codes.shape == (5000, 2)
+        assert codes.min() >= 0 and codes.max() <= 63
+        assert 0.3 < np.corrcoef(codes.T)[0, 1] < 0.7  # the stated correlation 0.5
+        assert boxes.shape == (30, 2, 2) and np.all(boxes[:, 1] - boxes[:, 0] == 31)
+        assert boxes.min() >= 0 and boxes.max() <= 63
+        inside = np.all((codes[None] >= boxes[:, :1]) & (codes[None] <= boxes[:, 1:]), axis=2)
+        np.testing.assert_array_equal(truth, inside.mean(axis=1))
+        with pytest.raises(SystemExit, match="exists"):
+            bench.export(tmp_path, 30, 0, kind, n=5000)
+    # the tails differ: Laplace puts more users far from the center
+    far = [
+        np.mean(np.abs(np.load(tmp_path / f"{k}_discrete.npz")["codes"][:, 0] - 32) > 24)
+        for k in ("normal", "laplace")
+    ]
+    assert far[1] > 2 * far[0]
+
+
 @pytest.mark.slow
 def test_range_query_benchmark_runs_quick():
     out = subprocess.run(
