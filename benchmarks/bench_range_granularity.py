@@ -272,6 +272,21 @@ def analyse(records):
 FITTED = (BENCHMARK, "cps1988 wage x experience")
 
 
+def _box_settings(sizes, n_queries, only, skip=()):
+    """Each (pair of columns, size) to run: its name, bounds, data, the
+    boxes and their true answers."""
+    for name, (frame, bounds) in pairs().items():
+        if name in skip or (only and name not in only):
+            continue
+        for size in sizes:
+            data = _sample(frame, size)
+            queries, ends = _boxes(bounds, n_queries, seed=len(name))
+            truth = np.concatenate(
+                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
+            )
+            yield name, bounds, data, queries, truth
+
+
 def compare(epsilons, repeats, n_queries, sizes, only=None):
     """HDG's exponent-3 model against the default (exponent 2), paired.
 
@@ -281,40 +296,32 @@ def compare(epsilons, repeats, n_queries, sizes, only=None):
     seeds and boxes; the record holds both MAEs.
     """
     records = []
-    for name, (frame, bounds) in pairs().items():
-        if name in FITTED or (only and name not in only):
-            continue
-        for size in sizes:
-            data = _sample(frame, size)
-            n = len(data)
-            queries, ends = _boxes(bounds, n_queries, seed=len(name))
-            truth = np.concatenate(
-                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
-            )
-            for eps in epsilons:
-                rules = {
-                    "exponent 3": tuple(choose_granularity(n, eps, 2, exponent=3)[:2]),
-                    "exponent 2": tuple(choose_granularity(n, eps, 2)[:2]),
-                }
-                for rep in range(repeats):
-                    record = {"pair": name, "n": n, "epsilon": eps, "repeat": rep}
-                    for rule, g in rules.items():
-                        if g == rules["exponent 3"] and rule != "exponent 3":
-                            record[rule] = record["exponent 3"]
-                            record[f"g {rule}"] = list(g)
-                            continue
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", UninformativeEstimateWarning)
-                            warnings.simplefilter("ignore", ClippingWarning)
-                            priv = RangeQueryPrivatizer(
-                                eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
-                            )
-                            est = RangeQueryEstimator().fit(priv.fit_transform(data))
-                            answers = est.query_many(queries)
-                        record[rule] = float(np.abs(answers - truth).mean())
+    for name, bounds, data, queries, truth in _box_settings(sizes, n_queries, only, skip=FITTED):
+        n = len(data)
+        for eps in epsilons:
+            rules = {
+                "exponent 3": tuple(choose_granularity(n, eps, 2, exponent=3)[:2]),
+                "exponent 2": tuple(choose_granularity(n, eps, 2)[:2]),
+            }
+            for rep in range(repeats):
+                record = {"pair": name, "n": n, "epsilon": eps, "repeat": rep}
+                for rule, g in rules.items():
+                    if g == rules["exponent 3"] and rule != "exponent 3":
+                        record[rule] = record["exponent 3"]
                         record[f"g {rule}"] = list(g)
-                    records.append(record)
-                print(f"{name:32s} n={n:>7d} eps={eps:<4g} {rules}", flush=True)
+                        continue
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                        warnings.simplefilter("ignore", ClippingWarning)
+                        priv = RangeQueryPrivatizer(
+                            eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
+                        )
+                        est = RangeQueryEstimator().fit(priv.fit_transform(data))
+                        answers = est.query_many(queries)
+                    record[rule] = float(np.abs(answers - truth).mean())
+                    record[f"g {rule}"] = list(g)
+                records.append(record)
+            print(f"{name:32s} n={n:>7d} eps={eps:<4g} {rules}", flush=True)
     return records
 
 
@@ -344,44 +351,34 @@ def sweep_candidates(g1, g2):
 def sweep(epsilons, repeats, n_queries, sizes, only):
     """HDG at every granularity of ``sweep_candidates`` around the default's, paired."""
     records = []
-    for name, (frame, bounds) in pairs().items():
-        if only and name not in only:
-            continue
-        for size in sizes:
-            data = _sample(frame, size)
-            n = len(data)
-            queries, ends = _boxes(bounds, n_queries, seed=len(name))
-            truth = np.concatenate(
-                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
-            )
-            for eps in epsilons:
-                rule = tuple(choose_granularity(n, eps, 2)[:2])
-                for rep in range(repeats):
-                    for g in sweep_candidates(*rule):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", UninformativeEstimateWarning)
-                            warnings.simplefilter("ignore", ClippingWarning)
-                            priv = RangeQueryPrivatizer(
-                                eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
-                            )
-                            answers = (
-                                RangeQueryEstimator()
-                                .fit(priv.fit_transform(data))
-                                .query_many(queries)
-                            )
-                        records.append(
-                            {
-                                "pair": name,
-                                "n": n,
-                                "epsilon": eps,
-                                "g1": g[0],
-                                "g2": g[1],
-                                "rule": g == rule,
-                                "repeat": rep,
-                                "mae": float(np.abs(answers - truth).mean()),
-                            }
+    for name, bounds, data, queries, truth in _box_settings(sizes, n_queries, only):
+        n = len(data)
+        for eps in epsilons:
+            rule = tuple(choose_granularity(n, eps, 2)[:2])
+            for rep in range(repeats):
+                for g in sweep_candidates(*rule):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                        warnings.simplefilter("ignore", ClippingWarning)
+                        priv = RangeQueryPrivatizer(
+                            eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
                         )
-                print(f"{name:32s} n={n:>7d} eps={eps:<4g} default {rule}", flush=True)
+                        answers = (
+                            RangeQueryEstimator().fit(priv.fit_transform(data)).query_many(queries)
+                        )
+                    records.append(
+                        {
+                            "pair": name,
+                            "n": n,
+                            "epsilon": eps,
+                            "g1": g[0],
+                            "g2": g[1],
+                            "rule": g == rule,
+                            "repeat": rep,
+                            "mae": float(np.abs(answers - truth).mean()),
+                        }
+                    )
+            print(f"{name:32s} n={n:>7d} eps={eps:<4g} default {rule}", flush=True)
     return records
 
 
@@ -442,41 +439,33 @@ def _intervals(data, bounds, n_queries, seed=5):
 def thresholds(epsilons, repeats, n_queries, sizes, only, levels):
     """RangeQueryEstimator(threshold=level) for each level, and None, on the same reports."""
     records = []
-    for name, (frame, bounds) in pairs().items():
-        if only and name not in only:
-            continue
-        for size in sizes:
-            data = _sample(frame, size)
-            n = len(data)
-            boxes, ends = _boxes(bounds, n_queries, seed=len(name))
-            box_truth = np.concatenate(
-                [_truth(data.to_numpy(), ends[i : i + 20]) for i in range(0, len(ends), 20)]
-            )
-            intervals, interval_truth = _intervals(data, bounds, n_queries)
-            for eps in epsilons:
-                for rep in range(repeats):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
-                        warnings.simplefilter("ignore", ClippingWarning)
-                        reports = RangeQueryPrivatizer(
-                            eps, bounds=bounds, random_state=97 * rep + 5
-                        ).fit_transform(data)
-                        for level in [None, *levels]:
-                            est = RangeQueryEstimator(threshold=level).fit(reports)
-                            records.append(
-                                {
-                                    "pair": name,
-                                    "n": n,
-                                    "epsilon": eps,
-                                    "repeat": rep,
-                                    "threshold": str(level),
-                                    "mae": float(np.abs(est.query_many(boxes) - box_truth).mean()),
-                                    "mae_1d": float(
-                                        np.abs(est.query_many(intervals) - interval_truth).mean()
-                                    ),
-                                }
-                            )
-                print(f"{name:32s} n={n:>7d} eps={eps:<4g}", flush=True)
+    for name, bounds, data, boxes, box_truth in _box_settings(sizes, n_queries, only):
+        n = len(data)
+        intervals, interval_truth = _intervals(data, bounds, n_queries)
+        for eps in epsilons:
+            for rep in range(repeats):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UninformativeEstimateWarning)
+                    warnings.simplefilter("ignore", ClippingWarning)
+                    reports = RangeQueryPrivatizer(
+                        eps, bounds=bounds, random_state=97 * rep + 5
+                    ).fit_transform(data)
+                    for level in [None, *levels]:
+                        est = RangeQueryEstimator(threshold=level).fit(reports)
+                        records.append(
+                            {
+                                "pair": name,
+                                "n": n,
+                                "epsilon": eps,
+                                "repeat": rep,
+                                "threshold": str(level),
+                                "mae": float(np.abs(est.query_many(boxes) - box_truth).mean()),
+                                "mae_1d": float(
+                                    np.abs(est.query_many(intervals) - interval_truth).mean()
+                                ),
+                            }
+                        )
+            print(f"{name:32s} n={n:>7d} eps={eps:<4g}", flush=True)
     return records
 
 

@@ -66,7 +66,9 @@ def test_exponent_3_rule_on_fixed_points(n, eps):
     assert fitted[:2] == (g1, g2)
     # the table's non-uniformity column is the exponent-3 term
     one = table[table["grid"] == "1-D"]
-    assert np.allclose(one["non_uniformity"], 2.4**2 / one["g"].astype(float) ** 3, rtol=1e-12)
+    # 1e-10 (tests/README.md): the same closed form, evaluated in another
+    # order (a power of an int against a float), may round differently.
+    assert np.allclose(one["non_uniformity"], 2.4**2 / one["g"].astype(float) ** 3, rtol=1e-10)
 
 
 @pytest.mark.parametrize("exponent", [2.0, 2.5, 3.0, 4.0])
