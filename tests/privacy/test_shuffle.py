@@ -163,7 +163,12 @@ def test_exact_rr_brute_force_small():
     assert eps == pytest.approx(0.3, rel=1e-6)
 
 
-@pytest.mark.parametrize("eps0", [0.5, 1.0, 3.0])
+# One budget in the default run, the others with the long runs (-m slow):
+# each case computes twelve numerical bounds (seconds).
+@pytest.mark.parametrize(
+    "eps0",
+    [pytest.param(0.5, marks=pytest.mark.slow), 1.0, pytest.param(3.0, marks=pytest.mark.slow)],
+)
 def test_more_users_never_cost_more(eps0):
     mechs = [
         U.RandomizedResponse(eps0, categories=[0, 1]),
@@ -185,7 +190,7 @@ def test_a_larger_rr_domain_never_costs_more():
 
 
 @pytest.mark.parametrize("eps0", [0.25, 1.0, 2.0])
-@pytest.mark.parametrize("n", [5_000, 100_000])
+@pytest.mark.parametrize("n", [5_000, pytest.param(100_000, marks=pytest.mark.slow)])
 def test_bounds_never_above_the_closed_form(eps0, n):
     amp = shuffle_amplification(U.RandomizedResponse(eps0, categories=range(4)), n, 1e-6)
     closed = amp.bounds["closed_form"]
