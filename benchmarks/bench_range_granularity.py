@@ -150,6 +150,16 @@ def granularities(n, eps):
     }
 
 
+def _hdg_answers(data, bounds, eps, g, rep, queries):
+    """HDG's default answers to ``queries`` at granularity ``g`` (repeat
+    ``rep``'s seed: the same reports for every setting of one repeat)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UninformativeEstimateWarning)
+        warnings.simplefilter("ignore", ClippingWarning)
+        priv = RangeQueryPrivatizer(eps, bounds=bounds, granularity=g, random_state=97 * rep + 5)
+        return RangeQueryEstimator().fit(priv.fit_transform(data)).query_many(queries)
+
+
 def run(epsilons, repeats, n_queries, resample):
     records = []
     for name, (frame, bounds) in pairs().items():
@@ -169,14 +179,7 @@ def run(epsilons, repeats, n_queries, resample):
                 for g in sorted(set(chosen.values())):
                     for rep in range(repeats):
                         t0 = time.perf_counter()
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", UninformativeEstimateWarning)
-                            warnings.simplefilter("ignore", ClippingWarning)
-                            priv = RangeQueryPrivatizer(
-                                eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
-                            )
-                            est = RangeQueryEstimator().fit(priv.fit_transform(data))
-                            answers = est.query_many(queries)
+                        answers = _hdg_answers(data, bounds, eps, g, rep, queries)
                         mae = float(np.abs(answers - truth).mean())
                         records.append(
                             {
@@ -310,14 +313,7 @@ def compare(epsilons, repeats, n_queries, sizes, only=None):
                         record[rule] = record["exponent 3"]
                         record[f"g {rule}"] = list(g)
                         continue
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
-                        warnings.simplefilter("ignore", ClippingWarning)
-                        priv = RangeQueryPrivatizer(
-                            eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
-                        )
-                        est = RangeQueryEstimator().fit(priv.fit_transform(data))
-                        answers = est.query_many(queries)
+                    answers = _hdg_answers(data, bounds, eps, g, rep, queries)
                     record[rule] = float(np.abs(answers - truth).mean())
                     record[f"g {rule}"] = list(g)
                 records.append(record)
@@ -357,15 +353,7 @@ def sweep(epsilons, repeats, n_queries, sizes, only):
             rule = tuple(choose_granularity(n, eps, 2)[:2])
             for rep in range(repeats):
                 for g in sweep_candidates(*rule):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UninformativeEstimateWarning)
-                        warnings.simplefilter("ignore", ClippingWarning)
-                        priv = RangeQueryPrivatizer(
-                            eps, bounds=bounds, granularity=g, random_state=97 * rep + 5
-                        )
-                        answers = (
-                            RangeQueryEstimator().fit(priv.fit_transform(data)).query_many(queries)
-                        )
+                    answers = _hdg_answers(data, bounds, eps, g, rep, queries)
                     records.append(
                         {
                             "pair": name,
@@ -568,31 +556,24 @@ def main():
             analyse_compare,
         ),
     }
-    for mode, (run, analyse_records) in modes.items():
-        if not getattr(args, mode):
-            continue
-        if args.json and os.path.exists(args.json):
-            raise SystemExit(f"{args.json} exists; remove it or choose another file.")
-        print(f"load average at start: {os.getloadavg()}", flush=True)
-        records = run()
-        if args.json:
-            with open(args.json, "x", encoding="utf-8") as fh:
-                json.dump(records, fh, indent=1)
-        analyse_records(records)
-        print(f"load average at end: {os.getloadavg()}")
-        return
-    if args.analyse:
+    chosen = [mode for mode in modes if getattr(args, mode)]
+    if not chosen and args.analyse:
         with open(args.analyse, encoding="utf-8") as fh:
             analyse(json.load(fh))
         return
+    run_mode, analyse_records = (
+        modes[chosen[0]]
+        if chosen
+        else (lambda: run(args.epsilons, args.repeats, args.queries, args.resample), analyse)
+    )
     if args.json and os.path.exists(args.json):
         raise SystemExit(f"{args.json} exists; remove it or choose another file.")
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    records = run(args.epsilons, args.repeats, args.queries, args.resample)
+    records = run_mode()
     if args.json:
         with open(args.json, "x", encoding="utf-8") as fh:
             json.dump(records, fh, indent=1)
-    analyse(records)
+    analyse_records(records)
     print(f"load average at end: {os.getloadavg()}")
 
 

@@ -10,6 +10,7 @@ records, and one quick run of the range-query benchmark (slow).
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import subprocess
 import sys
@@ -142,6 +143,34 @@ def test_granularity_benchmark_candidates_and_comparison():
     table = bench.analyse_compare(records)
     assert table["95% high"].iloc[0] < 0 < table["MAE e = 2"].iloc[0]
     assert table["ratio"].iloc[0] < 1
+
+
+@pytest.mark.parametrize(
+    "argv, called",
+    [
+        ([], "run"),
+        (["--sweep"], "sweep"),
+        (["--compare"], "compare"),
+        (["--thresholds", "0.8"], "thresholds"),
+    ],
+)
+def test_granularity_benchmark_runs_the_mode_asked_for(monkeypatch, tmp_path, argv, called):
+    # Each mode reaches its own runner and analysis, and writes its records
+    # without overwriting (the runners are stubs: the dispatch is under test).
+    bench = _bench("bench_range_granularity")
+    seen = []
+    for name in ("run", "sweep", "compare", "thresholds"):
+        monkeypatch.setattr(bench, name, lambda *a, _n=name: seen.append(_n) or [{"mode": _n}])
+    for name in ("analyse", "analyse_sweep", "analyse_compare", "analyse_thresholds"):
+        monkeypatch.setattr(bench, name, lambda records, _n=name: seen.append(_n))
+    out = tmp_path / "records.json"
+    monkeypatch.setattr("sys.argv", ["bench", *argv, "--json", str(out)])
+    bench.main()
+    analysis = "analyse" if called == "run" else f"analyse_{called}"
+    assert seen == [called, analysis]
+    assert json.loads(out.read_text()) == [{"mode": called}]
+    with pytest.raises(SystemExit, match="exists"):
+        bench.main()
 
 
 def test_range_query_benchmark_paired_interval():
