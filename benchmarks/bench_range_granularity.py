@@ -100,6 +100,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import time
 import warnings
@@ -114,6 +115,18 @@ from sklearn_uldp.marginals import RangeQueryEstimator, RangeQueryPrivatizer, ch
 ALPHA1 = (0.35, 0.7, 1.4, 2.8, 5.6)
 ALPHA2 = (0.0075, 0.015, 0.03, 0.06, 0.12, 0.24)
 BENCHMARK = "flights distance x air_time"
+#: The nine real pairs, in the order of ``pairs()``.
+BENCHMARK_PAIRS = (
+    "weather temp x dewp",
+    "weather humid x wind_speed",
+    "weather temp x pressure",
+    "cps1988 wage x experience",
+    "cps1988 wage x education",
+    "cps1988 education x experience",
+    "flights dep_delay x arr_delay",
+    "flights sched_dep x sched_arr",
+    BENCHMARK,
+)
 
 
 def _minutes(hhmm):
@@ -195,13 +208,15 @@ def granularities(n, eps):
     }
 
 
-def _hdg_answers(data, bounds, eps, g, rep, queries):
-    """HDG's default answers to ``queries`` at granularity ``g`` (repeat
-    ``rep``'s seed: the same reports for every setting of one repeat)."""
+def _hdg_answers(data, bounds, eps, g, rep, queries, method="hdg"):
+    """HDG's (or TDG's) default answers to ``queries`` at granularity ``g``
+    (repeat ``rep``'s seed: the same reports for every setting of one repeat)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UninformativeEstimateWarning)
         warnings.simplefilter("ignore", ClippingWarning)
-        priv = RangeQueryPrivatizer(eps, bounds=bounds, granularity=g, random_state=97 * rep + 5)
+        priv = RangeQueryPrivatizer(
+            eps, bounds=bounds, method=method, granularity=g, random_state=97 * rep + 5
+        )
         return RangeQueryEstimator().fit(priv.fit_transform(data)).query_many(queries)
 
 
@@ -556,6 +571,317 @@ def analyse_compare(records):
     return table
 
 
+# ------------------------------------------------------------------ --rules
+#: The halves of the --rules study (pre-registered, see the module docstring).
+CHOOSING_REAL = (
+    "weather temp x dewp",
+    "weather temp x pressure",
+    "cps1988 wage x education",
+    "flights dep_delay x arr_delay",
+    BENCHMARK,
+)
+#: name -> (kind, correlation, continuous); "mixture": two Normal components.
+SYNTHETIC = {
+    "synthetic laplace 0.5": ("laplace", 0.5, False),
+    "synthetic normal 0": ("normal", 0.0, False),
+    "synthetic mixture": ("mixture", 0.5, False),
+    "synthetic normal 0.5": ("normal", 0.5, False),
+    "synthetic laplace 0.9": ("laplace", 0.9, False),
+    "synthetic laplace 0.5 continuous": ("laplace", 0.5, True),
+}
+CHOOSING_SYNTHETIC = ("synthetic laplace 0.5", "synthetic normal 0", "synthetic mixture")
+SYNTHETIC_SIZES = (100_000, 1_000_000)
+REAL_SIZES = (0, 100_000)
+RULE_EPSILONS = (0.5, 1.0, 2.0, 4.0)
+SYNTHETIC_BOUNDS = {"x": (0.0, 64.0), "y": (0.0, 64.0)}
+#: The benchmark's point, where the closed forms of e = 2.5 and 4 equal e = 3's.
+_CENTRE_POINT = (327_346, 1.0)
+#: The default rule and the paper's, by name.
+DEFAULT_RULE = "e=2 k=+0"
+PAPER_RULE = "paper (e=2, 0.7, 0.03)"
+
+
+def candidate_rules():
+    """name -> (exponent, alpha1, alpha2): the pre-registered candidates."""
+    n, eps = _CENTRE_POINT
+    v = 4.0 * math.exp(eps) / (math.expm1(eps) ** 2 * n / 3)  # local hashing, 3 grids
+    g1 = (3 * 2.4**2 / v) ** (1 / 4)
+    g2 = (8 * 3 * 0.21**2 / v) ** (1 / 5)
+    centres = {2.0: (0.7, 0.12), 3.0: (2.4, 0.21)}
+    for e in (2.5, 4.0):
+        centres[e] = (math.sqrt(g1 ** (e + 1) * v / e), math.sqrt(g2 ** (e + 2) * v / (8 * e)))
+    rules = {}
+    for e, (a1, a2) in sorted(centres.items()):
+        for k in range(-4, 3):
+            f = 2.0 ** (k / 2)
+            rules[f"e={e:g} k={k:+d}"] = (e, a1 * f, a2 * f)
+    rules[PAPER_RULE] = (2.0, 0.7, 0.03)
+    return rules
+
+
+def rule_granularities(n, eps, method="hdg"):
+    """name -> the granularity each candidate rule chooses for two columns."""
+    out = {}
+    for name, (e, a1, a2) in candidate_rules().items():
+        g1, g2, _ = choose_granularity(n, eps, 2, method, alpha1=a1, alpha2=a2, exponent=e)
+        out[name] = (g1, g2)
+    return out
+
+
+def _bench_range_queries():
+    import importlib.util
+    import sys
+
+    if "bench_range_queries" in sys.modules:
+        return sys.modules["bench_range_queries"]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_range_queries.py")
+    spec = importlib.util.spec_from_file_location("bench_range_queries", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_range_queries"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def synthetic_values(name, n):
+    """The synthetic family ``name``'s n users (two columns in [0, 64))."""
+    brq = _bench_range_queries()
+    kind, rho, continuous = SYNTHETIC[name]
+    rng = np.random.default_rng([n, list(SYNTHETIC).index(name)])
+    if kind == "mixture":
+        # two components of sd 4 (the generator's c / 8 at c = 32), moved to
+        # (16, 16) and (48, 40)
+        half = n // 2
+        parts = [
+            brq._synthetic_codes("normal", size, rng, c=32, rho=rho, continuous=True) + shift
+            for size, shift in ((half, (0.0, 0.0)), (n - half, (32.0, 24.0)))
+        ]
+        return np.floor(np.concatenate(parts)) + 0.5
+    values = brq._synthetic_codes(kind, n, rng, rho=rho, continuous=continuous)
+    return values.astype(float) if continuous else values + 0.5
+
+
+_RULE_DATA: dict = {}
+
+
+def _rule_data(name, size, n_queries):
+    """(data, bounds, {box set: (queries, truth)}) of one (pair or family,
+    size); kept per process."""
+    key = (name, size, n_queries)
+    if key not in _RULE_DATA:
+        _RULE_DATA.clear()  # one setting at a time: 10**6 users are 16 MB
+        boxsets = {}
+        if name in SYNTHETIC:
+            bounds = SYNTHETIC_BOUNDS
+            data = pd.DataFrame(synthetic_values(name, size), columns=list(bounds))
+            rng = np.random.default_rng([7, list(SYNTHETIC).index(name)])
+            ints = _bench_range_queries()._volume_boxes(n_queries, rng, 64, 0.5)
+            ends = np.stack([ints[:, 0, :], ints[:, 1, :] + 1], axis=1).astype(float)
+            boxsets["volume 0.5"] = (
+                [
+                    {c: (float(ends[q, 0, j]), float(ends[q, 1, j])) for j, c in enumerate(bounds)}
+                    for q in range(n_queries)
+                ],
+                ends,
+            )
+        else:
+            frame, bounds = _real_pairs()[name]
+            data = _sample(frame, size)
+        boxsets["random"] = _boxes(bounds, n_queries, seed=len(name))
+        values = data.to_numpy()
+        sets = {
+            label: (
+                queries,
+                np.concatenate([_truth(values, ends[i : i + 20]) for i in range(0, len(ends), 20)]),
+            )
+            for label, (queries, ends) in boxsets.items()
+        }
+        _RULE_DATA[key] = (data, bounds, sets)
+    return _RULE_DATA[key]
+
+
+_PAIRS: dict = {}
+
+
+def _real_pairs():
+    if not _PAIRS:
+        _PAIRS.update(pairs())
+    return _PAIRS
+
+
+def _rule_task(name, size, eps, rep, hdg, tdg, n_queries):
+    """One repeat of one (pair or family, size, epsilon): HDG at every
+    granularity of ``hdg``, TDG at every one of ``tdg``, on every box set."""
+    data, bounds, sets = _rule_data(name, size, n_queries)
+    records = []
+    runs = [("hdg", g) for g in hdg] + [("tdg", g) for g in tdg]
+    queries = [q for qs, _ in sets.values() for q in qs]
+    for method, g in runs:
+        answers = _hdg_answers(
+            data, bounds, eps, g if method == "hdg" else g[1], rep, queries, method
+        )
+        start = 0
+        for label, (qs, truth) in sets.items():
+            mae = float(np.abs(answers[start : start + len(qs)] - truth).mean())
+            start += len(qs)
+            records.append(
+                {
+                    "group": "synthetic" if name in SYNTHETIC else "real",
+                    "half": "choosing"
+                    if name in CHOOSING_REAL or name in CHOOSING_SYNTHETIC
+                    else "held out",
+                    "pair": name,
+                    "n": len(data),
+                    "epsilon": eps,
+                    "boxes": label,
+                    "method": method,
+                    "g1": -1 if g[0] is None else g[0],  # TDG: no 1-D grid
+                    "g2": g[1],
+                    "repeat": rep,
+                    "mae": mae,
+                }
+            )
+    return records
+
+
+def rules_study(repeats, n_queries, only=None, epsilons=RULE_EPSILONS, tdg_repeats=2, jobs=2):
+    """The --rules study: every task one repeat of one setting, on ``jobs`` processes."""
+    from joblib import Parallel, delayed
+
+    sizes = {name: REAL_SIZES for name in BENCHMARK_PAIRS}
+    sizes.update({name: SYNTHETIC_SIZES for name in SYNTHETIC})
+    tasks = []
+    for name, name_sizes in sizes.items():
+        if only and name not in only:
+            continue
+        for size in name_sizes:
+            n = size
+            if name not in SYNTHETIC and size == 0:
+                n = len(_real_pairs()[name][0])
+            for eps in epsilons:
+                hdg = sorted(set(rule_granularities(n, eps).values()))
+                tdg = sorted(set(rule_granularities(n, eps, "tdg").values()), key=str)
+                for rep in range(repeats):
+                    tasks.append(
+                        (name, size, eps, rep, hdg, tdg if rep < tdg_repeats else [], n_queries)
+                    )
+    print(f"{len(tasks)} tasks", flush=True)
+    records = []
+    done = 0
+    for out in Parallel(n_jobs=jobs, return_as="generator")(
+        delayed(_rule_task)(*task) for task in tasks
+    ):
+        records.extend(out)
+        done += 1
+        if done % 10 == 0 or done == len(tasks):
+            print(f"{done}/{len(tasks)} tasks, load {os.getloadavg()[0]:.1f}", flush=True)
+    return records
+
+
+def _geomean(values):
+    return float(np.exp(np.mean(np.log(values)))) if len(values) else float("nan")
+
+
+def rule_scores(records, method="hdg"):
+    """Per (rule, setting): MAE(rule) / MAE(best evaluated); the per-repeat MAEs too."""
+    frame = pd.DataFrame(records)
+    frame = frame[frame["method"] == method]
+    keys = ["group", "half", "pair", "n", "epsilon", "boxes"]
+    per_rep = frame.set_index([*keys, "g1", "g2", "repeat"])["mae"].sort_index()
+    mean = per_rep.groupby(level=[*keys, "g1", "g2"]).mean()
+    rows = []
+    for setting, sub in mean.groupby(level=keys):
+        best = float(sub.min())
+        n, eps = int(setting[3]), float(setting[4])
+        for rule, (g1, g2) in rule_granularities(n, eps, method).items():
+            g1 = -1 if g1 is None else g1
+            value = float(sub.loc[(*setting, g1, g2)])
+            reps = per_rep.loc[(*setting, g1, g2)].to_numpy()
+            rows.append(
+                dict(
+                    zip(keys, setting, strict=True),
+                    rule=rule,
+                    g1=g1,
+                    g2=g2,
+                    mae=value,
+                    relative=value / best,
+                    reps=reps,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def analyse_rules(records, method="hdg", decide=True):
+    """Scores of every rule on both halves; the minimax choice on the choosing half."""
+    table = rule_scores(records, method)
+    cols = {}
+    for half in ("choosing", "held out"):
+        for group in ("real", "synthetic"):
+            sub = table[(table["half"] == half) & (table["group"] == group)]
+            cols[f"{half} {group}"] = sub.groupby("rule")["relative"].apply(_geomean)
+    cols["all real"] = table[table["group"] == "real"].groupby("rule")["relative"].apply(_geomean)
+    cols["all synthetic"] = (
+        table[table["group"] == "synthetic"].groupby("rule")["relative"].apply(_geomean)
+    )
+    cols["all"] = table.groupby("rule")["relative"].apply(_geomean)
+    cols["worst"] = table.groupby("rule")["relative"].max()
+    scores = pd.DataFrame(cols)
+    scores["minimax (choosing)"] = scores[["choosing real", "choosing synthetic"]].max(axis=1)
+    scores = scores.sort_values("minimax (choosing)")
+    print(f"\n{method.upper()}: geometric mean of MAE / MAE(best evaluated granularity)")
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(scores.round(3).to_string())
+    chosen = scores.index[0]
+    print(f"chosen (minimax on the choosing half): {chosen} {candidate_rules()[chosen]}")
+    for label in (chosen, DEFAULT_RULE, PAPER_RULE):
+        sub = table[table["rule"] == label]
+        print(f"{label}: by epsilon and group (all settings)")
+        print(
+            sub.groupby(["group", "epsilon"])["relative"]
+            .apply(_geomean)
+            .unstack()
+            .round(3)
+            .to_string()
+        )
+        worst = sub.loc[sub["relative"].idxmax()]
+        print(
+            f"  worst: {worst['pair']} n={worst['n']} eps={worst['epsilon']:g} {worst['boxes']}"
+            f" g=({worst['g1']}, {worst['g2']}) x{worst['relative']:.3f}"
+        )
+    if chosen != DEFAULT_RULE:
+        mine = table[table["rule"] == chosen].set_index(["pair", "n", "epsilon", "boxes"])
+        base = table[table["rule"] == DEFAULT_RULE].set_index(["pair", "n", "epsilon", "boxes"])
+        lower = higher = 0
+        for key in mine.index:
+            diff = mine.loc[key, "reps"] - base.loc[key, "reps"]
+            if len(diff) > 1 and np.any(diff != 0):
+                z = diff.mean() / (diff.std(ddof=1) / np.sqrt(len(diff)))
+                lower, higher = lower + (z < -2), higher + (z > 2)
+        print(
+            f"{chosen} against the default, paired, settings lower / higher by 2 standard "
+            f"errors: {lower} / {higher} of {len(mine)}"
+        )
+        if decide:
+            held = scores.loc[[chosen, DEFAULT_RULE]]
+            synth = (
+                held.loc[chosen, "held out synthetic"]
+                / held.loc[DEFAULT_RULE, "held out synthetic"]
+            )
+            real = held.loc[chosen, "held out real"] / held.loc[DEFAULT_RULE, "held out real"]
+            verdict = synth <= 0.95 and real <= 1.02
+            print(
+                f"held out, {chosen} / default: synthetic {synth:.3f}, real {real:.3f}: "
+                + ("meets the pre-registered criterion" if verdict else "does not meet it")
+            )
+    return scores
+
+
+def analyse_rules_all(records):
+    scores = analyse_rules(records, "hdg")
+    if any(r["method"] == "tdg" for r in records):
+        analyse_rules(records, "tdg", decide=False)
+    return scores
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 2.0])
@@ -584,8 +910,18 @@ def main():
         metavar="ALPHA",
         help="RangeQueryEstimator(threshold=ALPHA) against threshold=None",
     )
+    parser.add_argument(
+        "--rules",
+        action="store_true",
+        help="the pre-registered study of granularity rules (real and synthetic settings)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="--rules: processes (at most 2)")
     args = parser.parse_args()
     modes = {
+        "rules": (
+            lambda: rules_study(args.repeats, args.queries, args.pairs, jobs=min(args.jobs, 2)),
+            analyse_rules_all,
+        ),
         "thresholds": (
             lambda: thresholds(
                 args.epsilons, args.repeats, args.queries, args.sizes, args.pairs, args.thresholds
@@ -602,9 +938,9 @@ def main():
         ),
     }
     chosen = [mode for mode in modes if getattr(args, mode)]
-    if not chosen and args.analyse:
+    if args.analyse:
         with open(args.analyse, encoding="utf-8") as fh:
-            analyse(json.load(fh))
+            (modes[chosen[0]][1] if chosen else analyse)(json.load(fh))
         return
     run_mode, analyse_records = (
         modes[chosen[0]]
