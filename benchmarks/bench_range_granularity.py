@@ -82,6 +82,23 @@ on real tables *and* smooth synthetic data:
 * TDG (its one 2-D grid, ``method="tdg"``) at the union of the rules' TDG
   granularities, 2 repeats, the same scoring.
 
+``--rules --confirm RULE ...`` (pre-registered after the first run, before
+this one): the pre-registered choice (e = 3, k = -2) missed the criterion
+on the held-out real pairs (+3.4 %), while three rules not chosen by the
+minimax met it on *both* halves. They were picked after seeing every
+setting, so their scores there do not validate them; this run tests them
+on fresh randomness: the same 15 data sets and sizes, **fresh** seeds of
+the reports (repeats 100 onwards), fresh boxes (other seeds) and fresh
+synthetic draws, 4 repeats (TDG 2), each candidate and the default on the
+same reports and boxes. Candidates: ``e=4 k=-1`` (the lowest synthetic
+score over all settings among the rules whose real score was within 2 % of
+the default's), ``e=2.5 k=+0`` and ``e=3 k=+0`` (the fitted exponent-3
+model). Score: the geometric mean over settings of the paired MAE(rule) /
+MAE(default), per group. Decision: among the candidates with a real score
+<= 1.02 and a synthetic score <= 0.95, the lowest synthetic score becomes
+HDG's default; TDG takes the same constants if its TDG scores are <= 1.02
+on both groups, else keeps its own.
+
 Usage::
 
     python benchmarks/bench_range_granularity.py --repeats 3 --json /tmp/granularity.json
@@ -619,10 +636,12 @@ def candidate_rules():
     return rules
 
 
-def rule_granularities(n, eps, method="hdg"):
-    """name -> the granularity each candidate rule chooses for two columns."""
+def rule_granularities(n, eps, method="hdg", names=None):
+    """name -> the granularity each candidate rule (or those ``names``) chooses for two columns."""
     out = {}
     for name, (e, a1, a2) in candidate_rules().items():
+        if names is not None and name not in names:
+            continue
         g1, g2, _ = choose_granularity(n, eps, 2, method, alpha1=a1, alpha2=a2, exponent=e)
         out[name] = (g1, g2)
     return out
@@ -642,11 +661,13 @@ def _bench_range_queries():
     return module
 
 
-def synthetic_values(name, n):
-    """The synthetic family ``name``'s n users (two columns in [0, 64))."""
+def synthetic_values(name, n, fresh=0):
+    """The synthetic family ``name``'s n users (two columns in [0, 64));
+    ``fresh``: another draw."""
     brq = _bench_range_queries()
     kind, rho, continuous = SYNTHETIC[name]
-    rng = np.random.default_rng([n, list(SYNTHETIC).index(name)])
+    seed = [n, list(SYNTHETIC).index(name)] + ([fresh] if fresh else [])
+    rng = np.random.default_rng(seed)
     if kind == "mixture":
         # two components of sd 4 (the generator's c / 8 at c = 32), moved to
         # (16, 16) and (48, 40)
@@ -663,17 +684,17 @@ def synthetic_values(name, n):
 _RULE_DATA: dict = {}
 
 
-def _rule_data(name, size, n_queries):
+def _rule_data(name, size, n_queries, fresh=0):
     """(data, bounds, {box set: (queries, truth)}) of one (pair or family,
-    size); kept per process."""
-    key = (name, size, n_queries)
+    size); kept per process. ``fresh``: other boxes and synthetic draws."""
+    key = (name, size, n_queries, fresh)
     if key not in _RULE_DATA:
         _RULE_DATA.clear()  # one setting at a time: 10**6 users are 16 MB
         boxsets = {}
         if name in SYNTHETIC:
             bounds = SYNTHETIC_BOUNDS
-            data = pd.DataFrame(synthetic_values(name, size), columns=list(bounds))
-            rng = np.random.default_rng([7, list(SYNTHETIC).index(name)])
+            data = pd.DataFrame(synthetic_values(name, size, fresh), columns=list(bounds))
+            rng = np.random.default_rng([7 + fresh, list(SYNTHETIC).index(name)])
             ints = _bench_range_queries()._volume_boxes(n_queries, rng, 64, 0.5)
             ends = np.stack([ints[:, 0, :], ints[:, 1, :] + 1], axis=1).astype(float)
             boxsets["volume 0.5"] = (
@@ -686,7 +707,7 @@ def _rule_data(name, size, n_queries):
         else:
             frame, bounds = _real_pairs()[name]
             data = _sample(frame, size)
-        boxsets["random"] = _boxes(bounds, n_queries, seed=len(name))
+        boxsets["random"] = _boxes(bounds, n_queries, seed=len(name) + 1000 * fresh)
         values = data.to_numpy()
         sets = {
             label: (
@@ -708,10 +729,10 @@ def _real_pairs():
     return _PAIRS
 
 
-def _rule_task(name, size, eps, rep, hdg, tdg, n_queries):
+def _rule_task(name, size, eps, rep, hdg, tdg, n_queries, fresh=0):
     """One repeat of one (pair or family, size, epsilon): HDG at every
     granularity of ``hdg``, TDG at every one of ``tdg``, on every box set."""
-    data, bounds, sets = _rule_data(name, size, n_queries)
+    data, bounds, sets = _rule_data(name, size, n_queries, fresh)
     records = []
     runs = [("hdg", g) for g in hdg] + [("tdg", g) for g in tdg]
     queries = [q for qs, _ in sets.values() for q in qs]
@@ -743,8 +764,23 @@ def _rule_task(name, size, eps, rep, hdg, tdg, n_queries):
     return records
 
 
-def rules_study(repeats, n_queries, only=None, epsilons=RULE_EPSILONS, tdg_repeats=2, jobs=2):
-    """The --rules study: every task one repeat of one setting, on ``jobs`` processes."""
+def rules_study(
+    repeats,
+    n_queries,
+    only=None,
+    epsilons=RULE_EPSILONS,
+    tdg_repeats=2,
+    jobs=2,
+    confirm=None,
+):
+    """The --rules study: every task one repeat of one setting, on ``jobs`` processes.
+
+    ``confirm``: only these rules and the default, on fresh seeds (repeats
+    100 onwards), boxes and synthetic draws.
+    """
+    names = None if not confirm else {DEFAULT_RULE, *confirm}
+    fresh = 1 if confirm else 0
+    first = 100 if confirm else 0
     from joblib import Parallel, delayed
 
     sizes = {name: REAL_SIZES for name in BENCHMARK_PAIRS}
@@ -758,18 +794,20 @@ def rules_study(repeats, n_queries, only=None, epsilons=RULE_EPSILONS, tdg_repea
             if name not in SYNTHETIC and size == 0:
                 n = len(_real_pairs()[name][0])
             for eps in epsilons:
-                hdg = sorted(set(rule_granularities(n, eps).values()))
-                tdg = sorted(set(rule_granularities(n, eps, "tdg").values()), key=str)
-                for rep in range(repeats):
-                    tasks.append(
-                        (name, size, eps, rep, hdg, tdg if rep < tdg_repeats else [], n_queries)
-                    )
+                hdg = sorted(set(rule_granularities(n, eps, names=names).values()))
+                tdg = sorted(set(rule_granularities(n, eps, "tdg", names).values()), key=str)
+                for rep in range(first, first + repeats):
+                    tdg_now = tdg if rep < first + tdg_repeats else []
+                    tasks.append((name, size, eps, rep, hdg, tdg_now, n_queries, fresh))
     print(f"{len(tasks)} tasks", flush=True)
     records = []
     done = 0
     for out in Parallel(n_jobs=jobs, return_as="generator")(
         delayed(_rule_task)(*task) for task in tasks
     ):
+        if names is not None:
+            for record in out:
+                record["candidates"] = sorted(names)
         records.extend(out)
         done += 1
         if done % 10 == 0 or done == len(tasks):
@@ -875,7 +913,72 @@ def analyse_rules(records, method="hdg", decide=True):
     return scores
 
 
+def analyse_confirm(records, method="hdg"):
+    """Paired MAE(rule) / MAE(default) per setting, geometric means per group."""
+    frame = pd.DataFrame(records)
+    frame = frame[frame["method"] == method]
+    keys = ["group", "half", "pair", "n", "epsilon", "boxes"]
+    per_rep = frame.set_index([*keys, "g1", "g2", "repeat"])["mae"].sort_index()
+    rows = []
+    for setting, sub in per_rep.groupby(level=keys):
+        n, eps = int(setting[3]), float(setting[4])
+        present = set(
+            zip(sub.index.get_level_values("g1"), sub.index.get_level_values("g2"), strict=True)
+        )
+        runs = {}
+        for rule, (g1, g2) in rule_granularities(n, eps, method).items():
+            g1 = -1 if g1 is None else g1
+            if (g1, g2) in present:
+                runs[rule] = (g1, g2, sub.loc[(*setting, g1, g2)].to_numpy())
+        base = runs[DEFAULT_RULE][2]
+        for rule, (g1, g2, reps) in runs.items():
+            row = dict(zip(keys, setting, strict=True), rule=rule, g1=g1, g2=g2)
+            rows.append({**row, "reps": reps, "base": base})
+    table = pd.DataFrame(rows)
+    # the rules run (others coincide with them here and there)
+    table = table[table["rule"].isin(records[0]["candidates"])].copy()
+    table["ratio"] = [
+        r.mean() / b.mean() for r, b in zip(table["reps"], table["base"], strict=True)
+    ]
+    z = []
+    for r, b in zip(table["reps"], table["base"], strict=True):
+        d = r - b
+        sd = d.std(ddof=1) if len(d) > 1 else 0.0
+        z.append(0.0 if sd == 0 else d.mean() / (sd / np.sqrt(len(d))))
+    table["z"] = z
+    out = (
+        table.groupby(["rule", "group"])["ratio"]
+        .apply(_geomean)
+        .unstack()
+        .join(table.groupby("rule")["ratio"].max().rename("worst"))
+        .join(table.groupby("rule")["z"].apply(lambda v: int((v < -2).sum())).rename("lower"))
+        .join(table.groupby("rule")["z"].apply(lambda v: int((v > 2).sum())).rename("higher"))
+    )
+    print(f"\n{method.upper()}, fresh seeds and boxes: geometric mean of MAE(rule) / MAE(default)")
+    print(out.round(3).to_string())
+    print(
+        table[table["rule"] != DEFAULT_RULE]
+        .groupby(["rule", "group", "epsilon"])["ratio"]
+        .apply(_geomean)
+        .unstack()
+        .round(3)
+        .to_string()
+    )
+    if method == "hdg":
+        ok = out[(out.index != DEFAULT_RULE) & (out["real"] <= 1.02) & (out["synthetic"] <= 0.95)]
+        if len(ok):
+            print(f"meets the criterion: {list(ok.index)}; chosen: {ok['synthetic'].idxmin()}")
+        else:
+            print("no candidate meets the criterion: the default stays")
+    return table
+
+
 def analyse_rules_all(records):
+    if "candidates" in records[0]:  # a --confirm run
+        table = analyse_confirm(records, "hdg")
+        if any(r["method"] == "tdg" for r in records):
+            analyse_confirm(records, "tdg")
+        return table
     scores = analyse_rules(records, "hdg")
     if any(r["method"] == "tdg" for r in records):
         analyse_rules(records, "tdg", decide=False)
@@ -916,10 +1019,23 @@ def main():
         help="the pre-registered study of granularity rules (real and synthetic settings)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="--rules: processes (at most 2)")
+    parser.add_argument(
+        "--confirm",
+        nargs="+",
+        default=None,
+        metavar="RULE",
+        help="--rules: these rules only, fresh",
+    )
     args = parser.parse_args()
     modes = {
         "rules": (
-            lambda: rules_study(args.repeats, args.queries, args.pairs, jobs=min(args.jobs, 2)),
+            lambda: rules_study(
+                args.repeats,
+                args.queries,
+                args.pairs,
+                jobs=min(args.jobs, 2),
+                confirm=args.confirm,
+            ),
             analyse_rules_all,
         ),
         "thresholds": (
