@@ -224,7 +224,7 @@ def _truth(values, ends):
 def granularities(n, eps):
     """(alpha1, alpha2) -> (g1, g2) for two columns."""
     return {
-        (a1, a2): tuple(choose_granularity(n, eps, 2, alpha1=a1, alpha2=a2, exponent=2)[:2])
+        (a1, a2): tuple(choose_granularity(n, eps, 2, alpha1=a1, alpha2=a2)[:2])
         for a1, a2 in itertools.product(ALPHA1, ALPHA2)
     }
 
@@ -385,7 +385,7 @@ def compare(epsilons, repeats, n_queries, sizes, only=None):
         for eps in epsilons:
             rules = {
                 "exponent 3": tuple(choose_granularity(n, eps, 2, exponent=3)[:2]),
-                "exponent 2": tuple(choose_granularity(n, eps, 2, exponent=2)[:2]),
+                "exponent 2": tuple(choose_granularity(n, eps, 2)[:2]),
             }
             for rep in range(repeats):
                 record = {"pair": name, "n": n, "epsilon": eps, "repeat": rep}
@@ -431,7 +431,7 @@ def sweep(epsilons, repeats, n_queries, sizes, only):
     for name, bounds, data, queries, truth in _box_settings(sizes, n_queries, only):
         n = len(data)
         for eps in epsilons:
-            rule = tuple(choose_granularity(n, eps, 2, exponent=2)[:2])
+            rule = tuple(choose_granularity(n, eps, 2)[:2])
             for rep in range(repeats):
                 for g in sweep_candidates(*rule):
                     answers = _hdg_answers(data, bounds, eps, g, rep, queries)

@@ -15,28 +15,15 @@ minimizes
 (a 2-D query over half of each column covers g^2 / 4 cells; its partially
 covered cells lie along its four edges, about 2 / g of the users), with
 ``alpha1 = 0.7`` and ``alpha2 = 0.03``, the constants of the authors'
-experiments (as in their code). With the variance of optimized local
-hashing, ``V = 4 e^eps / ((e^eps - 1)^2 n / m)``, the minimizers are the
-paper's closed forms ``g1 = (n (e^eps - 1)^2 alpha1^2 / (2 m e^eps))^(1/3)``
-and ``g2 = (2 alpha2 (e^eps - 1) sqrt(n / (m e^eps)))^(1/2)``.
-
-HDG's default here is another model of the same form: the squared
-non-uniformity term falls as ``g^-e`` with ``e = 4`` (``alpha1^2 / g^4`` and
-``(2 alpha2)^2 / g^4``; the paper's is ``e = 2``), with ``alpha1 = 7.6`` and
-``alpha2 = 0.362``: ``e = 2`` takes a cut cell's misplaced users as a fixed
-share of the cell's (a density rough at the cell's scale), ``e = 4`` as a
-share that shrinks with the cell's width (a density linear within a cell),
-so its grids grow more slowly with n and epsilon (fewer, coarser cells
-where n or the budget is large). Chosen in a pre-registered study
-(``bench_range_granularity.py --rules``, issue 32) of 29 rules (e in
-{2, 2.5, 3, 4}, constants on a factor-sqrt(2) grid) on nine pairs of
-columns of three real tables and six smooth synthetic families, then
-confirmed on fresh seeds, boxes and draws: HDG's error on the synthetic
-settings 0.86 times the previous default's (geometric mean; 0.71 at
-epsilon = 4), on the real ones 1.02 times ("Marginals" page). TDG keeps the
-previous default, ``e = 2`` with ``alpha2 = 0.12`` (four times the paper's,
-measured on real tables), which did better for TDG's single grid than the
-new constants on the real pairs.
+experiments (as in their code). Here ``alpha2`` is 0.12 by default: measured
+on eight pairs of numeric columns of three real tables other than the
+benchmark's (``benchmarks/bench_range_granularity.py``), it gave HDG a 7 %
+smaller error on random boxes than 0.03 (geometric mean over the pairs and
+budgets; smaller at each of epsilon = 0.5, 1 and 2), and no larger one on
+the benchmark's pair. With the variance of optimized local hashing,
+``V = 4 e^eps / ((e^eps - 1)^2 n / m)``, the minimizers are the paper's
+closed forms ``g1 = (n (e^eps - 1)^2 alpha1^2 / (2 m e^eps))^(1/3)`` and
+``g2 = (2 alpha2 (e^eps - 1) sqrt(n / (m e^eps)))^(1/2)``.
 
 :func:`choose_granularity` minimizes the same two functions over the
 integers with the *exact* per-cell variance of the oracle that will measure
@@ -62,9 +49,6 @@ from ._range_channel import METHODS
 
 __all__ = [
     "choose_granularity",
-    "HDG_EXPONENT",
-    "HDG_ALPHA_1",
-    "HDG_ALPHA_2",
     "ALPHA_1",
     "ALPHA_2",
     "EXPONENT",
@@ -75,24 +59,18 @@ __all__ = [
     "MAX_G1",
 ]
 
-#: HDG's default non-uniformity exponent: the squared non-uniformity error
-#: of a grid of granularity g falls as g^-4 (the paper's model: g^-2). Chosen
-#: with HDG_ALPHA_1 and HDG_ALPHA_2 among 29 rules on real tables and smooth
-#: synthetic data (bench_range_granularity.py --rules; "Marginals" page).
-HDG_EXPONENT = 4.0
-HDG_ALPHA_1 = 7.6
-HDG_ALPHA_2 = 0.362
-#: The paper's model (exponent 2) and its 1-D constant; the default of TDG
-#: and of ``exponent=2``.
-EXPONENT = 2.0
+#: The non-uniformity constant of 1-D grids in the paper's guideline.
 ALPHA_1 = 0.7
-#: The 2-D constant of the exponent-2 model: 4 times the paper's 0.03, whose
+#: The non-uniformity constant of 2-D grids: 4 times the paper's 0.03, whose
 #: 2-D grids were too coarse on eight pairs of three real tables
 #: (benchmarks/bench_range_granularity.py; "Marginals" page). Pass
-#: exponent=2, alpha2=PAPER_ALPHA_2 for the paper's guideline.
+#: alpha2=PAPER_ALPHA_2 for the paper's guideline.
 ALPHA_2 = 0.12
 #: The paper's (and its code's) constant of 2-D grids.
 PAPER_ALPHA_2 = 0.03
+#: The paper's non-uniformity exponent: the squared non-uniformity error of
+#: a grid of granularity g falls as g^-2.
+EXPONENT = 2.0
 #: The largest non-uniformity exponent accepted (``g ** e`` stays a float).
 MAX_EXPONENT = 16
 #: The alternative model measured in issue 32 (``exponent=3``): the squared
@@ -105,15 +83,6 @@ MAX_EXPONENT = 16
 FITTED_EXPONENT = 3.0
 FITTED_ALPHA_1 = 2.4
 FITTED_ALPHA_2 = 0.21
-#: exponent -> the constants (alpha1, alpha2) it takes when they are not
-#: given; other exponents take the exponent-2 ones.
-_CONSTANTS = {
-    EXPONENT: (ALPHA_1, ALPHA_2),
-    FITTED_EXPONENT: (FITTED_ALPHA_1, FITTED_ALPHA_2),
-    HDG_EXPONENT: (HDG_ALPHA_1, HDG_ALPHA_2),
-}
-#: method -> its default exponent.
-DEFAULT_EXPONENT = {"hdg": HDG_EXPONENT, "tdg": EXPONENT}
 #: Largest 1-D granularity: HDG answers a pair's queries from a g1 x g1
 #: response matrix (8 MB of float64 at 1024).
 MAX_G1 = 1024
@@ -170,7 +139,7 @@ def choose_granularity(
     mechanism: Any = "auto",
     alpha1: float | None = None,
     alpha2: float | None = None,
-    exponent: float | None = None,
+    exponent: float = EXPONENT,
     max_g1: int = MAX_G1,
     max_g2: int = MAX_G2,
     cache: dict | None = None,
@@ -181,11 +150,10 @@ def choose_granularity(
     and of a 2-D grid, ``(g^2 / 4) V(g^2) + (2 alpha2)^2 / g^e``, where
     ``V(K)`` is the per-cell variance (at the uniform distribution) of the
     oracle of least variance for K cells with ``n / m`` users, m the number
-    of grids, and ``e`` the non-uniformity exponent (the paper's 2; HDG's
-    default 4, see the module notes). First g2 over the integers 2 ..
-    ``max_g2``, then g1 over the multiples of g2 up to ``max_g1``. With
-    ``e = 2`` and the variance of local hashing (the same for every K) these
-    are the paper's closed forms.
+    of grids, and ``e`` the non-uniformity exponent (the paper's 2). First
+    g2 over the integers 2 .. ``max_g2``, then g1 over the multiples of g2
+    up to ``max_g1``. With ``e = 2`` and the variance of local hashing (the
+    same for every K) these are the paper's closed forms.
 
     Parameters
     ----------
@@ -198,18 +166,16 @@ def choose_granularity(
     mechanism : "auto", str or mechanism, default="auto"
         The oracle of each grid (see :func:`~sklearn_uldp.marginals.choose_oracle`).
     alpha1, alpha2 : float or None, default=None
-        The non-uniformity constants. None: those of the exponent, chosen
-        with it: 7.6 and 0.362 for ``e = 4`` (HDG's default); 0.7 (the
-        paper's) and 0.12 (four times the paper's 0.03, measured on real
-        tables) for ``e = 2`` (TDG's default) and any exponent but 3 and 4;
-        2.4 and 0.21 for ``e = 3``. ``exponent=2, alpha2=0.03`` is the
-        paper's guideline.
-    exponent : float or None, default=None
+        The non-uniformity constants. None: the paper's 0.7 for 1-D grids,
+        and for 2-D grids 0.12, four times the paper's 0.03 (measured on
+        real tables, see the module notes; pass ``alpha2=0.03`` for the
+        paper's); with ``exponent=3``, the constants fitted with it (2.4
+        and 0.21).
+    exponent : float, default=2
         ``e``, how fast the squared non-uniformity error falls with the
-        granularity (in (0, 16]). None: 4 for HDG, 2 for TDG (each chosen on
-        real tables and smooth synthetic data, "Marginals" page); ``2`` is
-        the paper's model (and HDG's default before this release), ``3``
-        the model fitted on two real pairs.
+        granularity (in (0, 16]): the paper's 2; ``3`` is the alternative model
+        measured on real tables (better at epsilon = 4, level at 0.5 to 2;
+        "Marginals" page).
     max_g1, max_g2 : int, default=1024, 256
     cache : dict, default=None
         The oracles' tables already computed (shared with
@@ -232,15 +198,13 @@ def choose_granularity(
     >>> from sklearn_uldp.marginals import choose_granularity
     >>> g1, g2, table = choose_granularity(1_000_000, 1.0, 2)
     >>> g1 % g2, g2
-    (0, 9)
+    (0, 12)
     >>> choose_granularity(1_000_000, 1.0, 2, method="tdg")[:2]
     (None, 16)
-    >>> choose_granularity(1_000_000, 1.0, 2, exponent=2)[:2]  # the previous default
-    (48, 12)
-    >>> choose_granularity(1_000_000, 1.0, 2, exponent=2, alpha2=0.03)[1]  # the paper's
+    >>> choose_granularity(1_000_000, 1.0, 2, alpha2=0.03)[1]  # the paper's constant
     6
-    >>> choose_granularity(1_000_000, 4.0, 2)[:2]  # far fewer cells than e = 2's (160, 32)
-    (64, 16)
+    >>> choose_granularity(1_000_000, 4.0, 2, exponent=3)[:2]  # fewer, coarser cells
+    (88, 22)
     """
     epsilon = check_epsilon(epsilon)
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
@@ -252,17 +216,11 @@ def choose_granularity(
     d = int(n_columns)
     if method == "tdg" and d < 2:
         raise ValueError("TDG needs at least two columns (pairs); use method='hdg'.")
-    if exponent is None:
-        exponent = DEFAULT_EXPONENT[method]
-    constants = (
-        _CONSTANTS.get(exponent, (ALPHA_1, ALPHA_2))
-        if isinstance(exponent, (int, float)) and not isinstance(exponent, bool)
-        else (ALPHA_1, ALPHA_2)
-    )
+    fitted = exponent == FITTED_EXPONENT
     if alpha1 is None:
-        alpha1 = constants[0]
+        alpha1 = FITTED_ALPHA_1 if fitted else ALPHA_1
     if alpha2 is None:
-        alpha2 = constants[1]
+        alpha2 = FITTED_ALPHA_2 if fitted else ALPHA_2
     for name, value in (("alpha1", alpha1), ("alpha2", alpha2), ("exponent", exponent)):
         if isinstance(value, bool) or not (
             isinstance(value, (int, float)) and math.isfinite(value) and value > 0

@@ -27,41 +27,16 @@ from sklearn_uldp.marginals._range_design import (
     FITTED_ALPHA_1,
     FITTED_ALPHA_2,
     FITTED_EXPONENT,
-    HDG_ALPHA_1,
-    HDG_ALPHA_2,
-    HDG_EXPONENT,
 )
 
-# (n, epsilon) -> (g1, g2) for two columns, HDG, the oracle of least variance:
-# the previous default (exponent 2, alpha1 = 0.7, alpha2 = 0.12), now
-# ``exponent=2`` and TDG's model.
-EXPONENT_2 = {
+# (n, epsilon) -> (g1, g2) for two columns, HDG, the oracle of least variance.
+DEFAULT = {
     (100_000, 1.0): (21, 7),
     (327_346, 0.5): (18, 6),
     (327_346, 1.0): (27, 9),
     (327_346, 2.0): (56, 14),
     (327_346, 4.0): (120, 24),
     (1_000_000, 1.0): (48, 12),
-}
-# HDG's default from issue 32's --rules study: exponent 4, (7.6, 0.362).
-DEFAULT = {
-    (28_155, 1.0): (15, 5),
-    (100_000, 1.0): (18, 6),
-    (327_346, 0.5): (18, 6),
-    (327_346, 1.0): (21, 7),
-    (327_346, 2.0): (36, 9),
-    (327_346, 4.0): (52, 13),
-    (1_000_000, 1.0): (27, 9),
-    (1_000_000, 2.0): (44, 11),
-    (1_000_000, 4.0): (64, 16),
-}
-# TDG's default (g2): the exponent-2 model, unchanged.
-TDG = {
-    (100_000, 1.0): 9,
-    (327_346, 1.0): 12,
-    (327_346, 4.0): 32,
-    (1_000_000, 1.0): 16,
-    (1_000_000, 4.0): 42,
 }
 EXPONENT_3 = {
     (28_155, 0.5): (12, 4),
@@ -76,40 +51,10 @@ EXPONENT_3 = {
 @pytest.mark.parametrize(("n", "eps"), sorted(DEFAULT))
 def test_default_rule_on_fixed_points(n, eps):
     assert choose_granularity(n, eps, 2)[:2] == DEFAULT[(n, eps)]
-    # the default is the exponent 4 with (7.6, 0.362), also when spelled out
-    assert (HDG_EXPONENT, HDG_ALPHA_1, HDG_ALPHA_2) == (4.0, 7.6, 0.362)
-    spelled = choose_granularity(n, eps, 2, alpha1=7.6, alpha2=0.362, exponent=4)
-    assert spelled[:2] == DEFAULT[(n, eps)]
-    assert choose_granularity(n, eps, 2, exponent=4)[:2] == DEFAULT[(n, eps)]
-
-
-@pytest.mark.parametrize(("n", "eps"), sorted(EXPONENT_2))
-def test_exponent_2_rule_on_fixed_points(n, eps):
-    # the previous default, now asked for by its exponent
+    # the default is the exponent 2 with (0.7, 0.12), also when spelled out
     assert (EXPONENT, ALPHA_1, ALPHA_2) == (2.0, 0.7, 0.12)
-    assert choose_granularity(n, eps, 2, exponent=2)[:2] == EXPONENT_2[(n, eps)]
     spelled = choose_granularity(n, eps, 2, alpha1=0.7, alpha2=0.12, exponent=2)
-    assert spelled[:2] == EXPONENT_2[(n, eps)]
-
-
-@pytest.mark.parametrize(("n", "eps"), sorted(TDG))
-def test_tdg_keeps_the_exponent_2_rule(n, eps):
-    # TDG's single grid did better with the exponent-2 constants on the real
-    # pairs than with HDG's new ones (the --rules confirmation): unchanged.
-    assert choose_granularity(n, eps, 2, "tdg")[:2] == (None, TDG[(n, eps)])
-    assert choose_granularity(n, eps, 2, "tdg", exponent=2)[:2] == (None, TDG[(n, eps)])
-    assert choose_granularity(n, eps, 2, "tdg", exponent=4)[1] < TDG[(n, eps)]
-
-
-def test_default_grids_have_fewer_cells_where_n_or_the_budget_is_large():
-    # The exponent-4 model grows the grids more slowly with n and epsilon:
-    # never finer than the exponent-2 rule on these points, far coarser at
-    # epsilon = 4 (n = 327,346: 13 x 13 2-D cells against 24 x 24).
-    for n, eps in EXPONENT_2:
-        g1, g2 = choose_granularity(n, eps, 2)[:2]
-        h1, h2 = EXPONENT_2[(n, eps)]
-        assert g2 <= h2 + 1 and g1 <= h1
-    assert DEFAULT[(327_346, 4.0)][1] ** 2 < 0.35 * EXPONENT_2[(327_346, 4.0)][1] ** 2
+    assert spelled[:2] == DEFAULT[(n, eps)]
 
 
 @pytest.mark.parametrize(("n", "eps"), sorted(EXPONENT_3))
@@ -148,10 +93,10 @@ def test_exponent_3_grids_have_fewer_cells_where_the_budget_is_large():
     # The exponent-3 model grows the grids more slowly with n and epsilon:
     # never more cells than the default on these points, far fewer at eps = 4.
     for n, eps in EXPONENT_3:
-        g1, g2 = choose_granularity(n, eps, 2, exponent=2)[:2]
+        g1, g2 = choose_granularity(n, eps, 2)[:2]
         h1, h2 = EXPONENT_3[(n, eps)]
         assert h2 <= g2 + 1 and h1 <= max(g1, 12)
-    assert EXPONENT_3[(327_346, 4.0)][1] ** 2 < 0.6 * EXPONENT_2[(327_346, 4.0)][1] ** 2
+    assert EXPONENT_3[(327_346, 4.0)][1] ** 2 < 0.6 * DEFAULT[(327_346, 4.0)][1] ** 2
 
 
 @pytest.mark.parametrize("exponent", [0, -1, float("nan"), float("inf"), True, "3"])

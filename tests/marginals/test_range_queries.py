@@ -114,10 +114,8 @@ def test_auto_granularity_is_the_papers_guideline():
     e = np.exp(eps)
     g1_paper = (n * (e - 1) ** 2 * 0.7**2 / (2 * m * e)) ** (1 / 3)
     g2_paper = np.sqrt(2 * 0.03 * (e - 1) * np.sqrt(n / (m * e)))
-    # (the package's default model is another: pass the paper's)
-    g1, g2, table = choose_granularity(
-        n, eps, d, mechanism="OLH", alpha1=0.7, alpha2=0.03, exponent=2
-    )
+    # (the package's default alpha2 is 4 times the paper's: pass the paper's)
+    g1, g2, table = choose_granularity(n, eps, d, mechanism="OLH", alpha1=0.7, alpha2=0.03)
     assert abs(g2 - g2_paper) < 1 and g1 % g2 == 0 and abs(g1 - g1_paper) <= g2
     chosen = table[table["chosen"]]
     assert set(chosen["grid"]) == {"1-D", "2-D"}
