@@ -27,6 +27,9 @@ from sklearn_uldp.marginals._range_design import (
     FITTED_ALPHA_1,
     FITTED_ALPHA_2,
     FITTED_EXPONENT,
+    SMOOTH_ALPHA_1,
+    SMOOTH_ALPHA_2,
+    SMOOTH_EXPONENT,
 )
 
 # (n, epsilon) -> (g1, g2) for two columns, HDG, the oracle of least variance.
@@ -55,6 +58,36 @@ def test_default_rule_on_fixed_points(n, eps):
     assert (EXPONENT, ALPHA_1, ALPHA_2) == (2.0, 0.7, 0.12)
     spelled = choose_granularity(n, eps, 2, alpha1=0.7, alpha2=0.12, exponent=2)
     assert spelled[:2] == DEFAULT[(n, eps)]
+
+
+# The smooth-data rule (exponent 4, 7.6 and 0.362): the best of issue 32's
+# --rules study, an option.
+EXPONENT_4 = {
+    (28_155, 1.0): (15, 5),
+    (100_000, 1.0): (18, 6),
+    (327_346, 0.5): (18, 6),
+    (327_346, 1.0): (21, 7),
+    (327_346, 2.0): (36, 9),
+    (327_346, 4.0): (52, 13),
+    (1_000_000, 1.0): (27, 9),
+    (1_000_000, 2.0): (44, 11),
+    (1_000_000, 4.0): (64, 16),
+}
+
+
+@pytest.mark.parametrize(("n", "eps"), sorted(EXPONENT_4))
+def test_smooth_data_rule_on_fixed_points(n, eps):
+    g1, g2, table = choose_granularity(n, eps, 2, exponent=4)
+    assert (g1, g2) == EXPONENT_4[(n, eps)]
+    # exponent=4 alone takes the constants chosen with it
+    assert (SMOOTH_EXPONENT, SMOOTH_ALPHA_1, SMOOTH_ALPHA_2) == (4.0, 7.6, 0.362)
+    spelled = choose_granularity(n, eps, 2, alpha1=7.6, alpha2=0.362, exponent=4)
+    assert spelled[:2] == (g1, g2)
+    # never finer than the default; far coarser where n and epsilon are large
+    d1, d2 = choose_granularity(n, eps, 2)[:2]
+    assert g2 <= d2 and g1 <= d1
+    if eps == 4.0:
+        assert g2**2 < 0.35 * d2**2
 
 
 @pytest.mark.parametrize(("n", "eps"), sorted(EXPONENT_3))
