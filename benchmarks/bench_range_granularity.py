@@ -107,7 +107,10 @@ criterion, by synthetic score, is tried instead.)
 synthetic 0.858) and passed the benchmark's boxes, but put HDG above the
 grid at epsilon = 2 on its second set (``--seed 2``); e = 2.5 and 3 choose
 the same grids there, above the grid at epsilon = 1. The default stays;
-e = 4, k = -1 is ``choose_granularity(..., exponent=4)``.
+e = 4, k = -1 is ``choose_granularity(..., exponent=4)``. (Correction to
+the paragraph above, whose design stands: of the three, e = 2.5 and 3 met
+the criterion on both halves; e = 4, k = -1 was the one picked over all
+settings, its held-out real score +3.3 %.)
 
 Usage::
 
