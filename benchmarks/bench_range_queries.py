@@ -315,9 +315,13 @@ def _discretize(values):
     return codes
 
 
-def _synthetic_codes(kind, n, rng, c=SYNTHETIC_DOMAIN):
-    """Two dependent columns on c codes (correlation 0.5), see the module docstring."""
-    sd, rho = c / 8, 0.5
+def _synthetic_codes(kind, n, rng, c=SYNTHETIC_DOMAIN, rho=0.5, continuous=False):
+    """Two dependent columns on c codes (correlation ``rho``), see the module docstring.
+
+    ``continuous``: the values before rounding down (clipped to [0, c)), for
+    ``bench_range_granularity.py --rules``.
+    """
+    sd = c / 8
     if kind == "normal":
         first = rng.normal(0.0, sd, n)
         noise = rng.normal(0.0, sd * np.sqrt(1 - rho**2), n)
@@ -325,6 +329,8 @@ def _synthetic_codes(kind, n, rng, c=SYNTHETIC_DOMAIN):
         first = rng.laplace(0.0, sd / np.sqrt(2), n)
         noise = rng.laplace(0.0, sd * np.sqrt(1 - rho**2) / np.sqrt(2), n)
     values = np.column_stack([c / 2 + first, c / 2 + rho * first + noise])
+    if continuous:
+        return np.clip(values, 0.0, np.nextafter(float(c), 0.0))
     return np.clip(np.floor(values), 0, c - 1).astype(np.int64)
 
 
