@@ -1005,10 +1005,11 @@ def register(subparsers):
     )
     p.add_argument(
         "--granularity",
-        metavar="{auto,G,G1,G2}",
+        metavar="{auto,smooth,G,G1,G2}",
         default=None,
         help="with --range-queries: bins per column of the grids; auto (default) "
-        "chooses them for the number of rows and epsilon",
+        "chooses them for the number of rows and epsilon; smooth chooses coarser "
+        "grids, for columns of smooth densities (unimodal, continuous)",
     )
     p.add_argument(
         "--marginal-size",

@@ -69,8 +69,8 @@ def _range_columns(args, bounds):
 
 
 def _granularity(text):
-    if text is None or text == "auto":
-        return "auto"
+    if text is None or text in ("auto", "smooth"):
+        return text or "auto"
     parts = text.split(",")
     try:
         values = [int(p) for p in parts]
@@ -78,7 +78,8 @@ def _granularity(text):
         values = None
     if values is None or len(values) not in (1, 2) or min(values) < 1:
         raise ValueError(
-            "--granularity takes 'auto', G (bins per column in every grid) or G1,G2 "
+            "--granularity takes 'auto', 'smooth' (coarser grids, for columns of smooth "
+            "densities), G (bins per column in every grid) or G1,G2 "
             "(bins of the 1-D grids, and per column of the 2-D grids)."
         )
     return values[0] if len(values) == 1 else tuple(values)

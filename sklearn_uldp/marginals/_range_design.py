@@ -59,6 +59,7 @@ __all__ = [
     "SMOOTH_ALPHA_1",
     "SMOOTH_ALPHA_2",
     "SMOOTH_EXPONENT",
+    "TDG_EXPONENT",
     "MAX_G1",
 ]
 
@@ -97,6 +98,14 @@ FITTED_ALPHA_2 = 0.21
 SMOOTH_EXPONENT = 4.0
 SMOOTH_ALPHA_1 = 7.6
 SMOOTH_ALPHA_2 = 0.362
+#: TDG's own default model: the exponent-3 rule (FITTED_*). TDG has no 1-D
+#: grids to correct the cells a box cuts, and its one rule need not be
+#: HDG's; a TDG-only confirmation on a third draw of fresh noise, boxes and
+#: synthetic data (bench_range_granularity.py --rules --confirm "e=3 k=+0"
+#: --tdg-only --fresh 2; "Marginals" page) gave TDG's error 0.96 times the
+#: exponent-2 rule's on nine real pairs and 0.81 times on six synthetic
+#: families.
+TDG_EXPONENT = FITTED_EXPONENT
 #: Largest 1-D granularity: HDG answers a pair's queries from a g1 x g1
 #: response matrix (8 MB of float64 at 1024).
 MAX_G1 = 1024
@@ -153,7 +162,7 @@ def choose_granularity(
     mechanism: Any = "auto",
     alpha1: float | None = None,
     alpha2: float | None = None,
-    exponent: float = EXPONENT,
+    exponent: float | None = None,
     max_g1: int = MAX_G1,
     max_g2: int = MAX_G2,
     cache: dict | None = None,
@@ -164,7 +173,8 @@ def choose_granularity(
     and of a 2-D grid, ``(g^2 / 4) V(g^2) + (2 alpha2)^2 / g^e``, where
     ``V(K)`` is the per-cell variance (at the uniform distribution) of the
     oracle of least variance for K cells with ``n / m`` users, m the number
-    of grids, and ``e`` the non-uniformity exponent (the paper's 2). First
+    of grids, and ``e`` the non-uniformity exponent (the paper's 2, HDG's
+    default; TDG's is 3). First
     g2 over the integers 2 .. ``max_g2``, then g1 over the multiples of g2
     up to ``max_g1``. With ``e = 2`` and the variance of local hashing (the
     same for every K) these are the paper's closed forms.
@@ -183,12 +193,14 @@ def choose_granularity(
         The non-uniformity constants. None: the paper's 0.7 for 1-D grids,
         and for 2-D grids 0.12, four times the paper's 0.03 (measured on
         real tables, see the module notes; pass ``alpha2=0.03`` for the
-        paper's); with ``exponent=3``, the constants fitted with it (2.4
-        and 0.21); with ``exponent=4``, the smooth-data rule's (7.6 and
+        paper's); with ``exponent=3`` (TDG's default), the constants fitted
+        with it (2.4 and 0.21); with ``exponent=4``, the smooth-data rule's (7.6 and
         0.362).
-    exponent : float, default=2
+    exponent : float or None, default=None
         ``e``, how fast the squared non-uniformity error falls with the
-        granularity (in (0, 16]): the paper's 2; ``3`` is the alternative model
+        granularity (in (0, 16]). None: 2 (the paper's) for HDG, 3 for TDG
+        (TDG's own rule, measured on real and synthetic data: "Marginals"
+        page). ``3`` is the alternative model
         measured on real tables (better at epsilon = 4, level at 0.5 to 2;
         "Marginals" page); ``4`` the rule for smooth data (coarser grids
         where n or epsilon is large: 14 % lower error than the default on
@@ -216,8 +228,8 @@ def choose_granularity(
     >>> g1, g2, table = choose_granularity(1_000_000, 1.0, 2)
     >>> g1 % g2, g2
     (0, 12)
-    >>> choose_granularity(1_000_000, 1.0, 2, method="tdg")[:2]
-    (None, 16)
+    >>> choose_granularity(1_000_000, 1.0, 2, method="tdg")[:2]  # TDG's own rule
+    (None, 12)
     >>> choose_granularity(1_000_000, 1.0, 2, alpha2=0.03)[1]  # the paper's constant
     6
     >>> choose_granularity(1_000_000, 4.0, 2, exponent=3)[:2]  # fewer, coarser cells
@@ -235,6 +247,8 @@ def choose_granularity(
     d = int(n_columns)
     if method == "tdg" and d < 2:
         raise ValueError("TDG needs at least two columns (pairs); use method='hdg'.")
+    if exponent is None:
+        exponent = TDG_EXPONENT if method == "tdg" else EXPONENT
     # the constants chosen with each model; other exponents take the default's
     constants = (ALPHA_1, ALPHA_2)
     if exponent == FITTED_EXPONENT:

@@ -72,6 +72,19 @@ def test_privatize_then_answer_boxes_with_intervals(table, tmp_path, capsys):
     assert np.abs(answers["estimate"].to_numpy() - truth)[1:].max() < 0.03
 
 
+def test_smooth_granularity(table, tmp_path, capsys):
+    from sklearn_uldp.marginals import choose_granularity
+
+    _, path = table
+    code, stdout, err = _privatize(path, tmp_path / "r.csv", capsys, "--granularity", "smooth")
+    assert code == 0, err
+    spec = json.loads((tmp_path / "r.csv.spec.json").read_text())
+    g1, g2 = choose_granularity(N, 2.0, 2, exponent=4)[:2]
+    assert (g1, g2) != choose_granularity(N, 2.0, 2)[:2]  # the test tells them apart
+    assert spec["strategy"]["granularity"] == [g1, g2]
+    assert f"granularity {g1}, {g2}" in stdout
+
+
 def test_tdg_and_a_given_granularity(table, tmp_path, capsys):
     _, path = table
     code, stdout, err = _privatize(

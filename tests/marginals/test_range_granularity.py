@@ -90,6 +90,58 @@ def test_smooth_data_rule_on_fixed_points(n, eps):
         assert g2**2 < 0.35 * d2**2
 
 
+# TDG's default rule: the exponent-3 model (issue 32's TDG-only confirmation).
+TDG_DEFAULT = {
+    (28_155, 1.0): 6,
+    (100_000, 1.0): 8,
+    (327_346, 1.0): 10,
+    (327_346, 4.0): 21,
+    (1_000_000, 1.0): 12,
+    (1_000_000, 2.0): 17,
+}
+
+
+@pytest.mark.parametrize(("n", "eps"), sorted(TDG_DEFAULT))
+def test_tdg_default_rule_is_the_exponent_3_model(n, eps):
+    g1, g2, table = choose_granularity(n, eps, 2, "tdg")
+    assert (g1, g2) == (None, TDG_DEFAULT[(n, eps)])
+    assert choose_granularity(n, eps, 2, "tdg", exponent=3)[:2] == (None, g2)
+    assert choose_granularity(n, eps, 2, "tdg", alpha1=2.4, alpha2=0.21, exponent=3)[1] == g2
+    # its non-uniformity column is the exponent-3 term with alpha2 = 0.21
+    two = table[table["grid"] == "2-D"]
+    expected = (2 * 0.21) ** 2 / two["g"].astype(float) ** 3
+    assert np.allclose(two["non_uniformity"], expected, rtol=1e-10)
+    # HDG's default is still the exponent-2 rule; TDG's is coarser than that
+    # rule (at these points) where n * epsilon is large
+    old = choose_granularity(n, eps, 2, "tdg", exponent=2)[1]
+    assert g2 <= old
+    if n >= 327_346:
+        assert g2 < old
+
+
+def test_smooth_granularity_of_the_privatizer():
+    from sklearn_uldp.marginals import RangeQueryPrivatizer
+
+    bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
+    for method, expected in (
+        ("hdg", choose_granularity(10**6, 2.0, 2, exponent=4)[:2]),
+        ("tdg", choose_granularity(10**6, 2.0, 2, "tdg")[:2]),
+    ):
+        priv = RangeQueryPrivatizer(
+            2.0, bounds=bounds, method=method, granularity="smooth", n_users=10**6
+        ).fit()
+        assert priv.granularity_ == expected
+        assert priv.design_ is not None
+    # coarser than "auto" for HDG there
+    auto = RangeQueryPrivatizer(2.0, bounds=bounds, n_users=10**6).fit().granularity_
+    smooth = RangeQueryPrivatizer(2.0, bounds=bounds, granularity="smooth", n_users=10**6)
+    assert smooth.fit().granularity_[1] < auto[1]
+    with pytest.raises(ValueError, match="granularity='smooth' chooses the grids"):
+        RangeQueryPrivatizer(2.0, bounds=bounds, granularity="smooth").fit()
+    with pytest.raises(ValueError, match="granularity"):
+        RangeQueryPrivatizer(2.0, bounds=bounds, granularity="rough", n_users=10).fit()
+
+
 @pytest.mark.parametrize(("n", "eps"), sorted(EXPONENT_3))
 def test_exponent_3_rule_on_fixed_points(n, eps):
     g1, g2, table = choose_granularity(n, eps, 2, exponent=3)
