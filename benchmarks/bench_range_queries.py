@@ -52,7 +52,10 @@ repository, never committed; see ``docs/marginals.md``):
     ``laplace``, the same with Laplace noise of the same standard deviations;
     rounded down and clipped to [0, c). The boxes have the authors'
     "dimensional query volume" ``--volume`` (default 0.5, their default):
-    each side covers int(volume * c) codes, placed uniformly at random.
+    each side covers int(volume * c) codes, placed uniformly at random;
+    with ``--aligned``, as the authors' query generator places them
+    (``generate_query.py``: each side int(16 * volume) of 16 blocks of c/16
+    codes, the first block uniform: edges on multiples of c/16 codes).
     Written as ``DIR/<name>_discrete.npz``; these parameters are ours (the
     paper's generator and parameters could not be read, see
     ``docs/marginals.md``).
@@ -341,19 +344,33 @@ def _volume_boxes(n_queries, rng, c, volume):
     return np.stack([low, low + length - 1], axis=1)
 
 
+def _aligned_boxes(n_queries, rng, c, volume, blocks=16):
+    """Boxes as the authors' query generator draws them: each side
+    int(blocks * volume) of ``blocks`` blocks of c / blocks codes, its first
+    block uniform (their ``flag_domain_size`` is 16, or c if smaller)."""
+    blocks = min(blocks, c)
+    width, length = c // blocks, int(blocks * volume)
+    first = rng.integers(0, blocks - length + 1, size=(n_queries, 2))
+    return np.stack([first * width, (first + length) * width - 1], axis=1)
+
+
 def _npz_name(synthetic):
     return f"{synthetic or 'flights'}_discrete.npz"
 
 
-def export(directory, n_queries, seed, synthetic=None, n=10**6, volume=0.5):
-    """The discretized table (or synthetic data), integer boxes and their answers."""
+def export(directory, n_queries, seed, synthetic=None, n=10**6, volume=0.5, aligned=False):
+    """The discretized table (or synthetic data), integer boxes and their answers.
+
+    ``aligned``: the synthetic data's boxes as the authors' generator places them.
+    """
     rng = np.random.default_rng(seed)
     if synthetic is None:
         codes, domain = _discretize(_table().to_numpy()), DISCRETE
         boxes = np.sort(rng.integers(0, DISCRETE, size=(n_queries, 2, 2)), axis=1)
     else:
         codes, domain = _synthetic_codes(synthetic, n, rng), SYNTHETIC_DOMAIN
-        boxes = _volume_boxes(n_queries, rng, domain, volume)
+        draw = _aligned_boxes if aligned else _volume_boxes
+        boxes = draw(n_queries, rng, domain, volume)
     truth = np.array(
         [
             np.mean(
@@ -511,6 +528,11 @@ def main():
     )
     parser.add_argument("--n", type=int, default=10**6, help="users (--synthetic)")
     parser.add_argument("--volume", type=float, default=0.5, help="box side / c (--synthetic)")
+    parser.add_argument(
+        "--aligned",
+        action="store_true",
+        help="--export --synthetic: boxes on the authors' 16 blocks (their query generator)",
+    )
     parser.add_argument("--method", default="hdg", choices=["hdg", "tdg"])
     parser.add_argument("--mechanism", default="auto", help="the grids' oracle (--time)")
     parser.add_argument("--warm", action="store_true", help="--time after a warm-up call")
@@ -520,7 +542,9 @@ def main():
     )
     args = parser.parse_args()
     if args.export:
-        export(args.export, args.queries, args.seed, args.synthetic, args.n, args.volume)
+        export(
+            args.export, args.queries, args.seed, args.synthetic, args.n, args.volume, args.aligned
+        )
         return
     if args.time:
         timing(

@@ -392,6 +392,24 @@ def test_range_query_benchmark_synthetic_export(tmp_path):
     assert far[1] > 2 * far[0]
 
 
+def test_range_query_benchmark_aligned_boxes_are_the_authors_generators(tmp_path):
+    """--aligned: privmdr's generate_query.py places each side on 16 blocks
+    of c / 16 codes, int(16 * volume) blocks long, its first block uniform."""
+    bench = _bench("bench_range_queries")
+    boxes = bench._aligned_boxes(2000, np.random.default_rng(0), 64, 0.5)
+    assert boxes.shape == (2000, 2, 2)
+    np.testing.assert_array_equal(boxes[:, 1] - boxes[:, 0], 31)  # 8 blocks of 4 codes
+    assert set(np.unique(boxes[:, 0])) == set(range(0, 33, 4))  # every first block, 0..8
+    assert np.all((boxes[:, 1] + 1) % 4 == 0)
+    # a domain below 16 codes: blocks of one code (their flag_domain_size = c)
+    small = bench._aligned_boxes(500, np.random.default_rng(1), 8, 0.5)
+    np.testing.assert_array_equal(small[:, 1] - small[:, 0], 3)
+    assert set(np.unique(small[:, 0])) == set(range(5))
+    bench.export(tmp_path, 40, 0, "laplace", n=3000, volume=0.5, aligned=True)
+    written = np.load(tmp_path / "laplace_discrete.npz")["boxes"]
+    assert np.all(written[:, 0] % 4 == 0) and np.all(written[:, 1] - written[:, 0] == 31)
+
+
 @pytest.mark.slow
 def test_range_query_benchmark_runs_quick():
     out = subprocess.run(
