@@ -71,13 +71,15 @@ def as_range_channel(mechanism: Any) -> RangeQueryChannel:
     elif hasattr(mechanism, "channel_"):
         channel = mechanism.channel_
     elif isinstance(mechanism, RangeQueryPrivatizer):
+        # a rule by name ("auto", "smooth") reads the number of users
         if isinstance(mechanism.bounds, str) or (
-            mechanism.granularity == "auto" and mechanism.n_users is None
+            isinstance(mechanism.granularity, str) and mechanism.n_users is None
         ):
             raise ValueError(
                 "mechanism is an unfitted RangeQueryPrivatizer whose reports depend on "
-                "the data (bounds='auto', or granularity='auto' without n_users): pass "
-                "the fitted privatizer's channel_ or spec() instead."
+                "the data (bounds='auto', or granularity="
+                f"{mechanism.granularity!r} without n_users): pass the fitted "
+                "privatizer's channel_ or spec() instead, or its n_users."
             )
         channel = clone(mechanism).fit().channel_
     else:

@@ -401,6 +401,26 @@ def test_query_api():
         est.query_many({"a": (0, 1)})
 
 
+@pytest.mark.parametrize("rule", ["auto", "smooth"])
+def test_an_unfitted_privatizer_with_a_rule_by_name_needs_its_number_of_users(rule):
+    """The estimator (and the Dask reduction) rebuild an unfitted privatizer's
+    channel; a granularity chosen by a rule needs n_users to be the same."""
+    table = _table(4_000)
+    priv = RangeQueryPrivatizer(1.0, bounds=BOUNDS, granularity=rule, random_state=0)
+    reports = priv.fit_transform(table)
+    with pytest.raises(ValueError, match=f"granularity='{rule}' without n_users"):
+        RangeQueryEstimator(
+            mechanism=RangeQueryPrivatizer(1.0, bounds=BOUNDS, granularity=rule)
+        ).fit(reports)
+    with pytest.raises(ValueError, match=f"granularity='{rule}' without n_users"):
+        reduce_range_statistics(
+            [reports], RangeQueryPrivatizer(1.0, bounds=BOUNDS, granularity=rule)
+        )
+    # with the number of users the privatizer's grids are rebuilt: the same channel
+    same = RangeQueryPrivatizer(1.0, bounds=BOUNDS, granularity=rule, n_users=4_000)
+    assert RangeQueryEstimator(mechanism=same).fit(reports).n_reports_ == 4_000
+
+
 def test_unfitted_and_set_params():
     from sklearn.exceptions import NotFittedError
 
