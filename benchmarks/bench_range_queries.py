@@ -541,6 +541,8 @@ def main():
         "--granularity", type=int, nargs="+", default=None, help="g (TDG) or g1 g2 (--discrete)"
     )
     args = parser.parse_args()
+    if args.aligned and not (args.export and args.synthetic):
+        parser.error("--aligned goes with --export DIR --synthetic normal|laplace")
     if args.export:
         export(
             args.export, args.queries, args.seed, args.synthetic, args.n, args.volume, args.aligned
