@@ -85,7 +85,8 @@ on real tables *and* smooth synthetic data:
 ``--rules --confirm RULE ...`` (pre-registered after the first run, before
 this one): the pre-registered choice (e = 3, k = -2) missed the criterion
 on the held-out real pairs (+3.4 %), while three rules not chosen by the
-minimax met it on *both* halves. They were picked after seeing every
+minimax looked better (see the correction below: two of them met it on the
+held-out half only). They were picked after seeing every
 setting, so their scores there do not validate them; this run tests them
 on fresh randomness: the same 15 data sets and sizes, **fresh** seeds of
 the reports (repeats 100 onwards), fresh boxes (other seeds) and fresh
@@ -104,13 +105,19 @@ repeats, the paired 95 % interval), the next candidate meeting the
 criterion, by synthetic score, is tried instead.)
 
 *Outcome* ("Marginals" page): e = 4, k = -1 was chosen (real 1.019,
-synthetic 0.858) and passed the benchmark's boxes, but put HDG above the
-grid at epsilon = 2 on its second set (``--seed 2``); e = 2.5 and 3 choose
-the same grids there, above the grid at epsilon = 1. The default stays;
-e = 4, k = -1 is ``choose_granularity(..., exponent=4)``. (Correction to
-the paragraph above, whose design stands: of the three, e = 2.5 and 3 met
-the criterion on both halves; e = 4, k = -1 was the one picked over all
-settings, its held-out real score +3.3 %.)
+synthetic 0.858) and passed the check written above, on
+``bench_range_queries.py``'s default boxes (``--seed 1``). Two further sets
+of boxes (``--seed 2``, ``--seed 3``, those of the earlier target checks),
+run after that check was written, put it above the grid at epsilon = 2 on
+the second set (e = 2.5 and 3, which choose the same grids there, above it
+at epsilon = 1). The default was kept, a deviation from the written check
+(which would have adopted e = 4), as the conservative choice: the issue's
+target had been shown on all three sets; e = 4, k = -1 is
+``choose_granularity(..., exponent=4)`` and ``granularity="smooth"``.
+(Corrections to the paragraph above, whose design stands: e = 2.5 and 3
+met the criterion on the held-out half only, their synthetic scores on the
+choosing half 5 % and 1 % below the default's; e = 4, k = -1 was the one
+picked over all settings, its held-out real score +3.3 %.)
 
 ``--rules --confirm "e=3 k=+0" --tdg-only --fresh 2`` (pre-registered
 after the confirmation above, before this run): TDG has no 1-D grids to
@@ -1035,9 +1042,14 @@ def analyse_confirm(records, method="hdg"):
         .to_string()
     )
     if DEFAULT_RULE in out.index:  # the same criterion for either method
-        ok = out[(out.index != DEFAULT_RULE) & (out["real"] <= 1.02) & (out["synthetic"] <= 0.95)]
+        # a run over one group (--pairs) judges that group's part only
+        real = out["real"] if "real" in out else pd.Series(1.0, out.index)
+        synthetic = out["synthetic"] if "synthetic" in out else pd.Series(0.0, out.index)
+        if "real" not in out or "synthetic" not in out:
+            print("(one group only: its part of the criterion)")
+        ok = out[(out.index != DEFAULT_RULE) & (real <= 1.02) & (synthetic <= 0.95)]
         if len(ok):
-            print(f"meets the criterion: {list(ok.index)}; chosen: {ok['synthetic'].idxmin()}")
+            print(f"meets the criterion: {list(ok.index)}; chosen: {synthetic[ok.index].idxmin()}")
         else:
             print("no candidate meets the criterion: the default stays")
     return table

@@ -1008,8 +1008,9 @@ def register(subparsers):
         metavar="{auto,smooth,G,G1,G2}",
         default=None,
         help="with --range-queries: bins per column of the grids; auto (default) "
-        "chooses them for the number of rows and epsilon; smooth chooses coarser "
-        "grids, for columns of smooth densities (unimodal, continuous)",
+        "chooses them for the number of rows and epsilon; smooth: HDG's rule for "
+        "columns of smooth densities (unimodal, continuous; coarser grids where rows "
+        "x epsilon is large; with tdg the same as auto)",
     )
     p.add_argument(
         "--marginal-size",

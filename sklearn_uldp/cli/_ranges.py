@@ -78,7 +78,7 @@ def _granularity(text):
         values = None
     if values is None or len(values) not in (1, 2) or min(values) < 1:
         raise ValueError(
-            "--granularity takes 'auto', 'smooth' (coarser grids, for columns of smooth "
+            "--granularity takes 'auto', 'smooth' (HDG's rule for columns of smooth "
             "densities), G (bins per column in every grid) or G1,G2 "
             "(bins of the 1-D grids, and per column of the 2-D grids)."
         )
