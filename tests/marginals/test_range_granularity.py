@@ -83,7 +83,7 @@ def test_smooth_data_rule_on_fixed_points(n, eps):
     assert (SMOOTH_EXPONENT, SMOOTH_ALPHA_1, SMOOTH_ALPHA_2) == (4.0, 7.6, 0.362)
     spelled = choose_granularity(n, eps, 2, alpha1=7.6, alpha2=0.362, exponent=4)
     assert spelled[:2] == (g1, g2)
-    # never finer than the default; far coarser where n and epsilon are large
+    # at these points never finer than the default; far coarser where n epsilon is large
     d1, d2 = choose_granularity(n, eps, 2)[:2]
     assert g2 <= d2 and g1 <= d1
     if eps == 4.0:
