@@ -142,7 +142,8 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
     oracles_ : list of str
     design_ : DataFrame or None
         With ``granularity="auto"`` or ``"smooth"``, the candidates compared and their
-        predicted errors.
+        predicted errors; its ``attrs`` name the rule (``"rule"``) and its
+        model (``exponent``, ``alpha1``, ``alpha2``).
     channel_ : RangeQueryChannel
         The public spec of the reports.
     n_features_in_ : int
@@ -315,6 +316,7 @@ class RangeQueryPrivatizer(_OneReportPrivatizerMixin, PrivatizerBase, auto_wrap_
                 exponent=exponent,
                 cache=cache,
             )
+            self.design_.attrs["rule"] = value
             return g1, g2
         self.design_ = None
         if isinstance(value, tuple):

@@ -231,7 +231,8 @@ def choose_granularity(
         The candidates evaluated: ``grid`` ("1-D" or "2-D"), ``g``,
         ``cells``, ``oracle``, ``noise`` (the variance term), ``non_uniformity``
         (the squared bias term) and ``error`` (their sum); the chosen ones
-        marked in ``chosen``.
+        marked in ``chosen``. Its ``attrs`` hold the model used:
+        ``method``, ``exponent``, ``alpha1`` and ``alpha2``.
 
     Examples
     --------
@@ -330,5 +331,9 @@ def choose_granularity(
     table = pd.DataFrame(rows).drop_duplicates(["grid", "g"]).reset_index(drop=True)
     table["chosen"] = ((table["grid"] == "1-D") & (table["g"] == g1)) | (
         (table["grid"] == "2-D") & (table["g"] == g2)
+    )
+    # the model that chose them, for whoever reads the table later
+    table.attrs.update(
+        method=method, exponent=float(exponent), alpha1=float(alpha1), alpha2=float(alpha2)
     )
     return g1, g2, table

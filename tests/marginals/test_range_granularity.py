@@ -127,6 +127,17 @@ def test_tdg_default_rule_over_more_columns(d, g2):
     assert choose_granularity(10**6, 1.0, d, "tdg", exponent=2)[1] > g2
 
 
+def smooth_attrs(bounds, rule, method):
+    from sklearn_uldp.marginals import RangeQueryPrivatizer
+
+    priv = RangeQueryPrivatizer(
+        2.0, bounds=bounds, method=method, granularity=rule, n_users=10**6
+    ).fit()
+    attrs = priv.design_.attrs
+    assert attrs["method"] == method
+    return attrs["rule"], attrs["exponent"], attrs["alpha1"], attrs["alpha2"]
+
+
 def test_smooth_granularity_of_the_privatizer():
     from sklearn_uldp.marginals import RangeQueryPrivatizer
 
@@ -144,6 +155,10 @@ def test_smooth_granularity_of_the_privatizer():
     auto = RangeQueryPrivatizer(2.0, bounds=bounds, n_users=10**6).fit().granularity_
     smooth = RangeQueryPrivatizer(2.0, bounds=bounds, granularity="smooth", n_users=10**6)
     assert smooth.fit().granularity_[1] < auto[1]
+    # its design names the rule and its model
+    assert smooth_attrs(bounds, "smooth", "hdg") == ("smooth", 4.0, 7.6, 0.362)
+    assert smooth_attrs(bounds, "smooth", "tdg") == ("smooth", 3.0, 2.4, 0.21)
+    assert smooth_attrs(bounds, "auto", "hdg") == ("auto", 2.0, 0.7, 0.12)
     # its design is the exponent-4 model's (7.6 and 0.362)
     smooth = RangeQueryPrivatizer(2.0, bounds=bounds, granularity="smooth", n_users=10**6).fit()
     two = smooth.design_[smooth.design_["grid"] == "2-D"]
