@@ -528,6 +528,16 @@ def sampled_block(reports, names, rows):
 
 
 # ------------------------------------------------------------ validation
+def _is_name_list(value):
+    """Whether a spec's entry is a non-empty list of column names (a string is not)."""
+    return (
+        not isinstance(value, str)
+        and isinstance(value, Sequence)
+        and bool(value)
+        and all(isinstance(name, str) for name in value)
+    )
+
+
 def _checked_report_columns(report_columns, channels):
     if report_columns is None:
         return {}
@@ -540,12 +550,7 @@ def _checked_report_columns(report_columns, channels):
     for name, names in report_columns.items():
         if name not in channels:
             continue  # a column the spec has no channel for
-        if (
-            isinstance(names, str)
-            or not isinstance(names, Sequence)
-            or not names
-            or not all(isinstance(n, str) for n in names)
-        ):
+        if not _is_name_list(names):
             raise ValueError(
                 f"The report columns of {name!r} must be a non-empty list of names; "
                 f"got {type(names).__name__}."
@@ -580,12 +585,7 @@ def _check_compact_spec(channels, strategy):
             f"strategy 'sample' writes; got {strategy.get('name')!r}."
         )
     block = strategy.get("report_block")
-    if (
-        isinstance(block, str)
-        or not isinstance(block, Sequence)
-        or not block
-        or not all(isinstance(c, str) for c in block)
-    ):
+    if not _is_name_list(block):
         raise ValueError(
             "A compact spec's strategy entry needs 'report_block', the list of the "
             "report block's column names."
