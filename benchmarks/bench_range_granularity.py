@@ -277,6 +277,12 @@ def granularities(n, eps):
     }
 
 
+def _granularity_record(name, n, eps, g, rep, mae, **extra):
+    """One run's record: the pair, n, epsilon, (g1, g2), the repeat and its MAE."""
+    record = {"pair": name, "n": n, "epsilon": eps, "g1": g[0], "g2": g[1], "repeat": rep}
+    return {**record, "mae": mae, **extra}
+
+
 def _hdg_answers(data, bounds, eps, g, rep, queries, method="hdg"):
     """HDG's (or TDG's) default answers to ``queries`` at granularity ``g``
     (repeat ``rep``'s seed: the same reports for every setting of one repeat)."""
@@ -311,16 +317,9 @@ def run(epsilons, repeats, n_queries, resample):
                         answers = _hdg_answers(data, bounds, eps, g, rep, queries)
                         mae = float(np.abs(answers - truth).mean())
                         records.append(
-                            {
-                                "pair": name,
-                                "n": n,
-                                "epsilon": eps,
-                                "g1": g[0],
-                                "g2": g[1],
-                                "repeat": rep,
-                                "mae": mae,
-                                "seconds": time.perf_counter() - t0,
-                            }
+                            _granularity_record(
+                                name, n, eps, g, rep, mae, seconds=time.perf_counter() - t0
+                            )
                         )
                         print(
                             f"{name:32s} n={n:>7d} eps={eps:<4g} g={g} rep={rep} MAE {mae:.5f}",
@@ -483,18 +482,8 @@ def sweep(epsilons, repeats, n_queries, sizes, only):
             for rep in range(repeats):
                 for g in sweep_candidates(*rule):
                     answers = _hdg_answers(data, bounds, eps, g, rep, queries)
-                    records.append(
-                        {
-                            "pair": name,
-                            "n": n,
-                            "epsilon": eps,
-                            "g1": g[0],
-                            "g2": g[1],
-                            "rule": g == rule,
-                            "repeat": rep,
-                            "mae": float(np.abs(answers - truth).mean()),
-                        }
-                    )
+                    mae = float(np.abs(answers - truth).mean())
+                    records.append(_granularity_record(name, n, eps, g, rep, mae, rule=g == rule))
             print(f"{name:32s} n={n:>7d} eps={eps:<4g} default {rule}", flush=True)
     return records
 
